@@ -1,0 +1,61 @@
+"""jaxshow: see what JAX did with your notebook cell.
+
+``%load_ext jaxshow`` adds ``%%jaxstages`` and ``%jaxcache``. Beneath them,
+:func:`stages` walks a call through ``jax.jit`` -> ``Traced`` -> ``Lowered`` ->
+``Compiled`` and returns a plain record that renders as HTML in a notebook and
+as text in a terminal.
+"""
+
+from __future__ import annotations
+
+from jaxshow.report import (
+    ArgSpec,
+    CellReport,
+    CompiledStation,
+    CostAnalysis,
+    ErrorSummary,
+    LoweredStation,
+    MemoryStats,
+    StageTimings,
+    StagesReport,
+    TracedStation,
+    WrapperStation,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgSpec",
+    "CellReport",
+    "CompiledStation",
+    "CostAnalysis",
+    "ErrorSummary",
+    "LoweredStation",
+    "MemoryStats",
+    "StageTimings",
+    "StagesReport",
+    "TracedStation",
+    "WrapperStation",
+    "load_ipython_extension",
+    "stages",
+    "unload_ipython_extension",
+]
+
+
+def stages(fn, *args, **kwargs):
+    """Walk ``fn(*args, **kwargs)`` through JAX's stages; see :func:`jaxshow.capture.stages`."""
+    from jaxshow.capture import stages as _stages
+
+    return _stages(fn, *args, **kwargs)
+
+
+def load_ipython_extension(shell) -> None:
+    from jaxshow.extension import load_ipython_extension as _load
+
+    _load(shell)
+
+
+def unload_ipython_extension(shell) -> None:
+    from jaxshow.extension import unload_ipython_extension as _unload
+
+    _unload(shell)

@@ -1,0 +1,87 @@
+"""Safe HTML building blocks: every string is escaped at the leaf.
+
+``Html`` marks text that is already markup (built here, or produced by Pygments);
+anything else passed to these helpers is escaped. No JAX, no IPython.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from dataclasses import dataclass
+from typing import Iterable
+
+from jaxshow.render.style import CODE_STYLE, MUTED_STYLE
+
+
+class Html(str):
+    """A string that is already safe HTML."""
+
+    __slots__ = ()
+
+
+def escape(value: object) -> Html:
+    """Escape any value for HTML text or attribute context."""
+    if isinstance(value, Html):
+        return value
+    return Html(_html.escape(str(value), quote=True))
+
+
+def join(parts: Iterable[object]) -> Html:
+    return Html("".join(escape(p) for p in parts))
+
+
+def tag(name: str, *children: object, cls: str | None = None, style: str | None = None, **attrs: str | bool) -> Html:
+    """``tag("td", text)`` -> ``<td>text</td>``, children escaped unless already ``Html``."""
+    attributes = ""
+    if cls:
+        attributes += f' class="{escape(cls)}"'
+    if style:
+        attributes += f' style="{escape(style)}"'
+    for key, value in attrs.items():
+        if value is True:
+            attributes += f" {key}"
+        elif value not in (False, None):
+            attributes += f' {key}="{escape(value)}"'
+    return Html(f"<{name}{attributes}>{join(children)}</{name}>")
+
+
+def details(summary: object, *body: object, open: bool = False, cls: str = "js-section") -> Html:
+    """A foldable section that works without JavaScript."""
+    return tag("details", tag("summary", summary), *body, cls=cls, open=open)
+
+
+def table(header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], cls: str = "js-table") -> Html:
+    """A plain table; ``header`` may be ``None``."""
+    head = tag("thead", tag("tr", *(tag("th", h) for h in header))) if header else Html("")
+    body = tag("tbody", *(tag("tr", *(tag("td", cell) for cell in row)) for row in rows))
+    return tag("table", head, body, cls=cls)
+
+
+def muted(text: object) -> Html:
+    return tag("span", text, cls="js-muted", style=MUTED_STYLE)
+
+
+@dataclass(frozen=True, slots=True)
+class TextBudget:
+    """How much IR text a report shows before it folds the rest away."""
+
+    highlight_max_bytes: int = 200_000
+    max_lines: int = 3_000
+
+
+def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
+    """First ``max_lines`` lines of ``text`` and how many lines were left out."""
+    if max_lines <= 0:
+        return text, 0
+    cut = -1
+    for _ in range(max_lines):
+        cut = text.find("\n", cut + 1)
+        if cut < 0:
+            return text, 0
+    rest = text.count("\n", cut + 1) + (0 if text.endswith("\n") else 1)
+    return text[:cut], rest
+
+
+def code_block(code: Html) -> Html:
+    """A ``<pre>`` with inline essentials, legible even when ``<style>`` is stripped."""
+    return tag("pre", tag("code", code), cls="js-code", style=CODE_STYLE)

@@ -1,0 +1,342 @@
+"""HTML and text for ``StagesReport`` and ``CellReport``: four stations and the timings."""
+
+from __future__ import annotations
+
+from jaxshow import render
+from jaxshow.render.highlight import code_html
+from jaxshow.render.markup import Html, clip_lines, code_block, details, join, muted, table, tag
+from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
+from jaxshow.report import (
+    ArgSpec,
+    CellReport,
+    CompiledStation,
+    CostAnalysis,
+    LoweredStation,
+    MemoryStats,
+    PlacementSpec,
+    StageTimings,
+    StagesReport,
+    TracedStation,
+    WrapperStation,
+    format_bytes,
+    format_count,
+    format_seconds,
+)
+
+DIALECT_NAMES = {"stablehlo": "StableHLO", "hlo": "HLO"}
+COST_CAVEAT_LOWERED = "estimated before compiler optimisations (Lowered.cost_analysis)"
+COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis); loop bodies are counted once"
+MEMORY_ROWS = (
+    ("arguments", "argument_size_bytes"),
+    ("outputs", "output_size_bytes"),
+    ("aliased (donated, reused as output)", "alias_size_bytes"),
+    ("temporaries", "temp_size_bytes"),
+    ("generated code", "generated_code_size_bytes"),
+    ("host temporaries", "host_temp_size_bytes"),
+    ("peak (reported by XLA)", "peak_memory_bytes"),
+)
+
+
+# --- shared wording ---------------------------------------------------------------------------
+
+
+def _timing_phrase(t: StageTimings) -> str:
+    if not t.stages_run:
+        return "cache hit: JAX did not trace, lower or compile this call"
+    parts = [
+        f"{label} {format_seconds(s)}"
+        for label, s in (("trace", t.trace_seconds), ("lower", t.lowering_seconds), ("compile", t.compile_seconds))
+        if s is not None
+    ]
+    suffix = " (served from the persistent cache)" if t.persistent_cache_hit else ""
+    return " · ".join(parts) + suffix
+
+
+def _wrapper_rows(w: WrapperStation) -> list[tuple[str, str]]:
+    rows = [("function", w.qualname), ("wrapper", w.kind)]
+    rows.append(("defined at", str(w.defined_at) if w.defined_at else "unknown (no Python source)"))
+    if w.options_unavailable:
+        rows.append(("jit options", w.options_unavailable))
+    else:
+        rows.append(("static_argnums", str(w.static_argnums) if w.static_argnums else "none"))
+        rows.append(("static_argnames", str(w.static_argnames) if w.static_argnames else "none"))
+        rows.append(("donate_argnums", str(w.donate_argnums) if w.donate_argnums else "none"))
+        if w.donate_argnames:
+            rows.append(("donate_argnames", str(w.donate_argnames)))
+    rows.extend((f"static {name}", value) for name, value in w.static_args)
+    return rows
+
+
+def _arg_rows(specs: tuple[ArgSpec, ...], *, with_donation: bool) -> list[tuple[str, ...]]:
+    rows = []
+    for s in specs:
+        row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), s.sharding or "—")
+        rows.append(row + (("yes" if s.donated else "no"),) if with_donation else row)
+    return rows
+
+
+def _cost_rows(cost: CostAnalysis) -> list[tuple[str, str]]:
+    rows = [
+        ("FLOPs", format_count(cost.flops, "FLOP") if cost.flops is not None else "not reported"),
+        ("transcendentals", format_count(cost.transcendentals) if cost.transcendentals is not None else "not reported"),
+        ("bytes accessed", format_bytes(cost.bytes_accessed) if cost.bytes_accessed is not None else "not reported"),
+    ]
+    return rows
+
+
+def _memory_rows(memory: MemoryStats) -> list[tuple[str, str]]:
+    rows = [(label, format_bytes(getattr(memory, attr)) if getattr(memory, attr) is not None else "not reported") for label, attr in MEMORY_ROWS]
+    total = memory.estimated_total_bytes
+    rows.append(("estimate: arguments + outputs + temporaries − aliased", format_bytes(total) if total is not None else "unknown"))
+    return rows
+
+
+def _placement_rows(specs: tuple[PlacementSpec, ...]) -> list[tuple[str, str, str]]:
+    return [(p.path, p.sharding or "— (argument unused, pruned)", p.layout or "—") for p in specs]
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
+
+
+# --- HTML ------------------------------------------------------------------------------------
+
+
+def _ir_html(title: str, text: str, language: str, attribute: str) -> Html:
+    budget = render.budget
+    shown, hidden = clip_lines(text, budget.max_lines)
+    body = [code_block(code_html(shown, language, budget.highlight_max_bytes))]
+    if hidden:
+        body.append(muted(f"{hidden:,} more lines not shown; full text in {attribute}"))
+    lines = _line_count(text)
+    summary = f"{title} — {lines:,} lines, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
+    return details(summary, *body, open=lines <= 60)
+
+
+def _kv_table(rows: list[tuple[str, str]]) -> Html:
+    return table(None, rows)
+
+
+def _station(number: str, title: str, summary: str, body: list, *, failed: bool = False, open: bool = True) -> Html:
+    cls = "js-station js-failed" if failed else "js-station"
+    return details(join([tag("span", f"{number} {title}"), " ", muted(summary)]), *body, open=open, cls=cls)
+
+
+def _wrapper_html(w: WrapperStation) -> Html:
+    summary = w.name + (" (wrapped in jax.jit by jaxshow)" if w.wrapped_by_jaxshow else "")
+    return _station("①", "jax.jit wrapper", summary, [_kv_table(_wrapper_rows(w))], open=False)
+
+
+def _traced_html(t: TracedStation) -> Html:
+    chips = join(tag("span", f"{name} ×{n}", cls="js-chip") for name, n in t.primitive_counts)
+    body = [
+        tag("div", "arguments (args_info)"),
+        table(("argument", "type", "sharding", "donated"), _arg_rows(t.args, with_donation=True)) if t.args else muted("no array arguments"),
+        tag("div", "outputs (out_info)"),
+        table(("output", "type", "sharding"), _arg_rows(t.out_info, with_donation=False)) if t.out_info else muted("no outputs"),
+        tag("div", "effects: ", ", ".join(t.effects) if t.effects else muted("none (pure)")),
+        tag("div", f"{t.equation_count} top-level equations; primitives, nested jaxprs included: ", chips),
+        _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text"),
+    ]
+    if t.const_count:
+        body.insert(4, tag("div", f"{t.const_count} closed-over constants baked into the jaxpr"))
+    if t.jaxpr_source_text:
+        body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text"))
+    summary = f"{t.equation_count} equations · {len(t.args)} inputs → {len(t.out_info)} outputs"
+    return _station("②", "Traced", summary, body)
+
+
+def _lowered_html(lo: LoweredStation) -> Html:
+    name = DIALECT_NAMES.get(lo.dialect, lo.dialect) + (" with source locations" if lo.debug_info else "")
+    if lo.cost:
+        cost = details(f"cost analysis — {COST_CAVEAT_LOWERED}", _kv_table(_cost_rows(lo.cost)), open=True)
+    else:
+        cost = tag("div", "cost analysis: ", muted(lo.cost_unavailable or "not reported"))
+    body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text")]
+    flops = f" · {format_count(lo.cost.flops, 'FLOP')} (pre-optimisation)" if lo.cost and lo.cost.flops is not None else ""
+    return _station("③", "Lowered", f"{name}, {_line_count(lo.module_text):,} lines{flops}", body, open=False)
+
+
+def _compiled_html(c: CompiledStation) -> Html:
+    body = []
+    if c.cost:
+        body.append(details(f"cost analysis — {COST_CAVEAT_COMPILED}", _kv_table(_cost_rows(c.cost)), open=True))
+    else:
+        body.append(tag("div", "cost analysis: ", muted(c.cost_unavailable or "not reported")))
+    if c.memory:
+        body.append(details("memory analysis (Compiled.memory_analysis)", _kv_table(_memory_rows(c.memory)), open=True))
+    else:
+        body.append(tag("div", "memory analysis: ", muted(c.memory_unavailable or "not reported")))
+    if c.placements_unavailable:
+        body.append(tag("div", "shardings and formats: ", muted(c.placements_unavailable)))
+    else:
+        body.append(details(
+            "input and output shardings and formats",
+            tag("div", "inputs"), table(("input", "sharding", "layout"), _placement_rows(c.inputs)),
+            tag("div", "outputs"), table(("output", "sharding", "layout"), _placement_rows(c.outputs)),
+        ))
+    if c.optimized_hlo_text:
+        body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text"))
+    else:
+        body.append(tag("div", "optimised HLO: ", muted(c.hlo_unavailable or "not reported")))
+    bits = []
+    if c.cost and c.cost.flops is not None:
+        bits.append(format_count(c.cost.flops, "FLOP"))
+    if c.memory and c.memory.temp_size_bytes is not None:
+        bits.append(f"{format_bytes(c.memory.temp_size_bytes)} temporaries")
+    return _station("④", "Compiled", " · ".join(bits) or "executable", body, open=False)
+
+
+def _missing_station(number: str, title: str, report: StagesReport) -> Html:
+    reason = f"not reached: the call stopped at {report.stopped_at}" if report.stopped_at else "skipped"
+    return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")
+
+
+@render.html_body.register
+def _stages_html(report: StagesReport) -> Html:
+    head = [tag("b", report.function), " ", muted(_timing_phrase(report.timings))]
+    if report.call_site:
+        head += [" ", muted(f"· called at {report.call_site.file}:{report.call_site.line}")]
+    if not report.executed and report.error is None:
+        head += [" ", muted("· walked ahead of time, not executed")]
+    parts: list[Html] = [tag("div", *head, cls="js-head")]
+    if report.error:
+        parts.append(tag("div", f"stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}", cls="js-error", style=ERROR_STYLE))
+    parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in report.notes)
+    parts.append(_wrapper_html(report.wrapper))
+    parts.append(_traced_html(report.traced) if report.traced else _missing_station("②", "Traced", report))
+    parts.append(_lowered_html(report.lowered) if report.lowered else _missing_station("③", "Lowered", report))
+    parts.append(_compiled_html(report.compiled) if report.compiled else _missing_station("④", "Compiled", report))
+    return tag("div", *parts, cls="js-report")
+
+
+def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
+    t = [r.timings for r in cell.reports]
+    trace = sum(x.trace_seconds or 0 for x in t)
+    lower = sum(x.lowering_seconds or 0 for x in t)
+    compile_ = sum(x.compile_seconds or 0 for x in t)
+    helpers = cell.helper_compiles.seconds
+    rest = max(cell.cell_seconds - trace - lower - compile_ - helpers, 0.0)
+    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers), ("the rest (running, Python)", rest)]
+
+
+_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
+
+
+@render.html_body.register
+def _cell_html(cell: CellReport) -> Html:
+    breakdown = _cell_breakdown(cell)
+    phrase = " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label == "the rest (running, Python)")
+    parts: list[Html] = [tag("div", tag("b", f"cell {format_seconds(cell.cell_seconds)}"), " = ", phrase, cls="js-head")]
+    if cell.cell_seconds > 0:
+        segments = [
+            tag("span", "", style=f"width: {100 * s / cell.cell_seconds:.2f}%; background: {colour};", title=f"{label}: {format_seconds(s)}")
+            for (label, s), colour in zip(breakdown, _BAR_COLOURS)
+            if s > 0
+        ]
+        parts.append(tag("div", *segments, cls="js-bar"))
+    helpers = cell.helper_compiles
+    if helpers.count:
+        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({', '.join(helpers.names[:8])}{'…' if len(helpers.names) > 8 else ''})"))
+    parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in cell.notes)
+    if cell.cell_error:
+        parts.append(tag("div", f"the cell raised {cell.cell_error.type_name}: {cell.cell_error.message} (traceback below)", cls="js-error", style=ERROR_STYLE))
+    parts.extend(_stages_html(r) for r in cell.reports)
+    return tag("div", *parts, cls="js-cell")
+
+
+# --- text ------------------------------------------------------------------------------------
+
+
+def _text_table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None, indent: str = "    ") -> str:
+    all_rows = ([header] if header else []) + [tuple(str(c) for c in r) for r in rows]
+    if not all_rows:
+        return ""
+    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in all_rows]
+    return "\n".join(indent + line for line in lines) + "\n"
+
+
+def _text_ir(title: str, text: str, attribute: str) -> str:
+    shown, hidden = clip_lines(text, render.budget.max_lines)
+    out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + line for line in shown.splitlines()) + "\n"
+    if hidden:
+        out += f"    … {hidden:,} more lines; full text in {attribute}\n"
+    return out
+
+
+@render.text_body.register
+def _stages_text(report: StagesReport) -> str:
+    out = [f"{report.function}: {_timing_phrase(report.timings)}"]
+    if report.call_site:
+        out[0] += f" (called at {report.call_site.file}:{report.call_site.line})"
+    if report.error:
+        out.append(f"  stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}")
+    out.extend(f"  note: {n}" for n in report.notes)
+    out.append("① jax.jit wrapper")
+    out.append(_text_table(_wrapper_rows(report.wrapper)).rstrip("\n"))
+    t = report.traced
+    if t:
+        out.append(f"② Traced: {t.equation_count} equations, {len(t.args)} inputs → {len(t.out_info)} outputs")
+        if t.args:
+            out.append(_text_table(_arg_rows(t.args, with_donation=True), ("argument", "type", "sharding", "donated")).rstrip("\n"))
+        if t.out_info:
+            out.append(_text_table(_arg_rows(t.out_info, with_donation=False), ("output", "type", "sharding")).rstrip("\n"))
+        out.append(f"  effects: {', '.join(t.effects) if t.effects else 'none (pure)'}")
+        out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
+        out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text").rstrip("\n"))
+    else:
+        out.append(f"② Traced: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+    lo = report.lowered
+    if lo:
+        name = DIALECT_NAMES.get(lo.dialect, lo.dialect)
+        out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
+        if lo.cost:
+            out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
+            out.append(_text_table(_cost_rows(lo.cost)).rstrip("\n"))
+        else:
+            out.append(f"  cost analysis: {lo.cost_unavailable}")
+        out.append(_text_ir(name, lo.module_text, "report.lowered.module_text").rstrip("\n"))
+    else:
+        out.append(f"③ Lowered: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+    c = report.compiled
+    if c:
+        out.append("④ Compiled")
+        if c.cost:
+            out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
+            out.append(_text_table(_cost_rows(c.cost)).rstrip("\n"))
+        else:
+            out.append(f"  cost analysis: {c.cost_unavailable}")
+        if c.memory:
+            out.append("  memory analysis:")
+            out.append(_text_table(_memory_rows(c.memory)).rstrip("\n"))
+        else:
+            out.append(f"  memory analysis: {c.memory_unavailable}")
+        if c.placements_unavailable:
+            out.append(f"  shardings and formats: {c.placements_unavailable}")
+        else:
+            out.append(_text_table(_placement_rows(c.inputs), ("input", "sharding", "layout")).rstrip("\n"))
+            out.append(_text_table(_placement_rows(c.outputs), ("output", "sharding", "layout")).rstrip("\n"))
+        if c.optimized_hlo_text:
+            out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text").rstrip("\n"))
+        else:
+            out.append(f"  optimised HLO: {c.hlo_unavailable}")
+    else:
+        out.append(f"④ Compiled: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+    return "\n".join(line for line in out if line) + "\n"
+
+
+@render.text_body.register
+def _cell_text(cell: CellReport) -> str:
+    breakdown = _cell_breakdown(cell)
+    out = [f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))]
+    if cell.helper_compiles.count:
+        out.append(f"({cell.helper_compiles.count} compiles of JAX's own helpers folded away: {', '.join(cell.helper_compiles.names[:8])})")
+    out.extend(f"note: {n}" for n in cell.notes)
+    if cell.cell_error:
+        out.append(f"the cell raised {cell.cell_error.type_name}: {cell.cell_error.message}")
+    for report in cell.reports:
+        out.append("")
+        out.append(_stages_text(report).rstrip("\n"))
+    return "\n".join(out) + "\n"
+

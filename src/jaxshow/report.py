@@ -1,0 +1,307 @@
+"""Plain, immutable records of what JAX did with a call.
+
+This module owns the data model shared by capture and rendering. It imports only
+the standard library: no JAX, no IPython, no Pygments. Display methods are
+one-line delegations to :mod:`jaxshow.render`, imported lazily.
+
+Absence is explicit: where JAX returns ``None`` (a backend that cannot answer),
+the record holds ``None`` and a sentence saying why, never a zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Stage = Literal["trace", "lower", "compile"]
+STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
+
+
+class _Displayable:
+    """Mixin: HTML for notebooks, text for terminals, one line for ``repr``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._summary()}>"
+
+    def _summary(self) -> str:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        from jaxshow import render
+
+        return render.to_html(self)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        from jaxshow import render
+
+        printer.text(self.__repr__() if cycle else render.to_text(self))
+
+    def __str__(self) -> str:
+        from jaxshow import render
+
+        return render.to_text(self)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a piece of Python lives: file, line and enclosing function."""
+
+    file: str
+    line: int
+    function: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        return f"{where} ({self.function})" if self.function else where
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    """One argument leaf as JAX saw it: abstract value only, never the array."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: str
+    weak_type: bool = False
+    sharding: str | None = None
+    donated: bool = False
+
+    @property
+    def type_str(self) -> str:
+        """JAX's short spelling, e.g. ``f32[4,3]``."""
+        return short_type(self.dtype, self.shape)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorSummary:
+    """An exception reduced to printable text, and the stage it came from."""
+
+    type_name: str
+    message: str
+    stage: Stage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WrapperStation:
+    """The ``jax.jit`` wrapper: what function, defined where, with which options."""
+
+    name: str
+    qualname: str
+    kind: str
+    defined_at: SourceLocation | None = None
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    donate_argnames: tuple[str, ...] = ()
+    options_unavailable: str | None = None
+    wrapped_by_jaxshow: bool = False
+    static_args: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TracedStation:
+    """The ``Traced`` stage: the jaxpr and the abstract signature."""
+
+    jaxpr_text: str
+    jaxpr_source_text: str | None
+    args: tuple[ArgSpec, ...]
+    out_info: tuple[ArgSpec, ...]
+    effects: tuple[str, ...]
+    equation_count: int
+    primitive_counts: tuple[tuple[str, int], ...]
+    const_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CostAnalysis:
+    """XLA's cost estimate; ``entries`` keeps every key JAX returned."""
+
+    flops: float | None
+    transcendentals: float | None
+    bytes_accessed: float | None
+    entries: tuple[tuple[str, float], ...]
+    optimized: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LoweredStation:
+    """The ``Lowered`` stage: the module text and its pre-optimisation cost."""
+
+    dialect: str
+    module_text: str
+    debug_info: bool
+    cost: CostAnalysis | None
+    cost_unavailable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    """``Compiled.memory_analysis()`` in bytes; ``None`` where not reported."""
+
+    argument_size_bytes: int | None
+    output_size_bytes: int | None
+    alias_size_bytes: int | None
+    temp_size_bytes: int | None
+    generated_code_size_bytes: int | None
+    host_temp_size_bytes: int | None = None
+    peak_memory_bytes: int | None = None
+
+    @property
+    def estimated_total_bytes(self) -> int | None:
+        """``argument + output + temp - alias``, the usual footprint estimate."""
+        parts = (self.argument_size_bytes, self.output_size_bytes, self.temp_size_bytes, self.alias_size_bytes)
+        if any(p is None for p in parts):
+            return None
+        arg, out, temp, alias = parts
+        return arg + out + temp - alias
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementSpec:
+    """Sharding and memory format of one input or output leaf."""
+
+    path: str
+    sharding: str | None
+    layout: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledStation:
+    """The ``Compiled`` executable: optimised HLO, cost, memory, placements."""
+
+    optimized_hlo_text: str | None
+    hlo_unavailable: str | None
+    cost: CostAnalysis | None
+    cost_unavailable: str | None
+    memory: MemoryStats | None
+    memory_unavailable: str | None
+    inputs: tuple[PlacementSpec, ...]
+    outputs: tuple[PlacementSpec, ...]
+    placements_unavailable: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StageTimings:
+    """Seconds JAX reported on ``jax.monitoring`` for one function.
+
+    ``None`` means JAX emitted no event for that stage (a cache hit), not zero.
+    """
+
+    trace_seconds: float | None = None
+    lowering_seconds: float | None = None
+    compile_seconds: float | None = None
+    persistent_cache_hit: bool = False
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(s for s in (self.trace_seconds, self.lowering_seconds, self.compile_seconds) if s)
+
+    @property
+    def stages_run(self) -> tuple[Stage, ...]:
+        seconds = (self.trace_seconds, self.lowering_seconds, self.compile_seconds)
+        return tuple(stage for stage, s in zip(STAGES, seconds) if s is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class HelperCompiles:
+    """Compiles of functions the report does not show (JAX's own eager helpers)."""
+
+    count: int = 0
+    seconds: float = 0.0
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StagesReport(_Displayable):
+    """All four stations of one jitted call, as far as the walk got."""
+
+    function: str
+    wrapper: WrapperStation
+    traced: TracedStation | None = None
+    lowered: LoweredStation | None = None
+    compiled: CompiledStation | None = None
+    timings: StageTimings = field(default_factory=StageTimings)
+    stopped_at: Stage | None = None
+    error: ErrorSummary | None = None
+    notes: tuple[str, ...] = ()
+    executed: bool = True
+    call_site: SourceLocation | None = None
+
+    @property
+    def stations_reached(self) -> tuple[str, ...]:
+        names = ("traced", "lowered", "compiled")
+        return tuple(n for n in names if getattr(self, n) is not None)
+
+    def _summary(self) -> str:
+        reached = ", ".join(self.stations_reached) or "no station"
+        stop = f"; stopped at {self.stopped_at}" if self.stopped_at else ""
+        return f"{self.function!r}: {reached}{stop}; {format_seconds(self.timings.total_seconds)}"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CellReport(_Displayable):
+    """What ``%%jaxstages`` saw in one cell: the reports shown and the cell's time."""
+
+    reports: tuple[StagesReport, ...]
+    cell_seconds: float
+    jitted_calls: int
+    helper_compiles: HelperCompiles = field(default_factory=HelperCompiles)
+    notes: tuple[str, ...] = ()
+    cell_error: ErrorSummary | None = None
+
+    @property
+    def compile_pipeline_seconds(self) -> float:
+        return sum(r.timings.total_seconds for r in self.reports) + self.helper_compiles.seconds
+
+    def _summary(self) -> str:
+        names = ", ".join(repr(r.function) for r in self.reports) or "no jitted call"
+        return f"{names}; cell {format_seconds(self.cell_seconds)}"
+
+
+def short_type(dtype: str, shape: tuple[int, ...]) -> str:
+    """Spell an abstract value the way jaxprs do: ``f32[4,3]``."""
+    return f"{_DTYPE_SHORT.get(dtype, dtype)}[{','.join(str(d) for d in shape)}]"
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``0.0123`` -> ``'12.3 ms'``; ``None`` -> ``'—'``."""
+    if seconds is None:
+        return "—"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def format_bytes(n: float | None) -> str:
+    """``1536`` -> ``'1.50 KiB'``; ``None`` -> ``'—'``."""
+    if n is None:
+        return "—"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_count(n: float | None, unit: str = "") -> str:
+    """``4.2e9`` -> ``'4.20 G'`` plus unit; ``None`` -> ``'—'``."""
+    if n is None:
+        return "—"
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {prefix}{unit}"
+    return f"{n:g} {unit}".rstrip()
+
+
+_DTYPE_SHORT = {
+    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8",
+    "uint64": "u64", "uint32": "u32", "uint16": "u16", "uint8": "u8",
+    "bool": "bool", "complex64": "c64", "complex128": "c128",
+    "float8_e4m3fn": "f8_e4m3fn", "float8_e5m2": "f8_e5m2",
+}

@@ -1,0 +1,177 @@
+"""Collect the stage timings JAX publishes on its ``jax.monitoring`` event bus.
+
+JAX emits ``/jax/core/compile/{jaxpr_trace,jaxpr_to_mlir_module,backend_compile}_duration``
+with a single keyword, ``fun_name`` (``f`` for the trace, ``jit(f)`` for lowering
+and compile). Listeners are process-global and called synchronously, and an
+exception in one reaches the user's jit call, so jaxshow registers one guarded
+dispatcher per listener kind only while at least one collector is open, and
+removes it when the last one closes. Nothing stays registered between cells.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import jax.monitoring
+
+from jaxshow import _jax_compat
+from jaxshow.report import HelperCompiles, StageTimings
+
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+PERSISTENT_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+STAGE_EVENTS = {TRACE_EVENT: "trace", LOWER_EVENT: "lower", COMPILE_EVENT: "compile"}
+
+
+@dataclass(frozen=True, slots=True)
+class StageEvent:
+    """One duration event: which stage, for which ``fun_name``, how long, on which thread."""
+
+    stage: str
+    fun_name: str
+    seconds: float
+    thread_id: int
+    persistent_cache_hit: bool = False
+
+    @property
+    def base_name(self) -> str:
+        """``jit(f)`` -> ``f``; the trace event already carries the bare name."""
+        name = self.fun_name
+        if name.startswith("jit(") and name.endswith(")"):
+            return name[4:-1]
+        return name
+
+
+class EventCollector:
+    """Context manager that records every stage event while it is open."""
+
+    def __init__(self) -> None:
+        self.events: list[StageEvent] = []
+        self._compile_hits: dict[int, bool] = {}
+
+    def __enter__(self) -> EventCollector:
+        _bus.open(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _bus.close(self)
+
+    def _on_duration(self, event: str, seconds: float, fun_name: str, thread_id: int) -> None:
+        stage = STAGE_EVENTS.get(event)
+        if stage is None:
+            return
+        hit = stage == "compile" and self._compile_hits.pop(thread_id, False)
+        self.events.append(StageEvent(stage, fun_name, seconds, thread_id, hit))
+
+    def _on_persistent_hit(self, thread_id: int) -> None:
+        self._compile_hits[thread_id] = True
+
+    def timings_for(self, name: str) -> StageTimings:
+        """Sum the seconds of each stage for the function named ``name``."""
+        return timings_from_events([e for e in self.events if e.base_name == name])
+
+    def helper_compiles(self, shown: set[str]) -> HelperCompiles:
+        """Fold the events of functions not in ``shown`` (JAX's eager helpers) into a count."""
+        others = [e for e in self.events if e.base_name not in shown]
+        names = tuple(dict.fromkeys(e.base_name for e in others))
+        compiles = sum(1 for e in others if e.stage == "compile")
+        return HelperCompiles(count=compiles, seconds=sum(e.seconds for e in others), names=names)
+
+
+def timings_from_events(events: list[StageEvent]) -> StageTimings:
+    """Total seconds per stage; a stage with no event stays ``None``."""
+    totals: dict[str, float] = {}
+    for e in events:
+        totals[e.stage] = totals.get(e.stage, 0.0) + e.seconds
+    return StageTimings(
+        trace_seconds=totals.get("trace"),
+        lowering_seconds=totals.get("lower"),
+        compile_seconds=totals.get("compile"),
+        persistent_cache_hit=any(e.persistent_cache_hit for e in events),
+    )
+
+
+class _EventBus:
+    """Registers jaxshow's listeners while collectors are open; never raises into JAX."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._collectors: list[EventCollector] = []
+
+    @property
+    def registered(self) -> bool:
+        return bool(self._collectors)
+
+    def open(self, collector: EventCollector) -> None:
+        with self._lock:
+            if not self._collectors:
+                jax.monitoring.register_event_duration_secs_listener(_on_duration)
+                jax.monitoring.register_event_listener(_on_event)
+            self._collectors.append(collector)
+
+    def close(self, collector: EventCollector) -> None:
+        with self._lock:
+            if collector not in self._collectors:
+                return
+            self._collectors.remove(collector)
+            if not self._collectors:
+                _jax_compat.unregister_duration_listener(_on_duration)
+                _jax_compat.unregister_event_listener(_on_event)
+
+    def close_all(self) -> None:
+        for collector in list(self._collectors):
+            self.close(collector)
+
+    def snapshot(self) -> list[EventCollector]:
+        return list(self._collectors)
+
+
+_bus = _EventBus()
+
+
+def _on_duration(event: str, duration_secs: float, **kwargs) -> None:
+    try:
+        if event not in STAGE_EVENTS:
+            return
+        name = str(kwargs.get("fun_name", "?"))
+        tid = threading.get_ident()
+        for collector in _bus.snapshot():
+            collector._on_duration(event, float(duration_secs), name, tid)
+    except Exception:  # noqa: BLE001 - a listener must never break the user's call
+        pass
+
+
+def _on_event(event: str, **kwargs) -> None:
+    try:
+        if event != PERSISTENT_HIT_EVENT:
+            return
+        tid = threading.get_ident()
+        for collector in _bus.snapshot():
+            collector._on_persistent_hit(tid)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def listeners_registered() -> bool:
+    """Whether jaxshow currently has listeners on ``jax.monitoring``."""
+    return _bus.registered
+
+
+def close_all_collectors() -> None:
+    """Close every open collector (used on ``%unload_ext``)."""
+    _bus.close_all()
+
+
+class Stopwatch:
+    """Wall-clock seconds of a block, with ``perf_counter``."""
+
+    def __enter__(self) -> Stopwatch:
+        self.start = time.perf_counter()
+        self.seconds = 0.0
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = time.perf_counter() - self.start

@@ -1,0 +1,20 @@
+"""Shared fixtures: a real, history-free IPython shell with jaxshow loaded."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+
+@pytest.fixture
+def ip():
+    """A fresh singleton ``InteractiveShell`` (so ``display()`` reaches it) with jaxshow loaded."""
+    InteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    shell.run_line_magic("load_ext", "jaxshow")
+    yield shell
+    shell.run_line_magic("unload_ext", "jaxshow")
+    InteractiveShell.clear_instance()
