@@ -1,0 +1,170 @@
+"""capture.py on real JAX: every recorded figure matches JAX's own stage objects."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.extend.core import Primitive
+
+import jaxshow
+from jaxshow import capture
+
+
+def _mlp(params, x):
+    h = jnp.tanh(x @ params["w1"])
+    return jnp.sum((h @ params["w2"]) ** 2)
+
+
+@pytest.fixture
+def params():
+    return {"w1": jnp.ones((8, 16)), "w2": jnp.ones((16, 4))}
+
+
+def test_stations_match_jax_objects(params):
+    f = jax.jit(_mlp)
+    x = jnp.ones((2, 8))
+    report = jaxshow.stages(f, params, x)
+
+    traced = f.trace(params, x)
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    assert report.traced.jaxpr_text == traced.jaxpr.pretty_print(use_color=False)
+    assert report.lowered.module_text == lowered.as_text()
+    assert report.compiled.optimized_hlo_text == compiled.as_text()
+    assert dict(report.lowered.cost.entries) == pytest.approx(lowered.cost_analysis())
+    assert dict(report.compiled.cost.entries) == pytest.approx(compiled.cost_analysis())
+    assert report.lowered.cost.optimized is False and report.compiled.cost.optimized is True
+    memory = compiled.memory_analysis()
+    assert report.compiled.memory.argument_size_bytes == memory.argument_size_in_bytes
+    assert report.compiled.memory.temp_size_bytes == memory.temp_size_in_bytes
+    assert report.compiled.memory.output_size_bytes == memory.output_size_in_bytes
+    shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
+    assert [p.sharding for p in report.compiled.inputs] == [str(s) for s in shardings]
+    assert [a.path for a in report.traced.args] == ["params['w1']", "params['w2']", "x"]
+    assert [a.type_str for a in report.traced.args] == ["f32[8,16]", "f32[16,4]", "f32[2,8]"]
+    assert report.traced.out_info[0].type_str == "f32[]"
+    counts = dict(report.traced.primitive_counts)
+    assert counts["dot_general"] == 2 and counts["tanh"] == 1
+    assert report.traced.equation_count == len(traced.jaxpr.jaxpr.eqns)
+    assert report.wrapper.kind == "jax.jit" and report.wrapper.defined_at.line == _mlp.__code__.co_firstlineno
+    assert report.executed is False and report.stopped_at is None and report.error is None
+
+
+def test_hlo_dialect_and_debug_info(params):
+    f = jax.jit(_mlp)
+    x = jnp.ones((2, 8))
+    report = jaxshow.stages(f, params, x, dialect="hlo", debug_info=True)
+    assert report.lowered.dialect == "hlo"
+    assert report.lowered.module_text == f.lower(params, x).as_text("hlo", debug_info=True)
+    assert "test_capture.py" in report.lowered.module_text  # HLO metadata file table
+    assert __file__ in report.traced.jaxpr_source_text
+    with pytest.raises(ValueError, match="unknown dialect"):
+        jaxshow.stages(f, params, x, dialect="mhlo")
+
+
+def test_static_and_donated_arguments():
+    @partial(jax.jit, static_argnums=1, donate_argnums=0)
+    def step(x, n):
+        for _ in range(n):
+            x = x * 2
+        return x
+
+    report = jaxshow.stages(step, jnp.ones(3), 4)
+    assert report.wrapper.static_argnums == (1,)
+    assert report.wrapper.donate_argnums == (0,)
+    assert ("arg 1", "4") in report.wrapper.static_args
+    assert [a.donated for a in report.traced.args] == [True]
+    assert dict(report.traced.primitive_counts)["mul"] == 4
+    assert report.compiled.memory.alias_size_bytes == 12
+
+
+def test_plain_callable_is_wrapped_and_says_so():
+    report = jaxshow.stages(lambda x: x + 1, jnp.ones(2))
+    assert report.wrapper.wrapped_by_jaxshow
+    assert any("not jitted" in note for note in report.notes)
+    with pytest.raises(TypeError, match="needs a callable"):
+        jaxshow.stages(42)
+
+
+def test_abstract_inputs_are_accepted():
+    f = jax.jit(lambda x: x.sum())
+    report = jaxshow.stages(f, jax.ShapeDtypeStruct((5, 5), jnp.bfloat16))
+    assert report.traced.args[0].type_str == "bf16[5,5]"
+
+
+def test_failure_while_tracing_keeps_wrapper_and_stage():
+    report = jaxshow.stages(jax.jit(lambda x: x.reshape(7)), jnp.ones(3))
+    assert report.stopped_at == "trace" and report.traced is None
+    assert report.error.type_name == "TypeError" and "reshape" in report.error.message
+
+
+def _no_lowering_primitive():
+    prim = Primitive("jaxshow_test_no_lowering")
+    prim.def_abstract_eval(lambda x: x)
+    prim.def_impl(lambda x: x)
+    return prim
+
+
+def test_failure_while_lowering_keeps_traced_station():
+    prim = _no_lowering_primitive()
+    report = jaxshow.stages(jax.jit(lambda x: prim.bind(x) + 1), jnp.ones(3))
+    assert report.stopped_at == "lower"
+    assert report.traced is not None and "jaxshow_test_no_lowering" in report.traced.jaxpr_text
+    assert report.lowered is None and report.error.type_name == "NotImplementedError"
+
+
+def test_failure_while_compiling_keeps_lowered_station():
+    f = jax.jit(lambda x: x + 1, compiler_options={"xla_jaxshow_bogus_option": True})
+    report = jaxshow.stages(f, jnp.ones(3))
+    assert report.stopped_at == "compile"
+    assert report.lowered is not None and report.compiled is None
+    assert "xla_jaxshow_bogus_option" in report.error.message
+
+
+def test_wrapper_without_trace_is_walked_from_lower():
+    report = jaxshow.stages(jax.pmap(lambda x: x * 2), jnp.ones((1, 3)))
+    assert report.traced is None and report.lowered is not None and report.compiled is not None
+    assert any("no .trace()" in note for note in report.notes)
+
+
+def test_effects_and_constants_are_recorded():
+    table = jnp.arange(4.0)
+
+    @jax.jit
+    def f(x):
+        jax.debug.print("x={x}", x=x)
+        return x + table
+
+    report = jaxshow.stages(f, jnp.ones(4))
+    assert report.traced.effects == ("DebugEffect",)
+    assert report.traced.const_count == 1
+
+
+def test_timings_come_from_monitoring_and_cache_hits_are_none():
+    f = jax.jit(lambda x: jnp.cos(x) * 3)
+    cold = jaxshow.stages(f, jnp.ones(7))
+    assert cold.timings.lowering_seconds > 0 and cold.timings.compile_seconds > 0
+    warm = jaxshow.stages(f, jnp.ones(7))
+    assert warm.timings.lowering_seconds is None and warm.timings.compile_seconds is None
+
+
+def test_records_are_immutable_and_comparable(params):
+    f = jax.jit(_mlp)
+    a = jaxshow.stages(f, params, jnp.ones((2, 8)))
+    b = jaxshow.stages(f, params, jnp.ones((2, 8)))
+    assert a.traced == b.traced and a.lowered == b.lowered
+    with pytest.raises(AttributeError):
+        a.function = "other"  # type: ignore[misc]
+
+
+def test_abstract_arguments_keep_no_arrays():
+    f = jax.jit(lambda x, s: x * s, static_argnums=1)
+    x = jnp.ones(3)
+    args, kwargs = capture.abstract_arguments(f, (x, 2.0), {})
+    assert isinstance(args[0], jax.ShapeDtypeStruct) and args[1] == 2.0
+    committed = jax.device_put(x, jax.devices()[0])
+    args, _ = capture.abstract_arguments(f, (committed, 2.0), {})
+    assert args[0].sharding == committed.sharding
