@@ -478,11 +478,11 @@ def _leaf_key(leaf: Any) -> Any:
 
 
 class CallRecorder:
-    """The hook a cell's calls go through: records jitted calls, then makes the call.
+    """The hook a cell's calls go through: ``recorder(f)`` returns what to call.
 
-    Only calls to stageable wrappers are recorded, with their abstract
-    arguments taken *before* the call (a donated argument is deleted after it).
-    Everything else passes straight through.
+    A stageable wrapper comes back as a recording stand-in that notes the
+    call's abstract arguments *before* calling it (a donated argument is
+    deleted after the call); anything else comes back unchanged.
     """
 
     def __init__(self, collector: EventCollector) -> None:
@@ -490,21 +490,25 @@ class CallRecorder:
         self.calls: list[RecordedCall] = []
         self.recording_errors: list[str] = []
 
-    def __call__(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        __tracebackhide__ = True
+    def __call__(self, fn: Any) -> Any:
         if not is_stageable(fn):
-            return fn(*args, **kwargs)
-        call = self._record(fn, args, kwargs)
-        if call is None:
-            return fn(*args, **kwargs)
-        start = len(self.collector.events)
-        try:
-            return fn(*args, **kwargs)
-        except BaseException as exc:
-            call.error = exc
-            raise
-        finally:
-            call.events = self.collector.events[start:]
+            return fn
+
+        def recorded_call(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            call = self._record(fn, args, kwargs)
+            if call is None:
+                return fn(*args, **kwargs)
+            start = len(self.collector.events)
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as exc:
+                call.error = exc
+                raise
+            finally:
+                call.events = self.collector.events[start:]
+
+        return recorded_call
 
     def _record(self, fn: Any, args: tuple, kwargs: dict) -> RecordedCall | None:
         try:

@@ -6,9 +6,12 @@ in ``shell.user_ns``, and its trailing expression is evaluated and returned so
 that it becomes ``Out[n]``. Exceptions propagate unchanged.
 
 With a hook, every call written in the cell's own statements, ``f(x)``, runs as
-``hook(f, x)``. Calls inside functions, lambdas, classes and generator
-expressions defined in the cell are left alone: they may run after the cell
-has finished, when the hook is gone.
+``hook(f)(x)``: the hook sees the callable before the call and returns what to
+call, normally ``f`` itself, so the call still happens in the cell's own frame
+(``locals()``, ``%time`` and other frame-reading callees behave as before).
+Calls inside functions, lambdas, classes and generator expressions defined in
+the cell are left alone: they may run after the cell has finished, when the
+hook is gone.
 
 Uses only the shell object passed in; no JAX.
 """
@@ -22,7 +25,7 @@ HOOK_NAME = "__jaxshow_call__"
 
 
 class _CallRewriter(ast.NodeTransformer):
-    """``f(a, *b, k=c)`` -> ``__jaxshow_call__(f, a, *b, k=c)`` in the cell's own statements."""
+    """``f(a, *b, k=c)`` -> ``__jaxshow_call__(f)(a, *b, k=c)`` in the cell's own statements."""
 
     def _leave_alone(self, node: ast.AST) -> ast.AST:
         return node
@@ -32,12 +35,8 @@ class _CallRewriter(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        hooked = ast.Call(
-            func=ast.Name(id=HOOK_NAME, ctx=ast.Load()),
-            args=[node.func, *node.args],
-            keywords=node.keywords,
-        )
-        return ast.copy_location(hooked, node)
+        hook = ast.copy_location(ast.Call(func=ast.Name(id=HOOK_NAME, ctx=ast.Load()), args=[node.func], keywords=[]), node)
+        return ast.copy_location(ast.Call(func=hook, args=node.args, keywords=node.keywords), node)
 
 
 def run_cell(shell: Any, cell: str, hook: Callable | None = None) -> Any:

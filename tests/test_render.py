@@ -1,0 +1,246 @@
+"""Renderers on hand-built records: exact text, HTML structure, escaping, budgets. No JAX."""
+
+from __future__ import annotations
+
+import html.parser
+import re
+import textwrap
+
+import pytest
+
+from jaxshow import render
+from jaxshow.render.highlight import code_html, highlight_html
+from jaxshow.render.markup import clip_lines, escape, tag
+from jaxshow.report import (
+    ArgSpec,
+    CellReport,
+    CompiledStation,
+    CostAnalysis,
+    ErrorSummary,
+    HelperCompiles,
+    LoweredStation,
+    MemoryStats,
+    PlacementSpec,
+    SourceLocation,
+    StageTimings,
+    StagesReport,
+    TracedStation,
+    WrapperStation,
+    format_bytes,
+    format_count,
+    format_seconds,
+)
+
+HOSTILE = '</pre><script>alert("x")</script> & <b>'
+
+
+def _wrapper(name="step"):
+    return WrapperStation(name=name, qualname=name, kind="jax.jit", defined_at=SourceLocation("model.py", 12, name))
+
+
+def _report(**changes) -> StagesReport:
+    fields = dict(
+        function="step",
+        wrapper=_wrapper(),
+        traced=TracedStation(
+            jaxpr_text="{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+            jaxpr_source_text=None,
+            args=(ArgSpec("x", (3,), "float32", donated=True),),
+            out_info=(ArgSpec("result", (3,), "float32"),),
+            effects=(),
+            equation_count=1,
+            primitive_counts=(("sin", 1),),
+        ),
+        lowered=LoweredStation(
+            dialect="stablehlo",
+            module_text="module @jit_step {\n  %0 = stablehlo.sine %arg0 : tensor<3xf32>\n}",
+            debug_info=False,
+            cost=CostAnalysis(flops=3.0, transcendentals=3.0, bytes_accessed=24.0, entries=(("flops", 3.0),), optimized=False),
+        ),
+        compiled=CompiledStation(
+            optimized_hlo_text="HloModule jit_step\nENTRY main {\n  ROOT s = f32[3]{0} sine(p)\n}",
+            hlo_unavailable=None,
+            cost=None,
+            cost_unavailable="backend 'gpu' does not report cost analysis",
+            memory=None,
+            memory_unavailable="backend 'gpu' does not report memory analysis",
+            inputs=(PlacementSpec("x", "SingleDeviceSharding(cpu:0)", "{0}"),),
+            outputs=(PlacementSpec("result", "SingleDeviceSharding(cpu:0)", "{0}"),),
+        ),
+        timings=StageTimings(trace_seconds=0.002, lowering_seconds=0.004, compile_seconds=0.030),
+    )
+    fields.update(changes)
+    return StagesReport(**fields)
+
+
+def test_text_form_reads_on_its_own():
+    text = render.to_text(_report())
+    expected_head = textwrap.dedent(
+        """\
+        step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms
+        ① jax.jit wrapper
+            function         step
+            wrapper          jax.jit
+            defined at       model.py:12 (step)
+            static_argnums   none
+            static_argnames  none
+            donate_argnums   none
+        ② Traced: 1 equations, 1 inputs → 1 outputs
+            argument  type    sharding  donated
+            x         f32[3]  —         yes
+            output  type    sharding
+            result  f32[3]  —
+          effects: none (pure)
+          primitives: sin×1"""
+    )
+    assert text.startswith(expected_head)
+    assert "cost analysis, estimated before compiler optimisations (Lowered.cost_analysis):" in text
+    assert "memory analysis: backend 'gpu' does not report memory analysis" in text
+    assert "cost analysis: backend 'gpu' does not report cost analysis" in text
+
+
+def test_unavailable_figures_are_never_zero():
+    report = _report()
+    for form in (render.to_text(report), render.to_html(report)):
+        assert "does not report memory analysis" in form
+        assert "0 B" not in form
+
+
+def test_memory_fields_not_reported_say_so():
+    memory = MemoryStats(argument_size_bytes=12, output_size_bytes=12, alias_size_bytes=None, temp_size_bytes=0, generated_code_size_bytes=None)
+    compiled = _report().compiled
+    report = _report(compiled=CompiledStation(**{**{f: getattr(compiled, f) for f in compiled.__dataclass_fields__}, "memory": memory, "memory_unavailable": None}))
+    text = render.to_text(report)
+    assert re.search(r"aliased \(donated, reused as output\)\s+not reported", text)
+    assert re.search(r"estimate: arguments \+ outputs \+ temporaries − aliased\s+unknown", text)
+    assert memory.estimated_total_bytes is None
+
+
+class _Structure(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.starts: list[tuple[str, dict]] = []
+        self.depth = 0
+        self.roots = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if self.depth == 0:
+            self.roots += 1
+        self.starts.append((tag, attrs))
+        self.depth += 1
+
+    def handle_endtag(self, tag):
+        self.depth -= 1
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(page: str) -> _Structure:
+    parser = _Structure()
+    parser.feed(page)
+    return parser
+
+
+def test_html_structure_one_root_stations_and_tables():
+    parser = _parse(render.to_html(_report()))
+    assert parser.roots == 1
+    tags = [t for t, _ in parser.starts]
+    assert parser.starts[0] == ("div", {"class": "jaxshow", "style": parser.starts[0][1]["style"]})
+    stations = [a for t, a in parser.starts if t == "details" and "js-station" in a.get("class", "")]
+    assert len(stations) == 4
+    assert tags.count("table") >= 4
+    assert "pre" in tags and "id" not in {k for _, a in parser.starts for k in a}
+
+
+def test_html_is_self_contained():
+    page = render.to_html(_report(error=ErrorSummary("ValueError", "bad", "lower"), stopped_at="lower"))
+    for forbidden in ("<script", "<link", "@import", "url(", "<img", "<iframe", "http://", "https://"):
+        assert forbidden not in page.lower()
+
+
+def test_hostile_strings_are_escaped_everywhere():
+    hostile_report = _report(
+        function=HOSTILE,
+        wrapper=_wrapper(HOSTILE),
+        error=ErrorSummary("ValueError", HOSTILE, "trace"),
+        stopped_at="trace",
+        traced=None,
+        lowered=None,
+        compiled=None,
+        notes=(HOSTILE,),
+        call_site=SourceLocation(HOSTILE, 1),
+    )
+    page = render.to_html(CellReport(reports=(hostile_report,), cell_seconds=0.1, jitted_calls=1, notes=(HOSTILE,)))
+    parser = _parse(page)
+    assert "script" not in [t for t, _ in parser.starts]
+    assert HOSTILE in "".join(parser.text)
+    assert page.count("&lt;script&gt;") >= 4
+
+
+def test_highlighted_ir_is_escaped_markup():
+    hostile_ir = 'module @m { %0 = "stablehlo.custom"() {x = "</code></pre><script>"} : () -> tensor<3xf32> }'
+    out = highlight_html(hostile_ir, "stablehlo")
+    assert "<script>" not in out and "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in out
+    assert 'style="color' in out
+    for language, sample in (("jaxpr", "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }"), ("hlo", "ROOT s = f32[3]{0} sine(f32[3]{0} p), metadata={op_name=\"x\"}")):
+        plain = re.sub(r"<[^>]+>", "", highlight_html(sample, language))
+        assert plain.replace("&quot;", '"').replace("&gt;", ">").strip() == sample
+
+
+def test_budget_falls_back_to_plain_text_and_clips_lines():
+    big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
+    assert "<span" not in code_html(big, "stablehlo", max_highlight_bytes=100)
+    assert "<span" in code_html(big, "stablehlo", max_highlight_bytes=10_000)
+    shown, hidden = clip_lines(big, 10)
+    assert shown.count("\n") == 9 and hidden == 40
+    assert clip_lines("a\nb", 5) == ("a\nb", 0)
+    previous = render.budget
+    try:
+        render.set_budget(max_lines=2)
+        report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+        assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report)
+        assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report)
+    finally:
+        render.budget = previous
+
+
+def test_cell_report_breakdown_sums_to_cell_time():
+    cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=3, helper_compiles=HelperCompiles(2, 0.01, ("convert_element_type",)))
+    text = render.to_text(cell)
+    assert text.splitlines()[0] == (
+        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX helper compiles 10.0 ms + the rest (running, Python) 54.0 ms"
+    )
+    assert "2 compiles of JAX's own helpers folded away: convert_element_type" in text
+    assert repr(cell) == "<CellReport 'step'; cell 100.0 ms>"
+    assert repr(_report()) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
+
+
+def test_missing_stations_say_where_the_call_stopped():
+    report = _report(lowered=None, compiled=None, stopped_at="lower", error=ErrorSummary("NotImplementedError", "no rule", "lower"))
+    text = render.to_text(report)
+    assert "stopped at lower: NotImplementedError: no rule" in text
+    assert "③ Lowered: not reached (stopped at lower)" in text
+    assert "not reached: the call stopped at lower" in render.to_html(report)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(None, "—"), (0.5e-3, "500 µs"), (0.0123, "12.3 ms"), (2.5, "2.50 s")],
+)
+def test_format_seconds(value, expected):
+    assert format_seconds(value) == expected
+
+
+def test_format_units():
+    assert format_bytes(None) == "—" and format_bytes(512) == "512 B" and format_bytes(1536) == "1.50 KiB"
+    assert format_bytes(3 * 1024**3) == "3.00 GiB"
+    assert format_count(4.2e9, "FLOP") == "4.20 GFLOP" and format_count(12, "FLOP") == "12 FLOP"
+
+
+def test_markup_helpers_escape_leaves():
+    assert escape('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
+    assert tag("td", "<b>", cls='c"') == '<td class="c&quot;">&lt;b&gt;</td>'
+    assert tag("details", "s", open=True) == "<details open>s</details>"
