@@ -184,7 +184,7 @@ def test_highlighted_ir_is_escaped_markup():
     hostile_ir = 'module @m { %0 = "stablehlo.custom"() {x = "</code></pre><script>"} : () -> tensor<3xf32> }'
     out = highlight_html(hostile_ir, "stablehlo")
     assert "<script>" not in out and "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in out
-    assert 'style="color' in out
+    assert '<span class="s">' in out and '<span class="o">stablehlo.custom</span>' not in out
     for language, sample in (("jaxpr", "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }"), ("hlo", "ROOT s = f32[3]{0} sine(f32[3]{0} p), metadata={op_name=\"x\"}")):
         plain = re.sub(r"<[^>]+>", "", highlight_html(sample, language))
         assert plain.replace("&quot;", '"').replace("&gt;", ">").strip() == sample

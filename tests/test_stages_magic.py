@@ -290,4 +290,4 @@ def test_configurable_budget_clips_ir_text(shell):
         text = _report(cap).data["text/plain"]
         assert "more lines; full text in report.compiled.optimized_hlo_text" in text
     finally:
-        shell.run_line_magic("config", "StagesMagics.max_lines = 3000")
+        shell.run_line_magic("config", "StagesMagics.max_lines = 500")

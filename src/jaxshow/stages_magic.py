@@ -35,7 +35,7 @@ class StagesMagics(Magics):
     """The ``%%jaxstages`` cell magic and its configurable display budgets."""
 
     highlight_max_bytes = Integer(200_000, help="Highlight IR texts up to this size; larger ones are shown plain.").tag(config=True)
-    max_lines = Integer(3_000, help="Show at most this many lines of each IR text; the record keeps all of it.").tag(config=True)
+    max_lines = Integer(500, help="Show at most this many lines of each IR text; the record keeps all of it.").tag(config=True)
 
     @observe("highlight_max_bytes", "max_lines")
     def _budget_changed(self, change) -> None:

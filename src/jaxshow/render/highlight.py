@@ -1,115 +1,81 @@
-"""Syntax highlighting for jaxpr, StableHLO/MLIR and HLO text, within a byte budget.
+"""Syntax highlighting for jaxpr, StableHLO/MLIR and HLO text.
 
-Pygments has no lexer for any of the three (checked up to 2.21), so small
-``RegexLexer`` s live here. Output uses inline styles (``noclasses``), which
-survive HTML sanitisers. Text over the budget is shown escaped and unhighlighted:
-highlighting costs about 2 s per MB, escaping about 5 ms.
+One compiled alternation per language, applied in a single pass: the text
+between tokens is escaped, each token becomes ``<span class="X">``. Measured on
+this project's 60-layer MLP train step (620 KB of IR), Pygments ``RegexLexer``
+s with inline styles took 0.73 s and tripled the HTML; this takes a few tens
+of milliseconds. Class-based spans are coloured by the scoped stylesheet; where
+a sanitiser strips ``<style>``, the text stays legible, uncoloured.
 """
 
 from __future__ import annotations
 
-from pygments import highlight as _pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import RegexLexer, bygroups
-from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
+import html
+import re
 
-from jaxshow.render.markup import Html, escape
+from jaxshow.render.markup import Html
 
-_DTYPE = r"(?:bf16|f8_e4m3fn|f8_e5m2|f16|f32|f64|i1|i4|i8|i16|i32|i64|u8|u16|u32|u64|c64|c128|bool|pred|s4|s8|s16|s32|s64|token)"
+_NUMBER = r"(?P<n>-?\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)"
+_STRING = r'(?P<s>"(?:\\.|[^"\\\n])*")'
+_XLA_DTYPE = r"(?:pred|token|bf16|f8e4m3fn|f8e5m2|f16|f32|f64|s4|s8|s16|s32|s64|u4|u8|u16|u32|u64|c64|c128)"
+_JAX_DTYPE = r"(?:bool|bf16|f8_e4m3fn|f8_e5m2|f16|f32|f64|i4|i8|i16|i32|i64|u4|u8|u16|u32|u64|c64|c128|key<\w+>)"
 
-
-class JaxprLexer(RegexLexer):
-    """Lexer for ``jax.make_jaxpr`` / ``Traced.jaxpr`` pretty-printed text."""
-
-    name = "jaxpr"
-    aliases = ["jaxpr"]
-    tokens = {
-        "root": [
-            (r"#[^\n]*", Comment.Single),
-            (r"\b(lambda|let|in)\b", Keyword),
-            (rf"\b{_DTYPE}(?=\[)", Keyword.Type),
-            (r"\b([a-z_][\w]*)(\[)", bygroups(Name.Function, Punctuation), "params"),
-            (r"(=)(\s*)([a-z_][\w.]*)", bygroups(Operator, Whitespace, Name.Function)),
-            (r"-?\d+(\.\d*)?(e[+-]?\d+)?", Number),
-            (r"[a-z]+(?=:)", Name.Variable),
-            (r"[{}()\[\],.;:]", Punctuation),
-            (r"\s+", Whitespace),
-            (r".", Text),
-        ],
-        "params": [
-            (r"\[", Punctuation, "#push"),
-            (r"\]", Punctuation, "#pop"),
-            (r"\b([a-z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
-            (r"\b(lambda|let|in)\b", Keyword),
-            (rf"\b{_DTYPE}(?=\[)", Keyword.Type),
-            (r"-?\d+(\.\d*)?(e[+-]?\d+)?", Number),
-            (r"#[^\n]*", Comment.Single),
-            (r"[^\[\]=\w#]+", Text),
-            (r"\w+", Text),
-            (r".", Text),
-        ],
-    }
-
-
-class StableHloLexer(RegexLexer):
-    """Lexer for MLIR text in the StableHLO, func, sdy and chlo dialects."""
-
-    name = "StableHLO"
-    aliases = ["stablehlo", "mlir"]
-    tokens = {
-        "root": [
-            (r"//[^\n]*", Comment.Single),
-            (r'"(\\\\|\\"|[^"])*"', String),
-            (r"#loc\d*|\bloc\(", Comment.Preproc),
-            (r"%[\w.#]+", Name.Variable),
-            (r"@[\w.$]+", Name.Function),
-            (r"\b(module|func\.func|public|private|attributes|return|func\.return|applies|across|dimensions|dense|to|at|callsite|unknown|init)\b", Keyword),
-            (r"\b(tensor|memref|vector|complex|index|i\d+|ui\d+|si\d+|f\d+|bf16|tuple|none|token)\b", Keyword.Type),
-            (r"\b[a-z_]+\.[\w.]+", Name.Builtin),
-            (r"-?\d+(\.\d+)?(e[+-]?\d+)?", Number),
-            (r"[{}()\[\]<>,:=]|->", Punctuation),
-            (r"\s+", Whitespace),
-            (r"\w+", Text),
-            (r".", Text),
-        ],
-    }
-
-
-class HloLexer(RegexLexer):
-    """Lexer for XLA HLO text (``Lowered.as_text('hlo')``, ``Compiled.as_text()``)."""
-
-    name = "HLO"
-    aliases = ["hlo"]
-    tokens = {
-        "root": [
-            (r"//[^\n]*|/\*.*?\*/", Comment),
-            (r'"(\\\\|\\"|[^"])*"', String),
-            (r"\b(HloModule|ENTRY|ROOT)\b", Keyword),
-            (rf"\b{_DTYPE}(?=\[)", Keyword.Type),
-            (r"\b(metadata|backend_config|frontend_attributes|sharding|calls|to_apply|condition|body|kind|dimensions|slice|lhs_contracting_dims|rhs_contracting_dims|lhs_batch_dims|rhs_batch_dims|channel_id|replica_groups|source_target_pairs|custom_call_target|origin)(=)", bygroups(Name.Attribute, Operator)),
-            (r"(=)(\s*)(\S+\s)?([a-z][\w-]*)(\()", bygroups(Operator, Whitespace, Keyword.Type, Name.Builtin, Punctuation)),
-            (r"%?[\w.-]+(?=\s*=)", Name.Variable),
-            (r"%[\w.-]+", Name.Variable),
-            (r"-?\d+(\.\d+)?(e[+-]?\d+)?", Number),
-            (r"[{}()\[\],:=]|->", Punctuation),
-            (r"\s+", Whitespace),
-            (r"\w+", Text),
-            (r".", Text),
-        ],
-    }
-
-
-LEXERS = {"jaxpr": JaxprLexer, "stablehlo": StableHloLexer, "hlo": HloLexer}
-_FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+_PATTERNS = {
+    "jaxpr": re.compile(
+        "|".join((
+            r"(?P<c>#[^\n]*)",
+            r"(?P<k>\b(?:lambda|let|in)\b)",
+            rf"(?P<t>\b{_JAX_DTYPE}\[[^\]\n]*\](?:\{{[^}}\n]*\}})?)",
+            r"(?P<a>\b[a-z_]\w*(?==))",
+            r"(?P<o>(?<== )[a-z_][\w]*)",
+            _NUMBER,
+        ))
+    ),
+    "stablehlo": re.compile(
+        "|".join((
+            r"(?P<c>//[^\n]*|#loc\d*|\bloc(?=\())",
+            _STRING,
+            r"(?P<v>%[\w.#-]+)",
+            r"(?P<f>@[\w.$-]+)",
+            r"(?P<k>\b(?:module|func\.func|public|private|attributes|return|applies|across|dimensions|dense|callsite|unknown|init)\b)",
+            r"(?P<t>\btensor<[^>\n]*>|\b(?:i\d+|ui\d+|si\d+|f\d+|bf16|index|complex)\b)",
+            r"(?P<o>\b[a-z_]+\.[a-z_][\w.]*)",
+            _NUMBER,
+        ))
+    ),
+    "hlo": re.compile(
+        "|".join((
+            r"(?P<c>/\*.*?\*/|//[^\n]*)",
+            _STRING,
+            r"(?P<k>\b(?:HloModule|ENTRY|ROOT)\b)",
+            rf"(?P<t>\b{_XLA_DTYPE}\[[^\]\n]*\](?:\{{[^}}\n]*\}})?)",
+            r"(?P<a>\b[a-z_]+(?==))",
+            r"(?P<o>\b[a-z][\w-]*(?=\())",
+            r"(?P<v>%[\w.-]+)",
+            _NUMBER,
+        ))
+    ),
+}
+LANGUAGES = tuple(_PATTERNS)
 
 
 def highlight_html(text: str, language: str) -> Html:
-    """Highlighted HTML (inline styles, no wrapper) for ``language`` in ``LEXERS``."""
-    return Html(_pygments_highlight(text, LEXERS[language](), _FORMATTER))
+    """Escaped ``text`` with its tokens wrapped in ``<span class="X">``."""
+    pattern = _PATTERNS[language]
+    out: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start > position:
+            out.append(html.escape(text[position:start], quote=False))
+        out.append(f'<span class="{match.lastgroup}">{html.escape(match.group(), quote=False)}</span>')
+        position = end
+    out.append(html.escape(text[position:], quote=False))
+    return Html("".join(out))
 
 
 def code_html(text: str, language: str, max_highlight_bytes: int) -> Html:
     """Highlight ``text`` if it fits the budget, else escape it plainly."""
-    if language in LEXERS and len(text.encode("utf-8", "ignore")) <= max_highlight_bytes:
+    if language in _PATTERNS and len(text) <= max_highlight_bytes:
         return highlight_html(text, language)
-    return escape(text)
+    return Html(html.escape(text, quote=False))

@@ -66,7 +66,7 @@ class TextBudget:
     """How much IR text a report shows before it folds the rest away."""
 
     highlight_max_bytes: int = 200_000
-    max_lines: int = 3_000
+    max_lines: int = 500
 
 
 def clip_lines(text: str, max_lines: int) -> tuple[str, int]:

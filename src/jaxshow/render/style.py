@@ -21,5 +21,14 @@ STYLESHEET = """
 .jaxshow table.js-table th { background: #f6f8fa; }
 .jaxshow .js-chip { display: inline-block; background: #ddf4ff; color: #0a3069; border-radius: 8px; padding: 0 6px; margin: 1px 2px; font-family: ui-monospace, monospace; font-size: 11px; }
 .jaxshow .js-head { font-size: 14px; margin-bottom: 4px; }
+.jaxshow .js-code .c { color: #6e7781; font-style: italic; }
+.jaxshow .js-code .k { color: #cf222e; font-weight: 600; }
+.jaxshow .js-code .t { color: #0550ae; }
+.jaxshow .js-code .o { color: #8250df; }
+.jaxshow .js-code .f { color: #953800; }
+.jaxshow .js-code .v { color: #116329; }
+.jaxshow .js-code .a { color: #6639ba; }
+.jaxshow .js-code .s { color: #0a3069; }
+.jaxshow .js-code .n { color: #0550ae; }
 .jaxshow .js-bar { display: flex; height: 10px; border-radius: 3px; overflow: hidden; margin: 4px 0; max-width: 480px; background: #eaeef2; }
 """.strip()
