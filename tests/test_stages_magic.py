@@ -291,3 +291,26 @@ def test_configurable_budget_clips_ir_text(shell):
         assert "more lines; full text in report.compiled.optimized_hlo_text" in text
     finally:
         shell.run_line_magic("config", "StagesMagics.max_lines = 500")
+
+
+def test_bound_methods_and_partials_of_jitted_functions(shell):
+    shell.run_cell(
+        "class Model:\n    scale = 3.0\n"
+        "    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * self.scale\n"
+        "model = Model()\nadd = partial(jax.jit(lambda a, b: a + b), 1.0)"
+    )
+    result, _ = _run(shell, "%%jaxstages --all -o rep\nm = model.apply(x)\np = add(x)")
+    assert result.success
+    reports = shell.user_ns["rep"].reports
+    assert [r.function for r in reports] == ["apply", "<lambda>"]
+    assert all(r.compiled is not None and r.error is None for r in reports)
+    assert reports[0].wrapper.static_argnums == (0,)
+    assert [a.type_str for a in reports[1].traced.args] == ["f32[]", "f32[3]"]
+
+
+def test_named_plain_function_gets_a_clear_message(shell):
+    shell.run_cell("def plain(v):\n    return v + 1")
+    result, cap = _run(shell, "%%jaxstages --name plain -o rep\nr = plain(x)")
+    assert result.success and "r" in shell.user_ns
+    note = " ".join(shell.user_ns["rep"].notes)
+    assert "plain is a function, not a jax.jit wrapper" in note and "jaxshow.stages(plain" in note

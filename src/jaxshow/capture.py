@@ -10,9 +10,12 @@ This module uses JAX but never IPython.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
+import threading
+import types
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -44,7 +47,24 @@ _jax_compat.exclude_from_source_info(_PACKAGE_DIR)
 
 def is_stageable(fn: Any) -> bool:
     """Whether ``fn`` is a wrapper jaxshow can walk (``jax.jit`` and kin: ``.lower``)."""
+    fn = bind_call(fn, (), {})[0]
     return callable(fn) and not isinstance(fn, type) and callable(getattr(fn, "lower", None))
+
+
+def bind_call(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
+    """See through a bound method or ``functools.partial`` of a jitted function.
+
+    ``obj.step(x)`` with a jitted ``step`` is the call ``step(obj, x)``: a
+    bound method forwards ``.lower`` to the wrapper without ``obj``, so the
+    walk must pass it explicitly.
+    """
+    while True:
+        if isinstance(fn, types.MethodType) and callable(getattr(fn.__func__, "lower", None)):
+            fn, args = fn.__func__, (fn.__self__, *args)
+        elif isinstance(fn, functools.partial):
+            fn, args, kwargs = fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}
+        else:
+            return fn, args, kwargs
 
 
 def _function_name(fn: Any) -> str:
@@ -419,6 +439,7 @@ def stages(fn: Callable, *args: Any, dialect: str = "stablehlo", debug_info: boo
       A :class:`~jaxshow.report.StagesReport`.
     """
     options = WalkOptions(dialect=dialect, debug_info=debug_info)
+    fn, args, kwargs = bind_call(fn, args, kwargs)
     notes: list[str] = []
     wrapped = False
     if not is_stageable(fn):
@@ -496,7 +517,7 @@ class CallRecorder:
 
         def recorded_call(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
-            call = self._record(fn, args, kwargs)
+            call = self._record(*bind_call(fn, args, kwargs))
             if call is None:
                 return fn(*args, **kwargs)
             start = len(self.collector.events)
@@ -506,7 +527,8 @@ class CallRecorder:
                 call.error = exc
                 raise
             finally:
-                call.events = self.collector.events[start:]
+                thread = threading.get_ident()
+                call.events = [e for e in self.collector.events[start:] if e.thread_id == thread]
 
         return recorded_call
 

@@ -16,7 +16,7 @@ from traitlets import Integer, observe
 
 from jaxshow import capture, render
 from jaxshow.cellrun import run_cell
-from jaxshow.report import CellReport, ErrorSummary
+from jaxshow.report import CellReport
 from jaxshow.timings import EventCollector, Stopwatch
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -103,6 +103,16 @@ class StagesMagics(Magics):
             raise cell_error
         return value
 
+    def _name_note(self, name: str) -> str:
+        target = self.shell.user_ns.get(name)
+        if target is not None and not capture.is_stageable(target):
+            return (
+                f"{name} is a {type(target).__name__}, not a jax.jit wrapper (nothing with .trace or .lower): "
+                f"JAX has no stages to show for it. Wrap it with jax.jit, or call jaxshow.stages({name}, ...), "
+                "which jits it and says so"
+            )
+        return f"{name} was not called by this cell's own statements"
+
     def _build_report(self, recorder, collector, seconds, args, options, cell_error) -> CellReport:
         """Walk the chosen calls; an error in jaxshow becomes a note, never the cell's outcome."""
         notes = list(recorder.recording_errors)
@@ -113,21 +123,20 @@ class StagesMagics(Magics):
             reports = ()
             notes.append(f"jaxshow could not walk the stations: {type(exc).__name__}: {exc}")
         shown = {r.function for r in reports}
-        if not recorder.calls:
+        if args.name is not None and not reports:
+            notes.append(self._name_note(args.name))
+        elif not recorder.calls:
             notes.append(_no_call_note(collector))
-        elif args.name is not None and not reports:
-            notes.append(f"{args.name} was not called by this cell's own statements")
         elif not args.show_all and len({c.name for c in recorder.calls}) > 1:
             others = sorted({c.name for c in recorder.calls} - shown)
             notes.append(f"also called: {', '.join(others)} (use --all or --name to show them)")
-        error = capture.error_summary(cell_error, None) if cell_error is not None else None
         return CellReport(
             reports=reports,
             cell_seconds=seconds,
             jitted_calls=len(recorder.calls),
             helper_compiles=collector.helper_compiles(shown),
             notes=tuple(notes),
-            cell_error=error if isinstance(error, ErrorSummary) else None,
+            cell_error=capture.error_summary(cell_error, None) if cell_error is not None else None,
         )
 
 
