@@ -185,15 +185,24 @@ def _path_text(path: tuple, names: list[str] | None) -> str:
     return jax.tree_util.keystr(path) or "result"
 
 
+def _sharding_text(value: Any, aval: Any) -> str | None:
+    """The value's sharding, else its type-level sharding when it names a real mesh."""
+    sharding = getattr(value, "sharding", None)
+    if sharding is None:
+        sharding = getattr(aval, "sharding", None)
+        if sharding is None or getattr(getattr(sharding, "mesh", None), "empty", True):
+            return None
+    return str(sharding)
+
+
 def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
     aval = getattr(value, "_aval", None) or getattr(value, "aval", None) or value
-    sharding = getattr(value, "sharding", None)
     return ArgSpec(
         path=path,
         shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
         dtype=str(getattr(aval, "dtype", "?")),
         weak_type=bool(getattr(aval, "weak_type", False)),
-        sharding=None if sharding is None else str(sharding),
+        sharding=_sharding_text(value, aval),
         donated=donated,
     )
 
