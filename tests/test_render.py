@@ -244,3 +244,12 @@ def test_markup_helpers_escape_leaves():
     assert escape('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
     assert tag("td", "<b>", cls='c"') == '<td class="c&quot;">&lt;b&gt;</td>'
     assert tag("details", "s", open=True) == "<details open>s</details>"
+
+
+def test_terminal_ipython_uses_the_text_form():
+    from IPython.lib.pretty import pretty
+
+    report = _report()
+    assert pretty(report) == render.to_text(report)
+    cell = CellReport(reports=(report,), cell_seconds=0.1, jitted_calls=1)
+    assert pretty(cell) == render.to_text(cell) == str(cell)

@@ -238,7 +238,7 @@ def traced_station(fn: Any, traced: Any, *, source_info: bool = False) -> Traced
         for path, info in _readable_paths(fn, traced.args_info)
     )
     out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
-    out_info = tuple(_spec_from_aval(jax.tree_util.keystr(p) or "result", v) for p, v in out_flat)
+    out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
     counts = _primitive_counts(inner)
     return TracedStation(
         jaxpr_text=closed.pretty_print(use_color=False),
@@ -316,7 +316,7 @@ def _placements(fn: Any, shardings: Any, formats: Any, *, inputs: bool) -> tuple
         sharding_leaves = _readable_paths(fn, shardings)
     else:
         sharding_leaves = [
-            (jax.tree_util.keystr(p) or "result", s)
+            ("result" + jax.tree_util.keystr(p), s)
             for p, s in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=lambda x: x is None)[0]
         ]
     format_leaves = jax.tree_util.tree_leaves(formats, is_leaf=lambda x: x is None) if formats is not None else []
