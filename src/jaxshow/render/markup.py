@@ -10,7 +10,7 @@ import html as _html
 from dataclasses import dataclass
 from typing import Iterable
 
-from jaxshow.render.style import CODE_STYLE, MUTED_STYLE
+from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, MUTED_STYLE
 
 
 class Html(str):
@@ -84,4 +84,4 @@ def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
 
 def code_block(code: Html) -> Html:
     """A ``<pre>`` with inline essentials, legible even when ``<style>`` is stripped."""
-    return tag("pre", tag("code", code), cls="js-code", style=CODE_STYLE)
+    return tag("pre", tag("code", code, style=CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)

@@ -128,7 +128,7 @@ def _wrapper_html(w: WrapperStation) -> Html:
 
 
 def _traced_html(t: TracedStation) -> Html:
-    chips = join(tag("span", f"{name} ×{n}", cls="js-chip") for name, n in t.primitive_counts)
+    chips = Html(" ".join(tag("span", f"{name} ×{n}", cls="js-chip") for name, n in t.primitive_counts))
     body = [
         tag("div", "arguments (args_info)"),
         table(("argument", "type", "sharding", "donated"), _arg_rows(t.args, with_donation=True)) if t.args else muted("no array arguments"),

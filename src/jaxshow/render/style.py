@@ -6,6 +6,11 @@ background so dark themes stay readable. No fonts, images or URLs.
 
 ROOT_STYLE = "font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; font-size: 13px; line-height: 1.4; color: #1f2328; background: #ffffff; padding: 6px 8px; border: 1px solid #d0d7de; border-radius: 6px; margin: 4px 0;"
 CODE_STYLE = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; white-space: pre; overflow: auto; max-height: 32em; background: #f6f8fa; color: #1f2328; padding: 6px 8px; margin: 4px 0; border-radius: 4px;"
+# The <code> inside each <pre> takes everything from the <pre>: JupyterLab's
+# ".jp-RenderedHTMLCommon code" rule would otherwise give it the theme's background and text
+# colour (dark in dark themes, behind token colours chosen for a light background) and wrap
+# long lines with break-all.
+CODE_INNER_STYLE = "background: transparent; color: inherit; font: inherit; white-space: inherit; word-break: normal; overflow-wrap: normal; padding: 0; border: 0;"
 MUTED_STYLE = "color: #59636e;"
 ERROR_STYLE = "color: #82071e; background: #ffebe9; padding: 4px 6px; border-radius: 4px; margin: 4px 0;"
 NOTE_STYLE = "color: #3d444d; background: #fff8c5; padding: 3px 6px; border-radius: 4px; margin: 4px 0;"
