@@ -253,3 +253,13 @@ def test_terminal_ipython_uses_the_text_form():
     assert pretty(report) == render.to_text(report)
     cell = CellReport(reports=(report,), cell_seconds=0.1, jitted_calls=1)
     assert pretty(cell) == render.to_text(cell) == str(cell)
+
+
+def test_cell_error_is_not_repeated_when_a_report_shows_it():
+    error = ErrorSummary("ValueError", "bad shape", "trace")
+    failed = _report(error=error, stopped_at="trace", traced=None, lowered=None, compiled=None)
+    same = CellReport(reports=(failed,), cell_seconds=0.1, jitted_calls=1, cell_error=ErrorSummary("ValueError", "bad shape"))
+    for form in (render.to_text(same), render.to_html(same)):
+        assert form.count("bad shape") == 1 and "the cell raised this ValueError" in form
+    later = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=1, cell_error=ErrorSummary("KeyError", "'k'"))
+    assert "the cell raised KeyError: 'k'" in render.to_text(later)

@@ -6,6 +6,7 @@ and display. The JAX work lives in :mod:`jaxshow.capture`.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from IPython.core.error import UsageError
@@ -16,7 +17,7 @@ from traitlets import Integer, observe
 
 from jaxshow import capture, render
 from jaxshow.cellrun import run_cell
-from jaxshow.report import CellReport
+from jaxshow.report import CellReport, SourceLocation, StagesReport
 from jaxshow.timings import EventCollector, Stopwatch
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -103,6 +104,17 @@ class StagesMagics(Magics):
             raise cell_error
         return value
 
+    def _cell_name(self, location: SourceLocation | None) -> SourceLocation | None:
+        """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
+        if location is None:
+            return None
+        label = self.shell.compile.format_code_name(location.file)
+        return dataclasses.replace(location, file=label[1]) if label else location
+
+    def _with_cell_names(self, report: StagesReport) -> StagesReport:
+        wrapper = dataclasses.replace(report.wrapper, defined_at=self._cell_name(report.wrapper.defined_at))
+        return dataclasses.replace(report, wrapper=wrapper, call_site=self._cell_name(report.call_site))
+
     def _name_note(self, name: str) -> str:
         target = self.shell.user_ns.get(name)
         if target is not None and not capture.is_stageable(target):
@@ -118,7 +130,7 @@ class StagesMagics(Magics):
         notes = list(recorder.recording_errors)
         try:
             chosen = capture.calls_to_show(recorder.calls, show_all=args.show_all, name=args.name)
-            reports = tuple(capture.report_for_call(call, options) for call in chosen)
+            reports = tuple(self._with_cell_names(capture.report_for_call(call, options)) for call in chosen)
         except Exception as exc:  # noqa: BLE001
             reports = ()
             notes.append(f"jaxshow could not walk the stations: {type(exc).__name__}: {exc}")

@@ -220,6 +220,16 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers), ("the rest (running, Python)", rest)]
 
 
+def _cell_error_line(cell: CellReport) -> str | None:
+    """The cell's exception, unless a report already shows it as the call's error."""
+    error = cell.cell_error
+    if error is None:
+        return None
+    if any(r.error and (r.error.type_name, r.error.message) == (error.type_name, error.message) for r in cell.reports):
+        return f"the cell raised this {error.type_name} (traceback below)"
+    return f"the cell raised {error.type_name}: {error.message} (traceback below)"
+
+
 _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
 
 
@@ -239,8 +249,8 @@ def _cell_html(cell: CellReport) -> Html:
     if helpers.count:
         parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({', '.join(helpers.names[:8])}{'…' if len(helpers.names) > 8 else ''})"))
     parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in cell.notes)
-    if cell.cell_error:
-        parts.append(tag("div", f"the cell raised {cell.cell_error.type_name}: {cell.cell_error.message} (traceback below)", cls="js-error", style=ERROR_STYLE))
+    if _cell_error_line(cell):
+        parts.append(tag("div", _cell_error_line(cell), cls="js-error", style=ERROR_STYLE))
     parts.extend(_stages_html(r) for r in cell.reports)
     return tag("div", *parts, cls="js-cell")
 
@@ -333,8 +343,8 @@ def _cell_text(cell: CellReport) -> str:
     if cell.helper_compiles.count:
         out.append(f"({cell.helper_compiles.count} compiles of JAX's own helpers folded away: {', '.join(cell.helper_compiles.names[:8])})")
     out.extend(f"note: {n}" for n in cell.notes)
-    if cell.cell_error:
-        out.append(f"the cell raised {cell.cell_error.type_name}: {cell.cell_error.message}")
+    if _cell_error_line(cell):
+        out.append(_cell_error_line(cell))
     for report in cell.reports:
         out.append("")
         out.append(_stages_text(report).rstrip("\n"))
