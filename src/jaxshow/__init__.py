@@ -36,6 +36,7 @@ __all__ = [
     "StagesReport",
     "TracedStation",
     "WrapperStation",
+    "explain",
     "load_ipython_extension",
     "stages",
     "unload_ipython_extension",
@@ -47,6 +48,13 @@ def stages(fn, *args, **kwargs):
     from jaxshow.capture import stages as _stages
 
     return _stages(fn, *args, **kwargs)
+
+
+def explain(**kwargs):
+    """Explain every trace of a jitted function inside a ``with`` block; see :func:`jaxshow.retrace.explain`."""
+    from jaxshow.retrace import explain as _explain
+
+    return _explain(**kwargs)
 
 
 def load_ipython_extension(shell) -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from jaxshow import timings
+from jaxshow.cache_magic import CacheMagics
 from jaxshow.stages_magic import StagesMagics
 
-_MAGICS_CLASSES = (StagesMagics,)
+_MAGICS_CLASSES = (StagesMagics, CacheMagics)
 _INSTALLED = "_jaxshow_magics"
 
 

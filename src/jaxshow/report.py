@@ -237,7 +237,8 @@ class StagesReport(_Displayable):
     def _summary(self) -> str:
         reached = ", ".join(self.stations_reached) or "no station"
         stop = f"; stopped at {self.stopped_at}" if self.stopped_at else ""
-        return f"{self.function!r}: {reached}{stop}; {format_seconds(self.timings.total_seconds)}"
+        spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else "cache hit"
+        return f"{self.function!r}: {reached}{stop}; {spent}"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -258,6 +259,174 @@ class CellReport(_Displayable):
     def _summary(self) -> str:
         names = ", ".join(repr(r.function) for r in self.reports) or "no jitted call"
         return f"{names}; cell {format_seconds(self.cell_seconds)}"
+
+
+# --- %jaxcache: tracing-cache misses, trace histories, the persistent cache -------------------
+
+MissCategory = Literal[
+    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "other"
+]
+MISS_CATEGORIES: tuple[MissCategory, ...] = (
+    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "other"
+)
+"""Miss categories in the order JAX's explanation checks them; the first difference wins."""
+
+MISS_TITLES: dict[str, str] = {
+    "never_seen": "never-seen function (first trace)",
+    "redefined": "re-defined function (re-run cell or definition in a loop)",
+    "tracing_context": "different tracing context (a config option or context manager)",
+    "static_args": "different static arguments",
+    "input_pytree": "different input pytree",
+    "debug_info": "different debug info",
+    "input_types": "different input types",
+    "other": "other (JAX's words)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ArgChange:
+    """One difference between a miss and the closest earlier key: ``x``, now ``f32[4]``, before ``f32[3]``."""
+
+    where: str
+    now: str
+    before: str
+
+
+@dataclass(frozen=True, slots=True)
+class CacheMiss:
+    """One call that traced, why, and the evidence (JAX's text, or jaxshow's own diff in the same words)."""
+
+    function: str
+    category: MissCategory
+    summary: str
+    changes: tuple[ArgChange, ...] = ()
+    evidence: str = ""
+    evidence_source: Literal["jax", "jaxshow", "none"] = "none"
+    call_site: str | None = None
+    signature: tuple[tuple[str, str], ...] = ()
+    same_line_hint: bool = False
+    wall_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCacheStats:
+    """Per jitted function in one cell: calls, traces, hits, misses and trace-time output."""
+
+    function: str
+    qualname: str
+    defined_at: str | None
+    traced: int
+    calls: int | None = None
+    hits: int | None = None
+    cache_size: int | None = None
+    misses: tuple[CacheMiss, ...] = ()
+    trace_time_output: tuple[str, ...] = ()
+
+
+PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentCompile:
+    """What the persistent compilation cache did with one compile: written, skipped (why), or hit."""
+
+    module: str
+    verdict: PersistentVerdict
+    reason: str = ""
+    compile_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CacheReport(_Displayable):
+    """What ``%%jaxcache`` (or ``jaxshow.explain()``) saw: traces, hits, misses and their reasons."""
+
+    functions: tuple[FunctionCacheStats, ...]
+    persistent: tuple[PersistentCompile, ...] = ()
+    hits_counted: bool = True
+    notes: tuple[str, ...] = ()
+    cell_error: ErrorSummary | None = None
+
+    @property
+    def misses(self) -> tuple[CacheMiss, ...]:
+        return tuple(m for f in self.functions for m in f.misses)
+
+    def _summary(self) -> str:
+        traced = sum(f.traced for f in self.functions)
+        names = ", ".join(repr(f.function) for f in self.functions) or "no jitted function traced"
+        return f"{traced} trace(s): {names}"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEntry:
+    """One traced signature in a function's history as jaxshow observed it."""
+
+    signature: tuple[tuple[str, str], ...]
+    wall_time: float
+    category: MissCategory
+    summary: str
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TraceHistory(_Displayable):
+    """``%jaxcache NAME``: a function's traces seen by jaxshow and its current cache size."""
+
+    name: str
+    qualname: str
+    defined_at: str | None
+    entries: tuple[TraceEntry, ...]
+    traces_observed: int
+    cache_size: int | None
+    cache_size_unavailable: str | None = None
+    history_limit: int = 0
+
+    def _summary(self) -> str:
+        return f"{self.name!r}: {self.traces_observed} trace(s) observed; cache size {self.cache_size}"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class CacheClearReport(_Displayable):
+    """``%jaxcache clear NAME``: what was cleared, and what was not."""
+
+    name: str
+    entries_before: int | None
+    entries_after: int | None
+    history_entries_cleared: int
+    not_cleared: tuple[str, ...]
+
+    def _summary(self) -> str:
+        return f"{self.name!r}: cleared {self.entries_before} entries"
+
+
+@dataclass(frozen=True, slots=True)
+class PersistentGate:
+    """One setting that decides whether a compile is written to the persistent cache."""
+
+    option: str
+    value: str
+    meaning: str
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class PersistentCacheReport(_Displayable):
+    """``%jaxcache persistent``: configuration, gates, entries on disk, and observed compiles."""
+
+    directory: str | None
+    directory_source: str
+    directory_in_use: str | None
+    enabled: bool
+    initialized: bool | None
+    gates: tuple[PersistentGate, ...]
+    entry_count: int | None
+    total_bytes: int | None
+    newest_entry: str | None
+    newest_mtime: float | None
+    listing_unavailable: str | None
+    compiles: tuple[PersistentCompile, ...]
+    notes: tuple[str, ...] = ()
+
+    def _summary(self) -> str:
+        where = self.directory or "no directory"
+        return f"{where}; {self.entry_count if self.entry_count is not None else '?'} entries"
 
 
 def short_type(dtype: str, shape: tuple[int, ...]) -> str:

@@ -47,3 +47,4 @@ def to_text(record: object) -> str:
 
 
 from jaxshow.render import stages as _stages  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers renderers)

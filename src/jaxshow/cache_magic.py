@@ -1,0 +1,238 @@
+"""``%jaxcache`` / ``%%jaxcache``: why a jitted function traced again, and the persistent cache.
+
+Glue only: argument parsing, running the cell through :mod:`jaxshow.cellrun`,
+the ``on`` mode's cell hooks, and display. The capture lives in
+:mod:`jaxshow.retrace` and :mod:`jaxshow.persistent`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from jaxshow import persistent, retrace
+from jaxshow.capture import is_stageable
+from jaxshow.cellrun import run_cell
+from jaxshow.report import CacheClearReport, ErrorSummary
+
+SUBCOMMANDS = ("on", "off", "persistent", "clear")
+OBSERVED_COMPILES_LIMIT = 200
+
+
+@magics_class
+class CacheMagics(Magics):
+    """``%jaxcache`` in its line and cell forms; ``close()`` undoes ``on`` mode on unload."""
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._on_session: retrace.Session | None = None
+        self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
+
+    @magic_arguments()
+    @argument("words", nargs="*", metavar="SUBCOMMAND", help="on | off | persistent | clear NAME | NAME (line form only).")
+    @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
+    @no_var_expand
+    @output_can_be_silenced
+    @line_cell_magic
+    def jaxcache(self, line: str, cell: str | None = None):
+        """Explain every re-trace of a jitted function, and the persistent compilation cache.
+
+        Cell form: runs the cell exactly once, as IPython would, with JAX's
+        cache-miss explanation on for that cell only, and shows per jitted
+        function the calls that traced, the calls that hit, and for each miss its
+        category (never-seen or re-defined function, tracing context, static
+        arguments, input pytree, input types, or JAX's own words) with the
+        evidence. Output printed while a function was being traced is flagged:
+        it runs once per cache miss, not once per call.
+
+        Line forms:
+
+        - ``%jaxcache on`` / ``%jaxcache off``: the same report under every
+          following cell that traced something, until turned off. Misses are
+          classified from jaxshow's own short history per function, so each
+          costs about the same however full JAX's cache is; calls that hit are
+          not counted (that would slow every call).
+        - ``%jaxcache NAME``: the trace history jaxshow observed for the jitted
+          function NAME, and its current cache size.
+        - ``%jaxcache clear NAME``: clear NAME's cache and say what was cleared
+          (and what was not: the persistent cache).
+        - ``%jaxcache persistent``: the persistent compilation cache explained:
+          directory, gates, entries on disk, and what happened to the compiles
+          seen in ``%%jaxcache`` cells.
+
+        Examples::
+
+            %%jaxcache
+            y = f(jnp.ones(3)); y = f(jnp.ones(4))
+
+            %jaxcache on
+            %jaxcache f
+            %jaxcache clear f
+            %jaxcache persistent -o state
+        """
+        __tracebackhide__ = True
+        try:
+            args = parse_argstring(self.jaxcache, line)
+        except UsageError as exc:
+            raise UsageError(f"{exc}\n{self._usage()}") from None
+        if cell is not None:
+            if args.words:
+                raise UsageError(f"the cell form takes no subcommand, got {' '.join(args.words)!r}\n{self._usage()}")
+            return self._run_cell(cell, args.output)
+        report = self._line(args.words)
+        if report is None:
+            return None
+        display(report)
+        if args.output:
+            self.shell.user_ns[args.output] = report
+        return None
+
+    # --- line forms ---------------------------------------------------------------------
+
+    def _usage(self) -> str:
+        return self.jaxcache.parser.format_usage().rstrip() + "\n(subcommands: on | off | persistent | clear NAME | NAME)"
+
+    def _line(self, words: list[str]):
+        if not words:
+            raise UsageError(f"%jaxcache needs a subcommand or a function name\n{self._usage()}")
+        command, rest = words[0], words[1:]
+        if command in ("on", "off", "persistent") and rest:
+            raise UsageError(f"%jaxcache {command} takes no argument, got {' '.join(rest)!r}\n{self._usage()}")
+        if command == "on":
+            self._turn_on()
+            print("%jaxcache on: every following cell that traces a jitted function gets a report; %jaxcache off to stop.")
+            return None
+        if command == "off":
+            was_on = self._on_session is not None
+            self._turn_off()
+            print("%jaxcache off." if was_on else "%jaxcache was not on.")
+            return None
+        if command == "persistent":
+            return persistent.report(tuple(self._observed_compiles))
+        if command == "clear":
+            if len(rest) != 1:
+                raise UsageError(f"%jaxcache clear needs exactly one function name\n{self._usage()}")
+            return self._clear(rest[0])
+        if rest:
+            raise UsageError(f"unknown subcommand {command!r}\n{self._usage()}")
+        return retrace.trace_history(command, self._jitted(command))
+
+    def _jitted(self, name: str) -> Any:
+        if not name.replace(".", "").replace("_", "").isalnum() or name[0].isdigit():
+            raise UsageError(f"unknown subcommand {name!r}\n{self._usage()}")
+        head, *attrs = name.split(".")
+        if head not in self.shell.user_ns:
+            raise UsageError(f"{name!r} is neither a subcommand nor a name in the namespace\n{self._usage()}")
+        value = self.shell.user_ns[head]
+        for attr in attrs:
+            value = getattr(value, attr, None)
+        if not is_stageable(value):
+            raise UsageError(f"{name!r} is not a jitted function (it is a {type(value).__name__}); jax.jit it first\n{self._usage()}")
+        return value
+
+    def _clear(self, name: str) -> CacheClearReport:
+        from jaxshow import _jax_compat
+
+        fn = self._jitted(name)
+        before = _jax_compat.cache_size(fn)
+        clear = getattr(fn, "clear_cache", None)
+        if clear is None:
+            raise UsageError(f"{name!r} has no clear_cache() in this JAX\n{self._usage()}")
+        clear()
+        after = _jax_compat.cache_size(fn)
+        dropped = retrace.forget(fn)
+        return CacheClearReport(
+            name=name,
+            entries_before=before,
+            entries_after=after,
+            history_entries_cleared=dropped,
+            not_cleared=(
+                "the persistent compilation cache on disk (delete its files to empty it)",
+                "the caches of other functions (jax.clear_caches() clears them all)",
+            ),
+        )
+
+    # --- on mode ------------------------------------------------------------------------
+
+    def _turn_on(self) -> None:
+        if self._on_session is not None:
+            return
+        self._on_session = retrace.Session(jax_text="when_cheap").start()
+        self.shell.events.register("pre_run_cell", self._pre_run_cell)
+        self.shell.events.register("post_run_cell", self._post_run_cell)
+
+    def _turn_off(self) -> None:
+        session, self._on_session = self._on_session, None
+        if session is None:
+            return
+        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
+            try:
+                self.shell.events.unregister(event, callback)
+            except ValueError:
+                pass
+        session.stop()
+
+    def _pre_run_cell(self, info: Any = None) -> None:
+        if self._on_session is not None:
+            self._on_session.reset()
+
+    def _post_run_cell(self, result: Any = None) -> None:
+        session = self._on_session
+        if session is None or session.paused:
+            return
+        try:
+            error = getattr(result, "error_in_exec", None)
+            report = session.report(hits_counted=False, cell_error=error if isinstance(error, Exception) else None)
+        except Exception as exc:  # noqa: BLE001 - never disturb the cell
+            print(f"jaxshow: could not build the %jaxcache report: {type(exc).__name__}: {exc}")
+            return
+        self._observed_compiles.extend(report.persistent)
+        if report.functions:
+            display(report)
+
+    def close(self) -> None:
+        """Undo ``%jaxcache on`` (called on ``%unload_ext``)."""
+        self._turn_off()
+
+    # --- cell form ----------------------------------------------------------------------
+
+    def _run_cell(self, cell: str, output: str | None):
+        __tracebackhide__ = True
+        on_session = self._on_session
+        if on_session is not None:
+            on_session.paused = True
+        session = retrace.Session(jax_text="always")
+        cell_error: BaseException | None = None
+        value = None
+        try:
+            session.start()
+            hook = retrace.counting_hook(session, is_stageable)
+            try:
+                value = run_cell(self.shell, cell, hook=hook)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:
+                cell_error = exc
+        finally:
+            session.stop()
+            if on_session is not None:
+                on_session.paused = False
+        try:
+            report = session.report(hits_counted=True, cell_error=cell_error)
+        except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
+            from jaxshow.report import CacheReport
+
+            report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
+                                 cell_error=ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error else None)
+        self._observed_compiles.extend(report.persistent)
+        display(report)
+        if output:
+            self.shell.user_ns[output] = report
+        if cell_error is not None:
+            raise cell_error
+        return value

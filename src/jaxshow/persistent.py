@@ -1,0 +1,216 @@
+"""The persistent compilation cache explained: where it is, its gates, what is on disk, what each compile did.
+
+This module owns ``%jaxcache persistent``: it reads JAX's public config and the
+environment, lists the cache directory, and turns the log lines JAX writes
+around each compile (``jax._src.compiler``, ``jax._src.compilation_cache``;
+jax-facts §4.5) into verdicts: written, skipped (and why), or served from disk.
+It imports JAX and never IPython; anything private goes through
+:mod:`jaxshow._jax_compat`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import jax
+
+from jaxshow import _jax_compat
+from jaxshow.report import PersistentCacheReport, PersistentCompile, PersistentGate
+
+LOGGER_NAMES = ("jax._src.compiler", "jax._src.compilation_cache")
+CACHE_SUFFIX = "-cache"
+ENV_DIR = "JAX_COMPILATION_CACHE_DIR"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileLogEvent:
+    """One persistent-cache log line, reduced to what it says about one module."""
+
+    kind: str
+    module: str | None
+    reason: str = ""
+    compile_seconds: float | None = None
+
+
+_HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'")
+_MISS = re.compile(r"^PERSISTENT COMPILATION CACHE MISS for '(?P<m>[^']*)'")
+_TOO_FAST = re.compile(
+    r"^Not writing persistent cache entry for '(?P<m>[^']*)' because it took < (?P<min>[\d.]+) seconds to compile \((?P<s>[\d.]+)s\)"
+)
+_CALLBACKS = re.compile(r"^Not writing persistent cache entry for '(?P<m>[^']*)' because it uses host callbacks")
+_PROCESS = re.compile(r"^Not writing persistent cache entry since process_id != 0")
+_SMALL = re.compile(r"^Not writing persistent cache entry with key .* since its size \((?P<n>\d+) bytes\) is less than threshold \((?P<t>\d+) bytes\)")
+_NO_CACHE = re.compile(r"^Not writing persistent cache entry with key .* since cache is disabled/not initialized")
+_WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache")
+_SLOW_ENOUGH = re.compile(r"^'(?P<m>[^']*)' took at least [\d.]+ seconds to compile \((?P<s>[\d.]+)s\)")
+
+
+def parse_compile_log(message: str) -> CompileLogEvent | None:
+    """One of JAX's persistent-cache log messages as an event, or ``None`` for any other message."""
+    if m := _HIT.match(message):
+        return CompileLogEvent("hit", m.group("m"), "served from the persistent cache (a compile in an earlier process)")
+    if m := _MISS.match(message):
+        return CompileLogEvent("miss", m.group("m"))
+    if m := _TOO_FAST.match(message):
+        reason = f"took < {float(m.group('min')):.2f} s to compile ({float(m.group('s')):.2f} s); jax_persistent_cache_min_compile_time_secs"
+        return CompileLogEvent("skipped", m.group("m"), reason, float(m.group("s")))
+    if m := _CALLBACKS.match(message):
+        return CompileLogEvent("skipped", m.group("m"), "uses host callbacks (jax.debug.print, callbacks, breakpoint); not cached by this JAX")
+    if _PROCESS.match(message):
+        return CompileLogEvent("skipped", None, "only process 0 writes (jax.process_index() != 0)")
+    if m := _SMALL.match(message):
+        reason = f"entry of {int(m.group('n')):,} bytes is under jax_persistent_cache_min_entry_size_bytes ({int(m.group('t')):,})"
+        return CompileLogEvent("skipped", None, reason)
+    if _NO_CACHE.match(message):
+        return CompileLogEvent("not_cached", None, "no cache directory set, or the cache is disabled")
+    if m := _WRITE.match(message):
+        return CompileLogEvent("written", m.group("m"), "written to the cache directory")
+    if m := _SLOW_ENOUGH.match(message):
+        return CompileLogEvent("slow_enough", m.group("m"), compile_seconds=float(m.group("s")))
+    return None
+
+
+def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompile]:
+    """Fold the log events of a run into one verdict per compile, in order."""
+    verdicts: list[PersistentCompile] = []
+    pending: str | None = None
+    seconds: float | None = None
+    for e in events:
+        if e.kind == "miss":
+            if pending is not None:
+                verdicts.append(PersistentCompile(pending, "not_cached", "looked up, not found, and not written", seconds))
+            pending, seconds = e.module, None
+        elif e.kind == "slow_enough":
+            seconds = e.compile_seconds
+        elif e.kind == "hit":
+            verdicts.append(PersistentCompile(e.module or "?", "hit", e.reason))
+        else:
+            module = e.module or pending or "?"
+            verdicts.append(PersistentCompile(module, e.kind, e.reason, e.compile_seconds if e.compile_seconds is not None else seconds))  # type: ignore[arg-type]
+            if module == pending:
+                pending, seconds = None, None
+    if pending is not None:
+        verdicts.append(PersistentCompile(pending, "not_cached", "looked up, not found, and not written", seconds))
+    return verdicts
+
+
+def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], int]:
+    """Verdicts for the modules of ``function_names`` (``jit_<name>``), and a count of all others."""
+    verdicts = compiles_from_events(list(events))
+    wanted = {f"jit_{_module_safe(n)}" for n in function_names}
+    mine = [v for v in verdicts if v.module in wanted]
+    if _directory() is None:
+        mine = [PersistentCompile(v.module, "not_cached", "no cache directory set (jax_compilation_cache_dir)", v.compile_seconds) if v.verdict == "skipped" else v for v in mine]
+    return mine, len(verdicts) - len(mine)
+
+
+def _module_safe(name: str) -> str:
+    return re.sub(r"[^\w.]", "_", name)
+
+
+def _directory() -> str | None:
+    value = jax.config.values.get("jax_compilation_cache_dir")
+    return str(value) if value else None
+
+
+def _config_value(name: str):
+    return jax.config.values.get(name)
+
+
+def directory_source(directory: str | None) -> str:
+    """How the directory was set: from the environment variable, by config, or not at all."""
+    if directory is None:
+        return "not set (jax_compilation_cache_dir is None)"
+    env = os.environ.get(ENV_DIR)
+    if env and os.path.abspath(env) == os.path.abspath(directory):
+        return f"environment variable {ENV_DIR}"
+    return "jax.config.update('jax_compilation_cache_dir', ...) or set_cache_dir()"
+
+
+def gates() -> tuple[PersistentGate, ...]:
+    """The settings that decide whether a compile is written, with their current values."""
+    min_time = _config_value("jax_persistent_cache_min_compile_time_secs")
+    min_size = _config_value("jax_persistent_cache_min_entry_size_bytes")
+    max_size = _config_value("jax_compilation_cache_max_size")
+    process = jax.process_index()
+    rows = [
+        PersistentGate("jax_enable_compilation_cache", str(_config_value("jax_enable_compilation_cache")), "False turns the cache off entirely"),
+        PersistentGate(
+            "jax_persistent_cache_min_compile_time_secs",
+            f"{min_time} s",
+            "compiles faster than this are not written (default 1.0 s; most small functions compile in well under it)",
+        ),
+        PersistentGate(
+            "jax_persistent_cache_min_entry_size_bytes",
+            f"{min_size} bytes",
+            "smaller entries are not written (0 = JAX's default minimum, which is 0; -1 = no limit)",
+        ),
+        PersistentGate("process index", str(process), "only process 0 writes; every process reads"),
+        PersistentGate(
+            "jax_compilation_cache_max_size",
+            str(max_size),
+            "-1 = unlimited; 0 = nothing is kept; a positive size evicts least recently used entries",
+        ),
+    ]
+    if _jax_compat.JAX_VERSION < (0, 11):
+        rows.append(PersistentGate("host callbacks", "not cached by this JAX", "functions using jax.debug.print or callbacks are never written before jax 0.11"))
+    return tuple(rows)
+
+
+def listing(directory: str | None) -> tuple[int | None, int | None, str | None, float | None, str | None]:
+    """``(entries, total bytes, newest entry, its mtime, why unavailable)`` for the cache directory."""
+    if directory is None:
+        return None, None, None, None, "no cache directory set"
+    if "://" in directory:
+        return None, None, None, None, f"{directory} is not a local directory; jaxshow lists local directories only"
+    try:
+        with os.scandir(directory) as it:
+            entries = [e for e in it if e.is_file() and e.name.endswith(CACHE_SUFFIX)]
+            stats = [(e.name, e.stat()) for e in entries]
+    except FileNotFoundError:
+        return 0, 0, None, None, f"{directory} does not exist yet (JAX creates it at the first write)"
+    except OSError as exc:
+        return None, None, None, None, f"cannot list {directory}: {exc}"
+    if not stats:
+        return 0, 0, None, None, None
+    newest = max(stats, key=lambda s: s[1].st_mtime)
+    return len(stats), sum(s.st_size for _, s in stats), newest[0], newest[1].st_mtime, None
+
+
+def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheReport:
+    """The state of the persistent compilation cache, plus the verdicts of compiles jaxshow observed."""
+    directory = _directory()
+    enabled = bool(_config_value("jax_enable_compilation_cache"))
+    in_use = _jax_compat.persistent_cache_directory_in_use()
+    initialized = _jax_compat.persistent_cache_initialized()
+    count, total, newest, mtime, unavailable = listing(in_use or directory)
+    notes = []
+    if directory is None:
+        notes.append("no directory is set, so nothing is ever written: jax.config.update('jax_compilation_cache_dir', path) before the first compile")
+    elif not enabled:
+        notes.append("a directory is set but jax_enable_compilation_cache is False")
+    if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
+        notes.append(
+            f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "
+            "(jax.experimental.compilation_cache.compilation_cache.reset_cache() makes it read the new one)"
+        )
+    if directory is not None and initialized is False:
+        notes.append("the cache is opened at the next compile")
+    notes.append("jax.clear_caches() and f.clear_cache() do not touch the persistent cache: delete its files to empty it")
+    return PersistentCacheReport(
+        directory=directory,
+        directory_source=directory_source(directory),
+        directory_in_use=in_use,
+        enabled=enabled,
+        initialized=initialized,
+        gates=gates(),
+        entry_count=count,
+        total_bytes=total,
+        newest_entry=newest,
+        newest_mtime=mtime,
+        listing_unavailable=unavailable,
+        compiles=tuple(compiles),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,762 @@
+"""Explain every trace of a jitted function: what traced, what hit, and why each miss missed.
+
+This module owns the capture behind ``%jaxcache`` and :func:`jaxshow.explain`.
+It imports JAX (through :mod:`jaxshow._jax_compat` for anything private) and
+never IPython.
+
+Two sources of evidence, one classification:
+
+* JAX's own explanation (``jax_explain_cache_misses``), caught from its logger
+  with a filter so nothing reaches stderr. It compares a miss with *every*
+  cached key, so its cost per miss grows with the cache (jax-facts §6, peers
+  §5.4). :func:`explain` turns it on for the block; the ``on`` mode turns it on
+  only while the tracing cache is small.
+* jaxshow's own bounded history: a probe on JAX's tracing cache
+  (:func:`jaxshow._jax_compat.install_trace_probe`) sees each trace with its
+  cache key; the last :data:`HISTORY_LIMIT` keys per function are kept, and a
+  miss is diffed against the closest of them with JAX's own diff function, so
+  the text reads the same and the cost stays O(K).
+
+A function re-created with the same qualified name and source (a re-run cell, a
+``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
+JAX's "defined on the same line" hint depends on how the front end names cells.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import weakref
+from collections import OrderedDict, deque
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import jax
+
+from jaxshow import _jax_compat, persistent
+from jaxshow.report import (
+    ArgChange,
+    CacheMiss,
+    CacheReport,
+    ErrorSummary,
+    FunctionCacheStats,
+    MissCategory,
+    TraceEntry,
+    TraceHistory,
+)
+
+HISTORY_LIMIT = 32
+"""Signatures kept per function; a miss is compared with at most this many."""
+
+REGISTRY_LIMIT = 512
+"""Functions whose history jaxshow keeps (least recently traced dropped first)."""
+
+JAX_TEXT_MAX_ENTRIES = 32
+"""In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
+
+EXPLAIN_FLAG = "jax_explain_cache_misses"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_jax_compat.exclude_from_source_info(_PACKAGE_DIR)
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
+
+
+# --- parsing JAX's explanation text --------------------------------------------------------
+
+
+_CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
+_TYPE_LINE = re.compile(r"^\s*\* at (?P<where>.+?), now (?P<now>.+) and before (?P<before>.+?)(?:https?://\S+)?$")
+_TREE_LINE = re.compile(r"^\s*\* at input path (?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$")
+_STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)")
+_HEADER = re.compile(r"^TRACING CACHE MISS at (?P<site>.+?)(?: costing [\d.]+ ms because)?:$")
+_SAME_LINE = "seen another function defined on the same line"
+
+
+def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], bool, str | None]:
+    """Classify JAX's explanation text: ``(category, changes, same_line_hint, call_site)``.
+
+    Accepts a whole ``TRACING CACHE MISS`` message or one diff from JAX's diff
+    functions, in the wording of jax >= 0.9 and, as far as it can, older ones.
+    """
+    lines = text.splitlines()
+    site = None
+    if lines and (m := _HEADER.match(lines[0].strip())):
+        site = m.group("site")
+    same_line = _SAME_LINE in text
+    changes: list[ArgChange] = []
+    if "never seen function" in text:
+        return "never_seen", (), same_line, site
+    if "Tracing context doesn't match" in text or "different tracing context" in text:
+        for line in lines:
+            if m := _CONTEXT_LINE.match(line):
+                changes.append(ArgChange(m.group("name"), m.group("now"), m.group("before")))
+        return "tracing_context", tuple(changes), same_line, site
+    if "different input pytree" in text or "static arg" in text:
+        static = "Static(" in text or "static arg" in text
+        for line in lines:
+            if m := _TREE_LINE.match(line):
+                now, before = m.group("now"), m.group("before")
+                sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
+                if sv_now and sv_before:
+                    now, before = sv_now.group("val"), sv_before.group("val")
+                changes.append(ArgChange(_argument_name(m.group("where")) or "(top)", now, before))
+        return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
+    if "Debug info doesn't match" in text:
+        return "debug_info", (), same_line, site
+    if "different input types" in text:
+        for line in lines:
+            if m := _TYPE_LINE.match(line):
+                now, before = _tidy_type(m.group("now")), _tidy_type(m.group("before"))
+                changes.append(ArgChange(m.group("where"), now, before))
+        return "input_types", tuple(_drop_common_suffix(c) for c in changes), same_line, site
+    return "other", (), same_line, site
+
+
+def _tidy_type(text: str) -> str:
+    return re.sub(r"https?://\S+$", "", text).strip()
+
+
+def _drop_common_suffix(change: ArgChange) -> ArgChange:
+    """``f32[4]({})`` vs ``f32[3]({})``: the sharding part is the same, so show ``f32[4]`` vs ``f32[3]``."""
+    part = re.compile(r"\(\{[^()]*\}\)")
+    if part.findall(change.now) and part.findall(change.now) == part.findall(change.before):
+        return ArgChange(change.where, part.sub("", change.now), part.sub("", change.before))
+    return change
+
+
+_ARG_PATH = re.compile(r"^\[0\]\[(?P<i>\d+)\]$|^\[1\]\[(?P<k>'[^']*')\]$")
+
+
+def _argument_name(path: str) -> str:
+    """JAX's input path ``[0][1]`` -> ``argument 1``; ``[1]['n']`` -> ``keyword 'n'``."""
+    m = _ARG_PATH.match(path)
+    if m is None:
+        return path
+    return f"argument {m.group('i')}" if m.group("i") is not None else f"keyword {m.group('k')}"
+
+
+def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str) -> str:
+    """One line for a miss: ``x: now f32[4], before f32[3]``."""
+    if category == "never_seen":
+        return f"first trace of {function}"
+    if category == "redefined":
+        return f"{function} is a new function object with the same name and source as one traced before"
+    if changes:
+        return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes)
+    if category == "tracing_context":
+        return "a config option or context manager differs from every earlier trace"
+    if category == "debug_info":
+        return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
+    return "see JAX's explanation"
+
+
+# --- per-function history (process-wide, bounded) -------------------------------------------
+
+
+class _FunctionRecord:
+    """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
+
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "keys", "entries", "traces", "__weakref__")
+
+    def __init__(self, fun: Any, debug_info: Any) -> None:
+        try:
+            self.fun_ref: Callable[[], Any] | None = weakref.ref(fun)
+        except TypeError:
+            self.fun_ref = None
+        self.fun_id = id(fun)
+        self.name = str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?"))
+        self.qualname = str(getattr(fun, "__qualname__", self.name))
+        self.source_key = _source_key(fun, self.qualname)
+        self.defined_at = _defined_at(fun, debug_info)
+        self.keys: deque = deque(maxlen=HISTORY_LIMIT)
+        self.entries: deque[TraceEntry] = deque(maxlen=HISTORY_LIMIT)
+        self.traces = 0
+
+    def alive_is(self, fun: Any) -> bool:
+        return self.fun_ref is not None and self.fun_ref() is fun
+
+
+def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
+    try:
+        source = inspect.getsource(fun)
+    except (OSError, TypeError):
+        code = getattr(fun, "__code__", None)
+        if code is None:
+            return None
+        source = repr((code.co_code, code.co_consts, code.co_names))
+    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
+
+
+def _defined_at(fun: Any, debug_info: Any) -> str | None:
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno}"
+    src = getattr(debug_info, "func_src_info", None)
+    return str(src) if src else None
+
+
+class Registry:
+    """Histories of the functions jaxshow saw trace, bounded in functions and in keys per function."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
+        self._by_source: dict[tuple[str, str], weakref.ref] = {}
+        self._cleared: set[tuple[str, str]] = set()
+
+    def lookup(self, fun: Any) -> _FunctionRecord | None:
+        record = self._by_id.get(id(fun))
+        return record if record is not None and record.alive_is(fun) else None
+
+    def record_for(self, fun: Any, debug_info: Any) -> tuple[_FunctionRecord, str]:
+        """The record for ``fun`` and how jaxshow knew it.
+
+        The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
+        (a new object with the qualified name and source of one seen before) or
+        ``"after_clear"`` (its cache was cleared through jaxshow).
+        """
+        with self._lock:
+            record = self.lookup(fun)
+            if record is not None:
+                self._by_id.move_to_end(record.fun_id)
+                return record, "known"
+            record = _FunctionRecord(fun, debug_info)
+            status = "new"
+            if record.source_key in self._cleared:
+                self._cleared.discard(record.source_key)
+                status = "after_clear"
+            elif record.source_key is not None:
+                earlier = self._by_source.get(record.source_key)
+                if earlier is not None and earlier() is not None:
+                    status = "same_source"
+            self._by_id[record.fun_id] = record
+            if record.source_key:
+                self._by_source[record.source_key] = weakref.ref(record)
+            while len(self._by_id) > REGISTRY_LIMIT:
+                self._by_id.popitem(last=False)
+            return record, status
+
+    def forget(self, fun: Any) -> int:
+        """Drop ``fun``'s history (after ``clear_cache``); returns how many signatures it held."""
+        with self._lock:
+            record = self.lookup(fun)
+            if record is None:
+                return 0
+            del self._by_id[record.fun_id]
+            if record.source_key:
+                self._by_source.pop(record.source_key, None)
+                self._cleared.add(record.source_key)
+            return len(record.entries)
+
+    def history(self, fun: Any) -> _FunctionRecord | None:
+        return self.lookup(fun)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_id.clear()
+            self._by_source.clear()
+            self._cleared.clear()
+
+
+registry = Registry()
+
+
+def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> Any | None:
+    """The earlier key of ``record`` that differs least from ``key``, ranked as JAX ranks diffs."""
+    if not record.keys:
+        return None
+    best, best_rank = None, None
+    context, (_, debug_info, *_), _ = key
+    types, tree, _ = described if described else ((), "", ())
+    for age, (old_key, old_described) in enumerate(reversed(record.keys)):
+        old_context, (_, old_debug, *_), _ = old_key
+        old_types, old_tree, _ = old_described if old_described else ((), "", ())
+        if context != old_context:
+            rank = (0, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
+        elif tree != old_tree:
+            rank = (1, 1)
+        elif debug_info != old_debug:
+            rank = (2, 1)
+        else:
+            rank = (3, sum(a != b for a, b in zip(types, old_types)) or 1)
+        if best_rank is None or (rank, age) < best_rank:
+            best, best_rank = old_key, (rank, age)
+    return best
+
+
+# --- the session: probe callbacks, log capture, trace-time output ---------------------------
+
+
+class _Frame:
+    """One lookup in JAX's tracing cache, open on this thread."""
+
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context")
+
+    def __init__(self, fun: Any, debug_info: Any) -> None:
+        self.fun = fun
+        self.debug_info = debug_info
+        self.jax_text: str | None = None
+        self.output: list[str] = []
+        self.flag_context = None
+
+
+class _Tee:
+    """``sys.stdout`` while a trace runs: writes go through unchanged and are noted for the tracing function."""
+
+    def __init__(self, target: Any, session: Session) -> None:
+        self._target = target
+        self._session = session
+
+    def write(self, text: str) -> int:
+        self._session._note_output(text)
+        return self._target.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+class _Stats:
+    """Mutable per-function counters for one session (frozen into ``FunctionCacheStats``)."""
+
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "misses", "output")
+
+    def __init__(self, fun: Any, record: _FunctionRecord) -> None:
+        self.fun = fun
+        self.record = record
+        self.wrapper: Any = None
+        self.traced = 0
+        self.calls = 0
+        self.hits = 0
+        self.misses: list[CacheMiss] = []
+        self.output: list[str] = []
+
+
+class Session(_jax_compat.TraceProbe):
+    """Collects traces, misses and trace-time output while open; :meth:`report` freezes them.
+
+    Args:
+        jax_text: ``"always"`` to keep JAX's own explanation on for the whole
+            session (``%%jaxcache``), ``"when_cheap"`` to turn it on per trace only
+            while JAX's tracing cache is small (``%jaxcache on``), ``"never"``.
+    """
+
+    def __init__(self, jax_text: str = "always") -> None:
+        if jax_text not in ("always", "when_cheap", "never"):
+            raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
+        self.jax_text = jax_text
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._stats: dict[int, _Stats] = {}
+        self._uninstall: Callable[[], None] | None = None
+        self._logs: _LogCapture | None = None
+        self._flag_before: bool | None = None
+        self._stdout_before: Any = None
+        self._tee: _Tee | None = None
+        self._orphans: list[CacheMiss] = []
+        self.notes: list[str] = []
+        self.open = False
+        self.paused = False
+
+    # lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Session:
+        self._logs = _LogCapture(self)
+        self._logs.start()
+        if self.jax_text == "always":
+            self._flag_before = _jax_compat.config_global_value(EXPLAIN_FLAG)
+            jax.config.update(EXPLAIN_FLAG, True)
+        self._uninstall = _jax_compat.install_trace_probe(self)
+        if self._uninstall is None:
+            self.notes.append(
+                f"jax {jax.__version__} has no tracing-cache probe: misses come from JAX's log only, and hits are not counted"
+            )
+        self.open = True
+        return self
+
+    def stop(self) -> None:
+        if not self.open:
+            return
+        self.open = False
+        try:
+            if self._uninstall is not None:
+                self._uninstall()
+        finally:
+            try:
+                if self.jax_text == "always" and self._flag_before is not None:
+                    jax.config.update(EXPLAIN_FLAG, self._flag_before)
+            finally:
+                if self._logs is not None:
+                    self._logs.stop()
+
+    # probe callbacks (on the tracing thread) ----------------------------------------------
+
+    def enter(self, fun: Any, debug_info: Any) -> _Frame | None:
+        if self.paused:
+            return None
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        frame = _Frame(fun, debug_info)
+        if self.jax_text == "when_cheap":
+            entries = _jax_compat.trace_cache_entries()
+            if entries is not None and entries <= JAX_TEXT_MAX_ENTRIES:
+                frame.flag_context = jax.explain_cache_misses(True)
+                frame.flag_context.__enter__()
+        if not stack:
+            self._install_tee()
+        stack.append(frame)
+        return frame
+
+    def exit(self, frame: _Frame | None, missed: bool, key: Any) -> None:
+        if frame is None:
+            return
+        try:
+            stack = self._local.stack
+            if stack and stack[-1] is frame:
+                stack.pop()
+            if not stack:
+                self._remove_tee()
+            if frame.flag_context is not None:
+                frame.flag_context.__exit__(None, None, None)
+            if missed and getattr(frame.debug_info, "traced_for", "jit") == "jit" and _is_user_function(frame.debug_info):
+                self._record_miss(frame, key)
+        except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
+            self.notes.append(f"jaxshow could not record a trace: {type(exc).__name__}: {exc}")
+
+    # evidence ----------------------------------------------------------------------------
+
+    def _note_output(self, text: str) -> None:
+        stack = getattr(self._local, "stack", None)
+        if stack:
+            stack[-1].output.append(text)
+
+    def _note_jax_text(self, text: str) -> bool:
+        """A ``TRACING CACHE MISS`` record: attach it to the trace open on this thread."""
+        stack = getattr(self._local, "stack", None)
+        if stack and stack[-1].jax_text is None:
+            stack[-1].jax_text = text
+            return True
+        if self._uninstall is None:
+            self._orphans.append(_miss_from_text(text))
+        return True
+
+    def _install_tee(self) -> None:
+        current = sys.stdout
+        if isinstance(current, _Tee) or current is None:
+            return
+        self._stdout_before = current
+        self._tee = _Tee(current, self)
+        sys.stdout = self._tee
+
+    def _remove_tee(self) -> None:
+        if self._tee is not None and sys.stdout is self._tee:
+            sys.stdout = self._stdout_before
+        self._tee = None
+        self._stdout_before = None
+
+    def _record_miss(self, frame: _Frame, key: Any) -> None:
+        fun, debug_info = frame.fun, frame.debug_info
+        record, status = registry.record_for(fun, debug_info)
+        described = _jax_compat.describe_trace_key(key) if key is not None else None
+        source = "none"
+        evidence = ""
+        if frame.jax_text is not None:
+            evidence, source = frame.jax_text, "jax"
+            category, changes, same_line, site = parse_explanation(evidence)
+        elif status != "known" or not record.keys:
+            category, changes, same_line, site = "never_seen", (), False, None
+        else:
+            old = _closest_key(record, key, described)
+            text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
+            if text:
+                evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
+                source = "jaxshow"
+                category, changes, same_line, site = parse_explanation(text)
+            else:
+                category, changes, same_line, site = "other", (), False, None
+        if category == "never_seen":
+            if status == "after_clear":
+                same_line = False
+            elif status == "same_source" or same_line:
+                category = "redefined"
+        signature = described[0] if described else ()
+        now = time.time()
+        miss = CacheMiss(
+            function=record.name,
+            category=category,
+            summary=miss_summary(category, changes, record.name),
+            changes=changes,
+            evidence=evidence,
+            evidence_source=source,
+            call_site=site,
+            signature=signature,
+            same_line_hint=same_line,
+            wall_time=now,
+        )
+        if key is not None:
+            record.keys.append((key, described))
+        record.entries.append(TraceEntry(signature, now, category, miss.summary))
+        record.traces += 1
+        with self._lock:
+            stats = self._stats.get(id(fun))
+            if stats is None or stats.fun is not fun:
+                stats = self._stats[id(fun)] = _Stats(fun, record)
+            stats.traced += 1
+            stats.misses.append(miss)
+            if frame.output:
+                stats.output.append("".join(frame.output))
+
+    # counting calls (cell mode) ----------------------------------------------------------
+
+    def traced_count(self, fun: Any) -> int:
+        stats = self._stats.get(id(fun))
+        return stats.traced if stats is not None and stats.fun is fun else 0
+
+    def count_call(self, wrapper: Any, fun: Any, traced: bool) -> None:
+        with self._lock:
+            stats = self._stats.get(id(fun))
+            if stats is None or stats.fun is not fun:
+                record = registry.lookup(fun) or registry.record_for(fun, None)[0]
+                stats = self._stats[id(fun)] = _Stats(fun, record)
+            stats.wrapper = wrapper
+            stats.calls += 1
+            if not traced:
+                stats.hits += 1
+
+    # freezing ----------------------------------------------------------------------------
+
+    def report(self, *, hits_counted: bool = False, cell_error: BaseException | None = None) -> CacheReport:
+        """Freeze what the session saw into a :class:`CacheReport` (plain data; no functions kept)."""
+        functions = []
+        with self._lock:
+            stats_list = list(self._stats.values())
+        for s in stats_list:
+            functions.append(
+                FunctionCacheStats(
+                    function=s.record.name,
+                    qualname=s.record.qualname,
+                    defined_at=s.record.defined_at,
+                    traced=s.traced,
+                    calls=s.calls if hits_counted and s.wrapper is not None else None,
+                    hits=s.hits if hits_counted and s.wrapper is not None else None,
+                    cache_size=_jax_compat.cache_size(s.wrapper) if s.wrapper is not None else None,
+                    misses=tuple(s.misses),
+                    trace_time_output=tuple(s.output),
+                )
+            )
+        if self._orphans:
+            by_name: dict[str, list[CacheMiss]] = {}
+            for miss in self._orphans:
+                by_name.setdefault(miss.function, []).append(miss)
+            for name, misses in by_name.items():
+                functions.append(FunctionCacheStats(function=name, qualname=name, defined_at=None, traced=len(misses), misses=tuple(misses)))
+        traced_names = {f.function for f in functions}
+        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], traced_names)
+        notes = list(self.notes)
+        if helper_count:
+            notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
+        if not hits_counted:
+            notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
+        error = ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error is not None else None
+        return CacheReport(
+            functions=tuple(functions),
+            persistent=tuple(compiles),
+            hits_counted=hits_counted,
+            notes=tuple(notes),
+            cell_error=error,
+        )
+
+    def reset(self) -> None:
+        """Forget this session's counters (the process-wide history stays)."""
+        with self._lock:
+            self._stats.clear()
+            self._orphans.clear()
+            self.notes.clear()
+        if self._logs is not None:
+            self._logs.compiles.clear()
+
+
+def _is_user_function(debug_info: Any) -> bool:
+    filename = getattr(debug_info, "func_filename", None)
+    if not filename:
+        return True
+    return not os.path.abspath(filename).startswith(_JAX_DIR + os.sep)
+
+
+_NAME_IN_TEXT = re.compile(r"^\s*(?:for )?(?P<name>\S+?)(?: id=\d+)? defined at ", re.M)
+
+
+def _miss_from_text(text: str) -> CacheMiss:
+    category, changes, same_line, site = parse_explanation(text)
+    m = _NAME_IN_TEXT.search(text)
+    name = m.group("name") if m else "?"
+    return CacheMiss(name, category, miss_summary(category, changes, name), changes, text, "jax", site, (), same_line, time.time())
+
+
+class _LogCapture:
+    """Filters on JAX's explain and compiler loggers: records are taken into the report, not printed.
+
+    Levels are lowered only as far as needed (the persistent-cache lines are
+    DEBUG unless ``jax_explain_cache_misses`` is on) and restored afterwards;
+    records jaxshow did not take pass through exactly as before.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.compiles: list[persistent.CompileLogEvent] = []
+        self._loggers: list[tuple[logging.Logger, int, int]] = []
+
+    def start(self) -> None:
+        names = [_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES]
+        for name in names:
+            logger = logging.getLogger(name)
+            effective = logger.getEffectiveLevel()
+            wanted = logging.WARNING if name == names[0] else logging.DEBUG
+            self._loggers.append((logger, logger.level, effective))
+            logger.addFilter(self._filter)
+            if effective > wanted:
+                logger.setLevel(wanted)
+
+    def stop(self) -> None:
+        for logger, level, _ in reversed(self._loggers):
+            logger.removeFilter(self._filter)
+            if logger.level != level:
+                logger.setLevel(level)
+        self._loggers.clear()
+
+    def _user_threshold(self, name: str) -> int:
+        for logger, _, effective in self._loggers:
+            if logger.name == name:
+                return effective
+        return logging.WARNING
+
+    def _filter(self, record: logging.LogRecord) -> bool:
+        if self.session.paused:
+            return True
+        try:
+            message = record.getMessage()
+            if message.startswith("TRACING CACHE MISS"):
+                return not self.session._note_jax_text(message)
+            event = persistent.parse_compile_log(message)
+            if event is not None:
+                self.compiles.append(event)
+                return False
+            return record.levelno >= self._user_threshold(record.name)
+        except Exception:  # noqa: BLE001 - logging must never break the user's call
+            return True
+
+
+# --- public API ---------------------------------------------------------------------------
+
+
+class Explanation:
+    """What ``with jaxshow.explain() as ex:`` yields; ``ex.report`` is filled when the block ends."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self.report: CacheReport | None = None
+
+    @property
+    def misses(self) -> tuple[CacheMiss, ...]:
+        return self._current().misses
+
+    @property
+    def functions(self) -> tuple[FunctionCacheStats, ...]:
+        return self._current().functions
+
+    def _current(self) -> CacheReport:
+        return self.report if self.report is not None else self._session.report()
+
+    def __repr__(self) -> str:
+        return f"<Explanation {self._current()._summary()}>"
+
+
+@contextmanager
+def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
+    """Explain every trace of a jitted function made inside the block.
+
+    Turns on ``jax_explain_cache_misses`` for the block (restoring the previous
+    value, even if the block raises), catches JAX's explanations from its logger
+    so nothing is printed, and records per function how often it traced, why
+    each trace missed the cache, what it printed while tracing, and what the
+    persistent compilation cache did with each compile.
+
+    Args:
+        jax_text: ``"always"`` (default) uses JAX's own explanation, which
+            compares each miss with every cached key; ``"when_cheap"`` uses it
+            only while the tracing cache is small and otherwise jaxshow's bounded
+            history; ``"never"`` uses jaxshow's history only.
+
+    Returns:
+        A context manager yielding an :class:`Explanation`; its ``report`` (a
+        :class:`jaxshow.report.CacheReport`) is set when the block ends.
+
+    Examples::
+
+        with jaxshow.explain() as ex:
+            f(jnp.ones(3)); f(jnp.ones(4))
+        for miss in ex.report.misses:
+            print(miss.category, miss.summary)
+    """
+    session = Session(jax_text=jax_text).start()
+    explanation = Explanation(session)
+    error: BaseException | None = None
+    try:
+        yield explanation
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        session.stop()
+        explanation.report = session.report(cell_error=error if isinstance(error, Exception) else None)
+
+
+def counting_hook(session: Session, is_jitted: Callable[[Any], bool]) -> Callable[[Any], Any]:
+    """A ``cellrun`` hook that counts each direct call of a jitted function as traced or hit."""
+
+    def hook(fn: Any) -> Any:
+        if not is_jitted(fn):
+            return fn
+        target = getattr(fn, "__wrapped__", fn)
+
+        def counted_call(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True
+            before = session.traced_count(target)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                try:
+                    session.count_call(fn, target, session.traced_count(target) > before)
+                except Exception:  # noqa: BLE001 - never disturb the user's call
+                    pass
+
+        return counted_call
+
+    return hook
+
+
+def trace_history(name: str, fn: Any) -> TraceHistory:
+    """The traces jaxshow observed for the jitted function ``fn`` and its current cache size."""
+    target = getattr(fn, "__wrapped__", fn)
+    record = registry.history(target)
+    size = _jax_compat.cache_size(fn)
+    return TraceHistory(
+        name=name,
+        qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
+        defined_at=record.defined_at if record else _defined_at(target, None),
+        entries=tuple(record.entries) if record else (),
+        traces_observed=record.traces if record else 0,
+        cache_size=size,
+        cache_size_unavailable=None if size is not None else f"jax {jax.__version__} does not report this function's cache size",
+        history_limit=HISTORY_LIMIT,
+    )
+
+
+def forget(fn: Any) -> int:
+    """Drop jaxshow's history of ``fn`` (a jitted function); returns the signatures dropped."""
+    return registry.forget(getattr(fn, "__wrapped__", fn))

@@ -1,0 +1,230 @@
+"""%jaxcache and %%jaxcache in a real InteractiveShell: the cell runs once, misses are explained, JAX is left as found."""
+
+from __future__ import annotations
+
+import html.parser
+import logging
+
+import jax
+import jax.monitoring
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from jaxshow import _jax_compat, retrace
+from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
+
+SETUP = """
+import jax, jax.numpy as jnp
+from functools import partial
+traces = []
+
+@jax.jit
+def f(x):
+    traces.append(1)
+    print("tracing f")
+    return x * 2
+
+@partial(jax.jit, static_argnums=1)
+def scale(x, n):
+    return x * n
+
+x = jnp.ones(3)
+"""
+
+LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache", "jax"]
+
+
+def _jax_state():
+    from jax._src import monitoring
+
+    logs = [(n, lg.level, tuple(lg.handlers), tuple(lg.filters), lg.propagate) for n in LOGGERS for lg in [logging.getLogger(n)]]
+    listeners = (
+        tuple(monitoring.get_event_listeners()),
+        tuple(monitoring.get_event_duration_listeners()),
+        tuple(monitoring.get_scalar_listeners()) if hasattr(monitoring, "get_scalar_listeners") else (),
+    )
+    return dict(jax.config.values), logs, listeners, _jax_compat._trace_cache_module().trace_to_jaxpr
+
+
+@pytest.fixture
+def shell(ip):
+    retrace.registry.clear()
+    ip.run_cell(SETUP)
+    return ip
+
+
+def _run(shell, text):
+    with capture_output() as cap:
+        result = shell.run_cell(text)
+    return result, cap
+
+
+def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
+    result, cap = _run(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(x)\ny = f(jnp.ones(4))\nlen(traces)")
+    assert result.success and result.result == 2
+    assert shell.user_ns["traces"] == [1, 1]
+    rep = shell.user_ns["rep"]
+    assert isinstance(rep, CacheReport)
+    stats = rep.functions[0]
+    assert (stats.function, stats.calls, stats.traced, stats.hits, stats.cache_size) == ("f", 3, 2, 1, 2)
+    assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
+    assert stats.misses[1].summary == "x: now f32[4], before f32[3]"
+    assert cap.stdout.startswith("tracing f\ntracing f\n"), "trace-time output still reaches the cell"
+    assert "TRACING CACHE MISS" not in cap.stderr
+    text = cap.outputs[-1].data["text/plain"]
+    assert "ran at trace time: runs once per cache miss" in text and "jax.debug.print" in text
+    assert 'class="jaxshow"' in cap.outputs[-1].data["text/html"]
+
+
+def test_every_category_in_a_real_shell(shell):
+    cell = "\n".join([
+        "%%jaxcache -o rep",
+        "f(x); f(jnp.ones(4)); f(jnp.ones(4, jnp.int32)); f(1.0)",
+        "scale(x, 2); scale(x, 3)",
+        "with jax.numpy_rank_promotion('raise'):",
+        "    f(x)",
+        "for i in range(2):",
+        "    jax.jit(lambda v: v + 1)(x)",
+    ])
+    result, _ = _run(shell, cell)
+    assert result.success
+    rep = shell.user_ns["rep"]
+    by_name = {}
+    for fs in rep.functions:
+        by_name.setdefault(fs.function, []).extend(m.category for m in fs.misses)
+    assert by_name["f"] == ["never_seen", "input_types", "input_types", "input_types", "tracing_context"]
+    assert by_name["scale"] == ["never_seen", "static_args"]
+    assert by_name["<lambda>"][1] == "redefined"
+
+
+def test_rerun_cell_is_recognised_as_redefinition(shell):
+    shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
+    _run(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
+    miss = shell.user_ns["rep"].functions[0].misses[0]
+    assert miss.category == "redefined"
+    assert "same name and source" in miss.summary
+
+
+def test_a_cell_with_no_miss_says_so(shell):
+    shell.run_cell("f(x)")
+    _, cap = _run(shell, "%%jaxcache -o rep\nf(x)")
+    rep = shell.user_ns["rep"]
+    assert rep.functions[0].traced == 0 and rep.functions[0].hits == 1
+    assert "no cache miss: every jitted call hit the cache" in cap.outputs[-1].data["text/plain"]
+
+
+def test_cell_error_propagates_and_config_is_restored(shell):
+    before = _jax_state()
+    result, cap = _run(shell, "%%jaxcache\nsentinel = f(x)\nraise KeyError('boom')")
+    assert not result.success and type(result.error_in_exec) is KeyError
+    assert "sentinel" in shell.user_ns
+    assert "the cell raised KeyError" in cap.outputs[-1].data["text/plain"]
+    assert _jax_state() == before
+
+
+def test_on_mode_reports_under_following_cells_until_off(shell):
+    before = _jax_state()
+    _, cap = _run(shell, "%jaxcache on")
+    assert "%jaxcache on" in cap.stdout
+    _, cap = _run(shell, "f(x)")
+    assert cap.outputs and "never-seen function" in cap.outputs[-1].data["text/plain"]
+    _, cap = _run(shell, "f(x)")
+    assert not cap.outputs, "a cell with no trace stays quiet in on mode"
+    _, cap = _run(shell, "f(jnp.ones(5))")
+    text = cap.outputs[-1].data["text/plain"]
+    assert "x: now f32[5], before f32[3]" in text and "not counted" in text
+    _run(shell, "%jaxcache off")
+    _, cap = _run(shell, "f(jnp.ones(6))")
+    assert not cap.outputs
+    assert _jax_state() == before
+
+
+def test_name_history_and_clear(shell):
+    shell.run_cell("%%jaxcache\nf(x); f(jnp.ones(2))")
+    _, cap = _run(shell, "%jaxcache f -o hist")
+    hist = shell.user_ns["hist"]
+    assert isinstance(hist, TraceHistory) and hist.traces_observed == 2 and hist.cache_size == 2
+    assert [e.signature for e in hist.entries] == [(("x", "f32[3]"),), (("x", "f32[2]"),)]
+    _run(shell, "%jaxcache clear f -o cleared")
+    cleared = shell.user_ns["cleared"]
+    assert isinstance(cleared, CacheClearReport)
+    assert (cleared.entries_before, cleared.entries_after, cleared.history_entries_cleared) == (2, 0, 2)
+    assert any("persistent" in n for n in cleared.not_cleared)
+    _run(shell, "%%jaxcache -o rep\nf(x)")
+    miss = shell.user_ns["rep"].functions[0].misses[0]
+    assert miss.category == "never_seen" and not miss.same_line_hint
+
+
+def test_persistent_subcommand(shell):
+    _run(shell, "%%jaxcache\nf(jnp.ones(7))")
+    _, cap = _run(shell, "%jaxcache persistent -o state")
+    state = shell.user_ns["state"]
+    assert isinstance(state, PersistentCacheReport)
+    assert any(c.module == "jit_f" for c in state.compiles)
+    assert "jax.clear_caches()" in cap.outputs[-1].data["text/plain"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("", "needs a subcommand"),
+        ("bogus", "neither a subcommand nor a name"),
+        ("jnp", "not a jitted function"),
+        ("clear", "exactly one function name"),
+        ("clear x", "not a jitted function"),
+        ("on now", "takes no argument"),
+        ("--bogus", "unrecognized arguments"),
+    ],
+)
+def test_bad_input_is_a_usage_error_with_usage(shell, line, message):
+    with pytest.raises(UsageError) as err:
+        shell.run_line_magic("jaxcache", line)
+    assert message in str(err.value) and "%jaxcache" in str(err.value) and "subcommands" in str(err.value)
+
+
+def test_bad_cell_options_run_nothing(shell):
+    with pytest.raises(UsageError):
+        shell.run_cell_magic("jaxcache", "on", "ran = 1")
+    assert "ran" not in shell.user_ns
+
+
+class _Parser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+def test_hostile_function_names_are_escaped(shell):
+    cell = "\n".join([
+        "%%jaxcache -o rep",
+        "def body(v):",
+        "    print('</pre><script>alert(1)</script>')",
+        "    return v + 1",
+        "body.__name__ = body.__qualname__ = '<script>alert(\"x\")</script>'",
+        "evil = jax.jit(body)",
+        "evil(x); evil(jnp.ones(2))",
+    ])
+    _, cap = _run(shell, cell)
+    page = cap.outputs[-1].data["text/html"]
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    parser = _Parser()
+    parser.feed(page)
+    assert "script" not in parser.tags
+
+
+def test_unload_leaves_jax_as_found(ip):
+    ip.run_line_magic("unload_ext", "jaxshow")
+    before = _jax_state()
+    ip.run_line_magic("load_ext", "jaxshow")
+    ip.run_cell(SETUP)
+    ip.run_cell("%jaxcache on")
+    ip.run_cell("f(x)")
+    ip.run_cell("%%jaxcache\nf(jnp.ones(9))")
+    ip.run_line_magic("unload_ext", "jaxshow")
+    assert _jax_state() == before
+    assert "jaxcache" not in ip.magics_manager.magics["line"]
+    ip.run_line_magic("load_ext", "jaxshow")

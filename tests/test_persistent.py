@@ -1,0 +1,116 @@
+"""The persistent-cache doctor: real JAX log lines, a write in one process and a disk hit in the next."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+
+from jaxshow import persistent
+from jaxshow.report import PersistentCompile
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    from jaxshow import persistent
+    jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    @jax.jit
+    def quick(x):
+        return x + 1
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+        quick(jnp.ones(3))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({
+        "compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent],
+        "entries": state.entry_count, "initialized": state.initialized,
+        "in_use": state.directory_in_use, "source": state.directory_source,
+    }))
+    """
+)
+
+
+def _child(directory, env_dir=False):
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if env_dir:
+        env["JAX_COMPILATION_CACHE_DIR"] = str(directory)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(directory)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "PERSISTENT COMPILATION CACHE" not in out.stderr and "Not writing" not in out.stderr, "log lines went to the report, not stderr"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_write_in_one_process_and_disk_hit_in_the_next(tmp_path):
+    first = _child(tmp_path)
+    verdicts = {m: (v, r) for m, v, r in first["compiles"]}
+    assert verdicts["jit_work"][0] == "written"
+    assert verdicts["jit_quick"][0] == "skipped" and "took < 1.00 s to compile" in verdicts["jit_quick"][1]
+    assert first["entries"] >= 1 and first["initialized"] is True
+    assert os.path.samefile(first["in_use"], tmp_path)
+    files = [p.name for p in tmp_path.iterdir()]
+    assert any(n.startswith("jit_work-") and n.endswith("-cache") for n in files)
+
+    second = _child(tmp_path, env_dir=True)
+    verdicts = {m: v for m, v, _ in second["compiles"]}
+    assert verdicts["jit_work"] == "hit"
+    assert second["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"
+
+
+def test_report_without_a_directory_says_why_nothing_is_written():
+    assert jax.config.values["jax_compilation_cache_dir"] is None
+    state = persistent.report()
+    assert state.directory is None and state.entry_count is None
+    assert state.listing_unavailable == "no cache directory set"
+    gates = {g.option: g.value for g in state.gates}
+    assert gates["jax_persistent_cache_min_compile_time_secs"] == "1.0 s"
+    assert gates["process index"] == "0"
+    assert any("before the first compile" in n for n in state.notes)
+    assert any("jax.clear_caches() and f.clear_cache() do not touch" in n for n in state.notes)
+    assert "min_compile_time_secs" in str(state)
+
+
+def test_listing_counts_entries_and_names_the_newest(tmp_path):
+    (tmp_path / "jit_a-1-cache").write_bytes(b"x" * 10)
+    newest = tmp_path / "jit_b-2-cache"
+    newest.write_bytes(b"y" * 30)
+    os.utime(newest, (2_000_000_000, 2_000_000_000))
+    (tmp_path / "jit_b-2-atime").write_bytes(b"")
+    assert persistent.listing(str(tmp_path))[:3] == (2, 40, "jit_b-2-cache")
+    assert persistent.listing(str(tmp_path / "missing"))[4].endswith("does not exist yet (JAX creates it at the first write)")
+
+
+def test_log_lines_fold_into_verdicts():
+    lines = [
+        "PERSISTENT COMPILATION CACHE MISS for 'jit_f' with key 'jit_f-abc'",
+        "Not writing persistent cache entry for 'jit_f' because it took < 1.00 seconds to compile (0.03s)",
+        "PERSISTENT COMPILATION CACHE MISS for 'jit_g' with key 'jit_g-def'",
+        "Not writing persistent cache entry since process_id != 0",
+        "Persistent compilation cache hit for 'jit_h' with key 'jit_h-123'",
+        "PERSISTENT COMPILATION CACHE MISS for 'jit_k' with key 'jit_k-9'",
+        "Not writing persistent cache entry with key 'jit_k-9' since its size (10 bytes) is less than threshold (100 bytes)",
+        "some other message",
+    ]
+    events = [e for e in map(persistent.parse_compile_log, lines) if e is not None]
+    assert len(events) == 7
+    verdicts = persistent.compiles_from_events(events)
+    assert verdicts == [
+        PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile (0.03 s); jax_persistent_cache_min_compile_time_secs", 0.03),
+        PersistentCompile("jit_g", "skipped", "only process 0 writes (jax.process_index() != 0)", None),
+        PersistentCompile("jit_h", "hit", "served from the persistent cache (a compile in an earlier process)", None),
+        PersistentCompile("jit_k", "skipped", "entry of 10 bytes is under jax_persistent_cache_min_entry_size_bytes (100)", None),
+    ]

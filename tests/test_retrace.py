@@ -1,0 +1,213 @@
+"""jaxshow.explain() on real JAX: every miss category, trace-time output, and JAX left as it was found."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxshow
+from jaxshow import _jax_compat, retrace
+
+EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
+
+
+def _logger_state():
+    return [
+        (name, lg.level, tuple(lg.handlers), tuple(lg.filters), lg.propagate, lg.disabled)
+        for name in EXPLAIN_LOGGERS
+        for lg in [logging.getLogger(name)]
+    ]
+
+
+def _misses(ex, name):
+    return [m for f in ex.report.functions if f.function == name for m in f.misses]
+
+
+def test_categories_in_jax_order_with_evidence(capfd):
+    @jax.jit
+    def f(x):
+        return x * 2
+
+    @partial(jax.jit, static_argnums=1)
+    def g(x, n):
+        return x * n
+
+    @jax.jit
+    def h(t):
+        return t[0] + t[1]
+
+    with jaxshow.explain() as ex:
+        f(jnp.ones(3))
+        f(jnp.ones(3))
+        f(jnp.ones(4))
+        f(jnp.ones(4, jnp.int32))
+        f(1.0)
+        g(jnp.ones(2), 2)
+        g(jnp.ones(2), 3)
+        h((jnp.ones(2), jnp.ones(2)))
+        h([jnp.ones(2), jnp.ones(2)])
+        with jax.numpy_rank_promotion("raise"):
+            f(jnp.ones(3))
+    f_misses = _misses(ex, "f")
+    assert [m.category for m in f_misses] == ["never_seen", "input_types", "input_types", "input_types", "tracing_context"]
+    shape = f_misses[1]
+    assert (shape.changes[0].where, shape.changes[0].now, shape.changes[0].before) == ("x", "f32[4]", "f32[3]")
+    assert shape.summary == "x: now f32[4], before f32[3]"
+    assert f_misses[2].changes[0].now == "i32[4]"
+    assert "weak_type=True" in f_misses[3].changes[0].now
+    ctx = f_misses[4]
+    assert ctx.changes[0].where == "jax_numpy_rank_promotion" and (ctx.changes[0].now, ctx.changes[0].before) == ("raise", "allow")
+    static = _misses(ex, "g")[1]
+    assert static.category == "static_args" and (static.changes[0].now, static.changes[0].before) == ("3", "2")
+    assert static.changes[0].where == "argument 1"
+    tree = _misses(ex, "h")[1]
+    assert tree.category == "input_pytree" and "list" in tree.changes[0].now
+    assert all(m.evidence_source == "jax" and m.evidence.startswith("TRACING CACHE MISS") for m in f_misses)
+    stats = {f.function: f for f in ex.report.functions}
+    assert stats["f"].traced == 5 and stats["g"].traced == 2 and stats["h"].traced == 2
+    assert "TRACING CACHE MISS" not in capfd.readouterr().err
+
+
+def test_function_redefined_in_a_loop_is_recognised():
+    with jaxshow.explain() as ex:
+        for _ in range(3):
+            jax.jit(lambda x: x + 1)(jnp.ones(2))
+    categories = [m.category for m in ex.report.misses]
+    assert categories[0] in ("never_seen", "redefined")
+    assert categories[1:] == ["redefined", "redefined"]
+
+
+def test_no_miss_is_explicit_and_hits_are_not_counted_by_the_api():
+    @jax.jit
+    def warm(x):
+        return x + 1
+
+    warm(jnp.ones(2))
+    with jaxshow.explain() as ex:
+        warm(jnp.ones(2))
+    assert ex.report.misses == ()
+    assert not ex.report.hits_counted
+    assert "no jitted function was called or traced" in str(ex.report)
+
+
+def test_trace_time_print_is_flagged_and_still_printed(capsys):
+    @jax.jit
+    def noisy(x):
+        print("tracing noisy")
+        return x - 1
+
+    with jaxshow.explain() as ex:
+        noisy(jnp.ones(2))
+        noisy(jnp.ones(2))
+        print("after")
+    out = capsys.readouterr().out
+    assert out == "tracing noisy\nafter\n", "the cell's own output is unchanged"
+    stats = next(f for f in ex.report.functions if f.function == "noisy")
+    assert stats.trace_time_output == ("tracing noisy\n",)
+    text = str(ex.report)
+    assert "ran at trace time: runs once per cache miss" in text
+    assert 'jax.debug.print("x = {x}", x=x)' in text and "never as an f-string" in text
+
+
+def test_config_and_loggers_are_restored_even_when_the_block_raises():
+    before_flag = jax.config.values["jax_explain_cache_misses"]
+    before_logs = _logger_state()
+    before_fn = _jax_compat._trace_cache_module().trace_to_jaxpr
+
+    @jax.jit
+    def f(x):
+        return x / 2
+
+    with pytest.raises(ZeroDivisionError):
+        with jaxshow.explain() as ex:
+            f(jnp.ones(2))
+            1 / 0
+    assert jax.config.values["jax_explain_cache_misses"] == before_flag
+    assert _logger_state() == before_logs
+    assert _jax_compat._trace_cache_module().trace_to_jaxpr is before_fn
+    assert ex.report.cell_error.type_name == "ZeroDivisionError"
+    assert [m.category for m in ex.report.misses] == ["never_seen"]
+
+
+def test_previous_true_flag_is_restored():
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        with jaxshow.explain():
+            pass
+        assert jax.config.values["jax_explain_cache_misses"] is True
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+
+
+def _static_sequence(jax_text):
+    @partial(jax.jit, static_argnums=1)
+    def k(x, n):
+        return x * n
+
+    with jaxshow.explain(jax_text=jax_text) as ex:
+        k(jnp.ones(2), 1)
+        k(jnp.ones(3), 1)
+        k(jnp.ones(3), 2)
+        k(jnp.ones(3, jnp.int32), 2)
+    return ex.report.misses
+
+
+def test_bounded_history_agrees_with_jax_on_the_closest_key():
+    ours, theirs = _static_sequence("never"), _static_sequence("always")
+    assert theirs[0].category == "redefined", "the second k has the first one's name and source"
+    assert [m.category for m in ours[1:]] == [m.category for m in theirs[1:]]
+    # JAX ranks a pytree/static difference before a type difference, so the last call is
+    # explained against (f32[3], 1) as a static-argument change, by JAX and by jaxshow alike.
+    assert [m.category for m in ours] == ["never_seen", "input_types", "static_args", "static_args"]
+    assert all(m.evidence_source == "jaxshow" for m in ours[1:])
+    assert all(m.evidence_source == "jax" for m in theirs)
+    assert ours[1].summary == theirs[1].summary == "x: now f32[3], before f32[2]"
+    assert [m.changes for m in ours[1:]] == [m.changes for m in theirs[1:]]
+
+
+def test_history_is_bounded_per_function():
+    @jax.jit
+    def many(x):
+        return x + 1
+
+    with jaxshow.explain(jax_text="never") as ex:
+        for n in range(1, retrace.HISTORY_LIMIT + 6):
+            many(jnp.ones(n))
+    record = retrace.registry.history(many.__wrapped__)
+    assert len(record.keys) == retrace.HISTORY_LIMIT
+    assert record.traces == retrace.HISTORY_LIMIT + 5
+    assert ex.report.functions[0].traced == retrace.HISTORY_LIMIT + 5
+
+
+def test_toggling_the_explain_flag_does_not_invalidate_the_trace_cache():
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(1)
+        return x * 3
+
+    x = jnp.ones(3)
+    f(x)
+    size = f._cache_size()
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        f(x)
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+    f(x)
+    with jaxshow.explain():
+        f(x)
+    assert len(traces) == 1 and f._cache_size() == size
+
+
+def test_parse_keeps_unknown_text_verbatim():
+    text = "TRACING CACHE MISS at cell.py:3 (<module>):\n  for f defined at cell.py:1\n  cache miss explanation unavailable"
+    category, changes, same_line, site = retrace.parse_explanation(text)
+    assert (category, changes, same_line, site) == ("other", (), False, "cell.py:3 (<module>)")
+    category, *_ = retrace.parse_explanation("  Debug info doesn't match.")
+    assert category == "debug_info"
