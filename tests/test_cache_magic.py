@@ -9,10 +9,10 @@ import jax
 import jax.monitoring
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
 
 from jaxshow import _jax_compat, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
+from shellrun import run_captured
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -54,14 +54,10 @@ def shell(ip):
     return ip
 
 
-def _run(shell, text):
-    with capture_output() as cap:
-        result = shell.run_cell(text)
-    return result, cap
 
 
 def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
-    result, cap = _run(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(x)\ny = f(jnp.ones(4))\nlen(traces)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(x)\ny = f(jnp.ones(4))\nlen(traces)")
     assert result.success and result.result == 2
     assert shell.user_ns["traces"] == [1, 1]
     rep = shell.user_ns["rep"]
@@ -87,7 +83,7 @@ def test_every_category_in_a_real_shell(shell):
         "for i in range(2):",
         "    jax.jit(lambda v: v + 1)(x)",
     ])
-    result, _ = _run(shell, cell)
+    result, _ = run_captured(shell, cell)
     assert result.success
     rep = shell.user_ns["rep"]
     by_name = {}
@@ -100,7 +96,7 @@ def test_every_category_in_a_real_shell(shell):
 
 def test_rerun_cell_is_recognised_as_redefinition(shell):
     shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
-    _run(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
+    run_captured(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
     miss = shell.user_ns["rep"].functions[0].misses[0]
     assert miss.category == "redefined"
     assert "same name and source" in miss.summary
@@ -108,7 +104,7 @@ def test_rerun_cell_is_recognised_as_redefinition(shell):
 
 def test_a_cell_with_no_miss_says_so(shell):
     shell.run_cell("f(x)")
-    _, cap = _run(shell, "%%jaxcache -o rep\nf(x)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nf(x)")
     rep = shell.user_ns["rep"]
     assert rep.functions[0].traced == 0 and rep.functions[0].hits == 1
     assert "no cache miss: every jitted call hit the cache" in cap.outputs[-1].data["text/plain"]
@@ -116,7 +112,7 @@ def test_a_cell_with_no_miss_says_so(shell):
 
 def test_cell_error_propagates_and_config_is_restored(shell):
     before = _jax_state()
-    result, cap = _run(shell, "%%jaxcache\nsentinel = f(x)\nraise KeyError('boom')")
+    result, cap = run_captured(shell, "%%jaxcache\nsentinel = f(x)\nraise KeyError('boom')")
     assert not result.success and type(result.error_in_exec) is KeyError
     assert "sentinel" in shell.user_ns
     assert "the cell raised KeyError" in cap.outputs[-1].data["text/plain"]
@@ -125,40 +121,40 @@ def test_cell_error_propagates_and_config_is_restored(shell):
 
 def test_on_mode_reports_under_following_cells_until_off(shell):
     before = _jax_state()
-    _, cap = _run(shell, "%jaxcache on")
+    _, cap = run_captured(shell, "%jaxcache on")
     assert "%jaxcache on" in cap.stdout
-    _, cap = _run(shell, "f(x)")
+    _, cap = run_captured(shell, "f(x)")
     assert cap.outputs and "never-seen function" in cap.outputs[-1].data["text/plain"]
-    _, cap = _run(shell, "f(x)")
+    _, cap = run_captured(shell, "f(x)")
     assert not cap.outputs, "a cell with no trace stays quiet in on mode"
-    _, cap = _run(shell, "f(jnp.ones(5))")
+    _, cap = run_captured(shell, "f(jnp.ones(5))")
     text = cap.outputs[-1].data["text/plain"]
     assert "x: now f32[5], before f32[3]" in text and "not counted" in text
-    _run(shell, "%jaxcache off")
-    _, cap = _run(shell, "f(jnp.ones(6))")
+    run_captured(shell, "%jaxcache off")
+    _, cap = run_captured(shell, "f(jnp.ones(6))")
     assert not cap.outputs
     assert _jax_state() == before
 
 
 def test_name_history_and_clear(shell):
     shell.run_cell("%%jaxcache\nf(x); f(jnp.ones(2))")
-    _, cap = _run(shell, "%jaxcache f -o hist")
+    _, cap = run_captured(shell, "%jaxcache f -o hist")
     hist = shell.user_ns["hist"]
     assert isinstance(hist, TraceHistory) and hist.traces_observed == 2 and hist.cache_size == 2
     assert [e.signature for e in hist.entries] == [(("x", "f32[3]"),), (("x", "f32[2]"),)]
-    _run(shell, "%jaxcache clear f -o cleared")
+    run_captured(shell, "%jaxcache clear f -o cleared")
     cleared = shell.user_ns["cleared"]
     assert isinstance(cleared, CacheClearReport)
     assert (cleared.entries_before, cleared.entries_after, cleared.history_entries_cleared) == (2, 0, 2)
     assert any("persistent" in n for n in cleared.not_cleared)
-    _run(shell, "%%jaxcache -o rep\nf(x)")
+    run_captured(shell, "%%jaxcache -o rep\nf(x)")
     miss = shell.user_ns["rep"].functions[0].misses[0]
     assert miss.category == "never_seen" and not miss.same_line_hint
 
 
 def test_persistent_subcommand(shell):
-    _run(shell, "%%jaxcache\nf(jnp.ones(7))")
-    _, cap = _run(shell, "%jaxcache persistent -o state")
+    run_captured(shell, "%%jaxcache\nf(jnp.ones(7))")
+    _, cap = run_captured(shell, "%jaxcache persistent -o state")
     state = shell.user_ns["state"]
     assert isinstance(state, PersistentCacheReport)
     assert any(c.module == "jit_f" for c in state.compiles)
@@ -208,7 +204,7 @@ def test_hostile_function_names_are_escaped(shell):
         "evil = jax.jit(body)",
         "evil(x); evil(jnp.ones(2))",
     ])
-    _, cap = _run(shell, cell)
+    _, cap = run_captured(shell, cell)
     page = cap.outputs[-1].data["text/html"]
     assert "<script>" not in page and "&lt;script&gt;" in page
     parser = _Parser()

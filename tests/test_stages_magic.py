@@ -9,9 +9,9 @@ import weakref
 import jax
 import pytest
 from IPython.core.error import UsageError
-from IPython.utils.capture import capture_output
 
 from jaxshow.report import CellReport
+from shellrun import run_captured
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -37,10 +37,6 @@ def shell(ip):
     return ip
 
 
-def _run(shell, text):
-    with capture_output() as cap:
-        result = shell.run_cell(text)
-    return result, cap
 
 
 def _report(cap) -> CellReport:
@@ -50,7 +46,7 @@ def _report(cap) -> CellReport:
 
 
 def test_cell_runs_once_value_becomes_out_and_assignments_land(shell):
-    result, cap = _run(shell, "%%jaxstages -o rep\ncounter = len(runs) + 1\ny = f(x)\ny + counter")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ncounter = len(runs) + 1\ny = f(x)\ny + counter")
     assert result.success
     assert shell.user_ns["runs"] == [1], "the jitted function traced exactly once"
     assert shell.user_ns["counter"] == 1
@@ -85,7 +81,7 @@ def test_nothing_is_compiled_twice(shell):
     shell.run_cell("@jax.jit\ndef h(v):\n    return v * 3 + 1")
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
-        result, cap = _run(shell, "%%jaxstages -o rep\nout = h(x)")
+        result, cap = run_captured(shell, "%%jaxstages -o rep\nout = h(x)")
     finally:
         jax.monitoring.unregister_event_duration_listener(listener)
     assert result.success
@@ -97,7 +93,7 @@ def test_nothing_is_compiled_twice(shell):
 
 def test_cached_call_reports_cache_hit(shell):
     shell.run_cell("y = f(x)")
-    _run(shell, "%%jaxstages -o rep\ny = f(x)")
+    run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     report = shell.user_ns["rep"].reports[0]
     assert report.timings.stages_run == ()
     assert report.compiled is not None
@@ -105,7 +101,7 @@ def test_cached_call_reports_cache_hit(shell):
 
 
 def test_helper_compiles_are_counted_but_folded(shell):
-    _run(shell, "%%jaxstages -o rep\nz = jnp.full((5,), 7.0)\ny = f(z)")
+    run_captured(shell, "%%jaxstages -o rep\nz = jnp.full((5,), 7.0)\ny = f(z)")
     rep = shell.user_ns["rep"]
     assert [r.function for r in rep.reports] == ["f"]
     assert rep.helper_compiles.count >= 1 and "f" not in rep.helper_compiles.names
@@ -114,19 +110,19 @@ def test_helper_compiles_are_counted_but_folded(shell):
 
 def test_all_and_name_options(shell):
     cell = "a = f(x)\nb = g(x, x)\nc = f(x)\nd = f(jnp.ones(4))"
-    _run(shell, "%%jaxstages -o last\n" + cell)
+    run_captured(shell, "%%jaxstages -o last\n" + cell)
     assert [r.function for r in shell.user_ns["last"].reports] == ["f"]
     assert any("also called: g" in n for n in shell.user_ns["last"].notes)
-    _run(shell, "%%jaxstages --all -o every\n" + cell)
+    run_captured(shell, "%%jaxstages --all -o every\n" + cell)
     reports = shell.user_ns["every"].reports
     assert [(r.function, r.traced.args[0].type_str) for r in reports] == [("f", "f32[3]"), ("g", "f32[3]"), ("f", "f32[4]")]
     assert any("called 2 times" in n for n in reports[0].notes)
-    _run(shell, "%%jaxstages --name g -o only\n" + cell)
+    run_captured(shell, "%%jaxstages --name g -o only\n" + cell)
     assert [r.function for r in shell.user_ns["only"].reports] == ["g"]
 
 
 def test_hlo_and_debug_info_options(shell):
-    _run(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
+    run_captured(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
     report = shell.user_ns["rep"].reports[0]
     assert report.lowered.dialect == "hlo" and report.lowered.module_text.startswith("HloModule")
     assert report.traced.jaxpr_source_text is not None and "<ipython-input-" in report.traced.jaxpr_source_text
@@ -134,7 +130,7 @@ def test_hlo_and_debug_info_options(shell):
 
 def test_donated_argument_is_walked_after_deletion(shell):
     shell.run_cell("step = jax.jit(lambda p, s: p - 0.1 * s, donate_argnums=0)\np = jnp.ones(8)")
-    result, _ = _run(shell, "%%jaxstages -o rep\nold = p\np = step(p, 2.0)\nold.is_deleted()")
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nold = p\np = step(p, 2.0)\nold.is_deleted()")
     assert result.success and result.result is True
     report = shell.user_ns["rep"].reports[0]
     assert [a.donated for a in report.traced.args] == [True, False]
@@ -144,7 +140,7 @@ def test_donated_argument_is_walked_after_deletion(shell):
 
 def test_static_argument_call(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** n")
-    _run(shell, "%%jaxstages -o rep\nr = power(x, n=3)")
+    run_captured(shell, "%%jaxstages -o rep\nr = power(x, n=3)")
     report = shell.user_ns["rep"].reports[0]
     assert report.wrapper.static_argnames == ("n",) and ("n", "3") in report.wrapper.static_args
     assert dict(report.traced.primitive_counts).get("integer_pow") == 1
@@ -152,7 +148,7 @@ def test_static_argument_call(shell):
 
 def test_failure_while_tracing_raises_user_error_and_reports_stop(shell):
     shell.run_cell("@jax.jit\ndef bad(v):\n    runs.append('bad')\n    return v.reshape(7)")
-    result, cap = _run(shell, "%%jaxstages -o rep\nbefore = 1\nr = bad(x)\nafter = 1")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nbefore = 1\nr = bad(x)\nafter = 1")
     assert not result.success and isinstance(result.error_in_exec, TypeError)
     assert "reshape" in str(result.error_in_exec)
     assert shell.user_ns["before"] == 1 and "after" not in shell.user_ns
@@ -169,7 +165,7 @@ def test_failure_while_lowering_shows_traced_station(shell):
         "nolow.def_abstract_eval(lambda v: v)\n"
         "@jax.jit\ndef lowfail(v):\n    runs.append('lowfail')\n    return nolow.bind(v) + 1"
     )
-    result, _ = _run(shell, "%%jaxstages -o rep\nr = lowfail(x)")
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nr = lowfail(x)")
     assert isinstance(result.error_in_exec, NotImplementedError)
     report = shell.user_ns["rep"].reports[0]
     assert report.stopped_at == "lower" and report.traced is not None and report.lowered is None
@@ -178,21 +174,21 @@ def test_failure_while_lowering_shows_traced_station(shell):
 
 def test_failure_while_compiling_shows_lowered_station(shell):
     shell.run_cell("cfail = jax.jit(lambda v: v + 1, compiler_options={'xla_jaxshow_no_such_option': True})")
-    result, _ = _run(shell, "%%jaxstages -o rep\nr = cfail(x)")
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nr = cfail(x)")
     assert not result.success
     report = shell.user_ns["rep"].reports[0]
     assert report.stopped_at == "compile" and report.lowered is not None and report.compiled is None
 
 
 def test_error_after_the_jitted_call_keeps_report_and_raises(shell):
-    result, cap = _run(shell, "%%jaxstages -o rep\ny = f(x)\nraise KeyError('later')")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)\nraise KeyError('later')")
     assert isinstance(result.error_in_exec, KeyError)
     rep = shell.user_ns["rep"]
     assert rep.reports[0].compiled is not None and rep.cell_error.type_name == "KeyError"
 
 
 def test_cell_without_jitted_call_runs_normally(shell):
-    result, cap = _run(shell, "%%jaxstages -o rep\nplain = [i * 2 for i in range(3)]\nsum(plain)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nplain = [i * 2 for i in range(3)]\nsum(plain)")
     assert result.success and result.result == 6
     assert shell.user_ns["rep"].reports == ()
     assert "no jitted call" in _report(cap).data["text/plain"]
@@ -200,13 +196,13 @@ def test_cell_without_jitted_call_runs_normally(shell):
 
 def test_indirect_jitted_call_is_named_in_the_note(shell):
     shell.run_cell("def outer(v):\n    return jax.jit(lambda w: w * 5)(v)")
-    _run(shell, "%%jaxstages -o rep\nr = outer(x)")
+    run_captured(shell, "%%jaxstages -o rep\nr = outer(x)")
     note = " ".join(shell.user_ns["rep"].notes)
     assert "no jitted call" in note and "<lambda>" in note
 
 
 def test_calls_inside_functions_defined_in_the_cell_still_work_later(shell):
-    result, _ = _run(shell, "%%jaxstages\ndef later(v):\n    return f(v) + 1\ngen = (f(v) for v in [x])")
+    result, _ = run_captured(shell, "%%jaxstages\ndef later(v):\n    return f(v) + 1\ngen = (f(v) for v in [x])")
     assert result.success
     result = shell.run_cell("later(x); next(gen)")
     assert result.success, result.error_in_exec
@@ -227,14 +223,14 @@ def test_unknown_name_is_rejected_before_running(shell):
 
 
 def test_trailing_semicolon_silences_the_value(shell):
-    result, cap = _run(shell, "%%jaxstages\nf(x);")
+    result, cap = run_captured(shell, "%%jaxstages\nf(x);")
     assert result.success
     assert "Out[" not in cap.stdout
 
 
 def test_report_keeps_no_user_arrays_alive(shell):
     shell.run_cell("import weakref\nbig = jnp.ones((64, 64))\nref = weakref.ref(big)")
-    _run(shell, "%%jaxstages -o rep\nout = g(big, big)")
+    run_captured(shell, "%%jaxstages -o rep\nout = g(big, big)")
     shell.run_cell("del big, out")
     gc.collect()
     assert shell.user_ns["ref"]() is None, "the report (or the hook) kept the argument alive"
@@ -257,14 +253,14 @@ def test_html_escapes_user_strings(shell):
     shell.run_cell(
         "@jax.jit\ndef hostile(v):\n    raise ValueError('</pre><script>alert(1)</script> & \"q\"')"
     )
-    result, cap = _run(shell, "%%jaxstages\nhostile(x)")
+    result, cap = run_captured(shell, "%%jaxstages\nhostile(x)")
     assert isinstance(result.error_in_exec, ValueError)
     page = _report(cap).data["text/html"]
     parser = _Collect()
     parser.feed(page)
     assert "script" not in parser.tags
     assert "</pre><script>alert(1)</script>" in "".join(parser.text)
-    _, cap = _run(shell, "%%jaxstages\njax.jit(lambda v: v * 2)(x)")
+    _, cap = run_captured(shell, "%%jaxstages\njax.jit(lambda v: v * 2)(x)")
     page = _report(cap).data["text/html"]
     assert "&lt;lambda&gt;" in page and "<lambda>" not in page
 
@@ -286,7 +282,7 @@ def test_unload_restores_listeners_and_removes_magics(ip):
 def test_configurable_budget_clips_ir_text(shell):
     shell.run_line_magic("config", "StagesMagics.max_lines = 2")
     try:
-        _, cap = _run(shell, "%%jaxstages\ny = f(x)")
+        _, cap = run_captured(shell, "%%jaxstages\ny = f(x)")
         text = _report(cap).data["text/plain"]
         assert "more lines; full text in report.compiled.optimized_hlo_text" in text
     finally:
@@ -299,7 +295,7 @@ def test_bound_methods_and_partials_of_jitted_functions(shell):
         "    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * self.scale\n"
         "model = Model()\nadd = partial(jax.jit(lambda a, b: a + b), 1.0)"
     )
-    result, _ = _run(shell, "%%jaxstages --all -o rep\nm = model.apply(x)\np = add(x)")
+    result, _ = run_captured(shell, "%%jaxstages --all -o rep\nm = model.apply(x)\np = add(x)")
     assert result.success
     reports = shell.user_ns["rep"].reports
     assert [r.function for r in reports] == ["apply", "<lambda>"]
@@ -310,7 +306,7 @@ def test_bound_methods_and_partials_of_jitted_functions(shell):
 
 def test_named_plain_function_gets_a_clear_message(shell):
     shell.run_cell("def plain(v):\n    return v + 1")
-    result, cap = _run(shell, "%%jaxstages --name plain -o rep\nr = plain(x)")
+    result, cap = run_captured(shell, "%%jaxstages --name plain -o rep\nr = plain(x)")
     assert result.success and "r" in shell.user_ns
     note = " ".join(shell.user_ns["rep"].notes)
     assert "plain is a function, not a jax.jit wrapper" in note and "jaxshow.stages(plain" in note

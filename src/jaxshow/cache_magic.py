@@ -17,7 +17,7 @@ from IPython.display import display
 
 from jaxshow import persistent, retrace
 from jaxshow.capture import is_stageable
-from jaxshow.cellrun import run_cell
+from jaxshow.cellrun import run_cell_catching
 from jaxshow.report import CacheClearReport, ErrorSummary
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear")
@@ -207,17 +207,10 @@ class CacheMagics(Magics):
         if on_session is not None:
             on_session.paused = True
         session = retrace.Session(jax_text="always")
-        cell_error: BaseException | None = None
-        value = None
         try:
             session.start()
             hook = retrace.counting_hook(session, is_stageable)
-            try:
-                value = run_cell(self.shell, cell, hook=hook)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:
-                cell_error = exc
+            value, cell_error = run_cell_catching(self.shell, cell, hook=hook)
         finally:
             session.stop()
             if on_session is not None:

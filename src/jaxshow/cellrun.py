@@ -62,3 +62,17 @@ def run_cell(shell: Any, cell: str, hook: Callable | None = None) -> Any:
     finally:
         if hook is not None and not had_name:
             namespace.pop(HOOK_NAME, None)
+
+
+def run_cell_catching(shell: Any, cell: str, hook: Callable | None = None) -> tuple[Any, BaseException | None]:
+    """``run_cell``, returning ``(value, exception)`` so a magic can report before re-raising.
+
+    ``KeyboardInterrupt`` and ``SystemExit`` are not caught: they pass straight through.
+    """
+    __tracebackhide__ = True
+    try:
+        return run_cell(shell, cell, hook=hook), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        return None, exc

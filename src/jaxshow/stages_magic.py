@@ -16,7 +16,7 @@ from IPython.display import display
 from traitlets import Integer, observe
 
 from jaxshow import capture, render
-from jaxshow.cellrun import run_cell
+from jaxshow.cellrun import run_cell_catching
 from jaxshow.report import CellReport, SourceLocation, StagesReport
 from jaxshow.timings import EventCollector, Stopwatch
 
@@ -87,15 +87,8 @@ class StagesMagics(Magics):
 
         collector = EventCollector()
         recorder = capture.CallRecorder(collector)
-        cell_error: BaseException | None = None
-        value = None
         with collector, Stopwatch() as watch:
-            try:
-                value = run_cell(self.shell, cell, hook=recorder)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:
-                cell_error = exc
+            value, cell_error = run_cell_catching(self.shell, cell, hook=recorder)
         report = self._build_report(recorder, collector, watch.seconds, args, options, cell_error)
         display(report)
         if args.output:
