@@ -66,6 +66,7 @@ def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits, stats.cache_size) == ("f", 3, 2, 1, 2)
     assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
     assert stats.misses[1].summary == "x: now f32[4], before f32[3]"
+    assert stats.defined_at.startswith("In[") and stats.misses[1].call_site.startswith("In[")
     assert cap.stdout.startswith("tracing f\ntracing f\n"), "trace-time output still reaches the cell"
     assert "TRACING CACHE MISS" not in cap.stderr
     text = cap.outputs[-1].data["text/plain"]

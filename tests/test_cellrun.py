@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.utils.capture import capture_output
 
-from jaxshow.cellrun import HOOK_NAME, run_cell
+from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
 
 
 class Spy:
@@ -60,3 +60,12 @@ def test_exceptions_propagate_with_cell_source_in_traceback(ip):
 def test_magics_and_frame_reading_calls_still_work(ip):
     assert run_cell(ip, "x = 5\n%time y = x + 1\ny", hook=Spy()) == 6
     assert run_cell(ip, "zz = 3\nlocals()['zz'] + len(vars())", hook=Spy()) > 3
+
+
+def test_cell_file_names_read_like_tracebacks(ip):
+    ip.run_cell("x = 1")
+    filename = next(iter(ip.compile._filename_map))
+    number = ip.compile._filename_map[filename]
+    text = f"defined at {filename}:3 and at /site/lib.py:9"
+    assert label_cells(ip, text) == f"defined at In[{number}]:3 and at /site/lib.py:9"
+    assert label_cells(ip, "<ipython-input-999-0123abcd>:1") == "<ipython-input-999-0123abcd>:1"

@@ -7,6 +7,8 @@ the ``on`` mode's cell hooks, and display. The capture lives in
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections import deque
 from typing import Any
 
@@ -17,8 +19,8 @@ from IPython.display import display
 
 from jaxshow import persistent, retrace
 from jaxshow.capture import is_stageable
-from jaxshow.cellrun import run_cell_catching
-from jaxshow.report import CacheClearReport, ErrorSummary
+from jaxshow.cellrun import label_cells, run_cell_catching
+from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear")
 OBSERVED_COMPILES_LIMIT = 200
@@ -87,6 +89,7 @@ class CacheMagics(Magics):
         report = self._line(args.words)
         if report is None:
             return None
+        report = self._with_cell_names(report)
         display(report)
         if args.output:
             self.shell.user_ns[args.output] = report
@@ -193,7 +196,24 @@ class CacheMagics(Magics):
             return
         self._observed_compiles.extend(report.persistent)
         if report.functions:
-            display(report)
+            display(self._with_cell_names(report))
+
+    def _with_cell_names(self, report: Any) -> Any:
+        """Cell file names in call sites and definitions read ``In[5]``; JAX's own text stays verbatim."""
+        name = functools.partial(label_cells, self.shell)
+        if isinstance(report, CacheReport):
+            functions = tuple(
+                dataclasses.replace(
+                    f,
+                    defined_at=f.defined_at and name(f.defined_at),
+                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site)) for m in f.misses),
+                )
+                for f in report.functions
+            )
+            return dataclasses.replace(report, functions=functions)
+        if isinstance(report, TraceHistory):
+            return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
+        return report
 
     def close(self) -> None:
         """Undo ``%jaxcache on`` (called on ``%unload_ext``)."""
@@ -216,10 +236,8 @@ class CacheMagics(Magics):
             if on_session is not None:
                 on_session.paused = False
         try:
-            report = session.report(hits_counted=True, cell_error=cell_error)
+            report = self._with_cell_names(session.report(hits_counted=True, cell_error=cell_error))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
-            from jaxshow.report import CacheReport
-
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error else None)
         self._observed_compiles.extend(report.persistent)

@@ -19,9 +19,11 @@ Uses only the shell object passed in; no JAX.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Callable
 
 HOOK_NAME = "__jaxshow_call__"
+_CELL_FILENAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>|[^\s\"'()]*ipykernel_\d+/\d+\.py")
 
 
 class _CallRewriter(ast.NodeTransformer):
@@ -76,3 +78,17 @@ def run_cell_catching(shell: Any, cell: str, hook: Callable | None = None) -> tu
         raise
     except BaseException as exc:
         return None, exc
+
+
+def label_cells(shell: Any, text: str) -> str:
+    """Replace the shell's cell file names in ``text`` by ``In[5]``, as tracebacks name them.
+
+    Terminal IPython names a cell ``<ipython-input-5-…>``, ipykernel
+    ``/tmp/ipykernel_…/….py``; both are opaque to a reader.
+    """
+
+    def label(match: re.Match) -> str:
+        name = shell.compile.format_code_name(match.group())
+        return name[1] if name else match.group()
+
+    return _CELL_FILENAME.sub(label, text)

@@ -16,7 +16,7 @@ from IPython.display import display
 from traitlets import Integer, observe
 
 from jaxshow import capture, render
-from jaxshow.cellrun import run_cell_catching
+from jaxshow.cellrun import label_cells, run_cell_catching
 from jaxshow.report import CellReport, SourceLocation, StagesReport
 from jaxshow.timings import EventCollector, Stopwatch
 
@@ -101,8 +101,7 @@ class StagesMagics(Magics):
         """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
         if location is None:
             return None
-        label = self.shell.compile.format_code_name(location.file)
-        return dataclasses.replace(location, file=label[1]) if label else location
+        return dataclasses.replace(location, file=label_cells(self.shell, location.file))
 
     def _with_cell_names(self, report: StagesReport) -> StagesReport:
         wrapper = dataclasses.replace(report.wrapper, defined_at=self._cell_name(report.wrapper.defined_at))
