@@ -58,6 +58,6 @@ def test_sharded_program_on_eight_devices():
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["ok"] and result["devices"] == 8
     assert result["compiles"] == 1, "the walk compiled the sharded program again"
-    assert ["P('data', 'model')" in result['input_shardings'][0], "P('model', None)" in result['input_shardings'][1]] == [True, True], result
+    assert ["('data', 'model')" in result["input_shardings"][0], "('model', None)" in result["input_shardings"][1]] == [True, True], result
     assert all('NamedSharding' in s for s in result['input_shardings'] + result['arg_shardings'])
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]

@@ -10,6 +10,7 @@ import jax
 import pytest
 from IPython.core.error import UsageError
 
+from jaxshow import _jax_compat
 from jaxshow.report import CellReport
 from shellrun import run_captured
 
@@ -83,7 +84,7 @@ def test_nothing_is_compiled_twice(shell):
     try:
         result, cap = run_captured(shell, "%%jaxstages -o rep\nout = h(x)")
     finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
+        _jax_compat.unregister_duration_listener(listener)
     assert result.success
     assert len(compiles) == 1
     timings = shell.user_ns["rep"].reports[0].timings
