@@ -237,8 +237,13 @@ def traced_station(fn: Any, traced: Any, *, source_info: bool = False) -> Traced
         _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
         for path, info in _readable_paths(fn, traced.args_info)
     )
-    out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
-    out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
+    notes: tuple[str, ...] = ()
+    try:
+        out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+        out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
+    except Exception as exc:  # noqa: BLE001 - e.g. pmap's Traced.out_info on jax 0.7.0
+        out_info = tuple(_spec_from_aval(f"result[{i}]", aval) for i, aval in enumerate(closed.out_avals))
+        notes = (f"Traced.out_info failed ({type(exc).__name__}: {exc}); outputs read from the jaxpr instead",)
     counts = _primitive_counts(inner)
     return TracedStation(
         jaxpr_text=closed.pretty_print(use_color=False),
@@ -249,6 +254,7 @@ def traced_station(fn: Any, traced: Any, *, source_info: bool = False) -> Traced
         equation_count=len(inner.eqns),
         primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         const_count=len(getattr(closed, "consts", ()) or ()),
+        notes=notes,
     )
 
 

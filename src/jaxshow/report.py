@@ -112,6 +112,7 @@ class TracedStation:
     equation_count: int
     primitive_counts: tuple[tuple[str, int], ...]
     const_count: int = 0
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

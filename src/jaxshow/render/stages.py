@@ -140,6 +140,7 @@ def _traced_html(t: TracedStation) -> Html:
     ]
     if t.const_count:
         body.insert(4, tag("div", f"{t.const_count} closed-over constants baked into the jaxpr"))
+    body[:0] = [tag("div", note, cls="js-note", style=NOTE_STYLE) for note in t.notes]
     if t.jaxpr_source_text:
         body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text"))
     summary = f"{t.equation_count} equations · {len(t.args)} inputs → {len(t.out_info)} outputs"
@@ -292,6 +293,7 @@ def _stages_text(report: StagesReport) -> str:
             out.append(_text_table(_arg_rows(t.args, with_donation=True), ("argument", "type", "sharding", "donated")).rstrip("\n"))
         if t.out_info:
             out.append(_text_table(_arg_rows(t.out_info, with_donation=False), ("output", "type", "sharding")).rstrip("\n"))
+        out.extend(f"  note: {note}" for note in t.notes)
         out.append(f"  effects: {', '.join(t.effects) if t.effects else 'none (pure)'}")
         out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
         out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text").rstrip("\n"))
