@@ -44,7 +44,7 @@ def _jax_state():
         tuple(monitoring.get_event_duration_listeners()),
         tuple(monitoring.get_scalar_listeners()) if hasattr(monitoring, "get_scalar_listeners") else (),
     )
-    return dict(jax.config.values), logs, listeners, _jax_compat._trace_cache_module().trace_to_jaxpr
+    return dict(jax.config.values), logs, listeners, _jax_compat._trace_cache_callable()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, retrace
 
 
 class _Recorder(_jax_compat.TraceProbe):
@@ -47,15 +47,15 @@ def test_trace_probe_tells_misses_from_hits_and_uninstalls():
     def outer(v):
         return inner(v) + 1
 
-    module = _jax_compat._trace_cache_module()
-    original = module.trace_to_jaxpr
+    original = _jax_compat._trace_cache_callable()
     uninstall = _jax_compat.install_trace_probe(recorder)
     try:
+        assert _jax_compat._trace_cache_callable() is not original
         outer(jnp.ones(3))
         jax.jit(outer.__wrapped__).trace(jnp.ones(3))
     finally:
         uninstall()
-    assert module.trace_to_jaxpr is original
+    assert _jax_compat._trace_cache_callable() is original
     mine = [(name, missed) for name, missed, _ in recorder.calls if name in ("inner", "outer")]
     assert mine[:2] == [("inner", True), ("outer", True)], "a nested trace is its own miss"
     assert ("outer", False) in mine[2:], "a new wrapper of the same function is a trace-cache hit"
@@ -79,8 +79,12 @@ def test_diff_trace_keys_speaks_jax_words():
     finally:
         uninstall()
     keys = [k for n, m, k in recorder.calls if n == "g" and m]
-    assert "different input types" in _jax_compat.diff_trace_keys(keys[1], keys[0])
-    assert "Static(val=2)" in _jax_compat.diff_trace_keys(keys[2], keys[1])
+    types = _jax_compat.diff_trace_keys(keys[1], keys[0])
+    static = _jax_compat.diff_trace_keys(keys[2], keys[1])
+    assert "different input types" in types
+    category, changes, *_ = retrace.parse_explanation(static)
+    assert category == "static_args" and [(c.now, c.before) for c in changes] == [("2", "1")]
+    assert ("Static(val=2)" if _jax_compat.JAX_VERSION >= (0, 9) else "different value of static args") in static
 
 
 def test_trace_cache_entries_grows_with_new_signatures():
@@ -99,3 +103,78 @@ def test_persistent_cache_state_without_a_directory():
     jax.jit(lambda v: v + 3)(jnp.ones(2))
     assert _jax_compat.persistent_cache_initialized() is False
     assert _jax_compat.persistent_cache_directory_in_use() is None
+
+
+def _probe_keys(calls, name):
+    recorder = _Recorder()
+    uninstall = _jax_compat.install_trace_probe(recorder)
+    try:
+        calls()
+    finally:
+        uninstall()
+    return [k for n, missed, k in recorder.calls if n == name and missed and k is not None]
+
+
+def test_trace_key_context_shows_the_config_that_changed():
+    @jax.jit
+    def c(v):
+        return v + 2
+
+    def calls():
+        c(jnp.ones(2))
+        with jax.numpy_rank_promotion("raise"):
+            c(jnp.ones(2))
+
+    first, second = _probe_keys(calls, "c")
+    before, _ = _jax_compat.trace_key_context(first)
+    now, _ = _jax_compat.trace_key_context(second)
+    changed = [(str(a), str(b)) for a, b in zip(now, before) if a != b]
+    assert len(now) == len(before) and changed == [("raise", "allow")]
+
+
+def test_trace_key_distance_ranks_like_the_installed_jax():
+    @partial(jax.jit, static_argnums=1)
+    def d(v, n):
+        return v * n
+
+    k1, k2, k3 = _probe_keys(lambda: (d(jnp.ones(2), 1), d(jnp.ones(3), 1), d(jnp.ones(3), 2)), "d")
+    near, far = _jax_compat.trace_key_distance(k3, k2), _jax_compat.trace_key_distance(k3, k1)
+    if _jax_compat.JAX_VERSION >= (0, 9):
+        assert near is None and far is None, "jax >= 0.9 ranks by kind of difference; jaxshow does that itself"
+    else:
+        assert 0 < near < far, "jax <= 0.8 picks the key with the smallest total diff"
+
+
+def test_static_arg_positions_name_the_changed_static_argument():
+    @partial(jax.jit, static_argnums=(0, 2))
+    def s(a, v, b):
+        return v * a * b
+
+    keys = _probe_keys(lambda: s(1, jnp.ones(2), 5), "s")
+    positions = _jax_compat.static_arg_positions(keys[-1])
+    # jax >= 0.9 names the argument in its own text (input path [0][2]); older text needs the positions.
+    assert positions == (None if _jax_compat.JAX_VERSION >= (0, 9) else (0, 2))
+    s.clear_cache()
+    with jaxshow_explain() as ex:
+        s(1, jnp.ones(2), 7)
+        s(1, jnp.ones(2), 8)
+    change = ex.report.misses[-1].changes
+    assert ex.report.misses[-1].category == "static_args" and [(c.where, c.now, c.before) for c in change] == [("argument 2", "8", "7")]
+
+
+def test_trace_cache_entries_for_one_function():
+    @jax.jit
+    def one(v):
+        return v * 9
+
+    one(jnp.ones(2))
+    before = _jax_compat.trace_cache_entries(one.__wrapped__)
+    one(jnp.ones(5))
+    after = _jax_compat.trace_cache_entries(one.__wrapped__)
+    assert before is not None and after > before
+
+
+def jaxshow_explain(**kwargs):
+    import jaxshow
+
+    return jaxshow.explain(**kwargs)

@@ -124,11 +124,63 @@ def _trace_cache_module():
     return _pe
 
 
-def trace_cache_entries() -> int | None:
-    """Entries in JAX's tracing cache, all functions together (jax >= 0.9), else ``None``."""
+def _pjit_trace_cache() -> tuple[Any, Any, Any] | None:
+    """jax <= 0.8's tracing cache: ``(pjit module, _create_pjit_jaxpr as installed now, its per-function dicts)``.
+
+    Before jax 0.9 every jit trace goes through ``pjit._create_pjit_jaxpr``, a
+    ``linear_util.cache`` that keeps one dict of keys per Python function in
+    the closure variable ``fun_caches``. Returns ``None`` on any other JAX.
+    """
+    if _trace_cache_module() is not None:
+        return None
+    try:
+        from jax._src import pjit as _pjit
+    except ImportError:
+        return None
+    current = getattr(_pjit, "_create_pjit_jaxpr", None)
+    cached = getattr(current, "jaxshow_original", current)  # under jaxshow probes, the lu.cache itself
+    code, closure = getattr(cached, "__code__", None), getattr(cached, "__closure__", None)
+    if code is None or not closure or not hasattr(_pjit, "diff_tracing_cache_keys"):
+        return None
+    cells = dict(zip(code.co_freevars, closure))
+    try:
+        caches = cells["fun_caches"].cell_contents
+    except (KeyError, ValueError):
+        return None
+    if not hasattr(caches, "get") or not hasattr(caches, "values"):
+        return None
+    return _pjit, current, caches
+
+
+def _trace_cache_callable() -> Any:
+    """The callable that is JAX's tracing cache right now (the probe's wrapper while one is installed)."""
+    module = _trace_cache_module()
+    if module is not None:
+        return module.trace_to_jaxpr
+    old = _pjit_trace_cache()
+    return None if old is None else old[0]._create_pjit_jaxpr
+
+
+def trace_cache_entries(fun: Any = None) -> int | None:
+    """Entries JAX's own explanation compares a miss with, else ``None``.
+
+    jax >= 0.9: the whole tracing cache, all functions together (``fun`` is
+    ignored). jax <= 0.8: the keys cached for ``fun`` (JAX compares a miss only
+    with those), or for all functions together when ``fun`` is ``None``.
+    """
     module = _trace_cache_module()
     if module is None:
-        return None
+        old = _pjit_trace_cache()
+        if old is None:
+            return None
+        caches = old[2]
+        try:
+            if fun is None:
+                return sum(len(c) for c in list(caches.values()))
+            entries = caches.get(fun)
+            return 0 if entries is None else len(entries)
+        except Exception:  # noqa: BLE001 - a probe; absence is the answer
+            return None
     try:
         return int(module.trace_to_jaxpr.cache_info().currsize)
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
@@ -155,12 +207,14 @@ def install_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
     ``weakref_lru_cache`` ``partial_eval.trace_to_jaxpr``; jaxshow puts a thin
     forwarding wrapper in its place and tells a miss from a hit by the cache's
     own miss counter. C++ fast-path hits never reach it, so a hot loop pays
-    nothing. Returns the function that puts the original back, or ``None``
-    where this JAX has no such cache.
+    nothing. On jax 0.7-0.8 the tracing cache is the ``lu.cache``'d
+    ``pjit._create_pjit_jaxpr`` instead (:func:`_install_pjit_trace_probe`);
+    its keys are :class:`PjitTraceKey`. Returns the function that puts the
+    original back, or ``None`` where this JAX has no such cache.
     """
     module = _trace_cache_module()
     if module is None:
-        return None
+        return _install_pjit_trace_probe(probe)
     from jax._src import config as _config
 
     original = module.trace_to_jaxpr
@@ -202,8 +256,133 @@ def install_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
     return uninstall
 
 
+class PjitTraceKey(tuple):
+    """A jax <= 0.8 tracing-cache key ``(transforms, params, in_type, args, trace_context)`` with the call's debug info.
+
+    The key is built as ``linear_util.cache`` builds it; the debug info is not
+    part of JAX's key but JAX's diff function needs it for argument names.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, key: tuple, debug_info: Any) -> PjitTraceKey:
+        return super().__new__(cls, (key, debug_info))
+
+    @property
+    def key(self) -> tuple:
+        return self[0]
+
+    @property
+    def debug_info(self) -> Any:
+        return self[1]
+
+
+def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
+    """``install_trace_probe`` for jax <= 0.8: wrap ``pjit._create_pjit_jaxpr``.
+
+    A call missed when it added a key to its function's dict in the
+    ``lu.cache`` (or raised while tracing: a hit cannot). JAX's own explanation
+    is logged inside the cached call, so it arrives while the probe's frame is open.
+    """
+    old = _pjit_trace_cache()
+    if old is None:
+        return None
+    from jax._src import config as _config
+
+    module, original, caches = old
+
+    class _Probed:
+        __slots__ = ("jaxshow_original",)
+
+        def __call__(self, fun, *args):
+            f = getattr(fun, "f", fun)
+            try:
+                entries = caches.get(f)
+            except TypeError:
+                entries = None
+            before = len(entries) if entries is not None else 0
+            debug_info = getattr(fun, "debug_info", None)
+            key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
+            token = probe.enter(f, debug_info)
+            missed = True
+            try:
+                result = original(fun, *args)
+                try:
+                    entries = caches.get(f)
+                except TypeError:
+                    entries = None
+                missed = (len(entries) if entries is not None else 0) > before
+                return result
+            finally:
+                probe.exit(token, missed, key if missed else None)
+
+        def __getattr__(self, name):
+            return getattr(original, name)
+
+    probed = _Probed()
+    probed.jaxshow_original = getattr(original, "jaxshow_original", original)
+    module._create_pjit_jaxpr = probed
+
+    def uninstall() -> None:
+        if module._create_pjit_jaxpr is probed:
+            module._create_pjit_jaxpr = original
+
+    return uninstall
+
+
+def trace_key_context(key: Any) -> tuple[tuple, Any]:
+    """``(trace context values, debug info or None)`` of a key from the probe, any JAX version."""
+    if isinstance(key, PjitTraceKey):
+        return tuple(key.key[4]), None
+    context, (_, debug_info, *_), _ = key
+    return tuple(context), debug_info
+
+
+def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
+    """How far apart JAX itself ranks two keys when it picks the closest (jax <= 0.8: diff size), else ``None``.
+
+    jax >= 0.9 ranks by the kind of difference first (context, pytree, debug
+    info, types); jaxshow reproduces that ranking itself.
+    """
+    if not isinstance(new_key, PjitTraceKey) or not isinstance(old_key, PjitTraceKey):
+        return None
+    old = _pjit_trace_cache()
+    if old is None:
+        return None
+    try:
+        return int(old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+    except Exception:  # noqa: BLE001 - ranking is best effort
+        return None
+
+
+def static_arg_positions(key: Any) -> tuple[int, ...] | None:
+    """Positions of the static positional arguments in a jax <= 0.8 key, in JAX's order; else ``None``.
+
+    jax <= 0.8 words a static-argument change as ``now 3 and before 2``
+    without saying which argument; this names them.
+    """
+    if not isinstance(key, PjitTraceKey):
+        return None
+    for transform in key.key[0]:
+        try:
+            if getattr(transform[0], "__name__", "") == "_argnums_partial":
+                dyn_argnums, static_args = transform[1]
+                total = len(dyn_argnums) + len(static_args)
+                return tuple(i for i in range(total) if i not in set(dyn_argnums))
+        except Exception:  # noqa: BLE001
+            return None
+    return ()
+
+
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     """JAX's own explanation of why ``new_key`` misses ``old_key`` (the text of one diff)."""
+    if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
+        old = _pjit_trace_cache()
+        try:
+            diffs = old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
+            return "\n".join(str(d) for d in diffs)
+        except Exception:  # noqa: BLE001 - the explanation is optional evidence
+            return None
     module = _trace_cache_module()
     if module is None:
         return None
@@ -217,14 +396,34 @@ def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tupl
     """A tracing-cache key as printable parts: ``((arg, "f32[3]"), ...)``, pytree text, trace context.
 
     Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
-    on jax >= 0.9. Returns ``None`` for any other shape.
+    on jax >= 0.9 and :class:`PjitTraceKey` on jax <= 0.8. Returns ``None`` for
+    any other shape.
     """
+    if isinstance(key, PjitTraceKey):
+        return _describe_pjit_key(key)
     try:
         context, (in_avals, debug_info, *_), _ = key
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a)) for n, a in zip(names, avals))
         return types, str(in_avals.tree), tuple(context)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _describe_pjit_key(key: PjitTraceKey) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
+    try:
+        transforms, _, _, (arg_types, *_), context = key.key
+        avals = tuple(getattr(a, "aval", a) for a in arg_types)
+        names: tuple = ()
+        safe = getattr(key.debug_info, "safe_arg_names", None)
+        if safe is not None:
+            names = tuple(safe(len(avals)))
+        if not any(names):
+            names = tuple(f"[{i}]" for i in range(len(avals)))
+        types = tuple((str(n), _aval_text(a)) for n, a in zip(names, avals))
+        trees = [str(t[1][0]) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
+        return types, (trees[0] if trees else ""), tuple(context)
     except Exception:  # noqa: BLE001
         return None
 

@@ -71,10 +71,16 @@ _JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
 
 _CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<where>.+?), now (?P<now>.+) and before (?P<before>.+?)(?:https?://\S+)?$")
-_TREE_LINE = re.compile(r"^\s*\* at input path (?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$")
+_TREE_LINE = re.compile(r"^\s*\* at (?:input path )?(?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$")
 _STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)")
 _HEADER = re.compile(r"^TRACING CACHE MISS at (?P<site>.+?)(?: costing [\d.]+ ms because)?:$")
 _SAME_LINE = "seen another function defined on the same line"
+# jax <= 0.8 wording (pjit.explain_tracing_cache_miss): positions, not names, and values without argument names.
+_OLD_CONTEXT_LINE = re.compile(r"^\s*\[(?P<i>\d+)\]: now (?P<now>.*) and before (?P<before>.*?)(?:, and)?$")
+_OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
+_OLD_STATIC_HEAD = re.compile(r"different value of static (?P<what>args|kwargs):")
+CONTEXT_POSITION = "trace context "
+"""Prefix of a changed trace-context value named by its position (JAX releases that do not name the option)."""
 
 
 def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], bool, str | None]:
@@ -95,10 +101,20 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
         for line in lines:
             if m := _CONTEXT_LINE.match(line):
                 changes.append(ArgChange(m.group("name"), m.group("now"), m.group("before")))
+            elif m := _OLD_CONTEXT_LINE.match(line):
+                changes.append(ArgChange(f"{CONTEXT_POSITION}[{m.group('i')}]", m.group("now"), m.group("before")))
         return "tracing_context", tuple(changes), same_line, site
-    if "different input pytree" in text or "static arg" in text:
+    if "different input pytree" in text or "static arg" in text or "different number of args and kwargs" in text:
         static = "Static(" in text or "static arg" in text
+        what = None
         for line in lines:
+            if m := _OLD_STATIC_HEAD.search(line):
+                what = m.group("what")
+                continue
+            if what and (m := _OLD_STATIC_LINE.match(line)):
+                changes.append(ArgChange(f"static {what}", m.group("now"), m.group("before")))
+                what = None
+                continue
             if m := _TREE_LINE.match(line):
                 now, before = m.group("now"), m.group("before")
                 sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
@@ -129,7 +145,7 @@ def _drop_common_suffix(change: ArgChange) -> ArgChange:
     return change
 
 
-_ARG_PATH = re.compile(r"^\[0\]\[(?P<i>\d+)\]$|^\[1\]\[(?P<k>'[^']*')\]$")
+_ARG_PATH = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\]$|^(?:\[1\]|kwargs)\[(?P<k>'[^']*')\]$")
 
 
 def _argument_name(path: str) -> str:
@@ -271,12 +287,15 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
     if not record.keys:
         return None
     best, best_rank = None, None
-    context, (_, debug_info, *_), _ = key
+    context, debug_info = _jax_compat.trace_key_context(key)
     types, tree, _ = described if described else ((), "", ())
     for age, (old_key, old_described) in enumerate(reversed(record.keys)):
-        old_context, (_, old_debug, *_), _ = old_key
+        old_context, old_debug = _jax_compat.trace_key_context(old_key)
         old_types, old_tree, _ = old_described if old_described else ((), "", ())
-        if context != old_context:
+        distance = _jax_compat.trace_key_distance(key, old_key)
+        if distance is not None:  # jax <= 0.8 picks the key with the smallest total diff
+            rank = (distance, 0)
+        elif context != old_context:
             rank = (0, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
         elif tree != old_tree:
             rank = (1, 1)
@@ -403,7 +422,7 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack = []
         frame = _Frame(fun, debug_info)
         if self.jax_text == "when_cheap":
-            entries = _jax_compat.trace_cache_entries()
+            entries = _jax_compat.trace_cache_entries(fun)
             if entries is not None and entries <= JAX_TEXT_MAX_ENTRIES:
                 frame.flag_context = jax.explain_cache_misses(True)
                 frame.flag_context.__enter__()
@@ -479,6 +498,10 @@ class Session(_jax_compat.TraceProbe):
                 category, changes, same_line, site = parse_explanation(text)
             else:
                 category, changes, same_line, site = "other", (), False, None
+        if category == "static_args":
+            changes = _name_static_args(changes, key)
+        elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
+            changes = _context_changes(record, key, described) or changes
         if category == "never_seen":
             if status == "after_clear":
                 same_line = False
@@ -560,6 +583,11 @@ class Session(_jax_compat.TraceProbe):
         notes = list(self.notes)
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
+        if any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
+            notes.append(
+                f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
+                "'trace context [i]' is its position in the tuple of jax._src.config.trace_context()"
+            )
         if not hits_counted:
             notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
         error = ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error is not None else None
@@ -579,6 +607,44 @@ class Session(_jax_compat.TraceProbe):
             self.notes.clear()
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
+    """jax <= 0.8 says ``now 3 and before 2`` for static arguments; name each one that changed from the key."""
+    positions = _jax_compat.static_arg_positions(key) if key is not None else None
+    if not positions:
+        return changes
+    named: list[ArgChange] = []
+    for change in changes:
+        now, before = change.now.split(", "), change.before.split(", ")
+        if change.where != "static args" or len(positions) != len(now) or len(now) != len(before):
+            named.append(change)
+            continue
+        named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
+    return tuple(dict.fromkeys(named)) or changes
+
+
+def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
+    """The trace-context values that differ from the closest key jaxshow kept, by name where JAX gives names.
+
+    jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
+    positions. jaxshow compares the two context tuples itself (O(length)).
+    """
+    old = _closest_key(record, key, described)
+    if old is None:
+        return ()
+    now, _ = _jax_compat.trace_key_context(key)
+    before, _ = _jax_compat.trace_key_context(old)
+    if len(now) != len(before):
+        return ()
+    names = _jax_compat.trace_context_names()
+    if names is not None and len(names) != len(now):
+        names = None
+    return tuple(
+        ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
+        for i, (a, b) in enumerate(zip(now, before))
+        if a != b
+    )
 
 
 def _is_user_function(debug_info: Any) -> bool:
