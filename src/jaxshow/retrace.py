@@ -41,6 +41,7 @@ import jax
 
 from jaxshow import _jax_compat, persistent
 from jaxshow.report import (
+    MISS_TITLES,
     ArgChange,
     CacheMiss,
     CacheReport,
@@ -283,7 +284,16 @@ registry = Registry()
 
 
 def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> Any | None:
-    """The earlier key of ``record`` that differs least from ``key``, ranked as JAX ranks diffs."""
+    """The earlier key of ``record`` most like ``key``.
+
+    JAX (>= 0.9) explains a miss against the earlier key whose *first*
+    difference, in its order (tracing context, pytree and static arguments,
+    debug info, types), comes *earliest*: after ``k(x, 1); k(x, 2)`` it
+    explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
+    differs only in a type. jaxshow picks the key whose first difference
+    comes latest, then the fewest differences, then the most recent; on
+    jax <= 0.8, JAX's own smallest total difference, which agrees.
+    """
     if not record.keys:
         return None
     best, best_rank = None, None
@@ -293,16 +303,16 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
         old_context, old_debug = _jax_compat.trace_key_context(old_key)
         old_types, old_tree, _ = old_described if old_described else ((), "", ())
         distance = _jax_compat.trace_key_distance(key, old_key)
-        if distance is not None:  # jax <= 0.8 picks the key with the smallest total diff
-            rank = (distance, 0)
+        if distance is not None:
+            rank: tuple[int, int] = (distance, 0)
         elif context != old_context:
-            rank = (0, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
+            rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
         elif tree != old_tree:
-            rank = (1, 1)
-        elif debug_info != old_debug:
             rank = (2, 1)
+        elif debug_info != old_debug:
+            rank = (1, 1)
         else:
-            rank = (3, sum(a != b for a, b in zip(types, old_types)) or 1)
+            rank = (0, sum(a != b for a, b in zip(types, old_types)) or 1)
         if best_rank is None or (rank, age) < best_rank:
             best, best_rank = old_key, (rank, age)
     return best
@@ -484,20 +494,28 @@ class Session(_jax_compat.TraceProbe):
         described = _jax_compat.describe_trace_key(key) if key is not None else None
         source = "none"
         evidence = ""
-        if frame.jax_text is not None:
+        old = _closest_key(record, key, described) if status == "known" else None
+        text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
+        if text:
+            category, changes, same_line, site = parse_explanation(text)
+            if frame.jax_text is not None:
+                evidence, source = frame.jax_text, "jax"
+                jax_category, _, _, site = parse_explanation(frame.jax_text)
+                if jax_category != category:
+                    evidence += (
+                        f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
+                        f"The most similar earlier signature differs thus:\n  {text.strip()})"
+                    )
+            else:
+                evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
+                source = "jaxshow"
+        elif frame.jax_text is not None:
             evidence, source = frame.jax_text, "jax"
             category, changes, same_line, site = parse_explanation(evidence)
         elif status != "known" or not record.keys:
             category, changes, same_line, site = "never_seen", (), False, None
         else:
-            old = _closest_key(record, key, described)
-            text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
-            if text:
-                evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
-                source = "jaxshow"
-                category, changes, same_line, site = parse_explanation(text)
-            else:
-                category, changes, same_line, site = "other", (), False, None
+            category, changes, same_line, site = "other", (), False, None
         if category == "static_args":
             changes = _name_static_args(changes, key)
         elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
