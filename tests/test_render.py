@@ -263,3 +263,13 @@ def test_cell_error_is_not_repeated_when_a_report_shows_it():
         assert form.count("bad shape") == 1 and "the cell raised this ValueError" in form
     later = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=1, cell_error=ErrorSummary("KeyError", "'k'"))
     assert "the cell raised KeyError: 'k'" in render.to_text(later)
+
+
+def test_repeated_persistent_verdicts_fold_into_one_row():
+    from jaxshow.report import CacheReport, PersistentCompile
+
+    skipped = PersistentCompile("jit_step", "skipped", "took < 1.00 s to compile (0.02 s)")
+    report = CacheReport(functions=(), persistent=(skipped, skipped, skipped, PersistentCompile("jit_big", "written")))
+    text = render.to_text(report)
+    assert "jit_step ×3" in text and text.count("jit_step") == 1 and "jit_big " in text
+    assert "jit_step ×3" in render.to_html(report)

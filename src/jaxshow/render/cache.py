@@ -61,7 +61,12 @@ def _miss_title(i: int, miss: CacheMiss) -> str:
 
 
 def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, str, str]]:
-    return [(c.module, VERDICT_WORDS.get(c.verdict, c.verdict), c.reason) for c in compiles]
+    """One row per distinct (module, verdict, reason), with ``×N`` where it repeats."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for c in compiles:
+        row = (c.module, VERDICT_WORDS.get(c.verdict, c.verdict), c.reason)
+        counts[row] = counts.get(row, 0) + 1
+    return [(f"{module} ×{n}" if n > 1 else module, verdict, reason) for (module, verdict, reason), n in counts.items()]
 
 
 # --- HTML --------------------------------------------------------------------------------------
