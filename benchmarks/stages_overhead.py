@@ -37,7 +37,7 @@ def train_step(params, x):
     loss, grads = jax.value_and_grad(loss_fn)(params, x)
     return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
 
-jax.block_until_ready((params, x))
+jax.block_until_ready((params, x));
 """
 
 CELL = "loss, params = train_step(params, x)\njax.block_until_ready(loss)"
