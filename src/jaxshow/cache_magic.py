@@ -139,26 +139,10 @@ class CacheMagics(Magics):
         return value
 
     def _clear(self, name: str) -> CacheClearReport:
-        from jaxshow import _jax_compat
-
-        fn = self._jitted(name)
-        before = _jax_compat.cache_size(fn)
-        clear = getattr(fn, "clear_cache", None)
-        if clear is None:
+        report = retrace.clear(name, self._jitted(name))
+        if report is None:
             raise UsageError(f"{name!r} has no clear_cache() in this JAX\n{self._usage()}")
-        clear()
-        after = _jax_compat.cache_size(fn)
-        dropped = retrace.forget(fn)
-        return CacheClearReport(
-            name=name,
-            entries_before=before,
-            entries_after=after,
-            history_entries_cleared=dropped,
-            not_cleared=(
-                "the persistent compilation cache on disk (delete its files to empty it)",
-                "the caches of other functions (jax.clear_caches() clears them all)",
-            ),
-        )
+        return report
 
     # --- on mode ------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.report import (
     MISS_TITLES,
     ArgChange,
+    CacheClearReport,
     CacheMiss,
     CacheReport,
     ErrorSummary,
@@ -841,6 +842,20 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
     )
 
 
-def forget(fn: Any) -> int:
-    """Drop jaxshow's history of ``fn`` (a jitted function); returns the signatures dropped."""
-    return registry.forget(getattr(fn, "__wrapped__", fn))
+def clear(name: str, fn: Any) -> CacheClearReport | None:
+    """``fn.clear_cache()`` plus jaxshow's history of it; ``None`` where JAX has no ``clear_cache``."""
+    clear_cache = getattr(fn, "clear_cache", None)
+    if clear_cache is None:
+        return None
+    before = _jax_compat.cache_size(fn)
+    clear_cache()
+    return CacheClearReport(
+        name=name,
+        entries_before=before,
+        entries_after=_jax_compat.cache_size(fn),
+        history_entries_cleared=registry.forget(getattr(fn, "__wrapped__", fn)),
+        not_cleared=(
+            "the persistent compilation cache on disk (delete its files to empty it)",
+            "the caches of other functions (jax.clear_caches() clears them all)",
+        ),
+    )
