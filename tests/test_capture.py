@@ -172,3 +172,20 @@ def test_abstract_arguments_keep_no_arrays():
     committed = jax.device_put(x, jax.devices()[0])
     args, _ = capture.abstract_arguments(f, (committed, 2.0), {})
     assert args[0].sharding == committed.sharding
+
+
+def test_loop_bodies_counted_once_are_flagged_next_to_the_costs():
+    @jax.jit
+    def looped(x):
+        def body(carry, _):
+            return jnp.tanh(carry @ carry), None
+
+        return jax.lax.scan(body, x, None, length=10)[0]
+
+    report = jaxshow.stages(looped, jnp.ones((16, 16)))
+    assert dict(report.traced.primitive_counts)["scan"] == 1
+    text = str(report)
+    assert text.count("XLA's cost analysis counts each loop body once") == 2
+    assert "scan ×1" in report._repr_html_()
+    plain = jaxshow.stages(jax.jit(lambda x: x @ x), jnp.ones((4, 4)))
+    assert "loop body" not in str(plain)

@@ -25,7 +25,8 @@ from jaxshow.report import (
 
 DIALECT_NAMES = {"stablehlo": "StableHLO", "hlo": "HLO"}
 COST_CAVEAT_LOWERED = "estimated before compiler optimisations (Lowered.cost_analysis)"
-COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis); loop bodies are counted once"
+COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis)"
+LOOP_PRIMITIVES = ("scan", "while")
 MEMORY_ROWS = (
     ("arguments", "argument_size_bytes"),
     ("outputs", "output_size_bytes"),
@@ -95,6 +96,20 @@ def _placement_rows(specs: tuple[PlacementSpec, ...]) -> list[tuple[str, str, st
     return [(p.path, p.sharding or "— (argument unused, pruned)", p.layout or "—") for p in specs]
 
 
+def _loop_warning(report: StagesReport) -> str | None:
+    """Loops make XLA's cost analysis count their bodies once, not once per iteration."""
+    if report.traced is None:
+        return None
+    loops = [(name, n) for name, n in report.traced.primitive_counts if name in LOOP_PRIMITIVES]
+    if not loops:
+        return None
+    found = ", ".join(f"{name} ×{n}" for name, n in loops)
+    return (
+        f"the program has loops ({found}): XLA's cost analysis counts each loop body once, "
+        "not once per iteration, so FLOPs and bytes are low by about the trip count"
+    )
+
+
 def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
 
@@ -147,10 +162,15 @@ def _traced_html(t: TracedStation) -> Html:
     return _station("②", "Traced", summary, body)
 
 
-def _lowered_html(lo: LoweredStation) -> Html:
+def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None) -> Html:
+    warning = [tag("div", loops, cls="js-note", style=NOTE_STYLE)] if loops else []
+    return details(f"cost analysis — {caveat}", *warning, _kv_table(_cost_rows(cost)), open=True)
+
+
+def _lowered_html(lo: LoweredStation, loops: str | None) -> Html:
     name = DIALECT_NAMES.get(lo.dialect, lo.dialect) + (" with source locations" if lo.debug_info else "")
     if lo.cost:
-        cost = details(f"cost analysis — {COST_CAVEAT_LOWERED}", _kv_table(_cost_rows(lo.cost)), open=True)
+        cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops)
     else:
         cost = tag("div", "cost analysis: ", muted(lo.cost_unavailable or "not reported"))
     body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text")]
@@ -158,10 +178,10 @@ def _lowered_html(lo: LoweredStation) -> Html:
     return _station("③", "Lowered", f"{name}, {_line_count(lo.module_text):,} lines{flops}", body, open=False)
 
 
-def _compiled_html(c: CompiledStation) -> Html:
+def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
     body = []
     if c.cost:
-        body.append(details(f"cost analysis — {COST_CAVEAT_COMPILED}", _kv_table(_cost_rows(c.cost)), open=True))
+        body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops))
     else:
         body.append(tag("div", "cost analysis: ", muted(c.cost_unavailable or "not reported")))
     if c.memory:
@@ -206,8 +226,9 @@ def _stages_html(report: StagesReport) -> Html:
     parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in report.notes)
     parts.append(_wrapper_html(report.wrapper))
     parts.append(_traced_html(report.traced) if report.traced else _missing_station("②", "Traced", report))
-    parts.append(_lowered_html(report.lowered) if report.lowered else _missing_station("③", "Lowered", report))
-    parts.append(_compiled_html(report.compiled) if report.compiled else _missing_station("④", "Compiled", report))
+    loops = _loop_warning(report)
+    parts.append(_lowered_html(report.lowered, loops) if report.lowered else _missing_station("③", "Lowered", report))
+    parts.append(_compiled_html(report.compiled, loops) if report.compiled else _missing_station("④", "Compiled", report))
     return tag("div", *parts, cls="js-report")
 
 
@@ -305,6 +326,8 @@ def _stages_text(report: StagesReport) -> str:
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
         if lo.cost:
             out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
+            if _loop_warning(report):
+                out.append(f"  note: {_loop_warning(report)}")
             out.append(_text_table(_cost_rows(lo.cost)).rstrip("\n"))
         else:
             out.append(f"  cost analysis: {lo.cost_unavailable}")
@@ -316,6 +339,8 @@ def _stages_text(report: StagesReport) -> str:
         out.append("④ Compiled")
         if c.cost:
             out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
+            if _loop_warning(report):
+                out.append(f"  note: {_loop_warning(report)}")
             out.append(_text_table(_cost_rows(c.cost)).rstrip("\n"))
         else:
             out.append(f"  cost analysis: {c.cost_unavailable}")
