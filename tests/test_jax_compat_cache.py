@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from functools import partial
 
@@ -168,8 +169,10 @@ def test_trace_cache_entries_for_one_function():
         return v * 9
 
     one(jnp.ones(2))
+    gc.collect()  # on jax >= 0.9 the count is the whole cache, whose dead entries go at collection
     before = _jax_compat.trace_cache_entries(one.__wrapped__)
     one(jnp.ones(5))
+    gc.collect()
     after = _jax_compat.trace_cache_entries(one.__wrapped__)
     assert before is not None and after > before
 
