@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import html.parser
-import weakref
 
 import jax
 import pytest

@@ -210,7 +210,7 @@ def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
 def _subjaxprs(value: Any):
     if hasattr(value, "eqns") and hasattr(value, "invars"):
         yield value
-    elif hasattr(value, "jaxpr") and hasattr(getattr(value, "jaxpr"), "eqns"):
+    elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
         yield value.jaxpr
     elif isinstance(value, (tuple, list)):
         for item in value:
