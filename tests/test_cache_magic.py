@@ -225,3 +225,14 @@ def test_unload_leaves_jax_as_found(ip):
     assert _jax_state() == before
     assert "jaxcache" not in ip.magics_manager.magics["line"]
     ip.run_line_magic("load_ext", "jaxshow")
+
+
+def test_bound_methods_and_partials_count_as_their_jitted_function(shell):
+    shell.run_cell(
+        "class Model:\n    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * 2\n"
+        "model = Model()\nadd = partial(jax.jit(lambda a, b: a + b), 1.0)"
+    )
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nadd(x); add(x); add(jnp.ones(4))\nmodel.apply(x); model.apply(x)")
+    assert result.success
+    stats = {s.function: (s.calls, s.traced, s.hits) for s in shell.user_ns["rep"].functions}
+    assert stats == {"<lambda>": (3, 2, 1), "apply": (2, 1, 1)}

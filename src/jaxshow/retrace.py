@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator
 import jax
 
 from jaxshow import _jax_compat, persistent
+from jaxshow.capture import bind_call
 from jaxshow.report import (
     MISS_TITLES,
     ArgChange,
@@ -807,7 +808,8 @@ def counting_hook(session: Session, is_jitted: Callable[[Any], bool]) -> Callabl
     def hook(fn: Any) -> Any:
         if not is_jitted(fn):
             return fn
-        target = getattr(fn, "__wrapped__", fn)
+        jitted = bind_call(fn, (), {})[0]
+        target = getattr(jitted, "__wrapped__", jitted)
 
         def counted_call(*args: Any, **kwargs: Any) -> Any:
             __tracebackhide__ = True
@@ -816,7 +818,7 @@ def counting_hook(session: Session, is_jitted: Callable[[Any], bool]) -> Callabl
                 return fn(*args, **kwargs)
             finally:
                 try:
-                    session.count_call(fn, target, session.traced_count(target) > before)
+                    session.count_call(jitted, target, session.traced_count(target) > before)
                 except Exception:  # noqa: BLE001 - never disturb the user's call
                     pass
 
