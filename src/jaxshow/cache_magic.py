@@ -223,7 +223,7 @@ class CacheMagics(Magics):
             report = self._with_cell_names(session.report(hits_counted=True, cell_error=cell_error))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
-                                 cell_error=ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error else None)
+                                 cell_error=ErrorSummary.from_exception(cell_error) if cell_error else None)
         self._observed_compiles.extend(report.persistent)
         display(report)
         if output:

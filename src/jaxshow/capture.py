@@ -369,11 +369,6 @@ def _safe(method: Callable) -> Any:
         return None
 
 
-def error_summary(exc: BaseException, stage: str | None) -> ErrorSummary:
-    message = str(exc).strip().splitlines()
-    return ErrorSummary(type(exc).__name__, "\n".join(message[:20]), stage)  # type: ignore[arg-type]
-
-
 # --- the walk -------------------------------------------------------------------------------
 
 
@@ -430,7 +425,7 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions, *, u
         compiled = lowered.compile()
         result.compiled = compiled_station(fn, compiled)
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
-        result.error = error_summary(exc, stage)
+        result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
     return result
 
@@ -613,7 +608,7 @@ def report_for_call(call: RecordedCall, options: WalkOptions) -> StagesReport:
     error = result.error
     stopped_at = result.stopped_at
     if call.error is not None:
-        error, stopped_at = error_summary(call.error, until), until
+        error, stopped_at = ErrorSummary.from_exception(call.error, until), until
     notes = list(result.notes)
     if call.repeats > 1:
         notes.append(f"called {call.repeats} times with this signature in the cell")

@@ -82,6 +82,12 @@ class ErrorSummary:
     message: str
     stage: Stage | None = None
 
+    @classmethod
+    def from_exception(cls, exc: BaseException, stage: Stage | None = None) -> ErrorSummary:
+        """The exception's type name and its message's first 20 lines."""
+        lines = str(exc).strip().splitlines()
+        return cls(type(exc).__name__, "\n".join(lines[:20]), stage)
+
 
 @dataclass(frozen=True, slots=True)
 class WrapperStation:

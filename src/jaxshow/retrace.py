@@ -610,7 +610,7 @@ class Session(_jax_compat.TraceProbe):
             )
         if not hits_counted:
             notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
-        error = ErrorSummary(type(cell_error).__name__, str(cell_error)) if cell_error is not None else None
+        error = ErrorSummary.from_exception(cell_error) if cell_error is not None else None
         return CacheReport(
             functions=tuple(functions),
             persistent=tuple(compiles),

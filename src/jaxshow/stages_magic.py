@@ -17,7 +17,7 @@ from traitlets import Integer, observe
 
 from jaxshow import capture, render
 from jaxshow.cellrun import label_cells, run_cell_catching
-from jaxshow.report import CellReport, SourceLocation, StagesReport
+from jaxshow.report import CellReport, ErrorSummary, SourceLocation, StagesReport
 from jaxshow.timings import EventCollector, Stopwatch
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -140,7 +140,7 @@ class StagesMagics(Magics):
             jitted_calls=len(recorder.calls),
             helper_compiles=collector.helper_compiles(shown),
             notes=tuple(notes),
-            cell_error=capture.error_summary(cell_error, None) if cell_error is not None else None,
+            cell_error=ErrorSummary.from_exception(cell_error) if cell_error is not None else None,
         )
 
 
