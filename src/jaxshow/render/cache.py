@@ -6,6 +6,7 @@ import time
 
 from jaxshow import render
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
+from jaxshow.render.plain import text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     MISS_TITLES,
@@ -193,17 +194,6 @@ def _(p: PersistentCacheReport) -> Html:
 # --- text --------------------------------------------------------------------------------------
 
 
-def _text_table(header: tuple[str, ...] | None, rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
-    all_rows = ([header] if header else []) + rows
-    if not all_rows:
-        return []
-    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
-    lines = [indent + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in all_rows]
-    if header:
-        lines.insert(1, indent + "  ".join("-" * w for w in widths))
-    return lines
-
-
 def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + line for line in text.rstrip("\n").splitlines()]
 
@@ -223,7 +213,7 @@ def _miss_text(i: int, miss: CacheMiss) -> list[str]:
 @render.text_body.register
 def _(report: CacheReport) -> str:
     lines = [f"%jaxcache — {_headline(report)}"]
-    lines.extend(_text_table(_FUNCTION_HEADER, _function_rows(report)))
+    lines.extend(text_table(_function_rows(report), _FUNCTION_HEADER, indent="  ", rule=True))
     for f in report.functions:
         if not (f.misses or f.trace_time_output):
             continue
@@ -236,7 +226,7 @@ def _(report: CacheReport) -> str:
             lines.append(f"    {DEBUG_PRINT_HINT}")
     if report.persistent:
         lines.append("  persistent compilation cache:")
-        lines.extend(_text_table(("module", "verdict", "why"), _compile_rows(report.persistent), "    "))
+        lines.extend(text_table(_compile_rows(report.persistent), ("module", "verdict", "why"), indent="    ", rule=True))
     if report.cell_error:
         lines.append(f"  the cell raised {report.cell_error.type_name}: {report.cell_error.message}")
     lines.extend(f"  note: {n}" for n in report.notes)
@@ -255,7 +245,7 @@ def _(history: TraceHistory) -> str:
     rows = [(time.strftime("%H:%M:%S", time.localtime(e.wall_time)), ", ".join(f"{n}: {t}" for n, t in e.signature) or "—",
              MISS_TITLES.get(e.category, e.category), e.summary) for e in history.entries]
     if rows:
-        lines.extend(_text_table(("when", "signature", "why it traced", "details"), rows))
+        lines.extend(text_table(rows, ("when", "signature", "why it traced", "details"), indent="  ", rule=True))
         if history.traces_observed > len(rows):
             lines.append(f"  only the last {len(rows)} of {history.traces_observed} traces are kept")
     else:
@@ -276,10 +266,10 @@ def _(p: PersistentCacheReport) -> str:
     lines = ["%jaxcache persistent — the persistent compilation cache"]
     lines.extend(f"  {k}: {v}" for k, v in _persistent_rows(p))
     lines.append("  gates (when a compile is written):")
-    lines.extend(_text_table(("option", "value", "meaning"), [(g.option, g.value, g.meaning) for g in p.gates], "    "))
+    lines.extend(text_table([(g.option, g.value, g.meaning) for g in p.gates], ("option", "value", "meaning"), indent="    ", rule=True))
     if p.compiles:
         lines.append("  compiles seen in %%jaxcache cells:")
-        lines.extend(_text_table(("module", "verdict", "why"), _compile_rows(p.compiles), "    "))
+        lines.extend(text_table(_compile_rows(p.compiles), ("module", "verdict", "why"), indent="    ", rule=True))
     else:
         lines.append("  no compile observed yet: run a cell under %%jaxcache (or %jaxcache on) to see what each compile did")
     lines.extend(f"  note: {n}" for n in p.notes)

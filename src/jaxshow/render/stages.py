@@ -5,6 +5,7 @@ from __future__ import annotations
 from jaxshow import render
 from jaxshow.render.highlight import code_html
 from jaxshow.render.markup import Html, clip_lines, code_block, details, join, muted, table, tag
+from jaxshow.render.plain import text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     ArgSpec,
@@ -280,15 +281,6 @@ def _cell_html(cell: CellReport) -> Html:
 # --- text ------------------------------------------------------------------------------------
 
 
-def _text_table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None, indent: str = "    ") -> str:
-    all_rows = ([header] if header else []) + [tuple(str(c) for c in r) for r in rows]
-    if not all_rows:
-        return ""
-    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in all_rows]
-    return "\n".join(indent + line for line in lines) + "\n"
-
-
 def _text_ir(title: str, text: str, attribute: str) -> str:
     shown, hidden = clip_lines(text, render.budget.max_lines)
     out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + line for line in shown.splitlines()) + "\n"
@@ -306,14 +298,14 @@ def _stages_text(report: StagesReport) -> str:
         out.append(f"  stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}")
     out.extend(f"  note: {n}" for n in report.notes)
     out.append("① jax.jit wrapper")
-    out.append(_text_table(_wrapper_rows(report.wrapper)).rstrip("\n"))
+    out.append("\n".join(text_table(_wrapper_rows(report.wrapper), indent="    ")))
     t = report.traced
     if t:
         out.append(f"② Traced: {t.equation_count} equations, {len(t.args)} inputs → {len(t.out_info)} outputs")
         if t.args:
-            out.append(_text_table(_arg_rows(t.args, with_donation=True), ("argument", "type", "sharding", "donated")).rstrip("\n"))
+            out.append("\n".join(text_table(_arg_rows(t.args, with_donation=True), ("argument", "type", "sharding", "donated"), indent="    ")))
         if t.out_info:
-            out.append(_text_table(_arg_rows(t.out_info, with_donation=False), ("output", "type", "sharding")).rstrip("\n"))
+            out.append("\n".join(text_table(_arg_rows(t.out_info, with_donation=False), ("output", "type", "sharding"), indent="    ")))
         out.extend(f"  note: {note}" for note in t.notes)
         out.append(f"  effects: {', '.join(t.effects) if t.effects else 'none (pure)'}")
         out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
@@ -328,7 +320,7 @@ def _stages_text(report: StagesReport) -> str:
             out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
             if _loop_warning(report):
                 out.append(f"  note: {_loop_warning(report)}")
-            out.append(_text_table(_cost_rows(lo.cost)).rstrip("\n"))
+            out.append("\n".join(text_table(_cost_rows(lo.cost), indent="    ")))
         else:
             out.append(f"  cost analysis: {lo.cost_unavailable}")
         out.append(_text_ir(name, lo.module_text, "report.lowered.module_text").rstrip("\n"))
@@ -341,19 +333,19 @@ def _stages_text(report: StagesReport) -> str:
             out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
             if _loop_warning(report):
                 out.append(f"  note: {_loop_warning(report)}")
-            out.append(_text_table(_cost_rows(c.cost)).rstrip("\n"))
+            out.append("\n".join(text_table(_cost_rows(c.cost), indent="    ")))
         else:
             out.append(f"  cost analysis: {c.cost_unavailable}")
         if c.memory:
             out.append("  memory analysis:")
-            out.append(_text_table(_memory_rows(c.memory)).rstrip("\n"))
+            out.append("\n".join(text_table(_memory_rows(c.memory), indent="    ")))
         else:
             out.append(f"  memory analysis: {c.memory_unavailable}")
         if c.placements_unavailable:
             out.append(f"  shardings and formats: {c.placements_unavailable}")
         else:
-            out.append(_text_table(_placement_rows(c.inputs), ("input", "sharding", "layout")).rstrip("\n"))
-            out.append(_text_table(_placement_rows(c.outputs), ("output", "sharding", "layout")).rstrip("\n"))
+            out.append("\n".join(text_table(_placement_rows(c.inputs), ("input", "sharding", "layout"), indent="    ")))
+            out.append("\n".join(text_table(_placement_rows(c.outputs), ("output", "sharding", "layout"), indent="    ")))
         if c.optimized_hlo_text:
             out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text").rstrip("\n"))
         else:
