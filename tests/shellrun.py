@@ -8,5 +8,5 @@ from IPython.utils.capture import capture_output
 def run_captured(shell, text):
     """Run a cell as a frontend would; return the ExecutionResult and what was displayed."""
     with capture_output() as cap:
-        result = shell.run_cell(text)
+        result = shell.run_cell(text, store_history=True)
     return result, cap

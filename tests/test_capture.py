@@ -10,7 +10,7 @@ import pytest
 from jax.extend.core import Primitive
 
 import jaxshow
-from jaxshow import capture
+from jaxshow.capture import stations
 
 
 def _mlp(params, x):
@@ -56,13 +56,13 @@ def test_stations_match_jax_objects(params):
 def test_hlo_dialect_and_debug_info(params):
     f = jax.jit(_mlp)
     x = jnp.ones((2, 8))
-    report = jaxshow.stages(f, params, x, dialect="hlo", debug_info=True)
+    report = jaxshow.stages_with(dialect="hlo", debug_info=True)(f, params, x)
     assert report.lowered.dialect == "hlo"
     assert report.lowered.module_text == f.lower(params, x).as_text("hlo", debug_info=True)
     assert "test_capture.py" in report.lowered.module_text  # HLO metadata file table
     assert __file__ in report.traced.jaxpr_source_text
     with pytest.raises(ValueError, match="unknown dialect"):
-        jaxshow.stages(f, params, x, dialect="mhlo")
+        jaxshow.stages_with(dialect="mhlo")
 
 
 def test_static_and_donated_arguments():
@@ -75,7 +75,7 @@ def test_static_and_donated_arguments():
     report = jaxshow.stages(step, jnp.ones(3), 4)
     assert report.wrapper.static_argnums == (1,)
     assert report.wrapper.donate_argnums == (0,)
-    assert ("arg 1", "4") in report.wrapper.static_args
+    assert report.wrapper.static_args == (("n", "4"),)
     assert [a.donated for a in report.traced.args] == [True]
     assert dict(report.traced.primitive_counts)["mul"] == 4
     assert report.compiled.memory.alias_size_bytes == 12
@@ -155,6 +155,32 @@ def test_timings_come_from_monitoring_and_cache_hits_are_none():
     assert warm.timings.lowering_seconds is None and warm.timings.compile_seconds is None
 
 
+def test_user_keywords_named_like_options_pass_through():
+    f = jax.jit(lambda x, dialect, debug_info, fn: x * dialect + debug_info - fn)
+    report = jaxshow.stages(f, jnp.ones(2), dialect=2.0, debug_info=1.0, fn=3.0)
+    assert report.error is None and report.lowered.dialect == "stablehlo"
+    assert [a.path for a in report.traced.args] == ["x", "debug_info", "dialect", "fn"]  # JAX sorts keywords
+
+
+def test_static_argument_whose_repr_raises_keeps_every_station():
+    class Hostile:
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            return isinstance(other, Hostile)
+
+        def __repr__(self):
+            raise RuntimeError("no repr for you")
+
+    f = jax.jit(lambda x, h: x + 1, static_argnums=1)
+    report = jaxshow.stages(f, jnp.ones(2), Hostile())
+    assert report.stations_reached == ("traced", "lowered", "compiled")
+    assert report.wrapper.static_args == (("h", "<Hostile object; its repr raised RuntimeError>"),)
+    huge = jaxshow.stages(jax.jit(lambda x, s: x, static_argnums=1), jnp.ones(2), "y" * 5000)
+    assert huge.wrapper.static_args[0][1] == "'" + "y" * 198 + "… (5,002 characters)"
+
+
 def test_records_are_immutable_and_comparable(params):
     f = jax.jit(_mlp)
     a = jaxshow.stages(f, params, jnp.ones((2, 8)))
@@ -167,10 +193,10 @@ def test_records_are_immutable_and_comparable(params):
 def test_abstract_arguments_keep_no_arrays():
     f = jax.jit(lambda x, s: x * s, static_argnums=1)
     x = jnp.ones(3)
-    args, kwargs = capture.abstract_arguments(f, (x, 2.0), {})
+    args, kwargs = stations.abstract_arguments(f, (x, 2.0), {})
     assert isinstance(args[0], jax.ShapeDtypeStruct) and args[1] == 2.0
     committed = jax.device_put(x, jax.devices()[0])
-    args, _ = capture.abstract_arguments(f, (committed, 2.0), {})
+    args, _ = stations.abstract_arguments(f, (committed, 2.0), {})
     assert args[0].sharding == committed.sharding
 
 

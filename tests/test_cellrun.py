@@ -1,6 +1,9 @@
-"""cellrun.run_cell in a real shell: IPython semantics, hook placement, tracebacks."""
+"""cellrun in a real shell: IPython runs the magic's cell, the call hook sees the cell's own calls only."""
 
 from __future__ import annotations
+
+import builtins
+import re
 
 import pytest
 from IPython.utils.capture import capture_output
@@ -9,12 +12,26 @@ from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
 
 
 class Spy:
+    """Records what the rewritten calls pass through ``pre``/``args``/``kwargs``/``post``."""
+
     def __init__(self):
         self.seen = []
+        self.log = []
 
-    def __call__(self, fn):
+    def pre(self, fn, line=0, column=0):
         self.seen.append(getattr(fn, "__name__", repr(fn)))
+        self.log.append(("pre", line))
         return fn
+
+    def args(self, *args):
+        return args
+
+    def kwargs(self, **kwargs):
+        return kwargs
+
+    def post(self, value):
+        self.log.append(("post", value))
+        return value
 
 
 def test_returns_trailing_expression_and_assigns(ip):
@@ -35,7 +52,8 @@ def test_hook_sees_top_level_calls_only(ip):
     )
     assert run_cell(ip, cell, hook=spy) == 2
     assert spy.seen == ["round", "inner", "len", "str"]
-    assert HOOK_NAME not in ip.user_ns
+    assert ("pre", 8) in spy.log and ("post", 1) in spy.log
+    assert HOOK_NAME not in ip.user_ns and HOOK_NAME not in builtins.__dict__
     assert ip.run_cell("lam(-1), next(gen), K.z").success
 
 
@@ -43,23 +61,61 @@ def test_keywords_and_starred_arguments_pass_through(ip):
     spy = Spy()
     ip.user_ns["kw"] = {"sep": "-"}
     assert run_cell(ip, "args = ['a', 'b']\n'x'.join(args) + str.join(*['-', args])", hook=spy) == "axba-b"
-    assert run_cell(ip, "def fn(fn, *a, **k):\n    return fn, a, k\nfn(1, 2, fn=3) if False else fn(1, 2, k=3)", hook=spy) == (1, (2,), {"k": 3})
+    assert run_cell(ip, "def fn(fn, *a, **k):\n    return fn, a, k\nfn(1, 2, k=3, **{'z': 4})", hook=spy) == (1, (2,), {"k": 3, "z": 4})
+    assert run_cell(ip, "print(*[1, 2], sep=kw['sep'])", hook=spy) is None
 
 
 def test_exceptions_propagate_with_cell_source_in_traceback(ip):
     with capture_output() as cap:
-        result = ip.run_cell("%%jaxstages\nfirst = 1\n1 / 0")
+        result = ip.run_cell("%%jaxstages\nfirst = 1\n1 / 0", store_history=True)
     assert isinstance(result.error_in_exec, ZeroDivisionError)
     assert ip.user_ns["first"] == 1
-    assert "1 / 0" in cap.stdout + cap.stderr
+    printed = re.sub(r"\x1b\[[0-9;]*m", "", cap.stdout + cap.stderr)
+    assert f"In[{result.execution_count}], line 3" in printed and "1 / 0" in printed
     with pytest.raises(ZeroDivisionError):
         run_cell(ip, "1 / 0", hook=Spy())
-    assert HOOK_NAME not in ip.user_ns
+    assert HOOK_NAME not in ip.user_ns and HOOK_NAME not in builtins.__dict__
+
+
+def test_a_printed_traceback_has_no_jaxshow_frame(ip):
+    ip.run_cell("import jax, jax.numpy as jnp, traceback\nbad = jax.jit(lambda v: v.reshape(7))", store_history=True)
+    with capture_output() as cap:
+        ip.run_cell("%%jaxstages\ntry:\n    bad(jnp.ones(3))\nexcept TypeError:\n    traceback.print_exc()", store_history=True)
+    printed = cap.stderr + cap.stdout
+    assert "Traceback" in printed and "reshape" in printed
+    assert "jaxshow" not in printed.split("Traceback", 1)[1].split("TypeError: cannot reshape")[0]
 
 
 def test_magics_and_frame_reading_calls_still_work(ip):
     assert run_cell(ip, "x = 5\n%time y = x + 1\ny", hook=Spy()) == 6
     assert run_cell(ip, "zz = 3\nlocals()['zz'] + len(vars())", hook=Spy()) > 3
+
+
+def test_a_user_variable_named_like_the_hook_is_left_alone(ip):
+    ip.user_ns[HOOK_NAME] = "mine"
+    result = ip.run_cell(f"%%jaxstages\nv = len('abc')\n{HOOK_NAME}", store_history=True)
+    assert result.success and result.result == "mine" and ip.user_ns["v"] == 3
+    assert HOOK_NAME not in builtins.__dict__ and "_" + HOOK_NAME not in builtins.__dict__
+
+
+def test_ipython_runs_the_cell_await_interactivity_and_out(ip):
+    number = ip.execution_count
+    result = ip.run_cell("%%jaxstages\nimport asyncio\nawait asyncio.sleep(0)\n'awaited'", store_history=True)
+    assert result.success and result.result == "awaited"
+    assert ip.user_ns["Out"][number] == "awaited" and ip.user_ns["_"] == "awaited"
+    ip.ast_node_interactivity = "all"
+    with capture_output() as cap:
+        ip.run_cell("%%jaxstages\n1 + 1\n2 + 2", store_history=True)
+    assert "Out[{0}]: 2".format(number + 1) in cap.stdout and "Out[{0}]: 4".format(number + 1) in cap.stdout
+    ip.ast_node_interactivity = "last_expr_or_assign"
+    with capture_output() as cap:
+        ip.run_cell("%%jaxstages\nw = 40 + 2", store_history=True)
+    assert f"Out[{number + 2}]: 42" in cap.stdout
+
+
+def test_history_keeps_the_raw_cell(ip):
+    ip.run_cell("%%jaxstages\nh = 1", store_history=True)
+    assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\nh = 1"
 
 
 def test_cell_file_names_read_like_tracebacks(ip):

@@ -7,7 +7,9 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from jaxshow import _jax_compat, capture, timings
+import jaxshow
+from jaxshow import _jax_compat, timings
+from jaxshow.capture import stations
 
 
 def test_jit_options_of_a_jit_wrapper():
@@ -59,9 +61,10 @@ def test_event_bus_registers_only_while_collecting():
 
 
 def test_source_info_exclusion_points_call_sites_at_the_caller():
-    assert _jax_compat.exclude_from_source_info(capture._PACKAGE_DIR)
-    report = capture.stages(lambda x: x * 3, jnp.ones(2), debug_info=True)
-    assert "jaxshow/capture.py" not in report.traced.jaxpr_source_text
+    assert _jax_compat.exclude_from_source_info(stations.PACKAGE_DIR)
+    report = jaxshow.stages_with(debug_info=True)(lambda x: x * 3, jnp.ones(2))
+    assert "jaxshow/" not in report.traced.jaxpr_source_text
+    assert __file__ in report.traced.jaxpr_source_text
 
 
 def test_trace_context_names_is_a_tuple_or_none():

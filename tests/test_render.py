@@ -221,9 +221,9 @@ def test_cell_report_breakdown_sums_to_cell_time():
 def test_missing_stations_say_where_the_call_stopped():
     report = _report(lowered=None, compiled=None, stopped_at="lower", error=ErrorSummary("NotImplementedError", "no rule", "lower"))
     text = render.to_text(report)
-    assert "stopped at lower: NotImplementedError: no rule" in text
-    assert "③ Lowered: not reached (stopped at lower)" in text
-    assert "not reached: the call stopped at lower" in render.to_html(report)
+    assert "failed while lowering: NotImplementedError: no rule" in text
+    assert "③ Lowered: not reached (failed while lowering)" in text
+    assert "not reached: the call failed while lowering" in render.to_html(report)
 
 
 @pytest.mark.parametrize(

@@ -39,15 +39,23 @@ __all__ = [
     "explain",
     "load_ipython_extension",
     "stages",
+    "stages_with",
     "unload_ipython_extension",
 ]
 
 
-def stages(fn, *args, **kwargs):
-    """Walk ``fn(*args, **kwargs)`` through JAX's stages; see :func:`jaxshow.capture.stages`."""
-    from jaxshow.capture import stages as _stages
+def stages(fn, /, *args, **kwargs):
+    """Walk ``fn(*args, **kwargs)`` through JAX's stages ahead of time; see :func:`jaxshow.capture.aot.stages`."""
+    from jaxshow.capture.aot import stages as _stages
 
     return _stages(fn, *args, **kwargs)
+
+
+def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False):
+    """``jaxshow.stages`` with options: ``jaxshow.stages_with(dialect="hlo")(f, x)``; see :func:`jaxshow.capture.aot.stages_with`."""
+    from jaxshow.capture.aot import stages_with as _stages_with
+
+    return _stages_with(dialect=dialect, debug_info=debug_info)
 
 
 def explain(**kwargs):

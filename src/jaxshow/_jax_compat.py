@@ -8,7 +8,11 @@ the installed JAX, not which branch ran.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import os
+import sys
 import threading
 from typing import Any, Callable
 
@@ -26,10 +30,14 @@ def jit_options(fn: Any) -> dict[str, tuple] | None:
     JAX keeps these only on the private ``_jit_info`` record (a ``PjitInfo``);
     returns ``None`` where it is missing (other wrappers, other JAX versions).
     """
-    info = getattr(fn, "_jit_info", None)
+    return jit_options_of_info(getattr(fn, "_jit_info", None))
+
+
+def jit_options_of_info(info: Any) -> dict[str, tuple] | None:
+    """:func:`jit_options` from the ``PjitInfo`` record itself."""
     if info is None or not all(hasattr(info, n) for n in _JIT_OPTION_NAMES):
         return None
-    return {n: tuple(getattr(info, n)) for n in _JIT_OPTION_NAMES}
+    return {n: tuple(getattr(info, n) or ()) for n in _JIT_OPTION_NAMES}
 
 
 def cache_size(fn: Any) -> int | None:
@@ -77,21 +85,29 @@ def unregister_scalar_listener(callback: Callable) -> None:
 
 
 def exclude_from_source_info(directory: str) -> bool:
-    """Keep JAX's call-site attribution off jaxshow's own frames.
+    """Keep JAX's call-site attribution and its filtered tracebacks off jaxshow's own frames.
 
     Without it, a function that jaxshow calls on the user's behalf is reported
-    by JAX as called from jaxshow. Private in every JAX release checked
-    (``source_info_util.register_exclusion``); returns whether it took effect.
+    by JAX as called from jaxshow, and a traceback the user prints shows
+    jaxshow's hook frames. Private in every JAX release checked
+    (``source_info_util.register_exclusion``, ``traceback_util.register_exclusion``);
+    returns whether both took effect.
     """
-    try:
-        from jax._src import source_info_util
-    except ImportError:
-        return False
-    register = getattr(source_info_util, "register_exclusion", None)
-    if register is None:
-        return False
-    register(directory.rstrip(os.sep) + os.sep)
-    return True
+    path = directory.rstrip(os.sep) + os.sep
+    done = 0
+    for module_name in ("source_info_util", "traceback_util"):
+        try:
+            module = importlib.import_module(f"jax._src.{module_name}")
+        except ImportError:
+            continue
+        register = getattr(module, "register_exclusion", None)
+        excluded = getattr(module, "_exclude_paths", None)
+        if register is None:
+            continue
+        if excluded is None or path not in excluded:
+            register(path)
+        done += 1
+    return done == 2
 
 
 def trace_context_names() -> tuple[str, ...] | None:
@@ -234,6 +250,9 @@ def install_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
             missed = False
             try:
                 return original(fun, in_avals, debug_info, *context, **kwargs)
+            except BaseException as exc:
+                _drop_own_frame(exc, sys._getframe())
+                raise
             finally:
                 nested = stack.pop()
                 delta = info().misses - before
@@ -313,6 +332,9 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
                     entries = None
                 missed = (len(entries) if entries is not None else 0) > before
                 return result
+            except BaseException as exc:
+                _drop_own_frame(exc, sys._getframe())
+                raise
             finally:
                 probe.exit(token, missed, key if missed else None)
 
@@ -465,3 +487,259 @@ def config_global_value(name: str) -> Any:
         return _config.config_states[name].get_global()
     except Exception:  # noqa: BLE001 - Flags have no thread-local value; the current value is the global one
         return jax.config.values[name]
+
+
+# --- the jit miss path: where JAX traces, lowers and compiles a call (used by capture/calls.py) -
+
+
+class CallObserver:
+    """What :func:`install_call_hooks` calls back, on the calling thread, inside the user's call.
+
+    Every method must return quickly and never raise; ``busy()`` true makes
+    every hook a plain pass-through (jaxshow's own rebuilds go through JAX too).
+    """
+
+    def busy(self) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> Any:  # pragma: no cover - interface
+        """JAX's Python path for a jit wrapper's call started (a C++ cache miss, ``.trace`` or ``.lower``)."""
+        raise NotImplementedError
+
+    def trace_ended(self, token: Any, jaxpr: Any, rebuild: Callable[[], Any] | None, error: BaseException | None) -> None:  # pragma: no cover
+        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) or ``error``; ``rebuild()`` gives JAX's ``Traced`` from its caches."""
+        raise NotImplementedError
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> Any:  # pragma: no cover
+        """JAX's Python dispatch of ``jaxpr`` started: it lowers, compiles (or finds both cached) and runs."""
+        raise NotImplementedError
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:  # pragma: no cover
+        """Lowering (or its cache lookup) ended with ``computation`` or ``error``."""
+        raise NotImplementedError
+
+    def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:  # pragma: no cover
+        """The dispatch ended; ``executable`` is the compiled program when compilation succeeded."""
+        raise NotImplementedError
+
+
+def _pjit_module():
+    try:
+        from jax._src import pjit as _pjit
+    except ImportError:
+        return None
+    return _pjit
+
+
+def _entry_hook_name(module: Any) -> str | None:
+    """The function every jit trace of a wrapper goes through: ``_infer_params`` (``_trace_for_jit`` on jax 0.9)."""
+    for name in ("_infer_params", "_trace_for_jit"):
+        target = getattr(module, name, None)
+        if target is None:
+            continue
+        try:
+            params = list(inspect.signature(target).parameters)
+        except (TypeError, ValueError):
+            continue
+        if params[:4] == ["fun", "ji", "args", "kwargs"] or params[:4] == ["fun", "jit_info", "args", "kwargs"]:
+            return name
+    return None
+
+
+def call_hooks_supported() -> bool:
+    """Whether this JAX has the three private functions :func:`install_call_hooks` wraps."""
+    module = _pjit_module()
+    return (
+        module is not None
+        and _entry_hook_name(module) is not None
+        and callable(getattr(module, "_pjit_call_impl_python", None))
+        and callable(getattr(module, "_resolve_and_lower", None))
+        and callable(getattr(module, "jit_trace", None))
+    )
+
+
+def _drop_own_frame(exc: BaseException, frame: Any) -> None:
+    """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off)."""
+    tb = exc.__traceback__
+    if tb is not None and tb.tb_frame is frame:
+        exc.__traceback__ = tb.tb_next
+
+
+def _quietly(call: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return call(*args)
+    except Exception:  # noqa: BLE001 - jaxshow's bookkeeping must never reach the user's call
+        return None
+
+
+def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
+    """Observe every trace, lowering, compile and Python dispatch of ``jax.jit`` while installed.
+
+    JAX has no public hook for these. Its Python miss path goes through three
+    module globals of ``jax._src.pjit`` on every version from 0.7 to 0.12:
+    the entry hook (``_infer_params``; ``_trace_for_jit`` on 0.9) for each
+    wrapper call that misses the C++ cache, ``_pjit_call_impl_python`` for
+    every Python dispatch (a wrapper's miss, and ``jit_p``'s impl under
+    ``grad``/``vmap`` or eagerly), and ``_resolve_and_lower`` inside it. A C++
+    cache hit reaches none of them, so a hot loop pays nothing. Returns the
+    function that puts the originals back (only where they are still ours), or
+    ``None`` where this JAX lacks them.
+    """
+    module = _pjit_module()
+    if module is None or not call_hooks_supported():
+        return None
+    entry_name = _entry_hook_name(module)
+    original_entry = getattr(module, entry_name)
+    original_run = module._pjit_call_impl_python
+    original_lower = module._resolve_and_lower
+    jit_trace = module.jit_trace
+
+    def entry(fun, ji, args, kwargs):
+        if observer.busy():
+            return original_entry(fun, ji, args, kwargs)
+        token = _quietly(observer.trace_started, fun, ji, args, kwargs)
+        try:
+            result = original_entry(fun, ji, args, kwargs)
+        except BaseException as exc:
+            _quietly(observer.trace_ended, token, None, None, exc)
+            _drop_own_frame(exc, sys._getframe())
+            raise
+        shim = _JitShim(fun, ji)
+        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], lambda: jit_trace(shim, *args, **kwargs), None)
+        return result
+
+    def run(*args, **params):
+        if observer.busy():
+            return original_run(*args, **params)
+        token = _quietly(observer.run_started, params.get("jaxpr"), str(params.get("name", "?")), tuple(params.get("donated_invars", ())))
+        try:
+            out = original_run(*args, **params)
+        except BaseException as exc:
+            _quietly(observer.run_ended, token, None, exc)
+            _drop_own_frame(exc, sys._getframe())
+            raise
+        _quietly(observer.run_ended, token, out[1], None)
+        return out
+
+    def lower(*args, **kwargs):
+        if observer.busy():
+            return original_lower(*args, **kwargs)
+        try:
+            computation = original_lower(*args, **kwargs)
+        except BaseException as exc:
+            _quietly(observer.lowered, None, exc)
+            _drop_own_frame(exc, sys._getframe())
+            raise
+        _quietly(observer.lowered, computation, None)
+        return computation
+
+    for hook, original in ((entry, original_entry), (run, original_run), (lower, original_lower)):
+        functools.update_wrapper(hook, original)
+    setattr(module, entry_name, entry)
+    module._pjit_call_impl_python = run
+    module._resolve_and_lower = lower
+
+    def uninstall() -> None:
+        for name, hook, original in ((entry_name, entry, original_entry), ("_pjit_call_impl_python", run, original_run),
+                                     ("_resolve_and_lower", lower, original_lower)):
+            if getattr(module, name, None) is hook:
+                setattr(module, name, original)
+
+    return uninstall
+
+
+class _JitShim:
+    """What JAX's ``jit_trace`` reads of a wrapper: ``_fun`` and ``_jit_info`` (0.7 to 0.12)."""
+
+    __slots__ = ("_fun", "_jit_info")
+
+    def __init__(self, fun: Any, jit_info: Any) -> None:
+        self._fun = fun
+        self._jit_info = jit_info
+
+
+def computation_compiled(computation: Any) -> bool:
+    """Whether a lowered computation holds its compiled executable (JAX caches it on the first ``compile()``)."""
+    return getattr(computation, "_executable", None) is not None
+
+
+def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, ...]) -> Any:
+    """A public ``jax.stages.Lowered`` around a computation JAX lowered for a transformed call (``grad``, ``vmap``).
+
+    ``Lowered(lowering, args_info, out_tree)`` takes these three first
+    parameters from jax 0.7 to 0.12; ``.compile()`` then returns the cached
+    executable that ran.
+    """
+    from jax._src import stages as _stages
+
+    in_avals = tuple(jaxpr.in_avals)
+    in_tree = jax.tree_util.tree_structure((in_avals, {}))
+    donate_argnums = tuple(i for i, d in enumerate(donated) if d)
+    args_info = _stages.make_args_info(in_tree, in_avals, donate_argnums)
+    out_tree = jax.tree_util.tree_structure(list(jaxpr.out_avals))
+    return _stages.Lowered(computation, args_info, out_tree)
+
+
+def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
+    """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
+    info = getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
+    name = str(getattr(info, "func_name", None) or "?")
+    source = getattr(info, "func_src_info", None)
+    return name, _file_of_source_info(source)
+
+
+def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
+    """``(function name, source file or None)`` from a wrapper's ``PjitInfo`` (before any jaxpr exists)."""
+    source = getattr(jit_info, "fun_sourceinfo", None)
+    name = str(source).split(" at ", 1)[0] if source else "?"
+    return name, _file_of_source_info(source)
+
+
+def _file_of_source_info(source: Any) -> str | None:
+    """``"f at /path/file.py:12"`` -> ``/path/file.py``."""
+    if not source or " at " not in str(source):
+        return None
+    where = str(source).split(" at ", 1)[1]
+    return where.rsplit(":", 1)[0] if ":" in where else where
+
+
+def jit_wrapper_type() -> type:
+    """The type of a ``jax.jit`` wrapper (``jaxlib``'s ``PjitFunction``), found without touching user objects."""
+    return type(jax.jit(_identity))
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def jit_disabled() -> bool:
+    """Whether ``jax.disable_jit()`` is in effect on this thread."""
+    try:
+        return bool(jax.config.jax_disable_jit)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def jit_info(wrapper: Any) -> Any:
+    """A ``jax.jit`` wrapper's private ``PjitInfo`` (its options and source info), else ``None``."""
+    return getattr(wrapper, "_jit_info", None)
+
+
+def jit_function(wrapper: Any) -> Any:
+    """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
+    return getattr(wrapper, "_fun", None)
+
+
+def trace_state_clean() -> bool:
+    """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread."""
+    try:
+        from jax._src import core as _core
+
+        return bool(_core.trace_state_clean())
+    except Exception:  # noqa: BLE001 - unknown: assume a plain call
+        return True
+
+
+def jaxpr_is_high(jaxpr: Any) -> bool:
+    """Whether JAX left this jaxpr out of its trace cache (``is_high``): rebuilding it would trace again."""
+    return bool(getattr(getattr(jaxpr, "jaxpr", None), "is_high", False))

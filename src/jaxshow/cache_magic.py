@@ -18,8 +18,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from jaxshow import persistent, retrace
-from jaxshow.capture import is_stageable
-from jaxshow.cellrun import label_cells, run_cell_catching
+from jaxshow.capture.calls import DirectCalls
+from jaxshow.capture.stations import jit_target
+from jaxshow.cellrun import label_cells, run_cell
+from jaxshow.magic_args import output_name_error
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear")
@@ -34,6 +36,7 @@ class CacheMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
+        self._cell: tuple[retrace.Session, str | None] | None = None
 
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND", help="on | off | persistent | clear NAME | NAME (line form only).")
@@ -78,13 +81,8 @@ class CacheMagics(Magics):
             %jaxcache persistent -o state
         """
         __tracebackhide__ = True
-        try:
-            args = parse_argstring(self.jaxcache, line)
-        except UsageError as exc:
-            raise UsageError(f"{exc}\n{self._usage()}") from None
+        args = self._parse(line, cell_form=cell is not None)
         if cell is not None:
-            if args.words:
-                raise UsageError(f"the cell form takes no subcommand, got {' '.join(args.words)!r}\n{self._usage()}")
             return self._run_cell(cell, args.output)
         report = self._line(args.words)
         if report is None:
@@ -96,6 +94,17 @@ class CacheMagics(Magics):
         return None
 
     # --- line forms ---------------------------------------------------------------------
+
+    def _parse(self, line: str, *, cell_form: bool) -> Any:
+        try:
+            args = parse_argstring(self.jaxcache, line)
+        except UsageError as exc:
+            raise UsageError(f"{exc}\n{self._usage()}") from None
+        if cell_form and args.words:
+            raise UsageError(f"the cell form takes no subcommand, got {' '.join(args.words)!r}\n{self._usage()}")
+        if args.output is not None and (why := output_name_error(self.shell, args.output)):
+            raise UsageError(f"{why}\n{self._usage()}")
+        return args
 
     def _usage(self) -> str:
         return self.jaxcache.parser.format_usage().rstrip() + "\n(subcommands: on | off | persistent | clear NAME | NAME)"
@@ -133,10 +142,14 @@ class CacheMagics(Magics):
             raise UsageError(f"{name!r} is neither a subcommand nor a name in the namespace\n{self._usage()}")
         value = self.shell.user_ns[head]
         for attr in attrs:
-            value = getattr(value, attr, None)
-        if not is_stageable(value):
+            try:
+                value = getattr(value, attr)
+            except Exception as exc:  # noqa: BLE001 - the user's object; its error is the answer
+                raise UsageError(f"{name!r}: reading .{attr} raised {type(exc).__name__}: {exc}\n{self._usage()}") from None
+        target = jit_target(value)
+        if target is None:
             raise UsageError(f"{name!r} is not a jitted function (it is a {type(value).__name__}); jax.jit it first\n{self._usage()}")
-        return value
+        return target[0]
 
     def _clear(self, name: str) -> CacheClearReport:
         report = retrace.clear(name, self._jitted(name))
@@ -199,35 +212,62 @@ class CacheMagics(Magics):
             return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
         return report
 
-    def close(self) -> None:
-        """Undo ``%jaxcache on`` (called on ``%unload_ext``)."""
+    def shutdown(self) -> None:
+        """Undo ``%jaxcache on`` and end an open cell (called on ``%unload_ext``)."""
+        if self._cell is not None:
+            self._cell[0].stop()
+            self._cell = None
         self._turn_off()
 
-    # --- cell form ----------------------------------------------------------------------
+    # --- cell form: the runner's protocol (cellrun.CellMagic) and run_cell_magic ---------
 
-    def _run_cell(self, cell: str, output: str | None):
-        __tracebackhide__ = True
-        on_session = self._on_session
-        if on_session is not None:
-            on_session.paused = True
-        session = retrace.Session(jax_text="always")
+    def accepts(self, line: str, cell: str) -> bool:
         try:
-            session.start()
-            hook = retrace.counting_hook(session, is_stageable)
-            value, cell_error = run_cell_catching(self.shell, cell, hook=hook)
-        finally:
+            self._parse(line, cell_form=True)
+        except UsageError:
+            return False
+        return True
+
+    def open(self, line: str, raw_cell: str) -> DirectCalls:
+        output = self._parse(line, cell_form=True).output
+        if self._cell is not None:
+            self.close(None, 0.0)
+        if self._on_session is not None:
+            self._on_session.paused = True
+        session = retrace.Session(jax_text="always").start()
+        self._cell = (session, output)
+        return DirectCalls(None, retrace.CallCounter(session))
+
+    def close(self, error: BaseException | None, seconds: float) -> None:
+        if self._cell is None:
+            return
+        session, output = self._cell
+        self._cell = None
+        try:
             session.stop()
-            if on_session is not None:
-                on_session.paused = False
+        finally:
+            if self._on_session is not None:
+                self._on_session.paused = False
         try:
-            report = self._with_cell_names(session.report(hits_counted=True, cell_error=cell_error))
+            report = self._with_cell_names(session.report(hits_counted=True, cell_error=error))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
-                                 cell_error=ErrorSummary.from_exception(cell_error) if cell_error else None)
+                                 cell_error=ErrorSummary.from_exception(error) if error else None)
         self._observed_compiles.extend(report.persistent)
         display(report)
         if output:
             self.shell.user_ns[output] = report
-        if cell_error is not None:
-            raise cell_error
+
+    def _run_cell(self, cell: str, output: str | None):
+        __tracebackhide__ = True
+        hook = self.open(f"-o {output}" if output else "", cell)
+        try:
+            value = run_cell(self.shell, cell, hook=hook)
+        except (KeyboardInterrupt, SystemExit):
+            self.close(None, 0.0)
+            raise
+        except BaseException as exc:
+            self.close(exc, 0.0)
+            raise
+        self.close(None, 0.0)
         return value

@@ -1,17 +1,19 @@
-"""Run a cell body the way IPython does, optionally routing its calls through a hook.
+"""Let IPython itself run a ``%%jaxstages`` / ``%%jaxcache`` cell, with a capture open around it.
 
-The cell is transformed, cached under the shell's own cell filename (so
-tracebacks and JAX's source locations point at the user's lines), executed once
-in ``shell.user_ns``, and its trailing expression is evaluated and returned so
-that it becomes ``Out[n]``. Exceptions propagate unchanged.
+A cleanup input transformer turns the magic's first line into a comment
+(same line count, so every location stays right) when its options parse;
+``pre_run_cell`` opens the magic's capture and ``post_run_cell`` closes it and
+shows the report. Between them IPython runs the cell exactly as any other:
+top-level ``await``, every ``ast_node_interactivity`` mode, ``Out[n]`` and
+``_``, ``;``, history, ``%time`` inside, tracebacks naming ``In[n]``, one
+execution. Options that do not parse leave the cell alone, so the registered
+magic raises its usage error before anything runs; a front end that calls
+``run_cell_magic`` directly gets the same capture through :func:`run_cell`.
 
-With a hook, every call written in the cell's own statements, ``f(x)``, runs as
-``hook(f)(x)``: the hook sees the callable before the call and returns what to
-call, normally ``f`` itself, so the call still happens in the cell's own frame
-(``locals()``, ``%time`` and other frame-reading callees behave as before).
-Calls inside functions, lambdas, classes and generator expressions defined in
-the cell are left alone: they may run after the cell has finished, when the
-hook is gone.
+While a capture is open, an AST transformer rewrites the cell's own calls
+``f(x)`` as ``H.post(H.pre(f, line, col)(*H.args(x), **H.kwargs()))`` with
+``H`` a name in ``builtins`` (never in the user's namespace), so calls that
+hit JAX's caches are seen too, with no extra frame between cell and callee.
 
 Uses only the shell object passed in; no JAX.
 """
@@ -19,65 +21,229 @@ Uses only the shell object passed in; no JAX.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
-from typing import Any, Callable
+import time
+from typing import Any, Callable, Protocol
 
-HOOK_NAME = "__jaxshow_call__"
+HOOK_NAME = "__jaxshow_calls__"
 _CELL_FILENAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>|[^\s\"'()]*ipykernel_\d+/\d+\.py")
 
 
+class CellMagic(Protocol):
+    """What a magic gives the runner: check options, open before the cell, close after it."""
+
+    def accepts(self, line: str, cell: str) -> bool:
+        """Whether ``line`` (the options after ``%%name``) is valid for ``cell``; if not, the magic itself says why."""
+
+    def open(self, line: str, raw_cell: str) -> Any:
+        """Start capturing (before the cell runs); returns the call hook for the cell's own calls, or ``None``."""
+
+    def close(self, error: BaseException | None, seconds: float) -> None:
+        """Stop capturing and show the report (after the cell ran, or failed to)."""
+
+
+class CellRunner:
+    """Installs the transformer and the two events on a shell; dispatches to the magic named on line 1."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.magics: dict[str, CellMagic] = {}
+        self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
+        self._saved_builtin: Any = _MISSING
+        self._transform = _FirstLineTransform(self)
+
+    def install(self) -> None:
+        self.shell.input_transformers_cleanup.append(self._transform)
+        self.shell.events.register("pre_run_cell", self._pre_run_cell)
+        self.shell.events.register("post_run_cell", self._post_run_cell)
+
+    def uninstall(self) -> None:
+        if self._active is not None:
+            self._finish(None)
+        transforms = self.shell.input_transformers_cleanup
+        if self._transform in transforms:
+            transforms.remove(self._transform)
+        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
+            try:
+                self.shell.events.unregister(event, callback)
+            except ValueError:
+                pass
+
+    # IPython's hooks -----------------------------------------------------------------------
+
+    def _magic_line(self, lines: list[str]) -> tuple[int, CellMagic, str] | None:
+        for index, line in enumerate(lines):
+            if not line.strip():
+                continue
+            for name, magic in self.magics.items():
+                head = "%%" + name
+                if line.startswith(head) and (len(line) == len(head) or line[len(head)].isspace()):
+                    return index, magic, line[len(head):].strip()
+            return None
+        return None
+
+    def _pre_run_cell(self, info: Any = None) -> None:
+        if self._active is not None:
+            self._finish(None)
+        raw = getattr(info, "raw_cell", None) or ""
+        found = self._magic_line(raw.splitlines(keepends=True))
+        if found is None:
+            return
+        _, magic, options = found
+        if not magic.accepts(options, raw):
+            return
+        hook = magic.open(options, raw)
+        rewriter = self._install_call_hook(hook) if hook is not None else None
+        self._active = (magic, time.perf_counter(), rewriter)
+
+    def _post_run_cell(self, result: Any = None) -> None:
+        if self._active is None:
+            return
+        error = getattr(result, "error_in_exec", None)
+        if getattr(result, "error_before_exec", None) is not None:
+            error = result.error_before_exec
+        self._finish(error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        magic, started, rewriter = self._active  # type: ignore[misc]
+        self._active = None
+        self._remove_call_hook(rewriter)
+        magic.close(error, time.perf_counter() - started)
+
+    # the call hook --------------------------------------------------------------------------
+
+    def _install_call_hook(self, hook: Any) -> _CallRewriter:
+        name = HOOK_NAME
+        while name in self.shell.user_ns or name in self.shell.user_global_ns:
+            name = "_" + name
+        self._saved_builtin = builtins.__dict__.get(name, _MISSING)
+        builtins.__dict__[name] = hook
+        rewriter = _CallRewriter(name)
+        self.shell.ast_transformers.append(rewriter)
+        return rewriter
+
+    def _remove_call_hook(self, rewriter: _CallRewriter | None) -> None:
+        if rewriter is None:
+            return
+        if rewriter in self.shell.ast_transformers:
+            self.shell.ast_transformers.remove(rewriter)
+        if self._saved_builtin is _MISSING:
+            builtins.__dict__.pop(rewriter.name, None)
+        else:
+            builtins.__dict__[rewriter.name] = self._saved_builtin
+        self._saved_builtin = _MISSING
+
+
+_MISSING = object()
+
+
+class _FirstLineTransform:
+    """``%%jaxstages ARGS`` -> ``# %%jaxstages ARGS`` when the options parse (an IPython cleanup transform)."""
+
+    has_side_effects = True  # so IPython's check_complete skips it: the terminal still waits for the cell's body
+
+    def __init__(self, runner: CellRunner) -> None:
+        self._runner = runner
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        found = self._runner._magic_line(lines)
+        if found is None:
+            return lines
+        index, magic, options = found
+        if not magic.accepts(options, "".join(lines)):
+            return lines
+        return [*lines[:index], "# " + lines[index].rstrip("\n") + "\n", *lines[index + 1:]]
+
+
 class _CallRewriter(ast.NodeTransformer):
-    """``f(a, *b, k=c)`` -> ``__jaxshow_call__(f)(a, *b, k=c)`` in the cell's own statements."""
+    """``f(a, *b, k=c)`` -> ``H.post(H.pre(f, line, col)(*H.args(a, *b), **H.kwargs(k=c)))`` in the cell's own statements.
+
+    Calls inside ``def``, ``lambda``, ``class`` and generator expressions are
+    left alone: they may run after the cell, when the hook is gone.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def _leave_alone(self, node: ast.AST) -> ast.AST:
         return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _leave_alone
-    visit_GeneratorExp = _leave_alone
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = _leave_alone
+
+    def _hook(self, method: str, args: list, keywords: list | None = None) -> ast.Call:
+        attribute = ast.Attribute(value=ast.Name(id=self.name, ctx=ast.Load()), attr=method, ctx=ast.Load())
+        return ast.Call(func=attribute, args=args, keywords=keywords or [])
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        hook = ast.copy_location(ast.Call(func=ast.Name(id=HOOK_NAME, ctx=ast.Load()), args=[node.func], keywords=[]), node)
-        return ast.copy_location(ast.Call(func=hook, args=node.args, keywords=node.keywords), node)
+        pre = self._hook("pre", [node.func, ast.Constant(node.lineno), ast.Constant(node.col_offset)])
+        args = [ast.Starred(value=self._hook("args", node.args), ctx=ast.Load())] if node.args else []
+        keywords = [ast.keyword(arg=None, value=self._hook("kwargs", [], node.keywords))]
+        call = ast.Call(func=pre, args=args, keywords=keywords)
+        return ast.copy_location(self._hook("post", [call]), node)
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        return ast.fix_missing_locations(self.generic_visit(node))
+
+    visit_Interactive = visit_Expression = visit_Module
 
 
-def run_cell(shell: Any, cell: str, hook: Callable | None = None) -> Any:
-    """Execute ``cell`` once in the shell's namespace and return its trailing expression's value."""
+def cell_number(shell: Any) -> int:
+    """The running cell's ``In[n]``: IPython 9 has already counted it when a cell magic runs, 8.12 not."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    number = getattr(result, "execution_count", None)
+    return number if number is not None else shell.execution_count
+
+
+def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
+    """Execute ``cell`` once in the shell's namespace (for ``run_cell_magic`` callers); return its value.
+
+    The body is cached under the running cell's own file name, so tracebacks
+    and JAX's source locations say ``In[n]``; its trailing expression's value
+    is returned for the magic to return. ``hook``, if given, sees the cell's
+    own calls as under IPython's own run.
+    """
     __tracebackhide__ = True
     code = shell.transform_cell(cell)
-    filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
+    filename = shell.compile.cache(code, cell_number(shell), raw_code=cell)
     tree = shell.transform_ast(shell.compile.ast_parse(code, filename=filename))
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
-    if hook is not None:
-        tree = ast.fix_missing_locations(_CallRewriter().visit(tree))
-        if last is not None:
-            last = ast.fix_missing_locations(_CallRewriter().visit(last))
     namespace = shell.user_ns
-    had_name = HOOK_NAME in namespace
+    name, saved = None, _MISSING
     if hook is not None:
-        namespace[HOOK_NAME] = hook
+        name = HOOK_NAME
+        while name in namespace:
+            name = "_" + name
+        saved = builtins.__dict__.get(name, _MISSING)
+        builtins.__dict__[name] = hook
+        rewriter = _CallRewriter(name)
+        tree = rewriter.visit(tree)
+        last = rewriter.visit(last) if last is not None else None
     try:
         exec(shell.compile(tree, filename, "exec"), namespace)
         return eval(shell.compile(last, filename, "eval"), namespace) if last is not None else None
     finally:
-        if hook is not None and not had_name:
-            namespace.pop(HOOK_NAME, None)
+        if name is not None:
+            if saved is _MISSING:
+                builtins.__dict__.pop(name, None)
+            else:
+                builtins.__dict__[name] = saved
 
 
-def run_cell_catching(shell: Any, cell: str, hook: Callable | None = None) -> tuple[Any, BaseException | None]:
-    """``run_cell``, returning ``(value, exception)`` so a magic can report before re-raising.
+def is_cell_file(shell: Any) -> Callable[[str], bool]:
+    """A test for "this file name is one of the shell's cells" (cheap: a dict lookup)."""
+    compiler = shell.compile
 
-    ``KeyboardInterrupt`` and ``SystemExit`` are not caught: they pass straight through.
-    """
-    __tracebackhide__ = True
-    try:
-        return run_cell(shell, cell, hook=hook), None
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:
-        return None, exc
+    def test(filename: str) -> bool:
+        try:
+            return compiler.format_code_name(filename) is not None
+        except Exception:  # noqa: BLE001
+            return False
+
+    return test
 
 
 def label_cells(shell: Any, text: str) -> str:

@@ -1,9 +1,11 @@
-"""Load and unload jaxshow in an IPython shell, leaving JAX as it was found.
+"""Load and unload jaxshow in an IPython shell, leaving JAX and the shell as they were found.
 
-``load_ipython_extension`` registers the magics; ``unload_ipython_extension``
-closes every ``jax.monitoring`` collector, lets each magics class undo its own
-changes (log handlers, config flags), and removes the magics from the shell.
-Loading twice is harmless, so ``%reload_ext jaxshow`` works.
+``load_ipython_extension`` registers the magics and the cell runner (an input
+transformer and two events, see :mod:`jaxshow.cellrun`);
+``unload_ipython_extension`` ends any open capture, lets each magics class undo
+its own changes (JAX hooks, log handlers, config flags), removes the runner and
+the magics, and closes every ``jax.monitoring`` collector. Loading twice is
+harmless, and ten load/unload cycles leave what one leaves.
 """
 
 from __future__ import annotations
@@ -12,39 +14,52 @@ from typing import Any
 
 from jaxshow import timings
 from jaxshow.cache_magic import CacheMagics
+from jaxshow.cellrun import CellRunner
 from jaxshow.stages_magic import StagesMagics
 
-_MAGICS_CLASSES = (StagesMagics, CacheMagics)
-_INSTALLED = "_jaxshow_magics"
+_INSTALLED = "_jaxshow_installation"
+
+
+class Installation:
+    """Everything jaxshow added to one shell, so unload can take exactly that away."""
+
+    def __init__(self, shell: Any) -> None:
+        self.stages = StagesMagics(shell=shell, config=shell.config)
+        self.cache = CacheMagics(shell=shell, config=shell.config)
+        self.runner = CellRunner(shell)
+        self.runner.magics.update(jaxstages=self.stages, jaxcache=self.cache)
+
+    @property
+    def magics(self) -> tuple[Any, ...]:
+        return (self.stages, self.cache)
 
 
 def load_ipython_extension(shell: Any) -> None:
     """Register ``%%jaxstages`` and ``%jaxcache`` on ``shell``."""
-    if getattr(shell, _INSTALLED, None):
+    if getattr(shell, _INSTALLED, None) is not None:
         return
-    instances = []
-    for cls in _MAGICS_CLASSES:
-        magics = cls(shell=shell, config=shell.config)
+    installation = Installation(shell)
+    for magics in installation.magics:
         shell.register_magics(magics)
         shell.configurables.append(magics)
-        instances.append(magics)
-    setattr(shell, _INSTALLED, instances)
+    installation.runner.install()
+    setattr(shell, _INSTALLED, installation)
 
 
 def unload_ipython_extension(shell: Any) -> None:
     """Undo everything jaxshow did to ``shell`` and to JAX."""
-    instances = getattr(shell, _INSTALLED, None) or []
-    for magics in reversed(instances):
-        close = getattr(magics, "close", None)
-        if close is not None:
-            close()
-        manager = shell.magics_manager
+    installation = getattr(shell, _INSTALLED, None)
+    if installation is None:
+        return
+    installation.runner.uninstall()
+    manager = shell.magics_manager
+    for magics in reversed(installation.magics):
+        magics.shutdown()
         for kind, names in magics.magics.items():
             for name in names:
                 manager.magics[kind].pop(name, None)
         manager.registry.pop(type(magics).__name__, None)
-        if magics in shell.configurables:
+        while magics in shell.configurables:
             shell.configurables.remove(magics)
     timings.close_all_collectors()
-    if hasattr(shell, _INSTALLED):
-        delattr(shell, _INSTALLED)
+    delattr(shell, _INSTALLED)

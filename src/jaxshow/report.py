@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Stage = Literal["trace", "lower", "compile"]
+Stage = Literal["trace", "lower", "compile", "run"]
 STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
+"""The stages JAX reports timings for; ``"run"`` (executing the compiled program) is a phase an error can come from."""
+_DOING = {"trace": "tracing", "lower": "lowering", "compile": "compiling", "run": "running"}
 
 
 class _Displayable:
@@ -235,15 +237,39 @@ class StagesReport(_Displayable):
     notes: tuple[str, ...] = ()
     executed: bool = True
     call_site: SourceLocation | None = None
+    cell_site: SourceLocation | None = None
+    kind: Literal["user", "library", "jax"] = "user"
+    repeat_hits: int = 0
+    other_thread: bool = False
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
         names = ("traced", "lowered", "compiled")
         return tuple(n for n in names if getattr(self, n) is not None)
 
+    @property
+    def cache_hit(self) -> bool:
+        """JAX did none of trace, lower or compile for this call, and nothing failed."""
+        return self.error is None and not self.timings.stages_run
+
+    @property
+    def outcome(self) -> str:
+        """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
+        if self.error is not None and self.stopped_at is not None:
+            return f"failed while {_DOING[self.stopped_at]}"
+        if self.cache_hit:
+            return "cache hit: JAX did not trace, lower or compile this call"
+        parts = [
+            f"{label} {format_seconds(s)}"
+            for label, s in (("trace", self.timings.trace_seconds), ("lower", self.timings.lowering_seconds),
+                             ("compile", self.timings.compile_seconds))
+            if s is not None
+        ]
+        return " · ".join(parts) + (" (served from the persistent cache)" if self.timings.persistent_cache_hit else "")
+
     def _summary(self) -> str:
         reached = ", ".join(self.stations_reached) or "no station"
-        stop = f"; stopped at {self.stopped_at}" if self.stopped_at else ""
+        stop = f"; failed while {_DOING[self.stopped_at]}" if self.stopped_at else ""
         spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else "cache hit"
         return f"{self.function!r}: {reached}{stop}; {spent}"
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator
 import jax
 
 from jaxshow import _jax_compat, persistent
-from jaxshow.capture import bind_call
+from jaxshow.capture import calls
 from jaxshow.report import (
     MISS_TITLES,
     ArgChange,
@@ -802,29 +802,18 @@ def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
         explanation.report = session.report(cell_error=error if isinstance(error, Exception) else None)
 
 
-def counting_hook(session: Session, is_jitted: Callable[[Any], bool]) -> Callable[[Any], Any]:
-    """A ``cellrun`` hook that counts each direct call of a jitted function as traced or hit."""
+class CallCounter(calls.CallCounter):
+    """Counts each direct call of a jitted function in a ``%%jaxcache`` cell as traced or hit."""
 
-    def hook(fn: Any) -> Any:
-        if not is_jitted(fn):
-            return fn
-        jitted = bind_call(fn, (), {})[0]
-        target = getattr(jitted, "__wrapped__", jitted)
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
-        def counted_call(*args: Any, **kwargs: Any) -> Any:
-            __tracebackhide__ = True
-            before = session.traced_count(target)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                try:
-                    session.count_call(jitted, target, session.traced_count(target) > before)
-                except Exception:  # noqa: BLE001 - never disturb the user's call
-                    pass
+    def before(self, wrapper: Any) -> int:
+        return self.session.traced_count(getattr(wrapper, "__wrapped__", wrapper))
 
-        return counted_call
-
-    return hook
+    def after(self, wrapper: Any, token: int) -> None:
+        target = getattr(wrapper, "__wrapped__", wrapper)
+        self.session.count_call(wrapper, target, self.session.traced_count(target) > token)
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:

@@ -1,34 +1,30 @@
-"""``%%jaxstages``: run a cell once and show every station of its jitted calls.
+"""``%%jaxstages``: run a cell once, as IPython would, and show the stations of the jitted calls it made.
 
-Glue only: argument parsing, running the cell through :mod:`jaxshow.cellrun`,
-and display. The JAX work lives in :mod:`jaxshow.capture`.
+Glue only: options, opening and closing a :class:`~jaxshow.capture.calls.CallCapture`
+around the cell (IPython runs it, see :mod:`jaxshow.cellrun`), and display.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand, output_can_be_silenced
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Integer, observe
 
-from jaxshow import capture, render
-from jaxshow.cellrun import label_cells, run_cell_catching
-from jaxshow.report import CellReport, ErrorSummary, SourceLocation, StagesReport
-from jaxshow.timings import EventCollector, Stopwatch
+from jaxshow import render
+from jaxshow.capture.calls import CallCapture, DirectCalls
+from jaxshow.capture.cell import CellOptions, cell_report
+from jaxshow.capture.stations import WalkOptions, jit_target
+from jaxshow.cellrun import is_cell_file, run_cell
+from jaxshow.magic_args import output_name_error, parse_options
+from jaxshow.report import CellReport, SourceLocation
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.]*$")
-
-
-def parse_options(magic, line: str):
-    """``parse_argstring`` whose ``UsageError`` also carries the usage line."""
-    try:
-        return parse_argstring(magic, line)
-    except UsageError as exc:
-        raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+_FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
 @magics_class
@@ -38,12 +34,16 @@ class StagesMagics(Magics):
     highlight_max_bytes = Integer(200_000, help="Highlight IR texts up to this size; larger ones are shown plain.").tag(config=True)
     max_lines = Integer(500, help="Show at most this many lines of each IR text; the record keeps all of it.").tag(config=True)
 
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._open: tuple[Any, CallCapture] | None = None
+
     @observe("highlight_max_bytes", "max_lines")
     def _budget_changed(self, change) -> None:
         render.set_budget(**{change["name"]: change["new"]})
 
     @magic_arguments()
-    @argument("--all", dest="show_all", action="store_true", help="Show every distinct jitted call the cell made, not only the last.")
+    @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
     @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
@@ -52,18 +52,22 @@ class StagesMagics(Magics):
     @output_can_be_silenced
     @cell_magic
     def jaxstages(self, line: str, cell: str):
-        """Run the cell once and show what JAX did for its jitted call(s).
+        """Run the cell once, as IPython would, and show what JAX did for its jitted calls.
 
-        For the last jitted call the cell's own statements make (or all of
-        them, or one function's), shows the four stations: the ``jax.jit``
-        wrapper, the ``Traced`` jaxpr and signature, the ``Lowered`` module with
-        its pre-optimisation cost, and the ``Compiled`` executable with
-        optimised HLO, cost, memory, shardings and formats, plus the trace,
-        lowering and compile seconds JAX reported on ``jax.monitoring``.
+        Every jitted call the cell made, directly or through helpers and
+        libraries, is recorded where JAX traces, lowers and compiles it, in the
+        call's own context (``with jax.enable_x64(True):`` included). The report
+        shows the last call of one of your functions (or all of them, or one
+        function's): the ``jax.jit`` wrapper, the ``Traced`` jaxpr and
+        signature, the ``Lowered`` module with its pre-optimisation cost, and the
+        ``Compiled`` executable with optimised HLO, cost, memory, shardings and
+        formats, plus the trace, lowering and compile seconds JAX reported on
+        ``jax.monitoring``. A call that hit JAX's caches is headed "cache hit";
+        an error is blamed on the phase that raised it. JAX's own functions
+        (``jnp``, ``lax``) fold into one line.
 
-        The cell runs exactly once: its value is the cell's output, its
-        exceptions raise as usual, and the stations are read back from JAX's
-        caches afterwards, so nothing is compiled twice.
+        The cell runs exactly once and behaves as without the magic; the report
+        is shown after its output.
 
         Examples::
 
@@ -78,75 +82,95 @@ class StagesMagics(Magics):
                 params = train_step(params, batch)
         """
         __tracebackhide__ = True
-        args = parse_options(self.jaxstages, line)
-        if args.name is not None and not _IDENTIFIER.match(args.name):
-            raise UsageError(f"--name needs a function name, got {args.name!r}\n{self.jaxstages.parser.format_usage()}")
-        if args.name is not None and args.name.split(".")[0] not in self.shell.user_ns and not re.search(rf"\b{re.escape(args.name.split('.')[0])}\b", cell):
-            raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell\n{self.jaxstages.parser.format_usage()}")
-        options = capture.WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info)
+        options = self._parse(line, cell)
+        hook = self._open_capture(options)
+        value, error = None, None
+        try:
+            value = run_cell(self.shell, cell, hook=hook)
+        except (KeyboardInterrupt, SystemExit):
+            self.close(None, 0.0)
+            raise
+        except BaseException as exc:
+            error = exc
+        self.close(error, 0.0)
+        if error is not None:
+            raise error
+        return value
 
-        collector = EventCollector()
-        recorder = capture.CallRecorder(collector)
-        with collector, Stopwatch() as watch:
-            value, cell_error = run_cell_catching(self.shell, cell, hook=recorder)
-        report = self._build_report(recorder, collector, watch.seconds, args, options, cell_error)
+    # the runner's protocol (cellrun.CellMagic) ------------------------------------------------
+
+    def accepts(self, line: str, cell: str) -> bool:
+        try:
+            self._parse(line, cell)
+        except UsageError:
+            return False
+        return True
+
+    def open(self, line: str, raw_cell: str) -> DirectCalls:
+        return self._open_capture(self._parse(line, raw_cell))
+
+    def close(self, error: BaseException | None, seconds: float) -> None:
+        if self._open is None:
+            return
+        args, capture = self._open
+        self._open = None
+        capture.close()
+        try:
+            cell_options = CellOptions(
+                walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info),
+                show_all=args.show_all,
+                name=args.name,
+            )
+            report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
+                                 label=self._label, name_note=self._name_note)
+        except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
+            report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
+                                notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
         display(report)
         if args.output:
             self.shell.user_ns[args.output] = report
-        if cell_error is not None:
-            raise cell_error
-        return value
 
-    def _cell_name(self, location: SourceLocation | None) -> SourceLocation | None:
+    def shutdown(self) -> None:
+        """End an open capture without a report (called on ``%unload_ext``)."""
+        if self._open is not None:
+            self._open[1].close()
+            self._open = None
+
+    # helpers -----------------------------------------------------------------------------------
+
+    def _parse(self, line: str, cell: str) -> Any:
+        args = parse_options(self.jaxstages, line)
+        usage = self.jaxstages.parser.format_usage()
+        if args.name is not None and not _FUNCTION_NAME.match(args.name):
+            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage}")
+        if args.name is not None:
+            head = args.name.split(".")[0]
+            if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
+                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage}")
+        if args.output is not None and (why := output_name_error(self.shell, args.output)):
+            raise UsageError(f"{why}\n{usage}")
+        return args
+
+    def _open_capture(self, args: Any) -> DirectCalls:
+        if self._open is not None:
+            self.close(None, 0.0)
+        capture = CallCapture(is_cell_file=is_cell_file(self.shell))
+        capture.__enter__()
+        self._open = (args, capture)
+        return DirectCalls(capture)
+
+    def _name_note(self, name: str) -> str | None:
+        """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""
+        value = self.shell.user_ns.get(name.split(".")[0], None) if "." not in name else None
+        if value is None or jit_target(value) is not None:
+            return None
+        return (f"{name} is a {type(value).__name__}, not a jax.jit wrapper: JAX has no stages to show for it. "
+                f"Wrap it with jax.jit, or call jaxshow.stages({name}, ...), which jits it and says so")
+
+    def _label(self, location: SourceLocation | None) -> SourceLocation | None:
         """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
         if location is None:
             return None
-        return dataclasses.replace(location, file=label_cells(self.shell, location.file))
+        name = self.shell.compile.format_code_name(location.file)
+        return dataclasses.replace(location, file=name[1]) if name else location
 
-    def _with_cell_names(self, report: StagesReport) -> StagesReport:
-        wrapper = dataclasses.replace(report.wrapper, defined_at=self._cell_name(report.wrapper.defined_at))
-        return dataclasses.replace(report, wrapper=wrapper, call_site=self._cell_name(report.call_site))
-
-    def _name_note(self, name: str) -> str:
-        target = self.shell.user_ns.get(name)
-        if target is not None and not capture.is_stageable(target):
-            return (
-                f"{name} is a {type(target).__name__}, not a jax.jit wrapper (nothing with .trace or .lower): "
-                f"JAX has no stages to show for it. Wrap it with jax.jit, or call jaxshow.stages({name}, ...), "
-                "which jits it and says so"
-            )
-        return f"{name} was not called by this cell's own statements"
-
-    def _build_report(self, recorder, collector, seconds, args, options, cell_error) -> CellReport:
-        """Walk the chosen calls; an error in jaxshow becomes a note, never the cell's outcome."""
-        notes = list(recorder.recording_errors)
-        try:
-            chosen = capture.calls_to_show(recorder.calls, show_all=args.show_all, name=args.name)
-            reports = tuple(self._with_cell_names(capture.report_for_call(call, options)) for call in chosen)
-        except Exception as exc:  # noqa: BLE001
-            reports = ()
-            notes.append(f"jaxshow could not walk the stations: {type(exc).__name__}: {exc}")
-        shown = {r.function for r in reports}
-        if args.name is not None and not reports:
-            notes.append(self._name_note(args.name))
-        elif not recorder.calls:
-            notes.append(_no_call_note(collector))
-        elif not args.show_all and len({c.name for c in recorder.calls}) > 1:
-            others = sorted({c.name for c in recorder.calls} - shown)
-            notes.append(f"also called: {', '.join(others)} (use --all or --name to show them)")
-        return CellReport(
-            reports=reports,
-            cell_seconds=seconds,
-            jitted_calls=len(recorder.calls),
-            helper_compiles=collector.helper_compiles(shown),
-            notes=tuple(notes),
-            cell_error=ErrorSummary.from_exception(cell_error) if cell_error is not None else None,
-        )
-
-
-def _no_call_note(collector: EventCollector) -> str:
-    compiled = sorted({e.base_name for e in collector.events if e.stage == "trace"})
-    note = "no jitted call made by this cell's own statements; the cell ran normally"
-    if compiled:
-        note += f". JAX traced {', '.join(compiled)} while it ran (called from inside other functions or eager jax.numpy operations)"
-    return note

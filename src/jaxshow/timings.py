@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import jax.monitoring
 
@@ -46,10 +47,16 @@ class StageEvent:
 
 
 class EventCollector:
-    """Context manager that records every stage event while it is open."""
+    """Context manager that records every stage event while it is open.
 
-    def __init__(self) -> None:
+    Args:
+        on_event: optional; called with each stage event, synchronously on the
+            thread that emitted it, instead of keeping it in ``events``.
+    """
+
+    def __init__(self, on_event: Callable[[StageEvent], None] | None = None) -> None:
         self.events: list[StageEvent] = []
+        self._on_event = on_event
         self._compile_hits: dict[int, bool] = {}
 
     def __enter__(self) -> EventCollector:
@@ -64,7 +71,11 @@ class EventCollector:
         if stage is None:
             return
         hit = stage == "compile" and self._compile_hits.pop(thread_id, False)
-        self.events.append(StageEvent(stage, fun_name, seconds, thread_id, hit))
+        event = StageEvent(stage, fun_name, seconds, thread_id, hit)
+        if self._on_event is None:
+            self.events.append(event)
+        else:
+            self._on_event(event)
 
     def _on_persistent_hit(self, thread_id: int) -> None:
         self._compile_hits[thread_id] = True

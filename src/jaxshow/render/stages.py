@@ -42,18 +42,6 @@ MEMORY_ROWS = (
 # --- shared wording ---------------------------------------------------------------------------
 
 
-def _timing_phrase(t: StageTimings) -> str:
-    if not t.stages_run:
-        return "cache hit: JAX did not trace, lower or compile this call"
-    parts = [
-        f"{label} {format_seconds(s)}"
-        for label, s in (("trace", t.trace_seconds), ("lower", t.lowering_seconds), ("compile", t.compile_seconds))
-        if s is not None
-    ]
-    suffix = " (served from the persistent cache)" if t.persistent_cache_hit else ""
-    return " · ".join(parts) + suffix
-
-
 def _wrapper_rows(w: WrapperStation) -> list[tuple[str, str]]:
     rows = [("function", w.qualname), ("wrapper", w.kind)]
     rows.append(("defined at", str(w.defined_at) if w.defined_at else "unknown (no Python source)"))
@@ -210,20 +198,20 @@ def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
 
 
 def _missing_station(number: str, title: str, report: StagesReport) -> Html:
-    reason = f"not reached: the call stopped at {report.stopped_at}" if report.stopped_at else "skipped"
+    reason = f"not reached: the call {report.outcome}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")
 
 
 @render.html_body.register
 def _stages_html(report: StagesReport) -> Html:
-    head = [tag("b", report.function), " ", muted(_timing_phrase(report.timings))]
+    head = [tag("b", report.function), " ", muted(report.outcome)]
     if report.call_site:
         head += [" ", muted(f"· called at {report.call_site.file}:{report.call_site.line}")]
     if not report.executed and report.error is None:
         head += [" ", muted("· walked ahead of time, not executed")]
     parts: list[Html] = [tag("div", *head, cls="js-head")]
     if report.error:
-        parts.append(tag("div", f"stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}", cls="js-error", style=ERROR_STYLE))
+        parts.append(tag("div", f"{report.outcome}: {report.error.type_name}: {report.error.message}", cls="js-error", style=ERROR_STYLE))
     parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in report.notes)
     parts.append(_wrapper_html(report.wrapper))
     parts.append(_traced_html(report.traced) if report.traced else _missing_station("②", "Traced", report))
@@ -291,11 +279,11 @@ def _text_ir(title: str, text: str, attribute: str) -> str:
 
 @render.text_body.register
 def _stages_text(report: StagesReport) -> str:
-    out = [f"{report.function}: {_timing_phrase(report.timings)}"]
+    out = [f"{report.function}: {report.outcome}"]
     if report.call_site:
         out[0] += f" (called at {report.call_site.file}:{report.call_site.line})"
     if report.error:
-        out.append(f"  stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}")
+        out.append(f"  {report.outcome}: {report.error.type_name}: {report.error.message}")
     out.extend(f"  note: {n}" for n in report.notes)
     out.append("① jax.jit wrapper")
     out.append("\n".join(text_table(_wrapper_rows(report.wrapper), indent="    ")))
@@ -311,7 +299,7 @@ def _stages_text(report: StagesReport) -> str:
         out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
         out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text").rstrip("\n"))
     else:
-        out.append(f"② Traced: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+        out.append(f"② Traced: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
     lo = report.lowered
     if lo:
         name = DIALECT_NAMES.get(lo.dialect, lo.dialect)
@@ -325,7 +313,7 @@ def _stages_text(report: StagesReport) -> str:
             out.append(f"  cost analysis: {lo.cost_unavailable}")
         out.append(_text_ir(name, lo.module_text, "report.lowered.module_text").rstrip("\n"))
     else:
-        out.append(f"③ Lowered: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+        out.append(f"③ Lowered: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
     c = report.compiled
     if c:
         out.append("④ Compiled")
@@ -351,7 +339,7 @@ def _stages_text(report: StagesReport) -> str:
         else:
             out.append(f"  optimised HLO: {c.hlo_unavailable}")
     else:
-        out.append(f"④ Compiled: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
+        out.append(f"④ Compiled: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
     return "\n".join(line for line in out if line) + "\n"
 
 

@@ -1,0 +1,69 @@
+"""``jaxshow.stages()``: a function's four stations ahead of time, without running it (uses JAX; never IPython)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+
+from jaxshow import _jax_compat
+from jaxshow.capture.calls import CallCapture
+from jaxshow.capture.stations import WalkOptions, qualname_of, stageable, static_values, walk_stations, wrapper_station
+from jaxshow.report import StagesReport
+from jaxshow.timings import timings_from_events
+
+
+def stages(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
+    """Walk ``fn(*args, **kwargs)`` through trace, lower and compile without running it.
+
+    Every keyword goes to ``fn``; choose the IR dialect or source locations
+    with :func:`stages_with`. ``fn`` is normally a ``jax.jit`` wrapper; a plain
+    callable is wrapped in ``jax.jit`` and the report says so. Arrays may be
+    real or ``jax.ShapeDtypeStruct``. Stage timings come from
+    ``jax.monitoring``: a stage JAX already had cached shows as a cache hit.
+
+    Returns:
+      A :class:`~jaxshow.report.StagesReport`.
+    """
+    return stages_with()(fn, *args, **kwargs)
+
+
+def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False) -> Callable[..., StagesReport]:
+    """:func:`stages` with options: ``stages_with(dialect="hlo")(f, x)``.
+
+    Args:
+      dialect: ``"stablehlo"`` (default) or ``"hlo"`` for the lowered module.
+      debug_info: include source locations in the lowered module and the jaxpr.
+    """
+    options = WalkOptions(dialect=dialect, debug_info=debug_info)
+
+    def walk(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
+        target = stageable(fn)
+        notes: list[str] = []
+        if target is None:
+            if not callable(fn):
+                raise TypeError(f"jaxshow.stages needs a callable, got {type(fn).__name__}")
+            name = qualname_of(fn, type(fn).__name__).rsplit(".", 1)[-1]
+            notes.append(f"{name} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it")
+            target = (jax.jit(fn), (), {})
+        wrapper, lead, bound = target
+        args, kwargs = (*lead, *args), {**bound, **kwargs}
+        with CallCapture() as capture:
+            result = walk_stations(wrapper, args, kwargs, options)
+        info = _jax_compat.jit_info(wrapper)
+        name = _jax_compat.jit_info_function(info)[0] if info is not None else str(getattr(wrapper, "__name__", "?"))
+        return StagesReport(
+            function=name,
+            wrapper=wrapper_station(info, name=name, kind="jax.jit" if info is not None else type(wrapper).__name__,
+                                    static_args=static_values(info, args, kwargs), wrapped_by_jaxshow=bool(notes)),
+            traced=result.traced,
+            lowered=result.lowered,
+            compiled=result.compiled,
+            timings=timings_from_events([e for r in capture.records for e in r.events]),
+            stopped_at=result.stopped_at,
+            error=result.error,
+            notes=tuple(notes + result.notes),
+            executed=False,
+        )
+
+    return walk

@@ -1,0 +1,534 @@
+"""Record every jitted call a cell makes, where JAX does the work, in the call's own context.
+
+While a :class:`CallCapture` is open, hooks on JAX's Python miss path
+(:func:`jaxshow._jax_compat.install_call_hooks`) see each trace, lowering,
+compile and Python dispatch as it happens, on the calling thread, inside the
+user's call: under ``with jax.enable_x64(True):`` the record is taken inside
+the block. Each call that reached JAX's Python path becomes one
+:class:`CallRecord` holding JAX's own ``Traced``/``Lowered``/``Compiled``
+objects, rebuilt from JAX's caches right there (nothing is traced twice), the
+``jax.monitoring`` events it emitted, the phase an error came from, and the
+user's line that led to it. A call that hit the C++ cache never reaches
+Python; :class:`DirectCalls` sees those among the cell's own calls.
+
+Records are attributed by the Python stack and the thread, never by function
+name. Uses JAX; never IPython.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import jax
+
+from jaxshow import _jax_compat
+from jaxshow.capture.stations import PACKAGE_DIR, abstract_arguments, jit_target, static_values
+from jaxshow.report import SourceLocation
+from jaxshow.timings import EventCollector, StageEvent
+
+Phase = Literal["trace", "lower", "compile", "run"]
+Kind = Literal["user", "library", "jax"]
+
+_JAX_DIRS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (jax, sys.modules.get("jaxlib")) if m is not None and m.__file__
+)
+_NOT_USER_DIRS = tuple(
+    {os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
+) + (PACKAGE_DIR + os.sep,)
+MAX_RECORDS = 2000
+"""Records kept per capture; later calls are counted, not recorded (a loop that re-traces every step)."""
+
+
+@dataclass(eq=False)
+class CallRecord:
+    """One call that JAX handled in Python while a capture was open (mutable while the cell runs)."""
+
+    seq: int
+    path: Literal["jit", "transform", "hit", "events"]
+    name: str = "?"
+    source_file: str | None = None
+    fun: Any = None
+    jit_info: Any = None
+    static_args: tuple[tuple[str, str], ...] = ()
+    site: SourceLocation | None = None
+    cell_site: SourceLocation | None = None
+    thread_id: int = 0
+    jaxpr: Any = None
+    traced: Any = None
+    computation: Any = None
+    lowered: Any = None
+    compiled: Any = None
+    donated: tuple[bool, ...] = ()
+    events: list[StageEvent] = field(default_factory=list)
+    nested_events: list[StageEvent] = field(default_factory=list)
+    error: BaseException | None = None
+    failed_in: Phase | None = None
+    under_transform: bool = False
+    ran: bool = False
+    repeat_hits: int = 0
+    jit_disabled: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> Kind:
+        """Whose function this is: the user's (a cell or the user's files), a library's, or JAX's own."""
+        if self.source_file is None:
+            return "library"
+        path = os.path.abspath(self.source_file)
+        if any(path.startswith(d) for d in _JAX_DIRS):
+            return "jax"
+        return "user" if _is_user_file(self.source_file) else "library"
+
+    @property
+    def stages_run(self) -> tuple[str, ...]:
+        """The stages JAX did for this call (from its events), in order; empty for a cache hit."""
+        done = {e.stage for e in self.events}
+        return tuple(s for s in ("trace", "lower", "compile") if s in done)
+
+    def release(self) -> None:
+        """Drop every JAX object and the user's function (after the report is built)."""
+        self.fun = self.jit_info = self.jaxpr = self.traced = self.computation = self.lowered = self.compiled = self.error = None
+
+
+@dataclass(eq=False)
+class _Frame:
+    record: CallRecord
+    nested: bool
+    phase: Literal["trace", "run"]
+
+
+_user_file_cache: dict[str, bool] = {}
+
+
+def _is_user_file(filename: str) -> bool:
+    """A cell or a file of the user's: not JAX, not a library, not the standard library, not jaxshow."""
+    known = _user_file_cache.get(filename)
+    if known is not None:
+        return known
+    if filename.startswith("<"):
+        answer = filename.startswith("<ipython-input-")
+    else:
+        path = os.path.abspath(filename)
+        answer = not any(path.startswith(d) for d in _NOT_USER_DIRS + _JAX_DIRS) and "site-packages" not in path
+    if len(_user_file_cache) < 10_000:
+        _user_file_cache[filename] = answer
+    return answer
+
+
+def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None]:
+    """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out."""
+    site = cell = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if site is None and _is_user_file(filename):
+            site = _location(frame)
+        if is_cell_file(filename):
+            cell = _location(frame)
+        frame = frame.f_back
+    return site, cell
+
+
+def _location(frame: Any) -> SourceLocation:
+    return SourceLocation(frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name)
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[_Frame] = []
+        self.pending: CallRecord | None = None
+        self.busy = False
+        self.made = 0
+        self.last: CallRecord | None = None
+
+
+class CallCapture(_jax_compat.CallObserver):
+    """Open while a cell runs: every jitted call's records, in the order JAX started them.
+
+    Args:
+        is_cell_file: tells a notebook cell's file name (the front end knows);
+            used to find the cell line a call came from.
+    """
+
+    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+        self.is_cell_file = is_cell_file
+        self.records: list[CallRecord] = []
+        self.dropped = 0
+        self.hooks_installed = False
+        self.thread_id = threading.get_ident()
+        self._local = _ThreadState()
+        self._lock = threading.Lock()
+        self._events = EventCollector(on_event=self._on_event)
+        self._uninstall: Callable[[], None] | None = None
+        self._opened_at = time.perf_counter()
+        self._closed_at: float | None = None
+
+    # lifecycle -------------------------------------------------------------------------
+
+    @property
+    def seconds(self) -> float:
+        """Wall time the capture has been (or was) open."""
+        return (self._closed_at or time.perf_counter()) - self._opened_at
+
+    def __enter__(self) -> CallCapture:
+        self._opened_at = time.perf_counter()
+        self._events.__enter__()
+        self._uninstall = _hooks.open(self)
+        self.hooks_installed = self._uninstall is not None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the hooks and the event listener; the records stay."""
+        self._closed_at = self._closed_at or time.perf_counter()
+        _hooks.close(self)
+        self._events.__exit__(None, None, None)
+
+    # the observer (called from JAX's miss path, on the calling thread) -------------------
+
+    def busy(self) -> bool:
+        return self._local.busy
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> _Frame:
+        state = self._local
+        if state.stack:
+            frame = _Frame(state.stack[0].record, nested=True, phase="trace")
+        else:
+            record = self._new_record("jit", sys._getframe(2))
+            record.fun, record.jit_info = fun, jit_info
+            record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
+            record.static_args = static_values(jit_info, args, kwargs)
+            record.under_transform = not _jax_compat.trace_state_clean()
+            record.jit_disabled = _jax_compat.jit_disabled()
+            frame = _Frame(record, nested=False, phase="trace")
+        state.stack.append(frame)
+        return frame
+
+    def trace_ended(self, frame: _Frame, jaxpr: Any, rebuild: Callable[[], Any] | None, error: BaseException | None) -> None:
+        state = self._local
+        if state.stack and state.stack[-1] is frame:
+            state.stack.pop()
+        if frame is None or frame.nested:
+            return
+        record = frame.record
+        if error is not None:
+            record.error, record.failed_in = error, "trace"
+            return
+        record.jaxpr = jaxpr
+        name, source = _jax_compat.jaxpr_function(jaxpr)
+        if name != "?":
+            record.name = name
+        record.source_file = source or record.source_file
+        if rebuild is not None and not _jax_compat.jaxpr_is_high(jaxpr):
+            record.traced = self._quiet_rebuild(record, rebuild)
+        state.pending = record
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
+        state = self._local
+        if state.stack:
+            frame = _Frame(state.stack[0].record, nested=True, phase="run")
+        else:
+            record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
+            if record is None:
+                record = self._new_record("transform", sys._getframe(2))
+                record.jaxpr = jaxpr
+                record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
+                if record.name == "?":
+                    record.name = name
+            record.donated = donated
+            frame = _Frame(record, nested=False, phase="run")
+        state.pending = None
+        state.stack.append(frame)
+        return frame
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        stack = self._local.stack
+        if not stack or stack[-1].nested or stack[-1].phase != "run":
+            return
+        record = stack[-1].record
+        if error is not None:
+            record.error, record.failed_in = error, "lower"
+        else:
+            record.computation = computation
+
+    def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
+        state = self._local
+        if state.stack and state.stack[-1] is frame:
+            state.stack.pop()
+        if frame is None or frame.nested:
+            return
+        record = frame.record
+        record.ran = error is None
+        if error is not None and record.error is None:
+            compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
+            record.error = error
+            record.failed_in = "lower" if record.computation is None else ("run" if compiled else "compile")
+        if record.computation is None:
+            return
+        self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
+
+    # events ----------------------------------------------------------------------------
+
+    def _on_event(self, event: StageEvent) -> None:
+        state = self._local
+        if state.busy:
+            return
+        if state.stack:
+            record = state.stack[0].record
+            (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            return
+        record = self._new_record("events", sys._getframe(1))
+        record.name = event.base_name
+        record.events.append(event)
+
+    # direct calls of the cell's own statements ------------------------------------------
+
+    def records_made(self) -> int:
+        """Records started on this thread so far (a call made none: it hit JAX's caches)."""
+        return self._local.made
+
+    def last_record(self) -> CallRecord | None:
+        """The record started last on this thread."""
+        return self._local.last
+
+    def record_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
+        """A direct call that hit the C++ cache: its stations from JAX's caches, in this (the call's) context."""
+        record = self._new_record("hit", None)
+        record.site = record.cell_site = site
+        record.jit_disabled = _jax_compat.jit_disabled()
+        record.jit_info = info = _jax_compat.jit_info(wrapper)
+        record.fun = _jax_compat.jit_function(wrapper)
+        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record.static_args = static_values(info, args, kwargs)
+        if record.jit_disabled:
+            return record
+
+        def walk() -> None:
+            record.traced = wrapper.trace(*args, **kwargs)
+            record.jaxpr = record.traced.jaxpr
+            record.lowered = record.traced.lower()
+            record.compiled = record.lowered.compile()
+
+        self._quiet_rebuild(record, walk)
+        return record
+
+    # internals -------------------------------------------------------------------------
+
+    def _new_record(self, path: str, frame: Any) -> CallRecord:
+        state = self._local
+        state.made += 1
+        with self._lock:
+            record = CallRecord(seq=len(self.records) + self.dropped, path=path, thread_id=threading.get_ident())  # type: ignore[arg-type]
+            if len(self.records) < MAX_RECORDS:
+                self.records.append(record)
+            else:
+                self.dropped += 1
+        if frame is not None:
+            record.site, record.cell_site = user_sites(frame, self.is_cell_file)
+        state.last = record
+        return record
+
+    def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
+        """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""
+        state = self._local
+        state.busy = True
+        try:
+            return build()
+        except Exception as exc:  # noqa: BLE001 - the user's call already succeeded or raised its own error
+            record.notes.append(f"jaxshow could not read this call's stages back from JAX's caches: {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            state.busy = False
+
+
+def _lower_and_compile(record: CallRecord) -> None:
+    """``Lowered`` and ``Compiled`` of a dispatch that lowered: all from JAX's caches, nothing redone."""
+    if record.traced is not None:
+        record.lowered = record.traced.lower()
+    else:
+        record.lowered = _jax_compat.lowered_from_computation(record.computation, record.jaxpr, record.donated)
+    if record.failed_in != "compile":
+        record.compiled = record.lowered.compile()
+
+
+class _Hooks:
+    """JAX's miss-path hooks, installed while at least one capture is open; fans each callback out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._captures: list[CallCapture] = []
+        self._uninstall: Callable[[], None] | None = None
+
+    def open(self, capture: CallCapture) -> Callable[[], None] | None:
+        with self._lock:
+            if not self._captures:
+                self._uninstall = _jax_compat.install_call_hooks(_FanOut(self))
+            self._captures.append(capture)
+            return self._uninstall
+
+    def close(self, capture: CallCapture) -> None:
+        with self._lock:
+            if capture not in self._captures:
+                return
+            self._captures.remove(capture)
+            if not self._captures and self._uninstall is not None:
+                self._uninstall()
+                self._uninstall = None
+
+    def captures(self) -> list[CallCapture]:
+        return list(self._captures)
+
+
+class _FanOut(_jax_compat.CallObserver):
+    """The one observer JAX's hooks call: passes each callback to every open capture."""
+
+    def __init__(self, hooks: _Hooks) -> None:
+        self._hooks = hooks
+
+    def busy(self) -> bool:
+        return any(c.busy() for c in self._hooks.captures())
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> list:
+        return [(c, c.trace_started(fun, jit_info, args, kwargs)) for c in self._hooks.captures()]
+
+    def trace_ended(self, tokens: list, jaxpr: Any, rebuild: Any, error: BaseException | None) -> None:
+        for capture, frame in tokens or ():
+            capture.trace_ended(frame, jaxpr, rebuild, error)
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
+        return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        for capture in self._hooks.captures():
+            capture.lowered(computation, error)
+
+    def run_ended(self, tokens: list, executable: Any, error: BaseException | None) -> None:
+        for capture, frame in tokens or ():
+            capture.run_ended(frame, executable, error)
+
+
+_hooks = _Hooks()
+
+
+class CallCounter:
+    """What :class:`DirectCalls` tells about each direct call of a jit wrapper (``%%jaxcache`` counts them)."""
+
+    def before(self, wrapper: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def after(self, wrapper: Any, token: Any) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _Pending:
+    """A direct call of a jit wrapper between ``pre`` and ``post``."""
+
+    __slots__ = ("wrapper", "lead", "bound", "site", "column", "args", "made_before", "abstract", "token")
+
+    def __init__(self, target: tuple[Any, tuple, dict], site: SourceLocation, column: int) -> None:
+        self.wrapper, self.lead, self.bound = target
+        self.site, self.column = site, column
+        self.args: tuple = ()
+        self.made_before = 0
+        self.abstract: tuple[tuple, dict] | None = None
+        self.token: Any = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.site.file, self.site.line, self.column, id(self.wrapper))
+
+
+class DirectCalls:
+    """The cell's own calls, ``f(x)`` rewritten as ``post(pre(f, line, col)(*args(x), **kwargs()))``.
+
+    No jaxshow frame stands between the cell and the call, so a traceback the
+    user prints is their own: ``pre`` notes a jit wrapper, ``args`` and
+    ``kwargs`` see the arguments go by, and ``post`` runs once the call has
+    returned, still inside the cell's expression and so in its context. A
+    call that reached none of JAX's Python hooks hit the C++ cache: the first
+    such call per line and function gets its stations from JAX's caches there
+    (abstract arguments are taken before the call, so donation is harmless);
+    later ones are counted on that line's first record.
+
+    Args:
+        capture: the open capture whose records tell hits from misses.
+        counter: optional; told about every direct call of a jit wrapper.
+    """
+
+    def __init__(self, capture: CallCapture | None, counter: CallCounter | None = None) -> None:
+        self.capture = capture
+        self.counter = counter
+        self._local = threading.local()
+        self._first: dict[tuple, CallRecord | None] = {}
+
+    def _stack(self) -> list:
+        stack = getattr(self._local, "stack", None)
+        if stack is None or len(stack) > 1000:  # calls that raised never reach post
+            stack = self._local.stack = []
+        return stack
+
+    def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
+        target = jit_target(fn)
+        self._stack().append(None if target is None else _Pending(target, SourceLocation(sys._getframe(1).f_code.co_filename, line), column))
+        return fn
+
+    def args(self, *args: Any) -> tuple:
+        stack = self._stack()
+        if stack and stack[-1] is not None:
+            stack[-1].args = args
+        return args
+
+    def kwargs(self, **kwargs: Any) -> dict:
+        stack = self._stack()
+        pending = stack[-1] if stack else None
+        if pending is not None:
+            try:
+                self._before(pending, kwargs)
+            except Exception:  # noqa: BLE001 - never disturb the cell
+                pass
+        return kwargs
+
+    def post(self, value: Any) -> Any:
+        stack = self._stack()
+        pending = stack.pop() if stack else None
+        if pending is not None:
+            try:
+                self._after(pending)
+            except Exception:  # noqa: BLE001 - never disturb the cell
+                pass
+        return value
+
+    def _before(self, pending: _Pending, kwargs: dict) -> None:
+        if self.counter is not None:
+            pending.token = self.counter.before(pending.wrapper)
+        if self.capture is None:
+            return
+        pending.made_before = self.capture.records_made()
+        if pending.key not in self._first:
+            args = (*pending.lead, *pending.args)
+            pending.abstract = abstract_arguments(pending.wrapper, args, {**pending.bound, **kwargs})
+
+    def _after(self, pending: _Pending) -> None:
+        if self.counter is not None:
+            self.counter.after(pending.wrapper, pending.token)
+        if self.capture is None:
+            return
+        made = self.capture.records_made() - pending.made_before
+        key = pending.key
+        if key in self._first:
+            first = self._first[key]
+            if first is not None and not made:
+                first.repeat_hits += 1
+            return
+        if made:
+            self._first[key] = self.capture.last_record()
+        elif pending.abstract is not None:
+            self._first[key] = self.capture.record_hit(pending.wrapper, *pending.abstract, pending.site)

@@ -1,0 +1,174 @@
+"""One cell's calls -> a :class:`~jaxshow.report.CellReport` (uses JAX's objects; never IPython).
+
+Which calls headline the report: the user's own jitted functions (defined in
+a cell or in the user's files), then a library's (optax, equinox); JAX's own
+(``jnp``, ``lax``, eager operations) never do, they fold into one line. A
+record becomes plain data here, and its JAX objects are dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from jaxshow.capture.calls import CallCapture, CallRecord
+from jaxshow.capture.stations import (
+    WalkOptions,
+    compiled_station,
+    lowered_station,
+    qualname_of,
+    traced_station,
+    traced_station_from_jaxpr,
+    wrapper_station,
+)
+from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, TracedStation
+from jaxshow.timings import timings_from_events
+
+
+@dataclass(frozen=True, slots=True)
+class CellOptions:
+    """What ``%%jaxstages`` was asked to show."""
+
+    walk: WalkOptions = WalkOptions()
+    show_all: bool = False
+    name: str | None = None
+
+
+def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: float, cell_error: BaseException | None,
+                label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
+                name_note: Callable[[str], str | None] = lambda name: None) -> CellReport:
+    """Build the report of one cell from its capture, then release every JAX object the capture held.
+
+    Args:
+        capture: the closed capture of the cell.
+        options: which calls to show and how.
+        cell_seconds: the cell's wall time.
+        cell_error: the exception the cell raised, if any.
+        label: renames a cell's file to ``In[n]`` (the front end knows how).
+        name_note: why ``options.name`` made no jitted call, when the front end can tell.
+    """
+    records = [r for r in capture.records if r.path != "events" or r.events]
+    candidates = [r for r in records if r.kind != "jax" and r.path != "events"]
+    if options.name is not None:
+        chosen = [r for r in candidates if options.name in (r.name, qualname_of(r.fun, r.name))]
+    elif options.show_all:
+        chosen = candidates
+    else:
+        users = [r for r in candidates if r.kind == "user"]
+        chosen = (users or candidates)[-1:]
+    notes: list[str] = []
+    reports: dict[tuple, StagesReport] = {}
+    repeats: dict[tuple, int] = {}
+    for record in chosen:
+        try:
+            report = stages_report(record, options.walk, capture.thread_id, label)
+        except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
+            notes.append(f"jaxshow could not read the stations of {record.name}: {type(exc).__name__}: {exc}")
+            continue
+        key = _signature_key(record, report)
+        repeats[key] = repeats.get(key, 0) + 1 + record.repeat_hits
+        reports.setdefault(key, report)
+    shown = {r.name for r in chosen}
+    others = [r for r in candidates if r.name not in shown]
+    if others and options.name is None:
+        names = list(dict.fromkeys(r.name for r in others))
+        notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
+    if options.name is not None and not chosen:
+        notes.append(name_note(options.name) or f"{options.name} made no jitted call in this cell")
+    elif not candidates:
+        notes.append(_no_call_note(records))
+    if capture.dropped:
+        notes.append(f"{capture.dropped:,} more calls compiled in this cell than jaxshow keeps ({len(capture.records):,}); they are not shown")
+    if not capture.hooks_installed:
+        notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
+    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
+    nested = [e for r in chosen for e in r.nested_events]
+    helper_events = [e for r in helpers for e in r.events] + nested
+    report = CellReport(
+        reports=tuple(_with_repeats(r, repeats[k]) for k, r in reports.items()),
+        cell_seconds=cell_seconds,
+        jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
+        helper_compiles=HelperCompiles(
+            count=sum(1 for e in helper_events if e.stage == "compile"),
+            seconds=sum(e.seconds for e in helper_events),
+            names=tuple(dict.fromkeys(r.name for r in helpers)),
+        ),
+        notes=tuple(notes),
+        cell_error=ErrorSummary.from_exception(cell_error) if cell_error is not None else None,
+    )
+    for record in capture.records:
+        record.release()
+    return report
+
+
+def _signature_key(record: CallRecord, report: StagesReport) -> tuple:
+    """One report per function object and signature: a hot loop gives one, however many calls."""
+    types = tuple((a.path, a.type_str, a.weak_type, a.sharding) for a in report.traced.args) if report.traced else (record.seq,)
+    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", types, record.static_args,
+            record.failed_in)
+
+
+def _with_repeats(report: StagesReport, calls: int) -> StagesReport:
+    if calls <= 1:
+        return report
+    notes = tuple(n for n in report.notes if not n.startswith("called ")) + (f"called {calls:,} times with this signature in the cell",)
+    return dataclasses.replace(report, notes=notes, repeat_hits=calls - 1)
+
+
+def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
+                  label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc) -> StagesReport:
+    """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call."""
+    notes = list(record.notes)
+    traced = _traced(record, walk)
+    lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info) if record.lowered is not None else None
+    names = tuple(a.path for a in traced.args) if traced is not None else None
+    compiled = compiled_station(record.compiled, names) if record.compiled is not None else None
+    if record.jit_disabled:
+        notes.append("jax.disable_jit() was in effect: the function ran op by op in Python, so JAX built no stages for it")
+    if record.under_transform and record.computation is None:
+        notes.append("traced inside a transformation (jax.grad, jax.vmap or an outer jit): "
+                     "what JAX compiled is the transformed function, shown as its own call")
+    if record.path == "transform":
+        notes.append(f"compiled for a transformation of {record.name} (its derivative under jax.grad, its batched form under "
+                     "jax.vmap, …): the jaxpr and arguments are the transformed ones")
+    if record.path == "hit":
+        notes.append("stations read from JAX's caches in the call's own context")
+    error = ErrorSummary.from_exception(record.error, record.failed_in) if record.error is not None else None
+    if record.failed_in == "run":
+        notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
+    return StagesReport(
+        function=record.name,
+        wrapper=wrapper_station(record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
+                                kind="jax.jit" if record.path != "transform" else "jit_p (inside a transformation)",
+                                static_args=record.static_args),
+        traced=traced,
+        lowered=lowered,
+        compiled=compiled,
+        timings=timings_from_events(record.events),
+        stopped_at=record.failed_in,
+        error=error,
+        notes=tuple(notes),
+        executed=record.path != "hit" or record.error is None,
+        call_site=label(record.site),
+        cell_site=label(record.cell_site) if record.cell_site != record.site else None,
+        kind=record.kind,
+        repeat_hits=record.repeat_hits,
+        other_thread=record.thread_id != main_thread,
+    )
+
+
+def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
+    if record.traced is not None:
+        return traced_station(record.traced, source_info=walk.debug_info)
+    if record.jaxpr is not None:
+        return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info)
+    return None
+
+
+def _no_call_note(records: list[CallRecord]) -> str:
+    note = "no jitted call of yours in this cell; the cell ran normally"
+    names = list(dict.fromkeys(r.name for r in records))
+    if names:
+        note += f". JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
+    return note

@@ -1,0 +1,482 @@
+"""Walk a jitted call through JAX's stages and record each station as plain data.
+
+``jax.jit(f)`` -> ``Traced`` -> ``Lowered`` -> ``Compiled``. JAX caches every
+step, so walking them again with the *abstract* arguments of a call that already
+ran is a cache hit at each station: nothing is traced, lowered or compiled a
+second time. Records hold shapes, dtypes and sharding strings, never arrays.
+
+This module uses JAX but never IPython.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import threading
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from jaxshow import _jax_compat
+from jaxshow.report import (
+    ArgSpec,
+    CompiledStation,
+    CostAnalysis,
+    ErrorSummary,
+    LoweredStation,
+    MemoryStats,
+    PlacementSpec,
+    SourceLocation,
+    Stage,
+    StagesReport,
+    TracedStation,
+    WrapperStation,
+)
+from jaxshow.timings import EventCollector, StageEvent, timings_from_events
+
+DIALECTS = ("stablehlo", "hlo")
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+"""The jaxshow package: JAX attributes no source location to frames in it."""
+_jax_compat.exclude_from_source_info(PACKAGE_DIR)
+
+
+JIT_TYPE = _jax_compat.jit_wrapper_type()
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
+
+
+def jit_target(obj: Any) -> tuple[Any, tuple, dict] | None:
+    """``(jit wrapper, leading args, keywords)`` when calling ``obj`` calls a ``jax.jit`` wrapper, else ``None``.
+
+    Sees through ``functools.partial`` and bound methods by type only: no
+    attribute of a user object is read (``jax.stages.Wrapped`` is a runtime
+    protocol that would call a user's ``__getattr__``).
+    """
+    args: tuple = ()
+    kwargs: dict = {}
+    for _ in range(8):
+        kind = type(obj)
+        if kind is JIT_TYPE:
+            return obj, args, kwargs
+        if kind is functools.partial:
+            args, kwargs, obj = (*obj.args, *args), {**obj.keywords, **kwargs}, obj.func
+        elif kind is types.MethodType and type(obj.__func__) is JIT_TYPE:
+            return obj.__func__, (obj.__self__, *args), kwargs
+        else:
+            return None
+    return None
+
+
+def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
+    """Like :func:`jit_target`, also accepting JAX's other wrappers with ``.lower`` (``jax.pmap``)."""
+    target = jit_target(obj)
+    if target is not None:
+        return target
+    try:
+        inspect.getattr_static(obj, "lower")
+    except AttributeError:
+        return None
+    code = obj.__code__ if type(obj) is types.FunctionType else None
+    from_jax = (type(obj).__module__ or "").startswith(("jax.", "jaxlib.")) or (
+        code is not None and os.path.abspath(code.co_filename).startswith(_JAX_DIR)
+    )
+    return (obj, (), {}) if from_jax else None
+
+
+REPR_LIMIT = 200
+"""Characters kept of a static argument's ``repr``."""
+
+
+def safe_repr(value: Any, limit: int = REPR_LIMIT) -> str:
+    """``repr(value)``, bounded; a ``repr`` that raises is named, never propagated."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - a user object's repr
+        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
+    if not isinstance(text, str):
+        return f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+def _parameter_names(jit_info: Any) -> list[str]:
+    signature = getattr(jit_info, "fun_signature", None)
+    try:
+        return [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except Exception:  # noqa: BLE001 - no signature (a builtin, a callable object)
+        return []
+
+
+def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], ...]:
+    """The call's static arguments by parameter name, with bounded ``repr`` values."""
+    options = _jax_compat.jit_options_of_info(jit_info)
+    if not options:
+        return ()
+    names = _parameter_names(jit_info)
+    shown = []
+    for i in options["static_argnums"]:
+        if -len(args) <= i < len(args):
+            position = i % len(args)
+            label = names[position] if position < len(names) else f"args[{position}]"
+            shown.append((label, safe_repr(args[i])))
+    shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
+    return tuple(dict.fromkeys(shown))
+
+
+def _source_location(source_info: Any) -> SourceLocation | None:
+    """JAX's ``"f at /path/file.py:12"`` as a location."""
+    text = str(source_info or "")
+    if " at " not in text:
+        return None
+    name, where = text.split(" at ", 1)
+    file, _, line = where.rpartition(":")
+    return SourceLocation(file, int(line), name) if file and line.isdigit() else SourceLocation(where, 0, name)
+
+
+def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
+                    static_args: tuple[tuple[str, str], ...] = (), wrapped_by_jaxshow: bool = False,
+                    defined_at: SourceLocation | None = None) -> WrapperStation:
+    """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
+    options = _jax_compat.jit_options_of_info(jit_info)
+    return WrapperStation(
+        name=name,
+        qualname=qualname or name,
+        kind=kind,
+        defined_at=defined_at or _source_location(getattr(jit_info, "fun_sourceinfo", None)),
+        static_argnums=options["static_argnums"] if options else (),
+        static_argnames=options["static_argnames"] if options else (),
+        donate_argnums=options["donate_argnums"] if options else (),
+        donate_argnames=options["donate_argnames"] if options else (),
+        options_unavailable=None if options else f"{kind} does not expose its jit options",
+        wrapped_by_jaxshow=wrapped_by_jaxshow,
+        static_args=static_values(jit_info, (), {}) if not static_args else static_args,
+    )
+
+
+def qualname_of(fun: Any, default: str) -> str:
+    """A plain function's ``__qualname__``; anything else keeps ``default`` (no user attribute is read)."""
+    return fun.__qualname__ if type(fun) is types.FunctionType else default
+
+
+# --- abstract arguments ----------------------------------------------------------------------
+
+
+def _abstract_leaf(leaf: Any) -> Any:
+    """An array becomes a ``ShapeDtypeStruct`` that hits the same jit cache entries."""
+    if isinstance(leaf, jax.Array):
+        aval = getattr(leaf, "aval", None)
+        sharding = leaf.sharding if getattr(leaf, "committed", False) else None
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=bool(getattr(aval, "weak_type", False)), sharding=sharding)
+    if isinstance(leaf, (np.ndarray, np.generic)):
+        return jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype)
+    return leaf
+
+
+def abstract_arguments(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Replace every array in a call's arguments by its abstract value; keep static ones."""
+    options = _jax_compat.jit_options(fn) or {}
+    static_nums = {i % len(args) for i in options.get("static_argnums", ()) if args and -len(args) <= i < len(args)}
+    static_names = set(options.get("static_argnames", ()))
+    new_args = tuple(a if i in static_nums else jax.tree_util.tree_map(_abstract_leaf, a) for i, a in enumerate(args))
+    new_kwargs = {k: v if k in static_names else jax.tree_util.tree_map(_abstract_leaf, v) for k, v in kwargs.items()}
+    return new_args, new_kwargs
+
+
+# --- stations -------------------------------------------------------------------------------
+
+
+def arg_names_of(jaxpr: Any) -> tuple[str, ...] | None:
+    """JAX's own names of a jaxpr's flat arguments (``params['w']``, ``y``), from its debug info."""
+    names = getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "arg_names", None)
+    return tuple(str(n) for n in names) if names else None
+
+
+def _readable_paths(names: tuple[str, ...] | None, tree: Any) -> list[tuple[str, Any]]:
+    """Flatten an ``((args...), {kwargs})`` pytree into (``params['w']``-style name, leaf).
+
+    Names are JAX's own (``debug_info.arg_names``) where they match the leaves
+    one to one; otherwise the pytree path.
+    """
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is None)
+    if names is not None and len(names) == len(flat) and all(names):
+        return [(name, leaf) for name, (_, leaf) in zip(names, flat)]
+    return [(_path_text(path), leaf) for path, leaf in flat]
+
+
+def _path_text(path: tuple) -> str:
+    if len(path) >= 2 and isinstance(path[0], jax.tree_util.SequenceKey):
+        head, second, rest = path[0].idx, path[1], path[2:]
+        if head == 0 and isinstance(second, jax.tree_util.SequenceKey):
+            return f"args[{second.idx}]" + jax.tree_util.keystr(rest)
+        if head == 1 and isinstance(second, jax.tree_util.DictKey):
+            return str(second.key) + jax.tree_util.keystr(rest)
+    return jax.tree_util.keystr(path) or "result"
+
+
+def _sharding_text(value: Any, aval: Any) -> str | None:
+    """The value's sharding, else its type-level sharding when it names a real mesh."""
+    sharding = getattr(value, "sharding", None)
+    if sharding is None:
+        sharding = getattr(aval, "sharding", None)
+        if sharding is None or getattr(getattr(sharding, "mesh", None), "empty", True):
+            return None
+    return str(sharding)
+
+
+def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
+    aval = getattr(value, "_aval", None) or getattr(value, "aval", None) or value
+    return ArgSpec(
+        path=path,
+        shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
+        dtype=str(getattr(aval, "dtype", "?")),
+        weak_type=bool(getattr(aval, "weak_type", False)),
+        sharding=_sharding_text(value, aval),
+        donated=donated,
+    )
+
+
+def _subjaxprs(value: Any):
+    if hasattr(value, "eqns") and hasattr(value, "invars"):
+        yield value
+    elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
+        yield value.jaxpr
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _subjaxprs(item)
+
+
+def _primitive_counts(jaxpr: Any) -> Counter:
+    counts: Counter = Counter()
+    stack = [jaxpr]
+    while stack:
+        current = stack.pop()
+        for eqn in current.eqns:
+            counts[eqn.primitive.name] += 1
+            for param in eqn.params.values():
+                stack.extend(_subjaxprs(param))
+    return counts
+
+
+def traced_station(traced: Any, *, source_info: bool = False) -> TracedStation:
+    """Record the ``Traced`` stage: jaxpr text, signature, effects and equation counts."""
+    closed = traced.jaxpr
+    args = tuple(
+        _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
+        for path, info in _readable_paths(arg_names_of(closed), traced.args_info)
+    )
+    try:
+        out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+        out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
+        notes: tuple[str, ...] = ()
+    except Exception as exc:  # noqa: BLE001 - e.g. pmap's Traced.out_info on jax 0.7.0
+        out_info = _outputs_of(closed)
+        notes = (f"Traced.out_info failed ({type(exc).__name__}: {exc}); outputs read from the jaxpr instead",)
+    return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes)
+
+
+def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False) -> TracedStation:
+    """The ``Traced`` station of a jaxpr JAX compiled with no ``Traced`` object (under ``grad``, ``vmap``)."""
+    names = arg_names_of(closed)
+    avals = list(closed.in_avals)
+    if names is None or len(names) != len(avals):
+        names = tuple(f"args[{i}]" for i in range(len(avals)))
+    args = tuple(_spec_from_aval(n, a, donated=bool(donated[i]) if i < len(donated) else False) for i, (n, a) in enumerate(zip(names, avals)))
+    return _jaxpr_station(closed, args, _outputs_of(closed), source_info=source_info)
+
+
+def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
+    return tuple(_spec_from_aval(f"result[{i}]", aval) for i, aval in enumerate(closed.out_avals))
+
+
+def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,
+                   notes: tuple[str, ...] = ()) -> TracedStation:
+    inner = closed.jaxpr
+    counts = _primitive_counts(inner)
+    return TracedStation(
+        jaxpr_text=closed.pretty_print(use_color=False),
+        jaxpr_source_text=closed.pretty_print(use_color=False, source_info=True) if source_info else None,
+        args=args,
+        out_info=out_info,
+        effects=tuple(sorted(type(e).__name__ for e in closed.effects)),
+        equation_count=len(inner.eqns),
+        primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        const_count=len(getattr(closed, "consts", ()) or ()),
+        notes=notes,
+    )
+
+
+def normalise_cost(raw: Any, *, optimized: bool) -> CostAnalysis | None:
+    """``cost_analysis()`` gives a dict (or, in old releases, a list of one dict)."""
+    if isinstance(raw, (list, tuple)):
+        raw = raw[0] if raw else None
+    if not raw:
+        return None
+    entries = tuple(sorted((str(k), float(v)) for k, v in dict(raw).items()))
+    lookup = dict(entries)
+
+    def known(key: str) -> float | None:
+        value = lookup.get(key)
+        return value if value is not None and value >= 0 else None
+
+    return CostAnalysis(
+        flops=known("flops"),
+        transcendentals=known("transcendentals"),
+        bytes_accessed=known("bytes accessed"),
+        entries=entries,
+        optimized=optimized,
+    )
+
+
+def _backend_name() -> str:
+    try:
+        return jax.default_backend()
+    except Exception:  # noqa: BLE001
+        return "this backend"
+
+
+def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: bool = False) -> LoweredStation:
+    """Record the ``Lowered`` stage: module text and the pre-optimisation cost estimate."""
+    text = lowered.as_text(dialect, debug_info=debug_info)
+    try:
+        cost = normalise_cost(lowered.cost_analysis(), optimized=False)
+        reason = None if cost else f"backend '{_backend_name()}' gives no cost analysis before compilation"
+    except Exception as exc:  # noqa: BLE001 - plugin backends raise here
+        cost, reason = None, f"not available before compilation: {exc}"
+    return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
+
+
+def _memory_stats(raw: Any) -> MemoryStats | None:
+    if raw is None:
+        return None
+
+    def field_of(name: str) -> int | None:
+        value = getattr(raw, name, None)
+        return int(value) if value is not None and value >= 0 else None
+
+    return MemoryStats(
+        argument_size_bytes=field_of("argument_size_in_bytes"),
+        output_size_bytes=field_of("output_size_in_bytes"),
+        alias_size_bytes=field_of("alias_size_in_bytes"),
+        temp_size_bytes=field_of("temp_size_in_bytes"),
+        generated_code_size_bytes=field_of("generated_code_size_in_bytes"),
+        host_temp_size_bytes=field_of("host_temp_size_in_bytes"),
+        peak_memory_bytes=field_of("peak_memory_in_bytes"),
+    )
+
+
+def _placements(names: tuple[str, ...] | None, shardings: Any, formats: Any, *, inputs: bool) -> tuple[PlacementSpec, ...]:
+    if inputs:
+        sharding_leaves = _readable_paths(names, shardings)
+    else:
+        sharding_leaves = [
+            ("result" + jax.tree_util.keystr(p), s)
+            for p, s in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=lambda x: x is None)[0]
+        ]
+    format_leaves = jax.tree_util.tree_leaves(formats, is_leaf=lambda x: x is None) if formats is not None else []
+    specs = []
+    for i, (path, sharding) in enumerate(sharding_leaves):
+        fmt = format_leaves[i] if i < len(format_leaves) else None
+        layout = getattr(fmt, "layout", fmt)
+        specs.append(PlacementSpec(path, None if sharding is None else str(sharding), None if layout is None else str(layout)))
+    return tuple(specs)
+
+
+def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
+    """``(value, None)``, or ``(None, why)`` when JAX cannot answer: never a failed stage."""
+    try:
+        value = read()
+    except Exception as exc:  # noqa: BLE001 - an analysis that raises is unavailable, the stage still succeeded
+        return None, f"not available: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}".rstrip(": ")
+    return value, None
+
+
+def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) -> CompiledStation:
+    """Record the ``Compiled`` stage: optimised HLO, cost, memory, shardings and formats.
+
+    Each analysis is read on its own: one that raises (``Compiled.input_formats``
+    with a ``jax.new_ref`` closure, ``cost_analysis`` on some plugins) is
+    "not available" with JAX's reason, and the others are still shown.
+    """
+    backend = _backend_name()
+    hlo, hlo_why = _analysis(compiled.as_text)
+    cost_raw, cost_why = _analysis(compiled.cost_analysis)
+    cost = normalise_cost(cost_raw, optimized=True)
+    memory_raw, memory_why = _analysis(compiled.memory_analysis)
+    memory = _memory_stats(memory_raw)
+    in_formats, _ = _analysis(lambda: compiled.input_formats)
+    out_formats, _ = _analysis(lambda: compiled.output_formats)
+    try:
+        inputs = _placements(arg_names, compiled.input_shardings, in_formats, inputs=True)
+        outputs = _placements(arg_names, compiled.output_shardings, out_formats, inputs=False)
+        placements_unavailable = None
+    except Exception as exc:  # noqa: BLE001
+        inputs, outputs, placements_unavailable = (), (), f"shardings unavailable: {type(exc).__name__}: {exc}"
+    return CompiledStation(
+        optimized_hlo_text=hlo,
+        hlo_unavailable=None if hlo else (hlo_why or f"backend '{backend}' does not return optimised HLO text"),
+        cost=cost,
+        cost_unavailable=None if cost else (cost_why or f"backend '{backend}' does not report cost analysis"),
+        memory=memory,
+        memory_unavailable=None if memory else (memory_why or f"backend '{backend}' does not report memory analysis"),
+        inputs=inputs,
+        outputs=outputs,
+        placements_unavailable=placements_unavailable,
+    )
+
+
+# --- the walk -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WalkOptions:
+    """What to record: IR dialect, source locations."""
+
+    dialect: str = "stablehlo"
+    debug_info: bool = False
+
+    def __post_init__(self) -> None:
+        if self.dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {self.dialect!r}; choose one of {', '.join(DIALECTS)}")
+
+
+@dataclass
+class _WalkResult:
+    traced: TracedStation | None = None
+    lowered: LoweredStation | None = None
+    compiled: CompiledStation | None = None
+    error: ErrorSummary | None = None
+    stopped_at: Stage | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _WalkResult:
+    """Trace, lower and compile the JAX wrapper ``fn`` for ``args``, ahead of time.
+
+    Each step is recorded as soon as it succeeds, so a failure leaves the
+    stations reached and the stage that failed.
+    """
+    result = _WalkResult()
+    stage: Stage = "trace"
+    try:
+        if type(fn) is JIT_TYPE:
+            traced = fn.trace(*args, **kwargs)
+            result.traced = traced_station(traced, source_info=options.debug_info)
+            stage = "lower"
+            lowered = traced.lower()
+        else:
+            result.notes.append(f"{type(fn).__name__} has no .trace(): the jaxpr station is skipped")
+            stage = "lower"
+            lowered = fn.lower(*args, **kwargs)
+        result.lowered = lowered_station(lowered, dialect=options.dialect, debug_info=options.debug_info)
+        stage = "compile"
+        compiled = lowered.compile()
+        names = None if result.traced is None else tuple(a.path for a in result.traced.args)
+        result.compiled = compiled_station(compiled, names)
+    except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
+        result.error = ErrorSummary.from_exception(exc, stage)
+        result.stopped_at = stage
+    return result

@@ -1,0 +1,38 @@
+"""Option parsing shared by jaxshow's magics: ``magic_arguments`` with usage in every error (IPython only)."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import parse_argstring
+
+_IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
+
+
+def parse_options(magic: Any, line: str) -> Any:
+    """``parse_argstring`` whose ``UsageError`` also carries the usage line."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError as exc:
+        raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+
+
+def output_name_error(shell: Any, name: str) -> str | None:
+    """Why ``name`` cannot receive a report (``-o NAME``), or ``None`` when it can.
+
+    It must be a plain identifier that is not a keyword, a dunder name
+    (``__builtins__``), or one of IPython's own names (``In``, ``Out``, ``_``,
+    ``_i3``, ``get_ipython``), which the shell owns.
+    """
+    if not name.isidentifier():
+        return f"-o needs a variable name, got {name!r}"
+    if keyword.iskeyword(name):
+        return f"-o {name}: {name!r} is a Python keyword"
+    if name.startswith("__") and name.endswith("__"):
+        return f"-o {name}: names like {name} belong to Python"
+    if _IPYTHON_OUTPUT_NAME.match(name) or name in getattr(shell, "user_ns_hidden", {}):
+        return f"-o {name}: {name} is one of IPython's own names"
+    return None
