@@ -46,7 +46,7 @@ def main() -> None:
     print(f"optimised HLO on the record: {len(big) / 1e6:.1f} MB, {big.count(chr(10)):,} lines")
     print(f"HTML: {html_seconds * 1e3:.0f} ms, {len(page) / 1e3:.0f} kB ({len(page) / len(big):.3f} of the text)")
     print(f"text: {text_seconds * 1e3:.0f} ms, {len(text) / 1e3:.0f} kB")
-    print(f"shown: {render.budget.max_lines} lines per IR text; the rest is named in a footer")
+    print(f"shown: {render.TextBudget().max_lines} lines per IR text; the rest is named in a footer")
 
 
 if __name__ == "__main__":

@@ -197,14 +197,11 @@ def test_budget_falls_back_to_plain_text_and_clips_lines():
     shown, hidden = clip_lines(big, 10)
     assert shown.count("\n") == 9 and hidden == 40
     assert clip_lines("a\nb", 5) == ("a\nb", 0)
-    previous = render.budget
-    try:
-        render.set_budget(max_lines=2)
-        report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
-        assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report)
-        assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report)
-    finally:
-        render.budget = previous
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    budget = render.TextBudget(max_lines=2)
+    assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report, budget)
+    assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report, budget)
+    assert "more lines" not in render.to_text(report) + render.to_html(report)
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
@@ -273,3 +270,69 @@ def test_repeated_persistent_verdicts_fold_into_one_row():
     text = render.to_text(report)
     assert "jit_step ×3" in text and text.count("jit_step") == 1 and "jit_big " in text
     assert "jit_step ×3" in render.to_html(report)
+
+
+def test_budget_is_a_parameter_not_module_state():
+    assert not hasattr(render, "budget") and not hasattr(render, "set_budget")
+    report = _report()
+    shown = render.Rendered(report, render.TextBudget(max_lines=0))
+    assert shown._repr_html_() == render.to_html(report, render.TextBudget(max_lines=0))
+    assert repr(shown) == repr(report) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
+
+
+def test_rendered_applies_its_budget_in_both_forms():
+    from IPython.lib.pretty import pretty
+
+    big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    shown = render.Rendered(report, render.TextBudget(max_lines=10))
+    assert "40 more lines not shown; full text in report.lowered.module_text" in shown._repr_html_()
+    assert pretty(shown) == str(shown) == render.to_text(report, render.TextBudget(max_lines=10))
+    assert "… 40 more lines; full text in report.lowered.module_text" in str(shown)
+    assert "more lines" not in report._repr_html_() + str(report)
+
+
+def test_report_module_never_imports_render():
+    import ast
+    import inspect
+
+    from jaxshow import report
+
+    imported = set()
+    for node in ast.walk(ast.parse(inspect.getsource(report))):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+    assert imported == {
+        "__future__.annotations", "dataclasses.dataclass", "dataclasses.field",
+        "typing.Callable", "typing.Literal", "typing.NamedTuple",
+    }
+
+
+def test_importing_jaxshow_fills_the_registry_without_jax_or_ipython():
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, jaxshow\n"
+        "from jaxshow.report import RENDERERS, CacheReport, CellReport, StagesReport, TraceHistory\n"
+        "print(all(t in RENDERERS for t in (CacheReport, CellReport, StagesReport, TraceHistory)),"
+        " 'jax' in sys.modules, 'IPython' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["True", "False", "False"]
+
+
+def test_without_a_registered_renderer_every_form_is_the_one_line_repr(monkeypatch):
+    from IPython.lib.pretty import pretty
+
+    from jaxshow import report as report_module
+
+    monkeypatch.setattr(report_module, "RENDERERS", {})
+    report = _report()
+    line = "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
+    assert report._repr_html_() is None
+    assert str(report) == pretty(report) == repr(report) == line

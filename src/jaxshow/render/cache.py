@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from jaxshow import render
-from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
+from jaxshow.render.markup import Html, TextBudget, code_block, details, escape, join, muted, table, tag
 from jaxshow.render.plain import text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
@@ -105,7 +105,7 @@ def _function_html(f: FunctionCacheStats) -> Html:
 
 
 @render.html_body.register
-def _(report: CacheReport) -> Html:
+def _(report: CacheReport, budget: TextBudget) -> Html:
     parts: list[object] = [tag("div", tag("strong", "%jaxcache"), " — ", _headline(report), cls="js-head")]
     if report.functions:
         parts.append(table(_FUNCTION_HEADER, _function_rows(report)))
@@ -119,7 +119,7 @@ def _(report: CacheReport) -> Html:
 
 
 @render.html_body.register
-def _(history: TraceHistory) -> Html:
+def _(history: TraceHistory, budget: TextBudget) -> Html:
     rows = [(time.strftime("%H:%M:%S", time.localtime(e.wall_time)), ", ".join(f"{n}: {t}" for n, t in e.signature) or "—",
              MISS_TITLES.get(e.category, e.category), e.summary) for e in history.entries]
     size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
@@ -141,7 +141,7 @@ _NO_HISTORY = "jaxshow has not observed a trace of this function: it records tra
 
 
 @render.html_body.register
-def _(clear: CacheClearReport) -> Html:
+def _(clear: CacheClearReport, budget: TextBudget) -> Html:
     return join([
         tag("div", tag("strong", f"%jaxcache clear {clear.name}"), cls="js-head"),
         table(None, _clear_rows(clear)),
@@ -177,7 +177,7 @@ def _persistent_rows(p: PersistentCacheReport) -> list[tuple[str, str]]:
 
 
 @render.html_body.register
-def _(p: PersistentCacheReport) -> Html:
+def _(p: PersistentCacheReport, budget: TextBudget) -> Html:
     parts: list[object] = [
         tag("div", tag("strong", "%jaxcache persistent"), " — the persistent compilation cache", cls="js-head"),
         table(None, _persistent_rows(p)),
@@ -211,7 +211,7 @@ def _miss_text(i: int, miss: CacheMiss) -> list[str]:
 
 
 @render.text_body.register
-def _(report: CacheReport) -> str:
+def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache — {_headline(report)}"]
     lines.extend(text_table(_function_rows(report), _FUNCTION_HEADER, indent="  ", rule=True))
     for f in report.functions:
@@ -234,7 +234,7 @@ def _(report: CacheReport) -> str:
 
 
 @render.text_body.register
-def _(history: TraceHistory) -> str:
+def _(history: TraceHistory, budget: TextBudget) -> str:
     size = _count(history.cache_size) if history.cache_size is not None else (history.cache_size_unavailable or "—")
     lines = [
         f"%jaxcache {history.name} — {history.qualname}",
@@ -254,7 +254,7 @@ def _(history: TraceHistory) -> str:
 
 
 @render.text_body.register
-def _(clear: CacheClearReport) -> str:
+def _(clear: CacheClearReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache clear {clear.name}"]
     lines.extend(f"  {k}: {v}" for k, v in _clear_rows(clear))
     lines.append("  not cleared: " + "; ".join(clear.not_cleared))
@@ -262,7 +262,7 @@ def _(clear: CacheClearReport) -> str:
 
 
 @render.text_body.register
-def _(p: PersistentCacheReport) -> str:
+def _(p: PersistentCacheReport, budget: TextBudget) -> str:
     lines = ["%jaxcache persistent — the persistent compilation cache"]
     lines.extend(f"  {k}: {v}" for k, v in _persistent_rows(p))
     lines.append("  gates (when a compile is written):")

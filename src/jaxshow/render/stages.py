@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxshow import render
 from jaxshow.render.highlight import code_html
-from jaxshow.render.markup import Html, clip_lines, code_block, details, join, muted, table, tag
+from jaxshow.render.markup import Html, TextBudget, clip_lines, code_block, details, join, muted, table, tag
 from jaxshow.render.plain import text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
@@ -118,8 +118,7 @@ def _line_count(text: str) -> int:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def _ir_html(title: str, text: str, language: str, attribute: str) -> Html:
-    budget = render.budget
+def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
     shown, hidden = clip_lines(text, budget.max_lines)
     body = [code_block(code_html(shown, language, budget.highlight_max_bytes))]
     if hidden:
@@ -143,7 +142,7 @@ def _wrapper_html(w: WrapperStation) -> Html:
     return _station("①", "jax.jit wrapper", summary, [_kv_table(_wrapper_rows(w))], open=False)
 
 
-def _traced_html(t: TracedStation) -> Html:
+def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
     chips = Html(" ".join(tag("span", f"{name} ×{n}", cls="js-chip") for name, n in t.primitive_counts))
     body = [
         tag("div", "arguments (args_info)"),
@@ -152,13 +151,13 @@ def _traced_html(t: TracedStation) -> Html:
         table(("output", "type", "sharding"), _arg_rows(t.out_info, with_donation=False)) if t.out_info else muted("no outputs"),
         tag("div", "effects: ", ", ".join(t.effects) if t.effects else muted("none (pure)")),
         tag("div", f"{t.equation_count} top-level equations; primitives, nested jaxprs included: ", chips),
-        _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text"),
+        _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     if t.const_count:
         body.insert(4, tag("div", f"{t.const_count} closed-over constants baked into the jaxpr"))
     body[:0] = [tag("div", note, cls="js-note", style=NOTE_STYLE) for note in t.notes]
     if t.jaxpr_source_text:
-        body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text"))
+        body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text", budget))
     summary = f"{t.equation_count} equations · {len(t.args)} inputs → {len(t.out_info)} outputs"
     return _station("②", "Traced", summary, body)
 
@@ -168,18 +167,18 @@ def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None) -> Html:
     return details(f"cost analysis — {caveat}", *warning, _kv_table(_cost_rows(cost)), open=True)
 
 
-def _lowered_html(lo: LoweredStation, loops: str | None) -> Html:
+def _lowered_html(lo: LoweredStation, loops: str | None, budget: TextBudget) -> Html:
     name = DIALECT_NAMES.get(lo.dialect, lo.dialect) + (" with source locations" if lo.debug_info else "")
     if lo.cost:
         cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops)
     else:
         cost = tag("div", "cost analysis: ", muted(lo.cost_unavailable or "not reported"))
-    body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text")]
+    body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text", budget)]
     flops = f" · {format_count(lo.cost.flops, 'FLOP')} (pre-optimisation)" if lo.cost and lo.cost.flops is not None else ""
     return _station("③", "Lowered", f"{name}, {_line_count(lo.module_text):,} lines{flops}", body, open=False)
 
 
-def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
+def _compiled_html(c: CompiledStation, loops: str | None, budget: TextBudget) -> Html:
     body = []
     if c.cost:
         body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops))
@@ -198,7 +197,7 @@ def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
             tag("div", "outputs"), table(("output", "sharding", "layout"), _placement_rows(c.outputs)),
         ))
     if c.optimized_hlo_text:
-        body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text"))
+        body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text", budget))
     else:
         body.append(tag("div", "optimised HLO: ", muted(c.hlo_unavailable or "not reported")))
     bits = []
@@ -215,7 +214,7 @@ def _missing_station(number: str, title: str, report: StagesReport) -> Html:
 
 
 @render.html_body.register
-def _stages_html(report: StagesReport) -> Html:
+def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     head = [tag("b", report.function), " ", muted(_timing_phrase(report.timings))]
     if report.call_site:
         head += [" ", muted(f"· called at {report.call_site.file}:{report.call_site.line}")]
@@ -226,10 +225,10 @@ def _stages_html(report: StagesReport) -> Html:
         parts.append(tag("div", f"stopped at {report.error.stage or report.stopped_at}: {report.error.type_name}: {report.error.message}", cls="js-error", style=ERROR_STYLE))
     parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in report.notes)
     parts.append(_wrapper_html(report.wrapper))
-    parts.append(_traced_html(report.traced) if report.traced else _missing_station("②", "Traced", report))
+    parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report))
     loops = _loop_warning(report)
-    parts.append(_lowered_html(report.lowered, loops) if report.lowered else _missing_station("③", "Lowered", report))
-    parts.append(_compiled_html(report.compiled, loops) if report.compiled else _missing_station("④", "Compiled", report))
+    parts.append(_lowered_html(report.lowered, loops, budget) if report.lowered else _missing_station("③", "Lowered", report))
+    parts.append(_compiled_html(report.compiled, loops, budget) if report.compiled else _missing_station("④", "Compiled", report))
     return tag("div", *parts, cls="js-report")
 
 
@@ -257,7 +256,7 @@ _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
 
 
 @render.html_body.register
-def _cell_html(cell: CellReport) -> Html:
+def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
     breakdown = _cell_breakdown(cell)
     phrase = " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label == "the rest (running, Python)")
     parts: list[Html] = [tag("div", tag("b", f"cell {format_seconds(cell.cell_seconds)}"), " = ", phrase, cls="js-head")]
@@ -274,15 +273,15 @@ def _cell_html(cell: CellReport) -> Html:
     parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in cell.notes)
     if _cell_error_line(cell):
         parts.append(tag("div", _cell_error_line(cell), cls="js-error", style=ERROR_STYLE))
-    parts.extend(_stages_html(r) for r in cell.reports)
+    parts.extend(_stages_html(r, budget) for r in cell.reports)
     return tag("div", *parts, cls="js-cell")
 
 
 # --- text ------------------------------------------------------------------------------------
 
 
-def _text_ir(title: str, text: str, attribute: str) -> str:
-    shown, hidden = clip_lines(text, render.budget.max_lines)
+def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
+    shown, hidden = clip_lines(text, budget.max_lines)
     out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + line for line in shown.splitlines()) + "\n"
     if hidden:
         out += f"    … {hidden:,} more lines; full text in {attribute}\n"
@@ -290,7 +289,7 @@ def _text_ir(title: str, text: str, attribute: str) -> str:
 
 
 @render.text_body.register
-def _stages_text(report: StagesReport) -> str:
+def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     out = [f"{report.function}: {_timing_phrase(report.timings)}"]
     if report.call_site:
         out[0] += f" (called at {report.call_site.file}:{report.call_site.line})"
@@ -309,7 +308,7 @@ def _stages_text(report: StagesReport) -> str:
         out.extend(f"  note: {note}" for note in t.notes)
         out.append(f"  effects: {', '.join(t.effects) if t.effects else 'none (pure)'}")
         out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
-        out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text").rstrip("\n"))
+        out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text", budget).rstrip("\n"))
     else:
         out.append(f"② Traced: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
     lo = report.lowered
@@ -323,7 +322,7 @@ def _stages_text(report: StagesReport) -> str:
             out.append("\n".join(text_table(_cost_rows(lo.cost), indent="    ")))
         else:
             out.append(f"  cost analysis: {lo.cost_unavailable}")
-        out.append(_text_ir(name, lo.module_text, "report.lowered.module_text").rstrip("\n"))
+        out.append(_text_ir(name, lo.module_text, "report.lowered.module_text", budget).rstrip("\n"))
     else:
         out.append(f"③ Lowered: not reached{' (stopped at ' + report.stopped_at + ')' if report.stopped_at else ''}")
     c = report.compiled
@@ -347,7 +346,7 @@ def _stages_text(report: StagesReport) -> str:
             out.append("\n".join(text_table(_placement_rows(c.inputs), ("input", "sharding", "layout"), indent="    ")))
             out.append("\n".join(text_table(_placement_rows(c.outputs), ("output", "sharding", "layout"), indent="    ")))
         if c.optimized_hlo_text:
-            out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text").rstrip("\n"))
+            out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text", budget).rstrip("\n"))
         else:
             out.append(f"  optimised HLO: {c.hlo_unavailable}")
     else:
@@ -356,7 +355,7 @@ def _stages_text(report: StagesReport) -> str:
 
 
 @render.text_body.register
-def _cell_text(cell: CellReport) -> str:
+def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     breakdown = _cell_breakdown(cell)
     out = [f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))]
     if cell.helper_compiles.count:
@@ -366,6 +365,6 @@ def _cell_text(cell: CellReport) -> str:
         out.append(_cell_error_line(cell))
     for report in cell.reports:
         out.append("")
-        out.append(_stages_text(report).rstrip("\n"))
+        out.append(_stages_text(report, budget).rstrip("\n"))
     return "\n".join(out) + "\n"
 
