@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from functools import singledispatch
 
 from jaxshow import report
-from jaxshow.render.markup import Html, TextBudget, tag
+from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
+from jaxshow.render.markup import Html, tag
 from jaxshow.render.style import ROOT_STYLE, STYLESHEET
 
-__all__ = ["Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
+__all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
 
 
 @singledispatch
@@ -32,12 +33,12 @@ def text_body(record: object, budget: TextBudget) -> str:
     raise TypeError(f"jaxshow cannot render {type(record).__name__} as text")
 
 
-def to_html(record: object, budget: TextBudget = TextBudget()) -> str:
+def to_html(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
     """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts."""
     return tag("div", Html(f"<style>{STYLESHEET}</style>"), html_body(record, budget), cls="jaxshow", style=ROOT_STYLE)
 
 
-def to_text(record: object, budget: TextBudget = TextBudget()) -> str:
+def to_text(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
     """The plain-text form of a record, for terminals, ``print()`` and exports."""
     return text_body(record, budget).rstrip("\n")
 
@@ -51,7 +52,7 @@ class Rendered:
     """
 
     record: object
-    budget: TextBudget = TextBudget()
+    budget: TextBudget = DEFAULT_BUDGET
 
     def _repr_html_(self) -> str:
         return to_html(self.record, self.budget)
