@@ -544,3 +544,20 @@ def test_limits_clean_clip_and_block():
     assert limits.block("abcdefg", budget, 2) == "abcd… (7 chars)"
     assert limits.limit_rows((1, 2, 3), render.TextBudget(max_rows=2), "report.x") == ((1, 2), "… 1 more (all in report.x)")
     assert limits.limit_rows((1, 2), render.TextBudget(max_rows=2), "report.x") == ((1, 2), None)
+
+
+def test_text_says_what_the_html_says():
+    traced = dataclasses.replace(_report().traced, const_count=2, jaxpr_source_text="{ lambda ; a:f32[3]. let b:f32[3] = sin a  # cell.py:3\n in (b,) }")
+    report = _report(executed=False, traced=traced)
+    text, page = render.to_text(report), render.to_html(report)
+    for fact in ("walked ahead of time, not executed", "2 closed-over constants baked into the jaxpr", "jaxpr with source locations", "# cell.py:3"):
+        assert fact in text and fact in page
+    assert "  jaxpr with source locations (2 lines):\n    { lambda ; a:f32[3]. let b:f32[3] = sin a  # cell.py:3\n" in text
+    helpers = HelperCompiles(9, 0.01, tuple(f"h{i}" for i in range(9)))
+    cell = CellReport((report,), 0.1, 1, helpers)
+    for form in (render.to_text(cell), render.to_html(cell)):
+        assert "h6, h7…" in form and "h8" not in form
+    miss = _cache_records()[0]
+    for form in (render.to_text(miss), render.to_html(miss)):
+        assert "signature traced: x: f32[4]" in re.sub("<[^>]+>", "", form)
+    assert render.to_text(CacheReport(functions=())) == "%jaxcache — no jitted function was called or traced"

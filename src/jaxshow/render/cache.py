@@ -257,10 +257,12 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
-def _miss_text(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> list[str]:
+def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     lines = [f"    {_miss_title(i, miss, budget)}: " + hang(message(miss.summary, budget), "       ")]
     if miss.call_site:
         lines.append(f"       called at {line(miss.call_site, budget)}")
+    if miss.signature:
+        lines.append("       signature traced: " + hang(message(_signature(miss.signature), budget), "         "))
     if miss.same_line_hint:
         lines.append("       JAX: another function was defined on the same line; it may be re-defined on every run")
     if miss.evidence:
@@ -273,13 +275,14 @@ def _miss_text(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> l
 def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache — {_headline(report)}"]
     functions, more = limit_rows(report.functions, budget, "report.functions")
-    lines.extend(text_table(_function_rows(functions), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
+    if functions:
+        lines.extend(text_table(_function_rows(functions), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     for k, f in sections:
         lines.append(f"  {line(f.qualname, budget)}:")
         misses, more_misses = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
         for i, miss in enumerate(misses, 1):
-            lines.extend(_miss_text(i, miss, f"report.functions[{k}].misses[{i - 1}]", budget))
+            lines.extend(_miss_text(i, miss, budget))
         if more_misses:
             lines.append(f"    {more_misses}")
         if f.trace_time_output:

@@ -135,7 +135,8 @@ def _not_reached(report: StagesReport, budget: TextBudget) -> str:
 
 
 def _helper_names(cell: CellReport, budget: TextBudget) -> str:
-    return ", ".join(line(name, budget) for name in cell.helper_compiles.names[:8])
+    names = cell.helper_compiles.names
+    return ", ".join(line(name, budget) for name in names[:8]) + ("…" if len(names) > 8 else "")
 
 
 def _line_count(text: str) -> int:
@@ -300,7 +301,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
         parts.append(tag("div", *segments, cls="js-bar"))
     helpers = cell.helper_compiles
     if helpers.count:
-        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({_helper_names(cell, budget)}{'…' if len(helpers.names) > 8 else ''})"))
+        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({_helper_names(cell, budget)})"))
     parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
@@ -329,6 +330,8 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     out = [f"{line(report.function, budget)}: {_timing_phrase(report.timings)}"]
     if report.call_site:
         out[0] += f" (called at {_where(report.call_site, budget)})"
+    if not report.executed and report.error is None:
+        out[0] += " (walked ahead of time, not executed)"
     if report.error:
         out.append("  " + hang(_stopped_line(report, budget), "    "))
     out.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
@@ -345,10 +348,15 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             outs, more_outs = limit_rows(t.out_info, budget, "report.traced.out_info")
             out.append(_text_rows(("output", "type", "sharding"), _arg_rows(outs, with_donation=False), budget, more_outs))
         out.extend("  note: " + hang(message(note, budget), "    ") for note in t.notes)
+        if t.const_count:
+            out.append(f"  {t.const_count} closed-over constants baked into the jaxpr")
         out.append(f"  effects: {line(', '.join(t.effects), budget) if t.effects else 'none (pure)'}")
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
         out.append("  primitives: " + ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])))
-        out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text", budget).rstrip("\n"))
+        if t.jaxpr_source_text:
+            out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
+        else:
+            out.append(_text_ir("jaxpr", t.jaxpr_text, "report.traced.jaxpr_text", budget).rstrip("\n"))
     else:
         out.append(f"② Traced: {_not_reached(report, budget)}")
     lo = report.lowered
