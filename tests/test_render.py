@@ -561,3 +561,20 @@ def test_text_says_what_the_html_says():
     for form in (render.to_text(miss), render.to_html(miss)):
         assert "signature traced: x: f32[4]" in re.sub("<[^>]+>", "", form)
     assert render.to_text(CacheReport(functions=())) == "%jaxcache — no jitted function was called or traced"
+
+
+def test_what_a_frontend_receives_for_a_rendered_record_and_for_a_bare_one(monkeypatch):
+    from IPython.core.formatters import DisplayFormatter
+
+    from jaxshow import report as report_module
+
+    big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    budget = render.TextBudget(max_lines=10)
+    data, _ = DisplayFormatter().format(render.Rendered(report, budget))
+    assert data == {"text/plain": render.to_text(report, budget), "text/html": render.to_html(report, budget)}
+    data, _ = DisplayFormatter().format(report)
+    assert data == {"text/plain": render.to_text(report), "text/html": render.to_html(report)}
+    monkeypatch.setattr(report_module, "RENDERERS", {})
+    data, _ = DisplayFormatter().format(report)
+    assert data == {"text/plain": "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"}

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 MESSAGE_LINES = 20
 """Lines shown of an error message (``ErrorSummary.from_exception`` keeps the same number)."""
@@ -85,7 +85,7 @@ def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
     return text[:cut], rest
 
 
-def limit_rows(items: Sequence[T], budget: TextBudget, attribute: str) -> tuple[Sequence[T], str | None]:
+def limit_rows(items: Sequence[_T], budget: TextBudget, attribute: str) -> tuple[Sequence[_T], str | None]:
     """The first ``budget.max_rows`` items, and the line for the rest: ``'… 9,950 more (all in report.traced.args)'``."""
     if budget.max_rows <= 0 or len(items) <= budget.max_rows:
         return items, None

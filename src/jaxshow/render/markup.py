@@ -57,9 +57,9 @@ def table(
     """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it."""
     rows = list(rows)
     head = tag("thead", tag("tr", *(tag("th", h) for h in header))) if header else Html("")
-    body = [tag("tr", *(tag("td", c if isinstance(c, Html) else line(c, budget)) for c in row)) for row in rows]
+    body = [tag("tr", *(tag("td", line(cell, budget)) for cell in row)) for row in rows]
     if more:
-        columns = len(header) if header else max((len(row) for row in rows), default=1)
+        columns = len(header or rows[0])
         body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
     return tag("table", head, tag("tbody", *body), cls="js-table")
 
