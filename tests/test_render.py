@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html.parser
 import re
 import textwrap
@@ -9,21 +10,33 @@ import textwrap
 import pytest
 
 from jaxshow import render
+from jaxshow.render import limits
 from jaxshow.render.highlight import code_html, highlight_html
-from jaxshow.render.markup import clip_lines, escape, tag
+from jaxshow.render.limits import clip_lines
+from jaxshow.render.markup import escape, tag
 from jaxshow.report import (
+    ArgChange,
     ArgSpec,
+    CacheClearReport,
+    CacheMiss,
+    CacheReport,
     CellReport,
     CompiledStation,
     CostAnalysis,
     ErrorSummary,
+    FunctionCacheStats,
     HelperCompiles,
     LoweredStation,
     MemoryStats,
+    PersistentCacheReport,
+    PersistentCompile,
+    PersistentGate,
     PlacementSpec,
     SourceLocation,
     StageTimings,
     StagesReport,
+    TraceEntry,
+    TraceHistory,
     TracedStation,
     WrapperStation,
     format_bytes,
@@ -197,14 +210,11 @@ def test_budget_falls_back_to_plain_text_and_clips_lines():
     shown, hidden = clip_lines(big, 10)
     assert shown.count("\n") == 9 and hidden == 40
     assert clip_lines("a\nb", 5) == ("a\nb", 0)
-    previous = render.budget
-    try:
-        render.set_budget(max_lines=2)
-        report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
-        assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report)
-        assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report)
-    finally:
-        render.budget = previous
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    budget = render.TextBudget(max_lines=2)
+    assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report, budget)
+    assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report, budget)
+    assert "more lines" not in render.to_text(report) + render.to_html(report)
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
@@ -266,10 +276,305 @@ def test_cell_error_is_not_repeated_when_a_report_shows_it():
 
 
 def test_repeated_persistent_verdicts_fold_into_one_row():
-    from jaxshow.report import CacheReport, PersistentCompile
-
     skipped = PersistentCompile("jit_step", "skipped", "took < 1.00 s to compile (0.02 s)")
     report = CacheReport(functions=(), persistent=(skipped, skipped, skipped, PersistentCompile("jit_big", "written")))
     text = render.to_text(report)
     assert "jit_step ×3" in text and text.count("jit_step") == 1 and "jit_big " in text
     assert "jit_step ×3" in render.to_html(report)
+
+
+def test_budget_is_a_parameter_not_module_state():
+    assert not hasattr(render, "budget") and not hasattr(render, "set_budget")
+    report = _report()
+    shown = render.Rendered(report, render.TextBudget(max_lines=0))
+    assert shown._repr_html_() == render.to_html(report, render.TextBudget(max_lines=0))
+    assert repr(shown) == repr(report) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
+
+
+def test_rendered_applies_its_budget_in_both_forms():
+    from IPython.lib.pretty import pretty
+
+    big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    shown = render.Rendered(report, render.TextBudget(max_lines=10))
+    assert "40 more lines not shown; full text in report.lowered.module_text" in shown._repr_html_()
+    assert pretty(shown) == str(shown) == render.to_text(report, render.TextBudget(max_lines=10))
+    assert "… 40 more lines; full text in report.lowered.module_text" in str(shown)
+    assert "more lines" not in report._repr_html_() + str(report)
+
+
+def test_report_module_never_imports_render():
+    import ast
+    import inspect
+
+    from jaxshow import report
+
+    imported = set()
+    for node in ast.walk(ast.parse(inspect.getsource(report))):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+    assert imported == {
+        "__future__.annotations", "dataclasses.dataclass", "dataclasses.field",
+        "typing.Callable", "typing.Literal", "typing.NamedTuple",
+    }
+
+
+def test_importing_jaxshow_fills_the_registry_without_jax_or_ipython():
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, jaxshow\n"
+        "from jaxshow.report import RENDERERS, CacheReport, CellReport, StagesReport, TraceHistory\n"
+        "print(all(t in RENDERERS for t in (CacheReport, CellReport, StagesReport, TraceHistory)),"
+        " 'jax' in sys.modules, 'IPython' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["True", "False", "False"]
+
+
+def test_without_a_registered_renderer_every_form_is_the_one_line_repr(monkeypatch):
+    from IPython.lib.pretty import pretty
+
+    from jaxshow import report as report_module
+
+    monkeypatch.setattr(report_module, "RENDERERS", {})
+    report = _report()
+    line = "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
+    assert report._repr_html_() is None
+    assert str(report) == pretty(report) == repr(report) == line
+
+
+# --- every user-derived string is clean and bounded; every table is budgeted -------------------
+
+TERMINAL_HOSTILE = '\x1b[31mred\x1b[0m\x1b]0;title\x07 </pre><script>alert("x")</script> &amp; \'q\' \x00\x07\x08\r\u202eevil'
+"""Colour, a terminal-title sequence, markup, an entity, quotes, NUL, bell, backspace, CR, a bidi override."""
+TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil'
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+
+
+IR_FIELDS = frozenset({"jaxpr_text", "jaxpr_source_text", "module_text", "optimized_hlo_text"})
+
+
+def _with_every_string(record, value: str, *, keep: frozenset[str] = frozenset()):
+    """``record`` with every string field, at any depth, replaced by ``value`` (except the fields named in ``keep``)."""
+
+    def swap(x):
+        if isinstance(x, str):
+            return value
+        if isinstance(x, tuple):
+            return tuple(swap(item) for item in x)
+        if dataclasses.is_dataclass(x):
+            changes = {f.name: swap(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init and f.name not in keep}
+            return dataclasses.replace(x, **changes)
+        return x
+
+    return swap(record)
+
+
+def _cache_records():
+    miss = CacheMiss(
+        function="f", category="input_types", summary="x changed", changes=(ArgChange("x", "f32[4]", "f32[3]"),),
+        evidence="JAX says\nmore", evidence_source="jax", call_site="In[3]:2", signature=(("x", "f32[4]"),), same_line_hint=True,
+    )
+    stats = FunctionCacheStats("f", "f", "In[1]:1", traced=2, calls=3, hits=1, cache_size=2, misses=(miss,), trace_time_output=("hello\n",))
+    compile_ = PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile")
+    return (
+        CacheReport(functions=(stats,), persistent=(compile_,), notes=("a note",), cell_error=ErrorSummary("ValueError", "bad")),
+        TraceHistory("f", "f", "In[1]:1", (TraceEntry((("x", "f32[3]"),), 0.0, "never_seen", "first trace"),), 1, 1, "n/a", 8),
+        CacheClearReport("f", 2, 0, 1, ("the persistent compilation cache on disk",)),
+        PersistentCacheReport(
+            directory="/tmp/c", directory_source="jax_compilation_cache_dir", directory_in_use="/tmp/d", enabled=True, initialized=True,
+            gates=(PersistentGate("jax_enable_compilation_cache", "True", "False turns the cache off"),), entry_count=1, total_bytes=10,
+            newest_entry="jit_f-abc", newest_mtime=0.0, listing_unavailable=None, compiles=(compile_,), notes=("a note",),
+        ),
+    )
+
+
+def _stages_records():
+    report = _report(
+        error=ErrorSummary("ValueError", "bad", "compile"), stopped_at="compile", notes=("a note",), call_site=SourceLocation("cell.py", 3),
+        wrapper=dataclasses.replace(_wrapper(), static_args=(("n", "3"),)),
+        traced=dataclasses.replace(_report().traced, effects=("IOEffect",), notes=("a traced note",)),
+    )
+    cell = CellReport((report,), 0.1, 1, HelperCompiles(1, 0.01, ("convert_element_type",)), ("a cell note",), ErrorSummary("KeyError", "k"))
+    missing = _report(traced=None, lowered=None, compiled=None, stopped_at="trace", error=ErrorSummary("TypeError", "no", "trace"))
+    unavailable = _report(
+        lowered=LoweredStation("stablehlo", "m", False, None, "no cost here"),
+        compiled=CompiledStation(None, "no HLO here", None, "no cost", None, "no memory", (), (), "no placements"),
+    )
+    return (report, cell, missing, unavailable)
+
+
+ALL_RECORDS = _stages_records() + _cache_records()
+
+
+@pytest.mark.parametrize("record", ALL_RECORDS, ids=lambda r: type(r).__name__)
+def test_terminal_escapes_and_control_characters_never_reach_either_form(record):
+    hostile = _with_every_string(record, TERMINAL_HOSTILE)
+    text, page = render.to_text(hostile), render.to_html(hostile)
+    assert not CONTROL.search(text) and not CONTROL.search(page)
+    assert TERMINAL_HOSTILE_CLEAN in text
+    parser = _parse(page)
+    assert "script" not in [t for t, _ in parser.starts]
+    assert TERMINAL_HOSTILE_CLEAN in "".join(parser.text)
+    assert "&amp;amp;" in page and "&lt;script&gt;" in page and "&quot;x&quot;" in page
+
+
+@pytest.mark.parametrize("record", ALL_RECORDS, ids=lambda r: type(r).__name__)
+def test_ten_thousand_character_strings_are_cut_with_their_length_noted(record):
+    """IR texts are left short here: they keep their own line and byte budget."""
+    long_record = _with_every_string(record, "n" * 10_000, keep=IR_FIELDS)
+    budget = render.TextBudget()
+    for form in (render.to_text(long_record), render.to_html(long_record)):
+        runs = [len(run) for run in re.findall("n{2,}", form)]
+        assert runs and max(runs) <= budget.max_line_chars
+        assert "… (10,000 chars)" in form
+    assert len(render.to_text(long_record)) < 60_000
+    assert len(render.to_html(long_record)) < 90_000
+
+
+def test_a_long_name_shows_two_hundred_characters_then_its_length():
+    name = "very_long_function_name_" * 500
+    report = _report(function=name, wrapper=_wrapper(name))
+    text = render.to_text(report)
+    assert text.splitlines()[0] == f"{name[:200]}… (12,000 chars): trace 2.0 ms · lower 4.0 ms · compile 30.0 ms"
+    assert f"    function         {name[:200]}… (12,000 chars)\n" in text
+    parser = _parse(render.to_html(report))
+    assert f"{name[:200]}… (12,000 chars)" in parser.text and name not in "".join(parser.text)
+
+
+def test_error_messages_keep_twenty_lines_each_bounded():
+    lines = [f"line {i}: " + "e" * 2_000 for i in range(30)]
+    report = _report(error=ErrorSummary("ValueError", "\n".join(lines), "lower"), stopped_at="lower", lowered=None, compiled=None)
+    text = render.to_text(report)
+    shown = text.splitlines()[1:23]
+    assert shown[0] == f"  failed while lowering: ValueError: {lines[0][:1000]}… (2,008 chars)"
+    assert shown[1:20] == [f"    {line[:1000]}… ({len(line):,} chars)" for line in lines[1:20]]
+    assert shown[20] == "    … 10 more lines"
+    assert "line 20:" not in text and "line 20:" not in render.to_html(report)
+
+
+def test_text_messages_keep_their_lines_indented_under_their_label():
+    report = _report(notes=("first\n② Traced: forged heading",))
+    assert "  note: first\n    ② Traced: forged heading\n" in render.to_text(report)
+
+
+def _many_leaves(n: int) -> StagesReport:
+    report = _report()
+    args = tuple(ArgSpec(f"params['layer_{i}']['w']", (128, 256), "float32", sharding="SingleDeviceSharding(cpu:0)") for i in range(n))
+    inputs = tuple(PlacementSpec(f"params['layer_{i}']['w']", "SingleDeviceSharding(cpu:0)", "{1,0}") for i in range(n))
+    return dataclasses.replace(
+        report,
+        traced=dataclasses.replace(report.traced, args=args, out_info=args, primitive_counts=tuple((f"op_{i}", 1) for i in range(n))),
+        compiled=dataclasses.replace(report.compiled, inputs=inputs, outputs=inputs),
+        wrapper=dataclasses.replace(report.wrapper, static_args=tuple((f"s{i}", repr(i)) for i in range(n))),
+    )
+
+
+def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
+    report = _many_leaves(10_000)
+    text, page = render.to_text(report), render.to_html(report)
+    assert len(page.encode()) < 60_000 and len(text.encode()) < 30_000
+    for attribute in ("traced.args", "traced.out_info", "compiled.inputs", "compiled.outputs", "wrapper.static_args"):
+        assert f"\n    … 9,950 more (all in report.{attribute})\n" in text
+        assert f"… 9,950 more (all in report.{attribute})" in page
+    assert "op_49×1, … 9,950 more (all in report.traced.primitive_counts)\n" in text
+    assert "params['layer_49']" in text and "params['layer_50']" not in text + page
+    more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
+    assert [a["colspan"] for a in more_cells] == ["2", "4", "3", "3", "3"]
+
+
+def test_max_rows_is_part_of_the_budget():
+    report = _many_leaves(3)
+    text = render.to_text(report, render.TextBudget(max_rows=2))
+    expected = (
+        "    argument                type          sharding                     donated\n"
+        "    params['layer_0']['w']  f32[128,256]  SingleDeviceSharding(cpu:0)  no\n"
+        "    params['layer_1']['w']  f32[128,256]  SingleDeviceSharding(cpu:0)  no\n"
+        "    … 1 more (all in report.traced.args)\n"
+    )
+    assert expected in text
+    assert "… 1 more" not in render.to_text(report) and "… 1 more" not in render.to_text(report, render.TextBudget(max_rows=0))
+
+
+def test_jaxcache_tables_and_misses_are_budgeted():
+    report, history, _, persistent = _cache_records()
+    stats = report.functions[0]
+    many = CacheReport(
+        functions=tuple(dataclasses.replace(stats, qualname=f"f{i}", misses=stats.misses * 60) for i in range(60)),
+        persistent=tuple(PersistentCompile(f"jit_{i}", "written") for i in range(60)),
+    )
+    text, page = render.to_text(many), render.to_html(many)
+    for form in (text, page):
+        assert "… 10 more (all in report.functions)" in form and "… 10 more (all in report.persistent)" in form
+        assert "… 10 more (all in report.functions[0].misses)" in form
+        assert "… 10 more (all in report.functions[49].misses)" in form and "report.functions[50].misses" not in form
+    assert "\n  … 10 more (all in report.functions)\n" in text
+    long_history = dataclasses.replace(history, entries=history.entries * 60, traces_observed=60)
+    long_persistent = dataclasses.replace(persistent, gates=persistent.gates * 60, compiles=tuple(PersistentCompile(f"m{i}", "hit") for i in range(60)))
+    for record, attributes in ((long_history, ("report.entries",)), (long_persistent, ("report.gates", "report.compiles"))):
+        for attribute in attributes:
+            assert f"… 10 more (all in {attribute})" in render.to_text(record)
+            assert f"… 10 more (all in {attribute})" in render.to_html(record)
+
+
+def test_jaxcache_evidence_and_trace_time_output_are_clean_and_clipped():
+    report = _cache_records()[0]
+    stats = report.functions[0]
+    printed = tuple(f"\x1b[32mstep {i}\x1b[0m\r\n" for i in range(600))
+    noisy = dataclasses.replace(report, functions=(dataclasses.replace(stats, trace_time_output=printed),))
+    text = render.to_text(noisy)
+    assert "       > step 0\n" in text and "       > step 499\n       > … 100 more lines\n" in text
+    assert "step 500" not in text and "\x1b" not in text and "\r" not in text
+    page = render.to_html(noisy)
+    assert "step 499\n… 100 more lines" in page and "\x1b" not in page
+
+
+def test_limits_clean_clip_and_block():
+    assert limits.clean("\x1b[1;31mred\x1b[0m\tok\r\n\x00x\u202e") == "red\tok\nx"
+    assert limits.clip("abcdef", 3) == "abc… (6 chars)" and limits.clip("abc", 3) == "abc" and limits.clip("abcdef", 0) == "abcdef"
+    budget = render.TextBudget(max_chars=5, max_line_chars=4)
+    assert limits.line("a\nb\tc\x07def", budget) == "a b c… (8 chars)"
+    assert limits.block("one\ntwo\nthree\nfour", budget, 2) == "one\ntwo\n… 2 more lines"
+    assert limits.block("abcdefg", budget, 2) == "abcd… (7 chars)"
+    assert limits.limit_rows((1, 2, 3), render.TextBudget(max_rows=2), "report.x") == ((1, 2), "… 1 more (all in report.x)")
+    assert limits.limit_rows((1, 2), render.TextBudget(max_rows=2), "report.x") == ((1, 2), None)
+
+
+def test_text_says_what_the_html_says():
+    traced = dataclasses.replace(_report().traced, const_count=2, jaxpr_source_text="{ lambda ; a:f32[3]. let b:f32[3] = sin a  # cell.py:3\n in (b,) }")
+    report = _report(executed=False, traced=traced)
+    text, page = render.to_text(report), render.to_html(report)
+    for fact in ("walked ahead of time, not executed", "2 closed-over constants baked into the jaxpr", "jaxpr with source locations", "# cell.py:3"):
+        assert fact in text and fact in page
+    assert "  jaxpr with source locations (2 lines):\n    { lambda ; a:f32[3]. let b:f32[3] = sin a  # cell.py:3\n" in text
+    helpers = HelperCompiles(9, 0.01, tuple(f"h{i}" for i in range(9)))
+    cell = CellReport((report,), 0.1, 1, helpers)
+    for form in (render.to_text(cell), render.to_html(cell)):
+        assert "h6, h7…" in form and "h8" not in form
+    miss = _cache_records()[0]
+    for form in (render.to_text(miss), render.to_html(miss)):
+        assert "signature traced: x: f32[4]" in re.sub("<[^>]+>", "", form)
+    assert render.to_text(CacheReport(functions=())) == "%jaxcache — no jitted function was called or traced"
+
+
+def test_what_a_frontend_receives_for_a_rendered_record_and_for_a_bare_one(monkeypatch):
+    from IPython.core.formatters import DisplayFormatter
+
+    from jaxshow import report as report_module
+
+    big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
+    report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
+    budget = render.TextBudget(max_lines=10)
+    data, _ = DisplayFormatter().format(render.Rendered(report, budget))
+    assert data == {"text/plain": render.to_text(report, budget), "text/html": render.to_html(report, budget)}
+    data, _ = DisplayFormatter().format(report)
+    assert data == {"text/plain": render.to_text(report), "text/html": render.to_html(report)}
+    monkeypatch.setattr(report_module, "RENDERERS", {})
+    data, _ = DisplayFormatter().format(report)
+    assert data == {"text/plain": "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"}

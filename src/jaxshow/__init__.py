@@ -21,6 +21,7 @@ from jaxshow.report import (
     TracedStation,
     WrapperStation,
 )
+from jaxshow import render  # noqa: F401  (fills report.RENDERERS; imports no JAX and no IPython)
 
 __version__ = "0.1.0"
 

@@ -1,8 +1,9 @@
 """Plain, immutable records of what JAX did with a call.
 
 This module owns the data model shared by capture and rendering. It imports only
-the standard library: no JAX, no IPython, no Pygments. Display methods are
-one-line delegations to :mod:`jaxshow.render`, imported lazily.
+the standard library: no JAX, no IPython, no Pygments, and never
+:mod:`jaxshow.render`. Display methods look their renderers up in
+:data:`RENDERERS`, which render fills when it is imported.
 
 Absence is explicit: where JAX returns ``None`` (a backend that cannot answer),
 the record holds ``None`` and a sentence saying why, never a zero.
@@ -11,7 +12,7 @@ the record holds ``None`` and a sentence saying why, never a zero.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Callable, Literal, NamedTuple
 
 Stage = Literal["trace", "lower", "compile", "run"]
 STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
@@ -19,8 +20,22 @@ STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
 _DOING = {"trace": "tracing", "lower": "lowering", "compile": "compiling", "run": "running"}
 
 
+class Renderers(NamedTuple):
+    """The two display forms of one record type: HTML for notebooks, text for terminals."""
+
+    html: Callable[[object], str]
+    text: Callable[[object], str]
+
+
+RENDERERS: dict[type, Renderers] = {}
+"""Record type -> its renderers. :mod:`jaxshow.render` fills it when imported, so this module never imports render."""
+
+
 class _Displayable:
-    """Mixin: HTML for notebooks, text for terminals, one line for ``repr``."""
+    """Mixin: HTML for notebooks, text for terminals, one line for ``repr``.
+
+    Without a registered renderer (render not imported) every form is the one-line ``repr``.
+    """
 
     __slots__ = ()
 
@@ -30,20 +45,16 @@ class _Displayable:
     def _summary(self) -> str:
         raise NotImplementedError
 
-    def _repr_html_(self) -> str:
-        from jaxshow import render
-
-        return render.to_html(self)
+    def _repr_html_(self) -> str | None:
+        renderers = RENDERERS.get(type(self))
+        return renderers.html(self) if renderers else None
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
-        from jaxshow import render
-
-        printer.text(self.__repr__() if cycle else render.to_text(self))
+        printer.text(self.__repr__() if cycle else self.__str__())
 
     def __str__(self) -> str:
-        from jaxshow import render
-
-        return render.to_text(self)
+        renderers = RENDERERS.get(type(self))
+        return renderers.text(self) if renderers else self.__repr__()
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +267,7 @@ class StagesReport(_Displayable):
     def outcome(self) -> str:
         """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
         if self.error is not None and self.stopped_at is not None:
-            return f"failed while {_DOING[self.stopped_at]}"
+            return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [
@@ -269,7 +280,7 @@ class StagesReport(_Displayable):
 
     def _summary(self) -> str:
         reached = ", ".join(self.stations_reached) or "no station"
-        stop = f"; failed while {_DOING[self.stopped_at]}" if self.stopped_at else ""
+        stop = f"; failed while {_DOING.get(self.stopped_at, self.stopped_at)}" if self.stopped_at else ""
         spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else "cache hit"
         return f"{self.function!r}: {reached}{stop}; {spent}"
 

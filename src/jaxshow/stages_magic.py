@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand, output_can_be_silenced
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
-from traitlets import Integer, observe
+from traitlets import Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
@@ -37,10 +37,6 @@ class StagesMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._open: tuple[Any, CallCapture] | None = None
-
-    @observe("highlight_max_bytes", "max_lines")
-    def _budget_changed(self, change) -> None:
-        render.set_budget(**{change["name"]: change["new"]})
 
     @magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -126,7 +122,7 @@ class StagesMagics(Magics):
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
-        display(report)
+        display(render.Rendered(report, render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)))
         if args.output:
             self.shell.user_ns[args.output] = report
 

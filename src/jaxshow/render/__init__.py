@@ -1,50 +1,75 @@
 """Render report records as HTML (notebooks) and plain text (terminals, exports).
 
 ``to_html`` and ``to_text`` dispatch on the record type; each feature module
-(``stages``, ``cache``) registers its own bodies. Rendering never imports JAX
-or IPython, and never changes a record. Budgets for long IR texts live in
-``budget`` and are set by the magics' configurable options.
+(``stages``, ``cache``) registers its own bodies. Every call takes the
+``TextBudget`` to render with; nothing is kept between calls. Importing this
+package fills :data:`jaxshow.report.RENDERERS`, through which the records'
+own display methods find their renderers. Rendering never imports JAX or
+IPython, and never changes a record.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import singledispatch
 
-from jaxshow.render.markup import Html, TextBudget, tag
+from jaxshow import report
+from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
+from jaxshow.render.markup import Html, tag
 from jaxshow.render.style import ROOT_STYLE, STYLESHEET
 
-budget = TextBudget()
-
-
-def set_budget(*, highlight_max_bytes: int | None = None, max_lines: int | None = None) -> None:
-    """Change how much IR text reports show (``None`` keeps the current value)."""
-    global budget
-    budget = TextBudget(
-        highlight_max_bytes=budget.highlight_max_bytes if highlight_max_bytes is None else highlight_max_bytes,
-        max_lines=budget.max_lines if max_lines is None else max_lines,
-    )
+__all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
 
 
 @singledispatch
-def html_body(record: object) -> Html:
+def html_body(record: object, budget: TextBudget) -> Html:
     """The HTML of one record, without the root ``div`` and stylesheet."""
     raise TypeError(f"jaxshow cannot render {type(record).__name__} as HTML")
 
 
 @singledispatch
-def text_body(record: object) -> str:
+def text_body(record: object, budget: TextBudget) -> str:
     """The plain-text form of one record."""
     raise TypeError(f"jaxshow cannot render {type(record).__name__} as text")
 
 
-def to_html(record: object) -> str:
+def to_html(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
     """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts."""
-    return tag("div", Html(f"<style>{STYLESHEET}</style>"), html_body(record), cls="jaxshow", style=ROOT_STYLE)
+    return tag("div", Html(f"<style>{STYLESHEET}</style>"), html_body(record, budget), cls="jaxshow", style=ROOT_STYLE)
 
 
-def to_text(record: object) -> str:
-    return text_body(record).rstrip("\n")
+def to_text(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
+    """The plain-text form of a record, for terminals, ``print()`` and exports."""
+    return text_body(record, budget).rstrip("\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A record shown with a given budget: what the magics ``display()``.
+
+    The records' own display methods use the default budget; this wrapper
+    carries the budget a user configured, for one display.
+    """
+
+    record: object
+    budget: TextBudget = DEFAULT_BUDGET
+
+    def _repr_html_(self) -> str:
+        return to_html(self.record, self.budget)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(repr(self) if cycle else to_text(self.record, self.budget))
+
+    def __repr__(self) -> str:
+        return repr(self.record)
+
+    def __str__(self) -> str:
+        return to_text(self.record, self.budget)
 
 
 from jaxshow.render import stages as _stages  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers renderers)
+
+report.RENDERERS.update(
+    {cls: report.Renderers(html=to_html, text=to_text) for cls in html_body.registry if cls is not object}
+)

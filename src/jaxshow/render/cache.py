@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import Sequence
 
 from jaxshow import render
+from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
-from jaxshow.render.plain import text_table
+from jaxshow.render.plain import hang, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     MISS_TITLES,
@@ -16,6 +18,7 @@ from jaxshow.report import (
     FunctionCacheStats,
     PersistentCacheReport,
     PersistentCompile,
+    TraceEntry,
     TraceHistory,
     format_bytes,
 )
@@ -47,18 +50,26 @@ def _headline(report: CacheReport) -> str:
     return f"{traced} trace{'s' if traced != 1 else ''} of {names} jitted function{'s' if names != 1 else ''}"
 
 
-def _function_rows(report: CacheReport) -> list[tuple[str, ...]]:
-    return [
-        (f.qualname, _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size), f.defined_at or "—")
-        for f in report.functions
-    ]
+def _function_rows(functions: Sequence[FunctionCacheStats]) -> list[tuple[str, ...]]:
+    return [(f.qualname, _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size), f.defined_at or "—") for f in functions]
 
 
 _FUNCTION_HEADER = ("function", "calls", "traced", "hits", "cache entries", "defined at")
+_COMPILE_HEADER = ("module", "verdict", "why")
+_HISTORY_HEADER = ("when", "signature", "why it traced", "details")
+_GATE_HEADER = ("option", "value", "meaning")
 
 
-def _miss_title(i: int, miss: CacheMiss) -> str:
-    return f"{i}. {MISS_TITLES.get(miss.category, miss.category)}"
+def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
+    return f"{i}. {_category(miss.category, budget)}"
+
+
+def _category(category: str, budget: TextBudget) -> str:
+    return MISS_TITLES.get(category) or line(category, budget)
+
+
+def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
+    return EVIDENCE_SOURCES.get(miss.evidence_source) or line(miss.evidence_source, budget)
 
 
 def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, str, str]]:
@@ -70,68 +81,94 @@ def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, st
     return [(f"{module} ×{n}" if n > 1 else module, verdict, reason) for (module, verdict, reason), n in counts.items()]
 
 
+def _history_rows(entries: Sequence[TraceEntry]) -> list[tuple[str, str, str, str]]:
+    return [
+        (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—", MISS_TITLES.get(e.category, e.category), e.summary)
+        for e in entries
+    ]
+
+
+def _signature(signature: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{name}: {type_}" for name, type_ in signature)
+
+
+def _misses_of(report: CacheReport) -> list[tuple[int, FunctionCacheStats]]:
+    """The functions that get a section of their own, with their index in ``report.functions``."""
+    return [(k, f) for k, f in enumerate(report.functions) if f.misses or f.trace_time_output]
+
+
 # --- HTML --------------------------------------------------------------------------------------
 
 
-def _miss_html(i: int, miss: CacheMiss) -> Html:
-    body: list[object] = [tag("div", miss.summary)]
+def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> Html:
+    body: list[object] = [tag("div", message(miss.summary, budget))]
     if miss.changes:
-        body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in miss.changes]))
+        changes, more = limit_rows(miss.changes, budget, f"{attribute}.changes")
+        body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes], budget, more=more))
     if miss.call_site:
-        body.append(tag("div", muted("called at "), miss.call_site))
+        body.append(tag("div", muted("called at "), line(miss.call_site, budget)))
     if miss.signature:
-        body.append(tag("div", muted("signature traced: "), ", ".join(f"{n}: {t}" for n, t in miss.signature)))
+        body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
     if miss.same_line_hint:
         body.append(tag("div", "JAX: another function was defined on the same line; it may be re-defined on every run", style=NOTE_STYLE))
     if miss.evidence:
-        body.append(details(EVIDENCE_SOURCES.get(miss.evidence_source, miss.evidence_source), code_block(escape(miss.evidence))))
-    return tag("div", tag("div", tag("strong", _miss_title(i, miss))), *body, style="margin: 4px 0 6px 8px;")
+        body.append(details(_evidence_source(miss, budget), code_block(escape(block(miss.evidence, budget)))))
+    return tag("div", tag("div", tag("strong", _miss_title(i, miss, budget))), *body, style="margin: 4px 0 6px 8px;")
 
 
-def _function_html(f: FunctionCacheStats) -> Html:
-    body: list[object] = [_miss_html(i, m) for i, m in enumerate(f.misses, 1)]
+def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
+    misses, more = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
+    body: list[object] = [_miss_html(i, m, f"report.functions[{k}].misses[{i - 1}]", budget) for i, m in enumerate(misses, 1)]
+    if more:
+        body.append(muted(more))
     if f.trace_time_output:
         body.append(
             tag(
                 "div",
-                tag("strong", f"printed while {f.function} was being traced: {TRACE_TIME_NOTE}"),
-                code_block(escape("".join(f.trace_time_output))),
+                tag("strong", f"printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}"),
+                code_block(escape(block("".join(f.trace_time_output), budget))),
                 tag("div", DEBUG_PRINT_HINT),
                 style=NOTE_STYLE,
             )
         )
-    summary = join([f.qualname, " ", muted(f"traced {f.traced}×" + (f", {f.hits} hits" if f.hits is not None else ""))])
+    summary = join([line(f.qualname, budget), " ", muted(f"traced {f.traced}×" + (f", {f.hits} hits" if f.hits is not None else ""))])
     return details(summary, *body, open=True)
 
 
 @render.html_body.register
-def _(report: CacheReport) -> Html:
+def _(report: CacheReport, budget: TextBudget) -> Html:
     parts: list[object] = [tag("div", tag("strong", "%jaxcache"), " — ", _headline(report), cls="js-head")]
     if report.functions:
-        parts.append(table(_FUNCTION_HEADER, _function_rows(report)))
-    parts.extend(_function_html(f) for f in report.functions if f.misses or f.trace_time_output)
+        functions, more = limit_rows(report.functions, budget, "report.functions")
+        parts.append(table(_FUNCTION_HEADER, _function_rows(functions), budget, more=more))
+    sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
+    parts.extend(_function_html(k, f, budget) for k, f in sections)
+    if more_sections:
+        parts.append(muted(more_sections))
     if report.persistent:
-        parts.append(details("persistent compilation cache", table(("module", "verdict", "why"), _compile_rows(report.persistent)), open=True))
+        compiles, more = limit_rows(_compile_rows(report.persistent), budget, "report.persistent")
+        parts.append(details("persistent compilation cache", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
     if report.cell_error:
-        parts.append(tag("div", f"the cell raised {report.cell_error.type_name}: {report.cell_error.message}", style=ERROR_STYLE))
-    parts.extend(tag("div", muted(n)) for n in report.notes)
+        parts.append(tag("div", _raised(report, budget), style=ERROR_STYLE))
+    parts.extend(tag("div", muted(message(n, budget))) for n in report.notes)
     return join(parts)
 
 
+def _raised(report: CacheReport, budget: TextBudget) -> str:
+    return f"the cell raised {line(report.cell_error.type_name, budget)}: {message(report.cell_error.message, budget)}"
+
+
 @render.html_body.register
-def _(history: TraceHistory) -> Html:
-    rows = [(time.strftime("%H:%M:%S", time.localtime(e.wall_time)), ", ".join(f"{n}: {t}" for n, t in e.signature) or "—",
-             MISS_TITLES.get(e.category, e.category), e.summary) for e in history.entries]
-    size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
+def _(history: TraceHistory, budget: TextBudget) -> Html:
+    entries, more = limit_rows(history.entries, budget, "report.entries")
     parts: list[object] = [
-        tag("div", tag("strong", f"%jaxcache {history.name}"), " — ", history.qualname, cls="js-head"),
-        table(None, [("defined at", history.defined_at or "—"), ("traces observed by jaxshow", str(history.traces_observed)),
-                     ("cache entries now", size or "—")]),
+        tag("div", tag("strong", f"%jaxcache {line(history.name, budget)}"), " — ", line(history.qualname, budget), cls="js-head"),
+        table(None, _history_facts(history), budget),
     ]
-    if rows:
-        parts.append(table(("when", "signature", "why it traced", "details"), rows))
-        if history.traces_observed > len(rows):
-            parts.append(muted(f"only the last {len(rows)} of {history.traces_observed} traces are kept"))
+    if entries:
+        parts.append(table(_HISTORY_HEADER, _history_rows(entries), budget, more=more))
+        if history.traces_observed > len(history.entries):
+            parts.append(muted(_only_last(history)))
     else:
         parts.append(muted(_NO_HISTORY))
     return join(parts)
@@ -140,12 +177,25 @@ def _(history: TraceHistory) -> Html:
 _NO_HISTORY = "jaxshow has not observed a trace of this function: it records traces in %%jaxcache cells and while %jaxcache on is active"
 
 
+def _history_facts(history: TraceHistory) -> list[tuple[str, str]]:
+    size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
+    return [
+        ("defined at", history.defined_at or "—"),
+        ("traces observed by jaxshow", str(history.traces_observed)),
+        ("cache entries now", size or "—"),
+    ]
+
+
+def _only_last(history: TraceHistory) -> str:
+    return f"only the last {len(history.entries)} of {history.traces_observed} traces are kept"
+
+
 @render.html_body.register
-def _(clear: CacheClearReport) -> Html:
+def _(clear: CacheClearReport, budget: TextBudget) -> Html:
     return join([
-        tag("div", tag("strong", f"%jaxcache clear {clear.name}"), cls="js-head"),
-        table(None, _clear_rows(clear)),
-        tag("div", "not cleared: ", "; ".join(clear.not_cleared)),
+        tag("div", tag("strong", f"%jaxcache clear {line(clear.name, budget)}"), cls="js-head"),
+        table(None, _clear_rows(clear), budget),
+        tag("div", "not cleared: ", _not_cleared(clear, budget)),
     ])
 
 
@@ -157,121 +207,134 @@ def _clear_rows(clear: CacheClearReport) -> list[tuple[str, str]]:
     ]
 
 
+def _not_cleared(clear: CacheClearReport, budget: TextBudget) -> str:
+    return "; ".join(message(reason, budget) for reason in clear.not_cleared)
+
+
 def _persistent_rows(p: PersistentCacheReport) -> list[tuple[str, str]]:
-    rows = [
+    facts = [
         ("directory", p.directory or "not set"),
         ("set by", p.directory_source),
         ("enabled", "yes" if p.enabled else "no"),
         ("opened by JAX in this process", {True: "yes", False: "not yet", None: "unknown"}[p.initialized]),
     ]
     if p.directory_in_use and p.directory_in_use != p.directory:
-        rows.append(("directory JAX writes to", p.directory_in_use))
+        facts.append(("directory JAX writes to", p.directory_in_use))
     if p.listing_unavailable:
-        rows.append(("entries on disk", p.listing_unavailable))
+        facts.append(("entries on disk", p.listing_unavailable))
     else:
-        rows.append(("entries on disk", f"{p.entry_count} ({format_bytes(p.total_bytes)})"))
+        facts.append(("entries on disk", f"{p.entry_count} ({format_bytes(p.total_bytes)})"))
         if p.newest_entry:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.newest_mtime)) if p.newest_mtime else "?"
-            rows.append(("newest entry", f"{p.newest_entry} ({stamp})"))
-    return rows
+            facts.append(("newest entry", f"{p.newest_entry} ({stamp})"))
+    return facts
 
 
 @render.html_body.register
-def _(p: PersistentCacheReport) -> Html:
+def _(p: PersistentCacheReport, budget: TextBudget) -> Html:
+    gates, more_gates = limit_rows(p.gates, budget, "report.gates")
     parts: list[object] = [
         tag("div", tag("strong", "%jaxcache persistent"), " — the persistent compilation cache", cls="js-head"),
-        table(None, _persistent_rows(p)),
-        details("gates: when a compile is written", table(("option", "value", "meaning"), [(g.option, g.value, g.meaning) for g in p.gates]), open=True),
+        table(None, _persistent_rows(p), budget),
+        details("gates: when a compile is written", table(_GATE_HEADER, [(g.option, g.value, g.meaning) for g in gates], budget, more=more_gates), open=True),
     ]
     if p.compiles:
-        parts.append(details("compiles seen in %%jaxcache cells", table(("module", "verdict", "why"), _compile_rows(p.compiles)), open=True))
+        compiles, more = limit_rows(_compile_rows(p.compiles), budget, "report.compiles")
+        parts.append(details("compiles seen in %%jaxcache cells", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
     else:
-        parts.append(muted("no compile observed yet: run a cell under %%jaxcache (or %jaxcache on) to see what each compile did"))
-    parts.extend(tag("div", n, style=NOTE_STYLE) for n in p.notes)
+        parts.append(muted(_NO_COMPILE))
+    parts.extend(tag("div", message(n, budget), style=NOTE_STYLE) for n in p.notes)
     return join(parts)
+
+
+_NO_COMPILE = "no compile observed yet: run a cell under %%jaxcache (or %jaxcache on) to see what each compile did"
 
 
 # --- text --------------------------------------------------------------------------------------
 
 
 def _indent(text: str, prefix: str) -> list[str]:
-    return [prefix + line for line in text.rstrip("\n").splitlines()]
+    return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
-def _miss_text(i: int, miss: CacheMiss) -> list[str]:
-    lines = [f"    {_miss_title(i, miss)}: {miss.summary}"]
+def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
+    lines = [f"    {_miss_title(i, miss, budget)}: " + hang(message(miss.summary, budget), "       ")]
     if miss.call_site:
-        lines.append(f"       called at {miss.call_site}")
+        lines.append(f"       called at {line(miss.call_site, budget)}")
+    if miss.signature:
+        lines.append("       signature traced: " + hang(message(_signature(miss.signature), budget), "         "))
     if miss.same_line_hint:
         lines.append("       JAX: another function was defined on the same line; it may be re-defined on every run")
     if miss.evidence:
-        lines.append(f"       {EVIDENCE_SOURCES.get(miss.evidence_source, miss.evidence_source)}:")
-        lines.extend(_indent(miss.evidence, "       | "))
+        lines.append(f"       {_evidence_source(miss, budget)}:")
+        lines.extend(_indent(block(miss.evidence, budget), "       | "))
     return lines
 
 
 @render.text_body.register
-def _(report: CacheReport) -> str:
+def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache — {_headline(report)}"]
-    lines.extend(text_table(_function_rows(report), _FUNCTION_HEADER, indent="  ", rule=True))
-    for f in report.functions:
-        if not (f.misses or f.trace_time_output):
-            continue
-        lines.append(f"  {f.qualname}:")
-        for i, miss in enumerate(f.misses, 1):
-            lines.extend(_miss_text(i, miss))
+    functions, more = limit_rows(report.functions, budget, "report.functions")
+    if functions:
+        lines.extend(text_table(_function_rows(functions), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
+    sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
+    for k, f in sections:
+        lines.append(f"  {line(f.qualname, budget)}:")
+        misses, more_misses = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
+        for i, miss in enumerate(misses, 1):
+            lines.extend(_miss_text(i, miss, budget))
+        if more_misses:
+            lines.append(f"    {more_misses}")
         if f.trace_time_output:
-            lines.append(f"    printed while {f.function} was being traced: {TRACE_TIME_NOTE}")
-            lines.extend(_indent("".join(f.trace_time_output), "       > "))
+            lines.append(f"    printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}")
+            lines.extend(_indent(block("".join(f.trace_time_output), budget), "       > "))
             lines.append(f"    {DEBUG_PRINT_HINT}")
+    if more_sections:
+        lines.append(f"  {more_sections}")
     if report.persistent:
+        compiles, more = limit_rows(_compile_rows(report.persistent), budget, "report.persistent")
         lines.append("  persistent compilation cache:")
-        lines.extend(text_table(_compile_rows(report.persistent), ("module", "verdict", "why"), indent="    ", rule=True))
+        lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     if report.cell_error:
-        lines.append(f"  the cell raised {report.cell_error.type_name}: {report.cell_error.message}")
-    lines.extend(f"  note: {n}" for n in report.notes)
+        lines.append("  " + hang(_raised(report, budget), "    "))
+    lines.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
     return "\n".join(lines)
 
 
 @render.text_body.register
-def _(history: TraceHistory) -> str:
-    size = _count(history.cache_size) if history.cache_size is not None else (history.cache_size_unavailable or "—")
-    lines = [
-        f"%jaxcache {history.name} — {history.qualname}",
-        f"  defined at: {history.defined_at or '—'}",
-        f"  traces observed by jaxshow: {history.traces_observed}",
-        f"  cache entries now: {size}",
-    ]
-    rows = [(time.strftime("%H:%M:%S", time.localtime(e.wall_time)), ", ".join(f"{n}: {t}" for n, t in e.signature) or "—",
-             MISS_TITLES.get(e.category, e.category), e.summary) for e in history.entries]
-    if rows:
-        lines.extend(text_table(rows, ("when", "signature", "why it traced", "details"), indent="  ", rule=True))
-        if history.traces_observed > len(rows):
-            lines.append(f"  only the last {len(rows)} of {history.traces_observed} traces are kept")
+def _(history: TraceHistory, budget: TextBudget) -> str:
+    lines = [f"%jaxcache {line(history.name, budget)} — {line(history.qualname, budget)}"]
+    lines.extend(f"  {label}: {line(value, budget)}" for label, value in _history_facts(history))
+    entries, more = limit_rows(history.entries, budget, "report.entries")
+    if entries:
+        lines.extend(text_table(_history_rows(entries), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
+        if history.traces_observed > len(history.entries):
+            lines.append(f"  {_only_last(history)}")
     else:
         lines.append(f"  {_NO_HISTORY}")
     return "\n".join(lines)
 
 
 @render.text_body.register
-def _(clear: CacheClearReport) -> str:
-    lines = [f"%jaxcache clear {clear.name}"]
+def _(clear: CacheClearReport, budget: TextBudget) -> str:
+    lines = [f"%jaxcache clear {line(clear.name, budget)}"]
     lines.extend(f"  {k}: {v}" for k, v in _clear_rows(clear))
-    lines.append("  not cleared: " + "; ".join(clear.not_cleared))
+    lines.append("  not cleared: " + hang(_not_cleared(clear, budget), "    "))
     return "\n".join(lines)
 
 
 @render.text_body.register
-def _(p: PersistentCacheReport) -> str:
+def _(p: PersistentCacheReport, budget: TextBudget) -> str:
     lines = ["%jaxcache persistent — the persistent compilation cache"]
-    lines.extend(f"  {k}: {v}" for k, v in _persistent_rows(p))
+    lines.extend(f"  {k}: {line(v, budget)}" for k, v in _persistent_rows(p))
+    gates, more_gates = limit_rows(p.gates, budget, "report.gates")
     lines.append("  gates (when a compile is written):")
-    lines.extend(text_table([(g.option, g.value, g.meaning) for g in p.gates], ("option", "value", "meaning"), indent="    ", rule=True))
+    lines.extend(text_table([(g.option, g.value, g.meaning) for g in gates], _GATE_HEADER, budget, indent="    ", rule=True, more=more_gates))
     if p.compiles:
+        compiles, more = limit_rows(_compile_rows(p.compiles), budget, "report.compiles")
         lines.append("  compiles seen in %%jaxcache cells:")
-        lines.extend(text_table(_compile_rows(p.compiles), ("module", "verdict", "why"), indent="    ", rule=True))
+        lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     else:
-        lines.append("  no compile observed yet: run a cell under %%jaxcache (or %jaxcache on) to see what each compile did")
-    lines.extend(f"  note: {n}" for n in p.notes)
+        lines.append(f"  {_NO_COMPILE}")
+    lines.extend("  note: " + hang(message(n, budget), "    ") for n in p.notes)
     return "\n".join(lines)
-

@@ -1,15 +1,16 @@
 """Safe HTML building blocks: every string is escaped at the leaf.
 
 ``Html`` marks text that is already markup (built here, or produced by Pygments);
-anything else passed to these helpers is escaped. No JAX, no IPython.
+anything else passed to these helpers is escaped, and table cells are bounded
+(:func:`jaxshow.render.limits.line`). No JAX, no IPython.
 """
 
 from __future__ import annotations
 
 import html as _html
-from dataclasses import dataclass
 from typing import Iterable
 
+from jaxshow.render.limits import TextBudget, line
 from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, MUTED_STYLE
 
 
@@ -50,36 +51,21 @@ def details(summary: object, *body: object, open: bool = False, cls: str = "js-s
     return tag("details", tag("summary", summary), *body, cls=cls, open=open)
 
 
-def table(header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], cls: str = "js-table") -> Html:
-    """A plain table; ``header`` may be ``None``."""
+def table(
+    header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None
+) -> Html:
+    """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it."""
+    rows = list(rows)
     head = tag("thead", tag("tr", *(tag("th", h) for h in header))) if header else Html("")
-    body = tag("tbody", *(tag("tr", *(tag("td", cell) for cell in row)) for row in rows))
-    return tag("table", head, body, cls=cls)
+    body = [tag("tr", *(tag("td", line(cell, budget)) for cell in row)) for row in rows]
+    if more:
+        columns = len(header or rows[0])
+        body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
+    return tag("table", head, tag("tbody", *body), cls="js-table")
 
 
 def muted(text: object) -> Html:
     return tag("span", text, cls="js-muted", style=MUTED_STYLE)
-
-
-@dataclass(frozen=True, slots=True)
-class TextBudget:
-    """How much IR text a report shows before it folds the rest away."""
-
-    highlight_max_bytes: int = 200_000
-    max_lines: int = 500
-
-
-def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
-    """First ``max_lines`` lines of ``text`` and how many lines were left out."""
-    if max_lines <= 0:
-        return text, 0
-    cut = -1
-    for _ in range(max_lines):
-        cut = text.find("\n", cut + 1)
-        if cut < 0:
-            return text, 0
-    rest = text.count("\n", cut + 1) + (0 if text.endswith("\n") else 1)
-    return text[:cut], rest
 
 
 def code_block(code: Html) -> Html:

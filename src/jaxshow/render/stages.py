@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from jaxshow import render
 from jaxshow.render.highlight import code_html
-from jaxshow.render.markup import Html, clip_lines, code_block, details, join, muted, table, tag
-from jaxshow.render.plain import text_table
+from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
+from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
+from jaxshow.render.plain import hang, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     ArgSpec,
@@ -15,7 +18,7 @@ from jaxshow.report import (
     LoweredStation,
     MemoryStats,
     PlacementSpec,
-    StageTimings,
+    SourceLocation,
     StagesReport,
     TracedStation,
     WrapperStation,
@@ -42,22 +45,24 @@ MEMORY_ROWS = (
 # --- shared wording ---------------------------------------------------------------------------
 
 
-def _wrapper_rows(w: WrapperStation) -> list[tuple[str, str]]:
-    rows = [("function", w.qualname), ("wrapper", w.kind)]
-    rows.append(("defined at", str(w.defined_at) if w.defined_at else "unknown (no Python source)"))
+def _wrapper_rows(w: WrapperStation, budget: TextBudget) -> tuple[list[tuple[str, str]], str | None]:
+    """The wrapper's table rows (static argument values budgeted) and the line for those left out."""
+    table_rows = [("function", w.qualname), ("wrapper", w.kind)]
+    table_rows.append(("defined at", str(w.defined_at) if w.defined_at else "unknown (no Python source)"))
     if w.options_unavailable:
-        rows.append(("jit options", w.options_unavailable))
+        table_rows.append(("jit options", w.options_unavailable))
     else:
-        rows.append(("static_argnums", str(w.static_argnums) if w.static_argnums else "none"))
-        rows.append(("static_argnames", str(w.static_argnames) if w.static_argnames else "none"))
-        rows.append(("donate_argnums", str(w.donate_argnums) if w.donate_argnums else "none"))
+        table_rows.append(("static_argnums", str(w.static_argnums) if w.static_argnums else "none"))
+        table_rows.append(("static_argnames", str(w.static_argnames) if w.static_argnames else "none"))
+        table_rows.append(("donate_argnums", str(w.donate_argnums) if w.donate_argnums else "none"))
         if w.donate_argnames:
-            rows.append(("donate_argnames", str(w.donate_argnames)))
-    rows.extend((f"static {name}", value) for name, value in w.static_args)
-    return rows
+            table_rows.append(("donate_argnames", str(w.donate_argnames)))
+    static_args, more = limit_rows(w.static_args, budget, "report.wrapper.static_args")
+    table_rows.extend((f"static {name}", value) for name, value in static_args)
+    return table_rows, more
 
 
-def _arg_rows(specs: tuple[ArgSpec, ...], *, with_donation: bool) -> list[tuple[str, ...]]:
+def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool) -> list[tuple[str, ...]]:
     rows = []
     for s in specs:
         row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), s.sharding or "—")
@@ -81,7 +86,7 @@ def _memory_rows(memory: MemoryStats) -> list[tuple[str, str]]:
     return rows
 
 
-def _placement_rows(specs: tuple[PlacementSpec, ...]) -> list[tuple[str, str, str]]:
+def _placement_rows(specs: Sequence[PlacementSpec]) -> list[tuple[str, str, str]]:
     return [(p.path, p.sharding or "— (argument unused, pruned)", p.layout or "—") for p in specs]
 
 
@@ -99,6 +104,28 @@ def _loop_warning(report: StagesReport) -> str | None:
     )
 
 
+def _where(site: SourceLocation, budget: TextBudget) -> str:
+    return line(f"{site.file}:{site.line}", budget)
+
+
+def _stopped_line(report: StagesReport, budget: TextBudget) -> str:
+    error = report.error
+    return f"{line(report.outcome, budget)}: {line(error.type_name, budget)}: {message(error.message, budget)}"
+
+
+def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
+    return DIALECT_NAMES.get(lo.dialect) or line(lo.dialect, budget)
+
+
+def _not_reached(report: StagesReport, budget: TextBudget) -> str:
+    return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
+
+
+def _helper_names(cell: CellReport, budget: TextBudget) -> str:
+    names = cell.helper_compiles.names
+    return ", ".join(line(name, budget) for name in names[:8]) + ("…" if len(names) > 8 else "")
+
+
 def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
 
@@ -106,10 +133,9 @@ def _line_count(text: str) -> int:
 # --- HTML ------------------------------------------------------------------------------------
 
 
-def _ir_html(title: str, text: str, language: str, attribute: str) -> Html:
-    budget = render.budget
+def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
     shown, hidden = clip_lines(text, budget.max_lines)
-    body = [code_block(code_html(shown, language, budget.highlight_max_bytes))]
+    body = [code_block(code_html(clean(shown), language, budget.highlight_max_bytes))]
     if hidden:
         body.append(muted(f"{hidden:,} more lines not shown; full text in {attribute}"))
     lines = _line_count(text)
@@ -117,78 +143,82 @@ def _ir_html(title: str, text: str, language: str, attribute: str) -> Html:
     return details(summary, *body, open=lines <= 60)
 
 
-def _kv_table(rows: list[tuple[str, str]]) -> Html:
-    return table(None, rows)
-
-
 def _station(number: str, title: str, summary: str, body: list, *, failed: bool = False, open: bool = True) -> Html:
     cls = "js-station js-failed" if failed else "js-station"
     return details(join([tag("span", f"{number} {title}"), " ", muted(summary)]), *body, open=open, cls=cls)
 
 
-def _wrapper_html(w: WrapperStation) -> Html:
-    summary = w.name + (" (wrapped in jax.jit by jaxshow)" if w.wrapped_by_jaxshow else "")
-    return _station("①", "jax.jit wrapper", summary, [_kv_table(_wrapper_rows(w))], open=False)
+def _wrapper_html(w: WrapperStation, budget: TextBudget) -> Html:
+    summary = line(w.name, budget) + (" (wrapped in jax.jit by jaxshow)" if w.wrapped_by_jaxshow else "")
+    table_rows, more = _wrapper_rows(w, budget)
+    return _station("①", "jax.jit wrapper", summary, [table(None, table_rows, budget, more=more)], open=False)
 
 
-def _traced_html(t: TracedStation) -> Html:
-    chips = Html(" ".join(tag("span", f"{name} ×{n}", cls="js-chip") for name, n in t.primitive_counts))
+def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
+    primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
+    chips = [tag("span", f"{line(name, budget)} ×{n}", cls="js-chip") for name, n in primitives]
+    if more_primitives:
+        chips.append(muted(more_primitives))
+    args, more_args = limit_rows(t.args, budget, "report.traced.args")
+    outs, more_outs = limit_rows(t.out_info, budget, "report.traced.out_info")
     body = [
         tag("div", "arguments (args_info)"),
-        table(("argument", "type", "sharding", "donated"), _arg_rows(t.args, with_donation=True)) if t.args else muted("no array arguments"),
+        table(("argument", "type", "sharding", "donated"), _arg_rows(args, with_donation=True), budget, more=more_args) if t.args else muted("no array arguments"),
         tag("div", "outputs (out_info)"),
-        table(("output", "type", "sharding"), _arg_rows(t.out_info, with_donation=False)) if t.out_info else muted("no outputs"),
-        tag("div", "effects: ", ", ".join(t.effects) if t.effects else muted("none (pure)")),
-        tag("div", f"{t.equation_count} top-level equations; primitives, nested jaxprs included: ", chips),
-        _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text"),
+        table(("output", "type", "sharding"), _arg_rows(outs, with_donation=False), budget, more=more_outs) if t.out_info else muted("no outputs"),
+        tag("div", "effects: ", line(", ".join(t.effects), budget) if t.effects else muted("none (pure)")),
+        tag("div", f"{t.equation_count} top-level equations; primitives, nested jaxprs included: ", Html(" ".join(chips))),
+        _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     if t.const_count:
         body.insert(4, tag("div", f"{t.const_count} closed-over constants baked into the jaxpr"))
-    body[:0] = [tag("div", note, cls="js-note", style=NOTE_STYLE) for note in t.notes]
+    body[:0] = [tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in t.notes]
     if t.jaxpr_source_text:
-        body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text"))
+        body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text", budget))
     summary = f"{t.equation_count} equations · {len(t.args)} inputs → {len(t.out_info)} outputs"
     return _station("②", "Traced", summary, body)
 
 
-def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None) -> Html:
+def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None, budget: TextBudget) -> Html:
     warning = [tag("div", loops, cls="js-note", style=NOTE_STYLE)] if loops else []
-    return details(f"cost analysis — {caveat}", *warning, _kv_table(_cost_rows(cost)), open=True)
+    return details(f"cost analysis — {caveat}", *warning, table(None, _cost_rows(cost), budget), open=True)
 
 
-def _lowered_html(lo: LoweredStation, loops: str | None) -> Html:
-    name = DIALECT_NAMES.get(lo.dialect, lo.dialect) + (" with source locations" if lo.debug_info else "")
+def _lowered_html(lo: LoweredStation, loops: str | None, budget: TextBudget) -> Html:
+    name = _dialect(lo, budget) + (" with source locations" if lo.debug_info else "")
     if lo.cost:
-        cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops)
+        cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops, budget)
     else:
-        cost = tag("div", "cost analysis: ", muted(lo.cost_unavailable or "not reported"))
-    body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text")]
+        cost = tag("div", "cost analysis: ", muted(message(lo.cost_unavailable or "not reported", budget)))
+    body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text", budget)]
     flops = f" · {format_count(lo.cost.flops, 'FLOP')} (pre-optimisation)" if lo.cost and lo.cost.flops is not None else ""
     return _station("③", "Lowered", f"{name}, {_line_count(lo.module_text):,} lines{flops}", body, open=False)
 
 
-def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
+def _compiled_html(c: CompiledStation, loops: str | None, budget: TextBudget) -> Html:
     body = []
     if c.cost:
-        body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops))
+        body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops, budget))
     else:
-        body.append(tag("div", "cost analysis: ", muted(c.cost_unavailable or "not reported")))
+        body.append(tag("div", "cost analysis: ", muted(message(c.cost_unavailable or "not reported", budget))))
     if c.memory:
-        body.append(details("memory analysis (Compiled.memory_analysis)", _kv_table(_memory_rows(c.memory)), open=True))
+        body.append(details("memory analysis (Compiled.memory_analysis)", table(None, _memory_rows(c.memory), budget), open=True))
     else:
-        body.append(tag("div", "memory analysis: ", muted(c.memory_unavailable or "not reported")))
+        body.append(tag("div", "memory analysis: ", muted(message(c.memory_unavailable or "not reported", budget))))
     if c.placements_unavailable:
-        body.append(tag("div", "shardings and formats: ", muted(c.placements_unavailable)))
+        body.append(tag("div", "shardings and formats: ", muted(message(c.placements_unavailable, budget))))
     else:
+        inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
+        outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
         body.append(details(
             "input and output shardings and formats",
-            tag("div", "inputs"), table(("input", "sharding", "layout"), _placement_rows(c.inputs)),
-            tag("div", "outputs"), table(("output", "sharding", "layout"), _placement_rows(c.outputs)),
+            tag("div", "inputs"), table(("input", "sharding", "layout"), _placement_rows(inputs), budget, more=more_inputs),
+            tag("div", "outputs"), table(("output", "sharding", "layout"), _placement_rows(outputs), budget, more=more_outputs),
         ))
     if c.optimized_hlo_text:
-        body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text"))
+        body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text", budget))
     else:
-        body.append(tag("div", "optimised HLO: ", muted(c.hlo_unavailable or "not reported")))
+        body.append(tag("div", "optimised HLO: ", muted(message(c.hlo_unavailable or "not reported", budget))))
     bits = []
     if c.cost and c.cost.flops is not None:
         bits.append(format_count(c.cost.flops, "FLOP"))
@@ -197,27 +227,27 @@ def _compiled_html(c: CompiledStation, loops: str | None) -> Html:
     return _station("④", "Compiled", " · ".join(bits) or "executable", body, open=False)
 
 
-def _missing_station(number: str, title: str, report: StagesReport) -> Html:
-    reason = f"not reached: the call {report.outcome}" if report.stopped_at else "skipped"
+def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
+    reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")
 
 
 @render.html_body.register
-def _stages_html(report: StagesReport) -> Html:
-    head = [tag("b", report.function), " ", muted(report.outcome)]
+def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
+    head = [tag("b", line(report.function, budget)), " ", muted(line(report.outcome, budget))]
     if report.call_site:
-        head += [" ", muted(f"· called at {report.call_site.file}:{report.call_site.line}")]
+        head += [" ", muted(f"· called at {_where(report.call_site, budget)}")]
     if not report.executed and report.error is None:
         head += [" ", muted("· walked ahead of time, not executed")]
     parts: list[Html] = [tag("div", *head, cls="js-head")]
     if report.error:
-        parts.append(tag("div", f"{report.outcome}: {report.error.type_name}: {report.error.message}", cls="js-error", style=ERROR_STYLE))
-    parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in report.notes)
-    parts.append(_wrapper_html(report.wrapper))
-    parts.append(_traced_html(report.traced) if report.traced else _missing_station("②", "Traced", report))
+        parts.append(tag("div", _stopped_line(report, budget), cls="js-error", style=ERROR_STYLE))
+    parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in report.notes)
+    parts.append(_wrapper_html(report.wrapper, budget))
+    parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report, budget))
     loops = _loop_warning(report)
-    parts.append(_lowered_html(report.lowered, loops) if report.lowered else _missing_station("③", "Lowered", report))
-    parts.append(_compiled_html(report.compiled, loops) if report.compiled else _missing_station("④", "Compiled", report))
+    parts.append(_lowered_html(report.lowered, loops, budget) if report.lowered else _missing_station("③", "Lowered", report, budget))
+    parts.append(_compiled_html(report.compiled, loops, budget) if report.compiled else _missing_station("④", "Compiled", report, budget))
     return tag("div", *parts, cls="js-report")
 
 
@@ -231,21 +261,21 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers), ("the rest (running, Python)", rest)]
 
 
-def _cell_error_line(cell: CellReport) -> str | None:
+def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     """The cell's exception, unless a report already shows it as the call's error."""
     error = cell.cell_error
     if error is None:
         return None
     if any(r.error and (r.error.type_name, r.error.message) == (error.type_name, error.message) for r in cell.reports):
-        return f"the cell raised this {error.type_name} (traceback below)"
-    return f"the cell raised {error.type_name}: {error.message} (traceback below)"
+        return f"the cell raised this {line(error.type_name, budget)} (traceback below)"
+    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (traceback below)"
 
 
 _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
 
 
 @render.html_body.register
-def _cell_html(cell: CellReport) -> Html:
+def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
     breakdown = _cell_breakdown(cell)
     phrase = " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label == "the rest (running, Python)")
     parts: list[Html] = [tag("div", tag("b", f"cell {format_seconds(cell.cell_seconds)}"), " = ", phrase, cls="js-head")]
@@ -258,62 +288,78 @@ def _cell_html(cell: CellReport) -> Html:
         parts.append(tag("div", *segments, cls="js-bar"))
     helpers = cell.helper_compiles
     if helpers.count:
-        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({', '.join(helpers.names[:8])}{'…' if len(helpers.names) > 8 else ''})"))
-    parts.extend(tag("div", note, cls="js-note", style=NOTE_STYLE) for note in cell.notes)
-    if _cell_error_line(cell):
-        parts.append(tag("div", _cell_error_line(cell), cls="js-error", style=ERROR_STYLE))
-    parts.extend(_stages_html(r) for r in cell.reports)
+        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({_helper_names(cell, budget)})"))
+    parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in cell.notes)
+    error_line = _cell_error_line(cell, budget)
+    if error_line:
+        parts.append(tag("div", error_line, cls="js-error", style=ERROR_STYLE))
+    parts.extend(_stages_html(r, budget) for r in cell.reports)
     return tag("div", *parts, cls="js-cell")
 
 
 # --- text ------------------------------------------------------------------------------------
 
 
-def _text_ir(title: str, text: str, attribute: str) -> str:
-    shown, hidden = clip_lines(text, render.budget.max_lines)
-    out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + line for line in shown.splitlines()) + "\n"
+def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
+    shown, hidden = clip_lines(text, budget.max_lines)
+    out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + piece for piece in clean(shown).splitlines()) + "\n"
     if hidden:
         out += f"    … {hidden:,} more lines; full text in {attribute}\n"
     return out
 
 
+def _text_rows(header: tuple[str, ...] | None, table_rows: list[tuple[str, ...]], budget: TextBudget, more: str | None = None) -> str:
+    return "\n".join(text_table(table_rows, header, budget, indent="    ", more=more))
+
+
 @render.text_body.register
-def _stages_text(report: StagesReport) -> str:
-    out = [f"{report.function}: {report.outcome}"]
+def _stages_text(report: StagesReport, budget: TextBudget) -> str:
+    out = [f"{line(report.function, budget)}: {line(report.outcome, budget)}"]
     if report.call_site:
-        out[0] += f" (called at {report.call_site.file}:{report.call_site.line})"
+        out[0] += f" (called at {_where(report.call_site, budget)})"
+    if not report.executed and report.error is None:
+        out[0] += " (walked ahead of time, not executed)"
     if report.error:
-        out.append(f"  {report.outcome}: {report.error.type_name}: {report.error.message}")
-    out.extend(f"  note: {n}" for n in report.notes)
+        out.append("  " + hang(_stopped_line(report, budget), "    "))
+    out.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
     out.append("① jax.jit wrapper")
-    out.append("\n".join(text_table(_wrapper_rows(report.wrapper), indent="    ")))
+    wrapper_rows, more_static = _wrapper_rows(report.wrapper, budget)
+    out.append(_text_rows(None, wrapper_rows, budget, more_static))
     t = report.traced
     if t:
         out.append(f"② Traced: {t.equation_count} equations, {len(t.args)} inputs → {len(t.out_info)} outputs")
         if t.args:
-            out.append("\n".join(text_table(_arg_rows(t.args, with_donation=True), ("argument", "type", "sharding", "donated"), indent="    ")))
+            args, more_args = limit_rows(t.args, budget, "report.traced.args")
+            out.append(_text_rows(("argument", "type", "sharding", "donated"), _arg_rows(args, with_donation=True), budget, more_args))
         if t.out_info:
-            out.append("\n".join(text_table(_arg_rows(t.out_info, with_donation=False), ("output", "type", "sharding"), indent="    ")))
-        out.extend(f"  note: {note}" for note in t.notes)
-        out.append(f"  effects: {', '.join(t.effects) if t.effects else 'none (pure)'}")
-        out.append("  primitives: " + ", ".join(f"{name}×{n}" for name, n in t.primitive_counts))
-        out.append(_text_ir("jaxpr", t.jaxpr_source_text or t.jaxpr_text, "report.traced.jaxpr_text").rstrip("\n"))
+            outs, more_outs = limit_rows(t.out_info, budget, "report.traced.out_info")
+            out.append(_text_rows(("output", "type", "sharding"), _arg_rows(outs, with_donation=False), budget, more_outs))
+        out.extend("  note: " + hang(message(note, budget), "    ") for note in t.notes)
+        if t.const_count:
+            out.append(f"  {t.const_count} closed-over constants baked into the jaxpr")
+        out.append(f"  effects: {line(', '.join(t.effects), budget) if t.effects else 'none (pure)'}")
+        primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
+        out.append("  primitives: " + ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])))
+        if t.jaxpr_source_text:
+            out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
+        else:
+            out.append(_text_ir("jaxpr", t.jaxpr_text, "report.traced.jaxpr_text", budget).rstrip("\n"))
     else:
-        out.append(f"② Traced: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
+        out.append(f"② Traced: {_not_reached(report, budget)}")
     lo = report.lowered
     if lo:
-        name = DIALECT_NAMES.get(lo.dialect, lo.dialect)
+        name = _dialect(lo, budget)
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
         if lo.cost:
             out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
             if _loop_warning(report):
                 out.append(f"  note: {_loop_warning(report)}")
-            out.append("\n".join(text_table(_cost_rows(lo.cost), indent="    ")))
+            out.append(_text_rows(None, _cost_rows(lo.cost), budget))
         else:
-            out.append(f"  cost analysis: {lo.cost_unavailable}")
-        out.append(_text_ir(name, lo.module_text, "report.lowered.module_text").rstrip("\n"))
+            out.append("  cost analysis: " + hang(message(lo.cost_unavailable or 'not reported', budget), "    "))
+        out.append(_text_ir(name, lo.module_text, "report.lowered.module_text", budget).rstrip("\n"))
     else:
-        out.append(f"③ Lowered: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
+        out.append(f"③ Lowered: {_not_reached(report, budget)}")
     c = report.compiled
     if c:
         out.append("④ Compiled")
@@ -321,39 +367,41 @@ def _stages_text(report: StagesReport) -> str:
             out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
             if _loop_warning(report):
                 out.append(f"  note: {_loop_warning(report)}")
-            out.append("\n".join(text_table(_cost_rows(c.cost), indent="    ")))
+            out.append(_text_rows(None, _cost_rows(c.cost), budget))
         else:
-            out.append(f"  cost analysis: {c.cost_unavailable}")
+            out.append("  cost analysis: " + hang(message(c.cost_unavailable or 'not reported', budget), "    "))
         if c.memory:
             out.append("  memory analysis:")
-            out.append("\n".join(text_table(_memory_rows(c.memory), indent="    ")))
+            out.append(_text_rows(None, _memory_rows(c.memory), budget))
         else:
-            out.append(f"  memory analysis: {c.memory_unavailable}")
+            out.append("  memory analysis: " + hang(message(c.memory_unavailable or 'not reported', budget), "    "))
         if c.placements_unavailable:
-            out.append(f"  shardings and formats: {c.placements_unavailable}")
+            out.append("  shardings and formats: " + hang(message(c.placements_unavailable, budget), "    "))
         else:
-            out.append("\n".join(text_table(_placement_rows(c.inputs), ("input", "sharding", "layout"), indent="    ")))
-            out.append("\n".join(text_table(_placement_rows(c.outputs), ("output", "sharding", "layout"), indent="    ")))
+            inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
+            outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
+            out.append(_text_rows(("input", "sharding", "layout"), _placement_rows(inputs), budget, more_inputs))
+            out.append(_text_rows(("output", "sharding", "layout"), _placement_rows(outputs), budget, more_outputs))
         if c.optimized_hlo_text:
-            out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text").rstrip("\n"))
+            out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text", budget).rstrip("\n"))
         else:
-            out.append(f"  optimised HLO: {c.hlo_unavailable}")
+            out.append("  optimised HLO: " + hang(message(c.hlo_unavailable or 'not reported', budget), "    "))
     else:
-        out.append(f"④ Compiled: not reached{' (' + report.outcome + ')' if report.stopped_at else ''}")
-    return "\n".join(line for line in out if line) + "\n"
+        out.append(f"④ Compiled: {_not_reached(report, budget)}")
+    return "\n".join(piece for piece in out if piece) + "\n"
 
 
 @render.text_body.register
-def _cell_text(cell: CellReport) -> str:
+def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     breakdown = _cell_breakdown(cell)
     out = [f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))]
     if cell.helper_compiles.count:
-        out.append(f"({cell.helper_compiles.count} compiles of JAX's own helpers folded away: {', '.join(cell.helper_compiles.names[:8])})")
-    out.extend(f"note: {n}" for n in cell.notes)
-    if _cell_error_line(cell):
-        out.append(_cell_error_line(cell))
+        out.append(f"({cell.helper_compiles.count} compiles of JAX's own helpers folded away: {_helper_names(cell, budget)})")
+    out.extend("note: " + hang(message(n, budget), "  ") for n in cell.notes)
+    error_line = _cell_error_line(cell, budget)
+    if error_line:
+        out.append(hang(error_line, "  "))
     for report in cell.reports:
         out.append("")
-        out.append(_stages_text(report).rstrip("\n"))
+        out.append(_stages_text(report, budget).rstrip("\n"))
     return "\n".join(out) + "\n"
-
