@@ -33,6 +33,7 @@ CHILD = textwrap.dedent(
 
     with jaxshow.explain() as ex:
         work(jnp.ones((8, 8)))
+        jax.jit(lambda v: jnp.cos(v) @ v)(jnp.ones((8, 8)))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
         quick(jnp.ones(3))
     state = persistent.report(ex.report.persistent)
@@ -59,6 +60,7 @@ def test_write_in_one_process_and_disk_hit_in_the_next(tmp_path):
     first = _child(tmp_path)
     verdicts = {m: (v, r) for m, v, r in first["compiles"]}
     assert verdicts["jit_work"][0] == "written"
+    assert verdicts["jit__lambda"][0] == "written", "JAX names a lambda's module jit__lambda"
     assert verdicts["jit_quick"][0] == "skipped" and "took < 1.00 s to compile" in verdicts["jit_quick"][1]
     assert first["entries"] >= 1 and first["initialized"] is True
     assert os.path.samefile(first["in_use"], tmp_path)
@@ -69,6 +71,10 @@ def test_write_in_one_process_and_disk_hit_in_the_next(tmp_path):
     verdicts = {m: v for m, v, _ in second["compiles"]}
     assert verdicts["jit_work"] == "hit"
     assert second["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"
+
+
+def test_module_names_are_spelled_as_jax_spells_them():
+    assert [persistent.module_name(n) for n in ("work", "<lambda>", "a.b-c", "f g")] == ["jit_work", "jit__lambda", "jit_a.b-c", "jit_f_g"]
 
 
 def test_report_without_a_directory_says_why_nothing_is_written():

@@ -10,6 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jaxshow import _jax_compat
+from jaxshow.cellrun import label_cells
 from jaxshow.report import CellReport
 from shellrun import run_captured
 
@@ -33,7 +34,7 @@ x = jnp.ones(3)
 
 @pytest.fixture
 def shell(ip):
-    ip.run_cell(SETUP)
+    ip.run_cell(SETUP, store_history=True)
     return ip
 
 
@@ -64,7 +65,7 @@ def test_report_matches_jax_objects_for_the_same_call(shell):
     lowered = f.lower(x)
     compiled = lowered.compile()
     assert report.lowered.module_text == lowered.as_text()
-    assert report.compiled.optimized_hlo_text == compiled.as_text()
+    assert report.compiled.optimized_hlo_text == label_cells(shell, compiled.as_text())
     assert dict(report.compiled.cost.entries) == pytest.approx(compiled.cost_analysis())
     assert report.compiled.memory.output_size_bytes == compiled.memory_analysis().output_size_in_bytes
     assert report.traced.jaxpr_text == f.trace(x).jaxpr.pretty_print(use_color=False)
@@ -122,10 +123,14 @@ def test_all_and_name_options(shell):
 
 
 def test_hlo_and_debug_info_options(shell):
-    run_captured(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
+    result, _ = run_captured(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
     report = shell.user_ns["rep"].reports[0]
     assert report.lowered.dialect == "hlo" and report.lowered.module_text.startswith("HloModule")
-    assert report.traced.jaxpr_source_text is not None and "<ipython-input-" in report.traced.jaxpr_source_text
+    setup_cell = result.execution_count - 1
+    assert f"In[{setup_cell}]:" in report.traced.jaxpr_source_text
+    assert f'"In[{setup_cell}]"' in report.lowered.module_text  # HLO's FileNames table
+    assert "<ipython-input-" not in report.traced.jaxpr_source_text + report.lowered.module_text
+    assert report.wrapper.defined_at.file == f"In[{setup_cell}]"
 
 
 def test_donated_argument_is_walked_after_deletion(shell):

@@ -99,15 +99,16 @@ def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompil
 def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], int]:
     """Verdicts for the modules of ``function_names`` (``jit_<name>``), and a count of all others."""
     verdicts = compiles_from_events(list(events))
-    wanted = {f"jit_{_module_safe(n)}" for n in function_names}
+    wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
         mine = [PersistentCompile(v.module, "not_cached", "no cache directory set (jax_compilation_cache_dir)", v.compile_seconds) if v.verdict == "skipped" else v for v in mine]
     return mine, len(verdicts) - len(mine)
 
 
-def _module_safe(name: str) -> str:
-    return re.sub(r"[^\w.]", "_", name)
+def module_name(function: str) -> str:
+    """The module JAX compiles ``jax.jit(function)`` as: ``jit(<lambda>)`` sanitised and right-stripped, ``jit__lambda``."""
+    return re.sub(r"[^\w.-]", "_", f"jit({function})").rstrip("_")
 
 
 def _directory() -> str | None:

@@ -20,7 +20,7 @@ from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.stations import WalkOptions, jit_target
-from jaxshow.cellrun import is_cell_file, run_cell
+from jaxshow.cellrun import is_cell_file, label_cells, run_cell
 from jaxshow.magic_args import output_name_error, parse_options
 from jaxshow.report import CellReport, SourceLocation
 
@@ -118,7 +118,7 @@ class StagesMagics(Magics):
                 name=args.name,
             )
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
-                                 label=self._label, name_note=self._name_note)
+                                 label=self._label, label_text=self._label_text, name_note=self._name_note)
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
@@ -162,6 +162,10 @@ class StagesMagics(Magics):
             return None
         return (f"{name} is a {type(value).__name__}, not a jax.jit wrapper: JAX has no stages to show for it. "
                 f"Wrap it with jax.jit, or call jaxshow.stages({name}, ...), which jits it and says so")
+
+    def _label_text(self, text: str) -> str:
+        """Cell file names inside an IR text (jaxpr source info, ``loc(...)``, HLO metadata) -> ``In[5]``."""
+        return label_cells(self.shell, text) if ("<ipython-input-" in text or "ipykernel_" in text) else text
 
     def _label(self, location: SourceLocation | None) -> SourceLocation | None:
         """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""

@@ -22,7 +22,7 @@ from jaxshow.capture.stations import (
     traced_station_from_jaxpr,
     wrapper_station,
 )
-from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, TracedStation
+from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, TracedStation, WrapperStation
 from jaxshow.timings import timings_from_events
 
 
@@ -37,6 +37,7 @@ class CellOptions:
 
 def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: float, cell_error: BaseException | None,
                 label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
+                label_text: Callable[[str], str] = lambda text: text,
                 name_note: Callable[[str], str | None] = lambda name: None) -> CellReport:
     """Build the report of one cell from its capture, then release every JAX object the capture held.
 
@@ -46,6 +47,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         cell_seconds: the cell's wall time.
         cell_error: the exception the cell raised, if any.
         label: renames a cell's file to ``In[n]`` (the front end knows how).
+        label_text: the same for cell file names inside IR texts (jaxpr source info, ``loc(...)``, HLO metadata).
         name_note: why ``options.name`` made no jitted call, when the front end can tell.
     """
     records = [r for r in capture.records if r.path != "events" or r.events]
@@ -62,7 +64,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     repeats: dict[tuple, int] = {}
     for record in chosen:
         try:
-            report = stages_report(record, options.walk, capture.thread_id, label)
+            report = stages_report(record, options.walk, capture.thread_id, label, label_text)
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
             notes.append(f"jaxshow could not read the stations of {record.name}: {type(exc).__name__}: {exc}")
             continue
@@ -117,13 +119,20 @@ def _with_repeats(report: StagesReport, calls: int) -> StagesReport:
 
 
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
-                  label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc) -> StagesReport:
+                  label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
+                  label_text: Callable[[str], str] = lambda text: text) -> StagesReport:
     """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call."""
     notes = list(record.notes)
     traced = _traced(record, walk)
     lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info) if record.lowered is not None else None
     names = tuple(a.path for a in traced.args) if traced is not None else None
     compiled = compiled_station(record.compiled, names) if record.compiled is not None else None
+    if traced is not None and traced.jaxpr_source_text:
+        traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
+    if lowered is not None and walk.debug_info:
+        lowered = dataclasses.replace(lowered, module_text=label_text(lowered.module_text))
+    if compiled is not None and compiled.optimized_hlo_text:
+        compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
     if record.jit_disabled:
         notes.append("jax.disable_jit() was in effect: the function ran op by op in Python, so JAX built no stages for it")
     if record.under_transform and record.computation is None:
@@ -139,9 +148,10 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
         function=record.name,
-        wrapper=wrapper_station(record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
-                                kind="jax.jit" if record.path != "transform" else "jit_p (inside a transformation)",
-                                static_args=record.static_args),
+        wrapper=_labelled_wrapper(wrapper_station(
+            record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
+            kind="jax.jit" if record.path != "transform" else "jit_p (inside a transformation)",
+            static_args=record.static_args), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,
@@ -156,6 +166,10 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,
     )
+
+
+def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
+    return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
 def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
