@@ -14,6 +14,7 @@ import inspect
 import os
 import sys
 import threading
+import types
 from typing import Any, Callable
 
 import jax
@@ -215,7 +216,61 @@ class TraceProbe:
         raise NotImplementedError
 
 
+class _TraceProbes(TraceProbe):
+    """The one probe JAX's tracing cache calls: every installed probe, in order, each guarded."""
+
+    def __init__(self) -> None:
+        self.probes: list[TraceProbe] = []
+        self.lock = threading.Lock()
+        self.uninstall: Callable[[], None] | None = None
+
+    def enter(self, fun: Any, debug_info: Any) -> list:
+        tokens = []
+        for probe in list(self.probes):
+            try:
+                tokens.append((probe, probe.enter(fun, debug_info)))
+            except Exception:  # noqa: BLE001 - a probe must never break the user's call
+                pass
+        return tokens
+
+    def exit(self, tokens: list, missed: bool, key: Any) -> None:
+        for probe, token in reversed(tokens or ()):
+            try:
+                probe.exit(token, missed, key)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+_trace_probes = _TraceProbes()
+
+
 def install_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
+    """Add ``probe`` to the observers of JAX's tracing cache; returns the function that removes it.
+
+    However probes are added and removed (a ``%jaxcache on`` session opened
+    inside a ``%%jaxcache`` cell and closed after it), JAX's own tracing
+    cache is put back when the last one goes. Returns ``None`` where this JAX
+    has no such cache.
+    """
+    with _trace_probes.lock:
+        if not _trace_probes.probes:
+            _trace_probes.uninstall = _install_trace_cache_wrapper(_trace_probes)
+            if _trace_probes.uninstall is None:
+                return None
+        _trace_probes.probes.append(probe)
+
+    def uninstall() -> None:
+        with _trace_probes.lock:
+            if probe in _trace_probes.probes:
+                _trace_probes.probes.remove(probe)
+            if not _trace_probes.probes and _trace_probes.uninstall is not None:
+                _trace_probes.uninstall()
+                _trace_probes.uninstall = None
+
+    return uninstall
+
+
+def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None:
     """Observe every lookup in JAX's tracing cache, hit or miss, without changing it.
 
     JAX has no public hook for "this call traced". Since jax 0.9 every trace of
@@ -723,6 +778,29 @@ def jit_disabled() -> bool:
 def jit_info(wrapper: Any) -> Any:
     """A ``jax.jit`` wrapper's private ``PjitInfo`` (its options and source info), else ``None``."""
     return getattr(wrapper, "_jit_info", None)
+
+
+def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
+    """``(name, source file)`` of the user's function when ``fun`` is the jit body ``jax.pmap`` builds (jax >= 0.8).
+
+    Since jax 0.8 ``pmap`` runs as a ``jit`` of ``shard_map`` of a function
+    ``_fun`` in ``jax/_src/pmap.py`` that closes over the user's function as a
+    ``linear_util.WrappedFun`` named ``fun``; its debug info names the user's
+    function. ``None`` for anything else.
+    """
+    while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
+        fun = fun.__dict__["__wrapped__"]
+    code = fun.__code__ if type(fun) is types.FunctionType else None
+    if code is None or not code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py")) or "fun" not in code.co_freevars:
+        return None
+    try:
+        wrapped = fun.__closure__[code.co_freevars.index("fun")].cell_contents
+    except (ValueError, IndexError, TypeError):
+        return None
+    source = getattr(getattr(wrapped, "debug_info", None), "func_src_info", None)
+    if not source:
+        return None
+    return str(source).split(" at ", 1)[0], _file_of_source_info(source)
 
 
 def jit_function(wrapper: Any) -> Any:

@@ -238,7 +238,7 @@ class CacheMagics(Magics):
         self._cell = (session, output)
         return DirectCalls(None, retrace.CallCounter(session))
 
-    def close(self, error: BaseException | None, seconds: float) -> None:
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
         session, output = self._cell
@@ -248,6 +248,8 @@ class CacheMagics(Magics):
         finally:
             if self._on_session is not None:
                 self._on_session.paused = False
+        if not ran:
+            return
         try:
             report = self._with_cell_names(session.report(hits_counted=True, cell_error=error))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome

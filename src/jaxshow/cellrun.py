@@ -39,8 +39,8 @@ class CellMagic(Protocol):
     def open(self, line: str, raw_cell: str) -> Any:
         """Start capturing (before the cell runs); returns the call hook for the cell's own calls, or ``None``."""
 
-    def close(self, error: BaseException | None, seconds: float) -> None:
-        """Stop capturing and show the report (after the cell ran, or failed to)."""
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
+        """Stop capturing and show the report; ``ran=False`` (the cell did not compile): show nothing."""
 
 
 class CellRunner:
@@ -100,16 +100,14 @@ class CellRunner:
     def _post_run_cell(self, result: Any = None) -> None:
         if self._active is None:
             return
-        error = getattr(result, "error_in_exec", None)
-        if getattr(result, "error_before_exec", None) is not None:
-            error = result.error_before_exec
-        self._finish(error)
+        ran = getattr(result, "error_before_exec", None) is None
+        self._finish(getattr(result, "error_in_exec", None), ran=ran)
 
-    def _finish(self, error: BaseException | None) -> None:
+    def _finish(self, error: BaseException | None, *, ran: bool = True) -> None:
         magic, started, rewriter = self._active  # type: ignore[misc]
         self._active = None
         self._remove_call_hook(rewriter)
-        magic.close(error, time.perf_counter() - started)
+        magic.close(error, time.perf_counter() - started, ran=ran)
 
     # the call hook --------------------------------------------------------------------------
 

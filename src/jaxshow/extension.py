@@ -40,8 +40,7 @@ def load_ipython_extension(shell: Any) -> None:
         return
     installation = Installation(shell)
     for magics in installation.magics:
-        shell.register_magics(magics)
-        shell.configurables.append(magics)
+        shell.register_magics(magics)  # Magics.__init__ has already joined shell.configurables
     installation.runner.install()
     setattr(shell, _INSTALLED, installation)
 

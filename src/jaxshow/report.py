@@ -97,9 +97,18 @@ class ErrorSummary:
 
     @classmethod
     def from_exception(cls, exc: BaseException, stage: Stage | None = None) -> ErrorSummary:
-        """The exception's type name and its message's first 20 lines."""
-        lines = str(exc).strip().splitlines()
-        return cls(type(exc).__name__, "\n".join(lines[:20]), stage)
+        """The exception's type name and at most 20 lines of its message: the first 12 and the last 7.
+
+        A long message keeps its end: a callback's error from JAX ends with
+        the Python exception that caused it.
+        """
+        try:
+            lines = str(exc).strip().splitlines()
+        except Exception:  # noqa: BLE001 - a user exception whose __str__ raises
+            lines = [f"<{type(exc).__name__} object; its str() raised>"]
+        if len(lines) > 20:
+            lines = [*lines[:12], f"… {len(lines) - 19:,} lines …", *lines[-7:]]
+        return cls(type(exc).__name__, "\n".join(lines), stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +261,7 @@ class StagesReport(_Displayable):
     kind: Literal["user", "library", "jax"] = "user"
     repeat_hits: int = 0
     other_thread: bool = False
+    jit_disabled: bool = False
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
@@ -260,14 +270,16 @@ class StagesReport(_Displayable):
 
     @property
     def cache_hit(self) -> bool:
-        """JAX did none of trace, lower or compile for this call, and nothing failed."""
-        return self.error is None and not self.timings.stages_run
+        """JAX did none of trace, lower or compile for this call, nothing failed, and jit was on."""
+        return self.error is None and not self.jit_disabled and not self.timings.stages_run
 
     @property
     def outcome(self) -> str:
         """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
         if self.error is not None and self.stopped_at is not None:
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
+        if self.jit_disabled:
+            return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [
@@ -281,7 +293,7 @@ class StagesReport(_Displayable):
     def _summary(self) -> str:
         reached = ", ".join(self.stations_reached) or "no station"
         stop = f"; failed while {_DOING.get(self.stopped_at, self.stopped_at)}" if self.stopped_at else ""
-        spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else "cache hit"
+        spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else ("jit disabled" if self.jit_disabled else "cache hit")
         return f"{self.function!r}: {reached}{stop}; {spent}"
 
 

@@ -684,42 +684,76 @@ def _miss_from_text(text: str) -> CacheMiss:
     return CacheMiss(name, category, miss_summary(category, changes, name), changes, text, "jax", site, (), same_line, time.time())
 
 
+class _LevelLeases:
+    """Logger levels jaxshow lowered, shared by every open session, put back when the last one closes.
+
+    A level is put back only if it is still the one jaxshow set: a cell that
+    changed it meanwhile keeps its change.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, list] = {}  # name -> [count, level before, effective level before, level set]
+
+    def lower(self, logger: logging.Logger, wanted: int) -> None:
+        with self._lock:
+            held = self._held.get(logger.name)
+            if held is None:
+                held = self._held[logger.name] = [0, logger.level, logger.getEffectiveLevel(), None]
+            held[0] += 1
+            if logger.getEffectiveLevel() > wanted:
+                logger.setLevel(wanted)
+                held[3] = wanted
+
+    def release(self, logger: logging.Logger) -> None:
+        with self._lock:
+            held = self._held.get(logger.name)
+            if held is None:
+                return
+            held[0] -= 1
+            if held[0] == 0:
+                del self._held[logger.name]
+                if held[3] is not None and logger.level == held[3]:
+                    logger.setLevel(held[1])
+
+    def user_level(self, name: str) -> int:
+        """The effective level the user had before jaxshow lowered it."""
+        held = self._held.get(name)
+        return held[2] if held is not None else logging.getLogger(name).getEffectiveLevel()
+
+
+_levels = _LevelLeases()
+
+
 class _LogCapture:
     """Filters on JAX's explain and compiler loggers: records are taken into the report, not printed.
 
     Levels are lowered only as far as needed (the persistent-cache lines are
-    DEBUG unless ``jax_explain_cache_misses`` is on) and restored afterwards;
+    DEBUG unless ``jax_explain_cache_misses`` is on) and put back afterwards;
     records jaxshow did not take pass through exactly as before.
     """
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.compiles: list[persistent.CompileLogEvent] = []
-        self._loggers: list[tuple[logging.Logger, int, int]] = []
+        self._loggers: list[logging.Logger] = []
 
     def start(self) -> None:
         names = [_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES]
         for name in names:
             logger = logging.getLogger(name)
-            effective = logger.getEffectiveLevel()
-            wanted = logging.WARNING if name == names[0] else logging.DEBUG
-            self._loggers.append((logger, logger.level, effective))
+            self._loggers.append(logger)
             logger.addFilter(self._filter)
-            if effective > wanted:
-                logger.setLevel(wanted)
+            _levels.lower(logger, logging.WARNING if name == names[0] else logging.DEBUG)
 
     def stop(self) -> None:
-        for logger, level, _ in reversed(self._loggers):
+        for logger in reversed(self._loggers):
             logger.removeFilter(self._filter)
-            if logger.level != level:
-                logger.setLevel(level)
+            _levels.release(logger)
         self._loggers.clear()
 
     def _user_threshold(self, name: str) -> int:
-        for logger, _, effective in self._loggers:
-            if logger.name == name:
-                return effective
-        return logging.WARNING
+        return _levels.user_level(name)
 
     def _filter(self, record: logging.LogRecord) -> bool:
         if self.session.paused:

@@ -105,12 +105,15 @@ class StagesMagics(Magics):
     def open(self, line: str, raw_cell: str) -> DirectCalls:
         return self._open_capture(self._parse(line, raw_cell))
 
-    def close(self, error: BaseException | None, seconds: float) -> None:
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._open is None:
             return
         args, capture = self._open
         self._open = None
         capture.close()
+        if not ran:
+            capture.release()
+            return
         try:
             cell_options = CellOptions(
                 walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info),

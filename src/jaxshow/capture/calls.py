@@ -74,6 +74,7 @@ class CallRecord:
     ran: bool = False
     repeat_hits: int = 0
     jit_disabled: bool = False
+    pmap: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -144,8 +145,7 @@ class _ThreadState(threading.local):
         self.stack: list[_Frame] = []
         self.pending: CallRecord | None = None
         self.busy = False
-        self.made = 0
-        self.last: CallRecord | None = None
+        self.mine: list[CallRecord] = []
 
 
 class CallCapture(_jax_compat.CallObserver):
@@ -185,6 +185,12 @@ class CallCapture(_jax_compat.CallObserver):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def release(self) -> None:
+        """Drop the records and every JAX object they hold."""
+        for record in self.records:
+            record.release()
+        self.records.clear()
 
     def close(self) -> None:
         """Remove the hooks and the event listener; the records stay."""
@@ -227,6 +233,10 @@ class CallCapture(_jax_compat.CallObserver):
         if name != "?":
             record.name = name
         record.source_file = source or record.source_file
+        pmapped = _jax_compat.pmapped_function(record.fun)
+        if pmapped is not None:
+            record.name, record.source_file = pmapped
+            record.pmap = True
         if rebuild is not None and not _jax_compat.jaxpr_is_high(jaxpr):
             record.traced = self._quiet_rebuild(record, rebuild)
         state.pending = record
@@ -292,12 +302,19 @@ class CallCapture(_jax_compat.CallObserver):
     # direct calls of the cell's own statements ------------------------------------------
 
     def records_made(self) -> int:
-        """Records started on this thread so far (a call made none: it hit JAX's caches)."""
-        return self._local.made
+        """Records started on this thread so far."""
+        return len(self._local.mine)
 
-    def last_record(self) -> CallRecord | None:
-        """The record started last on this thread."""
-        return self._local.last
+    def own_record(self, since: int, fun: Any) -> CallRecord | None:
+        """The first record of a jit call of ``fun`` started on this thread after the first ``since``.
+
+        ``None`` means that call hit JAX's caches: whatever else compiled
+        meanwhile (JAX's eager helpers under ``disable_jit``) was not it.
+        """
+        for record in self._local.mine[since:]:
+            if record.path == "jit" and record.fun is fun:
+                return record
+        return None
 
     def record_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call that hit the C++ cache: its stations from JAX's caches, in this (the call's) context."""
@@ -324,7 +341,6 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _new_record(self, path: str, frame: Any) -> CallRecord:
         state = self._local
-        state.made += 1
         with self._lock:
             record = CallRecord(seq=len(self.records) + self.dropped, path=path, thread_id=threading.get_ident())  # type: ignore[arg-type]
             if len(self.records) < MAX_RECORDS:
@@ -333,7 +349,8 @@ class CallCapture(_jax_compat.CallObserver):
                 self.dropped += 1
         if frame is not None:
             record.site, record.cell_site = user_sites(frame, self.is_cell_file)
-        state.last = record
+        if len(state.mine) < MAX_RECORDS:
+            state.mine.append(record)
         return record
 
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
@@ -521,14 +538,14 @@ class DirectCalls:
             self.counter.after(pending.wrapper, pending.token)
         if self.capture is None:
             return
-        made = self.capture.records_made() - pending.made_before
+        own = self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper))
         key = pending.key
         if key in self._first:
             first = self._first[key]
-            if first is not None and not made:
+            if first is not None and own is None:
                 first.repeat_hits += 1
             return
-        if made:
-            self._first[key] = self.capture.last_record()
+        if own is not None:
+            self._first[key] = own
         elif pending.abstract is not None:
             self._first[key] = self.capture.record_hit(pending.wrapper, *pending.abstract, pending.site)

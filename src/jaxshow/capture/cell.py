@@ -99,8 +99,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         notes=tuple(notes),
         cell_error=ErrorSummary.from_exception(cell_error) if cell_error is not None else None,
     )
-    for record in capture.records:
-        record.release()
+    capture.release()
     return report
 
 
@@ -133,8 +132,6 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         lowered = dataclasses.replace(lowered, module_text=label_text(lowered.module_text))
     if compiled is not None and compiled.optimized_hlo_text:
         compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
-    if record.jit_disabled:
-        notes.append("jax.disable_jit() was in effect: the function ran op by op in Python, so JAX built no stages for it")
     if record.under_transform and record.computation is None:
         notes.append("traced inside a transformation (jax.grad, jax.vmap or an outer jit): "
                      "what JAX compiled is the transformed function, shown as its own call")
@@ -150,7 +147,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         function=record.name,
         wrapper=_labelled_wrapper(wrapper_station(
             record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
-            kind="jax.jit" if record.path != "transform" else "jit_p (inside a transformation)",
+            kind="jax.pmap" if record.pmap else ("jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"),
             static_args=record.static_args), label),
         traced=traced,
         lowered=lowered,
@@ -165,6 +162,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         kind=record.kind,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,
+        jit_disabled=record.jit_disabled,
     )
 
 

@@ -1,0 +1,524 @@
+"""What %%jaxstages shows is exactly what happened: real IPython shell, real JAX on CPU.
+
+Each test asserts the exact report a user sees for one situation: how many
+times the body traced (side effects counted in a list), which function is
+headlined, the cell labels ``In[n]``, the dtypes, and the heading
+(``outcome``, ``cache_hit``, ``stopped_at``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import jax
+import pytest
+
+from jaxshow.capture import calls as calls_module
+from shellrun import run_captured
+
+SETUP = """
+import functools
+import jax, jax.numpy as jnp
+from functools import partial
+runs = []
+
+@jax.jit
+def f(x):
+    runs.append(1)
+    return jnp.sin(x) * 2
+
+x = jnp.ones(3)
+"""
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def shell(ip):
+    assert ip.run_cell(SETUP).success
+    return ip
+
+
+def _define(shell, code):
+    result = shell.run_cell(code, store_history=True)
+    assert result.success, result.error_in_exec
+    return result
+
+
+def _run(shell, cell):
+    result, cap = run_captured(shell, cell)
+    return result, cap, shell.user_ns.get("rep")
+
+
+def _fully_staged(report):
+    return report.traced is not None and report.lowered is not None and report.compiled is not None
+
+
+def _texts(cap):
+    return [o.data.get("text/plain", "") for o in cap.outputs]
+
+
+# 1. config contexts ------------------------------------------------------------------------------
+
+
+def test_enable_x64_call_traces_once_and_shows_f64(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.enable_x64(True):\n    y = f(jnp.ones(3))\n    dt = str(y.dtype)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    assert shell.user_ns["dt"] == "float64"
+    [report] = rep.reports
+    assert report.function == "f"
+    assert [a.type_str for a in report.traced.args] == ["f64[3]"]
+    assert [a.type_str for a in report.traced.out_info] == ["f64[3]"]
+    assert _fully_staged(report) and report.error is None
+    assert report.cache_hit is False and report.timings.compile_seconds is not None
+
+
+def test_default_device_call_traces_once(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.default_device(jax.devices()[0]):\n    y = f(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "f" and [a.type_str for a in report.traced.args] == ["f32[3]"]
+    assert _fully_staged(report) and report.cache_hit is False and report.stopped_at is None
+
+
+def _disable_jit_report(shell, cell_value):
+    before = len(shell.user_ns["runs"])
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\nwith jax.disable_jit():\n    y = f({cell_value})")
+    assert result.success, result.error_in_exec
+    assert len(shell.user_ns["runs"]) - before == 1, "the body ran once"
+    return rep
+
+
+def test_disable_jit_says_so_and_shows_no_stations(shell):
+    _define(shell, "with jax.disable_jit():\n    f(x)")  # JAX's eager helpers for f32[3] are compiled now
+    rep = _disable_jit_report(shell, "x")
+    [report] = rep.reports
+    assert report.function == "f"
+    assert (report.traced, report.lowered, report.compiled) == (None, None, None)
+    assert report.outcome == "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
+
+
+def test_disable_jit_with_cold_eager_helpers_still_reports_the_call(shell):
+    _define(shell, "x_cold = jnp.ones((13, 7))")  # a shape no other test uses: sin, mul are compiled inside the call
+    rep = _disable_jit_report(shell, "x_cold")
+    [report] = rep.reports
+    assert report.function == "f"
+    assert (report.traced, report.lowered, report.compiled) == (None, None, None)
+    assert report.outcome == "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
+
+
+def test_disable_jit_is_not_headed_cache_hit(shell):
+    _define(shell, "with jax.disable_jit():\n    f(x)")
+    [report] = _disable_jit_report(shell, "x").reports
+    assert report.cache_hit is False
+    assert "cache hit" not in report.outcome
+
+
+def test_mesh_context_sharding_names_the_mesh(shell):
+    _define(shell, "import numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+                   "mesh = Mesh(np.array(jax.devices()[:1]), ('rows',))\n"
+                   "xs = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P('rows')))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.set_mesh(mesh):\n    y = f(xs)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    [arg] = report.traced.args
+    assert arg.type_str == "f32[4,2]"
+    assert "NamedSharding" in arg.sharding and "'rows': 1" in arg.sharding
+    assert _fully_staged(report)
+
+
+MESH_SCRIPT = textwrap.dedent(
+    '''
+    import json
+    import jax
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "jaxshow")
+    assert ip.run_cell("""
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    runs = []
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("data", "model"))
+    xs = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+
+    @jax.jit
+    def layer(v):
+        runs.append(1)
+        return jnp.tanh(v) * 2
+    """).success
+    with capture_output():
+        ok = ip.run_cell("%%jaxstages -o rep\\nwith jax.set_mesh(mesh):\\n    out = layer(xs)").success
+    [report] = ip.user_ns["rep"].reports
+    print(json.dumps({"ok": ok, "devices": jax.device_count(), "runs": len(ip.user_ns["runs"]),
+                      "function": report.function, "args": [[a.type_str, a.sharding] for a in report.traced.args],
+                      "inputs": [p.sharding for p in report.compiled.inputs],
+                      "stations": list(report.stations_reached), "cache_hit": report.cache_hit}))
+    '''
+)
+
+
+def test_mesh_context_on_eight_devices_names_the_mesh():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", MESH_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (result["ok"], result["devices"], result["runs"], result["function"]) == (True, 8, 1, "layer")
+    [[type_str, sharding]] = result["args"]
+    assert type_str == "f32[8,8]"
+    # Traced shows the argument's type (Auto axes are not part of it); Compiled shows where it lives.
+    assert sharding.startswith("NamedSharding(mesh=AbstractMesh('data': 2, 'model': 4, axis_types=(Auto, Auto)")
+    assert result["inputs"] == ["NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), "
+                                "spec=P('data', 'model'), memory_kind=device)"]
+    assert result["stations"] == ["traced", "lowered", "compiled"] and result["cache_hit"] is False
+
+
+# 2. labels --------------------------------------------------------------------------------------
+
+
+def test_call_site_label_and_line(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = 1\n\ny = f(x)")
+    [report] = rep.reports
+    assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 4)
+    assert report.cell_site is None
+
+
+def test_traceback_names_the_cell_and_line(shell):
+    result, cap, _ = _run(shell, "%%jaxstages -o rep\ny = f(x)\nraise ValueError('boom')")
+    assert isinstance(result.error_in_exec, ValueError)
+    text = ANSI.sub("", cap.stdout + cap.stderr)
+    assert f"In[{result.execution_count}], line 3" in text
+    assert "ValueError: boom" in text
+
+
+# 3. indirect calls -------------------------------------------------------------------------------
+
+
+def test_call_through_a_helper_from_an_earlier_cell(shell):
+    helper = _define(shell, "def helper(v):\n    w = v + 1\n    return f(w)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nz = 0\nr = helper(x)")
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "f" and report.kind == "user"
+    assert (report.call_site.file, report.call_site.line) == (f"In[{helper.execution_count}]", 3)
+    assert (report.cell_site.file, report.cell_site.line) == (f"In[{result.execution_count}]", 3)
+
+
+def test_optax_eager_update_is_a_library_report(shell):
+    # a shape no other test uses, so optax's jitted helper misses JAX's caches inside this cell
+    _define(shell, "import optax\nparams = {'w': jnp.ones(19)}\nopt = optax.adam(1e-3)\nstate = opt.init(params)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nupdates, state = opt.update(params, state, params)")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.kind == "library"
+    assert report.function == "tree_bias_correction"
+    assert _fully_staged(report)
+
+
+def test_user_train_step_calling_optax_is_the_only_report(shell):
+    _define(shell, "import optax\nparams = {'w': jnp.ones(3)}\nopt = optax.adam(1e-3)\nstate = opt.init(params)\nsteps = []\n"
+                   "@jax.jit\ndef train_step(p, s):\n    steps.append(1)\n"
+                   "    g = jax.grad(lambda q: jnp.sum(q['w'] ** 2))(p)\n"
+                   "    u, s = opt.update(g, s, p)\n    return optax.apply_updates(p, u), s")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nparams, state = train_step(params, state)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["steps"] == [1]
+    assert [(r.function, r.kind) for r in rep.reports] == [("train_step", "user")]
+    assert _fully_staged(rep.reports[0])
+    assert "tree_bias_correction" not in " ".join(rep.notes)
+
+
+@pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])
+def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
+    _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))\nf = s")
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\nout = {transform}")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    assert [r.function for r in rep.reports] == ["s"]
+    assert rep.reports[0].kind == "user" and rep.reports[0].compiled is not None
+
+
+def test_time_magic_inside_the_cell(shell):
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\n%time f(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    assert "Wall time" in cap.stdout
+    [report] = rep.reports
+    assert report.function == "f" and _fully_staged(report) and report.cache_hit is False
+
+
+# 4. the wrong call -------------------------------------------------------------------------------
+
+
+def test_trailing_allclose_is_not_headlined(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nz = f(x)\njnp.allclose(z, 2.0)")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in rep.reports] == ["f"]
+    assert "allclose" in rep.helper_compiles.names
+    assert not any("allclose" in n for n in rep.notes)
+
+
+# 5. probing user objects -------------------------------------------------------------------------
+
+
+def test_user_objects_are_not_probed(shell):
+    _define(shell, "from unittest import mock\nm = mock.MagicMock()\n"
+                   "class Hostile:\n    def __getattr__(self, name):\n        raise RuntimeError('probed ' + name)\n"
+                   "    def __call__(self, v):\n        return v\n"
+                   "class Stagey:\n    lowers = 0\n    traces = 0\n"
+                   "    def lower(self, *a, **k):\n        Stagey.lowers += 1\n"
+                   "    def trace(self, *a, **k):\n        Stagey.traces += 1\n"
+                   "    def __call__(self, v):\n        return v\n"
+                   "hostile, stagey = Hostile(), Stagey()")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = m(x)\nb = hostile(x)\nc = stagey(x)\nd = f(x)")
+    assert result.success, result.error_in_exec
+    assert (shell.user_ns["Stagey"].lowers, shell.user_ns["Stagey"].traces) == (0, 0)
+    m = shell.user_ns["m"]
+    assert m.method_calls == []
+    assert "lower" not in m._mock_children and "trace" not in m._mock_children
+    assert [r.function for r in rep.reports] == ["f"]
+
+
+# 6. blame and headings ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("callback", ["jax.pure_callback(cb, jax.ShapeDtypeStruct(v.shape, v.dtype), v)",
+                                      "io_callback(cb, jax.ShapeDtypeStruct(v.shape, v.dtype), v)"],
+                         ids=["pure_callback", "io_callback"])
+def test_callback_raising_at_run_time_is_blamed_on_run(shell, callback):
+    _define(shell, "from jax.experimental import io_callback\n"
+                   "def cb(v):\n    raise RuntimeError('callback boom')\n"
+                   f"@jax.jit\ndef withcb(v):\n    runs.append(1)\n    return {callback}")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nr = withcb(x)\nr.block_until_ready()")
+    assert not result.success
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.stopped_at == "run"
+    assert report.outcome == "failed while running"
+    assert _fully_staged(report)
+    assert report.error.type_name == "JaxRuntimeError"
+
+
+def test_callback_error_summary_names_the_callbacks_exception(shell):
+    _define(shell, "def cb(v):\n    raise RuntimeError('callback boom')\n"
+                   "@jax.jit\ndef withcb(v):\n    return jax.pure_callback(cb, jax.ShapeDtypeStruct(v.shape, v.dtype), v)")
+    _run(shell, "%%jaxstages -o rep\nr = withcb(x)\nr.block_until_ready()")
+    [report] = shell.user_ns["rep"].reports
+    assert "RuntimeError: callback boom" in report.error.message
+
+
+def test_ordered_debug_print_succeeds_with_all_stations(shell):
+    _define(shell, "@jax.jit\ndef loud(v):\n    runs.append(1)\n    jax.debug.print('{v}', v=v, ordered=True)\n    return v + 1")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nr = loud(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.error is None and report.stopped_at is None
+    assert _fully_staged(report) and report.cache_hit is False
+
+
+@pytest.mark.parametrize("call", ["f('abc')", "f(x, x)"], ids=["string-argument", "wrong-arity"])
+def test_call_failing_before_tracing_is_not_a_cache_hit(shell, call):
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\nr = {call}")
+    assert isinstance(result.error_in_exec, TypeError)
+    assert shell.user_ns["runs"] == []
+    [report] = rep.reports
+    assert report.function == "f"
+    assert report.cache_hit is False
+    assert report.error.type_name == "TypeError"
+    assert report.stopped_at == "trace" and report.outcome == "failed while tracing"
+
+
+def _first_call_is_not_a_cache_hit(shell, calls):
+    for call, marker in calls:
+        result, _, rep = _run(shell, f"%%jaxstages -o rep\nr = {call}")
+        assert result.success, (call, result.error_in_exec)
+        assert shell.user_ns["runs"].count(marker) == 1, call
+        assert len(rep.reports) == 1, call
+        [report] = rep.reports
+        assert report.cache_hit is False, call
+        assert report.timings.compile_seconds is not None, call
+        assert report.compiled is not None, call
+
+
+def test_first_call_of_jitted_partial_and_callable_object_is_not_a_cache_hit(shell):
+    _define(shell, "def g(a, v):\n    runs.append('g')\n    return v * a\n"
+                   "pg = jax.jit(functools.partial(g, 1))\n"
+                   "class Scaler:\n    def __call__(self, v):\n        runs.append('obj')\n        return v * 3\n"
+                   "jobj = jax.jit(Scaler())")
+    _first_call_is_not_a_cache_hit(shell, (("pg(x)", "g"), ("jobj(x)", "obj")))
+
+
+def test_first_call_of_pmap_is_not_a_cache_hit(shell):
+    _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
+    _first_call_is_not_a_cache_hit(shell, (("pf(xp)", "pmap"),))
+
+
+def test_second_identical_call_in_a_later_cell_is_a_cache_hit(shell):
+    _run(shell, "%%jaxstages -o first\ny = f(x)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ny = f(x)")
+    assert shell.user_ns["runs"] == [1]
+    assert shell.user_ns["first"].reports[0].cache_hit is False
+    [report] = rep.reports
+    assert report.cache_hit is True
+    assert report.outcome == "cache hit: JAX did not trace, lower or compile this call"
+    assert report.wrapper.name == "f" and _fully_staged(report)
+    assert report.timings.stages_run == ()
+
+
+# 7. IPython runner -------------------------------------------------------------------------------
+
+
+def test_ast_node_interactivity_all_shows_every_out(shell):
+    shell.ast_node_interactivity = "all"
+    try:
+        result, cap, _ = _run(shell, "%%jaxstages\n40 + 1\n40 + 2\n40 + 3")
+    finally:
+        shell.ast_node_interactivity = "last_expr"
+    assert result.success
+    n = result.execution_count
+    outs = re.findall(r"Out\[(\d+)\]: (\d+)", ANSI.sub("", cap.stdout))
+    assert outs == [(str(n), "41"), (str(n), "42"), (str(n), "43")]
+
+
+def test_top_level_await(shell):
+    result, _, _ = _run(shell, "%%jaxstages\nimport asyncio\nawait asyncio.sleep(0)\nawaited = 7")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["awaited"] == 7
+
+
+def test_semicolon_suppresses_out(shell):
+    result, cap, _ = _run(shell, "%%jaxstages\n41 + 1;")
+    assert result.success
+    assert result.result is None
+    assert "Out[" not in cap.stdout
+
+
+# 8. arguments ------------------------------------------------------------------------------------
+
+
+def test_static_argument_is_named_by_parameter(shell):
+    _define(shell, "@partial(jax.jit, static_argnums=1)\ndef power(v, n):\n    return v ** n")
+    _, _, rep = _run(shell, "%%jaxstages -o rep\nr = power(x, 3)")
+    [report] = rep.reports
+    assert report.wrapper.static_args == (("n", "3"),)
+
+
+BAD_REPR = ("class BadRepr:\n    k = 2.0\n    def __repr__(self):\n        raise RuntimeError('no repr')\n"
+            "    def __hash__(self):\n        return 1\n    def __eq__(self, other):\n        return isinstance(other, BadRepr)\n"
+            "@partial(jax.jit, static_argnums=1)\ndef scale(v, s):\n    runs.append(1)\n    return v * s.k\nbad = BadRepr()")
+
+
+def test_static_argument_with_raising_repr_keeps_every_station(shell):
+    _define(shell, BAD_REPR)
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nr = scale(x, bad)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert _fully_staged(report) and report.error is None
+    assert report.wrapper.static_args == (("s", "<BadRepr object; its repr raised RuntimeError>"),)
+
+
+def test_static_argument_with_raising_repr_under_jaxcache(shell):
+    _define(shell, BAD_REPR)
+    result, _, _ = _run(shell, "%%jaxcache\nr = scale(x, bad)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+
+
+# 9. state after the call -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("after", ["jax.clear_caches()", "f.clear_cache()",
+                                   "jax.config.update('jax_enable_x64', True); jax.config.update('jax_enable_x64', False)"],
+                         ids=["clear_caches", "f.clear_cache", "x64-toggled"])
+def test_state_changed_later_in_the_cell(shell, after):
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\ny = f(x); {after}")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "f" and _fully_staged(report) and report.error is None
+    assert report.cache_hit is False
+
+
+# 10. identity ------------------------------------------------------------------------------------
+
+
+def test_two_functions_with_one_name_are_both_reported(shell):
+    _define(shell, "@jax.jit\ndef h(v):\n    return v * 2\nh1 = h\n@jax.jit\ndef h(v):\n    return v + 1")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\na = h1(x)\nb = h(x)")
+    assert result.success
+    assert [r.function for r in rep.reports] == ["h", "h"]
+    texts = [r.traced.jaxpr_text for r in rep.reports]
+    assert "mul" in texts[0] and "add" in texts[1] and texts[0] != texts[1]
+
+
+# 11. size ----------------------------------------------------------------------------------------
+
+
+def test_hot_loop_over_a_big_pytree_gives_one_report(shell, monkeypatch):
+    held = []
+    original_release = calls_module.CallCapture.release
+
+    def release(self):
+        held.append((len(self.records), self.dropped))
+        original_release(self)
+
+    monkeypatch.setattr(calls_module.CallCapture, "release", release)
+    _define(shell, "tree = {f'p{i:03d}': jnp.ones(()) for i in range(200)}\n"
+                   "@jax.jit\ndef step(t):\n    runs.append(1)\n    return jax.tree.map(lambda v: v + 1, t)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nfor _ in range(400):\n    out = step(tree)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "step" and len(report.traced.args) == 200
+    assert "called 400 times with this signature in the cell" in report.notes
+    assert report.repeat_hits == 399
+    assert rep.jitted_calls == 400
+    assert held == [(1, 0)], "one record for 400 calls, none dropped, all released after the report"
+
+
+# 12. foreign frames ------------------------------------------------------------------------------
+
+BROKEN = ("import traceback\n@jax.jit\ndef broken(v):\n    raise ValueError('trace boom')\n"
+          "try:\n    broken(x)\nexcept ValueError:\n    traceback.print_exc()")
+
+
+@pytest.mark.parametrize("mode", ["jaxcache on", "jaxstages"], ids=["jaxcache-on", "jaxstages"])
+def test_printed_traceback_has_no_jaxshow_frames(shell, mode):
+    if mode == "jaxcache on":
+        shell.run_line_magic("jaxcache", "on")
+        try:
+            result, cap, _ = _run(shell, BROKEN)
+        finally:
+            shell.run_line_magic("jaxcache", "off")
+    else:
+        result, cap, _ = _run(shell, "%%jaxstages\n" + BROKEN)
+    assert result.success, result.error_in_exec
+    assert "ValueError: trace boom" in cap.stderr
+    assert "jaxshow" not in cap.stderr
+
+
+# 13. syntax errors -------------------------------------------------------------------------------
+
+
+def test_syntax_error_cell_is_ipythons_own(shell):
+    result, cap, _ = _run(shell, "%%jaxstages -o rep\ny = (")
+    assert isinstance(result.error_before_exec, SyntaxError)
+    text = ANSI.sub("", cap.stdout + cap.stderr)
+    assert f"Cell In[{result.execution_count}], line 2" in text
+    assert "SyntaxError: incomplete input" in text
+    assert "jaxshow" not in text
+    assert not any("ran normally" in t for t in _texts(cap))

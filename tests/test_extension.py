@@ -1,0 +1,100 @@
+"""Load and unload: ten cycles leave what one leaves, and unload undoes whatever ran in between."""
+
+from __future__ import annotations
+
+import builtins
+import logging
+
+import jax
+
+from jaxshow import _jax_compat, persistent
+
+LOGGERS = (_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES)
+
+
+def _pjit_hooks():
+    from jax._src import pjit
+
+    names = ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")
+    return tuple(getattr(pjit, n, None) for n in names)
+
+
+def _footprint(shell):
+    """Everything jaxshow may touch, in the shell and in JAX."""
+    from jax._src import monitoring
+
+    events = shell.events.callbacks
+    return {
+        "configurables": [type(c).__name__ for c in shell.configurables],
+        "cleanup_transforms": list(shell.input_transformers_cleanup),
+        "ast_transformers": list(shell.ast_transformers),
+        "pre_run_cell": list(events["pre_run_cell"]),
+        "post_run_cell": list(events["post_run_cell"]),
+        "cell_magics": sorted(shell.magics_manager.magics["cell"]),
+        "line_magics": sorted(shell.magics_manager.magics["line"]),
+        "registry": sorted(shell.magics_manager.registry),
+        "builtins": sorted(n for n in vars(builtins) if "jaxshow" in n),
+        "user_ns": sorted(n for n in shell.user_ns if "jaxshow" in n),
+        "config": dict(jax.config.values),
+        "loggers": [(n, lg.level, tuple(lg.handlers), tuple(lg.filters)) for n in LOGGERS for lg in [logging.getLogger(n)]],
+        "listeners": (tuple(monitoring.get_event_listeners()), tuple(monitoring.get_event_duration_listeners())),
+        "trace_cache": _jax_compat._trace_cache_callable(),
+        "pjit_hooks": _pjit_hooks(),
+    }
+
+
+CELLS = (
+    "import jax, jax.numpy as jnp\nf = jax.jit(lambda v: v * 2)",
+    "%%jaxstages\nf(jnp.ones(3))",
+    "%%jaxcache\nf(jnp.ones(4))",
+    "%jaxcache on",
+    "f(jnp.ones(5))",
+    "%%jaxcache\n%jaxcache off\nf(jnp.ones(6))",
+)
+
+
+def test_ten_load_unload_cycles_leave_what_one_leaves(ip):
+    ip.run_line_magic("unload_ext", "jaxshow")
+    before = _footprint(ip)
+    ip.run_line_magic("load_ext", "jaxshow")
+    once = _footprint(ip)
+    ip.run_line_magic("unload_ext", "jaxshow")
+    assert _footprint(ip) == before
+    for _ in range(10):
+        ip.run_line_magic("load_ext", "jaxshow")
+        for cell in CELLS:
+            assert ip.run_cell(cell, store_history=True).success, cell
+        ip.run_line_magic("unload_ext", "jaxshow")
+        assert _footprint(ip) == before
+    ip.run_line_magic("load_ext", "jaxshow")
+    assert _kinds(_footprint(ip)) == _kinds(once)
+
+
+def _kinds(footprint):
+    """The footprint with each installed object replaced by its kind (a new load makes new objects)."""
+    def kind(value):
+        return getattr(value, "__qualname__", None) or type(value).__qualname__
+
+    return {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
+            for key, value in footprint.items()}
+
+
+def test_unload_inside_nested_sessions_restores_jax(ip):
+    ip.run_line_magic("unload_ext", "jaxshow")
+    before = _footprint(ip)
+    ip.run_line_magic("load_ext", "jaxshow")
+    ip.run_cell(CELLS[0], store_history=True)
+    assert ip.run_cell("%%jaxcache\nget_ipython().run_line_magic('jaxcache', 'on')\nf(jnp.ones(7))", store_history=True).success
+    assert ip.run_cell("%%jaxstages\nf(jnp.ones(8))", store_history=True).success
+    ip.run_line_magic("unload_ext", "jaxshow")
+    assert _footprint(ip) == before
+    ip.run_line_magic("load_ext", "jaxshow")
+
+
+def test_reload_ext_is_one_installation(ip):
+    ip.run_line_magic("reload_ext", "jaxshow")
+    ip.run_line_magic("reload_ext", "jaxshow")
+    assert [type(c).__name__ for c in ip.configurables].count("StagesMagics") == 1
+    assert sum(1 for t in ip.input_transformers_cleanup if type(t).__name__ == "_FirstLineTransform") == 1
+    result = ip.run_cell("%%jaxstages -o rep\nimport jax\njax.jit(lambda v: v + 1)(1.0)", store_history=True)
+    assert result.success and len(ip.user_ns["rep"].reports) == 1
