@@ -50,7 +50,7 @@ def _jax_state():
 @pytest.fixture
 def shell(ip):
     retrace.registry.clear()
-    ip.run_cell(SETUP)
+    ip.run_cell(SETUP, store_history=True)
     return ip
 
 
@@ -66,7 +66,8 @@ def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits, stats.cache_size) == ("f", 3, 2, 1, 2)
     assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
     assert stats.misses[1].summary == "x: now f32[4], before f32[3]"
-    assert stats.defined_at.startswith("In[") and stats.misses[1].call_site.startswith("In[")
+    assert stats.defined_at == f"In[{result.execution_count - 1}]:5"  # IPython drops the leading blank line
+    assert [m.call_site for m in stats.misses] == [f"In[{result.execution_count}]:2", f"In[{result.execution_count}]:4"]
     assert cap.stdout.startswith("tracing f\ntracing f\n"), "trace-time output still reaches the cell"
     assert "TRACING CACHE MISS" not in cap.stderr
     text = cap.outputs[-1].data["text/plain"]
@@ -225,6 +226,20 @@ def test_unload_leaves_jax_as_found(ip):
     assert _jax_state() == before
     assert "jaxcache" not in ip.magics_manager.magics["line"]
     ip.run_line_magic("load_ext", "jaxshow")
+
+
+def test_the_cells_own_config_and_logging_changes_survive_the_magic(shell):
+    logger = logging.getLogger(LOGGERS[1])
+    before = (jax.config.values["jax_explain_cache_misses"], logger.level)
+    try:
+        cell = (f"%%jaxcache\nimport logging\njax.config.update('jax_explain_cache_misses', True)\n"
+                f"logging.getLogger({LOGGERS[1]!r}).setLevel(logging.ERROR)\nf(jnp.ones(21))")
+        assert shell.run_cell(cell, store_history=True).success
+        assert jax.config.values["jax_explain_cache_misses"] is True
+        assert logger.level == logging.ERROR
+    finally:
+        jax.config.update("jax_explain_cache_misses", before[0])
+        logger.setLevel(before[1])
 
 
 def test_bound_methods_and_partials_count_as_their_jitted_function(shell):

@@ -94,12 +94,6 @@ def test_trace_cache_entries_grows_with_new_signatures():
     assert before is not None and _jax_compat.trace_cache_entries() > before
 
 
-def test_config_global_value_ignores_thread_local_override():
-    with jax.explain_cache_misses(True):
-        assert _jax_compat.config_global_value("jax_explain_cache_misses") is False
-    assert _jax_compat.config_global_value("jax_compilation_cache_dir") is None
-
-
 def test_persistent_cache_state_without_a_directory():
     jax.jit(lambda v: v + 3)(jnp.ones(2))
     assert _jax_compat.persistent_cache_initialized() is False

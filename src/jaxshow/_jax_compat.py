@@ -534,16 +534,6 @@ def persistent_cache_directory_in_use() -> str | None:
     return None if path is None else str(path)
 
 
-def config_global_value(name: str) -> Any:
-    """The global value of a config option, ignoring any thread-local override (``with jax.x(...)``)."""
-    try:
-        from jax._src import config as _config
-
-        return _config.config_states[name].get_global()
-    except Exception:  # noqa: BLE001 - Flags have no thread-local value; the current value is the global one
-        return jax.config.values[name]
-
-
 # --- the jit miss path: where JAX traces, lowers and compiles a call (used by capture/calls.py) -
 
 

@@ -63,7 +63,6 @@ REGISTRY_LIMIT = 512
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
 
-EXPLAIN_FLAG = "jax_explain_cache_misses"
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _jax_compat.exclude_from_source_info(_PACKAGE_DIR)
 _JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
@@ -374,18 +373,21 @@ class Session(_jax_compat.TraceProbe):
         jax_text: ``"always"`` to keep JAX's own explanation on for the whole
             session (``%%jaxcache``), ``"when_cheap"`` to turn it on per trace only
             while JAX's tracing cache is small (``%jaxcache on``), ``"never"``.
+        is_cell_file: tells a notebook cell's file name; a miss's call site is the
+            innermost frame of the user's code, as ``%%jaxstages`` attributes calls.
     """
 
-    def __init__(self, jax_text: str = "always") -> None:
+    def __init__(self, jax_text: str = "always", is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
         self.jax_text = jax_text
+        self.is_cell_file = is_cell_file
         self._local = threading.local()
         self._lock = threading.Lock()
         self._stats: dict[int, _Stats] = {}
         self._uninstall: Callable[[], None] | None = None
         self._logs: _LogCapture | None = None
-        self._flag_before: bool | None = None
+        self._flag_context: Any = None
         self._stdout_before: Any = None
         self._tee: _Tee | None = None
         self._orphans: list[CacheMiss] = []
@@ -399,8 +401,10 @@ class Session(_jax_compat.TraceProbe):
         self._logs = _LogCapture(self)
         self._logs.start()
         if self.jax_text == "always":
-            self._flag_before = _jax_compat.config_global_value(EXPLAIN_FLAG)
-            jax.config.update(EXPLAIN_FLAG, True)
+            # A context on this thread, never a global update: whatever the cell does to the
+            # global flag (jax.config.update) is still there after the session.
+            self._flag_context = jax.explain_cache_misses(True)
+            self._flag_context.__enter__()
         self._uninstall = _jax_compat.install_trace_probe(self)
         if self._uninstall is None:
             self.notes.append(
@@ -418,8 +422,9 @@ class Session(_jax_compat.TraceProbe):
                 self._uninstall()
         finally:
             try:
-                if self.jax_text == "always" and self._flag_before is not None:
-                    jax.config.update(EXPLAIN_FLAG, self._flag_before)
+                if self._flag_context is not None:
+                    self._flag_context.__exit__(None, None, None)
+                    self._flag_context = None
             finally:
                 if self._logs is not None:
                     self._logs.stop()
@@ -492,6 +497,7 @@ class Session(_jax_compat.TraceProbe):
 
     def _record_miss(self, frame: _Frame, key: Any) -> None:
         fun, debug_info = frame.fun, frame.debug_info
+        user_site = calls.user_sites(sys._getframe(1), self.is_cell_file)[0]
         record, status = registry.record_for(fun, debug_info)
         described = _jax_compat.describe_trace_key(key) if key is not None else None
         source = "none"
@@ -536,7 +542,7 @@ class Session(_jax_compat.TraceProbe):
             changes=changes,
             evidence=evidence,
             evidence_source=source,
-            call_site=site,
+            call_site=f"{user_site.file}:{user_site.line}" if user_site is not None else site,
             signature=signature,
             same_line_hint=same_line,
             wall_time=now,
