@@ -95,6 +95,13 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
+def test_static_argument_change_names_the_argument_and_both_values(shell):
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3)")
+    miss = shell.user_ns["rep"].functions[0].misses[1]
+    assert [(c.where, c.now, c.before) for c in miss.changes] == [("argument 1", "3", "2")]
+    assert "2. different static arguments: argument 1: now 3, before 2\n" in cap.outputs[-1].data["text/plain"]
+
+
 def test_rerun_cell_is_recognised_as_redefinition(shell):
     shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
     run_captured(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")

@@ -174,8 +174,24 @@ def test_misses_are_explained_against_the_most_similar_earlier_signature():
     assert all(m.evidence_source == "jaxshow" for m in ours[1:])
     assert all(m.evidence_source == "jax" for m in theirs)
     assert [m.changes for m in ours[1:]] == [m.changes for m in theirs[1:]]
-    if _jax_compat.JAX_VERSION >= (0, 9):
+    if (0, 9) <= _jax_compat.JAX_VERSION < (0, 11):
         assert "JAX explained it against another earlier signature: different static arguments" in theirs[3].evidence
+
+
+def test_a_type_change_is_closer_than_a_static_change():
+    @partial(jax.jit, static_argnums=1)
+    def k(x, n):
+        return x * n
+
+    with jaxshow.explain(jax_text="never") as ex:
+        k(jnp.ones(3), 1)
+        k(jnp.ones(3, jnp.int32), 2)
+        k(jnp.ones(3, jnp.int32), 1)
+    last = ex.report.misses[-1]
+    if _jax_compat.JAX_VERSION >= (0, 9):  # static arguments rank with the pytree, also on jax >= 0.11
+        assert (last.category, last.summary) == ("input_types", "x: now i32[3], before f32[3]")
+    else:  # JAX <= 0.8 ranks by total diff size: a tie, which the most recent key wins
+        assert (last.category, last.summary) == ("static_args", "argument 1: now 1, before 2")
 
 
 def test_history_is_bounded_per_function():

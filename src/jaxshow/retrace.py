@@ -294,7 +294,9 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
     explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
     differs only in a type. jaxshow picks the key whose first difference
     comes latest, then the fewest differences, then the most recent; on
-    jax <= 0.8, JAX's own smallest total difference, which agrees.
+    jax <= 0.8, JAX's own smallest total difference, which agrees. Static
+    arguments rank with the pytree on every version, though jax >= 0.11
+    keeps them out of it.
     """
     if not record.keys:
         return None
@@ -311,6 +313,8 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
             rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
         elif tree != old_tree:
             rank = (2, 1)
+        elif statics := _jax_compat.static_arg_changes(key, old_key):
+            rank = (2, len(statics))
         elif debug_info != old_debug:
             rank = (1, 1)
         else:
