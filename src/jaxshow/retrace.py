@@ -506,8 +506,10 @@ class Session(_jax_compat.TraceProbe):
             category, changes, same_line, site = parse_explanation(text)
             if frame.jax_text is not None:
                 evidence, source = frame.jax_text, "jax"
-                jax_category, _, _, site = parse_explanation(frame.jax_text)
-                if jax_category != category:
+                jax_category, jax_changes, _, site = parse_explanation(frame.jax_text)
+                if jax_category == "other":
+                    evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
+                elif (jax_category, jax_changes) != (category, changes):
                     evidence += (
                         f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
                         f"The most similar earlier signature differs thus:\n  {text.strip()})"
