@@ -96,10 +96,14 @@ def test_every_category_in_a_real_shell(shell):
 
 
 def test_static_argument_change_names_the_argument_and_both_values(shell):
-    _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3)")
-    miss = shell.user_ns["rep"].functions[0].misses[1]
-    assert [(c.where, c.now, c.before) for c in miss.changes] == [("argument 1", "3", "2")]
-    assert "2. different static arguments: argument 1: now 3, before 2\n" in cap.outputs[-1].data["text/plain"]
+    shell.run_cell("@partial(jax.jit, static_argnames='mode')\ndef power(v, mode):\n    return v ** mode")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3); power(x, mode=2); power(x, mode=3)")
+    misses = {f.function: f.misses[1] for f in shell.user_ns["rep"].functions}
+    assert [(c.where, c.now, c.before) for c in misses["scale"].changes] == [("argument 1", "3", "2")]
+    assert [(c.where, c.now, c.before) for c in misses["power"].changes] == [("keyword 'mode'", "3", "2")]
+    text = cap.outputs[-1].data["text/plain"]
+    assert "2. different static arguments: argument 1: now 3, before 2\n" in text
+    assert "2. different static arguments: keyword 'mode': now 3, before 2\n" in text
 
 
 def test_rerun_cell_is_recognised_as_redefinition(shell):

@@ -11,6 +11,7 @@ import pytest
 
 import jaxshow
 from jaxshow import _jax_compat, retrace
+from jaxshow.report import ArgChange
 
 EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
 
@@ -252,6 +253,13 @@ def test_parse_keeps_unknown_text_verbatim():
     assert (category, changes, same_line, site) == ("other", (), False, "cell.py:3 (<module>)")
     category, *_ = retrace.parse_explanation("  Debug info doesn't match.")
     assert category == "debug_info"
+
+
+def test_jax_0_8_static_keyword_text_is_named_by_keyword():
+    text = "  * key with different value of static kwargs:\n      now {mode: 'b', n: (1, 2)} and before {mode: 'a', n: (1, 2)}"
+    category, changes, *_ = retrace.parse_explanation(text)
+    assert (category, changes) == ("static_args", (ArgChange("static kwargs", "{mode: 'b', n: (1, 2)}", "{mode: 'a', n: (1, 2)}"),))
+    assert retrace._name_static_args(changes, None) == (ArgChange("keyword 'mode'", "'b'", "'a'"),)
 
 
 def test_when_cheap_switches_to_bounded_history_once_jax_would_compare_many_keys():
