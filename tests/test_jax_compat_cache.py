@@ -180,7 +180,7 @@ def test_static_arg_positions_name_the_changed_static_argument():
 
     keys = _probe_keys(lambda: s(1, jnp.ones(2), 5), "s")
     positions = _jax_compat.static_arg_positions(keys[-1])
-    # jax >= 0.9 names the argument in its own text (input path [0][2]); older text needs the positions.
+    # On jax >= 0.9 the diff text names the argument by input path ([0][2]); older text needs the positions.
     assert positions == (None if _jax_compat.JAX_VERSION >= (0, 9) else (0, 2))
     s.clear_cache()
     with jaxshow_explain() as ex:
