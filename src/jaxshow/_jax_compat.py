@@ -435,16 +435,16 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     if module is None:
         return None
     try:
-        severity, _, text = module.diff_tracing_cache_keys(new_key, old_key)
+        diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
     except Exception:  # noqa: BLE001 - the explanation is optional evidence
         return None
-    changes = static_arg_changes(new_key, old_key) if severity > 1 else None  # 0: context, 1: pytree
+    changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     if changes:
         return "different static arguments (compared by jaxshow):\n" + "\n".join(
             f"  * at input path {p}, now Static(val={now}) and before Static(val={before}), so the static values differ"
             for p, now, before in changes
         )
-    return str(text)
+    return str(diff[-1])
 
 
 def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
