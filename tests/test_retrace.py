@@ -11,6 +11,7 @@ import pytest
 
 import jaxshow
 from jaxshow import _jax_compat, retrace
+from jaxshow.report import ArgChange
 
 EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
 
@@ -69,6 +70,12 @@ def test_categories_in_jax_order_with_evidence(capfd):
     static = _misses(ex, "g")[1]
     assert static.category == "static_args" and (static.changes[0].now, static.changes[0].before) == ("3", "2")
     assert static.changes[0].where == "argument 1"
+    if _jax_compat.JAX_VERSION >= (0, 11):  # JAX no longer compares static values; its text says so, jaxshow's follows
+        assert static.evidence.endswith(
+            "  cache miss explanation unavailable\n(JAX gave no reason. The most similar earlier signature differs thus:\n"
+            "  different static arguments (compared by jaxshow):\n"
+            "  * at input path [0][1], now Static(val=3) and before Static(val=2), so the static values differ)"
+        )
     tree = _misses(ex, "h")[1]
     assert tree.category == "input_pytree" and "list" in tree.changes[0].now
     assert all(m.evidence_source == "jax" and m.evidence.startswith("TRACING CACHE MISS") for m in f_misses)
@@ -165,8 +172,9 @@ def test_misses_are_explained_against_the_most_similar_earlier_signature():
     ours, theirs = _static_sequence("never"), _static_sequence("always")
     assert theirs[0].category == "redefined", "the second k has the first one's name and source"
     # k(i32[3], 2) follows k(f32[3], 1) and k(f32[3], 2): the most similar earlier call differs
-    # only in the type of x. JAX >= 0.9 explains it against (f32[3], 1) as a static-argument
-    # change; jaxshow shows the closer signature, on every version, and keeps JAX's text.
+    # only in the type of x. JAX 0.9-0.10 explains it against (f32[3], 1) as a static-argument
+    # change, JAX >= 0.11 (blind to static arguments) against (f32[2], 1); jaxshow shows the
+    # closer signature, on every version, and keeps JAX's text.
     for misses in (ours, theirs):
         assert [m.category for m in misses[1:]] == ["input_types", "static_args", "input_types"]
         assert misses[1].summary == "x: now f32[3], before f32[2]"
@@ -174,8 +182,33 @@ def test_misses_are_explained_against_the_most_similar_earlier_signature():
     assert all(m.evidence_source == "jaxshow" for m in ours[1:])
     assert all(m.evidence_source == "jax" for m in theirs)
     assert [m.changes for m in ours[1:]] == [m.changes for m in theirs[1:]]
-    if _jax_compat.JAX_VERSION >= (0, 9):
-        assert "JAX explained it against another earlier signature: different static arguments" in theirs[3].evidence
+    closer = "The most similar earlier signature differs thus:\n  different input types:\n  * at x, now i32[3] and before f32[3])"
+    if _jax_compat.JAX_VERSION >= (0, 11):
+        # k(f32[3], 2): JAX ranks the unseen static change last and names the type change from k(f32[2], 1).
+        assert "* at x, now f32[3] and before f32[2]\n(JAX explained it against another earlier signature: " \
+            "different input types. The most similar earlier signature differs thus:\n" \
+            "  different static arguments (compared by jaxshow):\n" \
+            "  * at input path [0][1], now Static(val=2) and before Static(val=1), so the static values differ)" in theirs[2].evidence
+        assert "* at x, now i32[3] and before f32[2]\n(JAX explained it against another earlier signature: " \
+            f"different input types. {closer}" in theirs[3].evidence
+    elif _jax_compat.JAX_VERSION >= (0, 9):
+        assert f"(JAX explained it against another earlier signature: different static arguments. {closer}" in theirs[3].evidence
+
+
+def test_a_type_change_is_closer_than_a_static_change():
+    @partial(jax.jit, static_argnums=1)
+    def k(x, n):
+        return x * n
+
+    with jaxshow.explain(jax_text="never") as ex:
+        k(jnp.ones(3), 1)
+        k(jnp.ones(3, jnp.int32), 2)
+        k(jnp.ones(3, jnp.int32), 1)
+    last = ex.report.misses[-1]
+    if _jax_compat.JAX_VERSION >= (0, 9):  # static arguments rank with the pytree, also on jax >= 0.11
+        assert (last.category, last.summary) == ("input_types", "x: now i32[3], before f32[3]")
+    else:  # JAX <= 0.8 ranks by total diff size: a tie, which the most recent key wins
+        assert (last.category, last.summary) == ("static_args", "argument 1: now 1, before 2")
 
 
 def test_history_is_bounded_per_function():
@@ -220,6 +253,13 @@ def test_parse_keeps_unknown_text_verbatim():
     assert (category, changes, same_line, site) == ("other", (), False, "cell.py:3 (<module>)")
     category, *_ = retrace.parse_explanation("  Debug info doesn't match.")
     assert category == "debug_info"
+
+
+def test_jax_0_8_static_keyword_text_is_named_by_keyword():
+    text = "  * key with different value of static kwargs:\n      now {mode: 'b', n: (1, 2)} and before {mode: 'a', n: (1, 2)}"
+    category, changes, *_ = retrace.parse_explanation(text)
+    assert (category, changes) == ("static_args", (ArgChange("static kwargs", "{mode: 'b', n: (1, 2)}", "{mode: 'a', n: (1, 2)}"),))
+    assert retrace._name_static_args(changes, None) == (ArgChange("keyword 'mode'", "'b'", "'a'"),)
 
 
 def test_when_cheap_switches_to_bounded_history_once_jax_would_compare_many_keys():

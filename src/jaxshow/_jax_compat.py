@@ -451,8 +451,56 @@ def static_arg_positions(key: Any) -> tuple[int, ...] | None:
     return ()
 
 
+def _static_args(key: Any) -> dict[str, Any] | None:
+    """jax >= 0.11: a key's static arguments (``FTStatic`` nodes) by input path ``[0][2]``, ``[1]['mode']``; else ``None``.
+
+    jax 0.9-0.10 keeps static values in the key's pytree (``Static(val=2)``
+    nodes); jax >= 0.11 keeps them in ``flattree.FTStatic`` entries of the
+    key's ``FlatTree``, outside the pytree its diff function compares.
+    """
+    try:
+        from jax._src import flattree as _ft
+    except ImportError:
+        return None
+    try:
+        _, (in_avals, *_), _ = key
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(in_avals, _ft.FTTuple):
+        return None
+    found: dict[str, Any] = {}
+    for i, group in enumerate(in_avals.elts):
+        if isinstance(group, _ft.FTTuple):
+            items = zip((f"[{i}][{j}]" for j in range(len(group.elts))), group.elts)
+        elif isinstance(group, _ft.FTDict):
+            items = zip((f"[{i}][{k!r}]" for k in group.keys), group._vals)
+        else:
+            continue
+        found.update((path, node) for path, node in items if isinstance(node, _ft.FTStatic))
+    return found
+
+
+def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...] | None:
+    """``(input path, now, before)`` for each static argument that differs between two jax >= 0.11 keys.
+
+    Values are compared with JAX's own equality and shown as ``repr``, as jax
+    0.10 shows them (``Static(val='y')``). ``None`` on other JAX versions, whose
+    keys and diff functions already hold the static values, or when the two
+    keys do not have static arguments at the same input paths.
+    """
+    new, old = _static_args(new_key), _static_args(old_key)
+    if new is None or old is None or new.keys() != old.keys():
+        return None
+    return tuple((p, repr(new[p].val), repr(old[p].val)) for p in new if new[p] != old[p])
+
+
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
-    """JAX's own explanation of why ``new_key`` misses ``old_key`` (the text of one diff)."""
+    """JAX's own explanation of why ``new_key`` misses ``old_key`` (the text of one diff).
+
+    jax >= 0.11 no longer compares static arguments (it says "cache miss
+    explanation unavailable"); where its context and pytree match, a
+    static-argument difference is worded as jax 0.10 words it, at the same rank.
+    """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
         old = _pjit_trace_cache()
         try:
@@ -464,9 +512,16 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     if module is None:
         return None
     try:
-        return str(module.diff_tracing_cache_keys(new_key, old_key)[-1])
+        diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
     except Exception:  # noqa: BLE001 - the explanation is optional evidence
         return None
+    changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
+    if changes:
+        return "different static arguments (compared by jaxshow):\n" + "\n".join(
+            f"  * at input path {p}, now Static(val={now}) and before Static(val={before}), so the static values differ"
+            for p, now, before in changes
+        )
+    return str(diff[-1])
 
 
 def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:

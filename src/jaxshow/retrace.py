@@ -106,8 +106,8 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
             elif m := _OLD_CONTEXT_LINE.match(line):
                 changes.append(ArgChange(f"{CONTEXT_POSITION}[{m.group('i')}]", m.group("now"), m.group("before")))
         return "tracing_context", tuple(changes), same_line, site
-    if "different input pytree" in text or "static arg" in text or "different number of args and kwargs" in text:
-        static = "Static(" in text or "static arg" in text
+    if "different input pytree" in text or "static arg" in text or "static kwarg" in text or "different number of args and kwargs" in text:
+        static = "Static(" in text or "static arg" in text or "static kwarg" in text
         what = None
         for line in lines:
             if m := _OLD_STATIC_HEAD.search(line):
@@ -293,7 +293,9 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
     explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
     differs only in a type. jaxshow picks the key whose first difference
     comes latest, then the fewest differences, then the most recent; on
-    jax <= 0.8, JAX's own smallest total difference, which agrees.
+    jax <= 0.8, JAX's own smallest total difference, which agrees. Static
+    arguments rank with the pytree on every version, though jax >= 0.11
+    keeps them out of it.
     """
     if not record.keys:
         return None
@@ -310,6 +312,8 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
             rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
         elif tree != old_tree:
             rank = (2, 1)
+        elif statics := _jax_compat.static_arg_changes(key, old_key):
+            rank = (2, len(statics))
         elif debug_info != old_debug:
             rank = (1, 1)
         else:
@@ -508,8 +512,10 @@ class Session(_jax_compat.TraceProbe):
             category, changes, same_line, site = parse_explanation(text)
             if frame.jax_text is not None:
                 evidence, source = frame.jax_text, "jax"
-                jax_category, _, _, site = parse_explanation(frame.jax_text)
-                if jax_category != category:
+                jax_category, jax_changes, _, site = parse_explanation(frame.jax_text)
+                if jax_category == "other":
+                    evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
+                elif (jax_category, jax_changes) != (category, changes):
                     evidence += (
                         f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
                         f"The most similar earlier signature differs thus:\n  {text.strip()})"
@@ -636,18 +642,30 @@ class Session(_jax_compat.TraceProbe):
 
 
 def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
-    """jax <= 0.8 says ``now 3 and before 2`` for static arguments; name each one that changed from the key."""
+    """jax <= 0.8 says ``now 3 and before 2`` for static arguments, ``now {n: 3} and before {n: 2}`` for keywords; name each that changed."""
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
-    if not positions:
-        return changes
     named: list[ArgChange] = []
     for change in changes:
-        now, before = change.now.split(", "), change.before.split(", ")
-        if change.where != "static args" or len(positions) != len(now) or len(now) != len(before):
-            named.append(change)
-            continue
-        named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
+        if change.where == "static args" and positions:
+            now, before = change.now.split(", "), change.before.split(", ")
+            if len(positions) == len(now) == len(before):
+                named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
+                continue
+        elif change.where == "static kwargs":
+            now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
+            if now_kw.keys() == before_kw.keys():
+                named.extend(ArgChange(f"keyword {k!r}", now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
+                continue
+        named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+_KWARG = re.compile(r"(?P<k>\w+): (?P<v>.*?)(?=, \w+: |$)")
+
+
+def _static_kwargs(text: str) -> dict[str, str]:
+    """``{mode: 'a', n: 3}`` (jax <= 0.8's words) -> ``{"mode": "'a'", "n": "3"}``."""
+    return {m.group("k"): m.group("v") for m in _KWARG.finditer(text.strip()[1:-1])}
 
 
 def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
