@@ -66,8 +66,13 @@ def _texts(cap):
 # 1. config contexts ------------------------------------------------------------------------------
 
 
+# The same contexts under the names each JAX gives them (jax.enable_x64 and jax.set_mesh arrived after 0.7).
+X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
+SET_MESH = "jax.set_mesh" if hasattr(jax, "set_mesh") else "jax.sharding.use_mesh"
+
+
 def test_enable_x64_call_traces_once_and_shows_f64(shell):
-    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.enable_x64(True):\n    y = f(jnp.ones(3))\n    dt = str(y.dtype)")
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\nwith {X64}:\n    y = f(jnp.ones(3))\n    dt = str(y.dtype)")
     assert result.success, result.error_in_exec
     assert shell.user_ns["runs"] == [1]
     assert shell.user_ns["dt"] == "float64"
@@ -125,7 +130,7 @@ def test_mesh_context_sharding_names_the_mesh(shell):
     _define(shell, "import numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
                    "mesh = Mesh(np.array(jax.devices()[:1]), ('rows',))\n"
                    "xs = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P('rows')))")
-    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.set_mesh(mesh):\n    y = f(xs)")
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\nwith {SET_MESH}(mesh):\n    y = f(xs)")
     assert result.success, result.error_in_exec
     assert shell.user_ns["runs"] == [1]
     [report] = rep.reports
@@ -152,6 +157,7 @@ MESH_SCRIPT = textwrap.dedent(
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     runs = []
     mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("data", "model"))
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh
     xs = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
 
     @jax.jit
@@ -160,11 +166,12 @@ MESH_SCRIPT = textwrap.dedent(
         return jnp.tanh(v) * 2
     """).success
     with capture_output():
-        ok = ip.run_cell("%%jaxstages -o rep\\nwith jax.set_mesh(mesh):\\n    out = layer(xs)").success
+        ok = ip.run_cell("%%jaxstages -o rep\\nwith set_mesh(mesh):\\n    out = layer(xs)").success
     [report] = ip.user_ns["rep"].reports
     print(json.dumps({"ok": ok, "devices": jax.device_count(), "runs": len(ip.user_ns["runs"]),
                       "function": report.function, "args": [[a.type_str, a.sharding] for a in report.traced.args],
                       "inputs": [p.sharding for p in report.compiled.inputs],
+                      "jax_inputs": [str(s) for s in jax.tree.leaves(ip.user_ns["layer"].lower(ip.user_ns["xs"]).compile().input_shardings)],
                       "stations": list(report.stations_reached), "cache_hit": report.cache_hit}))
     '''
 )
@@ -180,8 +187,7 @@ def test_mesh_context_on_eight_devices_names_the_mesh():
     assert type_str == "f32[8,8]"
     # Traced shows the argument's type (Auto axes are not part of it); Compiled shows where it lives.
     assert sharding.startswith("NamedSharding(mesh=AbstractMesh('data': 2, 'model': 4, axis_types=(Auto, Auto)")
-    assert result["inputs"] == ["NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), "
-                                "spec=P('data', 'model'), memory_kind=device)"]
+    assert result["inputs"] == result["jax_inputs"] and "Mesh('data': 2, 'model': 4" in result["inputs"][0]
     assert result["stations"] == ["traced", "lowered", "compiled"] and result["cache_hit"] is False
 
 
@@ -238,6 +244,19 @@ def test_user_train_step_calling_optax_is_the_only_report(shell):
     assert [(r.function, r.kind) for r in rep.reports] == [("train_step", "user")]
     assert _fully_staged(rep.reports[0])
     assert "tree_bias_correction" not in " ".join(rep.notes)
+
+
+def test_equinox_filter_jit_is_reported_at_the_users_line(shell):
+    _define(shell, "import equinox as eqx\nlosses = []\n@eqx.filter_jit\ndef loss(model, v):\n    losses.append(1)\n"
+                   "    return jnp.sum(model(v) ** 2)\nmodel = eqx.nn.Linear(3, 2, key=jax.random.key(0))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nvalue = loss(model, jnp.ones(3))")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["losses"] == [1]
+    [report] = rep.reports
+    # equinox jits a wrapper of its own, named after the user's function: JAX says it is defined in equinox
+    assert (report.function, report.kind) == ("loss", "library")
+    assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 2)
+    assert _fully_staged(report) and not report.cache_hit
 
 
 @pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])
@@ -308,7 +327,7 @@ def test_callback_raising_at_run_time_is_blamed_on_run(shell, callback):
     assert report.stopped_at == "run"
     assert report.outcome == "failed while running"
     assert _fully_staged(report)
-    assert report.error.type_name == "JaxRuntimeError"
+    assert report.error.type_name == type(result.error_in_exec).__name__  # JaxRuntimeError; XlaRuntimeError on 0.7
 
 
 def test_callback_error_summary_names_the_callbacks_exception(shell):
@@ -361,9 +380,22 @@ def test_first_call_of_jitted_partial_and_callable_object_is_not_a_cache_hit(she
     _first_call_is_not_a_cache_hit(shell, (("pg(x)", "g"), ("jobj(x)", "obj")))
 
 
+PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
+
+
 def test_first_call_of_pmap_is_not_a_cache_hit(shell):
     _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
-    _first_call_is_not_a_cache_hit(shell, (("pf(xp)", "pmap"),))
+    if PMAP_IS_JIT:
+        _first_call_is_not_a_cache_hit(shell, (("pf(xp)", "pmap"),))
+        assert shell.user_ns["rep"].reports[0].wrapper.kind == "jax.pmap"
+        return
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nr = pf(xp)")
+    assert result.success and shell.user_ns["runs"] == ["pmap"]
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind, report.cache_hit) == ("pm", "jax.pmap", False)
+    assert report.timings.compile_seconds is not None and report.stations_reached == ()
+    assert report.notes == (f"PmapFunction compiles outside jax.jit's path on jax {jax.__version__}: its timings are shown; "
+                            "its stations are not read back (that would trace it again)",)
 
 
 def test_second_identical_call_in_a_later_cell_is_a_cache_hit(shell):

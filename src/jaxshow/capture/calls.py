@@ -23,13 +23,14 @@ import sys
 import sysconfig
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.stations import PACKAGE_DIR, abstract_arguments, jit_target, static_values
+from jaxshow.capture.stations import JIT_TYPE, PACKAGE_DIR, abstract_arguments, jit_target, stageable, static_values
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent
 
@@ -51,7 +52,7 @@ class CallRecord:
     """One call that JAX handled in Python while a capture was open (mutable while the cell runs)."""
 
     seq: int
-    path: Literal["jit", "transform", "hit", "events"]
+    path: Literal["jit", "transform", "hit", "events", "wrapper"]
     name: str = "?"
     source_file: str | None = None
     fun: Any = None
@@ -337,6 +338,28 @@ class CallCapture(_jax_compat.CallObserver):
         self._quiet_rebuild(record, walk)
         return record
 
+    def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
+        """A direct call of a JAX wrapper that compiles outside jit's path (``jax.pmap`` on jax 0.7).
+
+        No hook sees it: its record is the events it emitted on this thread
+        (gathered from the event-only records made since ``since``), with no
+        stations, which could only be read again by tracing it again.
+        """
+        orphans = [r for r in self._local.mine[since:] if r.path == "events"]
+        record = self._new_record("wrapper", None)
+        record.site = record.cell_site = site
+        inner = getattr(wrapper, "__wrapped__", None)  # JAX's wrapper, made with functools.wraps
+        if type(inner) is types.FunctionType:
+            record.name, record.source_file = inner.__name__, inner.__code__.co_filename
+        for orphan in orphans:
+            record.events.extend(orphan.events)
+            with self._lock:
+                if orphan in self.records:
+                    self.records.remove(orphan)
+        record.notes.append(f"{type(wrapper).__name__} compiles outside jax.jit's path on jax {jax.__version__}: "
+                            "its timings are shown; its stations are not read back (that would trace it again)")
+        return record
+
     # internals -------------------------------------------------------------------------
 
     def _new_record(self, path: str, frame: Any) -> CallRecord:
@@ -494,6 +517,8 @@ class DirectCalls:
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
         target = jit_target(fn)
+        if target is None and (type(fn).__module__ or "").startswith("jax"):
+            target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         self._stack().append(None if target is None else _Pending(target, SourceLocation(sys._getframe(1).f_code.co_filename, line), column))
         return fn
 
@@ -529,7 +554,7 @@ class DirectCalls:
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
-        if pending.key not in self._first:
+        if pending.key not in self._first and type(pending.wrapper) is JIT_TYPE:
             args = (*pending.lead, *pending.args)
             pending.abstract = abstract_arguments(pending.wrapper, args, {**pending.bound, **kwargs})
 
@@ -538,8 +563,14 @@ class DirectCalls:
             self.counter.after(pending.wrapper, pending.token)
         if self.capture is None:
             return
-        own = self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper))
         key = pending.key
+        if type(pending.wrapper) is not JIT_TYPE:
+            if key in self._first:
+                self._first[key].repeat_hits += 1  # type: ignore[union-attr]
+            else:
+                self._first[key] = self.capture.record_wrapper_call(pending.made_before, pending.wrapper, pending.site)
+            return
+        own = self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper))
         if key in self._first:
             first = self._first[key]
             if first is not None and own is None:

@@ -147,7 +147,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         function=record.name,
         wrapper=_labelled_wrapper(wrapper_station(
             record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
-            kind="jax.pmap" if record.pmap else ("jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"),
+            kind=_wrapper_kind(record),
             static_args=record.static_args), label),
         traced=traced,
         lowered=lowered,
@@ -164,6 +164,12 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
     )
+
+
+def _wrapper_kind(record: CallRecord) -> str:
+    if record.pmap or record.path == "wrapper":
+        return "jax.pmap"
+    return "jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"
 
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:

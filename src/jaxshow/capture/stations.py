@@ -462,8 +462,9 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
     result = _WalkResult()
     stage: Stage = "trace"
     try:
-        if type(fn) is JIT_TYPE:
-            traced = fn.trace(*args, **kwargs)
+        trace = getattr(fn, "trace", None)  # fn is JAX's own wrapper (stageable() checked): no user attribute
+        if callable(trace):
+            traced = trace(*args, **kwargs)
             result.traced = traced_station(traced, source_info=options.debug_info)
             stage = "lower"
             lowered = traced.lower()
