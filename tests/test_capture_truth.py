@@ -17,6 +17,7 @@ import textwrap
 
 import jax
 import pytest
+from IPython.core.error import UsageError
 
 from jaxshow.capture import calls as calls_module
 from shellrun import run_captured
@@ -554,3 +555,73 @@ def test_syntax_error_cell_is_ipythons_own(shell):
     assert "SyntaxError: incomplete input" in text
     assert "jaxshow" not in text
     assert not any("ran normally" in t for t in _texts(cap))
+
+
+# hostile and unusual input -----------------------------------------------------------------------
+
+
+def test_a_user_pytree_is_not_rebuilt_for_the_report(shell):
+    _define(shell, "built = []\n@jax.tree_util.register_pytree_node_class\nclass Box:\n"
+                   "    def __init__(self, v):\n        built.append(1)\n        self.v = v\n"
+                   "    def tree_flatten(self):\n        return (self.v,), None\n"
+                   "    @classmethod\n    def tree_unflatten(cls, aux, children):\n        return cls(*children)\n"
+                   "box = Box(jnp.ones(2))\nboxed = jax.jit(lambda b: b.v * 2)\nboxed(box)\nbuilt.clear()")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = boxed(box)")
+    assert result.success and shell.user_ns["built"] == [], "the hit's stations came from JAX's caches, no rebuilt Box"
+    [report] = rep.reports
+    assert report.cache_hit and _fully_staged(report)
+
+
+@pytest.mark.parametrize("name, why", [
+    ("__builtins__", "-o __builtins__: names like __builtins__ belong to Python"),
+    ("not a name", "-o needs a variable name, got \"'not a name'\""),  # IPython's argument split keeps the quotes
+    ("class", "-o class: 'class' is a Python keyword"),
+    ("Out", "-o Out: Out is one of IPython's own names"),
+    ("_i3", "-o _i3: _i3 is one of IPython's own names"),
+])
+def test_output_names_are_checked_before_the_cell_runs(shell, name, why):
+    for magic in ("jaxstages", "jaxcache"):
+        with pytest.raises(UsageError) as info:
+            shell.run_cell_magic(magic, f"-o '{name}'" if " " in name else f"-o {name}", "sentinel = 1")
+        assert str(info.value).splitlines()[0] == why
+        assert "sentinel" not in shell.user_ns
+    if " " not in name:
+        result = shell.run_cell(f"%%jaxstages -o {name}\nsentinel = 1", store_history=True)
+        assert isinstance(result.error_in_exec, UsageError) and str(result.error_in_exec).splitlines()[0] == why
+        assert "sentinel" not in shell.user_ns
+
+
+def test_a_closure_over_a_mutable_ref_keeps_its_compiled_station(shell):
+    if not hasattr(jax, "new_ref"):
+        pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
+    _define(shell, "acc = jax.new_ref(jnp.zeros(3))\n@jax.jit\ndef bump(v):\n    acc[...] = acc[...] + v\n    return v * 2")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = bump(jnp.ones(3))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.error is None and report.stopped_at is None and report.compiled is not None
+    assert report.compiled.optimized_hlo_text
+
+
+def test_an_embedded_shell_finds_the_modules_names():
+    import types as pytypes
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    module = pytypes.ModuleType("embedded_user_module")
+    exec("import jax, jax.numpy as jnp\nscale = jax.jit(lambda v: v * 3)\nx = jnp.ones(2)", module.__dict__)
+    InteractiveShell.clear_instance()
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    ip = InteractiveShell.instance(config=config, user_module=module, user_ns=module.__dict__)
+    try:
+        ip.run_line_magic("load_ext", "jaxshow")
+        result = ip.run_cell("%%jaxstages -o rep\ny = scale(x)", store_history=True)
+        assert result.success, result.error_in_exec
+        [report] = module.__dict__["rep"].reports
+        assert report.function == "<lambda>" and module.__dict__["y"].tolist() == [3.0, 3.0]
+        assert ip.run_cell("%%jaxcache -o crep\nscale(jnp.ones(5))", store_history=True).success
+        assert [f.traced for f in module.__dict__["crep"].functions] == [1]
+        ip.run_line_magic("unload_ext", "jaxshow")
+    finally:
+        InteractiveShell.clear_instance()

@@ -606,8 +606,8 @@ class CallObserver:
         """JAX's Python path for a jit wrapper's call started (a C++ cache miss, ``.trace`` or ``.lower``)."""
         raise NotImplementedError
 
-    def trace_ended(self, token: Any, jaxpr: Any, rebuild: Callable[[], Any] | None, error: BaseException | None) -> None:  # pragma: no cover
-        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) or ``error``; ``rebuild()`` gives JAX's ``Traced`` from its caches."""
+    def trace_ended(self, token: Any, jaxpr: Any, error: BaseException | None) -> None:  # pragma: no cover
+        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) or ``error``."""
         raise NotImplementedError
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> Any:  # pragma: no cover
@@ -654,7 +654,6 @@ def call_hooks_supported() -> bool:
         and _entry_hook_name(module) is not None
         and callable(getattr(module, "_pjit_call_impl_python", None))
         and callable(getattr(module, "_resolve_and_lower", None))
-        and callable(getattr(module, "jit_trace", None))
     )
 
 
@@ -692,7 +691,6 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     original_entry = getattr(module, entry_name)
     original_run = module._pjit_call_impl_python
     original_lower = module._resolve_and_lower
-    jit_trace = module.jit_trace
 
     def entry(fun, ji, args, kwargs):
         if observer.busy():
@@ -701,11 +699,10 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         try:
             result = original_entry(fun, ji, args, kwargs)
         except BaseException as exc:
-            _quietly(observer.trace_ended, token, None, None, exc)
+            _quietly(observer.trace_ended, token, None, exc)
             _drop_own_frame(exc, sys._getframe())
             raise
-        shim = _JitShim(fun, ji)
-        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], lambda: jit_trace(shim, *args, **kwargs), None)
+        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], None)
         return result
 
     def run(*args, **params):
@@ -748,14 +745,34 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     return uninstall
 
 
-class _JitShim:
-    """What JAX's ``jit_trace`` reads of a wrapper: ``_fun`` and ``_jit_info`` (0.7 to 0.12)."""
+def lower_traced(traced: Any) -> Any:
+    """The lowered computation of a ``jax.stages.Traced``, without building the user's argument pytree.
 
-    __slots__ = ("_fun", "_jit_info")
+    ``Traced.lower()`` unflattens the arguments' pytree into ``args_info``, so
+    a user pytree class's constructor runs again. The same lookup in JAX's
+    lowering cache, without that: ``_resolve_and_lower`` with the ``Traced``'s
+    own flat argument types and params (jax >= 0.8.2), or its
+    ``_lower_callable`` (jax 0.7); else ``Traced.lower()`` itself.
+    """
+    from jax._src.interpreters import mlir
 
-    def __init__(self, fun: Any, jit_info: Any) -> None:
-        self._fun = fun
-        self._jit_info = jit_info
+    params, meta = getattr(traced, "_params", None), getattr(traced, "_meta_tys_flat", None)
+    if isinstance(params, dict) and meta is not None and not jaxpr_is_high(params.get("jaxpr")):
+        module = _pjit_module()
+        return module._resolve_and_lower(meta, **params, lowering_platforms=None,
+                                         lowering_parameters=mlir.LoweringParameters(), pgle_profiler=None)
+    lower_callable = getattr(traced, "_lower_callable", None)
+    if lower_callable is not None:
+        return lower_callable(lowering_platforms=None, lowering_parameters=mlir.LoweringParameters())
+    return traced.lower()._lowering
+
+
+def traced_donated(traced: Any) -> tuple[bool, ...]:
+    """Which flat arguments of a ``jax.stages.Traced`` are donated."""
+    params = getattr(traced, "_params", None)
+    if isinstance(params, dict) and "donated_invars" in params:
+        return tuple(bool(d) for d in params["donated_invars"])
+    return tuple(bool(getattr(info, "donated", False)) for info in jax.tree_util.tree_leaves(traced.args_info))
 
 
 def computation_compiled(computation: Any) -> bool:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.stations import JIT_TYPE, PACKAGE_DIR, abstract_arguments, jit_target, stageable, static_values
+from jaxshow.capture.stations import JIT_TYPE, PACKAGE_DIR, arguments_for_walk, jit_target, stageable, static_values
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent
 
@@ -62,7 +62,6 @@ class CallRecord:
     cell_site: SourceLocation | None = None
     thread_id: int = 0
     jaxpr: Any = None
-    traced: Any = None
     computation: Any = None
     lowered: Any = None
     compiled: Any = None
@@ -96,7 +95,7 @@ class CallRecord:
 
     def release(self) -> None:
         """Drop every JAX object and the user's function (after the report is built)."""
-        self.fun = self.jit_info = self.jaxpr = self.traced = self.computation = self.lowered = self.compiled = self.error = None
+        self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
 
 
 @dataclass(eq=False)
@@ -146,6 +145,7 @@ class _ThreadState(threading.local):
         self.stack: list[_Frame] = []
         self.pending: CallRecord | None = None
         self.busy = False
+        self.rebuilding: CallRecord | None = None
         self.mine: list[CallRecord] = []
 
 
@@ -219,7 +219,7 @@ class CallCapture(_jax_compat.CallObserver):
         state.stack.append(frame)
         return frame
 
-    def trace_ended(self, frame: _Frame, jaxpr: Any, rebuild: Callable[[], Any] | None, error: BaseException | None) -> None:
+    def trace_ended(self, frame: _Frame, jaxpr: Any, error: BaseException | None) -> None:
         state = self._local
         if state.stack and state.stack[-1] is frame:
             state.stack.pop()
@@ -238,8 +238,6 @@ class CallCapture(_jax_compat.CallObserver):
         if pmapped is not None:
             record.name, record.source_file = pmapped
             record.pmap = True
-        if rebuild is not None and not _jax_compat.jaxpr_is_high(jaxpr):
-            record.traced = self._quiet_rebuild(record, rebuild)
         state.pending = record
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
@@ -291,6 +289,8 @@ class CallCapture(_jax_compat.CallObserver):
     def _on_event(self, event: StageEvent) -> None:
         state = self._local
         if state.busy:
+            if state.rebuilding is not None:
+                state.rebuilding.notes.append(f"jaxshow's read-back of the stations ran JAX's {event.stage} again ({event.fun_name})")
             return
         if state.stack:
             record = state.stack[0].record
@@ -330,10 +330,10 @@ class CallCapture(_jax_compat.CallObserver):
             return record
 
         def walk() -> None:
-            record.traced = wrapper.trace(*args, **kwargs)
-            record.jaxpr = record.traced.jaxpr
-            record.lowered = record.traced.lower()
-            record.compiled = record.lowered.compile()
+            traced = wrapper.trace(*args, **kwargs)
+            record.jaxpr, record.donated = traced.jaxpr, _jax_compat.traced_donated(traced)
+            record.computation = _jax_compat.lower_traced(traced)
+            _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
         return record
@@ -379,22 +379,22 @@ class CallCapture(_jax_compat.CallObserver):
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
         """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""
         state = self._local
-        state.busy = True
+        state.busy, state.rebuilding = True, record
         try:
             return build()
         except Exception as exc:  # noqa: BLE001 - the user's call already succeeded or raised its own error
             record.notes.append(f"jaxshow could not read this call's stages back from JAX's caches: {type(exc).__name__}: {exc}")
             return None
         finally:
-            state.busy = False
+            state.busy, state.rebuilding = False, None
 
 
 def _lower_and_compile(record: CallRecord) -> None:
-    """``Lowered`` and ``Compiled`` of a dispatch that lowered: all from JAX's caches, nothing redone."""
-    if record.traced is not None:
-        record.lowered = record.traced.lower()
-    else:
-        record.lowered = _jax_compat.lowered_from_computation(record.computation, record.jaxpr, record.donated)
+    """Public ``Lowered`` and ``Compiled`` around the computation JAX lowered for the call (its cached executable).
+
+    Built from the flat argument types, so no user pytree is rebuilt.
+    """
+    record.lowered = _jax_compat.lowered_from_computation(record.computation, record.jaxpr, record.donated)
     if record.failed_in != "compile":
         record.compiled = record.lowered.compile()
 
@@ -439,9 +439,9 @@ class _FanOut(_jax_compat.CallObserver):
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> list:
         return [(c, c.trace_started(fun, jit_info, args, kwargs)) for c in self._hooks.captures()]
 
-    def trace_ended(self, tokens: list, jaxpr: Any, rebuild: Any, error: BaseException | None) -> None:
+    def trace_ended(self, tokens: list, jaxpr: Any, error: BaseException | None) -> None:
         for capture, frame in tokens or ():
-            capture.trace_ended(frame, jaxpr, rebuild, error)
+            capture.trace_ended(frame, jaxpr, error)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
@@ -495,7 +495,7 @@ class DirectCalls:
     returned, still inside the cell's expression and so in its context. A
     call that reached none of JAX's Python hooks hit the C++ cache: the first
     such call per line and function gets its stations from JAX's caches there
-    (abstract arguments are taken before the call, so donation is harmless);
+    (donated arguments are made abstract before the call, so donation is harmless);
     later ones are counted on that line's first record.
 
     Args:
@@ -556,7 +556,7 @@ class DirectCalls:
         pending.made_before = self.capture.records_made()
         if pending.key not in self._first and type(pending.wrapper) is JIT_TYPE:
             args = (*pending.lead, *pending.args)
-            pending.abstract = abstract_arguments(pending.wrapper, args, {**pending.bound, **kwargs})
+            pending.abstract = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:

@@ -18,7 +18,6 @@ from jaxshow.capture.stations import (
     compiled_station,
     lowered_station,
     qualname_of,
-    traced_station,
     traced_station_from_jaxpr,
     wrapper_station,
 )
@@ -177,8 +176,6 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
 
 
 def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
-    if record.traced is not None:
-        return traced_station(record.traced, source_info=walk.debug_info)
     if record.jaxpr is not None:
         return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info)
     return None

@@ -176,13 +176,18 @@ def _abstract_leaf(leaf: Any) -> Any:
     return leaf
 
 
-def abstract_arguments(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Replace every array in a call's arguments by its abstract value; keep static ones."""
+def arguments_for_walk(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A call's arguments, safe to trace again after the call: donated ones abstract, the rest as they are.
+
+    A donated array is deleted by the call, so it is replaced by its
+    ``ShapeDtypeStruct`` before; every other argument is kept as passed, so no
+    pytree is rebuilt (a user pytree's constructor would run again).
+    """
     options = _jax_compat.jit_options(fn) or {}
-    static_nums = {i % len(args) for i in options.get("static_argnums", ()) if args and -len(args) <= i < len(args)}
-    static_names = set(options.get("static_argnames", ()))
-    new_args = tuple(a if i in static_nums else jax.tree_util.tree_map(_abstract_leaf, a) for i, a in enumerate(args))
-    new_kwargs = {k: v if k in static_names else jax.tree_util.tree_map(_abstract_leaf, v) for k, v in kwargs.items()}
+    donated = {i % len(args) for i in options.get("donate_argnums", ()) if args and -len(args) <= i < len(args)}
+    donated_names = set(options.get("donate_argnames", ()))
+    new_args = tuple(jax.tree_util.tree_map(_abstract_leaf, a) if i in donated else a for i, a in enumerate(args))
+    new_kwargs = {k: jax.tree_util.tree_map(_abstract_leaf, v) if k in donated_names else v for k, v in kwargs.items()}
     return new_args, new_kwargs
 
 
@@ -279,7 +284,10 @@ def traced_station(traced: Any, *, source_info: bool = False) -> TracedStation:
 
 
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False) -> TracedStation:
-    """The ``Traced`` station of a jaxpr JAX compiled with no ``Traced`` object (under ``grad``, ``vmap``)."""
+    """The ``Traced`` station of the jaxpr a call traced, from its flat avals and JAX's own names.
+
+    Nothing is unflattened: a user pytree class is never constructed for the report.
+    """
     names = arg_names_of(closed)
     avals = list(closed.in_avals)
     if names is None or len(names) != len(avals):
@@ -289,7 +297,11 @@ def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_
 
 
 def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
-    return tuple(_spec_from_aval(f"result[{i}]", aval) for i, aval in enumerate(closed.out_avals))
+    avals = list(closed.out_avals)
+    paths = getattr(getattr(closed.jaxpr, "debug_info", None), "result_paths", None)
+    if not isinstance(paths, (tuple, list)) or len(paths) != len(avals):
+        paths = [f"result[{i}]" for i in range(len(avals))]
+    return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
 
 
 def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,
