@@ -578,3 +578,27 @@ def test_what_a_frontend_receives_for_a_rendered_record_and_for_a_bare_one(monke
     monkeypatch.setattr(report_module, "RENDERERS", {})
     data, _ = DisplayFormatter().format(report)
     assert data == {"text/plain": "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"}
+
+
+def test_head_line_says_where_whose_and_which_thread_in_both_forms():
+    report = _report(
+        call_site=SourceLocation("In[1]", 7, "helper"),
+        cell_site=SourceLocation("In[3]", 2, "<module>"),
+        kind="library",
+        other_thread=True,
+    )
+    first = render.to_text(report).splitlines()[0]
+    assert first == ("step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms (called at In[1]:7 in helper) (from In[3]:2) "
+                     "(a library's function) (on another thread)")
+    page = render.to_html(report)
+    for bit in ("· called at In[1]:7 in helper", "· from In[3]:2", "· a library&#x27;s function", "· on another thread"):
+        assert bit in page
+
+
+def test_disable_jit_and_failures_are_never_headed_cache_hit():
+    assert render.to_text(_report(jit_disabled=True)).splitlines()[0] == (
+        "step: ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it")
+    failed = _report(traced=None, lowered=None, compiled=None, stopped_at="trace", error=ErrorSummary("TypeError", "bad", "trace"),
+                     timings=StageTimings())
+    assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; nothing compiled>"
+    assert render.to_text(failed).splitlines()[:2] == ["step: failed while tracing", "  failed while tracing: TypeError: bad"]

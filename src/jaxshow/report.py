@@ -293,7 +293,10 @@ class StagesReport(_Displayable):
     def _summary(self) -> str:
         reached = ", ".join(self.stations_reached) or "no station"
         stop = f"; failed while {_DOING.get(self.stopped_at, self.stopped_at)}" if self.stopped_at else ""
-        spent = format_seconds(self.timings.total_seconds) if self.timings.stages_run else ("jit disabled" if self.jit_disabled else "cache hit")
+        if self.timings.stages_run:
+            spent = format_seconds(self.timings.total_seconds)
+        else:
+            spent = "jit disabled" if self.jit_disabled else ("cache hit" if self.cache_hit else "nothing compiled")
         return f"{self.function!r}: {reached}{stop}; {spent}"
 
 

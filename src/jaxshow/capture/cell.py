@@ -96,7 +96,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             names=tuple(dict.fromkeys(r.name for r in helpers)),
         ),
         notes=tuple(notes),
-        cell_error=ErrorSummary.from_exception(cell_error) if cell_error is not None else None,
+        cell_error=_labelled_error(cell_error, None, label_text),
     )
     capture.release()
     return report
@@ -137,9 +137,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "transform":
         notes.append(f"compiled for a transformation of {record.name} (its derivative under jax.grad, its batched form under "
                      "jax.vmap, …): the jaxpr and arguments are the transformed ones")
-    if record.path == "hit":
+    if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
-    error = ErrorSummary.from_exception(record.error, record.failed_in) if record.error is not None else None
+    error = _labelled_error(record.error, record.failed_in, label_text)
     if record.failed_in == "run":
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
@@ -163,6 +163,13 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
     )
+
+
+def _labelled_error(error: BaseException | None, stage: str | None, label_text: Callable[[str], str]) -> ErrorSummary | None:
+    if error is None:
+        return None
+    summary = ErrorSummary.from_exception(error, stage)  # type: ignore[arg-type]
+    return dataclasses.replace(summary, message=label_text(summary.message))
 
 
 def _wrapper_kind(record: CallRecord) -> str:

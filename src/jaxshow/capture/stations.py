@@ -1,9 +1,12 @@
-"""Walk a jitted call through JAX's stages and record each station as plain data.
+"""The four stations as plain data: the ``jax.jit`` wrapper, ``Traced``, ``Lowered``, ``Compiled``.
 
-``jax.jit(f)`` -> ``Traced`` -> ``Lowered`` -> ``Compiled``. JAX caches every
-step, so walking them again with the *abstract* arguments of a call that already
-ran is a cache hit at each station: nothing is traced, lowered or compiled a
-second time. Records hold shapes, dtypes and sharding strings, never arrays.
+Each station is read from JAX's own objects: the jaxpr a call traced, the
+``Lowered``/``Compiled`` around the computation it lowered and the executable
+it compiled (see :mod:`jaxshow.capture.calls`), or, for ``jaxshow.stages()``,
+the objects of an ahead-of-time walk. Records hold shapes, dtypes and sharding
+strings, never arrays. An analysis JAX cannot give is "not available" with
+JAX's reason. Also here: telling JAX's wrappers apart by type, never by
+reading a user object's attributes.
 
 This module uses JAX but never IPython.
 """

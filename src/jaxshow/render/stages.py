@@ -108,6 +108,24 @@ def _where(site: SourceLocation, budget: TextBudget) -> str:
     return line(f"{site.file}:{site.line}", budget)
 
 
+def _whereabouts(report: StagesReport, budget: TextBudget) -> list[str]:
+    """The head line's facts after the outcome, the same in both forms: where it was called, whose, which thread."""
+    bits = []
+    site = report.call_site
+    if site:
+        inside = f" in {site.function}" if site.function and site.function != "<module>" else ""
+        bits.append(f"called at {_where(site, budget)}{line(inside, budget)}")
+    if report.cell_site:
+        bits.append(f"from {_where(report.cell_site, budget)}")
+    if report.kind != "user":
+        bits.append("a library's function" if report.kind == "library" else "JAX's own function")
+    if report.other_thread:
+        bits.append("on another thread")
+    if not report.executed and report.error is None:
+        bits.append("walked ahead of time, not executed")
+    return bits
+
+
 def _stopped_line(report: StagesReport, budget: TextBudget) -> str:
     error = report.error
     return f"{line(report.outcome, budget)}: {line(error.type_name, budget)}: {message(error.message, budget)}"
@@ -235,10 +253,7 @@ def _missing_station(number: str, title: str, report: StagesReport, budget: Text
 @render.html_body.register
 def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     head = [tag("b", line(report.function, budget)), " ", muted(line(report.outcome, budget))]
-    if report.call_site:
-        head += [" ", muted(f"· called at {_where(report.call_site, budget)}")]
-    if not report.executed and report.error is None:
-        head += [" ", muted("· walked ahead of time, not executed")]
+    head += [item for bit in _whereabouts(report, budget) for item in (" ", muted(f"· {bit}"))]
     parts: list[Html] = [tag("div", *head, cls="js-head")]
     if report.error:
         parts.append(tag("div", _stopped_line(report, budget), cls="js-error", style=ERROR_STYLE))
@@ -267,8 +282,8 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     if error is None:
         return None
     if any(r.error and (r.error.type_name, r.error.message) == (error.type_name, error.message) for r in cell.reports):
-        return f"the cell raised this {line(error.type_name, budget)} (traceback below)"
-    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (traceback below)"
+        return f"the cell raised this {line(error.type_name, budget)} (its traceback is in the cell's output)"
+    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
 
 
 _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
@@ -315,10 +330,7 @@ def _text_rows(header: tuple[str, ...] | None, table_rows: list[tuple[str, ...]]
 @render.text_body.register
 def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     out = [f"{line(report.function, budget)}: {line(report.outcome, budget)}"]
-    if report.call_site:
-        out[0] += f" (called at {_where(report.call_site, budget)})"
-    if not report.executed and report.error is None:
-        out[0] += " (walked ahead of time, not executed)"
+    out[0] += "".join(f" ({bit})" for bit in _whereabouts(report, budget))
     if report.error:
         out.append("  " + hang(_stopped_line(report, budget), "    "))
     out.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
