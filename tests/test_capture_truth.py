@@ -20,6 +20,8 @@ import pytest
 from IPython.core.error import UsageError
 
 from jaxshow.capture import calls as calls_module
+from jaxshow.cellrun import label_cells
+from jaxshow.render import to_text as render_text
 from shellrun import run_captured
 
 SETUP = """
@@ -625,3 +627,64 @@ def test_an_embedded_shell_finds_the_modules_names():
         ip.run_line_magic("unload_ext", "jaxshow")
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_ahead_of_time_lowering_in_the_cell_is_the_calls_own(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ncompiled = f.lower(jnp.ones(11)).compile()")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "f" and _fully_staged(report) and report.traced.args[0].type_str == "f32[11]"
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in report.notes
+    assert "f" not in rep.helper_compiles.names
+    assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
+
+
+def test_compile_then_call_again_is_reported_as_the_compile(shell):
+    _define(shell, "def g(v):\n    runs.append('g')\n    return v * 5")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nfg = jax.jit(g)\nfg(x)\nfg(x)")
+    assert shell.user_ns["runs"] == ["g"]
+    [report] = rep.reports
+    assert report.cache_hit is False and report.timings.stages_run == ("trace", "lower", "compile")
+    assert "called 2 times with this signature in the cell" in report.notes
+    assert rep.other_compiles.count == 0
+
+
+def test_calls_not_shown_keep_their_compile_seconds_in_the_cell_line(shell):
+    _define(shell, "@jax.jit\ndef first(v):\n    return v - 1\n@jax.jit\ndef second(v):\n    return v + 1")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = first(x)\nb = second(x)")
+    assert [r.function for r in rep.reports] == ["second"]
+    assert (rep.other_compiles.count, rep.other_compiles.names) == (1, ("first",))
+    text = render_text(rep)
+    assert "(1 compile of your other jitted calls (--all shows them) folded away: first)" in text
+    assert "your other calls" in text.splitlines()[0]
+
+
+def test_grads_forward_and_backward_programs_are_two_reports(shell):
+    _define(shell, "@jax.jit\ndef fb(v):\n    jax.debug.callback(lambda t: None, v)\n    return jnp.sin(v)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(fb)(1.0)")
+    assert result.success, result.error_in_exec
+    transformed = [r for r in rep.reports if r.wrapper.kind.startswith("jit_p")]
+    assert len(transformed) == 2 and transformed[0].traced.jaxpr_text != transformed[1].traced.jaxpr_text
+    assert not any("called 2 times" in n for r in transformed for n in r.notes)
+
+
+def test_timeit_call_site_is_the_cells_line(shell):
+    _run(shell, "%%jaxstages\ny = f(x)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\n%timeit -n 3 -r 1 f(x)")
+    [report] = rep.reports
+    assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 2)
+    assert report.cache_hit
+
+
+def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
+    _define(shell, "def soft(v):\n    runs.append('soft')\n    return jnp.log1p(jnp.exp(v))")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nout = jax.vmap(jax.jit(jax.grad(soft)))(jnp.arange(3.0))")
+    assert result.success and shell.user_ns["runs"] == ["soft"]
+    assert [(r.function, r.wrapper.kind, r.stations_reached) for r in rep.reports] == [
+        ("soft", "jax.jit", ("traced",)), ("soft", "jit_p (inside a transformation)", ("traced", "lowered", "compiled"))]
+    traced, compiled = rep.reports
+    assert not traced.cache_hit
+    assert traced.outcome == "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
+    assert compiled.timings.stages_run == ("lower", "compile")

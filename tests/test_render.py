@@ -600,5 +600,5 @@ def test_disable_jit_and_failures_are_never_headed_cache_hit():
         "step: ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it")
     failed = _report(traced=None, lowered=None, compiled=None, stopped_at="trace", error=ErrorSummary("TypeError", "bad", "trace"),
                      timings=StageTimings())
-    assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; nothing compiled>"
+    assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; no stage timings>"
     assert render.to_text(failed).splitlines()[:2] == ["step: failed while tracing", "  failed while tracing: TypeError: bad"]

@@ -745,34 +745,27 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     return uninstall
 
 
-def lower_traced(traced: Any) -> Any:
-    """The lowered computation of a ``jax.stages.Traced``, without building the user's argument pytree.
+def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any]:
+    """``(jaxpr, donated flags, lowered computation)`` of a jit wrapper's call, from JAX's caches.
 
-    ``Traced.lower()`` unflattens the arguments' pytree into ``args_info``, so
-    a user pytree class's constructor runs again. The same lookup in JAX's
-    lowering cache, without that: ``_resolve_and_lower`` with the ``Traced``'s
-    own flat argument types and params (jax >= 0.8.2), or its
-    ``_lower_callable`` (jax 0.7); else ``Traced.lower()`` itself.
+    What ``wrapper.trace(*args).lower()`` looks up, without building a
+    ``Traced``: that unflattens the arguments' pytree (``args_info``), so a user
+    pytree class's constructor would run again. The same private path JAX's
+    dispatch takes on a miss: the entry hook (``_infer_params``;
+    ``_trace_for_jit`` on 0.9.0), then ``_resolve_and_lower`` with the flat
+    argument types (jax >= 0.8.2) or the flat arguments (older).
     """
     from jax._src.interpreters import mlir
 
-    params, meta = getattr(traced, "_params", None), getattr(traced, "_meta_tys_flat", None)
-    if isinstance(params, dict) and meta is not None and not jaxpr_is_high(params.get("jaxpr")):
-        module = _pjit_module()
-        return module._resolve_and_lower(meta, **params, lowering_platforms=None,
-                                         lowering_parameters=mlir.LoweringParameters(), pgle_profiler=None)
-    lower_callable = getattr(traced, "_lower_callable", None)
-    if lower_callable is not None:
-        return lower_callable(lowering_platforms=None, lowering_parameters=mlir.LoweringParameters())
-    return traced.lower()._lowering
-
-
-def traced_donated(traced: Any) -> tuple[bool, ...]:
-    """Which flat arguments of a ``jax.stages.Traced`` are donated."""
-    params = getattr(traced, "_params", None)
-    if isinstance(params, dict) and "donated_invars" in params:
-        return tuple(bool(d) for d in params["donated_invars"])
-    return tuple(bool(getattr(info, "donated", False)) for info in jax.tree_util.tree_leaves(traced.args_info))
+    module = _pjit_module()
+    entry = getattr(module, _entry_hook_name(module))
+    params, args_flat = entry(wrapper._fun, wrapper._jit_info, args, kwargs)
+    params = params.params
+    to_type = getattr(module, "convert_to_metaty", None)
+    arg_types = [to_type(a) for a in args_flat] if to_type is not None else args_flat
+    computation = module._resolve_and_lower(arg_types, **params, lowering_platforms=None,
+                                            lowering_parameters=mlir.LoweringParameters(), pgle_profiler=None)
+    return params["jaxpr"], tuple(bool(d) for d in params["donated_invars"]), computation
 
 
 def computation_compiled(computation: Any) -> bool:

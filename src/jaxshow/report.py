@@ -262,6 +262,7 @@ class StagesReport(_Displayable):
     repeat_hits: int = 0
     other_thread: bool = False
     jit_disabled: bool = False
+    under_transform: bool = False
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
@@ -270,8 +271,8 @@ class StagesReport(_Displayable):
 
     @property
     def cache_hit(self) -> bool:
-        """JAX did none of trace, lower or compile for this call, nothing failed, and jit was on."""
-        return self.error is None and not self.jit_disabled and not self.timings.stages_run
+        """JAX did none of trace, lower or compile for this call, nothing failed, jit was on, and no transformation hid it."""
+        return self.error is None and not self.jit_disabled and not self.under_transform and not self.timings.stages_run
 
     @property
     def outcome(self) -> str:
@@ -280,6 +281,8 @@ class StagesReport(_Displayable):
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
+        if self.under_transform and not self.timings.stages_run:
+            return "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [
@@ -296,7 +299,7 @@ class StagesReport(_Displayable):
         if self.timings.stages_run:
             spent = format_seconds(self.timings.total_seconds)
         else:
-            spent = "jit disabled" if self.jit_disabled else ("cache hit" if self.cache_hit else "nothing compiled")
+            spent = "jit disabled" if self.jit_disabled else ("cache hit" if self.cache_hit else "no stage timings")
         return f"{self.function!r}: {reached}{stop}; {spent}"
 
 
@@ -310,10 +313,13 @@ class CellReport(_Displayable):
     helper_compiles: HelperCompiles = field(default_factory=HelperCompiles)
     notes: tuple[str, ...] = ()
     cell_error: ErrorSummary | None = None
+    other_compiles: HelperCompiles = field(default_factory=HelperCompiles)
+    """Stage seconds of the user's jitted calls not shown as reports (``--all`` shows them)."""
 
     @property
     def compile_pipeline_seconds(self) -> float:
-        return sum(r.timings.total_seconds for r in self.reports) + self.helper_compiles.seconds
+        shown = sum(r.timings.total_seconds for r in self.reports)
+        return shown + self.helper_compiles.seconds + self.other_compiles.seconds
 
     def _summary(self) -> str:
         names = ", ".join(repr(r.function) for r in self.reports) or "no jitted call"

@@ -260,7 +260,12 @@ class CallCapture(_jax_compat.CallObserver):
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         stack = self._local.stack
-        if not stack or stack[-1].nested or stack[-1].phase != "run":
+        if not stack:  # an ahead-of-time Traced.lower() of the call traced last on this thread
+            record = self._local.pending
+            if record is not None and error is None:
+                record.computation = computation
+            return
+        if stack[-1].nested or stack[-1].phase != "run":
             return
         record = stack[-1].record
         if error is not None:
@@ -296,6 +301,9 @@ class CallCapture(_jax_compat.CallObserver):
             record = state.stack[0].record
             (record.events if len(state.stack) == 1 else record.nested_events).append(event)
             return
+        if state.pending is not None:  # lowered or compiled ahead of time (.lower(), .compile()) after its trace
+            state.pending.events.append(event)
+            return
         record = self._new_record("events", sys._getframe(1))
         record.name = event.base_name
         record.events.append(event)
@@ -330,9 +338,7 @@ class CallCapture(_jax_compat.CallObserver):
             return record
 
         def walk() -> None:
-            traced = wrapper.trace(*args, **kwargs)
-            record.jaxpr, record.donated = traced.jaxpr, _jax_compat.traced_donated(traced)
-            record.computation = _jax_compat.lower_traced(traced)
+            record.jaxpr, record.donated, record.computation = _jax_compat.lower_cached(wrapper, args, kwargs)
             _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
@@ -387,6 +393,18 @@ class CallCapture(_jax_compat.CallObserver):
             return None
         finally:
             state.busy, state.rebuilding = False, None
+
+
+def finish_ahead_of_time(record: CallRecord) -> None:
+    """Stations of a call lowered (and maybe compiled) ahead of time in the cell: ``f.lower(x).compile()``.
+
+    The executable is taken only if JAX has it cached: nothing is compiled for the report.
+    """
+    if record.lowered is not None or record.computation is None or record.jaxpr is None:
+        return
+    record.lowered = _jax_compat.lowered_from_computation(record.computation, record.jaxpr, record.donated)
+    if _jax_compat.computation_compiled(record.computation):
+        record.compiled = record.lowered.compile()
 
 
 def _lower_and_compile(record: CallRecord) -> None:
@@ -519,8 +537,15 @@ class DirectCalls:
         target = jit_target(fn)
         if target is None and (type(fn).__module__ or "").startswith("jax"):
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
-        self._stack().append(None if target is None else _Pending(target, SourceLocation(sys._getframe(1).f_code.co_filename, line), column))
+        self._stack().append(None if target is None else _Pending(target, self._site(sys._getframe(1), line), column))
         return fn
+
+    def _site(self, frame: Any, line: int) -> SourceLocation:
+        """The call's line: in the cell, or, for code IPython compiles itself (``%timeit``), the cell line that ran it."""
+        filename = frame.f_code.co_filename
+        if _is_user_file(filename) or self.capture is None:
+            return SourceLocation(filename, line)
+        return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
 
     def args(self, *args: Any) -> tuple:
         stack = self._stack()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
-from jaxshow.capture.calls import CallCapture, CallRecord
+from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.stations import (
     WalkOptions,
     compiled_station,
@@ -51,27 +51,26 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     """
     records = [r for r in capture.records if r.path != "events" or r.events]
     candidates = [r for r in records if r.kind != "jax" and r.path != "events"]
+    groups: dict[tuple, list[CallRecord]] = {}
+    for record in candidates:
+        groups.setdefault(_signature_key(record), []).append(record)
     if options.name is not None:
-        chosen = [r for r in candidates if options.name in (r.name, qualname_of(r.fun, r.name))]
+        chosen = [g for g in groups.values() if options.name in (g[0].name, qualname_of(g[0].fun, g[0].name))]
     elif options.show_all:
-        chosen = candidates
+        chosen = list(groups.values())
     else:
         users = [r for r in candidates if r.kind == "user"]
-        chosen = (users or candidates)[-1:]
+        last = (users or candidates)[-1:]
+        chosen = [groups[_signature_key(last[0])]] if last else []
     notes: list[str] = []
-    reports: dict[tuple, StagesReport] = {}
-    repeats: dict[tuple, int] = {}
-    for record in chosen:
+    reports = []
+    for group in chosen:
         try:
-            report = stages_report(record, options.walk, capture.thread_id, label, label_text)
+            reports.append(_group_report(group, options.walk, capture.thread_id, label, label_text))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
-            notes.append(f"jaxshow could not read the stations of {record.name}: {type(exc).__name__}: {exc}")
-            continue
-        key = _signature_key(record, report)
-        repeats[key] = repeats.get(key, 0) + 1 + record.repeat_hits
-        reports.setdefault(key, report)
-    shown = {r.name for r in chosen}
-    others = [r for r in candidates if r.name not in shown]
+            notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
+    shown = [r for g in chosen for r in g]
+    others = [r for r in candidates if all(r is not s for s in shown)]
     if others and options.name is None:
         names = list(dict.fromkeys(r.name for r in others))
         notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
@@ -80,21 +79,19 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     elif not candidates:
         notes.append(_no_call_note(records))
     if capture.dropped:
-        notes.append(f"{capture.dropped:,} more calls compiled in this cell than jaxshow keeps ({len(capture.records):,}); they are not shown")
+        notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
+                     f"({len(capture.records):,}); they are not shown")
     if not capture.hooks_installed:
         notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
     helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
-    nested = [e for r in chosen for e in r.nested_events]
-    helper_events = [e for r in helpers for e in r.events] + nested
+    helper_events = [e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events]
+    other_events = [e for r in others for e in r.events]
     report = CellReport(
-        reports=tuple(_with_repeats(r, repeats[k]) for k, r in reports.items()),
+        reports=tuple(reports),
         cell_seconds=cell_seconds,
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
-        helper_compiles=HelperCompiles(
-            count=sum(1 for e in helper_events if e.stage == "compile"),
-            seconds=sum(e.seconds for e in helper_events),
-            names=tuple(dict.fromkeys(r.name for r in helpers)),
-        ),
+        helper_compiles=_folded(helper_events, helpers),
+        other_compiles=_folded(other_events, others),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
     )
@@ -102,11 +99,39 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     return report
 
 
-def _signature_key(record: CallRecord, report: StagesReport) -> tuple:
-    """One report per function object and signature: a hot loop gives one, however many calls."""
-    types = tuple((a.path, a.type_str, a.weak_type, a.sharding) for a in report.traced.args) if report.traced else (record.seq,)
-    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", types, record.static_args,
-            record.failed_in)
+def _folded(events: list, records: list[CallRecord]) -> HelperCompiles:
+    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled."""
+    compiled = {e.base_name for e in events if e.stage == "compile"}
+    names = [r.name for r in records if r.name in compiled or any(e.stage == "compile" for e in r.events)]
+    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
+                          names=tuple(dict.fromkeys(names)))
+
+
+def _signature_key(record: CallRecord) -> tuple:
+    """Calls of one function object with one signature are one report, however many there were.
+
+    A transformed call (``grad``'s forward and backward programs) is its own
+    jaxpr; a call that failed is kept apart from those that did not.
+    """
+    jaxpr = record.jaxpr
+    if record.path == "transform" or jaxpr is None:
+        shape: Any = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("record", record.seq)
+    else:
+        shape = tuple(str(a) for a in jaxpr.in_avals)
+    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
+            record.static_args, record.failed_in)
+
+
+def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
+                  label: Callable[[SourceLocation | None], SourceLocation | None],
+                  label_text: Callable[[str], str]) -> StagesReport:
+    """The report of the first call of a group, with the stage seconds of all of them and the call count."""
+    first = group[0]
+    report = stages_report(first, walk, main_thread, label, label_text)
+    calls = len(group) + sum(r.repeat_hits for r in group)
+    if len(group) > 1:
+        report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
+    return _with_repeats(report, calls)
 
 
 def _with_repeats(report: StagesReport, calls: int) -> StagesReport:
@@ -121,6 +146,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label_text: Callable[[str], str] = lambda text: text) -> StagesReport:
     """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call."""
     notes = list(record.notes)
+    if record.path == "jit" and record.lowered is None and record.computation is not None:
+        finish_ahead_of_time(record)
+        notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
     traced = _traced(record, walk)
     lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info) if record.lowered is not None else None
     names = tuple(a.path for a in traced.args) if traced is not None else None
@@ -162,6 +190,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
+        under_transform=record.under_transform and record.path == "jit",
     )
 
 

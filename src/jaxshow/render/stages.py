@@ -139,9 +139,15 @@ def _not_reached(report: StagesReport, budget: TextBudget) -> str:
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
 
 
-def _helper_names(cell: CellReport, budget: TextBudget) -> str:
-    names = cell.helper_compiles.names
-    return ", ".join(line(name, budget) for name in names[:8]) + ("…" if len(names) > 8 else "")
+def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
+    """One line per group of compiles not shown as reports: JAX's own helpers, and the user's other calls."""
+    out = []
+    for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, "of your other jitted calls (--all shows them)")):
+        if folded.count:
+            names = ", ".join(line(name, budget) for name in folded.names[:8]) + ("…" if len(folded.names) > 8 else "")
+            plural = "compile" if folded.count == 1 else "compiles"
+            out.append(f"{folded.count} {plural} {whose} folded away: {names}")
+    return out
 
 
 def _line_count(text: str) -> int:
@@ -271,9 +277,10 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     trace = sum(x.trace_seconds or 0 for x in t)
     lower = sum(x.lowering_seconds or 0 for x in t)
     compile_ = sum(x.compile_seconds or 0 for x in t)
-    helpers = cell.helper_compiles.seconds
-    rest = max(cell.cell_seconds - trace - lower - compile_ - helpers, 0.0)
-    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers), ("the rest (running, Python)", rest)]
+    helpers, others = cell.helper_compiles.seconds, cell.other_compiles.seconds
+    rest = max(cell.cell_seconds - trace - lower - compile_ - helpers - others, 0.0)
+    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers),
+            ("your other calls", others), ("the rest (running, Python)", rest)]
 
 
 def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
@@ -286,7 +293,7 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
 
 
-_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#8c959f")
+_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#1a7f37", "#8c959f")
 
 
 @render.html_body.register
@@ -301,9 +308,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
             if s > 0
         ]
         parts.append(tag("div", *segments, cls="js-bar"))
-    helpers = cell.helper_compiles
-    if helpers.count:
-        parts.append(muted(f"{helpers.count} compiles of JAX's own helpers folded away ({_helper_names(cell, budget)})"))
+    parts.extend(tag("div", muted(text)) for text in _folded_lines(cell, budget))
     parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
@@ -407,8 +412,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
 def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     breakdown = _cell_breakdown(cell)
     out = [f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))]
-    if cell.helper_compiles.count:
-        out.append(f"({cell.helper_compiles.count} compiles of JAX's own helpers folded away: {_helper_names(cell, budget)})")
+    out.extend(f"({text})" for text in _folded_lines(cell, budget))
     out.extend("note: " + hang(message(n, budget), "  ") for n in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
