@@ -688,3 +688,12 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     assert not traced.cache_hit
     assert traced.outcome == "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
     assert compiled.timings.stages_run == ("lower", "compile")
+
+
+def test_make_jaxpr_is_not_reported_as_a_call(shell):
+    result, _, rep = _run(shell, "%%jaxstages -o rep\njaxpr = jax.make_jaxpr(lambda v: jnp.sin(v) * 2)(1.0)")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.wrapper.kind == "jax.jit (inside jax.make_jaxpr)" and report.stations_reached == ("traced",)
+    assert "traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it" in report.notes
+    assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)

@@ -74,6 +74,7 @@ class CallRecord:
     ran: bool = False
     repeat_hits: int = 0
     jit_disabled: bool = False
+    ahead_of_time: str | None = None
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
 
@@ -134,6 +135,30 @@ def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceL
             cell = _location(frame)
         frame = frame.f_back
     return site, cell
+
+
+_AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",
+                        "jit_lower": ".lower()", "jit_trace": ".trace()"}
+
+
+def _ahead_of_time_api(frame: Any) -> str | None:
+    """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call.
+
+    A call's trace comes through the wrapper's C++ cache miss (``cache_miss``);
+    anything else came through ``jit_trace``, under the JAX function the user
+    called, the outermost JAX frame below the user's.
+    """
+    api = None
+    while frame is not None:
+        name, filename = frame.f_code.co_name, frame.f_code.co_filename
+        if name == "cache_miss":
+            return None
+        if _is_user_file(filename):
+            break
+        if any(os.path.abspath(filename).startswith(d) for d in _JAX_DIRS) and name in _AHEAD_OF_TIME_NAMES:
+            api = _AHEAD_OF_TIME_NAMES[name]
+        frame = frame.f_back
+    return api
 
 
 def _location(frame: Any) -> SourceLocation:
@@ -214,6 +239,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             record.static_args = static_values(jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
+            record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             frame = _Frame(record, nested=False, phase="trace")
         state.stack.append(frame)

@@ -149,6 +149,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
+    elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
+        notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced = _traced(record, walk)
     lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info) if record.lowered is not None else None
     names = tuple(a.path for a in traced.args) if traced is not None else None
@@ -204,6 +206,8 @@ def _labelled_error(error: BaseException | None, stage: str | None, label_text: 
 def _wrapper_kind(record: CallRecord) -> str:
     if record.pmap or record.path == "wrapper":
         return "jax.pmap"
+    if record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape"):
+        return f"jax.jit (inside {record.ahead_of_time})"
     return "jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"
 
 
