@@ -697,3 +697,11 @@ def test_make_jaxpr_is_not_reported_as_a_call(shell):
     assert report.wrapper.kind == "jax.jit (inside jax.make_jaxpr)" and report.stations_reached == ("traced",)
     assert "traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it" in report.notes
     assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)
+
+
+def test_a_transformed_program_says_where_its_function_is_defined(shell):
+    setup = _define(shell, "@jax.jit\ndef wave(v):\n    return jnp.sum(jnp.sin(v))")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(wave)(jnp.ones(3))")
+    transformed = [r for r in rep.reports if r.wrapper.kind.startswith("jit_p")]
+    assert transformed and {(r.wrapper.defined_at.file, r.wrapper.defined_at.line) for r in transformed} == {
+        (f"In[{setup.execution_count}]", 1)}

@@ -16,6 +16,7 @@ from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.stations import (
     WalkOptions,
     compiled_station,
+    defined_at_of,
     lowered_station,
     qualname_of,
     traced_station_from_jaxpr,
@@ -177,7 +178,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         wrapper=_labelled_wrapper(wrapper_station(
             record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
             kind=_wrapper_kind(record),
-            static_args=record.static_args), label),
+            static_args=record.static_args, defined_at=defined_at_of(record.jaxpr) if record.jit_info is None else None), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,

@@ -140,6 +140,11 @@ def _source_location(source_info: Any) -> SourceLocation | None:
     return SourceLocation(file, int(line), name) if file and line.isdigit() else SourceLocation(where, 0, name)
 
 
+def defined_at_of(jaxpr: Any) -> SourceLocation | None:
+    """Where the function a jaxpr was traced from is defined, from JAX's debug info."""
+    return _source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
+
+
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
                     static_args: tuple[tuple[str, str], ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None) -> WrapperStation:
