@@ -63,7 +63,7 @@ REGISTRY_LIMIT = 512
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _jax_compat.exclude_from_source_info(_PACKAGE_DIR)
 _JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
 
