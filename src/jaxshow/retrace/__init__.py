@@ -4,8 +4,8 @@ The capture behind ``%jaxcache`` and :func:`jaxshow.explain`; see
 :mod:`jaxshow.retrace.session`. This file only hands names on.
 """
 
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, miss_summary, parse_explanation
 from jaxshow.retrace.session import (
-    CONTEXT_POSITION,
     HISTORY_LIMIT,
     JAX_TEXT_MAX_ENTRIES,
     REGISTRY_LIMIT,
@@ -16,8 +16,6 @@ from jaxshow.retrace.session import (
     _name_static_args,
     clear,
     explain,
-    miss_summary,
-    parse_explanation,
     registry,
     trace_history,
 )
