@@ -4,19 +4,16 @@ The capture behind ``%jaxcache`` and :func:`jaxshow.explain`; see
 :mod:`jaxshow.retrace.session`. This file only hands names on.
 """
 
+from jaxshow.retrace.history import HISTORY_LIMIT, REGISTRY_LIMIT, Registry, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, miss_summary, parse_explanation
 from jaxshow.retrace.session import (
-    HISTORY_LIMIT,
     JAX_TEXT_MAX_ENTRIES,
-    REGISTRY_LIMIT,
     CallCounter,
     Explanation,
-    Registry,
     Session,
     _name_static_args,
     clear,
     explain,
-    registry,
     trace_history,
 )
 
