@@ -4,6 +4,7 @@ The capture behind ``%jaxcache`` and :func:`jaxshow.explain`; see
 :mod:`jaxshow.retrace.session`. This file only hands names on.
 """
 
+from jaxshow.retrace.classify import _name_static_args
 from jaxshow.retrace.history import HISTORY_LIMIT, REGISTRY_LIMIT, Registry, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, miss_summary, parse_explanation
 from jaxshow.retrace.session import (
@@ -11,7 +12,6 @@ from jaxshow.retrace.session import (
     CallCounter,
     Explanation,
     Session,
-    _name_static_args,
     clear,
     explain,
     trace_history,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sys
 import threading
 import time
@@ -38,8 +37,6 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.report import (
-    MISS_TITLES,
-    ArgChange,
     CacheClearReport,
     CacheMiss,
     CacheReport,
@@ -48,15 +45,15 @@ from jaxshow.report import (
     TraceEntry,
     TraceHistory,
 )
-from jaxshow.retrace.history import HISTORY_LIMIT, _closest_key, _defined_at, _FunctionRecord, registry
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary, parse_explanation
+from jaxshow.retrace.classify import _is_user_function, classify_miss
+from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, registry
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _jax_compat.exclude_from_source_info(_PACKAGE_DIR)
-_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
 
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
@@ -240,41 +237,7 @@ class Session(_jax_compat.TraceProbe):
         user_site = calls.user_sites(sys._getframe(1), self.is_cell_file)[0]
         record, status = registry.record_for(fun, debug_info)
         described = _jax_compat.describe_trace_key(key) if key is not None else None
-        source = "none"
-        evidence = ""
-        old = _closest_key(record, key, described) if status == "known" else None
-        text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
-        if text:
-            category, changes, same_line, site = parse_explanation(text)
-            if frame.jax_text is not None:
-                evidence, source = frame.jax_text, "jax"
-                jax_category, jax_changes, _, site = parse_explanation(frame.jax_text)
-                if jax_category == "other":
-                    evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
-                elif (jax_category, jax_changes) != (category, changes):
-                    evidence += (
-                        f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
-                        f"The most similar earlier signature differs thus:\n  {text.strip()})"
-                    )
-            else:
-                evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
-                source = "jaxshow"
-        elif frame.jax_text is not None:
-            evidence, source = frame.jax_text, "jax"
-            category, changes, same_line, site = parse_explanation(evidence)
-        elif status != "known" or not record.keys:
-            category, changes, same_line, site = "never_seen", (), False, None
-        else:
-            category, changes, same_line, site = "other", (), False, None
-        if category == "static_args":
-            changes = _name_static_args(changes, key)
-        elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
-            changes = _context_changes(record, key, described) or changes
-        if category == "never_seen":
-            if status == "after_clear":
-                same_line = False
-            elif status == "same_source" or same_line:
-                category = "redefined"
+        category, changes, evidence, source, same_line, site = classify_miss(record, status, key, described, frame.jax_text)
         signature = described[0] if described else ()
         now = time.time()
         miss = CacheMiss(
@@ -375,63 +338,6 @@ class Session(_jax_compat.TraceProbe):
             self.notes.clear()
         if self._logs is not None:
             self._logs.compiles.clear()
-
-
-def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
-    """jax <= 0.8 says ``now 3 and before 2`` for static arguments, ``now {n: 3} and before {n: 2}`` for keywords; name each that changed."""
-    positions = _jax_compat.static_arg_positions(key) if key is not None else None
-    named: list[ArgChange] = []
-    for change in changes:
-        if change.where == "static args" and positions:
-            now, before = change.now.split(", "), change.before.split(", ")
-            if len(positions) == len(now) == len(before):
-                named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
-                continue
-        elif change.where == "static kwargs":
-            now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
-            if now_kw.keys() == before_kw.keys():
-                named.extend(ArgChange(f"keyword {k!r}", now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
-                continue
-        named.append(change)
-    return tuple(dict.fromkeys(named)) or changes
-
-
-_KWARG = re.compile(r"(?P<k>\w+): (?P<v>.*?)(?=, \w+: |$)")
-
-
-def _static_kwargs(text: str) -> dict[str, str]:
-    """``{mode: 'a', n: 3}`` (jax <= 0.8's words) -> ``{"mode": "'a'", "n": "3"}``."""
-    return {m.group("k"): m.group("v") for m in _KWARG.finditer(text.strip()[1:-1])}
-
-
-def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
-    """The trace-context values that differ from the closest key jaxshow kept, by name where JAX gives names.
-
-    jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
-    positions. jaxshow compares the two context tuples itself (O(length)).
-    """
-    old = _closest_key(record, key, described)
-    if old is None:
-        return ()
-    now, _ = _jax_compat.trace_key_context(key)
-    before, _ = _jax_compat.trace_key_context(old)
-    if len(now) != len(before):
-        return ()
-    names = _jax_compat.trace_context_names()
-    if names is not None and len(names) != len(now):
-        names = None
-    return tuple(
-        ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
-        for i, (a, b) in enumerate(zip(now, before))
-        if a != b
-    )
-
-
-def _is_user_function(debug_info: Any) -> bool:
-    filename = getattr(debug_info, "func_filename", None)
-    if not filename:
-        return True
-    return not os.path.abspath(filename).startswith(_JAX_DIR + os.sep)
 
 
 class _LevelLeases:
