@@ -1,7 +1,10 @@
 """Explain every trace of a jitted function: what traced, what hit, and why each miss missed.
 
-The capture behind ``%jaxcache`` and :func:`jaxshow.explain`; see
-:mod:`jaxshow.retrace.session`. This file only hands names on.
+The capture behind ``%jaxcache`` and :func:`jaxshow.explain`. ``session`` runs
+it (:class:`Session`, :func:`explain`); it asks ``classify`` why a trace
+missed, which reads JAX's explanation with ``miss_text`` and the function's
+earlier signatures in ``history``. Imports go that way only. This file hands
+on the names the rest of jaxshow, its tests and benchmarks use.
 """
 
 from jaxshow.retrace.classify import _name_static_args

@@ -1,11 +1,14 @@
 """What jaxshow remembers of each function it saw trace: identity, source digest, recent signatures.
 
 Owns the process-wide :data:`registry` (bounded: :data:`REGISTRY_LIMIT`
-functions, :data:`HISTORY_LIMIT` signatures each), how a re-created function
-is recognised by its qualified name and source, and :func:`_closest_key`, the
+functions, :data:`HISTORY_LIMIT` signatures each) and :func:`_closest_key`, the
 earlier signature a miss is compared with. Reads JAX's trace keys only through
 :mod:`jaxshow._jax_compat`; imports nothing else of JAX, no IPython, and no
 other module of :mod:`jaxshow.retrace`.
+
+A function re-created with the same qualified name and source (a re-run cell, a
+``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
+JAX's "defined on the same line" hint depends on how the front end names cells.
 """
 
 from __future__ import annotations

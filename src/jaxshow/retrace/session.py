@@ -1,25 +1,24 @@
-"""Explain every trace of a jitted function: what traced, what hit, and why each miss missed.
+"""The ``%jaxcache`` session: while it is open, what traced, what hit, and why each miss missed.
 
-This module owns the capture behind ``%jaxcache`` and :func:`jaxshow.explain`.
-It imports JAX (through :mod:`jaxshow._jax_compat` for anything private) and
-never IPython.
+Owns :class:`Session` (the callbacks of the probe on JAX's tracing cache, JAX's
+explain flag, the filters on JAX's loggers, the tee that notes what a trace
+prints, the per-function counters), :class:`CallCounter`, and the calls
+:func:`explain`, :func:`trace_history` and :func:`clear`. It imports JAX
+(through :mod:`jaxshow._jax_compat` for anything private) and the other modules
+of :mod:`jaxshow.retrace`, which never import it; never IPython.
 
-Two sources of evidence, one classification:
+Two sources of evidence, one classification (:mod:`jaxshow.retrace.classify`):
 
 * JAX's own explanation (``jax_explain_cache_misses``), caught from its logger
   with a filter so nothing reaches stderr. It compares a miss with *every*
   cached key, so its cost per miss grows with the cache (jax-facts §6, peers
   §5.4). :func:`explain` turns it on for the block; the ``on`` mode turns it on
   only while the tracing cache is small.
-* jaxshow's own bounded history: a probe on JAX's tracing cache
-  (:func:`jaxshow._jax_compat.install_trace_probe`) sees each trace with its
-  cache key; the last :data:`HISTORY_LIMIT` keys per function are kept, and a
-  miss is diffed against the closest of them with JAX's own diff function, so
-  the text reads the same and the cost stays O(K).
-
-A function re-created with the same qualified name and source (a re-run cell, a
-``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
-JAX's "defined on the same line" hint depends on how the front end names cells.
+* jaxshow's own bounded history (:mod:`jaxshow.retrace.history`): a probe on
+  JAX's tracing cache (:func:`jaxshow._jax_compat.install_trace_probe`) sees
+  each trace with its cache key; the last :data:`HISTORY_LIMIT` keys per
+  function are kept, and a miss is diffed against the closest of them with
+  JAX's own diff function, so the text reads the same and the cost stays O(K).
 """
 
 from __future__ import annotations
