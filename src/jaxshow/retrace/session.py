@@ -1,39 +1,33 @@
-"""Explain every trace of a jitted function: what traced, what hit, and why each miss missed.
+"""The ``%jaxcache`` session: while it is open, what traced, what hit, and why each miss missed.
 
-This module owns the capture behind ``%jaxcache`` and :func:`jaxshow.explain`.
-It imports JAX (through :mod:`jaxshow._jax_compat` for anything private) and
-never IPython.
+Owns :class:`Session` (the callbacks of the probe on JAX's tracing cache, JAX's
+explain flag, the filters on JAX's loggers, the tee that notes what a trace
+prints, the per-function counters), :class:`CallCounter`, and the calls
+:func:`explain`, :func:`trace_history` and :func:`clear`. It imports JAX
+(through :mod:`jaxshow._jax_compat` for anything private) and the other modules
+of :mod:`jaxshow.retrace`, which never import it; never IPython.
 
-Two sources of evidence, one classification:
+Two sources of evidence, one classification (:mod:`jaxshow.retrace.classify`):
 
 * JAX's own explanation (``jax_explain_cache_misses``), caught from its logger
   with a filter so nothing reaches stderr. It compares a miss with *every*
   cached key, so its cost per miss grows with the cache (jax-facts §6, peers
   §5.4). :func:`explain` turns it on for the block; the ``on`` mode turns it on
   only while the tracing cache is small.
-* jaxshow's own bounded history: a probe on JAX's tracing cache
-  (:func:`jaxshow._jax_compat.install_trace_probe`) sees each trace with its
-  cache key; the last :data:`HISTORY_LIMIT` keys per function are kept, and a
-  miss is diffed against the closest of them with JAX's own diff function, so
-  the text reads the same and the cost stays O(K).
-
-A function re-created with the same qualified name and source (a re-run cell, a
-``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
-JAX's "defined on the same line" hint depends on how the front end names cells.
+* jaxshow's own bounded history (:mod:`jaxshow.retrace.history`): a probe on
+  JAX's tracing cache (:func:`jaxshow._jax_compat.install_trace_probe`) sees
+  each trace with its cache key; the last :data:`HISTORY_LIMIT` keys per
+  function are kept, and a miss is diffed against the closest of them with
+  JAX's own diff function, so the text reads the same and the cost stays O(K).
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 import os
-import re
 import sys
 import threading
 import time
-import weakref
-from collections import OrderedDict, deque
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -42,285 +36,23 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.report import (
-    MISS_TITLES,
-    ArgChange,
     CacheClearReport,
     CacheMiss,
     CacheReport,
     ErrorSummary,
     FunctionCacheStats,
-    MissCategory,
     TraceEntry,
     TraceHistory,
 )
-
-HISTORY_LIMIT = 32
-"""Signatures kept per function; a miss is compared with at most this many."""
-
-REGISTRY_LIMIT = 512
-"""Functions whose history jaxshow keeps (least recently traced dropped first)."""
+from jaxshow.retrace.classify import _is_user_function, classify_miss
+from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, registry
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _jax_compat.exclude_from_source_info(_PACKAGE_DIR)
-_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
-
-
-# --- parsing JAX's explanation text --------------------------------------------------------
-
-
-_CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
-_TYPE_LINE = re.compile(r"^\s*\* at (?P<where>.+?), now (?P<now>.+) and before (?P<before>.+?)(?:https?://\S+)?$")
-_TREE_LINE = re.compile(r"^\s*\* at (?:input path )?(?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$")
-_STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)")
-_HEADER = re.compile(r"^TRACING CACHE MISS at (?P<site>.+?)(?: costing [\d.]+ ms because)?:$")
-_SAME_LINE = "seen another function defined on the same line"
-# jax <= 0.8 wording (pjit.explain_tracing_cache_miss): positions, not names, and values without argument names.
-_OLD_CONTEXT_LINE = re.compile(r"^\s*\[(?P<i>\d+)\]: now (?P<now>.*) and before (?P<before>.*?)(?:, and)?$")
-_OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
-_OLD_STATIC_HEAD = re.compile(r"different value of static (?P<what>args|kwargs):")
-CONTEXT_POSITION = "trace context "
-"""Prefix of a changed trace-context value named by its position (JAX releases that do not name the option)."""
-
-
-def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], bool, str | None]:
-    """Classify JAX's explanation text: ``(category, changes, same_line_hint, call_site)``.
-
-    Accepts a whole ``TRACING CACHE MISS`` message or one diff from JAX's diff
-    functions, in the wording of jax >= 0.9 and, as far as it can, older ones.
-    """
-    lines = text.splitlines()
-    site = None
-    if lines and (m := _HEADER.match(lines[0].strip())):
-        site = m.group("site")
-    same_line = _SAME_LINE in text
-    changes: list[ArgChange] = []
-    if "never seen function" in text:
-        return "never_seen", (), same_line, site
-    if "Tracing context doesn't match" in text or "different tracing context" in text:
-        for line in lines:
-            if m := _CONTEXT_LINE.match(line):
-                changes.append(ArgChange(m.group("name"), m.group("now"), m.group("before")))
-            elif m := _OLD_CONTEXT_LINE.match(line):
-                changes.append(ArgChange(f"{CONTEXT_POSITION}[{m.group('i')}]", m.group("now"), m.group("before")))
-        return "tracing_context", tuple(changes), same_line, site
-    if "different input pytree" in text or "static arg" in text or "static kwarg" in text or "different number of args and kwargs" in text:
-        static = "Static(" in text or "static arg" in text or "static kwarg" in text
-        what = None
-        for line in lines:
-            if m := _OLD_STATIC_HEAD.search(line):
-                what = m.group("what")
-                continue
-            if what and (m := _OLD_STATIC_LINE.match(line)):
-                changes.append(ArgChange(f"static {what}", m.group("now"), m.group("before")))
-                what = None
-                continue
-            if m := _TREE_LINE.match(line):
-                now, before = m.group("now"), m.group("before")
-                sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
-                if sv_now and sv_before:
-                    now, before = sv_now.group("val"), sv_before.group("val")
-                changes.append(ArgChange(_argument_name(m.group("where")) or "(top)", now, before))
-        return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
-    if "Debug info doesn't match" in text:
-        return "debug_info", (), same_line, site
-    if "different input types" in text:
-        for line in lines:
-            if m := _TYPE_LINE.match(line):
-                now, before = _tidy_type(m.group("now")), _tidy_type(m.group("before"))
-                changes.append(ArgChange(m.group("where"), now, before))
-        return "input_types", tuple(_drop_common_suffix(c) for c in changes), same_line, site
-    return "other", (), same_line, site
-
-
-def _tidy_type(text: str) -> str:
-    return re.sub(r"https?://\S+$", "", text).strip()
-
-
-def _drop_common_suffix(change: ArgChange) -> ArgChange:
-    """``f32[4]({})`` vs ``f32[3]({})``: the sharding part is the same, so show ``f32[4]`` vs ``f32[3]``."""
-    part = re.compile(r"\(\{[^()]*\}\)")
-    if part.findall(change.now) and part.findall(change.now) == part.findall(change.before):
-        return ArgChange(change.where, part.sub("", change.now), part.sub("", change.before))
-    return change
-
-
-_ARG_PATH = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\]$|^(?:\[1\]|kwargs)\[(?P<k>'[^']*')\]$")
-
-
-def _argument_name(path: str) -> str:
-    """JAX's input path ``[0][1]`` -> ``argument 1``; ``[1]['n']`` -> ``keyword 'n'``."""
-    m = _ARG_PATH.match(path)
-    if m is None:
-        return path
-    return f"argument {m.group('i')}" if m.group("i") is not None else f"keyword {m.group('k')}"
-
-
-def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str) -> str:
-    """One line for a miss: ``x: now f32[4], before f32[3]``."""
-    if category == "never_seen":
-        return f"first trace of {function}"
-    if category == "redefined":
-        return f"{function} is a new function object with the same name and source as one traced before"
-    if changes:
-        return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes)
-    if category == "tracing_context":
-        return "a config option or context manager differs from every earlier trace"
-    if category == "debug_info":
-        return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
-    return "see JAX's explanation"
-
-
-# --- per-function history (process-wide, bounded) -------------------------------------------
-
-
-class _FunctionRecord:
-    """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
-
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "keys", "entries", "traces", "__weakref__")
-
-    def __init__(self, fun: Any, debug_info: Any) -> None:
-        try:
-            self.fun_ref: Callable[[], Any] | None = weakref.ref(fun)
-        except TypeError:
-            self.fun_ref = None
-        self.fun_id = id(fun)
-        self.name = str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?"))
-        self.qualname = str(getattr(fun, "__qualname__", self.name))
-        self.source_key = _source_key(fun, self.qualname)
-        self.defined_at = _defined_at(fun, debug_info)
-        self.keys: deque = deque(maxlen=HISTORY_LIMIT)
-        self.entries: deque[TraceEntry] = deque(maxlen=HISTORY_LIMIT)
-        self.traces = 0
-
-    def alive_is(self, fun: Any) -> bool:
-        return self.fun_ref is not None and self.fun_ref() is fun
-
-
-def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
-    try:
-        source = inspect.getsource(fun)
-    except (OSError, TypeError):
-        code = getattr(fun, "__code__", None)
-        if code is None:
-            return None
-        source = repr((code.co_code, code.co_consts, code.co_names))
-    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
-
-
-def _defined_at(fun: Any, debug_info: Any) -> str | None:
-    code = getattr(fun, "__code__", None)
-    if code is not None:
-        return f"{code.co_filename}:{code.co_firstlineno}"
-    src = getattr(debug_info, "func_src_info", None)
-    return str(src) if src else None
-
-
-class Registry:
-    """Histories of the functions jaxshow saw trace, bounded in functions and in keys per function."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
-        self._by_source: dict[tuple[str, str], weakref.ref] = {}
-        self._cleared: set[tuple[str, str]] = set()
-
-    def lookup(self, fun: Any) -> _FunctionRecord | None:
-        record = self._by_id.get(id(fun))
-        return record if record is not None and record.alive_is(fun) else None
-
-    def record_for(self, fun: Any, debug_info: Any) -> tuple[_FunctionRecord, str]:
-        """The record for ``fun`` and how jaxshow knew it.
-
-        The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
-        (a new object with the qualified name and source of one seen before) or
-        ``"after_clear"`` (its cache was cleared through jaxshow).
-        """
-        with self._lock:
-            record = self.lookup(fun)
-            if record is not None:
-                self._by_id.move_to_end(record.fun_id)
-                return record, "known"
-            record = _FunctionRecord(fun, debug_info)
-            status = "new"
-            if record.source_key in self._cleared:
-                self._cleared.discard(record.source_key)
-                status = "after_clear"
-            elif record.source_key is not None:
-                earlier = self._by_source.get(record.source_key)
-                if earlier is not None and earlier() is not None:
-                    status = "same_source"
-            self._by_id[record.fun_id] = record
-            if record.source_key:
-                self._by_source[record.source_key] = weakref.ref(record)
-            while len(self._by_id) > REGISTRY_LIMIT:
-                self._by_id.popitem(last=False)
-            return record, status
-
-    def forget(self, fun: Any) -> int:
-        """Drop ``fun``'s history (after ``clear_cache``); returns how many signatures it held."""
-        with self._lock:
-            record = self.lookup(fun)
-            if record is None:
-                return 0
-            del self._by_id[record.fun_id]
-            if record.source_key:
-                self._by_source.pop(record.source_key, None)
-                self._cleared.add(record.source_key)
-            return len(record.entries)
-
-    def history(self, fun: Any) -> _FunctionRecord | None:
-        return self.lookup(fun)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._by_id.clear()
-            self._by_source.clear()
-            self._cleared.clear()
-
-
-registry = Registry()
-
-
-def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> Any | None:
-    """The earlier key of ``record`` most like ``key``.
-
-    JAX (>= 0.9) explains a miss against the earlier key whose *first*
-    difference, in its order (tracing context, pytree and static arguments,
-    debug info, types), comes *earliest*: after ``k(x, 1); k(x, 2)`` it
-    explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
-    differs only in a type. jaxshow picks the key whose first difference
-    comes latest, then the fewest differences, then the most recent; on
-    jax <= 0.8, JAX's own smallest total difference, which agrees. Static
-    arguments rank with the pytree on every version, though jax >= 0.11
-    keeps them out of it.
-    """
-    if not record.keys:
-        return None
-    best, best_rank = None, None
-    context, debug_info = _jax_compat.trace_key_context(key)
-    types, tree, _ = described if described else ((), "", ())
-    for age, (old_key, old_described) in enumerate(reversed(record.keys)):
-        old_context, old_debug = _jax_compat.trace_key_context(old_key)
-        old_types, old_tree, _ = old_described if old_described else ((), "", ())
-        distance = _jax_compat.trace_key_distance(key, old_key)
-        if distance is not None:
-            rank: tuple[int, int] = (distance, 0)
-        elif context != old_context:
-            rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
-        elif tree != old_tree:
-            rank = (2, 1)
-        elif statics := _jax_compat.static_arg_changes(key, old_key):
-            rank = (2, len(statics))
-        elif debug_info != old_debug:
-            rank = (1, 1)
-        else:
-            rank = (0, sum(a != b for a, b in zip(types, old_types)) or 1)
-        if best_rank is None or (rank, age) < best_rank:
-            best, best_rank = old_key, (rank, age)
-    return best
 
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
@@ -504,41 +236,7 @@ class Session(_jax_compat.TraceProbe):
         user_site = calls.user_sites(sys._getframe(1), self.is_cell_file)[0]
         record, status = registry.record_for(fun, debug_info)
         described = _jax_compat.describe_trace_key(key) if key is not None else None
-        source = "none"
-        evidence = ""
-        old = _closest_key(record, key, described) if status == "known" else None
-        text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
-        if text:
-            category, changes, same_line, site = parse_explanation(text)
-            if frame.jax_text is not None:
-                evidence, source = frame.jax_text, "jax"
-                jax_category, jax_changes, _, site = parse_explanation(frame.jax_text)
-                if jax_category == "other":
-                    evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
-                elif (jax_category, jax_changes) != (category, changes):
-                    evidence += (
-                        f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
-                        f"The most similar earlier signature differs thus:\n  {text.strip()})"
-                    )
-            else:
-                evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
-                source = "jaxshow"
-        elif frame.jax_text is not None:
-            evidence, source = frame.jax_text, "jax"
-            category, changes, same_line, site = parse_explanation(evidence)
-        elif status != "known" or not record.keys:
-            category, changes, same_line, site = "never_seen", (), False, None
-        else:
-            category, changes, same_line, site = "other", (), False, None
-        if category == "static_args":
-            changes = _name_static_args(changes, key)
-        elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
-            changes = _context_changes(record, key, described) or changes
-        if category == "never_seen":
-            if status == "after_clear":
-                same_line = False
-            elif status == "same_source" or same_line:
-                category = "redefined"
+        category, changes, evidence, source, same_line, site = classify_miss(record, status, key, described, frame.jax_text)
         signature = described[0] if described else ()
         now = time.time()
         miss = CacheMiss(
@@ -639,73 +337,6 @@ class Session(_jax_compat.TraceProbe):
             self.notes.clear()
         if self._logs is not None:
             self._logs.compiles.clear()
-
-
-def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
-    """jax <= 0.8 says ``now 3 and before 2`` for static arguments, ``now {n: 3} and before {n: 2}`` for keywords; name each that changed."""
-    positions = _jax_compat.static_arg_positions(key) if key is not None else None
-    named: list[ArgChange] = []
-    for change in changes:
-        if change.where == "static args" and positions:
-            now, before = change.now.split(", "), change.before.split(", ")
-            if len(positions) == len(now) == len(before):
-                named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
-                continue
-        elif change.where == "static kwargs":
-            now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
-            if now_kw.keys() == before_kw.keys():
-                named.extend(ArgChange(f"keyword {k!r}", now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
-                continue
-        named.append(change)
-    return tuple(dict.fromkeys(named)) or changes
-
-
-_KWARG = re.compile(r"(?P<k>\w+): (?P<v>.*?)(?=, \w+: |$)")
-
-
-def _static_kwargs(text: str) -> dict[str, str]:
-    """``{mode: 'a', n: 3}`` (jax <= 0.8's words) -> ``{"mode": "'a'", "n": "3"}``."""
-    return {m.group("k"): m.group("v") for m in _KWARG.finditer(text.strip()[1:-1])}
-
-
-def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
-    """The trace-context values that differ from the closest key jaxshow kept, by name where JAX gives names.
-
-    jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
-    positions. jaxshow compares the two context tuples itself (O(length)).
-    """
-    old = _closest_key(record, key, described)
-    if old is None:
-        return ()
-    now, _ = _jax_compat.trace_key_context(key)
-    before, _ = _jax_compat.trace_key_context(old)
-    if len(now) != len(before):
-        return ()
-    names = _jax_compat.trace_context_names()
-    if names is not None and len(names) != len(now):
-        names = None
-    return tuple(
-        ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
-        for i, (a, b) in enumerate(zip(now, before))
-        if a != b
-    )
-
-
-def _is_user_function(debug_info: Any) -> bool:
-    filename = getattr(debug_info, "func_filename", None)
-    if not filename:
-        return True
-    return not os.path.abspath(filename).startswith(_JAX_DIR + os.sep)
-
-
-_NAME_IN_TEXT = re.compile(r"^\s*(?:for )?(?P<name>\S+?)(?: id=\d+)? defined at ", re.M)
-
-
-def _miss_from_text(text: str) -> CacheMiss:
-    category, changes, same_line, site = parse_explanation(text)
-    m = _NAME_IN_TEXT.search(text)
-    name = m.group("name") if m else "?"
-    return CacheMiss(name, category, miss_summary(category, changes, name), changes, text, "jax", site, (), same_line, time.time())
 
 
 class _LevelLeases:

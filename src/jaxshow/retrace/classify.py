@@ -1,0 +1,130 @@
+"""Why one trace missed JAX's tracing cache: a miss -> category, changed values, evidence.
+
+Owns :func:`classify_miss`, which weighs the two sources of evidence (JAX's own
+explanation, and jaxshow's diff against the closest signature it kept), and the
+rewording of what JAX leaves unnamed (static arguments by position or keyword,
+trace-context values by option name). Pure: it reads a function's history and
+never changes it. Reads JAX's trace keys only through :mod:`jaxshow._jax_compat`;
+imports :mod:`jaxshow.retrace.miss_text` and :mod:`jaxshow.retrace.history`,
+never :mod:`jaxshow.retrace.session`, and no IPython.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import jax
+
+from jaxshow import _jax_compat
+from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
+from jaxshow.retrace.history import _closest_key, _FunctionRecord
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
+
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
+
+
+def classify_miss(
+    record: _FunctionRecord, status: str, key: Any, described: tuple | None, jax_text: str | None
+) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, bool, str | None]:
+    """Why a trace of ``record``'s function missed: ``(category, changes, evidence, evidence_source, same_line_hint, call_site)``.
+
+    ``record`` and ``status`` are what :meth:`Registry.record_for` answered, before
+    this trace's key joins the history; ``key`` is the trace's cache key (``None``
+    where JAX gives none) and ``described`` :func:`jaxshow._jax_compat.describe_trace_key`
+    of it; ``jax_text`` is JAX's own explanation of this miss, if it gave one.
+    """
+    source = "none"
+    evidence = ""
+    old = _closest_key(record, key, described) if status == "known" else None
+    text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
+    if text:
+        category, changes, same_line, site = parse_explanation(text)
+        if jax_text is not None:
+            evidence, source = jax_text, "jax"
+            jax_category, jax_changes, _, site = parse_explanation(jax_text)
+            if jax_category == "other":
+                evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
+            elif (jax_category, jax_changes) != (category, changes):
+                evidence += (
+                    f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
+                    f"The most similar earlier signature differs thus:\n  {text.strip()})"
+                )
+        else:
+            evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
+            source = "jaxshow"
+    elif jax_text is not None:
+        evidence, source = jax_text, "jax"
+        category, changes, same_line, site = parse_explanation(evidence)
+    elif status != "known" or not record.keys:
+        category, changes, same_line, site = "never_seen", (), False, None
+    else:
+        category, changes, same_line, site = "other", (), False, None
+    if category == "static_args":
+        changes = _name_static_args(changes, key)
+    elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
+        changes = _context_changes(record, key, described) or changes
+    if category == "never_seen":
+        if status == "after_clear":
+            same_line = False
+        elif status == "same_source" or same_line:
+            category = "redefined"
+    return category, changes, evidence, source, same_line, site
+
+
+def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
+    """jax <= 0.8 says ``now 3 and before 2`` for static arguments, ``now {n: 3} and before {n: 2}`` for keywords; name each that changed."""
+    positions = _jax_compat.static_arg_positions(key) if key is not None else None
+    named: list[ArgChange] = []
+    for change in changes:
+        if change.where == "static args" and positions:
+            now, before = change.now.split(", "), change.before.split(", ")
+            if len(positions) == len(now) == len(before):
+                named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
+                continue
+        elif change.where == "static kwargs":
+            now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
+            if now_kw.keys() == before_kw.keys():
+                named.extend(ArgChange(f"keyword {k!r}", now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
+                continue
+        named.append(change)
+    return tuple(dict.fromkeys(named)) or changes
+
+
+_KWARG = re.compile(r"(?P<k>\w+): (?P<v>.*?)(?=, \w+: |$)")
+
+
+def _static_kwargs(text: str) -> dict[str, str]:
+    """``{mode: 'a', n: 3}`` (jax <= 0.8's words) -> ``{"mode": "'a'", "n": "3"}``."""
+    return {m.group("k"): m.group("v") for m in _KWARG.finditer(text.strip()[1:-1])}
+
+
+def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
+    """The trace-context values that differ from the closest key jaxshow kept, by name where JAX gives names.
+
+    jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
+    positions. jaxshow compares the two context tuples itself (O(length)).
+    """
+    old = _closest_key(record, key, described)
+    if old is None:
+        return ()
+    now, _ = _jax_compat.trace_key_context(key)
+    before, _ = _jax_compat.trace_key_context(old)
+    if len(now) != len(before):
+        return ()
+    names = _jax_compat.trace_context_names()
+    if names is not None and len(names) != len(now):
+        names = None
+    return tuple(
+        ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
+        for i, (a, b) in enumerate(zip(now, before))
+        if a != b
+    )
+
+
+def _is_user_function(debug_info: Any) -> bool:
+    filename = getattr(debug_info, "func_filename", None)
+    if not filename:
+        return True
+    return not os.path.abspath(filename).startswith(_JAX_DIR + os.sep)

@@ -1,0 +1,178 @@
+"""What jaxshow remembers of each function it saw trace: identity, source digest, recent signatures.
+
+Owns the process-wide :data:`registry` (bounded: :data:`REGISTRY_LIMIT`
+functions, :data:`HISTORY_LIMIT` signatures each) and :func:`_closest_key`, the
+earlier signature a miss is compared with. Reads JAX's trace keys only through
+:mod:`jaxshow._jax_compat`; imports nothing else of JAX, no IPython, and no
+other module of :mod:`jaxshow.retrace`.
+
+A function re-created with the same qualified name and source (a re-run cell, a
+``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
+JAX's "defined on the same line" hint depends on how the front end names cells.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import threading
+import weakref
+from collections import OrderedDict, deque
+from typing import Any, Callable
+
+from jaxshow import _jax_compat
+from jaxshow.report import TraceEntry
+
+
+HISTORY_LIMIT = 32
+"""Signatures kept per function; a miss is compared with at most this many."""
+
+REGISTRY_LIMIT = 512
+"""Functions whose history jaxshow keeps (least recently traced dropped first)."""
+
+
+class _FunctionRecord:
+    """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
+
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "keys", "entries", "traces", "__weakref__")
+
+    def __init__(self, fun: Any, debug_info: Any) -> None:
+        try:
+            self.fun_ref: Callable[[], Any] | None = weakref.ref(fun)
+        except TypeError:
+            self.fun_ref = None
+        self.fun_id = id(fun)
+        self.name = str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?"))
+        self.qualname = str(getattr(fun, "__qualname__", self.name))
+        self.source_key = _source_key(fun, self.qualname)
+        self.defined_at = _defined_at(fun, debug_info)
+        self.keys: deque = deque(maxlen=HISTORY_LIMIT)
+        self.entries: deque[TraceEntry] = deque(maxlen=HISTORY_LIMIT)
+        self.traces = 0
+
+    def alive_is(self, fun: Any) -> bool:
+        return self.fun_ref is not None and self.fun_ref() is fun
+
+
+def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
+    try:
+        source = inspect.getsource(fun)
+    except (OSError, TypeError):
+        code = getattr(fun, "__code__", None)
+        if code is None:
+            return None
+        source = repr((code.co_code, code.co_consts, code.co_names))
+    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
+
+
+def _defined_at(fun: Any, debug_info: Any) -> str | None:
+    code = getattr(fun, "__code__", None)
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno}"
+    src = getattr(debug_info, "func_src_info", None)
+    return str(src) if src else None
+
+
+class Registry:
+    """Histories of the functions jaxshow saw trace, bounded in functions and in keys per function."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
+        self._by_source: dict[tuple[str, str], weakref.ref] = {}
+        self._cleared: set[tuple[str, str]] = set()
+
+    def lookup(self, fun: Any) -> _FunctionRecord | None:
+        record = self._by_id.get(id(fun))
+        return record if record is not None and record.alive_is(fun) else None
+
+    def record_for(self, fun: Any, debug_info: Any) -> tuple[_FunctionRecord, str]:
+        """The record for ``fun`` and how jaxshow knew it.
+
+        The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
+        (a new object with the qualified name and source of one seen before) or
+        ``"after_clear"`` (its cache was cleared through jaxshow).
+        """
+        with self._lock:
+            record = self.lookup(fun)
+            if record is not None:
+                self._by_id.move_to_end(record.fun_id)
+                return record, "known"
+            record = _FunctionRecord(fun, debug_info)
+            status = "new"
+            if record.source_key in self._cleared:
+                self._cleared.discard(record.source_key)
+                status = "after_clear"
+            elif record.source_key is not None:
+                earlier = self._by_source.get(record.source_key)
+                if earlier is not None and earlier() is not None:
+                    status = "same_source"
+            self._by_id[record.fun_id] = record
+            if record.source_key:
+                self._by_source[record.source_key] = weakref.ref(record)
+            while len(self._by_id) > REGISTRY_LIMIT:
+                self._by_id.popitem(last=False)
+            return record, status
+
+    def forget(self, fun: Any) -> int:
+        """Drop ``fun``'s history (after ``clear_cache``); returns how many signatures it held."""
+        with self._lock:
+            record = self.lookup(fun)
+            if record is None:
+                return 0
+            del self._by_id[record.fun_id]
+            if record.source_key:
+                self._by_source.pop(record.source_key, None)
+                self._cleared.add(record.source_key)
+            return len(record.entries)
+
+    def history(self, fun: Any) -> _FunctionRecord | None:
+        return self.lookup(fun)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_id.clear()
+            self._by_source.clear()
+            self._cleared.clear()
+
+
+registry = Registry()
+
+
+def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> Any | None:
+    """The earlier key of ``record`` most like ``key``.
+
+    JAX (>= 0.9) explains a miss against the earlier key whose *first*
+    difference, in its order (tracing context, pytree and static arguments,
+    debug info, types), comes *earliest*: after ``k(x, 1); k(x, 2)`` it
+    explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
+    differs only in a type. jaxshow picks the key whose first difference
+    comes latest, then the fewest differences, then the most recent; on
+    jax <= 0.8, JAX's own smallest total difference, which agrees. Static
+    arguments rank with the pytree on every version, though jax >= 0.11
+    keeps them out of it.
+    """
+    if not record.keys:
+        return None
+    best, best_rank = None, None
+    context, debug_info = _jax_compat.trace_key_context(key)
+    types, tree, _ = described if described else ((), "", ())
+    for age, (old_key, old_described) in enumerate(reversed(record.keys)):
+        old_context, old_debug = _jax_compat.trace_key_context(old_key)
+        old_types, old_tree, _ = old_described if old_described else ((), "", ())
+        distance = _jax_compat.trace_key_distance(key, old_key)
+        if distance is not None:
+            rank: tuple[int, int] = (distance, 0)
+        elif context != old_context:
+            rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
+        elif tree != old_tree:
+            rank = (2, 1)
+        elif statics := _jax_compat.static_arg_changes(key, old_key):
+            rank = (2, len(statics))
+        elif debug_info != old_debug:
+            rank = (1, 1)
+        else:
+            rank = (0, sum(a != b for a, b in zip(types, old_types)) or 1)
+        if best_rank is None or (rank, age) < best_rank:
+            best, best_rank = old_key, (rank, age)
+    return best
