@@ -19,6 +19,7 @@ import jax
 import pytest
 from IPython.core.error import UsageError
 
+from jaxshow import _jax_compat
 from jaxshow.capture import calls as calls_module
 from jaxshow.cellrun import label_cells
 from jaxshow.render import to_text as render_text
@@ -686,7 +687,10 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
         ("soft", "jax.jit", ("traced",)), ("soft", "jit_p (inside a transformation)", ("traced", "lowered", "compiled"))]
     traced, compiled = rep.reports
     assert not traced.cache_hit
-    assert traced.outcome == "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
+    if _jax_compat.JAX_VERSION < (0, 10):  # JAX emits the trace event of a nested trace before 0.10
+        assert traced.timings.stages_run == ("trace",)
+    else:
+        assert traced.outcome == "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
     assert compiled.timings.stages_run == ("lower", "compile")
 
 

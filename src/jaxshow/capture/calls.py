@@ -288,7 +288,7 @@ class CallCapture(_jax_compat.CallObserver):
         stack = self._local.stack
         if not stack:  # an ahead-of-time Traced.lower() of the call traced last on this thread
             record = self._local.pending
-            if record is not None and error is None:
+            if record is not None and record.ahead_of_time is not None and error is None:
                 record.computation = computation
             return
         if stack[-1].nested or stack[-1].phase != "run":
@@ -327,7 +327,7 @@ class CallCapture(_jax_compat.CallObserver):
             record = state.stack[0].record
             (record.events if len(state.stack) == 1 else record.nested_events).append(event)
             return
-        if state.pending is not None:  # lowered or compiled ahead of time (.lower(), .compile()) after its trace
+        if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
             state.pending.events.append(event)
             return
         record = self._new_record("events", sys._getframe(1))
