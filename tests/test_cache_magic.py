@@ -262,3 +262,15 @@ def test_bound_methods_and_partials_count_as_their_jitted_function(shell):
     assert result.success
     stats = {s.function: (s.calls, s.traced, s.hits) for s in shell.user_ns["rep"].functions}
     assert stats == {"<lambda>": (3, 2, 1), "apply": (2, 1, 1)}
+
+
+def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
+    shell.run_cell("def soft(v):\n    return jnp.log1p(jnp.exp(v))", store_history=True)
+    defined = shell.execution_count - 1
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor _ in range(2):\n    jax.jit(jax.grad(soft))(3.0)")
+    assert result.success
+    first, second = [f for f in shell.user_ns["rep"].functions if f.function == "soft"]  # two wrapper objects
+    assert (first.defined_at, second.defined_at) == (f"In[{defined}]:1", f"In[{defined}]:1")
+    assert [m.category for m in first.misses + second.misses] == ["never_seen", "redefined"]
+    assert second.misses[0].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
+                                       "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")

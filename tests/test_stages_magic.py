@@ -319,3 +319,18 @@ def test_named_plain_function_gets_a_clear_message(shell):
     assert result.success and "r" in shell.user_ns
     note = " ".join(shell.user_ns["rep"].notes)
     assert "plain is a function, not a jax.jit wrapper" in note and "jaxshow.stages(plain" in note
+
+
+def test_pre_optimisation_cost_is_budgeted_by_module_size(shell):
+    shell.run_line_magic("config", "StagesMagics.lowered_cost_max_chars = 100")
+    try:
+        run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
+        lowered = shell.user_ns["rep"].reports[0].lowered
+        size = len(lowered.module_text)
+        assert lowered.cost is None and lowered.cost_unavailable == (
+            f"not computed for a module of {size:,} characters (over 100): it needs a StableHLO-to-HLO conversion; "
+            "the compiled cost is XLA's after optimisation, and jaxshow.stages() computes this one")
+    finally:
+        shell.run_line_magic("config", "StagesMagics.lowered_cost_max_chars = 50000")
+    run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
+    assert shell.user_ns["rep"].reports[0].lowered.cost.flops == 3.0  # sin and mul of f32[3]: XLA counts the 3 multiplies

@@ -21,6 +21,8 @@ import jax
 import jax.monitoring
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
+"""The installed jax package's directory (with a trailing separator): JAX's own source files are under it."""
 
 _JIT_OPTION_NAMES = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 

@@ -33,6 +33,9 @@ class StagesMagics(Magics):
 
     highlight_max_bytes = Integer(200_000, help="Highlight IR texts up to this size; larger ones are shown plain.").tag(config=True)
     max_lines = Integer(500, help="Show at most this many lines of each IR text; the record keeps all of it.").tag(config=True)
+    lowered_cost_max_chars = Integer(
+        50_000, help="Compute the pre-optimisation cost (Lowered.cost_analysis, a StableHLO-to-HLO conversion) only for "
+                     "modules up to this many characters; 0 for no limit.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -116,7 +119,8 @@ class StagesMagics(Magics):
             return
         try:
             cell_options = CellOptions(
-                walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info),
+                walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
+                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None),
                 show_all=args.show_all,
                 name=args.name,
             )

@@ -153,7 +153,10 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced = _traced(record, walk)
-    lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info) if record.lowered is not None else None
+    lowered = None
+    if record.lowered is not None:
+        lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info,
+                                  cost_max_chars=walk.lowered_cost_max_chars)
     names = tuple(a.path for a in traced.args) if traced is not None else None
     compiled = compiled_station(record.compiled, names) if record.compiled is not None else None
     if traced is not None and traced.jaxpr_source_text:

@@ -358,9 +358,20 @@ def _backend_name() -> str:
         return "this backend"
 
 
-def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: bool = False) -> LoweredStation:
-    """Record the ``Lowered`` stage: module text and the pre-optimisation cost estimate."""
+def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: bool = False,
+                    cost_max_chars: int | None = None) -> LoweredStation:
+    """Record the ``Lowered`` stage: module text and the pre-optimisation cost estimate.
+
+    ``Lowered.cost_analysis`` converts the module to HLO first (about a second
+    per MB of text); above ``cost_max_chars`` it is not computed and the
+    station says why.
+    """
     text = lowered.as_text(dialect, debug_info=debug_info)
+    if cost_max_chars is not None and len(text) > cost_max_chars:
+        reason = (f"not computed for a module of {len(text):,} characters (over {cost_max_chars:,}): it needs a "
+                  "StableHLO-to-HLO conversion; the compiled cost is XLA's after optimisation, and "
+                  "jaxshow.stages() computes this one")
+        return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
     try:
         cost = normalise_cost(lowered.cost_analysis(), optimized=False)
         reason = None if cost else f"backend '{_backend_name()}' gives no cost analysis before compilation"
@@ -453,10 +464,11 @@ def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) ->
 
 @dataclass(frozen=True, slots=True)
 class WalkOptions:
-    """What to record: IR dialect, source locations."""
+    """What to record: IR dialect, source locations, and the largest module whose pre-optimisation cost is computed."""
 
     dialect: str = "stablehlo"
     debug_info: bool = False
+    lowered_cost_max_chars: int | None = None
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -492,7 +504,8 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
             result.notes.append(f"{type(fn).__name__} has no .trace(): the jaxpr station is skipped")
             stage = "lower"
             lowered = fn.lower(*args, **kwargs)
-        result.lowered = lowered_station(lowered, dialect=options.dialect, debug_info=options.debug_info)
+        result.lowered = lowered_station(lowered, dialect=options.dialect, debug_info=options.debug_info,
+                                         cost_max_chars=options.lowered_cost_max_chars)
         stage = "compile"
         compiled = lowered.compile()
         names = None if result.traced is None else tuple(a.path for a in result.traced.args)

@@ -13,9 +13,12 @@ JAX's "defined on the same line" hint depends on how the front end names cells.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
+import os
 import threading
+import types
 import weakref
 from collections import OrderedDict, deque
 from typing import Any, Callable
@@ -34,7 +37,8 @@ REGISTRY_LIMIT = 512
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "keys", "entries", "traces", "__weakref__")
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "made_by", "keys", "entries", "traces",
+                 "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         try:
@@ -42,16 +46,53 @@ class _FunctionRecord:
         except TypeError:
             self.fun_ref = None
         self.fun_id = id(fun)
-        self.name = str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?"))
-        self.qualname = str(getattr(fun, "__qualname__", self.name))
+        plain = type(fun) is types.FunctionType  # a user object's attributes are never read
+        self.name = str(getattr(debug_info, "func_name", None) or (fun.__name__ if plain else type(fun).__name__))
+        self.qualname = str(fun.__qualname__ if plain else self.name)
         self.source_key = _source_key(fun, self.qualname)
-        self.defined_at = _defined_at(fun, debug_info)
+        self.made_by = _made_by(fun)
+        self.defined_at = _defined_at(_unwrapped(fun), debug_info)
         self.keys: deque = deque(maxlen=HISTORY_LIMIT)
         self.entries: deque[TraceEntry] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
+
+
+_TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
+                    "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint"}
+def _made_by(fun: Any) -> str | None:
+    """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
+    if type(fun) is functools.partial:
+        return "functools.partial"
+    if not _jax_made(fun):
+        return None
+    inner = [fun.__code__.co_name] + [c.cell_contents.__code__.co_name for c in fun.__closure__ or () if _jax_made(_cell(c))]
+    return next((_TRANSFORM_NAMES[n] for n in inner if n in _TRANSFORM_NAMES), "JAX transformation")
+
+
+def _jax_made(fun: Any) -> bool:
+    return type(fun) is types.FunctionType and os.path.abspath(fun.__code__.co_filename).startswith(_jax_compat.JAX_DIR)
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def _unwrapped(fun: Any) -> Any:
+    """The user's function inside JAX's and functools' wrappers (``__wrapped__``, ``partial.func``), read by type only."""
+    for _ in range(16):
+        if type(fun) is functools.partial:
+            fun = fun.func
+        elif type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:
+            fun = fun.__dict__["__wrapped__"]
+        else:
+            return fun
+    return fun
 
 
 def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
@@ -66,7 +107,7 @@ def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
 
 
 def _defined_at(fun: Any, debug_info: Any) -> str | None:
-    code = getattr(fun, "__code__", None)
+    code = fun.__code__ if type(fun) is types.FunctionType else None
     if code is not None:
         return f"{code.co_filename}:{code.co_firstlineno}"
     src = getattr(debug_info, "func_src_info", None)

@@ -102,10 +102,13 @@ def _argument_name(path: str) -> str:
     return f"argument {m.group('i')}" if m.group("i") is not None else f"keyword {m.group('k')}"
 
 
-def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str) -> str:
-    """One line for a miss: ``x: now f32[4], before f32[3]``."""
+def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None) -> str:
+    """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call."""
     if category == "never_seen":
         return f"first trace of {function}"
+    if category == "redefined" and made_by is not None:
+        return (f"{function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
+                "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
     if category == "redefined":
         return f"{function} is a new function object with the same name and source as one traced before"
     if changes:

@@ -242,7 +242,7 @@ class Session(_jax_compat.TraceProbe):
         miss = CacheMiss(
             function=record.name,
             category=category,
-            summary=miss_summary(category, changes, record.name),
+            summary=miss_summary(category, changes, record.name, record.made_by),
             changes=changes,
             evidence=evidence,
             evidence_source=source,
