@@ -27,7 +27,9 @@ import time
 from typing import Any, Callable, Protocol
 
 HOOK_NAME = "__jaxshow_calls__"
-_CELL_FILENAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>|[^\s\"'()]*ipykernel_\d+/\d+\.py")
+_TERMINAL_CELL = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
+_KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
+_PATH_ENDS = frozenset(" \t\n\"'()")
 
 
 class CellMagic(Protocol):
@@ -248,11 +250,23 @@ def label_cells(shell: Any, text: str) -> str:
     """Replace the shell's cell file names in ``text`` by ``In[5]``, as tracebacks name them.
 
     Terminal IPython names a cell ``<ipython-input-5-…>``, ipykernel
-    ``/tmp/ipykernel_…/….py``; both are opaque to a reader.
+    ``/tmp/ipykernel_…/….py``; both are opaque to a reader. Linear in the
+    text (an optimised HLO module of megabytes carries them in its metadata).
     """
 
-    def label(match: re.Match) -> str:
-        name = shell.compile.format_code_name(match.group())
-        return name[1] if name else match.group()
+    def label(name: str) -> str:
+        found = shell.compile.format_code_name(name)
+        return found[1] if found else name
 
-    return _CELL_FILENAME.sub(label, text)
+    if "<ipython-input-" in text:
+        text = _TERMINAL_CELL.sub(lambda m: label(m.group()), text)
+    if "ipykernel_" not in text:
+        return text
+    pieces, done = [], 0
+    for match in _KERNEL_CELL_TAIL.finditer(text):
+        start = match.start()
+        while start > done and text[start - 1] not in _PATH_ENDS:
+            start -= 1
+        pieces += [text[done:start], label(text[start:match.end()])]
+        done = match.end()
+    return "".join(pieces) + text[done:]
