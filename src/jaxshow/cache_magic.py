@@ -20,7 +20,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import is_cell_file, label_cells, run_cell
+from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 
@@ -83,7 +83,7 @@ class CacheMagics(Magics):
         __tracebackhide__ = True
         args = self._parse(line, cell_form=cell is not None)
         if cell is not None:
-            return self._run_cell(cell, args.output)
+            return run_magic_cell(self.shell, self, line, cell)
         report = self._line(args.words)
         if report is None:
             return None
@@ -259,17 +259,3 @@ class CacheMagics(Magics):
         display(report)
         if output:
             self.shell.user_ns[output] = report
-
-    def _run_cell(self, cell: str, output: str | None):
-        __tracebackhide__ = True
-        hook = self.open(f"-o {output}" if output else "", cell)
-        try:
-            value = run_cell(self.shell, cell, hook=hook)
-        except (KeyboardInterrupt, SystemExit):
-            self.close(None, 0.0)
-            raise
-        except BaseException as exc:
-            self.close(exc, 0.0)
-            raise
-        self.close(None, 0.0)
-        return value

@@ -233,6 +233,22 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
                 builtins.__dict__[name] = saved
 
 
+def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
+    """A direct ``run_cell_magic`` call: open the magic's capture, run the body once, close it, re-raise its error."""
+    __tracebackhide__ = True
+    hook = magic.open(line, cell)
+    try:
+        value = run_cell(shell, cell, hook=hook)
+    except (KeyboardInterrupt, SystemExit):
+        magic.close(None, 0.0)
+        raise
+    except BaseException as exc:
+        magic.close(exc, 0.0)
+        raise
+    magic.close(None, 0.0)
+    return value
+
+
 def is_cell_file(shell: Any) -> Callable[[str], bool]:
     """A test for "this file name is one of the shell's cells" (cheap: a dict lookup)."""
     compiler = shell.compile

@@ -20,7 +20,7 @@ from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.stations import WalkOptions, jit_target
-from jaxshow.cellrun import is_cell_file, label_cells, run_cell
+from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error, parse_options
 from jaxshow.report import CellReport, SourceLocation
 
@@ -81,20 +81,8 @@ class StagesMagics(Magics):
                 params = train_step(params, batch)
         """
         __tracebackhide__ = True
-        options = self._parse(line, cell)
-        hook = self._open_capture(options)
-        value, error = None, None
-        try:
-            value = run_cell(self.shell, cell, hook=hook)
-        except (KeyboardInterrupt, SystemExit):
-            self.close(None, 0.0)
-            raise
-        except BaseException as exc:
-            error = exc
-        self.close(error, 0.0)
-        if error is not None:
-            raise error
-        return value
+        self._parse(line, cell)  # a usage error before anything runs
+        return run_magic_cell(self.shell, self, line, cell)
 
     # the runner's protocol (cellrun.CellMagic) ------------------------------------------------
 

@@ -245,13 +245,18 @@ class CallCapture(_jax_compat.CallObserver):
         state.stack.append(frame)
         return frame
 
+    def _closed(self, frame: _Frame | None) -> CallRecord | None:
+        """Take ``frame`` off this thread's stack; its record, unless it was a nested frame."""
+        stack = self._local.stack
+        if stack and stack[-1] is frame:
+            stack.pop()
+        return None if frame is None or frame.nested else frame.record
+
     def trace_ended(self, frame: _Frame, jaxpr: Any, error: BaseException | None) -> None:
         state = self._local
-        if state.stack and state.stack[-1] is frame:
-            state.stack.pop()
-        if frame is None or frame.nested:
+        record = self._closed(frame)
+        if record is None:
             return
-        record = frame.record
         if error is not None:
             record.error, record.failed_in = error, "trace"
             return
@@ -300,12 +305,9 @@ class CallCapture(_jax_compat.CallObserver):
             record.computation = computation
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
-        state = self._local
-        if state.stack and state.stack[-1] is frame:
-            state.stack.pop()
-        if frame is None or frame.nested:
+        record = self._closed(frame)
+        if record is None:
             return
-        record = frame.record
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
@@ -515,14 +517,14 @@ class CallCounter:
 class _Pending:
     """A direct call of a jit wrapper between ``pre`` and ``post``."""
 
-    __slots__ = ("wrapper", "lead", "bound", "site", "column", "args", "made_before", "abstract", "token")
+    __slots__ = ("wrapper", "lead", "bound", "site", "column", "args", "made_before", "walk_args", "token")
 
     def __init__(self, target: tuple[Any, tuple, dict], site: SourceLocation, column: int) -> None:
         self.wrapper, self.lead, self.bound = target
         self.site, self.column = site, column
         self.args: tuple = ()
         self.made_before = 0
-        self.abstract: tuple[tuple, dict] | None = None
+        self.walk_args: tuple[tuple, dict] | None = None
         self.token: Any = None
 
     @property
@@ -607,7 +609,7 @@ class DirectCalls:
         pending.made_before = self.capture.records_made()
         if pending.key not in self._first and type(pending.wrapper) is JIT_TYPE:
             args = (*pending.lead, *pending.args)
-            pending.abstract = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
+            pending.walk_args = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:
@@ -629,5 +631,5 @@ class DirectCalls:
             return
         if own is not None:
             self._first[key] = own
-        elif pending.abstract is not None:
-            self._first[key] = self.capture.record_hit(pending.wrapper, *pending.abstract, pending.site)
+        elif pending.walk_args is not None:
+            self._first[key] = self.capture.record_hit(pending.wrapper, *pending.walk_args, pending.site)
