@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 import jaxshow
 from jaxshow import _jax_compat, timings
-from jaxshow.capture import stations
+from jaxshow.capture import calls, stations
 
 
 def test_jit_options_of_a_jit_wrapper():
@@ -73,3 +73,84 @@ def test_trace_context_names_is_a_tuple_or_none():
         assert "jax_enable_x64" in names
     else:
         assert names is None
+
+
+# --- the jit miss path hooks (capture/calls.py) -------------------------------------------------
+
+
+class _Recorder(_jax_compat.CallObserver):
+    def __init__(self):
+        self.seen = []
+
+    def busy(self):
+        return False
+
+    def trace_started(self, fun, jit_info, args, kwargs):
+        self.seen.append(("trace", _jax_compat.jit_info_function(jit_info)[0]))
+
+    def trace_ended(self, token, jaxpr, error):
+        self.seen.append(("traced", _jax_compat.jaxpr_function(jaxpr)[0] if jaxpr is not None else None))
+
+    def run_started(self, jaxpr, name, donated):
+        self.seen.append(("run", name, donated))
+
+    def lowered(self, computation, error):
+        self.seen.append(("lowered", _jax_compat.computation_compiled(computation)))
+
+    def run_ended(self, token, executable, error):
+        self.seen.append(("ran", executable is not None))
+
+
+def _pjit_globals():
+    from jax._src import pjit
+
+    return {n: getattr(pjit, n, None) for n in ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")}
+
+
+def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
+    assert _jax_compat.call_hooks_supported()
+    before = _pjit_globals()
+    recorder = _Recorder()
+    uninstall = _jax_compat.install_call_hooks(recorder)
+
+    def hooked(v):
+        return jax.lax.mul(v, v)  # a primitive: no nested jit of a jnp function
+
+    try:
+        jax.jit(hooked, donate_argnums=0)(jnp.ones(5))
+    finally:
+        uninstall()
+    assert _pjit_globals() == before
+    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked"), ("run", "hooked", (True,)), ("lowered", False), ("ran", True)]
+
+
+def test_lowered_from_computation_and_lower_cached_reuse_jaxs_objects():
+    f = jax.jit(lambda v: jnp.cos(v) + 1)
+    x = jnp.ones(6)
+    f(x)
+    jaxpr, donated, computation = _jax_compat.lower_cached(f, (x,), {})
+    assert donated == (False,) and _jax_compat.computation_compiled(computation)
+    lowered = _jax_compat.lowered_from_computation(computation, jaxpr, donated)
+    compiles = []
+    listener = lambda event, secs, **kw: compiles.append(event) if event.endswith("backend_compile_duration") else None
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        compiled = lowered.compile()
+    finally:
+        _jax_compat.unregister_duration_listener(listener)
+    assert compiles == [], "the executable JAX cached is reused"
+    assert lowered.as_text() == f.lower(x).as_text() and compiled.as_text() == f.lower(x).compile().as_text()
+
+
+def test_pmapped_function_names_the_users_function_where_pmap_is_a_jit():
+    def user_fn(v):
+        return v + 1
+
+    pmapped = jax.pmap(user_fn)
+    with calls.CallCapture() as capture:
+        pmapped(jnp.ones((1, 2)))
+    found = [_jax_compat.pmapped_function(r.fun) for r in capture.records if r.fun is not None]
+    if type(pmapped).__name__ == "PmapFunction":  # jax 0.7: pmap compiles outside jit, nothing to attribute
+        assert [f for f in found if f is not None] == []
+    else:
+        assert (user_fn.__name__, __file__) in found

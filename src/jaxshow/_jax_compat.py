@@ -873,8 +873,3 @@ def trace_state_clean() -> bool:
         return bool(_core.trace_state_clean())
     except Exception:  # noqa: BLE001 - unknown: assume a plain call
         return True
-
-
-def jaxpr_is_high(jaxpr: Any) -> bool:
-    """Whether JAX left this jaxpr out of its trace cache (``is_high``): rebuilding it would trace again."""
-    return bool(getattr(getattr(jaxpr, "jaxpr", None), "is_high", False))
