@@ -123,7 +123,7 @@ def trace_context_names() -> tuple[str, ...] | None:
         return None
 
 
-# --- tracing cache and persistent compilation cache (used by retrace.py, persistent.py) -------
+# --- tracing cache and persistent compilation cache (used by retrace/, persistent.py) -------
 
 
 def explain_logger_name() -> str:
