@@ -125,3 +125,10 @@ def test_cell_file_names_read_like_tracebacks(ip):
     text = f"defined at {filename}:3 and at /site/lib.py:9"
     assert label_cells(ip, text) == f"defined at In[{number}]:3 and at /site/lib.py:9"
     assert label_cells(ip, "<ipython-input-999-0123abcd>:1") == "<ipython-input-999-0123abcd>:1"
+
+
+def test_terminal_waits_for_the_body_as_for_any_cell_magic(ip):
+    check = ip.input_transformer_manager.check_complete
+    for cell in ("%%jaxstages\n", "%%jaxstages -o rep\nx = 1\n", "%%jaxstages\nx = 1\n\n"):
+        assert check(cell) == check(cell.replace("%%jaxstages -o rep", "%%time").replace("%%jaxstages", "%%time")), cell
+    assert check("%%jaxstages\n") == ("incomplete", 0) and check("%%jaxstages\nx = 1\n\n") == ("complete", None)
