@@ -132,3 +132,13 @@ def test_terminal_waits_for_the_body_as_for_any_cell_magic(ip):
     for cell in ("%%jaxstages\n", "%%jaxstages -o rep\nx = 1\n", "%%jaxstages\nx = 1\n\n"):
         assert check(cell) == check(cell.replace("%%jaxstages -o rep", "%%time").replace("%%jaxstages", "%%time")), cell
     assert check("%%jaxstages\n") == ("incomplete", 0) and check("%%jaxstages\nx = 1\n\n") == ("complete", None)
+
+
+def test_under_time_the_magic_still_reports(ip):
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    with capture_output() as cap:
+        result = ip.run_cell("%%time\n%%jaxstages -o rep\ny = sq(jnp.ones(29))", store_history=True)
+    assert result.success, result.error_in_exec
+    assert "Wall time" in cap.stdout
+    [report] = ip.user_ns["rep"].reports
+    assert report.function == "<lambda>" and report.traced.args[0].type_str == "f32[29]"

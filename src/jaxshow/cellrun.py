@@ -74,7 +74,13 @@ class CellRunner:
 
     # IPython's hooks -----------------------------------------------------------------------
 
-    def _magic_line(self, lines: list[str]) -> tuple[int, CellMagic, str] | None:
+    def _magic_line(self, lines: list[str], *, under_other_magics: bool = False) -> tuple[int, CellMagic, str] | None:
+        """The first line naming one of our magics; with ``under_other_magics``, also under ``%%time`` and kin.
+
+        ``%%time`` then ``%%jaxstages`` runs our magic's line inside ``%%time``'s
+        body: the capture opens for the whole cell, and the body's own transform
+        comments the line out.
+        """
         for index, line in enumerate(lines):
             if not line.strip():
                 continue
@@ -82,14 +88,15 @@ class CellRunner:
                 head = "%%" + name
                 if line.startswith(head) and (len(line) == len(head) or line[len(head)].isspace()):
                     return index, magic, line[len(head):].strip()
-            return None
+            if not (under_other_magics and line.startswith("%%")):
+                return None
         return None
 
     def _pre_run_cell(self, info: Any = None) -> None:
         if self._active is not None:
             self._finish(None)
         raw = getattr(info, "raw_cell", None) or ""
-        found = self._magic_line(raw.splitlines(keepends=True))
+        found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
         if found is None:
             return
         _, magic, options = found
