@@ -274,3 +274,10 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
     assert [m.category for m in first.misses + second.misses] == ["never_seen", "redefined"]
     assert second.misses[0].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
+
+
+def test_jaxs_quoted_explanation_names_cells_in_n(shell):
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(jnp.ones(4))")
+    evidence = shell.user_ns["rep"].functions[0].misses[1].evidence
+    assert evidence.startswith(f"TRACING CACHE MISS at In[{result.execution_count}]:3")
+    assert "<ipython-input-" not in evidence

@@ -709,3 +709,11 @@ def test_a_transformed_program_says_where_its_function_is_defined(shell):
     transformed = [r for r in rep.reports if r.wrapper.kind.startswith("jit_p")]
     assert transformed and {(r.wrapper.defined_at.file, r.wrapper.defined_at.line) for r in transformed} == {
         (f"In[{setup.execution_count}]", 1)}
+
+
+def test_calls_from_inside_a_function_are_counted_as_at_least(shell):
+    _define(shell, "@jax.jit\ndef body(v):\n    return v + 1\ndef loop(v):\n    for _ in range(20):\n        v = body(v)\n    return v")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = loop(jnp.ones(31))")
+    [report] = rep.reports
+    assert report.notes[-1] == ("called at least 1 time with this signature in the cell "
+                                "(calls from inside loop that hit JAX's cache are not seen)")

@@ -196,18 +196,22 @@ class CacheMagics(Magics):
             display(self._with_cell_names(report))
 
     def _with_cell_names(self, report: Any) -> Any:
-        """Cell file names in call sites and definitions read ``In[5]``; JAX's own text stays verbatim."""
+        """Cell file names read ``In[5]`` in call sites, definitions, JAX's quoted explanations and the cell's error."""
         name = functools.partial(label_cells, self.shell)
         if isinstance(report, CacheReport):
             functions = tuple(
                 dataclasses.replace(
                     f,
                     defined_at=f.defined_at and name(f.defined_at),
-                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site)) for m in f.misses),
+                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence))
+                                 for m in f.misses),
                 )
                 for f in report.functions
             )
-            return dataclasses.replace(report, functions=functions)
+            error = report.cell_error
+            if error is not None:
+                error = dataclasses.replace(error, message=name(error.message))
+            return dataclasses.replace(report, functions=functions, cell_error=error)
         if isinstance(report, TraceHistory):
             return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
         return report

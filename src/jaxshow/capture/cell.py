@@ -132,13 +132,20 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     calls = len(group) + sum(r.repeat_hits for r in group)
     if len(group) > 1:
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
-    return _with_repeats(report, calls)
+    # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
+    inside = next((r.site.function for r in group if r.site is not None and r.site != r.cell_site), None)
+    return _with_repeats(report, calls, inside)
 
 
-def _with_repeats(report: StagesReport, calls: int) -> StagesReport:
-    if calls <= 1:
+def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -> StagesReport:
+    if calls <= 1 and inside is None:
         return report
-    notes = tuple(n for n in report.notes if not n.startswith("called ")) + (f"called {calls:,} times with this signature in the cell",)
+    if inside is None:
+        note = f"called {calls:,} times with this signature in the cell"
+    else:
+        note = (f"called at least {calls:,} time{'s' if calls > 1 else ''} with this signature in the cell "
+                f"(calls from inside {inside} that hit JAX's cache are not seen)")
+    notes = tuple(n for n in report.notes if not n.startswith("called ")) + (note,)
     return dataclasses.replace(report, notes=notes, repeat_hits=calls - 1)
 
 
