@@ -11,14 +11,13 @@ removes it when the last one closes. Nothing stays registered between cells.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable
 
 import jax.monitoring
 
 from jaxshow import _jax_compat
-from jaxshow.report import HelperCompiles, StageTimings
+from jaxshow.report import StageTimings
 
 TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
 LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
@@ -79,17 +78,6 @@ class EventCollector:
 
     def _on_persistent_hit(self, thread_id: int) -> None:
         self._compile_hits[thread_id] = True
-
-    def timings_for(self, name: str) -> StageTimings:
-        """Sum the seconds of each stage for the function named ``name``."""
-        return timings_from_events([e for e in self.events if e.base_name == name])
-
-    def helper_compiles(self, shown: set[str]) -> HelperCompiles:
-        """Fold the events of functions not in ``shown`` (JAX's eager helpers) into a count."""
-        others = [e for e in self.events if e.base_name not in shown]
-        names = tuple(dict.fromkeys(e.base_name for e in others))
-        compiles = sum(1 for e in others if e.stage == "compile")
-        return HelperCompiles(count=compiles, seconds=sum(e.seconds for e in others), names=names)
 
 
 def timings_from_events(events: list[StageEvent]) -> StageTimings:
@@ -174,15 +162,3 @@ def listeners_registered() -> bool:
 def close_all_collectors() -> None:
     """Close every open collector (used on ``%unload_ext``)."""
     _bus.close_all()
-
-
-class Stopwatch:
-    """Wall-clock seconds of a block, with ``perf_counter``."""
-
-    def __enter__(self) -> Stopwatch:
-        self.start = time.perf_counter()
-        self.seconds = 0.0
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.seconds = time.perf_counter() - self.start
