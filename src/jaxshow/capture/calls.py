@@ -37,9 +37,8 @@ from jaxshow.timings import EventCollector, StageEvent
 Phase = Literal["trace", "lower", "compile", "run"]
 Kind = Literal["user", "library", "jax"]
 
-_JAX_DIRS = tuple(
-    os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (jax, sys.modules.get("jaxlib")) if m is not None and m.__file__
-)
+_JAXLIB = sys.modules.get("jaxlib")
+_JAX_DIRS = (_jax_compat.JAX_DIR,) + ((os.path.dirname(os.path.abspath(_JAXLIB.__file__)) + os.sep,) if _JAXLIB and _JAXLIB.__file__ else ())
 _NOT_USER_DIRS = tuple(
     {os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
 ) + (PACKAGE_DIR + os.sep,)

@@ -50,7 +50,6 @@ _jax_compat.exclude_from_source_info(PACKAGE_DIR)
 
 
 JIT_TYPE = _jax_compat.jit_wrapper_type()
-_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 
 
 def jit_target(obj: Any) -> tuple[Any, tuple, dict] | None:
@@ -86,7 +85,7 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
         return None
     code = obj.__code__ if type(obj) is types.FunctionType else None
     from_jax = (type(obj).__module__ or "").startswith(("jax.", "jaxlib.")) or (
-        code is not None and os.path.abspath(code.co_filename).startswith(_JAX_DIR)
+        code is not None and os.path.abspath(code.co_filename).startswith(_jax_compat.JAX_DIR)
     )
     return (obj, (), {}) if from_jax else None
 

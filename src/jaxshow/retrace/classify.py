@@ -15,15 +15,11 @@ import os
 import re
 from typing import Any
 
-import jax
 
 from jaxshow import _jax_compat
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _closest_key, _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
-
-_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
-
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, described: tuple | None, jax_text: str | None
@@ -127,4 +123,4 @@ def _is_user_function(debug_info: Any) -> bool:
     filename = getattr(debug_info, "func_filename", None)
     if not filename:
         return True
-    return not os.path.abspath(filename).startswith(_JAX_DIR + os.sep)
+    return not os.path.abspath(filename).startswith(_jax_compat.JAX_DIR)

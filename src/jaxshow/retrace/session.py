@@ -24,7 +24,6 @@ Two sources of evidence, one classification (:mod:`jaxshow.retrace.classify`):
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 import time
@@ -50,10 +49,6 @@ from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_su
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_jax_compat.exclude_from_source_info(_PACKAGE_DIR)
-
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
 
