@@ -52,7 +52,6 @@ class CellRunner:
         self.shell = shell
         self.magics: dict[str, CellMagic] = {}
         self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
-        self._saved_builtin: Any = _MISSING
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -121,12 +120,7 @@ class CellRunner:
     # the call hook --------------------------------------------------------------------------
 
     def _install_call_hook(self, hook: Any) -> _CallRewriter:
-        name = HOOK_NAME
-        while name in self.shell.user_ns or name in self.shell.user_global_ns:
-            name = "_" + name
-        self._saved_builtin = builtins.__dict__.get(name, _MISSING)
-        builtins.__dict__[name] = hook
-        rewriter = _CallRewriter(name)
+        rewriter = _CallRewriter(_BuiltinName(hook, self.shell.user_ns, self.shell.user_global_ns))
         self.shell.ast_transformers.append(rewriter)
         return rewriter
 
@@ -135,14 +129,28 @@ class CellRunner:
             return
         if rewriter in self.shell.ast_transformers:
             self.shell.ast_transformers.remove(rewriter)
-        if self._saved_builtin is _MISSING:
-            builtins.__dict__.pop(rewriter.name, None)
-        else:
-            builtins.__dict__[rewriter.name] = self._saved_builtin
-        self._saved_builtin = _MISSING
+        rewriter.binding.remove()
 
 
 _MISSING = object()
+
+
+class _BuiltinName:
+    """The call hook under a name in ``builtins`` that no user namespace shadows; put back as found by ``remove``."""
+
+    def __init__(self, hook: Any, *namespaces: dict) -> None:
+        name = HOOK_NAME
+        while any(name in namespace for namespace in namespaces):
+            name = "_" + name
+        self.name = name
+        self._saved = builtins.__dict__.get(name, _MISSING)
+        builtins.__dict__[name] = hook
+
+    def remove(self) -> None:
+        if self._saved is _MISSING:
+            builtins.__dict__.pop(self.name, None)
+        else:
+            builtins.__dict__[self.name] = self._saved
 
 
 class _FirstLineTransform:
@@ -170,8 +178,9 @@ class _CallRewriter(ast.NodeTransformer):
     left alone: they may run after the cell, when the hook is gone.
     """
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, binding: _BuiltinName) -> None:
+        self.binding = binding
+        self.name = binding.name
 
     def _leave_alone(self, node: ast.AST) -> ast.AST:
         return node
@@ -219,25 +228,16 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
     namespace = shell.user_ns
-    name, saved = None, _MISSING
-    if hook is not None:
-        name = HOOK_NAME
-        while name in namespace:
-            name = "_" + name
-        saved = builtins.__dict__.get(name, _MISSING)
-        builtins.__dict__[name] = hook
-        rewriter = _CallRewriter(name)
+    rewriter = _CallRewriter(_BuiltinName(hook, namespace)) if hook is not None else None
+    if rewriter is not None:
         tree = rewriter.visit(tree)
         last = rewriter.visit(last) if last is not None else None
     try:
         exec(shell.compile(tree, filename, "exec"), namespace)
         return eval(shell.compile(last, filename, "eval"), namespace) if last is not None else None
     finally:
-        if name is not None:
-            if saved is _MISSING:
-                builtins.__dict__.pop(name, None)
-            else:
-                builtins.__dict__[name] = saved
+        if rewriter is not None:
+            rewriter.binding.remove()
 
 
 def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
