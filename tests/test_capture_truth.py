@@ -105,19 +105,13 @@ def _disable_jit_report(shell, cell_value):
     return rep
 
 
-def test_disable_jit_says_so_and_shows_no_stations(shell):
-    _define(shell, "with jax.disable_jit():\n    f(x)")  # JAX's eager helpers for f32[3] are compiled now
-    rep = _disable_jit_report(shell, "x")
-    [report] = rep.reports
-    assert report.function == "f"
-    assert (report.traced, report.lowered, report.compiled) == (None, None, None)
-    assert report.outcome == "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
-
-
-def test_disable_jit_with_cold_eager_helpers_still_reports_the_call(shell):
-    _define(shell, "x_cold = jnp.ones((13, 7))")  # a shape no other test uses: sin, mul are compiled inside the call
-    rep = _disable_jit_report(shell, "x_cold")
-    [report] = rep.reports
+@pytest.mark.parametrize("setup, value", [
+    ("with jax.disable_jit():\n    f(x)", "x"),  # JAX's eager helpers for f32[3] are compiled before the cell
+    ("x_cold = jnp.ones((13, 7))", "x_cold"),  # a shape no other test uses: sin, mul compile inside the call
+], ids=["warm-helpers", "cold-helpers"])
+def test_disable_jit_says_so_and_shows_no_stations(shell, setup, value):
+    _define(shell, setup)
+    [report] = _disable_jit_report(shell, value).reports
     assert report.function == "f"
     assert (report.traced, report.lowered, report.compiled) == (None, None, None)
     assert report.outcome == "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
