@@ -807,12 +807,19 @@ def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
     return name, _file_of_source_info(source)
 
 
-def _file_of_source_info(source: Any) -> str | None:
-    """``"f at /path/file.py:12"`` -> ``/path/file.py``."""
-    if not source or " at " not in str(source):
+def parse_source_info(source: Any) -> tuple[str, str, int] | None:
+    """JAX's ``"f at /path/file.py:12"`` (``func_src_info``, ``fun_sourceinfo``) -> ``("f", "/path/file.py", 12)``; line 0 if none."""
+    text = str(source or "")
+    if " at " not in text:
         return None
-    where = str(source).split(" at ", 1)[1]
-    return where.rsplit(":", 1)[0] if ":" in where else where
+    name, where = text.split(" at ", 1)
+    file, _, line = where.rpartition(":")
+    return (name, file, int(line)) if file and line.isdigit() else (name, where, 0)
+
+
+def _file_of_source_info(source: Any) -> str | None:
+    parts = parse_source_info(source)
+    return parts[1] if parts else None
 
 
 def jit_wrapper_type() -> type:

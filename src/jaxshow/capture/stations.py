@@ -131,12 +131,8 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, 
 
 def _source_location(source_info: Any) -> SourceLocation | None:
     """JAX's ``"f at /path/file.py:12"`` as a location."""
-    text = str(source_info or "")
-    if " at " not in text:
-        return None
-    name, where = text.split(" at ", 1)
-    file, _, line = where.rpartition(":")
-    return SourceLocation(file, int(line), name) if file and line.isdigit() else SourceLocation(where, 0, name)
+    parts = _jax_compat.parse_source_info(source_info)
+    return None if parts is None else SourceLocation(parts[1], parts[2], parts[0])
 
 
 def defined_at_of(jaxpr: Any) -> SourceLocation | None:
