@@ -16,6 +16,8 @@ from jaxshow.report import (
     ErrorSummary,
     LoweredStation,
     MemoryStats,
+    SavedFile,
+    SavedReport,
     StageTimings,
     StagesReport,
     TracedStation,
@@ -33,12 +35,15 @@ __all__ = [
     "ErrorSummary",
     "LoweredStation",
     "MemoryStats",
+    "SavedFile",
+    "SavedReport",
     "StageTimings",
     "StagesReport",
     "TracedStation",
     "WrapperStation",
     "explain",
     "load_ipython_extension",
+    "save",
     "stages",
     "stages_with",
     "unload_ipython_extension",
@@ -57,6 +62,20 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False):
     from jaxshow.capture.aot import stages_with as _stages_with
 
     return _stages_with(dialect=dialect, debug_info=debug_info)
+
+
+def save(report, directory):
+    """Write a report's stations and its HTML to ``directory``; see :func:`jaxshow.record_files.save_report`.
+
+    Returns a :class:`~jaxshow.report.SavedReport` listing the files; raises
+    ``OSError`` when a file could not be written.
+    """
+    from jaxshow.record_files import save_report
+
+    saved = save_report(report, directory)
+    if saved.error:
+        raise OSError(f"jaxshow.save: {saved.error} ({len(saved.files)} files written to {saved.directory} before it)")
+    return saved
 
 
 def explain(**kwargs):

@@ -326,6 +326,27 @@ class CellReport(_Displayable):
         return f"{names}; cell {format_seconds(self.cell_seconds)}"
 
 
+@dataclass(frozen=True, slots=True)
+class SavedFile:
+    """One file ``--save`` wrote: its name in the directory, what it holds, and its size."""
+
+    name: str
+    holds: str
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SavedReport(_Displayable):
+    """Where ``%%jaxstages --save DIR`` (or ``jaxshow.save``) wrote a report's stations, or why it could not."""
+
+    directory: str
+    files: tuple[SavedFile, ...] = ()
+    error: str | None = None
+
+    def _summary(self) -> str:
+        return f"{self.directory}: {self.error}" if self.error else f"{len(self.files)} files in {self.directory}"
+
+
 # --- %jaxcache: tracing-cache misses, trace histories, the persistent cache -------------------
 
 MissCategory = Literal[

@@ -23,6 +23,7 @@ from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error, parse_options
 from jaxshow.report import CellReport, SourceLocation
+from jaxshow.record_files import directory_problem, save_report
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
@@ -46,6 +47,8 @@ class StagesMagics(Magics):
     @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
+    @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
+                                           "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
@@ -79,6 +82,9 @@ class StagesMagics(Magics):
             %%jaxstages --name train_step --debug-info -o report
             for batch in batches:
                 params = train_step(params, batch)
+
+            %%jaxstages --save runs/baseline
+            loss = train_step(params, batch)   # runs/baseline/train_step.compiled.hlo.txt, ...
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
@@ -117,7 +123,10 @@ class StagesMagics(Magics):
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
-        display(render.Rendered(report, render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)))
+        budget = render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)
+        display(render.Rendered(report, budget))
+        if args.save is not None:
+            display(render.Rendered(save_report(report, args.save, budget), budget))
         if args.output:
             self.shell.user_ns[args.output] = report
 
@@ -138,6 +147,8 @@ class StagesMagics(Magics):
             head = args.name.split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
                 raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage}")
+        if args.save is not None and (why := directory_problem(args.save)):
+            raise UsageError(f"--save {args.save}: {why}\n{usage}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage}")
         return args

@@ -1,0 +1,162 @@
+"""Write a report's stations to a directory: IR texts byte for byte, analyses as JSON, the HTML report.
+
+``%%jaxstages --save DIR`` and :func:`jaxshow.save` use :func:`save_report`.
+Names are predictable, built from the function's name and the station, so two
+runs saved to two directories diff with ordinary tools::
+
+    report.html                     the report as shown (a CellReport; one function's report is f.html)
+    f.traced.jaxpr.txt              Traced: the jaxpr
+    f.traced.source.jaxpr.txt       Traced: the jaxpr with source locations (--debug-info)
+    f.lowered.stablehlo.mlir        Lowered: the module (f.lowered.hlo.txt with --hlo)
+    f.compiled.hlo.txt              Compiled: the optimised HLO
+    f.json                          signature, costs, memory, placements, timings, outcome, error
+
+A second report of the same function in one cell (another signature) is
+``f-2.…``. Every file lands directly in DIR: names are sanitised and each file is
+written to a temporary name and renamed, so a symlink in DIR is replaced, never
+followed. No JAX and no IPython.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+from jaxshow import render
+from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
+from jaxshow.report import CellReport, SavedFile, SavedReport, StagesReport
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+_STEM_MAX_CHARS = 100
+_TEXT_FIELDS = {
+    "traced": ("jaxpr_text", "jaxpr_source_text"),
+    "lowered": ("module_text",),
+    "compiled": ("optimized_hlo_text",),
+}
+
+
+def save_report(record: StagesReport | CellReport, directory: str | os.PathLike,
+                budget: TextBudget = DEFAULT_BUDGET) -> SavedReport:
+    """Write ``record``'s stations under ``directory`` (created if needed); never raises ``OSError``.
+
+    Returns what was written; on a failure, what was written before it and
+    the reason, in ``error``.
+    """
+    target = Path(directory).expanduser().absolute()
+    written: list[SavedFile] = []
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name, holds, content in _files(record, budget):
+            written.append(SavedFile(name, holds, _write(target, name, content)))
+    except OSError as exc:
+        return SavedReport(str(target), tuple(written), f"{type(exc).__name__}: {exc.strerror or exc}")
+    return SavedReport(str(target), tuple(written))
+
+
+def directory_problem(directory: str) -> str | None:
+    """Why ``directory`` cannot receive files (checked before a cell runs), or ``None`` when it can."""
+    path = Path(directory).expanduser().absolute()
+    if path.exists():
+        if not path.is_dir():
+            return f"{directory} exists and is not a directory"
+        return None if os.access(path, os.W_OK | os.X_OK) else f"{directory} is not writable"
+    parent = next(p for p in path.parents if p.exists())
+    if not parent.is_dir():
+        return f"cannot create {directory}: {parent} is not a directory"
+    return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot create {directory}: {parent} is not writable"
+
+
+def file_stem(function: str) -> str:
+    """A function's name as a file name: ``<lambda>`` -> ``lambda``, ``A.f`` stays, never empty or hidden."""
+    stem = _UNSAFE.sub("_", function).strip("_.")[:_STEM_MAX_CHARS]
+    return stem or "function"
+
+
+def _files(record: StagesReport | CellReport, budget: TextBudget) -> list[tuple[str, str, str]]:
+    """``(file name, what it holds, content)`` for every file of ``record``, in order."""
+    reports = record.reports if isinstance(record, CellReport) else (record,)
+    files: list[tuple[str, str, str]] = []
+    seen: dict[str, int] = {}
+    for report in reports:
+        stem = file_stem(report.function)
+        seen[stem] = seen.get(stem, 0) + 1
+        files += _report_files(report, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
+    html_name = "report.html" if isinstance(record, CellReport) else f"{file_stem(record.function)}.html"
+    files.append((html_name, "the report as shown, self-contained HTML", _html_page(record, budget)))
+    return files
+
+
+def _report_files(report: StagesReport, stem: str) -> list[tuple[str, str, str]]:
+    files = []
+    traced, lowered, compiled = report.traced, report.lowered, report.compiled
+    if traced is not None:
+        files.append((f"{stem}.traced.jaxpr.txt", "Traced: the jaxpr", traced.jaxpr_text))
+        if traced.jaxpr_source_text:
+            files.append((f"{stem}.traced.source.jaxpr.txt", "Traced: the jaxpr with source locations", traced.jaxpr_source_text))
+    if lowered is not None:
+        name = f"{stem}.lowered.stablehlo.mlir" if lowered.dialect == "stablehlo" else f"{stem}.lowered.hlo.txt"
+        files.append((name, f"Lowered: the {'StableHLO' if lowered.dialect == 'stablehlo' else 'HLO'} module", lowered.module_text))
+    if compiled is not None and compiled.optimized_hlo_text is not None:
+        files.append((f"{stem}.compiled.hlo.txt", "Compiled: the optimised HLO", compiled.optimized_hlo_text))
+    files.append((f"{stem}.json", "signature, costs, memory, placements, timings, outcome",
+                  json.dumps(_analyses(report, [name for name, _, _ in files]), indent=1, ensure_ascii=False) + "\n"))
+    return files
+
+
+def _analyses(report: StagesReport, text_files: list[str]) -> dict[str, Any]:
+    """The report as JSON-ready data, its long texts replaced by the names of the files that hold them."""
+    data = _plain(dataclasses.asdict(report))
+    for station, fields in _TEXT_FIELDS.items():
+        for field in fields:
+            if data.get(station) is not None:
+                data[station].pop(field, None)
+    if data.get("traced") is not None:
+        data["traced"]["primitive_counts"] = dict(data["traced"]["primitive_counts"])
+    for station in ("lowered", "compiled"):
+        cost = (data.get(station) or {}).get("cost")
+        if cost is not None:
+            cost["entries"] = dict(cost["entries"])
+    if data.get("compiled") and data["compiled"].get("memory") is not None and report.compiled and report.compiled.memory:
+        data["compiled"]["memory"]["estimated_total_bytes"] = report.compiled.memory.estimated_total_bytes
+    data["timings"]["total_seconds"] = report.timings.total_seconds
+    return {"outcome": report.outcome, "cache_hit": report.cache_hit, "files": text_files, **data}
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: tuples become lists, non-finite floats become strings (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _html_page(record: object, budget: TextBudget) -> str:
+    title = "jaxstages: " + (", ".join(r.function for r in record.reports) if isinstance(record, CellReport) else record.function)
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+        f"<title>{render.markup.escape(title[:200])}</title></head>\n"
+        f"<body>\n{render.to_html(record, budget)}\n</body></html>\n"
+    )
+
+
+def _write(directory: Path, name: str, content: str) -> int:
+    """Write ``content`` as UTF-8 to ``directory/name`` through a temporary file and a rename; its size in bytes."""
+    data = content.encode("utf-8")
+    temporary = directory / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    try:
+        with open(temporary, "xb") as handle:  # a new file (never through a link), with the user's umask
+            handle.write(data)
+        os.replace(temporary, directory / name)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return len(data)

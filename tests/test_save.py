@@ -1,0 +1,142 @@
+"""``%%jaxstages --save DIR`` and ``jaxshow.save``: the stations' own texts, byte for byte, under predictable names."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import pytest
+from shellrun import run_captured
+
+import jaxshow
+from jaxshow.record_files import file_stem
+from jaxshow.report import CellReport, SavedReport
+
+STATION_FILES = ("traced.jaxpr.txt", "lowered.stablehlo.mlir", "compiled.hlo.txt", "json")
+
+
+def _read(path) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _texts(report) -> dict[str, str]:
+    return {
+        "traced.jaxpr.txt": report.traced.jaxpr_text,
+        "lowered.stablehlo.mlir": report.lowered.module_text,
+        "compiled.hlo.txt": report.compiled.optimized_hlo_text,
+    }
+
+
+def test_save_writes_each_station_byte_for_byte_and_says_where(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef step(x):\n    return jnp.sin(x) @ x.T\n")
+    target = tmp_path / "run1"
+    result, cap = run_captured(ip, f"%%jaxstages --save {target} -o rep\ny = step(jnp.ones((4, 3)))\n")
+    assert result.success
+    report: CellReport = ip.user_ns["rep"]
+    (shown,) = report.reports
+    assert sorted(os.listdir(target)) == sorted([f"step.{suffix}" for suffix in STATION_FILES] + ["report.html"])
+    for suffix, text in _texts(shown).items():
+        assert _read(target / f"step.{suffix}") == text.encode("utf-8")
+    analyses = json.loads(_read(target / "step.json"))
+    assert analyses["function"] == "step"
+    assert analyses["files"] == ["step.traced.jaxpr.txt", "step.lowered.stablehlo.mlir", "step.compiled.hlo.txt"]
+    assert analyses["outcome"] == shown.outcome
+    assert analyses["traced"]["args"] == [{"path": "x", "shape": [4, 3], "dtype": "float32", "weak_type": False,
+                                           "sharding": shown.traced.args[0].sharding, "donated": False}]
+    assert analyses["traced"]["primitive_counts"] == dict(shown.traced.primitive_counts)
+    assert "jaxpr_text" not in analyses["traced"] and "module_text" not in analyses["lowered"]
+    assert analyses["compiled"]["cost"]["flops"] == shown.compiled.cost.flops
+    assert analyses["compiled"]["memory"]["temp_size_bytes"] == shown.compiled.memory.temp_size_bytes
+    assert analyses["timings"]["compile_seconds"] == shown.timings.compile_seconds
+    page = _read(target / "report.html").decode()
+    assert page.startswith("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>jaxstages: step</title>")
+    assert page.count('<div class="jaxshow"') == 1 and "<script" not in page
+    assert len(cap.outputs) == 2  # the report, then where it was saved
+    text = cap.outputs[1].data["text/plain"].splitlines()
+    assert text[0] == f"saved 5 files to {target}:"
+    assert [row.split()[0] for row in text[1:]] == [f"step.{suffix}" for suffix in STATION_FILES] + ["report.html"]
+    assert f"saved 5 files to {target}" in cap.outputs[1].data["text/html"]
+
+
+def test_save_names_every_report_and_keeps_options(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda x: x * 2)\n")
+    result, _ = run_captured(ip, f"%%jaxstages --all --hlo --debug-info --save {tmp_path} -o rep\n"
+                                 "a = f(jnp.ones(3))\nb = f(jnp.ones(4))\n")
+    assert result.success
+    first, second = ip.user_ns["rep"].reports
+    expected = []
+    for stem, report in (("lambda", first), ("lambda-2", second)):
+        assert _read(tmp_path / f"{stem}.lowered.hlo.txt") == report.lowered.module_text.encode()
+        assert _read(tmp_path / f"{stem}.traced.source.jaxpr.txt") == report.traced.jaxpr_source_text.encode()
+        assert "# In[1]:2:" in report.traced.jaxpr_source_text  # the cell that defined f, labelled as tracebacks do
+        expected += [f"{stem}.traced.jaxpr.txt", f"{stem}.traced.source.jaxpr.txt", f"{stem}.lowered.hlo.txt",
+                     f"{stem}.compiled.hlo.txt", f"{stem}.json"]
+    assert sorted(os.listdir(tmp_path)) == sorted(expected + ["report.html"])
+    assert json.loads(_read(tmp_path / "lambda-2.json"))["traced"]["args"][0]["shape"] == [4]
+
+
+def test_save_a_failing_call_keeps_the_stations_it_reached(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef bad(x):\n    return x @ jnp.ones((5, 5))\n")
+    result, _ = run_captured(ip, f"%%jaxstages --save {tmp_path} -o rep\nbad(jnp.ones(3))\n")
+    assert isinstance(result.error_in_exec, TypeError)
+    (report,) = ip.user_ns["rep"].reports
+    assert report.stopped_at == "trace"
+    assert sorted(os.listdir(tmp_path)) == ["bad.json", "report.html"]
+    analyses = json.loads(_read(tmp_path / "bad.json"))
+    assert analyses["stopped_at"] == "trace" and analyses["error"]["type_name"] == "TypeError"
+    assert analyses["traced"] is None and analyses["files"] == []
+
+
+def test_save_bad_directory_is_refused_before_the_cell_runs(ip, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep")
+    for where, why in ((blocker, f"{blocker} exists and is not a directory"),
+                       (blocker / "sub", f"cannot create {blocker / 'sub'}: {blocker} is not a directory")):
+        result, cap = run_captured(ip, f"%%jaxstages --save {where}\nran = True\n")
+        assert not result.success and "ran" not in ip.user_ns
+        assert f"--save {where}: {why}" in cap.stderr + str(result.error_in_exec)
+    assert blocker.read_text() == "keep"
+
+
+def test_save_never_writes_outside_the_directory(ip, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched")
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "evil.json").symlink_to(outside)
+    ip.run_cell("import jax, jax.numpy as jnp\ndef h(x):\n    return x + 1\nh.__name__ = h.__qualname__ = '../../evil'\n"
+                "h = jax.jit(h)\n")
+    result, _ = run_captured(ip, f"%%jaxstages --save {target} -o rep\nh(jnp.ones(2))\n")
+    assert result.success
+    assert ip.user_ns["rep"].reports[0].function == "../../evil"
+    assert sorted(os.listdir(tmp_path)) == ["out", "outside.txt"]
+    assert sorted(os.listdir(target)) == sorted([f"evil.{suffix}" for suffix in STATION_FILES] + ["report.html"])
+    assert outside.read_text() == "untouched" and not (target / "evil.json").is_symlink()
+
+
+@pytest.mark.parametrize(("name", "stem"), [("<lambda>", "lambda"), ("..", "function"), ("a b/c", "a_b_c"),
+                                            ("Model.__call__", "Model.__call"), ("x" * 300, "x" * 100)])
+def test_file_stem(name, stem):
+    assert file_stem(name) == stem
+
+
+def test_python_api_saves_a_stages_report(tmp_path):
+    @jax.jit
+    def double(x):
+        return 2 * x
+
+    report = jaxshow.stages(double, jnp.arange(3.0))
+    saved = jaxshow.save(report, tmp_path / "api")
+    assert isinstance(saved, SavedReport) and saved.error is None
+    assert [f.name for f in saved.files] == [f"double.{suffix}" for suffix in STATION_FILES] + ["double.html"]
+    for suffix, text in _texts(report).items():
+        assert _read(tmp_path / "api" / f"double.{suffix}") == text.encode()
+    assert [f.size_bytes for f in saved.files] == [os.path.getsize(tmp_path / "api" / f.name) for f in saved.files]
+    assert str(saved).startswith(f"saved 5 files to {tmp_path / 'api'}:")
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    with pytest.raises(OSError, match=r"jaxshow.save: .*\(0 files written to .*blocker/x before it\)"):
+        jaxshow.save(report, blocker / "x")
