@@ -140,3 +140,12 @@ def test_python_api_saves_a_stages_report(tmp_path):
     blocker.write_text("")
     with pytest.raises(OSError, match=r"jaxshow.save: .*\(0 files written to .*blocker/x before it\)"):
         jaxshow.save(report, blocker / "x")
+
+
+def test_save_directory_expands_from_the_namespace(ip, tmp_path):
+    ip.user_ns.update(base=str(tmp_path), i=3)
+    ip.run_cell("import jax, jax.numpy as jnp\ninc = jax.jit(lambda x: x + 1)\n")
+    result, cap = run_captured(ip, "%%jaxstages --save {base}/step{i}\ninc(jnp.ones(2))\n")
+    assert result.success
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == f"saved 5 files to {tmp_path}/step3:"
+    assert sorted(os.listdir(tmp_path)) == ["step3"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import parse_argstring
+from IPython.utils.text import DollarFormatter
 
 _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
 
@@ -18,6 +19,19 @@ def parse_options(magic: Any, line: str) -> Any:
         return parse_argstring(magic, line)
     except UsageError as exc:
         raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+
+
+def expand_variables(shell: Any, line: str) -> str:
+    """``{expr}`` and ``$name`` in a magic's line filled from the user's namespace, as IPython expands line magics.
+
+    A line that does not expand (an unknown name, a stray brace) stays as written.
+    """
+    if "{" not in line and "$" not in line:
+        return line
+    try:
+        return DollarFormatter().vformat(line, args=[], kwargs=shell.user_ns)
+    except Exception:  # noqa: BLE001 - IPython's var_expand keeps the line on any error too
+        return line
 
 
 def output_name_error(shell: Any, name: str) -> str | None:

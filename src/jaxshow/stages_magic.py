@@ -21,7 +21,7 @@ from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import output_name_error, parse_options
+from jaxshow.magic_args import expand_variables, output_name_error, parse_options
 from jaxshow.report import CellReport, SourceLocation
 from jaxshow.record_files import directory_problem, save_report
 
@@ -85,6 +85,9 @@ class StagesMagics(Magics):
 
             %%jaxstages --save runs/baseline
             loss = train_step(params, batch)   # runs/baseline/train_step.compiled.hlo.txt, ...
+
+            %%jaxstages --save {run_dir}/step{i}
+            loss = train_step(params, batch)   # {expr} and $name expand from your namespace
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
@@ -139,7 +142,7 @@ class StagesMagics(Magics):
     # helpers -----------------------------------------------------------------------------------
 
     def _parse(self, line: str, cell: str) -> Any:
-        args = parse_options(self.jaxstages, line)
+        args = parse_options(self.jaxstages, expand_variables(self.shell, line))
         usage = self.jaxstages.parser.format_usage()
         if args.name is not None and not _FUNCTION_NAME.match(args.name):
             raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage}")
