@@ -131,8 +131,9 @@ def explain_logger_name() -> str:
     return "jax._src.interpreters.partial_eval" if JAX_VERSION >= (0, 9) else "jax._src.pjit"
 
 
+@functools.lru_cache(maxsize=None)
 def _trace_cache_module():
-    """The module whose ``trace_to_jaxpr`` is JAX's tracing cache (jax >= 0.9), else ``None``."""
+    """The module whose ``trace_to_jaxpr`` is JAX's tracing cache (jax >= 0.9), else ``None`` (looked up once)."""
     try:
         from jax._src.interpreters import partial_eval as _pe
     except ImportError:
@@ -204,6 +205,11 @@ def trace_cache_entries(fun: Any = None) -> int | None:
         return int(module.trace_to_jaxpr.cache_info().currsize)
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
+
+
+def trace_cache_counts_all_functions() -> bool:
+    """Whether :func:`trace_cache_entries` counts one cache for all functions (jax >= 0.9), not one per function."""
+    return _trace_cache_module() is not None
 
 
 class TraceProbe:
@@ -453,6 +459,16 @@ def static_arg_positions(key: Any) -> tuple[int, ...] | None:
     return ()
 
 
+@functools.lru_cache(maxsize=None)
+def _flattree() -> Any:
+    """``jax._src.flattree`` (jax >= 0.11), else ``None``; looked up once (a failed import is not cached by Python)."""
+    try:
+        from jax._src import flattree as _ft
+    except ImportError:
+        return None
+    return _ft
+
+
 def _static_args(key: Any) -> dict[str, Any] | None:
     """jax >= 0.11: a key's static arguments (``FTStatic`` nodes) by input path ``[0][2]``, ``[1]['mode']``; else ``None``.
 
@@ -460,9 +476,8 @@ def _static_args(key: Any) -> dict[str, Any] | None:
     nodes); jax >= 0.11 keeps them in ``flattree.FTStatic`` entries of the
     key's ``FlatTree``, outside the pytree its diff function compares.
     """
-    try:
-        from jax._src import flattree as _ft
-    except ImportError:
+    _ft = _flattree()
+    if _ft is None:
         return None
     try:
         _, (in_avals, *_), _ = key
@@ -543,6 +558,76 @@ def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tupl
         return types, str(in_avals.tree), tuple(context)
     except Exception:  # noqa: BLE001
         return None
+
+
+class TraceKeyParts:
+    """A jax >= 0.9 tracing-cache key taken apart once, so comparing it with many earlier keys stays cheap.
+
+    ``context`` (the trace-context values), ``debug_info``, ``treedef`` and its
+    text ``tree``, ``statics`` (jax >= 0.11: static argument nodes by input
+    path; ``None`` where the key holds them in its pytree), ``types`` (``(arg,
+    "f32[3]")`` pairs as :func:`describe_trace_key` gives them) and ``head``:
+    everything but the types, hashable, or ``None`` when some part cannot be
+    hashed. Two keys with equal heads differ, for JAX's diff function, only in
+    their input types.
+    """
+
+    __slots__ = ("context", "debug_info", "treedef", "tree", "statics", "types", "head")
+
+    def __init__(self, context: tuple, debug_info: Any, treedef: Any, tree: str, statics: dict[str, Any] | None,
+                 types: tuple[tuple[str, str], ...]) -> None:
+        self.context, self.debug_info, self.treedef, self.tree = context, debug_info, treedef, tree
+        self.statics, self.types = statics, types
+        head: Any = (context, tree, tuple(statics.items()) if statics else (), debug_info)
+        try:
+            hash(head)
+        except Exception:  # noqa: BLE001 - an unhashable part: compare one by one instead
+            head = None
+        self.head = head
+
+
+def trace_key_parts(key: Any, described: tuple | None = None) -> TraceKeyParts | None:
+    """:class:`TraceKeyParts` of a jax >= 0.9 key from the probe (``described``: :func:`describe_trace_key` of it, if known).
+
+    ``None`` for jax <= 0.8 keys (:class:`PjitTraceKey`), which JAX itself ranks
+    by the size of its diff, and for any key of another shape.
+    """
+    if key is None or isinstance(key, PjitTraceKey):
+        return None
+    described = described or describe_trace_key(key)
+    if described is None:
+        return None
+    try:
+        _, (in_avals, debug_info, *_), _ = key
+        treedef = in_avals.tree
+    except Exception:  # noqa: BLE001
+        return None
+    types, tree, context = described
+    return TraceKeyParts(context, debug_info, treedef, tree, _static_args(key), types)
+
+
+def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None:
+    """How many static arguments differ between two keys' parts (as :func:`static_arg_changes` counts them), else ``None``."""
+    if new.statics is None or old.statics is None or new.statics.keys() != old.statics.keys():
+        return None
+    return sum(1 for p in new.statics if new.statics[p] != old.statics[p])
+
+
+def only_types_differ(new: TraceKeyParts, old: TraceKeyParts) -> bool:
+    """Whether JAX's diff function finds the two keys' first difference in their input types.
+
+    True when the trace contexts, pytrees, static arguments and debug infos are
+    equal and at least one input type differs: JAX's diff then says "different
+    input types", without being asked.
+    """
+    return (
+        new.context == old.context
+        and new.treedef == old.treedef
+        and not static_arg_differences(new, old)
+        and new.debug_info == old.debug_info
+        and len(getattr(new.debug_info, "arg_names", None) or ()) == len(new.types) == len(old.types)
+        and any(a != b for a, b in zip(new.types, old.types))
+    )
 
 
 def _describe_pjit_key(key: PjitTraceKey) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:

@@ -396,7 +396,14 @@ class CacheMiss:
 
 @dataclass(frozen=True, slots=True)
 class FunctionCacheStats:
-    """Per jitted function in one cell: calls, traces, hits, misses and trace-time output."""
+    """Per jitted function in one cell: calls, traces, hits, misses and trace-time output.
+
+    ``misses`` holds the misses explained in detail: all of them, or for a
+    function that missed many times the first and the last few (in order, the
+    gap after the first ``left_out_after``). The ``misses_left_out`` others are
+    counted by category in ``left_out_by_category`` (in the order of
+    :data:`MISS_CATEGORIES`); ``traced`` counts every trace.
+    """
 
     function: str
     qualname: str
@@ -407,6 +414,9 @@ class FunctionCacheStats:
     cache_size: int | None = None
     misses: tuple[CacheMiss, ...] = ()
     trace_time_output: tuple[str, ...] = ()
+    misses_left_out: int = 0
+    left_out_by_category: tuple[tuple[MissCategory, int], ...] = ()
+    left_out_after: int = 0
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
@@ -434,6 +444,7 @@ class CacheReport(_Displayable):
 
     @property
     def misses(self) -> tuple[CacheMiss, ...]:
+        """The misses explained in detail, of every function (see :class:`FunctionCacheStats` for those left out)."""
         return tuple(m for f in self.functions for m in f.misses)
 
     def _summary(self) -> str:

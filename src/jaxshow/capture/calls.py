@@ -123,6 +123,15 @@ def _is_user_file(filename: str) -> bool:
     return answer
 
 
+def user_site(frame: Any) -> SourceLocation | None:
+    """The innermost frame in the user's code from ``frame`` out: the first of :func:`user_sites`, found without walking further."""
+    while frame is not None:
+        if _is_user_file(frame.f_code.co_filename):
+            return _location(frame)
+        frame = frame.f_back
+    return None
+
+
 def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None]:
     """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out."""
     site = cell = None

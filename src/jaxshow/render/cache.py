@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Sequence
 
@@ -33,6 +34,22 @@ EVIDENCE_SOURCES = {
     "jaxshow": "jaxshow's diff against its recent signatures, in JAX's words",
     "none": "no evidence recorded",
 }
+LEFT_OUT_WORDS = {
+    "never_seen": "never-seen function",
+    "redefined": "re-defined function",
+    "tracing_context": "different tracing context",
+    "static_args": "different static arguments",
+    "input_pytree": "different input pytree",
+    "debug_info": "different debug info",
+    "input_types": "different input types",
+    "other": "other",
+}
+"""How the line for the misses not kept in detail counts each category: ``985 different input types``."""
+
+MISS_CHANGE_ROWS = 10
+MISS_EVIDENCE_LINES = 40
+"""Rows of changed values and lines of evidence shown per miss (fewer if the budget says so); the record holds them all."""
+
 VERDICT_WORDS = {"written": "written", "skipped": "not written", "hit": "read from disk", "not_cached": "not cached"}
 
 
@@ -92,6 +109,25 @@ def _signature(signature: tuple[tuple[str, str], ...]) -> str:
     return ", ".join(f"{name}: {type_}" for name, type_ in signature)
 
 
+def _numbered(f: FunctionCacheStats, misses: Sequence[CacheMiss]) -> list[tuple[int, CacheMiss]]:
+    """Each shown miss with its number among all the function's misses (those left out keep their numbers)."""
+    return [(j + 1 if j < f.left_out_after or not f.misses_left_out else j + 1 + f.misses_left_out, m) for j, m in enumerate(misses)]
+
+
+def _left_out(f: FunctionCacheStats, budget: TextBudget) -> str:
+    """``… 990 more misses of f, counted but not kept: 985 different input types, 5 different static arguments``."""
+    counts = ", ".join(f"{n:,} {LEFT_OUT_WORDS.get(c) or line(c, budget)}" for c, n in f.left_out_by_category)
+    more = f"… {f.misses_left_out:,} more miss{'es' if f.misses_left_out != 1 else ''} of {line(f.qualname, budget)}, counted but not kept"
+    return f"{more}: {counts}" if counts else more
+
+
+def _miss_budget(budget: TextBudget) -> TextBudget:
+    """The budget of one miss: at most :data:`MISS_CHANGE_ROWS` changes and :data:`MISS_EVIDENCE_LINES` lines of evidence."""
+    rows = MISS_CHANGE_ROWS if budget.max_rows <= 0 else min(budget.max_rows, MISS_CHANGE_ROWS)
+    lines = MISS_EVIDENCE_LINES if budget.max_lines <= 0 else min(budget.max_lines, MISS_EVIDENCE_LINES)
+    return dataclasses.replace(budget, max_rows=rows, max_lines=lines)
+
+
 def _misses_of(report: CacheReport) -> list[tuple[int, FunctionCacheStats]]:
     """The functions that get a section of their own, with their index in ``report.functions``."""
     return [(k, f) for k, f in enumerate(report.functions) if f.misses or f.trace_time_output]
@@ -101,6 +137,7 @@ def _misses_of(report: CacheReport) -> list[tuple[int, FunctionCacheStats]]:
 
 
 def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> Html:
+    budget = _miss_budget(budget)
     body: list[object] = [tag("div", message(miss.summary, budget))]
     if miss.changes:
         changes, more = limit_rows(miss.changes, budget, f"{attribute}.changes")
@@ -118,7 +155,11 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
 
 def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
     misses, more = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
-    body: list[object] = [_miss_html(i, m, f"report.functions[{k}].misses[{i - 1}]", budget) for i, m in enumerate(misses, 1)]
+    body: list[object] = []
+    for j, (i, m) in enumerate(_numbered(f, misses)):
+        if f.misses_left_out and j == f.left_out_after:
+            body.append(tag("div", muted(_left_out(f, budget))))
+        body.append(_miss_html(i, m, f"report.functions[{k}].misses[{j}]", budget))
     if more:
         body.append(muted(more))
     if f.trace_time_output:
@@ -258,6 +299,7 @@ def _indent(text: str, prefix: str) -> list[str]:
 
 
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
+    budget = _miss_budget(budget)
     lines = [f"    {_miss_title(i, miss, budget)}: " + hang(message(miss.summary, budget), "       ")]
     if miss.call_site:
         lines.append(f"       called at {line(miss.call_site, budget)}")
@@ -281,7 +323,9 @@ def _(report: CacheReport, budget: TextBudget) -> str:
     for k, f in sections:
         lines.append(f"  {line(f.qualname, budget)}:")
         misses, more_misses = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
-        for i, miss in enumerate(misses, 1):
+        for j, (i, miss) in enumerate(_numbered(f, misses)):
+            if f.misses_left_out and j == f.left_out_after:
+                lines.append(f"    {_left_out(f, budget)}")
             lines.extend(_miss_text(i, miss, budget))
         if more_misses:
             lines.append(f"    {more_misses}")

@@ -11,6 +11,7 @@ never :mod:`jaxshow.retrace.session`, and no IPython.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -18,22 +19,27 @@ from typing import Any
 
 from jaxshow import _jax_compat
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
-from jaxshow.retrace.history import _closest_key, _FunctionRecord
+from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
 
 def classify_miss(
-    record: _FunctionRecord, status: str, key: Any, described: tuple | None, jax_text: str | None
+    record: _FunctionRecord, status: str, key: Any, described: tuple | None, jax_text: str | None, old: Any, kept: int
 ) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, bool, str | None]:
     """Why a trace of ``record``'s function missed: ``(category, changes, evidence, evidence_source, same_line_hint, call_site)``.
 
-    ``record`` and ``status`` are what :meth:`Registry.record_for` answered, before
-    this trace's key joins the history; ``key`` is the trace's cache key (``None``
-    where JAX gives none) and ``described`` :func:`jaxshow._jax_compat.describe_trace_key`
-    of it; ``jax_text`` is JAX's own explanation of this miss, if it gave one.
+    ``record`` and ``status`` are what :meth:`Registry.record_for` answered;
+    ``key`` is the trace's cache key (``None`` where JAX gives none) and
+    ``described`` :func:`jaxshow._jax_compat.describe_trace_key` of it;
+    ``jax_text`` is JAX's own explanation of this miss, if it gave one; ``old``
+    is the closest earlier key (:func:`closest_key`) and ``kept`` the number of
+    keys it was chosen from, both as they were when the trace missed (``None``
+    and 0 for a function not seen before), so the answer is the same whenever
+    it is asked.
     """
     source = "none"
     evidence = ""
-    old = _closest_key(record, key, described) if status == "known" else None
+    if status != "known":
+        old = None
     text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
     if text:
         category, changes, same_line, site = parse_explanation(text)
@@ -48,19 +54,19 @@ def classify_miss(
                     f"The most similar earlier signature differs thus:\n  {text.strip()})"
                 )
         else:
-            evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {len(record.keys)} signatures jaxshow kept:\n  {text}"
+            evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {kept} signatures jaxshow kept:\n  {text}"
             source = "jaxshow"
     elif jax_text is not None:
         evidence, source = jax_text, "jax"
         category, changes, same_line, site = parse_explanation(evidence)
-    elif status != "known" or not record.keys:
+    elif status != "known" or not kept:
         category, changes, same_line, site = "never_seen", (), False, None
     else:
         category, changes, same_line, site = "other", (), False, None
     if category == "static_args":
         changes = _name_static_args(changes, key)
     elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
-        changes = _context_changes(record, key, described) or changes
+        changes = _context_changes(key, old) or changes
     if category == "never_seen":
         if status == "after_clear":
             same_line = False
@@ -96,13 +102,12 @@ def _static_kwargs(text: str) -> dict[str, str]:
     return {m.group("k"): m.group("v") for m in _KWARG.finditer(text.strip()[1:-1])}
 
 
-def _context_changes(record: _FunctionRecord, key: Any, described: tuple | None) -> tuple[ArgChange, ...]:
-    """The trace-context values that differ from the closest key jaxshow kept, by name where JAX gives names.
+def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """The trace-context values that differ from ``old`` (the closest key jaxshow kept), by name where JAX gives names.
 
     jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
     positions. jaxshow compares the two context tuples itself (O(length)).
     """
-    old = _closest_key(record, key, described)
     if old is None:
         return ()
     now, _ = _jax_compat.trace_key_context(key)
@@ -123,4 +128,9 @@ def _is_user_function(debug_info: Any) -> bool:
     filename = getattr(debug_info, "func_filename", None)
     if not filename:
         return True
+    return _outside_jax(filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _outside_jax(filename: str) -> bool:
     return not os.path.abspath(filename).startswith(_jax_compat.JAX_DIR)

@@ -1,7 +1,7 @@
 """What jaxshow remembers of each function it saw trace: identity, source digest, recent signatures.
 
 Owns the process-wide :data:`registry` (bounded: :data:`REGISTRY_LIMIT`
-functions, :data:`HISTORY_LIMIT` signatures each) and :func:`_closest_key`, the
+functions, :data:`HISTORY_LIMIT` signatures each) and :func:`closest_key`, the
 earlier signature a miss is compared with. Reads JAX's trace keys only through
 :mod:`jaxshow._jax_compat`; imports nothing else of JAX, no IPython, and no
 other module of :mod:`jaxshow.retrace`.
@@ -24,7 +24,6 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.report import TraceEntry
 
 
 HISTORY_LIMIT = 32
@@ -34,11 +33,20 @@ REGISTRY_LIMIT = 512
 """Functions whose history jaxshow keeps (least recently traced dropped first)."""
 
 
+class _Kept:
+    """One signature in a function's history: JAX's key, its printable description, its parts for ranking."""
+
+    __slots__ = ("key", "described", "parts")
+
+    def __init__(self, key: Any, described: tuple | None, parts: Any) -> None:
+        self.key, self.described, self.parts = key, described, parts
+
+
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "made_by", "keys", "entries", "traces",
-                 "__weakref__")
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "made_by", "keys", "by_head", "entries",
+                 "traces", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         try:
@@ -52,9 +60,25 @@ class _FunctionRecord:
         self.source_key = _source_key(fun, self.qualname)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(_unwrapped(fun), debug_info)
-        self.keys: deque = deque(maxlen=HISTORY_LIMIT)
-        self.entries: deque[TraceEntry] = deque(maxlen=HISTORY_LIMIT)
+        self.keys: deque[_Kept] = deque()
+        self.by_head: dict[Any, deque[_Kept]] = {}
+        self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
+
+    def remember(self, key: Any, described: tuple | None, parts: Any) -> None:
+        """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head."""
+        kept = _Kept(key, described, parts)
+        if len(self.keys) >= HISTORY_LIMIT:
+            oldest = self.keys.popleft()
+            head = oldest.parts.head if oldest.parts is not None else None
+            if head is not None:
+                bucket = self.by_head[head]
+                bucket.popleft()  # a bucket keeps the order of self.keys, so the oldest is its first
+                if not bucket:
+                    del self.by_head[head]
+        self.keys.append(kept)
+        if parts is not None and parts.head is not None:
+            self.by_head.setdefault(parts.head, deque()).append(kept)
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
@@ -180,8 +204,8 @@ class Registry:
 registry = Registry()
 
 
-def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> Any | None:
-    """The earlier key of ``record`` most like ``key``.
+def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None) -> _Kept | None:
+    """The kept signature of ``record`` most like ``key`` (``parts``: :func:`jaxshow._jax_compat.trace_key_parts` of it).
 
     JAX (>= 0.9) explains a miss against the earlier key whose *first*
     difference, in its order (tracing context, pytree and static arguments,
@@ -192,28 +216,59 @@ def _closest_key(record: _FunctionRecord, key: Any, described: tuple | None) -> 
     jax <= 0.8, JAX's own smallest total difference, which agrees. Static
     arguments rank with the pytree on every version, though jax >= 0.11
     keeps them out of it.
+
+    The usual miss (a new shape or dtype) has earlier keys that differ from it
+    only in their types; those share its :attr:`TraceKeyParts.head
+    <jaxshow._jax_compat.TraceKeyParts.head>` and are found by one dictionary
+    look-up, so only they are compared. Any other miss compares every kept key.
     """
     if not record.keys:
         return None
+    if parts is not None and parts.head is not None:
+        bucket = record.by_head.get(parts.head)
+        if bucket:
+            best, fewest = None, 0
+            for kept in reversed(bucket):  # newest first: the most recent wins a tie
+                differing = sum(a != b for a, b in zip(parts.types, kept.parts.types)) or 1
+                if best is None or differing < fewest:
+                    best, fewest = kept, differing
+                    if differing == 1:
+                        break
+            return best
     best, best_rank = None, None
-    context, debug_info = _jax_compat.trace_key_context(key)
-    types, tree, _ = described if described else ((), "", ())
-    for age, (old_key, old_described) in enumerate(reversed(record.keys)):
-        old_context, old_debug = _jax_compat.trace_key_context(old_key)
-        old_types, old_tree, _ = old_described if old_described else ((), "", ())
-        distance = _jax_compat.trace_key_distance(key, old_key)
-        if distance is not None:
-            rank: tuple[int, int] = (distance, 0)
-        elif context != old_context:
-            rank = (3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context)))
-        elif tree != old_tree:
-            rank = (2, 1)
-        elif statics := _jax_compat.static_arg_changes(key, old_key):
-            rank = (2, len(statics))
-        elif debug_info != old_debug:
-            rank = (1, 1)
-        else:
-            rank = (0, sum(a != b for a, b in zip(types, old_types)) or 1)
+    for age, kept in enumerate(reversed(record.keys)):
+        rank = _rank(key, described, parts, kept)
         if best_rank is None or (rank, age) < best_rank:
-            best, best_rank = old_key, (rank, age)
+            best, best_rank = kept, (rank, age)
     return best
+
+
+def _rank(key: Any, described: tuple | None, parts: Any, kept: _Kept) -> tuple[int, int]:
+    """How far ``kept`` is from ``key``: (rank of the first difference, number of differences); see :func:`closest_key`."""
+    if parts is not None and kept.parts is not None:
+        old = kept.parts
+        if parts.context != old.context:
+            return 3, sum(a != b for a, b in zip(parts.context, old.context)) + abs(len(parts.context) - len(old.context))
+        if parts.tree != old.tree:
+            return 2, 1
+        if statics := _jax_compat.static_arg_differences(parts, old):
+            return 2, statics
+        if parts.debug_info != old.debug_info:
+            return 1, 1
+        return 0, sum(a != b for a, b in zip(parts.types, old.types)) or 1
+    distance = _jax_compat.trace_key_distance(key, kept.key)
+    if distance is not None:
+        return distance, 0
+    context, debug_info = _jax_compat.trace_key_context(key)
+    old_context, old_debug = _jax_compat.trace_key_context(kept.key)
+    types, tree, _ = described if described else ((), "", ())
+    old_types, old_tree, _ = kept.described if kept.described else ((), "", ())
+    if context != old_context:
+        return 3, sum(a != b for a, b in zip(context, old_context)) + abs(len(context) - len(old_context))
+    if tree != old_tree:
+        return 2, 1
+    if statics := _jax_compat.static_arg_changes(key, kept.key):
+        return 2, len(statics)
+    if debug_info != old_debug:
+        return 1, 1
+    return 0, sum(a != b for a, b in zip(types, old_types)) or 1

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from collections import deque
 from typing import Any, Callable, Iterator
 
 import jax
@@ -35,6 +36,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.report import (
+    MISS_CATEGORIES,
     CacheClearReport,
     CacheMiss,
     CacheReport,
@@ -44,11 +46,19 @@ from jaxshow.report import (
     TraceHistory,
 )
 from jaxshow.retrace.classify import _is_user_function, classify_miss
-from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, registry
+from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
+
+MISSES_KEPT_FIRST = 5
+MISSES_KEPT_LAST = 5
+"""Misses of one function a session keeps in detail: the first and the last few; the others are counted by category."""
+
+RECOUNT_EVERY = 256
+"""In ``on`` mode, once JAX's tracing cache is large, its size is read again only every this many lookups (it only
+shrinks when a cache is cleared); meanwhile jaxshow adds the misses it sees."""
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
 
@@ -81,10 +91,65 @@ class _Tee:
         return getattr(self._target, name)
 
 
-class _Stats:
-    """Mutable per-function counters for one session (frozen into ``FunctionCacheStats``)."""
+class _Miss:
+    """One trace that missed, kept as the raw facts of that moment; explained only when a report shows it.
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "misses", "output")
+    The facts are what :func:`classify_miss` needs (the function's record and
+    how it was known, the trace's key, the closest earlier key and how many it
+    was chosen from, JAX's own text), so the explanation is the one the miss
+    would have had at once. ``category`` is known from the start: where the
+    closest earlier key differs only in input types it is ``"input_types"``
+    without asking JAX's diff function (:func:`jaxshow._jax_compat.only_types_differ`);
+    any other miss is explained at once.
+    """
+
+    __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
+                 "_explained")
+
+    def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
+                 jax_text: str | None, call_site: str | None, wall_time: float) -> None:
+        self.record, self.status, self.key, self.described = record, status, key, described
+        self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
+        self.category: str | None = None
+        self._explained: CacheMiss | None = None
+
+    def explained(self) -> CacheMiss:
+        """The :class:`CacheMiss`, explained on first use (JAX's diff against the closest key, read as text)."""
+        if self._explained is None:
+            record = self.record
+            category, changes, evidence, source, same_line, site = classify_miss(
+                record, self.status, self.key, self.described, self.jax_text, self.old, self.kept
+            )
+            self._explained = CacheMiss(
+                function=record.name,
+                category=category,
+                summary=miss_summary(category, changes, record.name, record.made_by),
+                changes=changes,
+                evidence=evidence,
+                evidence_source=source,
+                call_site=self.call_site or site,
+                signature=self.described[0] if self.described else (),
+                same_line_hint=same_line,
+                wall_time=self.wall_time,
+            )
+            self.category = category
+            self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
+        return self._explained
+
+    def entry(self) -> TraceEntry:
+        """This trace as a line of the function's history (``%jaxcache NAME``)."""
+        miss = self.explained()
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary)
+
+
+class _Stats:
+    """Mutable per-function counters for one session (frozen into ``FunctionCacheStats``).
+
+    Misses kept in detail are bounded: the first ``first_limit`` and a ring of
+    the last ``last_limit``; a miss pushed out of the ring is counted by category.
+    """
+
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -93,8 +158,37 @@ class _Stats:
         self.traced = 0
         self.calls = 0
         self.hits = 0
-        self.misses: list[CacheMiss] = []
+        self.first: list[_Miss] = []
+        self.last: deque[_Miss] = deque()
+        self.left_out: dict[str, int] = {}
         self.output: list[str] = []
+
+    def add(self, miss: _Miss, first_limit: int | None, last_limit: int) -> None:
+        self.traced += 1
+        if first_limit is None or len(self.first) < first_limit:
+            self.first.append(miss)
+            return
+        self.last.append(miss)
+        if len(self.last) > last_limit:
+            gone = self.last.popleft()
+            self.left_out[gone.category] = self.left_out.get(gone.category, 0) + 1
+
+    def frozen(self, hits_counted: bool) -> FunctionCacheStats:
+        record = self.record
+        return FunctionCacheStats(
+            function=record.name,
+            qualname=record.qualname,
+            defined_at=record.defined_at,
+            traced=self.traced,
+            calls=self.calls if hits_counted and self.wrapper is not None else None,
+            hits=self.hits if hits_counted and self.wrapper is not None else None,
+            cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
+            misses=tuple(m.explained() for m in (*self.first, *self.last)),
+            trace_time_output=tuple(self.output),
+            misses_left_out=sum(self.left_out.values()),
+            left_out_by_category=tuple((c, self.left_out[c]) for c in MISS_CATEGORIES if self.left_out.get(c)),
+            left_out_after=len(self.first) if self.left_out else 0,
+        )
 
 
 class Session(_jax_compat.TraceProbe):
@@ -108,11 +202,23 @@ class Session(_jax_compat.TraceProbe):
             innermost frame of the user's code, as ``%%jaxstages`` attributes calls.
     """
 
-    def __init__(self, jax_text: str = "always", is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(
+        self,
+        jax_text: str = "always",
+        is_cell_file: Callable[[str], bool] = lambda name: False,
+        *,
+        misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
+    ) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
+        if misses_kept is not None and (len(misses_kept) != 2 or min(misses_kept) < 0):
+            raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
+        self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
+        self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
+        self._lookups_since_count = 0
+        self._positional_context = False
         self._local = threading.local()
         self._lock = threading.Lock()
         self._stats: dict[int, _Stats] = {}
@@ -169,11 +275,9 @@ class Session(_jax_compat.TraceProbe):
         if stack is None:
             stack = self._local.stack = []
         frame = _Frame(fun, debug_info)
-        if self.jax_text == "when_cheap":
-            entries = _jax_compat.trace_cache_entries(fun)
-            if entries is not None and entries <= JAX_TEXT_MAX_ENTRIES:
-                frame.flag_context = jax.explain_cache_misses(True)
-                frame.flag_context.__enter__()
+        if self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun):
+            frame.flag_context = jax.explain_cache_misses(True)
+            frame.flag_context.__enter__()
         if not stack:
             self._install_tee()
         stack.append(frame)
@@ -190,6 +294,8 @@ class Session(_jax_compat.TraceProbe):
                 self._remove_tee()
             if frame.flag_context is not None:
                 frame.flag_context.__exit__(None, None, None)
+            if missed and self._entries is not None:
+                self._entries += 1
             if missed and getattr(frame.debug_info, "traced_for", "jit") == "jit" and _is_user_function(frame.debug_info):
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
@@ -226,36 +332,50 @@ class Session(_jax_compat.TraceProbe):
         self._tee = None
         self._stdout_before = None
 
+    def _jax_text_is_cheap(self, fun: Any) -> bool:
+        """Whether JAX's own explanation of a miss would compare it with few keys (``when_cheap`` mode).
+
+        Where JAX's count covers every function (jax >= 0.9) it is read while
+        small, then only every :data:`RECOUNT_EVERY` lookups, jaxshow adding
+        the misses it sees in between: the cache only shrinks when cleared.
+        """
+        if not _jax_compat.trace_cache_counts_all_functions():
+            entries = _jax_compat.trace_cache_entries(fun)
+            return entries is not None and entries <= JAX_TEXT_MAX_ENTRIES
+        entries = self._entries
+        if entries is None or entries <= JAX_TEXT_MAX_ENTRIES or self._lookups_since_count >= RECOUNT_EVERY:
+            entries = self._entries = _jax_compat.trace_cache_entries()
+            self._lookups_since_count = 0
+        else:
+            self._lookups_since_count += 1
+        return entries is not None and entries <= JAX_TEXT_MAX_ENTRIES
+
     def _record_miss(self, frame: _Frame, key: Any) -> None:
+        """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
-        user_site = calls.user_sites(sys._getframe(1), self.is_cell_file)[0]
+        user_site = calls.user_site(sys._getframe(1))
         record, status = registry.record_for(fun, debug_info)
         described = _jax_compat.describe_trace_key(key) if key is not None else None
-        category, changes, evidence, source, same_line, site = classify_miss(record, status, key, described, frame.jax_text)
-        signature = described[0] if described else ()
-        now = time.time()
-        miss = CacheMiss(
-            function=record.name,
-            category=category,
-            summary=miss_summary(category, changes, record.name, record.made_by),
-            changes=changes,
-            evidence=evidence,
-            evidence_source=source,
-            call_site=f"{user_site.file}:{user_site.line}" if user_site is not None else site,
-            signature=signature,
-            same_line_hint=same_line,
-            wall_time=now,
-        )
+        parts = _jax_compat.trace_key_parts(key, described)
+        kept = len(record.keys)
+        old = closest_key(record, key, described, parts) if status == "known" else None
+        miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text,
+                     f"{user_site.file}:{user_site.line}" if user_site is not None else None, time.time())
+        if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
+            miss.category = "input_types"
+        else:
+            explained = miss.explained()
+            if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
+                self._positional_context = True
         if key is not None:
-            record.keys.append((key, described))
-        record.entries.append(TraceEntry(signature, now, category, miss.summary))
+            record.remember(key, described, parts)
+        record.entries.append(miss)
         record.traces += 1
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
                 stats = self._stats[id(fun)] = _Stats(fun, record)
-            stats.traced += 1
-            stats.misses.append(miss)
+            stats.add(miss, self._first_limit, self._last_limit)
             if frame.output:
                 stats.output.append("".join(frame.output))
 
@@ -280,23 +400,9 @@ class Session(_jax_compat.TraceProbe):
 
     def report(self, *, hits_counted: bool = False, cell_error: BaseException | None = None) -> CacheReport:
         """Freeze what the session saw into a :class:`CacheReport` (plain data; no functions kept)."""
-        functions = []
         with self._lock:
             stats_list = list(self._stats.values())
-        for s in stats_list:
-            functions.append(
-                FunctionCacheStats(
-                    function=s.record.name,
-                    qualname=s.record.qualname,
-                    defined_at=s.record.defined_at,
-                    traced=s.traced,
-                    calls=s.calls if hits_counted and s.wrapper is not None else None,
-                    hits=s.hits if hits_counted and s.wrapper is not None else None,
-                    cache_size=_jax_compat.cache_size(s.wrapper) if s.wrapper is not None else None,
-                    misses=tuple(s.misses),
-                    trace_time_output=tuple(s.output),
-                )
-            )
+        functions = [s.frozen(hits_counted) for s in stats_list]
         if self._orphans:
             by_name: dict[str, list[CacheMiss]] = {}
             for miss in self._orphans:
@@ -308,7 +414,7 @@ class Session(_jax_compat.TraceProbe):
         notes = list(self.notes)
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
-        if any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
+        if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
                 "'trace context [i]' is its position in the tuple of jax._src.config.trace_context()"
@@ -330,6 +436,8 @@ class Session(_jax_compat.TraceProbe):
             self._stats.clear()
             self._orphans.clear()
             self.notes.clear()
+            self._positional_context = False
+            self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
 
@@ -509,7 +617,7 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
         name=name,
         qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
         defined_at=record.defined_at if record else _defined_at(target, None),
-        entries=tuple(record.entries) if record else (),
+        entries=tuple(m.entry() for m in record.entries) if record else (),
         traces_observed=record.traces if record else 0,
         cache_size=size,
         cache_size_unavailable=None if size is not None else f"jax {jax.__version__} does not report this function's cache size",
