@@ -2,21 +2,33 @@
 
 Not run by pytest. Usage::
 
-    python benchmarks/jaxcache_overhead.py
+    python benchmarks/jaxcache_overhead.py            # all three cases
+    python benchmarks/jaxcache_overhead.py scale      # only the "10, 100, 1,000 signatures" case
 
 Each configuration (JAX's flag off with jaxshow off; jaxshow's ``on`` mode, i.e.
 the session ``%jaxcache on`` starts; JAX's own ``jax_explain_cache_misses``)
 is measured in alternation in one process, and medians are reported.
+
+The scale case measures one miss with 10, 100 and 1,000 earlier signatures of
+the same function, two kinds of miss: ``trace`` (``f.trace(ShapeDtypeStruct)``:
+trace only, where jaxshow's share is largest) and ``call`` (``f(np.zeros(n))``:
+trace, lower and compile). Per level and round a fresh function is filled with
+its signatures under an open session (so jaxshow's history is full), then plain
+and ``on`` misses alternate one by one: the session is stopped (JAX as without
+jaxshow) or started around each miss, outside the timed call. It then reports
+the size of the report of the 1,000-signature function and the time to build it.
 """
 
 from __future__ import annotations
 
 import logging
 import statistics
+import sys
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxshow import retrace
 
@@ -25,6 +37,9 @@ MISSES_PER_ROUND = 5
 ROUNDS = 6
 HOT_CALLS = 10_000
 HOT_ROUNDS = 7
+SCALE_LEVELS = (10, 100, 1_000)
+SCALE_ROUNDS = 5
+SCALE_MISSES = 4  # per mode, per round
 
 
 def fill(f) -> int:
@@ -45,9 +60,89 @@ def time_misses(f, start: int, count: int) -> tuple[list[float], int]:
     return samples, n
 
 
+def _miss(kind: str, f, n: int) -> float:
+    if kind == "trace":
+        x = jax.ShapeDtypeStruct((n,), jnp.float32)
+        t = time.perf_counter()
+        f.trace(x)
+        return time.perf_counter() - t
+    x = np.zeros((n,), np.float32)
+    t = time.perf_counter()
+    f(x).block_until_ready()
+    return time.perf_counter() - t
+
+
+def scale() -> None:
+    """The ratio (miss under ``%jaxcache on`` / plain miss) at 10, 100 and 1,000 earlier signatures, and the report's size."""
+    samples = {(kind, level, mode): [] for kind in ("trace", "call") for level in SCALE_LEVELS for mode in ("plain", "on")}
+    for r in range(SCALE_ROUNDS):
+        for level in SCALE_LEVELS:
+            for kind in ("trace", "call"):
+                def f(x):
+                    return x * 2 + 1
+
+                f = jax.jit(f)
+                session = retrace.Session(jax_text="when_cheap").start()
+                try:
+                    for n in range(1, level + 1):
+                        f.trace(jax.ShapeDtypeStruct((n,), jnp.float32))
+                finally:
+                    session.stop()
+                session.reset()  # a new cell: the history jaxshow keeps per function stays
+                n = level + 1
+                for i in range(2 * SCALE_MISSES):
+                    mode = ("plain", "on")[(i + r) % 2]
+                    if mode == "on":
+                        session.start()
+                    try:
+                        samples[(kind, level, mode)].append(_miss(kind, f, n))
+                    finally:
+                        if mode == "on":
+                            session.stop()
+                    n += 1
+    print(f"one miss with N earlier signatures of the function (medians of {SCALE_ROUNDS * SCALE_MISSES} misses each):")
+    print(f"  {'kind':<6} {'N':>6} {'plain':>10} {'%jaxcache on':>13} {'ratio':>7}")
+    for kind in ("trace", "call"):
+        for level in SCALE_LEVELS:
+            plain = statistics.median(samples[(kind, level, "plain")])
+            on = statistics.median(samples[(kind, level, "on")])
+            print(f"  {kind:<6} {level:>6,} {plain * 1e3:8.2f} ms {on * 1e3:10.2f} ms {on / plain:6.2f}x")
+
+    # The report of one cell in which a function traced 1,000 times under %jaxcache on.
+    def g(x):
+        return x - 1
+
+    g = jax.jit(g)
+    session = retrace.Session(jax_text="when_cheap").start()
+    t = time.perf_counter()
+    try:
+        for n in range(1, SCALE_LEVELS[-1] + 1):
+            g.trace(jax.ShapeDtypeStruct((n,), jnp.float32))
+    finally:
+        session.stop()
+    loop = time.perf_counter() - t
+    t = time.perf_counter()
+    report = session.report()
+    built = time.perf_counter() - t
+    t = time.perf_counter()
+    page = report._repr_html_()
+    html_s = time.perf_counter() - t
+    t = time.perf_counter()
+    text = str(report)
+    text_s = time.perf_counter() - t
+    stats = report.functions[0]
+    print(f"report of a cell with {SCALE_LEVELS[-1]:,} trace misses of one function (the loop took {loop:.2f} s):")
+    print(f"  misses explained in detail: {len(stats.misses)}, left out: {getattr(stats, 'misses_left_out', 0)}")
+    print(f"  build {built * 1e3:.1f} ms, HTML {html_s * 1e3:.1f} ms / {len(page.encode()):,} bytes, "
+          f"text {text_s * 1e3:.1f} ms / {len(text.encode()):,} bytes")
+
+
 def main() -> None:
     logging.getLogger("jax._src.interpreters.partial_eval").addHandler(logging.NullHandler())
     logging.getLogger("jax._src.interpreters.partial_eval").propagate = False
+    scale()
+    if sys.argv[1:] == ["scale"]:
+        return
 
     @jax.jit
     def f(x):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html.parser
 import logging
 
@@ -10,7 +11,7 @@ import jax.monitoring
 import pytest
 from IPython.core.error import UsageError
 
-from jaxshow import _jax_compat, retrace
+from jaxshow import _jax_compat, render, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
 from shellrun import run_captured
 
@@ -281,3 +282,62 @@ def test_jaxs_quoted_explanation_names_cells_in_n(shell):
     evidence = shell.user_ns["rep"].functions[0].misses[1].evidence
     assert evidence.startswith(f"TRACING CACHE MISS at In[{result.execution_count}]:3")
     assert "<ipython-input-" not in evidence
+
+
+SCALE_SETUP = """
+S = jax.ShapeDtypeStruct
+
+@partial(jax.jit, static_argnums=1)
+def k(x, n):
+    return x * n
+"""
+# 1,000 misses of k, traced only (no compile, so the loop takes about a second): 500 shapes with n=1,
+# four static-argument changes (n=2..5) at the last shape, then 496 more shapes with n=5.
+SCALE_CELL = """
+for size in range(1, 501):
+    k.trace(S((size,), jnp.float32), 1)
+for n in range(2, 6):
+    k.trace(S((500,), jnp.float32), n)
+for size in range(501, 997):
+    k.trace(S((size,), jnp.float32), 5)
+"""
+
+
+def test_on_mode_at_a_thousand_misses_keeps_the_first_and_last_five_and_counts_the_rest(shell):
+    shell.run_cell(SCALE_SETUP, store_history=True)
+    run_captured(shell, "%jaxcache on")
+    on = shell.magics_manager.registry["CacheMagics"]._on_session
+    try:
+        result, cap = run_captured(shell, SCALE_CELL)
+        assert result.success
+        rep = on.report()  # what the cell's display showed, as data (the next cell resets it)
+        (stats,) = rep.functions
+        assert (stats.function, stats.traced, len(stats.misses), stats.misses_left_out) == ("k", 1000, 10, 990)
+        assert stats.left_out_by_category == (("static_args", 4), ("input_types", 986))
+        assert stats.left_out_after == retrace.MISSES_KEPT_FIRST == 5
+        assert [m.category for m in stats.misses] == ["never_seen"] + ["input_types"] * 9
+        # the misses shown are explained exactly as before: against the closest earlier signature, in JAX's words
+        assert [m.summary for m in stats.misses[1:5]] == [f"x: now f32[{s}], before f32[{s - 1}]" for s in range(2, 6)]
+        assert [m.summary for m in stats.misses[5:]] == [f"x: now f32[{s}], before f32[{s - 1}]" for s in range(992, 997)]
+        for m in stats.misses[1:]:  # early on JAX's own text may come first (while its cache is small)
+            assert f"  different input types:\n  * at x, now {m.changes[0].now} and before {m.changes[0].before}" in m.evidence
+        for m in stats.misses[5:]:  # JAX's cache is large by then: jaxshow's own diff, against its last 32 signatures
+            assert m.evidence_source == "jaxshow" and m.evidence.endswith(
+                f"\n  closest of the last 32 signatures jaxshow kept:\n  different input types:\n"
+                f"  * at x, now {m.changes[0].now} and before {m.changes[0].before}")
+        assert [m.signature for m in stats.misses[5:]] == [(("x", f"f32[{s}]"),) for s in range(992, 997)]
+        text, page = cap.outputs[-1].data["text/plain"], cap.outputs[-1].data["text/html"]
+        line = "… 990 more misses of k, counted but not kept: 4 different static arguments, 986 different input types"
+        assert f"    5. different input types: x: now f32[5], before f32[4]\n" in text
+        assert f"\n    {line}\n    996. different input types: x: now f32[992], before f32[991]\n" in text
+        assert "    1000. different input types: x: now f32[996], before f32[995]\n" in text
+        assert line in page and "<strong>996. different input types</strong>" in page
+        assert text.count("different input types: x: now") == 9
+
+        # The report's size does not grow with the misses: the 990 left out add one line to what the ten shown take.
+        ten = dataclasses.replace(rep, functions=(dataclasses.replace(stats, misses_left_out=0, left_out_by_category=(), left_out_after=0),))
+        assert 0 < len(render.to_html(rep)) - len(render.to_html(ten)) <= len(line) + 200
+        assert 0 < len(render.to_text(rep)) - len(render.to_text(ten)) <= len(line) + 30  # the line, and misses 996-1000 numbered so
+        assert len(page) < 20_000 and len(text) < 8_000
+    finally:
+        run_captured(shell, "%jaxcache off")

@@ -11,7 +11,7 @@ import pytest
 
 import jaxshow
 from jaxshow import _jax_compat, retrace
-from jaxshow.report import ArgChange
+from jaxshow.report import MISS_CATEGORIES, ArgChange
 
 EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
 
@@ -275,3 +275,65 @@ def test_when_cheap_switches_to_bounded_history_once_jax_would_compare_many_keys
     last = ex.report.misses[-1]
     assert last.evidence_source == "jaxshow", "JAX's O(N) explanation is off once its cache is large"
     assert last.category == "input_types" and last.summary == f"x: now f32[{n}], before f32[{n - 1}]"
+
+
+def _varied_misses(misses_kept):
+    """A function that misses for every reason; each run uses a new one (the registry forgets the last)."""
+    retrace.registry.clear()
+
+    @partial(jax.jit, static_argnums=1)
+    def v(t, n):
+        return jax.tree.map(lambda a: a * n, t)
+
+    S = jax.ShapeDtypeStruct
+    session = retrace.Session(jax_text="never", misses_kept=misses_kept).start()
+    try:
+        for size in range(1, 8):
+            v.trace(S((size,), jnp.float32), 1)
+        v.trace(S((7,), jnp.int32), 1)
+        v.trace(S((7,), jnp.int32), 2)
+        v.trace(1.0, 2)
+        v.trace(jnp.float32(1.0), 2)
+        v.trace((S((2,), jnp.float32), S((2,), jnp.float32)), 2)
+        v.trace([S((2,), jnp.float32), S((2,), jnp.float32)], 2)
+        v.trace([S((3,), jnp.float32), S((2,), jnp.float32)], 2)
+        with jax.numpy_rank_promotion("raise"):
+            v.trace(S((7,), jnp.int32), 2)
+            v.trace(S((8,), jnp.int32), 2)
+        v.trace(S((7,), jnp.int32), 3)
+    finally:
+        session.stop()
+    (stats,) = session.report().functions
+    return stats
+
+
+def test_categories_counted_without_jaxs_diff_are_the_ones_its_diff_gives():
+    explained = _varied_misses(None)  # every miss explained (JAX's diff against the closest key, read as text)
+    counted = _varied_misses((0, 0))  # none kept: type-only misses are counted without asking JAX's diff
+    assert explained.misses_left_out == 0 and len(explained.misses) == explained.traced == 17
+    assert counted.misses == () and counted.misses_left_out == counted.traced == 17
+    by_category = {}
+    for m in explained.misses:
+        by_category[m.category] = by_category.get(m.category, 0) + 1
+    assert dict(counted.left_out_by_category) == by_category
+    assert set(by_category) == {"never_seen", "input_types", "static_args", "input_pytree", "tracing_context"}
+    assert [c for c, _ in counted.left_out_by_category] == [c for c in MISS_CATEGORIES if c in by_category]
+
+
+def test_a_function_keeps_its_first_and_last_misses_in_detail_and_counts_the_rest():
+    @jax.jit
+    def w(x):
+        return x - 1
+
+    with jaxshow.explain(jax_text="never") as ex:
+        for size in range(1, 41):
+            w.trace(jax.ShapeDtypeStruct((size,), jnp.float32))
+    (stats,) = ex.report.functions
+    first, last = retrace.MISSES_KEPT_FIRST, retrace.MISSES_KEPT_LAST
+    assert (stats.traced, len(stats.misses), stats.misses_left_out, stats.left_out_after) == (40, first + last, 40 - first - last, first)
+    assert stats.left_out_by_category == (("input_types", 40 - first - last),)
+    assert [m.signature for m in stats.misses] == [(("x", f"f32[{s}]"),) for s in [*range(1, first + 1), *range(41 - last, 41)]]
+    assert stats.misses[-1].summary == "x: now f32[40], before f32[39]"
+    history = retrace.trace_history("w", w)  # the function's history is explained when asked for, the same way
+    assert history.traces_observed == 40 and len(history.entries) == retrace.HISTORY_LIMIT
+    assert history.entries[-1].summary == "x: now f32[40], before f32[39]" and history.entries[-1].category == "input_types"

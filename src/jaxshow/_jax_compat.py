@@ -563,22 +563,20 @@ def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tupl
 class TraceKeyParts:
     """A jax >= 0.9 tracing-cache key taken apart once, so comparing it with many earlier keys stays cheap.
 
-    ``context`` (the trace-context values), ``debug_info``, ``treedef`` and its
-    text ``tree``, ``statics`` (jax >= 0.11: static argument nodes by input
-    path; ``None`` where the key holds them in its pytree), ``types`` (``(arg,
-    "f32[3]")`` pairs as :func:`describe_trace_key` gives them) and ``head``:
-    everything but the types, hashable, or ``None`` when some part cannot be
-    hashed. Two keys with equal heads differ, for JAX's diff function, only in
-    their input types.
+    ``context`` (the trace-context values), ``debug_info``, ``treedef`` (the
+    input pytree), ``statics`` (jax >= 0.11: static argument nodes by input
+    path; ``None`` where the pytree holds them), ``avals`` (the input types,
+    compared as JAX's diff function compares them) and ``head``: everything but
+    the types, hashable, or ``None`` when some part cannot be hashed. Two keys
+    with equal heads differ, for JAX's diff function, only in their input types.
+    Nothing is formatted as text here.
     """
 
-    __slots__ = ("context", "debug_info", "treedef", "tree", "statics", "types", "head")
+    __slots__ = ("context", "debug_info", "treedef", "statics", "avals", "head")
 
-    def __init__(self, context: tuple, debug_info: Any, treedef: Any, tree: str, statics: dict[str, Any] | None,
-                 types: tuple[tuple[str, str], ...]) -> None:
-        self.context, self.debug_info, self.treedef, self.tree = context, debug_info, treedef, tree
-        self.statics, self.types = statics, types
-        head: Any = (context, tree, tuple(statics.items()) if statics else (), debug_info)
+    def __init__(self, context: tuple, debug_info: Any, treedef: Any, statics: dict[str, Any] | None, avals: tuple) -> None:
+        self.context, self.debug_info, self.treedef, self.statics, self.avals = context, debug_info, treedef, statics, avals
+        head: Any = (context, treedef, tuple(statics.items()) if statics else (), debug_info)
         try:
             hash(head)
         except Exception:  # noqa: BLE001 - an unhashable part: compare one by one instead
@@ -586,24 +584,19 @@ class TraceKeyParts:
         self.head = head
 
 
-def trace_key_parts(key: Any, described: tuple | None = None) -> TraceKeyParts | None:
-    """:class:`TraceKeyParts` of a jax >= 0.9 key from the probe (``described``: :func:`describe_trace_key` of it, if known).
+def trace_key_parts(key: Any) -> TraceKeyParts | None:
+    """:class:`TraceKeyParts` of a jax >= 0.9 key from the probe.
 
     ``None`` for jax <= 0.8 keys (:class:`PjitTraceKey`), which JAX itself ranks
     by the size of its diff, and for any key of another shape.
     """
     if key is None or isinstance(key, PjitTraceKey):
         return None
-    described = described or describe_trace_key(key)
-    if described is None:
-        return None
     try:
-        _, (in_avals, debug_info, *_), _ = key
-        treedef = in_avals.tree
+        context, (in_avals, debug_info, *_), _ = key
+        return TraceKeyParts(tuple(context), debug_info, in_avals.tree, _static_args(key), tuple(in_avals.vals))
     except Exception:  # noqa: BLE001
         return None
-    types, tree, context = described
-    return TraceKeyParts(context, debug_info, treedef, tree, _static_args(key), types)
 
 
 def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None:
@@ -613,20 +606,26 @@ def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None
     return sum(1 for p in new.statics if new.statics[p] != old.statics[p])
 
 
+def type_differences(new: TraceKeyParts, old: TraceKeyParts) -> int:
+    """How many input types differ between two keys' parts (JAX's own comparison of avals)."""
+    return sum(1 for a, b in zip(new.avals, old.avals) if a != b) + abs(len(new.avals) - len(old.avals))
+
+
 def only_types_differ(new: TraceKeyParts, old: TraceKeyParts) -> bool:
     """Whether JAX's diff function finds the two keys' first difference in their input types.
 
     True when the trace contexts, pytrees, static arguments and debug infos are
-    equal and at least one input type differs: JAX's diff then says "different
-    input types", without being asked.
+    equal and an input type JAX names by argument differs: JAX's diff then says
+    "different input types", without being asked.
     """
+    names = getattr(new.debug_info, "arg_names", None) or ()
     return (
         new.context == old.context
         and new.treedef == old.treedef
         and not static_arg_differences(new, old)
         and new.debug_info == old.debug_info
-        and len(getattr(new.debug_info, "arg_names", None) or ()) == len(new.types) == len(old.types)
-        and any(a != b for a, b in zip(new.types, old.types))
+        and len(names) == len(new.avals) == len(old.avals)
+        and new.avals != old.avals
     )
 
 

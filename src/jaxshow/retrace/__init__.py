@@ -12,6 +12,8 @@ from jaxshow.retrace.history import HISTORY_LIMIT, REGISTRY_LIMIT, Registry, reg
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, miss_summary, parse_explanation
 from jaxshow.retrace.session import (
     JAX_TEXT_MAX_ENTRIES,
+    MISSES_KEPT_FIRST,
+    MISSES_KEPT_LAST,
     CallCounter,
     Explanation,
     Session,
@@ -24,6 +26,8 @@ __all__ = [
     "CONTEXT_POSITION",
     "HISTORY_LIMIT",
     "JAX_TEXT_MAX_ENTRIES",
+    "MISSES_KEPT_FIRST",
+    "MISSES_KEPT_LAST",
     "REGISTRY_LIMIT",
     "CallCounter",
     "Explanation",

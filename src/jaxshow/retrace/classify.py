@@ -23,13 +23,12 @@ from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
 
 def classify_miss(
-    record: _FunctionRecord, status: str, key: Any, described: tuple | None, jax_text: str | None, old: Any, kept: int
+    record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int
 ) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, bool, str | None]:
     """Why a trace of ``record``'s function missed: ``(category, changes, evidence, evidence_source, same_line_hint, call_site)``.
 
     ``record`` and ``status`` are what :meth:`Registry.record_for` answered;
-    ``key`` is the trace's cache key (``None`` where JAX gives none) and
-    ``described`` :func:`jaxshow._jax_compat.describe_trace_key` of it;
+    ``key`` is the trace's cache key (``None`` where JAX gives none);
     ``jax_text`` is JAX's own explanation of this miss, if it gave one; ``old``
     is the closest earlier key (:func:`closest_key`) and ``kept`` the number of
     keys it was chosen from, both as they were when the trace missed (``None``

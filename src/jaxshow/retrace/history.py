@@ -221,6 +221,9 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
     only in their types; those share its :attr:`TraceKeyParts.head
     <jaxshow._jax_compat.TraceKeyParts.head>` and are found by one dictionary
     look-up, so only they are compared. Any other miss compares every kept key.
+    Keys taken apart (jax >= 0.9) are compared as JAX's diff function compares
+    them: pytrees and types by equality, not by their text. ``described`` is
+    needed only for keys that are not (jax <= 0.8).
     """
     if not record.keys:
         return None
@@ -229,7 +232,7 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
         if bucket:
             best, fewest = None, 0
             for kept in reversed(bucket):  # newest first: the most recent wins a tie
-                differing = sum(a != b for a, b in zip(parts.types, kept.parts.types)) or 1
+                differing = _jax_compat.type_differences(parts, kept.parts) or 1
                 if best is None or differing < fewest:
                     best, fewest = kept, differing
                     if differing == 1:
@@ -249,13 +252,13 @@ def _rank(key: Any, described: tuple | None, parts: Any, kept: _Kept) -> tuple[i
         old = kept.parts
         if parts.context != old.context:
             return 3, sum(a != b for a, b in zip(parts.context, old.context)) + abs(len(parts.context) - len(old.context))
-        if parts.tree != old.tree:
+        if parts.treedef != old.treedef:
             return 2, 1
         if statics := _jax_compat.static_arg_differences(parts, old):
             return 2, statics
         if parts.debug_info != old.debug_info:
             return 1, 1
-        return 0, sum(a != b for a, b in zip(parts.types, old.types)) or 1
+        return 0, _jax_compat.type_differences(parts, old) or 1
     distance = _jax_compat.trace_key_distance(key, kept.key)
     if distance is not None:
         return distance, 0

@@ -117,8 +117,10 @@ class _Miss:
         """The :class:`CacheMiss`, explained on first use (JAX's diff against the closest key, read as text)."""
         if self._explained is None:
             record = self.record
+            if self.described is None and self.key is not None:
+                self.described = _jax_compat.describe_trace_key(self.key)
             category, changes, evidence, source, same_line, site = classify_miss(
-                record, self.status, self.key, self.described, self.jax_text, self.old, self.kept
+                record, self.status, self.key, self.jax_text, self.old, self.kept
             )
             self._explained = CacheMiss(
                 function=record.name,
@@ -355,8 +357,8 @@ class Session(_jax_compat.TraceProbe):
         fun, debug_info = frame.fun, frame.debug_info
         user_site = calls.user_site(sys._getframe(1))
         record, status = registry.record_for(fun, debug_info)
-        described = _jax_compat.describe_trace_key(key) if key is not None else None
-        parts = _jax_compat.trace_key_parts(key, described)
+        parts = _jax_compat.trace_key_parts(key)
+        described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
         kept = len(record.keys)
         old = closest_key(record, key, described, parts) if status == "known" else None
         miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text,
