@@ -52,8 +52,10 @@ class CacheMagics(Magics):
         function the calls that traced, the calls that hit, and for each miss its
         category (never-seen or re-defined function, tracing context, static
         arguments, input pytree, input types, or JAX's own words) with the
-        evidence. Output printed while a function was being traced is flagged:
-        it runs once per cache miss, not once per call.
+        evidence. A function that missed many times shows its first and last
+        five misses and counts the others by category. Output printed while a
+        function was being traced is flagged: it runs once per cache miss, not
+        once per call.
 
         Line forms:
 

@@ -19,6 +19,12 @@ Two sources of evidence, one classification (:mod:`jaxshow.retrace.classify`):
   each trace with its cache key; the last :data:`HISTORY_LIMIT` keys per
   function are kept, and a miss is diffed against the closest of them with
   JAX's own diff function, so the text reads the same and the cost stays O(K).
+
+A miss costs little however often a function misses: it keeps its raw facts
+(:class:`_Miss`), the closest kept key of a type-only miss is one dictionary
+look-up, and JAX's diff runs when a report shows the miss; per function the
+first :data:`MISSES_KEPT_FIRST` and last :data:`MISSES_KEPT_LAST` misses are
+kept, the others counted by category.
 """
 
 from __future__ import annotations
@@ -202,6 +208,8 @@ class Session(_jax_compat.TraceProbe):
             while JAX's tracing cache is small (``%jaxcache on``), ``"never"``.
         is_cell_file: tells a notebook cell's file name; a miss's call site is the
             innermost frame of the user's code, as ``%%jaxstages`` attributes calls.
+        misses_kept: ``(first, last)``: how many misses of each function are
+            kept in detail (the others are counted by category); ``None`` keeps all.
     """
 
     def __init__(
@@ -563,8 +571,10 @@ def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
     Turns on ``jax_explain_cache_misses`` for the block (restoring the previous
     value, even if the block raises), catches JAX's explanations from its logger
     so nothing is printed, and records per function how often it traced, why
-    each trace missed the cache, what it printed while tracing, and what the
-    persistent compilation cache did with each compile.
+    each trace missed the cache (the first :data:`MISSES_KEPT_FIRST` and last
+    :data:`MISSES_KEPT_LAST` misses in detail, the others counted by category),
+    what it printed while tracing, and what the persistent compilation cache
+    did with each compile.
 
     Args:
         jax_text: ``"always"`` (default) uses JAX's own explanation, which
