@@ -13,10 +13,12 @@ The scale case measures one miss with 10, 100 and 1,000 earlier signatures of
 the same function, two kinds of miss: ``trace`` (``f.trace(ShapeDtypeStruct)``:
 trace only, where jaxshow's share is largest) and ``call`` (``f(np.zeros(n))``:
 trace, lower and compile). Per level and round a fresh function is filled with
-its signatures under an open session (so jaxshow's history is full), then plain
-and ``on`` misses alternate one by one: the session is stopped (JAX as without
-jaxshow) or started around each miss, outside the timed call. It then reports
-the size of the report of the 1,000-signature function and the time to build it.
+its signatures under an open session (so jaxshow's history is full), then a
+block of plain misses (the session stopped: JAX as without jaxshow) and a block
+of ``on`` misses (the session started, as ``%jaxcache on`` leaves it between
+cells), in alternating order; the first miss of each block is not counted
+(``%jaxcache on`` starts its session once, not per miss). It then reports the
+size of the report of the 1,000-signature function and the time to build it.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ ROUNDS = 6
 HOT_CALLS = 10_000
 HOT_ROUNDS = 7
 SCALE_LEVELS = (10, 100, 1_000)
-SCALE_ROUNDS = 5
-SCALE_MISSES = 4  # per mode, per round
+SCALE_ROUNDS = 8
+SCALE_MISSES = 5  # per mode, per round
 
 
 def fill(f) -> int:
@@ -60,16 +62,17 @@ def time_misses(f, start: int, count: int) -> tuple[list[float], int]:
     return samples, n
 
 
-def _miss(kind: str, f, n: int) -> float:
+def _miss(kind: str, f, n: int) -> tuple[float, float]:
+    """One miss of ``f`` with a new shape: (wall seconds, CPU seconds of this process)."""
     if kind == "trace":
         x = jax.ShapeDtypeStruct((n,), jnp.float32)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         f.trace(x)
-        return time.perf_counter() - t
+        return time.perf_counter() - t, time.process_time() - c
     x = np.zeros((n,), np.float32)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     f(x).block_until_ready()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def scale() -> None:
@@ -90,23 +93,29 @@ def scale() -> None:
                     session.stop()
                 session.reset()  # a new cell: the history jaxshow keeps per function stays
                 n = level + 1
-                for i in range(2 * SCALE_MISSES):
-                    mode = ("plain", "on")[(i + r) % 2]
+                for mode in (("plain", "on"), ("on", "plain"))[r % 2]:
                     if mode == "on":
                         session.start()
                     try:
-                        samples[(kind, level, mode)].append(_miss(kind, f, n))
+                        _miss(kind, f, n)  # not counted: the first miss after starting or stopping a session
+                        n += 1
+                        for _ in range(SCALE_MISSES):
+                            samples[(kind, level, mode)].append(_miss(kind, f, n))
+                            n += 1
                     finally:
                         if mode == "on":
                             session.stop()
-                    n += 1
-    print(f"one miss with N earlier signatures of the function (medians of {SCALE_ROUNDS * SCALE_MISSES} misses each):")
-    print(f"  {'kind':<6} {'N':>6} {'plain':>10} {'%jaxcache on':>13} {'ratio':>7}")
+    print(f"one miss with N earlier signatures of the function (medians of {SCALE_ROUNDS * SCALE_MISSES} misses each, "
+          f"{SCALE_ROUNDS} blocks of {SCALE_MISSES};")
+    print("  wall time, and the process's CPU time, which other processes on the machine disturb less):")
+    print(f"  {'kind':<6} {'N':>6} {'plain':>10} {'%jaxcache on':>13} {'ratio':>7} {'CPU ratio':>10}")
     for kind in ("trace", "call"):
         for level in SCALE_LEVELS:
-            plain = statistics.median(samples[(kind, level, "plain")])
-            on = statistics.median(samples[(kind, level, "on")])
-            print(f"  {kind:<6} {level:>6,} {plain * 1e3:8.2f} ms {on * 1e3:10.2f} ms {on / plain:6.2f}x")
+            plain = statistics.median(w for w, _ in samples[(kind, level, "plain")])
+            on = statistics.median(w for w, _ in samples[(kind, level, "on")])
+            plain_cpu = statistics.median(c for _, c in samples[(kind, level, "plain")])
+            on_cpu = statistics.median(c for _, c in samples[(kind, level, "on")])
+            print(f"  {kind:<6} {level:>6,} {plain * 1e3:7.2f} ms {on * 1e3:10.2f} ms {on / plain:6.2f}x {on_cpu / plain_cpu:9.2f}x")
 
     # The report of one cell in which a function traced 1,000 times under %jaxcache on.
     def g(x):

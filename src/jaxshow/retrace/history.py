@@ -78,7 +78,10 @@ class _FunctionRecord:
                     del self.by_head[head]
         self.keys.append(kept)
         if parts is not None and parts.head is not None:
-            self.by_head.setdefault(parts.head, deque()).append(kept)
+            bucket = self.by_head.get(parts.head)
+            if bucket is None:
+                bucket = self.by_head[parts.head] = deque()
+            bucket.append(kept)
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
