@@ -202,3 +202,36 @@ def jaxshow_explain(**kwargs):
     import jaxshow
 
     return jaxshow.explain(**kwargs)
+
+
+def test_trace_key_parts_tell_a_type_only_difference_as_jaxs_diff_does():
+    @partial(jax.jit, static_argnums=1)
+    def p(v, n):
+        return v * n
+
+    def calls():
+        p(jnp.ones(2), 1)
+        p(jnp.ones(3), 1)  # a type
+        p(jnp.ones(3), 2)  # a static argument
+        p((jnp.ones(3),), 2)  # the pytree
+        with jax.numpy_rank_promotion("raise"):
+            p(jnp.ones(4), 2)  # the tracing context
+
+    keys = _probe_keys(calls, "p")
+    parts = [_jax_compat.trace_key_parts(k) for k in keys]
+    if _jax_compat.JAX_VERSION < (0, 9):  # jax <= 0.8 keys are ranked with JAX's own diff function
+        assert parts == [None] * 5 and not _jax_compat.trace_cache_counts_all_functions()
+        return
+    assert _jax_compat.trace_cache_counts_all_functions()
+    assert all(q is not None and q.head is not None for q in parts)
+    assert parts[1].head == parts[0].head and parts[2].head != parts[1].head
+    assert _jax_compat.type_differences(parts[1], parts[0]) == 1 and _jax_compat.type_differences(parts[2], parts[1]) == 0
+    verdicts = [_jax_compat.only_types_differ(parts[i], parts[i - 1]) for i in range(1, 5)]
+    assert verdicts == [True, False, False, False]
+    for i in range(1, 5):  # the same answer as parsing JAX's own diff
+        category, *_ = retrace.parse_explanation(_jax_compat.diff_trace_keys(keys[i], keys[i - 1]))
+        assert (category == "input_types") == verdicts[i - 1]
+    if _jax_compat.JAX_VERSION >= (0, 11):
+        assert _jax_compat.static_arg_differences(parts[2], parts[1]) == 1
+    else:
+        assert _jax_compat.static_arg_differences(parts[2], parts[1]) is None
