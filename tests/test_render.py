@@ -602,3 +602,22 @@ def test_disable_jit_and_failures_are_never_headed_cache_hit():
                      timings=StageTimings())
     assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; no stage timings>"
     assert render.to_text(failed).splitlines()[:2] == ["step: failed while tracing", "  failed while tracing: TypeError: bad"]
+
+
+def test_jaxcache_misses_left_out_are_one_line_and_the_shown_keep_their_numbers():
+    report = _cache_records()[0]
+    stats = report.functions[0]
+    first, last = stats.misses[0], dataclasses.replace(stats.misses[0], summary="x: now f32[9], before f32[8]")
+    many = dataclasses.replace(report, functions=(dataclasses.replace(
+        stats, traced=1000, misses=(first, last), misses_left_out=998, left_out_after=1,
+        left_out_by_category=(("static_args", 4), ("input_types", 994))),))
+    line = "… 998 more misses of f, counted but not kept: 4 different static arguments, 994 different input types"
+    text, page = render.to_text(many), render.to_html(many)
+    assert f"    1. different input types: x changed\n" in text
+    assert f"\n    {line}\n    1000. different input types: x: now f32[9], before f32[8]\n" in text
+    assert line in page and page.index("<strong>1. ") < page.index(line) < page.index("<strong>1000. ")
+    one_row = render.TextBudget(max_rows=1)  # the line is shown even where the budget cuts the misses shown
+    assert line in render.to_text(many, one_row) and line in render.to_html(many, one_row)
+    none_kept = dataclasses.replace(many, functions=(dataclasses.replace(many.functions[0], misses=(), left_out_after=0, misses_left_out=1000,
+                                                                          trace_time_output=()),))
+    assert "… 1,000 more misses of f, counted but not kept" in render.to_text(none_kept)

@@ -130,7 +130,7 @@ def _miss_budget(budget: TextBudget) -> TextBudget:
 
 def _misses_of(report: CacheReport) -> list[tuple[int, FunctionCacheStats]]:
     """The functions that get a section of their own, with their index in ``report.functions``."""
-    return [(k, f) for k, f in enumerate(report.functions) if f.misses or f.trace_time_output]
+    return [(k, f) for k, f in enumerate(report.functions) if f.misses or f.misses_left_out or f.trace_time_output]
 
 
 # --- HTML --------------------------------------------------------------------------------------
@@ -162,6 +162,8 @@ def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
         body.append(_miss_html(i, m, f"report.functions[{k}].misses[{j}]", budget))
     if more:
         body.append(muted(more))
+    if f.misses_left_out and f.left_out_after >= len(misses):
+        body.append(tag("div", muted(_left_out(f, budget))))
     if f.trace_time_output:
         body.append(
             tag(
@@ -329,6 +331,8 @@ def _(report: CacheReport, budget: TextBudget) -> str:
             lines.extend(_miss_text(i, miss, budget))
         if more_misses:
             lines.append(f"    {more_misses}")
+        if f.misses_left_out and f.left_out_after >= len(misses):
+            lines.append(f"    {_left_out(f, budget)}")
         if f.trace_time_output:
             lines.append(f"    printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}")
             lines.extend(_indent(block("".join(f.trace_time_output), budget), "       > "))
