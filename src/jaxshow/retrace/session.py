@@ -279,7 +279,9 @@ class Session(_jax_compat.TraceProbe):
     # probe callbacks (on the tracing thread) ----------------------------------------------
 
     def enter(self, fun: Any, debug_info: Any) -> _Frame | None:
-        if self.paused:
+        if self.paused or not _is_user_function(debug_info):
+            # JAX's own functions (the jax.numpy operations a trace calls): never recorded, and JAX
+            # explains no miss of theirs; what runs inside them belongs to the enclosing user trace.
             return None
         stack = getattr(self._local, "stack", None)
         if stack is None:
@@ -306,7 +308,7 @@ class Session(_jax_compat.TraceProbe):
                 frame.flag_context.__exit__(None, None, None)
             if missed and self._entries is not None:
                 self._entries += 1
-            if missed and getattr(frame.debug_info, "traced_for", "jit") == "jit" and _is_user_function(frame.debug_info):
+            if missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
             self.notes.append(f"jaxshow could not record a trace: {type(exc).__name__}: {exc}")
