@@ -40,8 +40,8 @@ ROUNDS = 6
 HOT_CALLS = 10_000
 HOT_ROUNDS = 7
 SCALE_LEVELS = (10, 100, 1_000)
-SCALE_ROUNDS = 8
-SCALE_MISSES = 5  # per mode, per round
+SCALE_ROUNDS = 12
+SCALE_MISSES = 6  # per mode, per round
 
 
 def fill(f) -> int:

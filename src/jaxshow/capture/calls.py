@@ -125,8 +125,13 @@ def _is_user_file(filename: str) -> bool:
 
 def user_site(frame: Any) -> SourceLocation | None:
     """The innermost frame in the user's code from ``frame`` out: the first of :func:`user_sites`, found without walking further."""
+    known = _user_file_cache
     while frame is not None:
-        if _is_user_file(frame.f_code.co_filename):
+        filename = frame.f_code.co_filename
+        user = known.get(filename)
+        if user is None:
+            user = _is_user_file(filename)
+        if user:
             return _location(frame)
         frame = frame.f_back
     return None
