@@ -129,6 +129,15 @@ class WrapperStation:
 
 
 @dataclass(frozen=True, slots=True)
+class LoopInfo:
+    """Loops of one kind and trip count in a jaxpr: ``scan`` with its ``length``, ``while`` (trip count unknown)."""
+
+    primitive: str
+    trip_count: int | None
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class TracedStation:
     """The ``Traced`` stage: the jaxpr and the abstract signature."""
 
@@ -141,6 +150,9 @@ class TracedStation:
     primitive_counts: tuple[tuple[str, int], ...]
     const_count: int = 0
     notes: tuple[str, ...] = ()
+    loops: tuple[LoopInfo, ...] = ()
+    dot_flops_estimate: float | None = None
+    """Matrix-multiply FLOPs (``2·M·N·K`` per ``dot_general``), each loop body counted by its trip count; an estimate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +206,45 @@ class PlacementSpec:
     path: str
     sharding: str | None
     layout: str | None
+    spec: str | None = None
+    memory_kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTile:
+    """One block of an array and the devices holding it: rows and columns as ``[start, stop)`` index ranges."""
+
+    rows: tuple[int, int]
+    cols: tuple[int, int]
+    devices: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardingView:
+    """Which device holds which block, for one distinct sharding (``jax.debug.visualize_array_sharding``'s picture).
+
+    ``dims`` are the array dimensions drawn: rows then columns for a matrix,
+    columns only for a vector, the (at most two) split ones for higher ranks;
+    ``rows`` of a tile is ``(0, 1)`` when only one dimension is drawn.
+    ``leaves`` counts the inputs and outputs placed this way.
+    """
+
+    spec: str
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    tiles: tuple[DeviceTile, ...]
+    leaves: int
+    example: str
+    unshown_split_dims: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveCount:
+    """Collective operations of one kind in the optimised HLO, with the first lines they are on (1-based)."""
+
+    kind: str
+    count: int
+    lines: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +260,18 @@ class CompiledStation:
     inputs: tuple[PlacementSpec, ...]
     outputs: tuple[PlacementSpec, ...]
     placements_unavailable: str | None = None
+    mesh: str | None = None
+    device_count: int | None = None
+    sharding_views: tuple[ShardingView, ...] = ()
+    more_sharding_views: int = 0
+    collectives: tuple[CollectiveCount, ...] = ()
+    loop_trip_counts: tuple[int, ...] = ()
+    """``known_trip_count`` of each ``while`` loop XLA kept, in the optimised HLO."""
+
+    @property
+    def per_device(self) -> bool:
+        """The program runs partitioned over several devices: its cost analysis is one device's share."""
+        return (self.device_count or 1) > 1
 
 
 @dataclass(frozen=True, slots=True)
