@@ -90,8 +90,10 @@ def _selection(report: ConfigReport) -> str:
         [{"scopable": "scopable", "flag": "a flag"}[report.kind]] if report.kind else [])
     if not report.options:
         if report.filter:
-            n = report.matched_options
-            return f"{n} option{'s' if n != 1 else ''} match {report.filter!r}, but none of them is {' and '.join(wanted)}"
+            n, wanted_words = report.matched_options, " and ".join(wanted)
+            if n == 1:
+                return f"1 option matches {report.filter!r}, but it is not {wanted_words}"
+            return f"{n} options match {report.filter!r}, but none of them is {wanted_words}"
         return f"none of the {report.total_options} options is {' and '.join(wanted)}"
     criteria = ([f"matching {report.filter!r}"] if report.filter else []) + wanted
     return f"showing {len(report.options)} of {report.total_options}" + (f" ({', '.join(criteria)})" if criteria else "")
