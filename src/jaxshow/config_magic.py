@@ -27,8 +27,12 @@ class mutually_exclusive(argument_group):  # noqa: N801 - named like IPython's a
 
 
 @magics_class
-class ConfigMagics(Magics):
-    """The ``%jaxconfig`` line magic and its configurable row budget."""
+class JaxConfigMagics(Magics):
+    """The ``%jaxconfig`` line magic and its configurable row budget.
+
+    Not ``ConfigMagics``: that is IPython's own class (``%config``), and magics
+    are registered, configured and unregistered by class name.
+    """
 
     max_rows = Integer(500, help="Show at most this many options in one %jaxconfig report; the record keeps all.").tag(config=True)
 

@@ -16,7 +16,7 @@ from typing import Any
 from jaxshow import timings
 from jaxshow.cache_magic import CacheMagics
 from jaxshow.cellrun import CellRunner
-from jaxshow.config_magic import ConfigMagics
+from jaxshow.config_magic import JaxConfigMagics
 from jaxshow.stages_magic import StagesMagics
 
 _INSTALLED = "_jaxshow_installation"
@@ -28,7 +28,7 @@ class Installation:
     def __init__(self, shell: Any) -> None:
         self.stages = StagesMagics(shell=shell, config=shell.config)
         self.cache = CacheMagics(shell=shell, config=shell.config)
-        self.config = ConfigMagics(shell=shell, config=shell.config)
+        self.config = JaxConfigMagics(shell=shell, config=shell.config)
         self.runner = CellRunner(shell)
         self.runner.magics.update(jaxstages=self.stages, jaxcache=self.cache)
 
