@@ -1,6 +1,6 @@
 """jaxshow: see what JAX did with your notebook cell.
 
-``%load_ext jaxshow`` adds ``%%jaxstages`` and ``%jaxcache``. Beneath them,
+``%load_ext jaxshow`` adds ``%%jaxstages``, ``%jaxcache`` and ``%jaxconfig``. Beneath them,
 :func:`stages` walks a call through ``jax.jit`` -> ``Traced`` -> ``Lowered`` ->
 ``Compiled`` and returns a plain record that renders as HTML in a notebook and
 as text in a terminal.
@@ -12,6 +12,8 @@ from jaxshow.report import (
     ArgSpec,
     CellReport,
     CompiledStation,
+    ConfigOption,
+    ConfigReport,
     CostAnalysis,
     ErrorSummary,
     LoweredStation,
@@ -31,6 +33,8 @@ __all__ = [
     "ArgSpec",
     "CellReport",
     "CompiledStation",
+    "ConfigOption",
+    "ConfigReport",
     "CostAnalysis",
     "ErrorSummary",
     "LoweredStation",
@@ -41,6 +45,7 @@ __all__ = [
     "StagesReport",
     "TracedStation",
     "WrapperStation",
+    "config_report",
     "explain",
     "load_ipython_extension",
     "save",
@@ -76,6 +81,13 @@ def save(report, directory):
     if saved.error:
         raise OSError(f"jaxshow.save: {saved.error} ({len(saved.files)} files written to {saved.directory} before it)")
     return saved
+
+
+def config_report(filter=None, *, changed=False, kind=None):  # noqa: A002
+    """Every config option of the running JAX that matches; see :func:`jaxshow.config_inventory.config_report`."""
+    from jaxshow.config_inventory import config_report as _config_report
+
+    return _config_report(filter, changed=changed, kind=kind)
 
 
 def explain(**kwargs):

@@ -578,6 +578,97 @@ class PersistentCacheReport(_Displayable):
         return f"{where}; {self.entry_count if self.entry_count is not None else '?'} entries"
 
 
+# --- %jaxconfig: JAX's config options, where each value came from, what changing it costs ------
+
+ConfigKind = Literal["scopable", "flag", "unknown"]
+"""``scopable``: a ``State`` (a global value, and a context manager that sets it for one thread);
+``flag``: a ``Flag`` (one process-wide value, no context manager)."""
+ValueSource = Literal["default", "environment", "set", "context", "unknown"]
+"""Where the value this thread sees came from: JAX's default, an environment variable read at
+import, a global set after import (``jax.config.update``), or a context manager active now."""
+BackendStart = Literal["raises", "ignored"]
+"""What setting an option does once a backend is up: raises (JAX's validator), or nothing (read only at start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigOption:
+    """One of JAX's config options as this thread sees it now.
+
+    Values are kept as bounded ``repr`` strings (the options hold arbitrary
+    objects: devices, enums, callables). ``None`` means unknown, with the
+    reason on the report (``default_repr``: ``default_unavailable``).
+    """
+
+    name: str
+    kind: ConfigKind
+    value_type: str
+    value_repr: str
+    default_repr: str | None
+    is_default: bool | None
+    source: ValueSource
+    global_value_repr: str | None = None
+    """The global value under an active context manager (``source == "context"``), else ``None``."""
+    env_vars: tuple[tuple[str, str | None], ...] = ()
+    """The environment variables JAX reads for this option at import, each with its text now (``None``: unset)."""
+    in_trace_context: bool | None = None
+    in_jit_key: bool | None = None
+    backend_start: BackendStart | None = None
+    backend_start_reason: str = ""
+    default_unavailable: str | None = None
+    enum_values: tuple[str, ...] = ()
+    help_text: str = ""
+
+    @property
+    def invalidates_caches(self) -> bool | None:
+        """Whether a change of this option misses JAX's caches for every jitted function (trace context or jit key)."""
+        if self.in_trace_context or self.in_jit_key:
+            return True
+        if self.in_trace_context is None or self.in_jit_key is None:
+            return None
+        return False
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ConfigReport(_Displayable):
+    """``%jaxconfig``: the options of the running JAX that match a selection, with counts of all of them."""
+
+    jax_version: str
+    options: tuple[ConfigOption, ...]
+    total_options: int
+    scopable_options: int
+    flag_options: int
+    backends_initialized: bool | None
+    backend_platforms: tuple[str, ...] = ()
+    filter: str | None = None
+    changed_only: bool = False
+    kind: Literal["scopable", "flag"] | None = None
+    matched_options: int = 0
+    """Options whose name matched ``filter`` (all when there is none), before ``changed_only`` and ``kind``."""
+    near_names: tuple[str, ...] = ()
+    """Names close to a ``filter`` that matched no option at all."""
+    trace_context_source: str = ""
+    trace_context_unavailable: str | None = None
+    jit_key_unavailable: str | None = None
+    unknown_defaults: tuple[str, ...] = ()
+    """Selected options whose default JAX computes at import in a way jaxshow does not evaluate (never counted as changed)."""
+    thread_name: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> tuple[ConfigOption, ...]:
+        """The shown options whose value differs from JAX's default."""
+        return tuple(o for o in self.options if o.is_default is False)
+
+    def _summary(self) -> str:
+        selection = [f"filter {self.filter!r}"] if self.filter else []
+        selection += ["changed only"] if self.changed_only else []
+        selection += [f"{self.kind} only"] if self.kind else []
+        shown = f"{len(self.options)} shown" + (f" ({', '.join(selection)})" if selection else "")
+        backend = {True: "backend up", False: "no backend yet", None: "backend state unknown"}[self.backends_initialized]
+        return (f"jax {self.jax_version}: {self.total_options} options ({self.scopable_options} scopable, "
+                f"{self.flag_options} flags); {shown}; {backend}")
+
+
 def short_type(dtype: str, shape: tuple[int, ...]) -> str:
     """Spell an abstract value the way jaxprs do: ``f32[4,3]``."""
     return f"{_DTYPE_SHORT.get(dtype, dtype)}[{','.join(str(d) for d in shape)}]"
