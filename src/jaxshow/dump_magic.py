@@ -108,7 +108,8 @@ class DumpMagics(Magics):
         module, highlighted, with cell file names as ``In[n]``; NAME may also be a
         file name (JAX's or XLA's) or a counter (``2`` is ``jax_ir0002_…``; give a
         jaxpr's file name to pick it). ``--diff A B`` shows a unified diff of two
-        files. Long files are read and shown up to the budget
+        files. A trailing ``;`` shows nothing (with ``-o``, the report is still
+        stored). Long files are read and shown up to the budget
         (``%config DumpMagics.max_lines``, ``read_max_bytes``), never whole.
 
         Examples::
@@ -119,12 +120,15 @@ class DumpMagics(Magics):
             %jaxdump --diff 2 5
             %jaxdump --dir /tmp/earlier-run -o dumps
         """
-        args = parse_options(self.jaxdump, line)
+        silent = line.rstrip().endswith(";")
+        args = parse_options(self.jaxdump, line.rstrip().removesuffix(";"))
         usage = self.jaxdump.parser.format_usage()
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage}")
         if args.diff and args.name:
             raise UsageError(f"--diff A B takes no NAME, got {args.name!r}\n{usage}")
+        args.name, args.dir = _unquote(args.name), _unquote(args.dir)
+        args.diff = [_unquote(x) for x in args.diff] if args.diff else None
         if args.dir is not None and not args.dir.strip():
             raise UsageError(f"--dir needs a directory\n{usage}")
         label = functools.partial(label_cells, self.shell)
@@ -138,7 +142,15 @@ class DumpMagics(Magics):
             raise UsageError(f"{exc.args[0] if exc.args else exc}\n{usage}") from None
         except OSError as exc:
             raise UsageError(f"cannot read the dump: {exc}\n{usage}") from None
-        display(render.Rendered(report, render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)))
+        if not silent:
+            display(render.Rendered(report, render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)))
         if args.output:
             self.shell.user_ns[args.output] = report
         return None
+
+
+def _unquote(value: str | None) -> str | None:
+    """``'/a b'`` -> ``/a b``: IPython's argument splitter keeps the quotes around a quoted word."""
+    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
