@@ -50,6 +50,7 @@ CELLS = (
     "%jaxcache on",
     "f(jnp.ones(5))",
     "%%jaxcache\n%jaxcache off\nf(jnp.ones(6))",
+    "%jaxdump -o dumps_seen",
 )
 
 

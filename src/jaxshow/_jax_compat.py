@@ -631,7 +631,10 @@ def xla_dump_to_in_effect() -> str | None:
     try:
         from jax._src.lib import xla_client as _xc
 
-        return str(_xc.CompileOptions().executable_build_options.debug_options.xla_dump_to)
+        options = _xc.CompileOptions()  # each object held: a chained expression frees its parent and crashes jaxlib 0.12
+        build = options.executable_build_options
+        debug = build.debug_options
+        return str(debug.xla_dump_to)
     except Exception:  # noqa: BLE001 - a jaxlib without these bindings
         return None
 
