@@ -390,6 +390,8 @@ def dump_report(
         unavailable = f"{why_none}; turn it on with jax.config.update('jax_dump_ir_to', path) (takes effect at the next compile)"
     else:
         files, xla_modules, other, unavailable = _scan(listed)
+        if directory is None and unavailable == f"{listed} does not exist":
+            unavailable += " yet (JAX creates it at the first dump)"
         if unavailable is None and not files and not xla_modules:
             unavailable = (f"{listed} is empty" if other == 0 else
                            f"{listed} holds {other} entries, none named like a JAX dump (jax_ir…_….mlir, jax_…_….jaxpr.txt) "

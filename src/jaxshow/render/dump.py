@@ -189,7 +189,8 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     if r.xla_modules or r.xla_directory:
         modules, more = limit_rows(r.xla_modules, budget, "report.xla_modules")
         lines.append("  XLA's dump" + (f" ({line(r.xla_directory, budget)})" if r.xla_directory else "") + ":")
-        lines.extend(text_table(_xla_rows(modules), _XLA_HEADER, budget, indent="    ", more=more))
+        if modules:
+            lines.extend(text_table(_xla_rows(modules), _XLA_HEADER, budget, indent="    ", more=more))
         if r.xla_unavailable:
             lines.append("    " + message(r.xla_unavailable, budget))
     for t in r.texts:
