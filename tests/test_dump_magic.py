@@ -352,3 +352,17 @@ def test_names_parse_across_versions():
     assert dumps.parse_name("module_0001.jit_f.before_optimizations.txt") is None
     assert dumps.parse_xla_name("module_0001.jit_f.0003.simplification.after_algsimp.before_dce.txt")[2].pass_name == "algsimp"
     assert dumps.parse_xla_name("module_0001.jit_f.gpu_after_optimizations-buffer-assignment.txt")[2].kind == "buffer assignment"
+
+
+def test_compat_shims_on_the_installed_jax(tmp_path):
+    before = jax.config.values["jax_dump_ir_to"]
+    try:
+        jax.config.update("jax_dump_ir_to", str(tmp_path))
+        first = _jax_compat.ir_dump_next_number()
+        jax.jit(lambda v: v * 11)(1.0)
+        assert _jax_compat.ir_dump_next_number() == first + 1
+        assert sorted(os.listdir(tmp_path)) == [f"jax_ir{first:04d}_jit__lambda_compile.mlir"]
+    finally:
+        jax.config.update("jax_dump_ir_to", before)
+    assert _jax_compat.backend_started() is True
+    assert _jax_compat.xla_dump_to_in_effect() == ""  # this test process has no --xla_dump_to
