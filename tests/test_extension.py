@@ -51,6 +51,7 @@ CELLS = (
     "f(jnp.ones(5))",
     "%%jaxcache\n%jaxcache off\nf(jnp.ones(6))",
     "%jaxconfig x64 -o jaxconfig_report",
+    "%jaxdump -o dumps_seen",
 )
 
 
@@ -76,8 +77,10 @@ def _kinds(footprint):
     def kind(value):
         return getattr(value, "__qualname__", None) or type(value).__qualname__
 
-    return {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
-            for key, value in footprint.items()}
+    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
+             for key, value in footprint.items()}
+    kinds["listeners"] = tuple(tuple(kind(v) for v in group) for group in footprint["listeners"])
+    return kinds
 
 
 def test_unload_inside_nested_sessions_restores_jax(ip):

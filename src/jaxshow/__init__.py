@@ -1,6 +1,6 @@
 """jaxshow: see what JAX did with your notebook cell.
 
-``%load_ext jaxshow`` adds ``%%jaxstages``, ``%jaxcache`` and ``%jaxconfig``. Beneath them,
+``%load_ext jaxshow`` adds ``%%jaxstages``, ``%jaxcache``, ``%jaxconfig`` and ``%jaxdump``. Beneath them,
 :func:`stages` walks a call through ``jax.jit`` -> ``Traced`` -> ``Lowered`` ->
 ``Compiled`` and returns a plain record that renders as HTML in a notebook and
 as text in a terminal.
@@ -46,6 +46,7 @@ __all__ = [
     "TracedStation",
     "WrapperStation",
     "config_report",
+    "dump_report",
     "explain",
     "load_ipython_extension",
     "save",
@@ -95,6 +96,13 @@ def explain(**kwargs):
     from jaxshow.retrace import explain as _explain
 
     return _explain(**kwargs)
+
+
+def dump_report(name=None, **kwargs):
+    """How JAX's IR dumping is set and the dump files by function; see :func:`jaxshow.dumps.dump_report`."""
+    from jaxshow.dumps import dump_report as _dump_report
+
+    return _dump_report(name, **kwargs)
 
 
 def load_ipython_extension(shell) -> None:

@@ -592,6 +592,54 @@ def persistent_cache_directory_in_use() -> str | None:
     return None if path is None else str(path)
 
 
+# --- IR dumps (used by dumps.py) ----------------------------------------------------------------
+
+
+def ir_dump_next_number() -> int | None:
+    """The counter JAX's next StableHLO dump gets (``jax_ir{NNNN}_…``), read without advancing it; ``None`` if unknown.
+
+    JAX numbers dumps with a process-wide ``itertools.count`` in
+    ``jax._src.interpreters.mlir`` (0.7 through 0.12), whose ``repr`` is ``count(N)``.
+    """
+    try:
+        from jax._src.interpreters import mlir as _mlir
+    except ImportError:
+        return None
+    text = repr(getattr(_mlir, "_ir_dump_counter", None))
+    if text.startswith("count(") and text.endswith(")") and text[6:-1].isdigit():
+        return int(text[6:-1])
+    return None
+
+
+def backend_started() -> bool | None:
+    """Whether JAX has started an XLA backend in this process (XLA has then read ``XLA_FLAGS``); ``None`` if unknown."""
+    try:
+        from jax._src import xla_bridge as _xb
+    except ImportError:
+        return None
+    backends = getattr(_xb, "_backends", None)
+    return None if backends is None else bool(backends)
+
+
+def xla_dump_to_in_effect() -> str | None:
+    """The ``--xla_dump_to`` XLA parsed from ``XLA_FLAGS`` at backend start (``''`` for none); ``None`` if unknown.
+
+    Asked only once a backend has started: XLA parses its flags once per
+    process, and asking earlier would make it parse them now.
+    """
+    if not backend_started():
+        return None
+    try:
+        from jax._src.lib import xla_client as _xc
+
+        options = _xc.CompileOptions()  # each object held: a chained expression frees its parent and crashes jaxlib 0.12
+        build = options.executable_build_options
+        debug = build.debug_options
+        return str(debug.xla_dump_to)
+    except Exception:  # noqa: BLE001 - a jaxlib without these bindings
+        return None
+
+
 # --- the jit miss path: where JAX traces, lowers and compiles a call (used by capture/calls.py) -
 
 

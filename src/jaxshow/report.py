@@ -669,6 +669,139 @@ class ConfigReport(_Displayable):
                 f"{self.flag_options} flags); {shown}; {backend}")
 
 
+# --- %jaxdump: the files JAX and XLA dump, by function and by cell ------------------------------
+
+DumpKind = Literal["stablehlo", "jaxpr", "jaxpr_html", "eqn_count_pprof"]
+DUMP_KIND_WORDS: dict[str, str] = {
+    "stablehlo": "StableHLO module",
+    "jaxpr": "jaxpr",
+    "jaxpr_html": "jaxpr (HTML view)",
+    "eqn_count_pprof": "equation-count profile",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    """One file JAX dumped: what its name says, and when and where (which cell) it was written.
+
+    ``counter`` is JAX's process-wide number in the name (``jax_ir0002_…`` -> 2,
+    ``jax_000002_…`` -> 2; ``None`` for jax 0.7's ``f.jaxpr.txt``), ``module``
+    the compiled module (``jit_f``; ``None`` for jaxpr files), ``function`` the
+    name the files are grouped under, ``stage`` the stage of a module dump
+    (``compile``). ``cell`` is ``In[n]`` or a sentence ("before jaxshow was
+    loaded"); ``""`` when no cells were observed.
+    """
+
+    name: str
+    kind: DumpKind
+    counter: int | None
+    module: str | None
+    function: str
+    stage: str | None
+    size_bytes: int
+    mtime: float
+    cell: str = ""
+    persistent_hit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class XlaDumpFile:
+    """One file of XLA's ``--xla_dump_to`` dump: its kind, and the pass for per-pass dumps."""
+
+    name: str
+    kind: str
+    pass_name: str | None
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class XlaDumpModule:
+    """XLA's files for one compiled module: ``module_0004.jit_f.*``."""
+
+    number: int
+    module: str
+    files: tuple[XlaDumpFile, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DumpSetting:
+    """One option that decides what JAX or XLA dumps: its value now and where that value came from."""
+
+    option: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class DumpText:
+    """The head of one dump file as read for display, with the cell file names relabelled ``In[n]``."""
+
+    file: str
+    language: str
+    text: str
+    total_bytes: int
+    read_bytes: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DumpReport(_Displayable):
+    """``%jaxdump``: how dumping is set, and the dump files by function and by cell.
+
+    ``selection`` is the NAME asked for (a function, file name or counter) with
+    ``texts`` the files shown; ``None`` lists the whole directory.
+    """
+
+    directory: str | None
+    enabled: bool
+    settings: tuple[DumpSetting, ...]
+    files: tuple[DumpFile, ...]
+    other_files: int = 0
+    listing_unavailable: str | None = None
+    xla_directory: str | None = None
+    xla_modules: tuple[XlaDumpModule, ...] = ()
+    xla_unavailable: str | None = None
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    selection: str | None = None
+    texts: tuple[DumpText, ...] = ()
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The functions with files, in the order they first appear."""
+        return tuple(dict.fromkeys(f.function for f in self.files))
+
+    def files_of(self, function: str) -> tuple[DumpFile, ...]:
+        return tuple(f for f in self.files if f.function == function)
+
+    def by_cell(self) -> dict[str, tuple[str, ...]]:
+        """Cell -> the file names it produced, in order."""
+        cells: dict[str, list[str]] = {}
+        for f in self.files:
+            cells.setdefault(f.cell, []).append(f.name)
+        return {cell: tuple(names) for cell, names in cells.items()}
+
+    def _summary(self) -> str:
+        where = self.directory or "no directory"
+        return f"{where}: {len(self.files)} files of {len(self.functions)} functions"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DumpDiff(_Displayable):
+    """``%jaxdump --diff A B``: a unified diff of two dump files (of one function, usually)."""
+
+    directory: str
+    a: DumpFile | XlaDumpFile
+    b: DumpFile | XlaDumpFile
+    language: str
+    diff_text: str
+    added_lines: int
+    removed_lines: int
+    notes: tuple[str, ...] = ()
+
+    def _summary(self) -> str:
+        return f"{self.a.name} -> {self.b.name}: +{self.added_lines} -{self.removed_lines}"
+
+
 def short_type(dtype: str, shape: tuple[int, ...]) -> str:
     """Spell an abstract value the way jaxprs do: ``f32[4,3]``."""
     return f"{_DTYPE_SHORT.get(dtype, dtype)}[{','.join(str(d) for d in shape)}]"
