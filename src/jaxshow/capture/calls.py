@@ -188,10 +188,14 @@ class CallCapture(_jax_compat.CallObserver):
     Args:
         is_cell_file: tells a notebook cell's file name (the front end knows);
             used to find the cell line a call came from.
+        progress: called as each stage of a call starts, ``progress("compiling", "f")``,
+            and with ``None`` when the call's stages end; from the calling thread.
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
+                 progress: Callable[[str | None, str], None] | None = None) -> None:
         self.is_cell_file = is_cell_file
+        self.progress = progress
         self.records: list[CallRecord] = []
         self.dropped = 0
         self.hooks_installed = False
@@ -251,8 +255,16 @@ class CallCapture(_jax_compat.CallObserver):
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             frame = _Frame(record, nested=False, phase="trace")
+            self._report_progress("tracing", record.name)
         state.stack.append(frame)
         return frame
+
+    def _report_progress(self, stage: str | None, name: str) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(stage, name)
+            except Exception:  # noqa: BLE001 - a display problem must never reach the user's call
+                self.progress = None
 
     def _closed(self, frame: _Frame | None) -> CallRecord | None:
         """Take ``frame`` off this thread's stack; its record, unless it was a nested frame."""
@@ -294,6 +306,7 @@ class CallCapture(_jax_compat.CallObserver):
                     record.name = name
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
+            self._report_progress("lowering", record.name)
         state.pending = None
         state.stack.append(frame)
         return frame
@@ -312,11 +325,13 @@ class CallCapture(_jax_compat.CallObserver):
             record.error, record.failed_in = error, "lower"
         else:
             record.computation = computation
+            self._report_progress("compiling", record.name)
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
         if record is None:
             return
+        self._report_progress(None, record.name)
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
@@ -337,6 +352,8 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             record = state.stack[0].record
             (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            if event.stage == "compile" and len(state.stack) == 1:
+                self._report_progress("running", record.name)
             return
         if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
             state.pending.events.append(event)
