@@ -841,6 +841,24 @@ def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, 
     return _stages.Lowered(computation, args_info, out_tree)
 
 
+def jaxpr_prefix(closed: Any, equations: int) -> Any:
+    """``closed`` keeping only its first ``equations`` top-level equations, for printing as far as a report shows.
+
+    Its outputs become the kept variables that later equations (or the
+    result) use, so nothing kept prints as unused ``_``. ``ClosedJaxpr.replace``
+    and ``Jaxpr.replace`` exist from 0.7 to 0.12 (0.12's ``make_jaxpr`` gives a
+    ``Jaxpr`` whose ``.jaxpr`` is itself); ``None`` where they do not.
+    """
+    try:
+        inner = closed.jaxpr
+        kept, rest = inner.eqns[:equations], inner.eqns[equations:]
+        used = {id(v) for eqn in rest for v in eqn.invars} | {id(v) for v in inner.outvars}
+        outvars = [v for eqn in kept for v in eqn.outvars if id(v) in used]
+        return closed.replace(jaxpr=inner.replace(eqns=kept, outvars=outvars))
+    except Exception:  # noqa: BLE001 - a JAX without .replace: the caller prints the whole jaxpr
+        return None
+
+
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
     info = getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)

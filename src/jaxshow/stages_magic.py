@@ -123,7 +123,8 @@ class StagesMagics(Magics):
         try:
             cell_options = CellOptions(
                 walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
-                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None),
+                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None,
+                                 jaxpr_max_lines=None if args.save is not None else self.max_lines or None),
                 show_all=args.show_all,
                 name=args.name,
             )

@@ -56,7 +56,7 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
             loops[("while", None)] += 1
         elif name == "dot_general":
             flops += _dot_flops(eqn)
-        inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in _subjaxprs(param)]
+        inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in subjaxprs(param)]
         for contents in inner:
             counts.update(contents.primitive_counts)
             for loop in contents.loops:
@@ -99,11 +99,12 @@ def _dot_flops(eqn: Any) -> float:
         return 0.0
 
 
-def _subjaxprs(value: Any):
+def subjaxprs(value: Any):
+    """The jaxprs inside one equation parameter (a jaxpr, a closed jaxpr, or a tuple of them: ``cond`` branches)."""
     if hasattr(value, "eqns") and hasattr(value, "invars"):
         yield value
     elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
         yield value.jaxpr
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from _subjaxprs(item)
+            yield from subjaxprs(item)
