@@ -34,6 +34,8 @@ class JaxprContents:
     primitive_counts: Counter
     loops: tuple[LoopInfo, ...]
     dot_flops: float
+    equation_weights: tuple[int, ...] = ()
+    """Per top-level equation, 1 plus the equations nested in it: about the lines it prints as."""
 
 
 def jaxpr_contents(jaxpr: Any) -> JaxprContents:
@@ -45,6 +47,7 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
     counts: Counter = Counter()
     loops: Counter = Counter()
     flops = 0.0
+    weights = []
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         counts[name] += 1
@@ -61,11 +64,12 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
             counts.update(contents.primitive_counts)
             for loop in contents.loops:
                 loops[(loop.primitive, loop.trip_count)] += loop.count
+        weights.append(1 + sum(sum(c.equation_weights) for c in inner))
         if inner:
             branch_flops = [c.dot_flops for c in inner]
             flops += times * (max(branch_flops) if name == "cond" else sum(branch_flops))
     ordered = sorted(loops.items(), key=lambda kv: (kv[0][0], kv[0][1] is None, kv[0][1] or 0))
-    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), flops)
+    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), flops, tuple(weights))
 
 
 def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
-from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, subjaxprs
+from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts
 from jaxshow.report import (
     ArgSpec,
     CompiledStation,
@@ -315,7 +315,7 @@ def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
 
 
-def _printed(closed: Any, max_lines: int | None) -> tuple[Any, int]:
+def _printed(closed: Any, weights: tuple[int, ...], max_lines: int | None) -> tuple[Any, int]:
     """The jaxpr to print (all of it, or its first equations up to about ``max_lines``), and how many top-level equations it leaves out.
 
     Pretty-printing is the costliest part of recording a big program's Traced
@@ -325,10 +325,8 @@ def _printed(closed: Any, max_lines: int | None) -> tuple[Any, int]:
     inner = closed.jaxpr
     if max_lines is None or len(inner.eqns) <= max_lines:
         return closed, 0
-    weights = [1 + sum(jaxpr_contents(sub).primitive_counts.total() for param in eqn.params.values()
-                       for sub in subjaxprs(param)) for eqn in inner.eqns[:max_lines]]
     total = 0
-    for kept, weight in enumerate(weights, start=1):
+    for kept, weight in enumerate(weights[:max_lines], start=1):
         total += weight
         if total >= max_lines:
             break
@@ -350,7 +348,7 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
     inner = closed.jaxpr
     contents = jaxpr_contents(inner)
     counts = contents.primitive_counts
-    printed, left_out = _printed(closed, max_lines)
+    printed, left_out = _printed(closed, contents.equation_weights, max_lines)
     if left_out:
         notes = (*notes, f"jaxpr printed as far as the report shows it: {len(inner.eqns) - left_out:,} of "
                          f"{len(inner.eqns):,} top-level equations (jaxshow.stages() and %%jaxstages --save keep all of it)")
