@@ -611,23 +611,13 @@ def ir_dump_next_number() -> int | None:
     return None
 
 
-def backend_started() -> bool | None:
-    """Whether JAX has started an XLA backend in this process (XLA has then read ``XLA_FLAGS``); ``None`` if unknown."""
-    try:
-        from jax._src import xla_bridge as _xb
-    except ImportError:
-        return None
-    backends = getattr(_xb, "_backends", None)
-    return None if backends is None else bool(backends)
-
-
 def xla_dump_to_in_effect() -> str | None:
     """The ``--xla_dump_to`` XLA parsed from ``XLA_FLAGS`` at backend start (``''`` for none); ``None`` if unknown.
 
     Asked only once a backend has started: XLA parses its flags once per
     process, and asking earlier would make it parse them now.
     """
-    if not backend_started():
+    if not backends_initialized()[0]:
         return None
     try:
         from jax._src.lib import xla_client as _xc
