@@ -383,3 +383,14 @@ def test_compat_trace_context_backend_and_validator():
     holders = _jax_compat.config_holders()
     assert {n for n, h in holders.items() if _jax_compat.raises_after_backend_start(h)} == BACKEND_VALIDATED
     assert set(_jax_compat.backend_start_reads(jax.config.values)) <= set(jax.config.values)
+
+
+def test_a_glob_with_brackets_and_a_quoted_filter_are_filters(ip):
+    from shellrun import run_captured
+
+    result, cap = run_captured(ip, "%jaxconfig -o brackets jax_enable_[x]64")
+    assert result.success and [o.name for o in ip.user_ns["brackets"].options] == ["jax_enable_x64"]
+    result, cap = run_captured(ip, "%jaxconfig -o quoted 'jax_enable_x64'")
+    assert result.success and [o.name for o in ip.user_ns["quoted"].options] == ["jax_enable_x64"]
+    result, cap = run_captured(ip, "%jaxconfig x64;")
+    assert result.success and cap.outputs == []

@@ -172,3 +172,10 @@ def test_jaxpr_is_printed_as_far_as_the_report_shows_and_whole_when_saved(ip, tm
     saved = ip.user_ns["saved"].reports[0].traced
     assert saved.jaxpr_text == full and _read(tmp_path / "chain.traced.jaxpr.txt") == full.encode()
     assert jaxshow.stages(ip.user_ns["chain"], 1.0).traced.jaxpr_text == full
+
+
+def test_save_takes_a_quoted_directory_with_spaces(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\ninc = jax.jit(lambda x: x + 1)\n")
+    result, cap = run_captured(ip, f'%%jaxstages --save "{tmp_path}/my runs"\ninc(jnp.ones(2))\n')
+    assert result.success and sorted(os.listdir(tmp_path)) == ["my runs"]
+    assert len(os.listdir(tmp_path / "my runs")) == 5

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, argument_group, magic_arguments
 from IPython.display import display
 from traitlets import Integer
 
 from jaxshow import render
 from jaxshow.config_inventory import config_report
-from jaxshow.magic_args import output_name_error, parse_options
+from jaxshow.magic_args import output_name_error, parse_options, silenced
 
 
 class mutually_exclusive(argument_group):  # noqa: N801 - named like IPython's argument decorators
@@ -46,7 +46,6 @@ class JaxConfigMagics(Magics):
     @argument("--scopable", action="store_true", help="Only options with a context manager (JAX's State).")
     @argument("--flags", action="store_true", help="Only options without one (JAX's Flag).")
     @no_var_expand
-    @output_can_be_silenced
     @line_magic
     def jaxconfig(self, line: str = ""):
         """Show every config option of the running JAX: value, default, where it came from, what a change costs.
@@ -74,11 +73,11 @@ class JaxConfigMagics(Magics):
             with jax.enable_x64(True):
                 get_ipython().run_line_magic("jaxconfig", "x64")
         """
-        silenced = line.rstrip().endswith(";")
-        args = self._parse(line.rstrip().removesuffix(";") if silenced else line)
+        line, silent = silenced(line)
+        args = self._parse(line)
         kind = "scopable" if args.scopable else "flag" if args.flags else None
         report = config_report(args.filter, changed=args.changed, kind=kind)
-        if not silenced:
+        if not silent:
             display(render.Rendered(report, render.TextBudget(max_rows=self.max_rows)))
         if args.output:
             self.shell.user_ns[args.output] = report

@@ -14,14 +14,14 @@ from collections import deque
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Integer
 
 from jaxshow import dumps, render
 from jaxshow.cellrun import label_cells
-from jaxshow.magic_args import output_name_error, parse_options
+from jaxshow.magic_args import output_name_error, parse_options, silenced
 
 CELLS_KEPT = 10_000
 
@@ -86,7 +86,6 @@ class DumpMagics(Magics):
     @argument("--diff", nargs=2, metavar=("A", "B"), help="Show a unified diff of two dump files, each a file name or counter.")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
-    @output_can_be_silenced
     @line_magic
     def jaxdump(self, line: str):
         """Show JAX's IR dump files: how dumping is set, and which cell and function wrote each file.
@@ -120,15 +119,13 @@ class DumpMagics(Magics):
             %jaxdump --diff 2 5
             %jaxdump --dir /tmp/earlier-run -o dumps
         """
-        silent = line.rstrip().endswith(";")
-        args = parse_options(self.jaxdump, line.rstrip().removesuffix(";"))
+        line, silent = silenced(line)
+        args = parse_options(self.jaxdump, line)
         usage = self.jaxdump.parser.format_usage()
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage}")
         if args.diff and args.name:
             raise UsageError(f"--diff A B takes no NAME, got {args.name!r}\n{usage}")
-        args.name, args.dir = _unquote(args.name), _unquote(args.dir)
-        args.diff = [_unquote(x) for x in args.diff] if args.diff else None
         if args.dir is not None and not args.dir.strip():
             raise UsageError(f"--dir needs a directory\n{usage}")
         label = functools.partial(label_cells, self.shell)
@@ -147,10 +144,3 @@ class DumpMagics(Magics):
         if args.output:
             self.shell.user_ns[args.output] = report
         return None
-
-
-def _unquote(value: str | None) -> str | None:
-    """``'/a b'`` -> ``/a b``: IPython's argument splitter keeps the quotes around a quoted word."""
-    if value and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value

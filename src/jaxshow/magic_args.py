@@ -14,11 +14,38 @@ _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
 
 
 def parse_options(magic: Any, line: str) -> Any:
-    """``parse_argstring`` whose ``UsageError`` also carries the usage line."""
+    """``parse_argstring`` whose ``UsageError`` also carries the usage line, with quoted words unquoted.
+
+    IPython splits a magic's line keeping the quotes around a quoted word
+    (``--save "my runs"`` gives ``'"my runs"'``); here they go.
+    """
     try:
-        return parse_argstring(magic, line)
+        args = parse_argstring(magic, line)
     except UsageError as exc:
         raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+    for key, value in vars(args).items():
+        if isinstance(value, str):
+            setattr(args, key, _unquote(value))
+        elif isinstance(value, list):
+            setattr(args, key, [_unquote(v) if isinstance(v, str) else v for v in value])
+    return args
+
+
+def silenced(line: str) -> tuple[str, bool]:
+    """A line magic's options without a trailing ``;``, and whether there was one (then nothing is displayed).
+
+    IPython's ``output_can_be_silenced`` only drops a returned value, and
+    tokenizes the line to look for the ``;`` (an option like ``jax_[a-z]*``
+    then raises); the line magics that display check for it here instead.
+    """
+    stripped = line.rstrip()
+    return (stripped[:-1], True) if stripped.endswith(";") else (line, False)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 def expand_variables(shell: Any, line: str) -> str:
