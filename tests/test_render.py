@@ -45,6 +45,14 @@ from jaxshow.report import (
 )
 
 HOSTILE = '</pre><script>alert("x")</script> & <b>'
+WIDE = render.TextBudget(width=100_000)
+"""A budget whose text form never wraps: for the tests of clipping."""
+
+
+@pytest.fixture(autouse=True)
+def _terminal_width(monkeypatch):
+    """The text form wraps at the terminal's width: these snapshots are taken at 100 columns."""
+    monkeypatch.setenv("COLUMNS", "100")
 
 
 def _wrapper(name="step"):
@@ -98,7 +106,7 @@ def test_text_form_reads_on_its_own():
             static_argnums   none
             static_argnames  none
             donate_argnums   none
-        ② Traced: 1 equations, 1 inputs → 1 outputs
+        ② Traced: 1 equation, 1 input → 1 output
             argument  type    sharding  donated
             x         f32[3]  —         yes
             output  type    sharding
@@ -190,39 +198,43 @@ def test_hostile_strings_are_escaped_everywhere():
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]
     assert HOSTILE in "".join(parser.text)
-    assert page.count("&lt;script&gt;") >= 4
+    assert page.count("&lt;script>") >= 4
 
 
 def test_highlighted_ir_is_escaped_markup():
     hostile_ir = 'module @m { %0 = "stablehlo.custom"() {x = "</code></pre><script>"} : () -> tensor<3xf32> }'
     out = highlight_html(hostile_ir, "stablehlo")
-    assert "<script>" not in out and "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in out
-    assert '<span class="s">' in out and '<span class="o">stablehlo.custom</span>' not in out
+    assert "<script>" not in out and '"&lt;/code>&lt;/pre>&lt;script>"' in out
+    assert out == ('<b class=k>module</b> <b class=f>@m</b> { %0 = "stablehlo.custom"() {x = "&lt;/code>&lt;/pre>&lt;script>"} : () -> '
+                   "<i>tensor&lt;3xf32></i> }"), "a string is matched whole and left plain: no token inside it is marked"
     for language, sample in (("jaxpr", "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }"), ("hlo", "ROOT s = f32[3]{0} sine(f32[3]{0} p), metadata={op_name=\"x\"}")):
         plain = re.sub(r"<[^>]+>", "", highlight_html(sample, language))
-        assert plain.replace("&quot;", '"').replace("&gt;", ">").strip() == sample
+        assert plain.replace("&lt;", "<").replace("&amp;", "&") == sample
 
 
 def test_budget_falls_back_to_plain_text_and_clips_lines():
     big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
-    assert "<span" not in code_html(big, "stablehlo", max_highlight_bytes=100)
-    assert "<span" in code_html(big, "stablehlo", max_highlight_bytes=10_000)
+    assert "<b>" not in code_html(big, "stablehlo", max_highlight_bytes=100)
+    assert "<b>stablehlo.add</b>" in code_html(big, "stablehlo", max_highlight_bytes=10_000)
     shown, hidden = clip_lines(big, 10)
     assert shown.count("\n") == 9 and hidden == 40
     assert clip_lines("a\nb", 5) == ("a\nb", 0)
     report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
     budget = render.TextBudget(max_lines=2)
-    assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report, budget)
-    assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report, budget)
+    assert ("48 more lines not shown; full text in report.lowered.module_text "
+            "(%%jaxstages --save DIR writes every station to files)") in render.to_html(report, budget)
+    assert ("    … 48 more lines; full text in report.lowered.module_text (%%jaxstages --save DIR writes every\n"
+            "      station to files)\n") in render.to_text(report, budget)
     assert "more lines" not in render.to_text(report) + render.to_html(report)
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
     cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=3, helper_compiles=HelperCompiles(2, 0.01, ("convert_element_type",)))
     text = render.to_text(cell)
-    assert text.splitlines()[0] == (
-        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX helper compiles 10.0 ms + the rest (running, Python) 54.0 ms"
-    )
+    assert text.splitlines()[:2] == [
+        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX helper compiles 10.0 ms + the",
+        "  rest (running, Python) 54.0 ms",
+    ]
     assert "2 compiles of JAX's own helpers folded away: convert_element_type" in text
     assert repr(cell) == "<CellReport 'step'; cell 100.0 ms>"
     assert repr(_report()) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
@@ -251,8 +263,9 @@ def test_format_units():
 
 
 def test_markup_helpers_escape_leaves():
-    assert escape('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
-    assert tag("td", "<b>", cls='c"') == '<td class="c&quot;">&lt;b&gt;</td>'
+    assert escape('<a href="x">') == '&lt;a href="x">', "in element content only & and < start markup"
+    assert escape("a & b < c > d 'q'") == "a &amp; b &lt; c > d 'q'"
+    assert tag("td", "<b>", cls='c"', title='"x" & <y>') == '<td class="c&quot;" title="&quot;x&quot; &amp; &lt;y>">&lt;b></td>'
     assert tag("details", "s", open=True) == "<details open>s</details>"
 
 
@@ -422,15 +435,15 @@ def test_terminal_escapes_and_control_characters_never_reach_either_form(record)
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]
     assert TERMINAL_HOSTILE_CLEAN in "".join(parser.text)
-    assert "&amp;amp;" in page and "&lt;script&gt;" in page and "&quot;x&quot;" in page
+    assert "&amp;amp;" in page and "&lt;script>" in page and 'alert("x")' in page
 
 
 @pytest.mark.parametrize("record", ALL_RECORDS, ids=lambda r: type(r).__name__)
 def test_ten_thousand_character_strings_are_cut_with_their_length_noted(record):
-    """IR texts are left short here: they keep their own line and byte budget."""
+    """IR texts are left short here: they keep their own line and byte budget. The text is not wrapped here."""
     long_record = _with_every_string(record, "n" * 10_000, keep=IR_FIELDS)
-    budget = render.TextBudget()
-    for form in (render.to_text(long_record), render.to_html(long_record)):
+    budget = WIDE
+    for form in (render.to_text(long_record, budget), render.to_html(long_record)):
         runs = [len(run) for run in re.findall("n{2,}", form)]
         assert runs and max(runs) <= budget.max_line_chars
         assert "… (10,000 chars)" in form
@@ -441,7 +454,7 @@ def test_ten_thousand_character_strings_are_cut_with_their_length_noted(record):
 def test_a_long_name_shows_two_hundred_characters_then_its_length():
     name = "very_long_function_name_" * 500
     report = _report(function=name, wrapper=_wrapper(name))
-    text = render.to_text(report)
+    text = render.to_text(report, WIDE)
     assert text.splitlines()[0] == f"{name[:200]}… (12,000 chars): trace 2.0 ms · lower 4.0 ms · compile 30.0 ms"
     assert f"    function         {name[:200]}… (12,000 chars)\n" in text
     parser = _parse(render.to_html(report))
@@ -451,7 +464,7 @@ def test_a_long_name_shows_two_hundred_characters_then_its_length():
 def test_error_messages_keep_twenty_lines_each_bounded():
     lines = [f"line {i}: " + "e" * 2_000 for i in range(30)]
     report = _report(error=ErrorSummary("ValueError", "\n".join(lines), "lower"), stopped_at="lower", lowered=None, compiled=None)
-    text = render.to_text(report)
+    text = render.to_text(report, WIDE)
     shown = text.splitlines()[1:23]
     assert shown[0] == f"  failed while lowering: ValueError: {lines[0][:1000]}… (2,008 chars)"
     assert shown[1:20] == [f"    {line[:1000]}… ({len(line):,} chars)" for line in lines[1:20]]
@@ -483,7 +496,7 @@ def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
     for attribute in ("traced.args", "traced.out_info", "compiled.inputs", "compiled.outputs", "wrapper.static_args"):
         assert f"\n    … 9,950 more (all in report.{attribute})\n" in text
         assert f"… 9,950 more (all in report.{attribute})" in page
-    assert "op_49×1, … 9,950 more (all in report.traced.primitive_counts)\n" in text
+    assert "op_49×1, … 9,950 more (all in\n    report.traced.primitive_counts)\n" in text
     assert "params['layer_49']" in text and "params['layer_50']" not in text + page
     more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
     assert [a["colspan"] for a in more_cells] == ["2", "4", "3", "3", "3"]
@@ -587,11 +600,15 @@ def test_head_line_says_where_whose_and_which_thread_in_both_forms():
         kind="library",
         other_thread=True,
     )
-    first = render.to_text(report).splitlines()[0]
+    first = render.to_text(report, WIDE).splitlines()[0]
     assert first == ("step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms (called at In[1]:7 in helper) (from In[3]:2) "
                      "(a library's function) (on another thread)")
+    assert render.to_text(report).splitlines()[:2] == [
+        "step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms (called at In[1]:7 in helper) (from In[3]:2) (a",
+        "  library's function) (on another thread)",
+    ]
     page = render.to_html(report)
-    for bit in ("· called at In[1]:7 in helper", "· from In[3]:2", "· a library&#x27;s function", "· on another thread"):
+    for bit in ("· called at In[1]:7 in helper", "· from In[3]:2", "· a library's function", "· on another thread"):
         assert bit in page
 
 
