@@ -499,7 +499,10 @@ def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
     assert "op_49×1, … 9,950 more (all in\n    report.traced.primitive_counts)\n" in text
     assert "params['layer_49']" in text and "params['layer_50']" not in text + page
     more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
-    assert [a["colspan"] for a in more_cells] == ["2", "4", "3", "3", "3"]
+    assert [a["colspan"] for a in more_cells] == ["2", "1", "1", "1", "1"], "columns every row shares are said once"
+    for said in ("type (all 10,000): f32[128,256]", "sharding (all 10,000): SingleDeviceSharding(cpu:0)", "donated (all 10,000): no",
+                 "layout (all 10,000): {1,0}"):
+        assert said in text and said in page
 
 
 def test_max_rows_is_part_of_the_budget():

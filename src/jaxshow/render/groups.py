@@ -5,7 +5,9 @@ A model's arguments are hundreds of leaves whose paths share prefixes
 grouped: leaves that share a prefix become one group, headed by the prefix and
 the number of leaves, and shown under it with the rest of their path. A group
 of more than ``FOLD_ROWS`` leaves is grouped again one level deeper. A prefix
-that every leaf shares makes no group of its own.
+that every leaf shares makes no group of its own. A column with the same value
+in every row of such a table (one sharding for all 150 parameters) is said
+once, above the table, instead of in every row.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
 from jaxshow.render.limits import TextBudget, limit_rows, line
-from jaxshow.render.markup import Html, details, table
+from jaxshow.render.markup import Html, details, join, table, tag
 from jaxshow.render.plain import text_table
 from jaxshow.report import plural
 
@@ -128,15 +130,32 @@ def _opens(group: Group) -> bool:
     return any(isinstance(b, Group) for b in group.blocks)
 
 
+def common_columns(
+    header: tuple[str, ...], rows: Sequence[tuple[str, ...]]
+) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[tuple[str, str]]]:
+    """A long table without the columns whose value every row shares, and those ``(column, value)`` pairs."""
+    if len(rows) <= FOLD_ROWS:
+        return header, list(rows), []
+    keep = [0] + [i for i in range(1, len(header)) if any(r[i] != rows[0][i] for r in rows)]
+    common = [(header[i], rows[0][i]) for i in range(1, len(header)) if i not in keep]
+    return tuple(header[i] for i in keep), [tuple(r[i] for i in keep) for r in rows], common
+
+
+def _common_line(column: str, value: str, count: int, budget: TextBudget) -> str:
+    return f"{column} (all {count:,}): {line(value, budget)}"
+
+
 def grouped_html(
     header: tuple[str, ...], rows: Sequence[tuple[str, ...]], budget: TextBudget, attribute: str, facts: Facts | None = None
 ) -> Html:
     """A table of leaves whose first column is the path: flat up to ``FOLD_ROWS`` rows, else grouped in ``<details>``."""
+    header, rows, common = common_columns(header, rows)
+    said = [tag("div", _common_line(column, value, len(rows), budget), cls="js-common") for column, value in common]
     blocks = group_rows([r[0] for r in rows])
     if blocks is None:
         shown, more = limit_rows(rows, budget, attribute)
-        return table(header, shown, budget, more=more)
-    return _blocks_html(header, blocks, rows, "", budget, attribute, facts)
+        return join([*said, table(header, shown, budget, more=more)])
+    return join([*said, _blocks_html(header, blocks, rows, "", budget, attribute, facts)])
 
 
 def _blocks_html(header, blocks, rows, prefix, budget, attribute, facts) -> Html:
@@ -149,7 +168,7 @@ def _blocks_html(header, blocks, rows, prefix, budget, attribute, facts) -> Html
         else:
             row = rows[block]
             body.append((relative(row[0], prefix), *row[1:]))
-    return table(header, body, budget, more=more)
+    return table(header, body, budget, more=more, inline=header is not None)
 
 
 def grouped_text(
@@ -157,12 +176,14 @@ def grouped_text(
     *, indent: str = "    ",
 ) -> list[str]:
     """The text form of :func:`grouped_html`: a group of leaves is its heading; a group of groups lists them, indented."""
+    header, rows, common = common_columns(header, rows)
+    said = [indent + _common_line(column, value, len(rows), budget) for column, value in common]
     blocks = group_rows([r[0] for r in rows])
     if blocks is None:
         shown, more = limit_rows(rows, budget, attribute)
-        return text_table(shown, header, budget, indent=indent, more=more)
+        return said + text_table(shown, header, budget, indent=indent, more=more)
     lines = text_table(list(_text_rows(blocks, rows, "", "", budget, attribute, facts)), header, budget, indent=indent)
-    return lines + [f"{indent}(each array: {attribute})"]
+    return said + lines + [f"{indent}(each array: {attribute})"]
 
 
 def _text_rows(blocks, rows, prefix, pad, budget, attribute, facts):

@@ -66,11 +66,13 @@ def details(summary: object, *body: object, open: bool = False, cls: str = "js-s
 
 
 def table(
-    header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None
+    header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None,
+    inline: bool = True,
 ) -> Html:
     """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it.
 
     A row that is ``Html`` instead of a tuple (a folded group) spans every column.
+    ``inline=False`` leaves out the inline style (a table nested in another one).
     """
     rows = list(rows)
     columns = len(header) if header else max((len(r) for r in rows if not isinstance(r, Html)), default=1)
@@ -82,7 +84,7 @@ def table(
             body.append(Html("<tr>" + "".join(f"<td>{escape_text(line(cell, budget))}</td>" for cell in row) + "</tr>"))
     if more:
         body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
-    return tag("table", *body, cls="js-table", style=TABLE_STYLE)
+    return tag("table", *body, cls="js-table", style=TABLE_STYLE if inline else None)
 
 
 
