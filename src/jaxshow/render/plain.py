@@ -81,7 +81,3 @@ def text_table(
         lines.append(indent + more)
     return lines
 
-
-def hang(text: str, indent: str) -> str:
-    """``text`` with every line after the first indented, so a message's own lines stay under its label."""
-    return text.replace("\n", "\n" + indent)
