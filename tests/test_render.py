@@ -622,3 +622,173 @@ def test_disable_jit_and_failures_are_never_headed_cache_hit():
                      timings=StageTimings())
     assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; no stage timings>"
     assert render.to_text(failed).splitlines()[:2] == ["step: failed while tracing", "  failed while tracing: TypeError: bad"]
+
+
+# --- real-model scale: small HTML, grouped tables, folded pieces, themes, wrapping, plurals ------------
+
+
+def _model_paths() -> list[str]:
+    """The 150 argument paths of a 12-layer transformer-ish model."""
+    subs = ("['attn']['wk']", "['attn']['wo']", "['attn']['wq']", "['attn']['wv']", "['ln1']['bias']", "['ln1']['scale']",
+            "['ln2']['bias']", "['ln2']['scale']", "['mlp']['b1']", "['mlp']['b2']", "['mlp']['w1']", "['mlp']['w2']")
+    return ["params['embed']", *(f"params['layer{i}']{s}" for i in range(12) for s in subs), "params['pos']", "tokens"]
+
+
+def _model_report(lines: int = 3_000) -> StagesReport:
+    """A big module's report, built by hand: 147 inputs, ``lines`` lines of jaxpr, StableHLO and HLO."""
+    paths = _model_paths()
+    args = tuple(ArgSpec(p, (4, 32), "int32") if p == "tokens" else ArgSpec(p, (64,) if p.endswith(("b1']", "b2']", "bias']", "scale']")) else (64, 64), "float32")
+                 for p in paths)
+    stablehlo = "module @jit_loss attributes {mhlo.num_partitions = 1 : i32} {\n  func.func public @main(%arg0: tensor<64x64xf32>) -> (tensor<f32>) {\n" + "\n".join(
+        f"    %{i} = stablehlo.dot_general %{i - 1}, %arg{i % 150}, contracting_dims = [1] x [0] : (tensor<4x32x64xf32>, tensor<64x64xf32>) -> tensor<4x32x64xf32>"
+        if i % 2 else f"    %{i} = stablehlo.add %{i - 1}, %cst_{i} : tensor<4x32x64xf32>" for i in range(1, lines)
+    ) + "\n    return %0 : tensor<f32>\n  }\n}"
+    hlo = "HloModule jit_loss\n\nENTRY %main.1 (Arg_0.1: f32[64,64]) -> f32[] {\n" + "\n".join(
+        f'  %add.{i} = f32[4,32,64]{{2,1,0}} add(f32[4,32,64]{{2,1,0}} %dot.{i}, f32[4,32,64]{{2,1,0}} %b.{i}), '
+        f'metadata={{op_name="jit(loss)/add" source_file="model.py" source_line={i}}}' for i in range(lines)
+    ) + "\n}"
+    jaxpr = "{ lambda ; a:f32[64,64]. let\n" + "\n".join(
+        f"    b{i}:f32[4,32,64] = dot_general[dimension_numbers=(([2], [0]), ([], []))] a{i} c{i}" for i in range(lines)
+    ) + "\n  in (b,) }"
+    placements = tuple(PlacementSpec(p, "SingleDeviceSharding(cpu:0)", "{1,0}") for p in paths)
+    return _report(
+        traced=TracedStation(jaxpr, None, args, args[:1], (), lines, (("dot_general", lines),)),
+        lowered=LoweredStation("stablehlo", stablehlo, False, None, "not reported"),
+        compiled=CompiledStation(hlo, None, None, "not reported", None, "not reported", placements, placements[:1]),
+    )
+
+
+def test_a_big_modules_html_is_at_most_1_35_times_its_text():
+    report = _model_report()
+    page = render.to_html(report).encode()
+    text = render.to_text(report, render.TextBudget(width=100)).encode()
+    assert len(text) == 186_892
+    assert len(page) <= 1.35 * len(text), f"{len(page):,} bytes of HTML for {len(text):,} of text"
+    assert page.count(b"&#x27;") == page.count(b"&quot;") == page.count(b"&gt;") == 0, "text nodes escape & and < only"
+
+
+def test_only_ops_types_keywords_symbols_and_comments_are_marked():
+    assert highlight_html("%0 = stablehlo.add %a, %cst_1 : tensor<4xf32> loc(#loc3)", "stablehlo") == (
+        "%0 = <b>stablehlo.add</b> %a, %cst_1 : <i>tensor&lt;4xf32></i> <i class=c>loc</i>(<i class=c>#loc3</i>)")
+    assert highlight_html("  %a.1 = f32[3]{0} add(f32[3]{0} %x, f32[3]{0} %y), metadata={op_name=\"jit(f)/add\" source_line=3}", "hlo") == (
+        "  %a.1 = <i>f32[3]{0}</i> <b>add</b>(<i>f32[3]{0}</i> %x, <i>f32[3]{0}</i> %y), "
+        "<i class=c>metadata={op_name=\"jit(f)/add\" source_line=3}</i>")
+    assert highlight_html("let b:f32[3] = mul a 2.0:f32[] in (b,)", "jaxpr") == (
+        "<b class=k>let</b> b:<i>f32[3]</i> = <b>mul</b> a 2.0:<i>f32[]</i> <b class=k>in</b> (b,)")
+
+
+def test_path_parts_and_groups():
+    from jaxshow.render.groups import Group, group_rows, path_parts
+
+    assert path_parts("params['a]b'][0].w") == ["params", "['a]b']", "[0]", ".w"]
+    assert path_parts("x") == ["x"] and path_parts("[0]") == ["[0]"] and path_parts("a[unclosed") == ["a[unclosed"]
+    assert group_rows([f"x[{i}]" for i in range(24)]) is None, "24 rows stay flat"
+    assert group_rows([f"params['layer_{i}']['w']" for i in range(100)]) is None, "no two leaves share a prefix: nothing to group"
+    blocks = group_rows(_model_paths())
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146]
+    inner = blocks[0].blocks
+    assert [b.prefix if isinstance(b, Group) else b for b in inner] == [0, *(f"params['layer{i}']" for i in range(12)), 145]
+    assert inner[1].blocks == tuple(range(1, 13)) and inner[1].indices == tuple(range(1, 13))
+
+
+def test_long_argument_tables_are_grouped_by_pytree_prefix_in_both_forms():
+    report = _model_report(lines=10)
+    page = render.to_html(report)
+    assert '<details class="js-group" open><summary>params — 146 arrays, 1.17 MiB</summary>' in page
+    assert page.count('<details class="js-group"><summary>[\'layer') == 24, "groups of leaves start closed (args_info and compiled inputs)"
+    assert "<summary>['layer3'] — 12 arrays, 97.50 KiB</summary>" in page
+    assert "<tr><td>['attn']['wq']</td><td>f32[64,64]</td></tr>" in page
+    assert "sharding (all 147): —" in page and "donated (all 147): no" in page
+    stations = re.findall(r'<details class="js-station"( open)?><summary><span>(.) ', page)
+    assert stations == [("", "①"), ("", "②"), ("", "③"), ("", "④")], "a 147-row argument table keeps the Traced station closed"
+    assert re.findall(r'<details class="js-station"( open)?><summary><span>②', render.to_html(_report())) == [" open"]
+    text = render.to_text(report, render.TextBudget(width=100))
+    expected = "\n".join([
+        "② Traced: 10 equations, 147 inputs → 1 output",
+        "    sharding (all 147): —",
+        "    donated (all 147): no",
+        "    argument     type",
+        "    params — 146 arrays, 1.17 MiB",
+        "      ['embed']  f32[64,64]",
+        *(f"      ['layer{i}'] — 12 arrays, 97.50 KiB" for i in range(12)),
+        "      ['pos']    f32[64,64]",
+        "    tokens       i32[4,32]",
+        "    (each array: report.traced.args)",
+    ])
+    assert expected in text
+
+
+def test_big_ir_with_no_line_budget_is_shown_whole_in_folded_pieces():
+    from jaxshow.render.stages import CHUNK_LINES
+
+    report = _model_report(lines=5_000)
+    page = render.to_html(report, render.TextBudget(max_lines=0))
+    hlo = report.compiled.optimized_hlo_text
+    section = page[page.index("optimised HLO — 5,004 lines"):]
+    pieces = re.findall(r"<details class=\"js-section\"><summary>lines ([\d,]+)–([\d,]+)</summary><pre[^>]*><code[^>]*>(.*?)</code></pre></details>",
+                        section, re.S)
+    assert [(a, b) for a, b, _ in pieces] == [("1", "2,000"), ("2,001", "4,000"), ("4,001", "5,004")]
+    assert CHUNK_LINES == 2_000
+    whole = "\n".join(body for _, _, body in pieces)
+    assert whole.replace("&lt;", "<").replace("&amp;", "&") == hlo, "every line is there, unhighlighted (past the byte budget)"
+    shown = render.to_html(report)
+    assert ("4,504 more lines not shown; full text in report.compiled.optimized_hlo_text "
+            "(%%jaxstages --save DIR writes every station to files)") in shown
+
+
+def test_stylesheet_follows_the_theme_and_hides_from_sanitisers():
+    from jaxshow.render.style import STYLE_ELEMENT, STYLESHEET
+
+    page = render.to_html(_report())
+    assert page.endswith(f"{STYLE_ELEMENT}</div>") and STYLE_ELEMENT.startswith("<style><!--\n") and STYLE_ELEMENT.endswith("\n--></style>")
+    for variable in ("--jp-layout-color0", "--jp-ui-font-color0", "--vscode-editor-background", "--vscode-editor-foreground",
+                     "--jp-mirror-editor-keyword-color", "@media (prefers-color-scheme:dark)"):
+        assert variable in STYLESHEET
+    root_style = _parse(page).starts[0][1]["style"]
+    assert "color" not in root_style and "background" not in root_style, "no fixed colours: a dark page never gets a white card"
+    nbconvert = pytest.importorskip("nbconvert.filters.strings")
+    cleaned = nbconvert.clean_html(page)
+    assert "--js-" not in cleaned and ".jaxshow" not in cleaned and "prefers-color-scheme" not in cleaned
+    assert "&lt;thead" not in cleaned and "&lt;th&gt;" not in cleaned, "header rows are tr/td, which the sanitiser keeps"
+
+
+def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
+    from jaxshow.render.plain import paragraph, text_table
+
+    budget = render.TextBudget(width=40)
+    assert paragraph("  note: ", "one two three four five six seven eight nine ten", "    ", budget).splitlines() == [
+        "  note: one two three four five six",
+        "    seven eight nine ten",
+    ]
+    rows = [("x", "a short one"), ("longer", "this cell is far too long for forty columns")]
+    assert text_table(rows, ("name", "what"), budget, indent="  ") == [
+        "  name    what",
+        "  x       a short one",
+        "  longer  this cell is far too long for",
+        "          forty columns",
+    ]
+    ir = "    %0 = stablehlo.add " + "%a, " * 60 + "%b : tensor<4xf32>"
+    report = _report(lowered=LoweredStation("stablehlo", ir.strip(), False, None, "not reported"))
+    assert ir in render.to_text(report, budget).splitlines()
+    assert max(len(piece) for piece in render.to_text(_report(notes=("word " * 60,)), budget).splitlines() if "word" in piece) <= 40
+
+
+def test_counts_read_in_the_singular_and_plural():
+    from jaxshow.report import SavedFile, SavedReport, plural
+
+    assert [plural(n, "input") for n in (0, 1, 2, 12_345)] == ["0 inputs", "1 input", "2 inputs", "12,345 inputs"]
+    assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == "3 entries"
+    one = _report()
+    assert "1 equation · 1 input → 1 output" in render.to_html(one)
+    assert "② Traced: 1 equation, 1 input → 1 output" in render.to_text(one)
+    assert "1 top-level equation; primitives" in render.to_html(one) and "jaxpr — 1 line, 51 B" in render.to_html(one)
+    two = _report(traced=dataclasses.replace(one.traced, equation_count=2, args=one.traced.args * 2, out_info=one.traced.out_info * 3, const_count=1))
+    assert "② Traced: 2 equations, 2 inputs → 3 outputs" in render.to_text(two)
+    assert "1 closed-over constant baked into the jaxpr" in render.to_text(two)
+    saved = SavedReport("out", (SavedFile("a.txt", "jaxpr", 3),), None)
+    assert render.to_text(saved).splitlines()[0] == "saved 1 file to out:" and repr(saved).endswith("1 file in out>")
+    assert _headline_of(CacheReport(functions=(FunctionCacheStats("f", "f", 1, 1, 0, 1, None, (), ()),))) == "%jaxcache — 1 trace of 1 jitted function"
+
+
+def _headline_of(report: CacheReport) -> str:
+    return render.to_text(report).splitlines()[0]

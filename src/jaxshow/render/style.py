@@ -6,7 +6,9 @@ Colours follow the front end's theme: JupyterLab's ``--jp-*`` variables first,
 then VS Code's ``--vscode-*``, then our own light palette, switched to a dark
 one under ``@media (prefers-color-scheme: dark)`` (classic Notebook, Colab,
 a browser). Background, text and token colours always come from the same
-source, so a dark background never meets light-theme tokens.
+source, so a dark background never meets light-theme tokens. Code blocks, table headers,
+notes and chips are tinted with translucent colours over that background, which
+read the same in light and dark themes.
 
 The inline styles carry no colour at all: where a sanitiser strips the
 stylesheet, the report takes the page's own text and background colours (so it
@@ -37,13 +39,13 @@ NOTE_STYLE = "background: rgba(212, 167, 44, 0.16); border-left: 3px solid #d4a7
 # a symbol as <b class=f>, a comment as <i class=c>: short, and legible unstyled.
 TOKEN_SELECTORS = {"o": "pre b", "t": "pre i", "k": "pre b.k", "f": "pre b.f"}
 _TOKENS = {
-    "o": ("--jp-mirror-editor-property-color", "--vscode-debugTokenExpression-boolean", "#0550ae", "#79c0ff"),
+    "o": ("--jp-mirror-editor-property-color", "--vscode-symbolIcon-functionForeground", "#0550ae", "#79c0ff"),
     "t": ("--jp-mirror-editor-string-color", "--vscode-debugTokenExpression-string", "#953800", "#ffa657"),
     "k": ("--jp-mirror-editor-keyword-color", "--vscode-debugTokenExpression-name", "#116329", "#7ee787"),
-    "f": ("--jp-mirror-editor-variable-2-color", "--vscode-debugTokenExpression-name", "#8250df", "#d2a8ff"),
+    "f": ("--jp-mirror-editor-variable-2-color", "--vscode-textLink-foreground", "#8250df", "#d2a8ff"),
 }
-_LIGHT = {"fg": "#1f2328", "bg": "#ffffff", "code": "#f6f8fa"}
-_DARK = {"fg": "#e6edf3", "bg": "#0d1117", "code": "#161b22"}
+_LIGHT = {"fg": "#1f2328", "bg": "#ffffff"}
+_DARK = {"fg": "#e6edf3", "bg": "#0d1117"}
 
 
 def _defaults(palette: dict[str, str], index: int) -> str:
@@ -60,7 +62,7 @@ STYLESHEET = (
     "color:var(--jp-ui-font-color0,var(--vscode-editor-foreground,var(--js-fg)));"
     "background:var(--jp-layout-color0,var(--vscode-editor-background,var(--js-bg)))}"
     f"@media (prefers-color-scheme:dark){{.jaxshow{{{_defaults(_DARK, 3)}}}}}"
-    ".jaxshow pre.js-code{background:var(--jp-cell-editor-background,var(--vscode-textCodeBlock-background,var(--js-code)));color:inherit}"
+    ".jaxshow pre.js-code{background:rgba(128,128,128,.1);color:inherit}"
     ".jaxshow pre b,.jaxshow pre i{font-weight:normal;font-style:normal}"
     ".jaxshow pre b.k{font-weight:600}.jaxshow pre i.c{font-style:italic;color:inherit;opacity:.7}"
     + _token_rules()
