@@ -24,63 +24,91 @@ from jaxshow.report import plural
 FOLD_ROWS = 24
 """Tables of up to this many rows are shown flat; longer ones are grouped by pytree prefix."""
 
-_PART = re.compile(r"""\[(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\]]*)\]|\.[^.\[]+""")
+_PART = re.compile(r"""^[^.\[]+|\[(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\]]*)\]|\.[^.\[]+""")
 
 
 def path_parts(path: str) -> list[str]:
     """``"params['a'][0].b"`` -> ``["params", "['a']", "[0]", ".b"]``; a path that does not parse is one part."""
-    head = re.match(r"[^.\[]*", path).group()
-    parts, position = [head] if head else [], len(head)
-    for match in _PART.finditer(path, position):
-        if match.start() != position:
-            return [path]
-        parts.append(match.group())
-        position = match.end()
-    return parts if position == len(path) else [path]
+    parts = _PART.findall(path)
+    return parts if "".join(parts) == path else [path]
 
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """Leaves sharing ``prefix``: their row indices (``int``) or smaller groups, in order."""
+    """Leaves sharing ``prefix``: the first blocks of its row indices (``int``) or smaller groups, in order.
+
+    ``indices`` holds every leaf of the group; ``hidden`` how many of them its
+    ``blocks`` leave out (past the budget's ``max_rows`` blocks).
+    """
 
     prefix: str
-    depth: int
     blocks: tuple[Block, ...]
     indices: tuple[int, ...]
+    hidden: int = 0
 
 
 Block = Union[int, Group]
 
 
-def group_rows(paths: list[str]) -> list[Block] | None:
-    """The grouped blocks of a table with these leaf paths, or ``None`` when it stays flat."""
+class _Prefixes:
+    """The prefix of each path at each depth, parsed once per path and only for the rows looked at."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = paths
+        self._ends: dict[int, list[int]] = {}
+
+    def key(self, i: int, depth: int) -> str:
+        ends = self._ends.get(i)
+        if ends is None:
+            ends, position = [], 0
+            for part in path_parts(self.paths[i]):
+                position += len(part)
+                ends.append(position)
+            self._ends[i] = ends
+        return self.paths[i][: ends[depth - 1]] if len(ends) >= depth else self.paths[i]
+
+    def share(self, indices: Sequence[int], key: str) -> bool:
+        """Whether every path in ``indices`` starts with the whole parts of ``key``."""
+        n = len(key)
+        return all(self.paths[i].startswith(key) and (len(self.paths[i]) == n or self.paths[i][n] in "[.") for i in indices)
+
+
+def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[list[Block], int] | None:
+    """The first ``max_blocks`` (0: all) grouped blocks of a table with these leaf paths, and the leaves left out.
+
+    ``None`` when the table stays flat: up to ``FOLD_ROWS`` rows, or no two of
+    the leaves shown share a prefix. Only the rows shown are parsed, so a table
+    of 10,000 leaves costs what its first blocks cost.
+    """
     if len(paths) <= FOLD_ROWS:
         return None
-    parts = [path_parts(p) for p in paths]
-    blocks = _blocks(list(range(len(paths))), parts, 1)
-    return blocks if any(isinstance(b, Group) for b in blocks) else None
+    blocks, hidden = _blocks(list(range(len(paths))), _Prefixes(paths), 1, max_blocks)
+    return (blocks, hidden) if any(isinstance(b, Group) for b in blocks) else None
 
 
-def _blocks(indices: list[int], parts: list[list[str]], depth: int) -> list[Block]:
-    if all(len(parts[i]) <= depth for i in indices):
-        return list(indices)
-    runs: list[tuple[tuple[str, ...], list[int]]] = []
-    for i in indices:
-        key = tuple(parts[i][:depth])
-        if runs and runs[-1][0] == key:
-            runs[-1][1].append(i)
-        else:
-            runs.append((key, [i]))
-    if len(runs) == 1:
-        return _blocks(indices, parts, depth + 1)
+def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int) -> tuple[list[Block], int]:
+    first = prefixes.key(indices[0], depth)
+    if prefixes.share(indices, first):
+        if all(len(prefixes.paths[i]) == len(first) for i in indices):
+            shown = indices[:max_blocks] if max_blocks > 0 else indices
+            return list(shown), len(indices) - len(shown)
+        return _blocks(indices, prefixes, depth + 1, max_blocks)
     blocks: list[Block] = []
-    for key, members in runs:
+    start = 0
+    while start < len(indices) and (max_blocks <= 0 or len(blocks) < max_blocks):
+        key, end = prefixes.key(indices[start], depth), start + 1
+        while end < len(indices) and prefixes.key(indices[end], depth) == key:
+            end += 1
+        members = indices[start:end]
         if len(members) == 1:
             blocks.append(members[0])
+        elif len(members) <= FOLD_ROWS:
+            blocks.append(Group(key, tuple(members), tuple(members)))
         else:
-            inner = members if len(members) <= FOLD_ROWS else _blocks(members, parts, depth + 1)
-            blocks.append(Group("".join(key), depth, tuple(inner), tuple(members)))
-    return blocks
+            inner, hidden = _blocks(members, prefixes, depth + 1, max_blocks)
+            blocks.append(Group(key, tuple(inner), tuple(members), hidden))
+        start = end
+    return blocks, len(indices) - start
 
 
 def relative(path: str, prefix: str) -> str:
@@ -117,12 +145,9 @@ def _heading(group: Group, outer: str, facts: Facts | None) -> str:
     return f"{relative(group.prefix, outer)} — {plural(len(group.indices), 'array')}" + (f", {extra}" if extra else "")
 
 
-def _limit(blocks: Sequence[Block], budget: TextBudget, attribute: str) -> tuple[Sequence[Block], str | None]:
-    """The first ``budget.max_rows`` blocks, and the line for the leaves left out."""
-    if budget.max_rows <= 0 or len(blocks) <= budget.max_rows:
-        return blocks, None
-    hidden = sum(len(b.indices) if isinstance(b, Group) else 1 for b in blocks[budget.max_rows:])
-    return blocks[: budget.max_rows], f"… {hidden:,} more (all in {attribute})"
+def _more(hidden: int, attribute: str) -> str | None:
+    """The line for the leaves a level leaves out: ``'… 9,950 more (all in report.traced.args)'``."""
+    return f"… {hidden:,} more (all in {attribute})" if hidden else None
 
 
 def _opens(group: Group) -> bool:
@@ -151,19 +176,19 @@ def grouped_html(
     """A table of leaves whose first column is the path: flat up to ``FOLD_ROWS`` rows, else grouped in ``<details>``."""
     header, rows, common = common_columns(header, rows)
     said = [tag("div", _common_line(column, value, len(rows), budget), cls="js-common") for column, value in common]
-    blocks = group_rows([r[0] for r in rows])
-    if blocks is None:
+    grouped = group_rows([r[0] for r in rows], budget.max_rows)
+    if grouped is None:
         shown, more = limit_rows(rows, budget, attribute)
         return join([*said, table(header, shown, budget, more=more)])
-    return join([*said, _blocks_html(header, blocks, rows, "", budget, attribute, facts)])
+    return join([*said, _blocks_html(header, *grouped, rows, "", budget, attribute, facts)])
 
 
-def _blocks_html(header, blocks, rows, prefix, budget, attribute, facts) -> Html:
-    shown, more = _limit(blocks, budget, attribute)
+def _blocks_html(header, blocks, hidden, rows, prefix, budget, attribute, facts) -> Html:
+    more = _more(hidden, attribute)
     body: list[object] = []
-    for block in shown:
+    for block in blocks:
         if isinstance(block, Group):
-            inner = _blocks_html(None, block.blocks, rows, block.prefix, budget, attribute, facts)
+            inner = _blocks_html(None, block.blocks, block.hidden, rows, block.prefix, budget, attribute, facts)
             body.append(details(_heading(block, prefix, facts), inner, open=_opens(block), cls="js-group"))
         else:
             row = rows[block]
@@ -178,21 +203,21 @@ def grouped_text(
     """The text form of :func:`grouped_html`: a group of leaves is its heading; a group of groups lists them, indented."""
     header, rows, common = common_columns(header, rows)
     said = [indent + _common_line(column, value, len(rows), budget) for column, value in common]
-    blocks = group_rows([r[0] for r in rows])
-    if blocks is None:
+    grouped = group_rows([r[0] for r in rows], budget.max_rows)
+    if grouped is None:
         shown, more = limit_rows(rows, budget, attribute)
         return said + text_table(shown, header, budget, indent=indent, more=more)
-    lines = text_table(list(_text_rows(blocks, rows, "", "", budget, attribute, facts)), header, budget, indent=indent)
+    lines = text_table(list(_text_rows(*grouped, rows, "", "", budget, attribute, facts)), header, budget, indent=indent)
     return said + lines + [f"{indent}(each array: {attribute})"]
 
 
-def _text_rows(blocks, rows, prefix, pad, budget, attribute, facts):
-    shown, more = _limit(blocks, budget, attribute)
-    for block in shown:
+def _text_rows(blocks, hidden, rows, prefix, pad, budget, attribute, facts):
+    more = _more(hidden, attribute)
+    for block in blocks:
         if isinstance(block, Group):
             yield pad + line(_heading(block, prefix, facts), budget)
             if _opens(block):
-                yield from _text_rows(block.blocks, rows, block.prefix, pad + "  ", budget, attribute, facts)
+                yield from _text_rows(block.blocks, block.hidden, rows, block.prefix, pad + "  ", budget, attribute, facts)
         else:
             row = rows[block]
             yield (pad + relative(row[0], prefix), *row[1:])
