@@ -311,7 +311,9 @@ def test_html_escapes_user_strings(shell):
 def test_unload_restores_listeners_and_removes_magics(ip):
     from jax._src import monitoring
 
+    ip.run_line_magic("unload_ext", "jaxshow")
     before = (list(monitoring._event_listeners), list(monitoring._event_duration_secs_listeners))
+    ip.run_line_magic("load_ext", "jaxshow")
     ip.run_cell("import jax\nf = jax.jit(lambda v: v + 1)")
     ip.run_cell("%%jaxstages\nf(1.0)")
     ip.run_line_magic("unload_ext", "jaxshow")

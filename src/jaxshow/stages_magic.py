@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand, output_can_be_silenced
 from IPython.core.magic_arguments import argument
 from IPython.display import display
-from traitlets import Integer
+from traitlets import Float, Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
@@ -22,6 +22,7 @@ from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
+from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation
 from jaxshow.record_files import directory_problem, save_report
 
@@ -38,9 +39,13 @@ class StagesMagics(Magics):
         50_000, help="Compute the pre-optimisation cost (Lowered.cost_analysis, a StableHLO-to-HLO conversion) only for "
                      "modules up to this many characters; 0 for no limit.").tag(config=True)
 
+    progress_after_seconds = Float(
+        1.0, help="Show which stage (tracing, lowering, compiling, running) of which call is under way once one runs "
+                  "longer than this many seconds, updated as each stage starts; 0 shows it at once, -1 never.").tag(config=True)
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._open: tuple[Any, CallCapture] | None = None
+        self._open: tuple[Any, CallCapture, StageProgress] | None = None
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -117,9 +122,10 @@ class StagesMagics(Magics):
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._open is None:
             return
-        args, capture = self._open
+        args, capture, progress = self._open
         self._open = None
         capture.close()
+        progress.close()
         if not ran:
             capture.release()
             return
@@ -146,6 +152,7 @@ class StagesMagics(Magics):
         """End an open capture without a report (called on ``%unload_ext``)."""
         if self._open is not None:
             self._open[1].close()
+            self._open[2].close()
             self._open = None
 
     # helpers -----------------------------------------------------------------------------------
@@ -168,9 +175,10 @@ class StagesMagics(Magics):
     def _open_capture(self, args: Any) -> DirectCalls:
         if self._open is not None:
             self.close(None, 0.0)
-        capture = CallCapture(is_cell_file=is_cell_file(self.shell))
+        progress = StageProgress(self.progress_after_seconds)
+        capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress)
         capture.__enter__()
-        self._open = (args, capture)
+        self._open = (args, capture, progress)
         return DirectCalls(capture)
 
     def _name_note(self, name: str) -> str | None:

@@ -30,7 +30,15 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.stations import JIT_TYPE, PACKAGE_DIR, arguments_for_walk, jit_target, stageable, static_values
+from jaxshow.capture.stations import (
+    JIT_TYPE,
+    PACKAGE_DIR,
+    arguments_for_walk,
+    jit_target,
+    placed_shardings,
+    stageable,
+    static_values,
+)
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent
 
@@ -57,6 +65,7 @@ class CallRecord:
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[tuple[str, str], ...] = ()
+    arg_shardings: tuple[str | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
     thread_id: int = 0
@@ -179,10 +188,14 @@ class CallCapture(_jax_compat.CallObserver):
     Args:
         is_cell_file: tells a notebook cell's file name (the front end knows);
             used to find the cell line a call came from.
+        progress: called as each stage of a call starts, ``progress("compiling", "f")``,
+            and with ``None`` when the call's stages end; from the calling thread.
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
+                 progress: Callable[[str | None, str], None] | None = None) -> None:
         self.is_cell_file = is_cell_file
+        self.progress = progress
         self.records: list[CallRecord] = []
         self.dropped = 0
         self.hooks_installed = False
@@ -237,12 +250,21 @@ class CallCapture(_jax_compat.CallObserver):
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             record.static_args = static_values(jit_info, args, kwargs)
+            record.arg_shardings = placed_shardings(jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             frame = _Frame(record, nested=False, phase="trace")
+            self._report_progress("tracing", record.name)
         state.stack.append(frame)
         return frame
+
+    def _report_progress(self, stage: str | None, name: str) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(stage, name)
+            except Exception:  # noqa: BLE001 - a display problem must never reach the user's call
+                self.progress = None
 
     def _closed(self, frame: _Frame | None) -> CallRecord | None:
         """Take ``frame`` off this thread's stack; its record, unless it was a nested frame."""
@@ -284,6 +306,7 @@ class CallCapture(_jax_compat.CallObserver):
                     record.name = name
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
+            self._report_progress("lowering", record.name)
         state.pending = None
         state.stack.append(frame)
         return frame
@@ -302,11 +325,13 @@ class CallCapture(_jax_compat.CallObserver):
             record.error, record.failed_in = error, "lower"
         else:
             record.computation = computation
+            self._report_progress("compiling", record.name)
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
         if record is None:
             return
+        self._report_progress(None, record.name)
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
@@ -327,6 +352,8 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             record = state.stack[0].record
             (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            if event.stage == "compile" and len(state.stack) == 1:
+                self._report_progress("running", record.name)
             return
         if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
             state.pending.events.append(event)
@@ -361,6 +388,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
         record.static_args = static_values(info, args, kwargs)
+        record.arg_shardings = placed_shardings(info, args, kwargs)
         if record.jit_disabled:
             return record
 

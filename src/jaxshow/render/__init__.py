@@ -1,7 +1,7 @@
 """Render report records as HTML (notebooks) and plain text (terminals, exports).
 
 ``to_html`` and ``to_text`` dispatch on the record type; each feature module
-(``stages``, ``cache``) registers its own bodies. Every call takes the
+(``stages``, ``cache``, ``config``) registers its own bodies. Every call takes the
 ``TextBudget`` to render with; nothing is kept between calls. Importing this
 package fills :data:`jaxshow.report.RENDERERS`, through which the records'
 own display methods find their renderers. Rendering never imports JAX or
@@ -75,6 +75,8 @@ class Rendered:
 from jaxshow.render import stages as _stages  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import saved as _saved  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import config as _config  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import dump as _dump  # noqa: E402,F401  (registers renderers)
 
 report.RENDERERS.update(
     {cls: report.Renderers(html=to_html, text=to_text) for cls in html_body.registry if cls is not object}

@@ -9,6 +9,7 @@ from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_by
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
+from jaxshow.render.placement import placement_html, placement_text
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
@@ -18,7 +19,6 @@ from jaxshow.report import (
     CostAnalysis,
     LoweredStation,
     MemoryStats,
-    PlacementSpec,
     SourceLocation,
     StagesReport,
     TracedStation,
@@ -32,7 +32,6 @@ from jaxshow.report import (
 DIALECT_NAMES = {"stablehlo": "StableHLO", "hlo": "HLO"}
 COST_CAVEAT_LOWERED = "estimated before compiler optimisations (Lowered.cost_analysis)"
 COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis)"
-LOOP_PRIMITIVES = ("scan", "while")
 CHUNK_LINES = 2_000
 """An IR text shown with more lines than this is cut into folded pieces of this many lines:
 a browser lays out only the piece that is opened, so a 12 MB module does not freeze the page."""
@@ -102,22 +101,35 @@ def _memory_rows(memory: MemoryStats) -> list[tuple[str, str]]:
     return rows
 
 
-def _placement_rows(specs: Sequence[PlacementSpec]) -> list[tuple[str, str, str]]:
-    return [(p.path, p.sharding or "— (argument unused, pruned)", p.layout or "—") for p in specs]
-
-
 def _loop_warning(report: StagesReport) -> str | None:
-    """Loops make XLA's cost analysis count their bodies once, not once per iteration."""
-    if report.traced is None:
+    """Loops make XLA's cost analysis count their bodies once, not once per iteration: say which, and estimate."""
+    if report.traced is None or not report.traced.loops:
         return None
-    loops = [(name, n) for name, n in report.traced.primitive_counts if name in LOOP_PRIMITIVES]
-    if not loops:
-        return None
-    found = ", ".join(f"{name} ×{n}" for name, n in loops)
-    return (
-        f"the program has loops ({found}): XLA's cost analysis counts each loop body once, "
-        "not once per iteration, so FLOPs and bytes are low by about the trip count"
-    )
+    found = []
+    for loop in report.traced.loops:
+        times = f" ×{loop.count}" if loop.count > 1 else ""
+        found.append(f"scan{times} of length {loop.trip_count:,}" if loop.primitive == "scan"
+                     else f"while{times} (trip count unknown before compiling)")
+    trips = report.compiled.loop_trip_counts if report.compiled else ()
+    if trips:
+        found.append("XLA's loops run " + ", ".join(f"{n:,}" for n in trips) + " times (known_trip_count)")
+    text = (f"the program has loops ({'; '.join(found)}): XLA's cost analysis counts each loop body once, "
+            "not once per iteration, so its FLOPs and bytes leave out the repeats")
+    if report.traced.dot_flops_estimate:
+        text += (f". Counting each body by its trip count, the matrix multiplies alone come to about "
+                 f"{format_count(report.traced.dot_flops_estimate, 'FLOP')} (an estimate from the jaxpr, whole program"
+                 f"{'; while loops counted once' if any(loop.primitive == 'while' for loop in report.traced.loops) else ''})")
+    return text
+
+
+def _cost_caveat(report: StagesReport, station: str) -> str:
+    """Where a cost figure comes from, and for a partitioned program whether it is one device's or the whole program's."""
+    compiled = report.compiled
+    if station == "lowered":
+        whole = f", for the whole program (all {compiled.device_count} devices)" if compiled and compiled.per_device else ""
+        return COST_CAVEAT_LOWERED + whole
+    per_device = f", per device: one of {compiled.device_count} devices' share" if compiled and compiled.per_device else ""
+    return COST_CAVEAT_COMPILED + per_device
 
 
 def _where(site: SourceLocation, budget: TextBudget) -> str:
@@ -238,10 +250,10 @@ def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None, budget: TextB
     return details(f"cost analysis — {caveat}", *warning, table(None, _cost_rows(cost), budget), open=True)
 
 
-def _lowered_html(lo: LoweredStation, loops: str | None, budget: TextBudget) -> Html:
+def _lowered_html(lo: LoweredStation, loops: str | None, caveat: str, budget: TextBudget) -> Html:
     name = _dialect(lo, budget) + (" with source locations" if lo.debug_info else "")
     if lo.cost:
-        cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops, budget)
+        cost = _cost_html(caveat, lo.cost, loops, budget)
     else:
         cost = tag("div", "cost analysis: ", muted(message(lo.cost_unavailable or "not reported", budget)))
     body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text", budget)]
@@ -249,31 +261,26 @@ def _lowered_html(lo: LoweredStation, loops: str | None, budget: TextBudget) -> 
     return _station("③", "Lowered", f"{name}, {plural(_line_count(lo.module_text), 'line')}{flops}", body, open=False)
 
 
-def _compiled_html(c: CompiledStation, loops: str | None, budget: TextBudget) -> Html:
+def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: TextBudget) -> Html:
     body = []
     if c.cost:
-        body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops, budget))
+        body.append(_cost_html(caveat, c.cost, loops, budget))
     else:
         body.append(tag("div", "cost analysis: ", muted(message(c.cost_unavailable or "not reported", budget))))
     if c.memory:
         body.append(details("memory analysis (Compiled.memory_analysis)", table(None, _memory_rows(c.memory), budget), open=True))
     else:
         body.append(tag("div", "memory analysis: ", muted(message(c.memory_unavailable or "not reported", budget))))
-    if c.placements_unavailable:
-        body.append(tag("div", "shardings and formats: ", muted(message(c.placements_unavailable, budget))))
-    else:
-        body.append(details(
-            "input and output shardings and formats",
-            tag("div", "inputs"), grouped_html(("input", "sharding", "layout"), _placement_rows(c.inputs), budget, "report.compiled.inputs"),
-            tag("div", "outputs"), grouped_html(("output", "sharding", "layout"), _placement_rows(c.outputs), budget, "report.compiled.outputs"),
-        ))
+    body.append(placement_html(c, budget))
     if c.optimized_hlo_text:
         body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text", budget))
     else:
         body.append(tag("div", "optimised HLO: ", muted(message(c.hlo_unavailable or "not reported", budget))))
     bits = []
     if c.cost and c.cost.flops is not None:
-        bits.append(format_count(c.cost.flops, "FLOP"))
+        bits.append(format_count(c.cost.flops, "FLOP") + (" per device" if c.per_device else ""))
+    if c.collectives:
+        bits.append(plural(sum(k.count for k in c.collectives), "collective"))
     if c.memory and c.memory.temp_size_bytes is not None:
         bits.append(f"{format_bytes(c.memory.temp_size_bytes)} temporaries")
     return _station("④", "Compiled", " · ".join(bits) or "executable", body, open=False)
@@ -295,8 +302,10 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     parts.append(_wrapper_html(report.wrapper, budget))
     parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report, budget))
     loops = _loop_warning(report)
-    parts.append(_lowered_html(report.lowered, loops, budget) if report.lowered else _missing_station("③", "Lowered", report, budget))
-    parts.append(_compiled_html(report.compiled, loops, budget) if report.compiled else _missing_station("④", "Compiled", report, budget))
+    parts.append(_lowered_html(report.lowered, loops, _cost_caveat(report, "lowered"), budget) if report.lowered
+                 else _missing_station("③", "Lowered", report, budget))
+    parts.append(_compiled_html(report.compiled, loops, _cost_caveat(report, "compiled"), budget) if report.compiled
+                 else _missing_station("④", "Compiled", report, budget))
     return tag("div", *parts, cls="js-report")
 
 
@@ -394,7 +403,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         name = _dialect(lo, budget)
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
         if lo.cost:
-            out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
+            out.append(f"  cost analysis, {_cost_caveat(report, 'lowered')}:")
             if _loop_warning(report):
                 out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(lo.cost), budget))
@@ -407,7 +416,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     if c:
         out.append("④ Compiled")
         if c.cost:
-            out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
+            out.append(f"  cost analysis, {_cost_caveat(report, 'compiled')}:")
             if _loop_warning(report):
                 out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(c.cost), budget))
@@ -418,11 +427,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append(_text_rows(None, _memory_rows(c.memory), budget))
         else:
             out.append(paragraph("  memory analysis: ", message(c.memory_unavailable or 'not reported', budget), "    ", budget))
-        if c.placements_unavailable:
-            out.append(paragraph("  shardings and formats: ", message(c.placements_unavailable, budget), "    ", budget))
-        else:
-            out.append("\n".join(grouped_text(("input", "sharding", "layout"), _placement_rows(c.inputs), budget, "report.compiled.inputs")))
-            out.append("\n".join(grouped_text(("output", "sharding", "layout"), _placement_rows(c.outputs), budget, "report.compiled.outputs")))
+        out += placement_text(c, budget)
         if c.optimized_hlo_text:
             out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text", budget).rstrip("\n"))
         else:
