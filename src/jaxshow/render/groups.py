@@ -12,6 +12,7 @@ once, above the table, instead of in every row.
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from typing import Callable, Sequence, Union
@@ -162,8 +163,11 @@ def common_columns(
     if len(rows) <= FOLD_ROWS:
         return header, list(rows), []
     keep = [0] + [i for i in range(1, len(header)) if any(r[i] != rows[0][i] for r in rows)]
+    if len(keep) == len(header):
+        return header, list(rows), []
     common = [(header[i], rows[0][i]) for i in range(1, len(header)) if i not in keep]
-    return tuple(header[i] for i in keep), [tuple(r[i] for i in keep) for r in rows], common
+    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda r: (r[0],))
+    return tuple(header[i] for i in keep), [pick(r) for r in rows], common
 
 
 def _common_line(column: str, value: str, count: int, budget: TextBudget) -> str:
