@@ -369,5 +369,5 @@ def test_compat_shims_on_the_installed_jax(tmp_path):
         assert sorted(os.listdir(tmp_path)) == [f"jax_ir{first:04d}_jit__lambda_compile.mlir"]
     finally:
         jax.config.update("jax_dump_ir_to", before)
-    assert _jax_compat.backend_started() is True
+    assert _jax_compat.backends_initialized()[0] is True
     assert _jax_compat.xla_dump_to_in_effect() == ""  # this test process has no --xla_dump_to

@@ -237,7 +237,7 @@ def test_unknown_option_prints_usage_and_runs_nothing(shell):
     assert "sentinel" not in shell.user_ns
 
 
-USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--save DIR] [-o NAME]"
+USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--save DIR] [--all-processes] [-o NAME]"
 
 
 @pytest.mark.parametrize("question", ["%%jaxstages?", "%jaxstages?", "jaxstages?"])
@@ -370,3 +370,24 @@ def test_pre_optimisation_cost_is_budgeted_by_module_size(shell):
         shell.run_line_magic("config", "StagesMagics.lowered_cost_max_chars = 50000")
     run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert shell.user_ns["rep"].reports[0].lowered.cost.flops == 3.0  # sin and mul of f32[3]: XLA counts the 3 multiplies
+
+
+def test_only_process_zero_shows_the_report_unless_all_processes(shell, monkeypatch, tmp_path):
+    from jaxshow import stages_magic
+
+    monkeypatch.setattr(stages_magic, "process_index", lambda: 1)  # as on the second host of a jax.distributed run
+    result, cap = run_captured(shell, f"%%jaxstages --save {tmp_path} -o quiet\ny = f(x)")
+    assert result.success and cap.outputs == [] and not any(tmp_path.iterdir())
+    assert shell.user_ns["quiet"].reports[0].function == "f"  # the record is still there
+    result, cap = run_captured(shell, "%%jaxstages --all-processes\ny = f(x)")
+    assert result.success and len(cap.outputs) == 1 and cap.outputs[0].data["text/plain"].startswith("cell ")
+
+
+def test_process_index_never_starts_a_backend():
+    import subprocess
+    import sys
+
+    script = ("import jax\nfrom jaxshow.capture.placement import process_index\nfrom jaxshow import _jax_compat\n"
+              "print(process_index(), _jax_compat.backends_initialized()[0])")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stderr[-2000:]

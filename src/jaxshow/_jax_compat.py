@@ -611,23 +611,13 @@ def ir_dump_next_number() -> int | None:
     return None
 
 
-def backend_started() -> bool | None:
-    """Whether JAX has started an XLA backend in this process (XLA has then read ``XLA_FLAGS``); ``None`` if unknown."""
-    try:
-        from jax._src import xla_bridge as _xb
-    except ImportError:
-        return None
-    backends = getattr(_xb, "_backends", None)
-    return None if backends is None else bool(backends)
-
-
 def xla_dump_to_in_effect() -> str | None:
     """The ``--xla_dump_to`` XLA parsed from ``XLA_FLAGS`` at backend start (``''`` for none); ``None`` if unknown.
 
     Asked only once a backend has started: XLA parses its flags once per
     process, and asking earlier would make it parse them now.
     """
-    if not backend_started():
+    if not backends_initialized()[0]:
         return None
     try:
         from jax._src.lib import xla_client as _xc
@@ -839,6 +829,24 @@ def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, 
     args_info = _stages.make_args_info(in_tree, in_avals, donate_argnums)
     out_tree = jax.tree_util.tree_structure(list(jaxpr.out_avals))
     return _stages.Lowered(computation, args_info, out_tree)
+
+
+def jaxpr_prefix(closed: Any, equations: int) -> Any:
+    """``closed`` keeping only its first ``equations`` top-level equations, for printing as far as a report shows.
+
+    Its outputs become the kept variables that later equations (or the
+    result) use, so nothing kept prints as unused ``_``. ``ClosedJaxpr.replace``
+    and ``Jaxpr.replace`` exist from 0.7 to 0.12 (0.12's ``make_jaxpr`` gives a
+    ``Jaxpr`` whose ``.jaxpr`` is itself); ``None`` where they do not.
+    """
+    try:
+        inner = closed.jaxpr
+        kept, rest = inner.eqns[:equations], inner.eqns[equations:]
+        used = {id(v) for eqn in rest for v in eqn.invars} | {id(v) for v in inner.outvars}
+        outvars = [v for eqn in kept for v in eqn.outvars if id(v) in used]
+        return closed.replace(jaxpr=inner.replace(eqns=kept, outvars=outvars))
+    except Exception:  # noqa: BLE001 - a JAX without .replace: the caller prints the whole jaxpr
+        return None
 
 
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:

@@ -19,6 +19,7 @@ from traitlets import Float, Integer
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
+from jaxshow.capture.placement import process_index
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
@@ -54,6 +55,8 @@ class StagesMagics(Magics):
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
     @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
+    @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
+                                                               "report in every process, not only in process 0.")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
@@ -132,7 +135,8 @@ class StagesMagics(Magics):
         try:
             cell_options = CellOptions(
                 walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
-                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None),
+                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None,
+                                 jaxpr_max_lines=None if args.save is not None else self.max_lines or None),
                 show_all=args.show_all,
                 name=args.name,
             )
@@ -142,8 +146,10 @@ class StagesMagics(Magics):
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
         budget = render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)
-        display(render.Rendered(report, budget))
-        if args.save is not None:
+        shown = args.all_processes or process_index() == 0  # one report per run, not one per host
+        if shown:
+            display(render.Rendered(report, budget))
+        if args.save is not None and shown:
             display(render.Rendered(save_report(report, args.save, budget), budget))
         if args.output:
             self.shell.user_ns[args.output] = report

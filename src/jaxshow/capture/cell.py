@@ -228,7 +228,7 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
 def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
     if record.jaxpr is not None:
         return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
-                                         shardings=record.arg_shardings)
+                                         shardings=record.arg_shardings, max_lines=walk.jaxpr_max_lines)
     return None
 
 

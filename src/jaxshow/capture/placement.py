@@ -17,10 +17,25 @@ from typing import Any, Sequence
 
 import jax
 
+from jaxshow import _jax_compat
 from jaxshow.report import DeviceTile, PlacementSpec, ShardingView
 
 SHARDING_VIEWS_MAX = 8
 """Distinct shardings drawn per station; the rest are counted."""
+
+
+def process_index() -> int:
+    """This process's index among the processes of a ``jax.distributed`` run (0 when there is one).
+
+    Never starts a backend (a cell may set ``jax_num_cpu_devices`` for the next one):
+    with none up yet, this is process 0.
+    """
+    if not _jax_compat.backends_initialized()[0]:
+        return 0
+    try:
+        return int(jax.process_index())
+    except Exception:  # noqa: BLE001 - no backend could start: a report has nothing to say about processes
+        return 0
 
 
 def type_level_sharding(aval: Any) -> str | None:

@@ -34,6 +34,8 @@ class JaxprContents:
     primitive_counts: Counter
     loops: tuple[LoopInfo, ...]
     dot_flops: float
+    equation_weights: tuple[int, ...] = ()
+    """Per top-level equation, 1 plus the equations nested in it: about the lines it prints as."""
 
 
 def jaxpr_contents(jaxpr: Any) -> JaxprContents:
@@ -45,6 +47,7 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
     counts: Counter = Counter()
     loops: Counter = Counter()
     flops = 0.0
+    weights = []
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         counts[name] += 1
@@ -56,16 +59,17 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
             loops[("while", None)] += 1
         elif name == "dot_general":
             flops += _dot_flops(eqn)
-        inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in _subjaxprs(param)]
+        inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in subjaxprs(param)]
         for contents in inner:
             counts.update(contents.primitive_counts)
             for loop in contents.loops:
                 loops[(loop.primitive, loop.trip_count)] += loop.count
+        weights.append(1 + sum(sum(c.equation_weights) for c in inner))
         if inner:
             branch_flops = [c.dot_flops for c in inner]
             flops += times * (max(branch_flops) if name == "cond" else sum(branch_flops))
     ordered = sorted(loops.items(), key=lambda kv: (kv[0][0], kv[0][1] is None, kv[0][1] or 0))
-    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), flops)
+    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), flops, tuple(weights))
 
 
 def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:
@@ -99,11 +103,12 @@ def _dot_flops(eqn: Any) -> float:
         return 0.0
 
 
-def _subjaxprs(value: Any):
+def subjaxprs(value: Any):
+    """The jaxprs inside one equation parameter (a jaxpr, a closed jaxpr, or a tuple of them: ``cond`` branches)."""
     if hasattr(value, "eqns") and hasattr(value, "invars"):
         yield value
     elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
         yield value.jaxpr
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from _subjaxprs(item)
+            yield from subjaxprs(item)
