@@ -45,7 +45,7 @@ def test_stages_report_puts_trip_counts_and_the_estimate_next_to_the_cost():
     assert report.traced.loops == (LoopInfo("scan", 12, 1),)
     assert report.traced.dot_flops_estimate == 12 * 2 * 4 * 32 * 32
     assert report.compiled.loop_trip_counts == (12,)
-    text = str(report)
+    text = " ".join(str(report).split())  # the note wraps at the terminal's width
     note = ("note: the program has loops (scan of length 12; XLA's loops run 12 times (known_trip_count)): XLA's cost "
             "analysis counts each loop body once, not once per iteration, so its FLOPs and bytes leave out the repeats. "
             "Counting each body by its trip count, the matrix multiplies alone come to about 98.30 kFLOP (an estimate "

@@ -233,9 +233,30 @@ def test_calls_inside_functions_defined_in_the_cell_still_work_later(shell):
 def test_unknown_option_prints_usage_and_runs_nothing(shell):
     with pytest.raises(UsageError, match="unrecognized arguments: --bogus") as info:
         shell.run_cell_magic("jaxstages", "--bogus", "sentinel = 1")
-    usage = " ".join(str(info.value).split("::")[-1].split())
-    assert usage == "%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--save DIR] [--all-processes] [-o NAME]"
+    assert str(info.value).splitlines()[-1] == USAGE
     assert "sentinel" not in shell.user_ns
+
+
+USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--save DIR] [--all-processes] [-o NAME]"
+
+
+@pytest.mark.parametrize("question", ["%%jaxstages?", "%jaxstages?", "jaxstages?"])
+def test_every_way_of_asking_shows_the_manual_with_the_cell_prefix(ip, question):
+    result, cap = run_captured(ip, question)
+    assert result.success
+    shown = cap.stdout + "".join(str(o.data.get("text/plain", "")) for o in cap.outputs)
+    assert "Object `%jaxstages` not found" not in shown
+    assert " ".join(shown.split()).count(USAGE) == 1
+    assert "Run the cell once, as IPython would, and show what JAX did for its jitted calls." in shown
+
+
+def test_the_line_form_only_says_it_is_a_cell_magic(ip):
+    with pytest.raises(UsageError) as info:
+        ip.run_line_magic("jaxstages", "--all")
+    assert str(info.value).splitlines() == [
+        "%%jaxstages is a cell magic: write it on the first line of a cell, with the code under it (%%jaxstages? shows the manual)",
+        USAGE,
+    ]
 
 
 def test_unknown_name_is_rejected_before_running(shell):
@@ -284,7 +305,7 @@ def test_html_escapes_user_strings(shell):
     assert "</pre><script>alert(1)</script>" in "".join(parser.text)
     _, cap = run_captured(shell, "%%jaxstages\njax.jit(lambda v: v * 2)(x)")
     page = _report(cap).data["text/html"]
-    assert "&lt;lambda&gt;" in page and "<lambda>" not in page
+    assert "&lt;lambda>" in page and "<lambda>" not in page
 
 
 def test_unload_restores_listeners_and_removes_magics(ip):

@@ -77,10 +77,11 @@ def save(report, directory):
     ``OSError`` when a file could not be written.
     """
     from jaxshow.record_files import save_report
+    from jaxshow.report import plural
 
     saved = save_report(report, directory)
     if saved.error:
-        raise OSError(f"jaxshow.save: {saved.error} ({len(saved.files)} files written to {saved.directory} before it)")
+        raise OSError(f"jaxshow.save: {saved.error} ({plural(len(saved.files), 'file')} written to {saved.directory} before it)")
     return saved
 
 

@@ -21,7 +21,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import output_name_error
+from jaxshow.magic_args import output_name_error, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear")
@@ -107,7 +107,7 @@ class CacheMagics(Magics):
         return args
 
     def _usage(self) -> str:
-        return self.jaxcache.parser.format_usage().rstrip() + "\n(subcommands: on | off | persistent | clear NAME | NAME)"
+        return usage(self.jaxcache) + "\n(subcommands: on | off | persistent | clear NAME | NAME)"
 
     def _line(self, words: list[str]):
         if not words:

@@ -16,7 +16,7 @@ from traitlets import Integer
 
 from jaxshow import render
 from jaxshow.config_inventory import config_report
-from jaxshow.magic_args import output_name_error, parse_options, silenced
+from jaxshow.magic_args import output_name_error, parse_options, silenced, usage
 
 
 class mutually_exclusive(argument_group):  # noqa: N801 - named like IPython's argument decorators
@@ -85,7 +85,7 @@ class JaxConfigMagics(Magics):
     def _parse(self, line: str) -> Any:
         args = parse_options(self.jaxconfig, line)
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
-            raise UsageError(f"{why}\n{self.jaxconfig.parser.format_usage()}")
+            raise UsageError(f"{why}\n{usage(self.jaxconfig)}")
         return args
 
     def shutdown(self) -> None:

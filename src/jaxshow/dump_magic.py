@@ -21,7 +21,7 @@ from traitlets import Integer
 
 from jaxshow import dumps, render
 from jaxshow.cellrun import label_cells
-from jaxshow.magic_args import output_name_error, parse_options, silenced
+from jaxshow.magic_args import output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
 
@@ -121,13 +121,13 @@ class DumpMagics(Magics):
         """
         line, silent = silenced(line)
         args = parse_options(self.jaxdump, line)
-        usage = self.jaxdump.parser.format_usage()
+        usage_line = usage(self.jaxdump)
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
-            raise UsageError(f"{why}\n{usage}")
+            raise UsageError(f"{why}\n{usage_line}")
         if args.diff and args.name:
-            raise UsageError(f"--diff A B takes no NAME, got {args.name!r}\n{usage}")
+            raise UsageError(f"--diff A B takes no NAME, got {args.name!r}\n{usage_line}")
         if args.dir is not None and not args.dir.strip():
-            raise UsageError(f"--dir needs a directory\n{usage}")
+            raise UsageError(f"--dir needs a directory\n{usage_line}")
         label = functools.partial(label_cells, self.shell)
         try:
             if args.diff:
@@ -136,9 +136,9 @@ class DumpMagics(Magics):
                 report = dumps.dump_report(args.name, directory=args.dir, cells=self.cell_spans(), loaded_at=self._loaded_at,
                                            hits=tuple(self._watcher.hits), label_text=label, read_max_bytes=self.read_max_bytes)
         except (LookupError, ValueError) as exc:
-            raise UsageError(f"{exc.args[0] if exc.args else exc}\n{usage}") from None
+            raise UsageError(f"{exc.args[0] if exc.args else exc}\n{usage_line}") from None
         except OSError as exc:
-            raise UsageError(f"cannot read the dump: {exc}\n{usage}") from None
+            raise UsageError(f"cannot read the dump: {exc}\n{usage_line}") from None
         if not silent:
             display(render.Rendered(report, render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)))
         if args.output:

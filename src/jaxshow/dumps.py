@@ -33,7 +33,7 @@ import jax.monitoring
 
 from jaxshow import _jax_compat
 from jaxshow.persistent import module_name
-from jaxshow.report import DumpDiff, DumpFile, DumpReport, DumpSetting, DumpText, XlaDumpFile, XlaDumpModule
+from jaxshow.report import DumpDiff, DumpFile, DumpReport, DumpSetting, DumpText, XlaDumpFile, XlaDumpModule, plural
 
 ENV_DIR = "JAX_DUMP_IR_TO"
 ENV_MODES = "JAX_DUMP_IR_MODES"
@@ -394,7 +394,7 @@ def dump_report(
             unavailable += " yet (JAX creates it at the first dump)"
         if unavailable is None and not files and not xla_modules:
             unavailable = (f"{listed} is empty" if other == 0 else
-                           f"{listed} holds {other} entries, none named like a JAX dump (jax_ir…_….mlir, jax_…_….jaxpr.txt) "
+                           f"{listed} holds {plural(other, 'entry', 'entries')}, none named like a JAX dump (jax_ir…_….mlir, jax_…_….jaxpr.txt) "
                            "or an XLA dump (module_….txt)")
             if directory is None and other == 0:
                 unavailable += ": nothing compiled since dumping was turned on (an in-memory cache hit writes nothing)"

@@ -1,4 +1,11 @@
-"""Option parsing shared by jaxshow's magics: ``magic_arguments`` with usage in every error (IPython only)."""
+"""Option parsing shared by jaxshow's magics: ``magic_arguments`` with usage in every error (IPython only).
+
+IPython builds a magic's usage line from its function name after one ``%``
+(``MagicHelpFormatter``'s prefix), right for a line magic and wrong for a cell
+magic, which is typed ``%%name``. :func:`cell_magic_arguments` names the parser
+``%name`` through IPython's own ``magic_arguments(name=...)``, so the docstring
+(``%%jaxstages?``) and every usage error show ``%%jaxstages [--all] ...``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,24 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import parse_argstring
+from IPython.core.magic_arguments import magic_arguments, parse_argstring, real_name
 from IPython.utils.text import DollarFormatter
 
 _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
+
+
+class cell_magic_arguments(magic_arguments):  # noqa: N801 - named like the decorator it extends
+    """``@magic_arguments()`` for a cell magic: its usage reads ``%%name``, as the magic is typed."""
+
+    def __call__(self, func: Any) -> Any:
+        self.name = "%" + real_name(func)
+        return super().__call__(func)
+
+
+def usage(magic: Any) -> str:
+    """The magic's usage on one line, as it is typed: ``%%jaxstages [--all] ... [-o NAME]``, ``%jaxcache [-o NAME] ...``."""
+    text = magic.parser.format_usage()
+    return " ".join(text.split("::", 1)[-1].split())
 
 
 def parse_options(magic: Any, line: str) -> Any:
@@ -22,7 +43,7 @@ def parse_options(magic: Any, line: str) -> Any:
     try:
         args = parse_argstring(magic, line)
     except UsageError as exc:
-        raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+        raise UsageError(f"{exc}\n{usage(magic)}") from None
     for key, value in vars(args).items():
         if isinstance(value, str):
             setattr(args, key, _unquote(value))

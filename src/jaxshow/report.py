@@ -407,7 +407,7 @@ class SavedReport(_Displayable):
     error: str | None = None
 
     def _summary(self) -> str:
-        return f"{self.directory}: {self.error}" if self.error else f"{len(self.files)} files in {self.directory}"
+        return f"{self.directory}: {self.error}" if self.error else f"{plural(len(self.files), 'file')} in {self.directory}"
 
 
 # --- %jaxcache: tracing-cache misses, trace histories, the persistent cache -------------------
@@ -543,7 +543,7 @@ class CacheClearReport(_Displayable):
     not_cleared: tuple[str, ...]
 
     def _summary(self) -> str:
-        return f"{self.name!r}: cleared {self.entries_before} entries"
+        return f"{self.name!r}: cleared {plural(self.entries_before, 'entry', 'entries') if self.entries_before is not None else '? entries'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -575,7 +575,7 @@ class PersistentCacheReport(_Displayable):
 
     def _summary(self) -> str:
         where = self.directory or "no directory"
-        return f"{where}; {self.entry_count if self.entry_count is not None else '?'} entries"
+        return f"{where}; {plural(self.entry_count, 'entry', 'entries') if self.entry_count is not None else '? entries'}"
 
 
 # --- %jaxconfig: JAX's config options, where each value came from, what changing it costs ------
@@ -828,6 +828,11 @@ def format_bytes(n: float | None) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.2f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``plural(1, 'input')`` -> ``'1 input'``, ``plural(2500, 'input')`` -> ``'2,500 inputs'``."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def format_count(n: float | None, unit: str = "") -> str:

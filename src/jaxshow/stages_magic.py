@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand, output_can_be_silenced
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic_arguments import argument
 from IPython.display import display
 from traitlets import Float, Integer
 
@@ -22,7 +22,7 @@ from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import expand_variables, output_name_error, parse_options
+from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
 from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation
 from jaxshow.record_files import directory_problem, save_report
@@ -48,7 +48,7 @@ class StagesMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._open: tuple[Any, CallCapture, StageProgress] | None = None
 
-    @magic_arguments()
+    @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
     @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
@@ -100,6 +100,15 @@ class StagesMagics(Magics):
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
         return run_magic_cell(self.shell, self, line, cell)
+
+    # ``%jaxstages?`` looks for a line magic only (IPython's _ofind): this one carries the cell
+    # magic's manual, and typed as a line it only says how %%jaxstages is used.
+    @line_magic("jaxstages")
+    def jaxstages_usage(self, line: str) -> None:
+        raise UsageError("%%jaxstages is a cell magic: write it on the first line of a cell, with the code under it "
+                         f"(%%jaxstages? shows the manual)\n{usage(self.jaxstages)}")
+
+    jaxstages_usage.__doc__ = jaxstages.__doc__
 
     # the runner's protocol (cellrun.CellMagic) ------------------------------------------------
 
@@ -156,17 +165,17 @@ class StagesMagics(Magics):
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, expand_variables(self.shell, line))
-        usage = self.jaxstages.parser.format_usage()
+        usage_line = usage(self.jaxstages)
         if args.name is not None and not _FUNCTION_NAME.match(args.name):
-            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage}")
+            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
         if args.name is not None:
             head = args.name.split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
-                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage}")
+                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
-            raise UsageError(f"--save {args.save}: {why}\n{usage}")
+            raise UsageError(f"--save {args.save}: {why}\n{usage_line}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
-            raise UsageError(f"{why}\n{usage}")
+            raise UsageError(f"{why}\n{usage_line}")
         return args
 
     def _open_capture(self, args: Any) -> DirectCalls:

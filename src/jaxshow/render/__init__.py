@@ -16,7 +16,7 @@ from functools import singledispatch
 from jaxshow import report
 from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
 from jaxshow.render.markup import Html, tag
-from jaxshow.render.style import ROOT_STYLE, STYLESHEET
+from jaxshow.render.style import ROOT_STYLE, STYLE_ELEMENT
 
 __all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
 
@@ -34,8 +34,13 @@ def text_body(record: object, budget: TextBudget) -> str:
 
 
 def to_html(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
-    """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts."""
-    return tag("div", Html(f"<style>{STYLESHEET}</style>"), html_body(record, budget), cls="jaxshow", style=ROOT_STYLE)
+    """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts.
+
+    The ``<style>`` comes last: where a sanitiser prints the element as text, its
+    two tags end the report instead of heading it (the rules themselves are an
+    HTML comment there, see :mod:`jaxshow.render.style`).
+    """
+    return tag("div", html_body(record, budget), Html(STYLE_ELEMENT), cls="jaxshow", style=ROOT_STYLE)
 
 
 def to_text(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:

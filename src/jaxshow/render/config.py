@@ -5,7 +5,7 @@ from __future__ import annotations
 from jaxshow import render
 from jaxshow.render.limits import MESSAGE_LINES, TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, details, join, muted, tag
-from jaxshow.render.plain import hang, text_table
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import ConfigOption, ConfigReport
 
@@ -189,18 +189,18 @@ def _(report: ConfigReport, budget: TextBudget) -> Html:
 def _(report: ConfigReport, budget: TextBudget) -> str:
     lines = [f"%jaxconfig — {_headline(report)}", f"  {_selection(report)}", f"  {_backend(report)}"]
     if changed := _changed_line(report):
-        lines.append("  " + changed)
+        lines.append(paragraph("  ", changed, "    ", budget))
     options, more = limit_rows(report.options, budget, "report.options")
     if options:
         lines.extend(text_table([_row(o, report) for o in options], HEADER, budget, indent="  ", rule=True, more=more))
         if len(report.options) <= TEXT_HELP_MAX_OPTIONS:
             for o in options:
                 lines.append(f"  {line(o.name, budget)}:")
-                lines.append("    " + hang(block(_help(o), budget, HELP_LINES), "    "))
+                lines.append(paragraph("    ", block(_help(o), budget, HELP_LINES), "    ", budget))
         else:
             lines.append(f"  help texts: select at most {TEXT_HELP_MAX_OPTIONS} options (a FILTER), "
                          "or read report.options[i].help_text")
         lines.append("  columns:")
-        lines.extend(f"    {k}: " + hang(v, "      ") for k, v in COLUMN_NOTES)
-    lines.extend("  note: " + hang(message(n, budget), "    ") for n in _caveats(report))
+        lines.extend(paragraph(f"    {k}: ", v, "      ", budget) for k, v in COLUMN_NOTES)
+    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in _caveats(report))
     return "\n".join(lines)

@@ -9,9 +9,9 @@ from jaxshow import render
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, block, clip_lines, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
-from jaxshow.render.plain import hang, text_table
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
-from jaxshow.report import DUMP_KIND_WORDS, DumpDiff, DumpFile, DumpReport, DumpText, XlaDumpModule, format_bytes
+from jaxshow.report import DUMP_KIND_WORDS, DumpDiff, DumpFile, DumpReport, DumpText, XlaDumpModule, format_bytes, plural
 
 NAMING = (
     "jax_ir{counter}_{module}_{stage}.mlir: counter = this process's running number of module dumps (4 digits, shared by all "
@@ -72,7 +72,7 @@ def _xla_kinds(m: XlaDumpModule) -> str:
     for kind, n in counts.items():
         if kind == "pass":
             passes = dict.fromkeys(f.pass_name for f in m.files if f.kind == "pass" and f.pass_name)
-            words.append(f"{n} per-pass dumps (after {', '.join(passes)})")
+            words.append(f"{plural(n, 'per-pass dump')} (after {', '.join(passes)})")
         else:
             words.append(kind if n == 1 else f"{kind} ×{n}")
     return "; ".join(words)
@@ -82,7 +82,7 @@ def _text_shown(t: DumpText, budget: TextBudget) -> tuple[str, str | None]:
     shown, hidden = clip_lines(t.text, budget.max_lines)
     parts = []
     if hidden:
-        parts.append(f"{hidden:,} more lines")
+        parts.append(plural(hidden, "more line"))
     if t.read_bytes and t.read_bytes < t.total_bytes:
         parts.append(f"{t.total_bytes - t.read_bytes:,} more bytes not read")
     footer = f"… {'; '.join(parts)}; full text in the file {t.file}" if parts else None
@@ -114,7 +114,7 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
         module = next((f.module for f in files if f.module), None)
-        summary = join([line(function, budget), " ", muted(f"{len(r.files_of(function))} files" + (f" · module {module}" if module else ""))])
+        summary = join([line(function, budget), " ", muted(plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else ""))])
         parts.append(details(summary, table(_FILE_HEADER, _file_rows(files), budget, more=more), open=len(functions) <= 5))
     if more_functions:
         parts.append(muted(more_functions))
@@ -167,8 +167,8 @@ def _(d: DumpDiff, budget: TextBudget) -> Html:
 @render.text_body.register
 def _(r: DumpReport, budget: TextBudget) -> str:
     title = "%jaxdump" + (f" {line(r.selection, budget)}" if r.selection else "")
-    lines = [f"{title} — " + hang(message(_headline(r), budget), "  ")]
-    lines.extend("  warning: " + hang(message(w, budget), "    ") for w in r.warnings)
+    lines = [paragraph(f"{title} — ", message(_headline(r), budget), "  ", budget)]
+    lines.extend(paragraph("  warning: ", message(w, budget), "    ", budget) for w in r.warnings)
     lines.extend(f"  {s.option}: {line(s.value, budget)}  ({line(s.source, budget)})" for s in r.settings)
     functions, more_functions = limit_rows(r.functions, budget, "report.functions")
     for function in functions:
@@ -199,7 +199,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
         lines.extend("    | " + piece for piece in block(shown, budget, 0).split("\n"))
         if footer:
             lines.append("    " + footer)
-    lines.extend("  note: " + hang(message(n, budget), "    ") for n in r.notes)
+    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in r.notes)
     return "\n".join(lines)
 
 
@@ -208,6 +208,6 @@ def _(d: DumpDiff, budget: TextBudget) -> str:
     lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines} -{d.removed_lines} lines)"]
     if d.diff_text:
         lines.extend("  " + piece for piece in block(d.diff_text, budget).split("\n"))
-    lines.extend("  note: " + hang(message(n, budget), "    ") for n in d.notes)
+    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in d.notes)
     return "\n".join(lines)
 

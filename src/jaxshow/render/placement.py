@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxshow.render.limits import TextBudget, limit_rows, line, message
+from jaxshow.render.groups import grouped_html, grouped_text
+from jaxshow.render.limits import TextBudget, line, message
 from jaxshow.render.markup import Html, details, join, muted, table, tag
-from jaxshow.render.plain import text_table
-from jaxshow.report import CollectiveCount, CompiledStation, PlacementSpec, ShardingView
+from jaxshow.render.plain import paragraph, text_table
+from jaxshow.report import CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
 
 DEFAULT_MEMORY_KINDS = ("device", None)
 _TILE_COLOURS = ("#ddf4ff", "#fff8c5", "#dafbe1", "#ffebe9", "#fbefff", "#f6f8fa", "#ffe7c2", "#d8f3f6")
 _GRID_MAX_PX = 360
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[tuple[str, str, str]]:
@@ -126,12 +123,10 @@ def placement_html(c: CompiledStation, budget: TextBudget) -> Html:
     if c.collectives:
         parts.append(details(line(collectives_line(c.collectives) or "", budget),
                              table(("collective", "count", "where"), _collective_rows(c.collectives), budget)))
-    inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
-    outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
     where = "spec" if c.mesh else "sharding"
     parts += [
-        tag("div", "inputs"), table(("input", where, "layout"), placement_rows(c, inputs), budget, more=more_inputs),
-        tag("div", "outputs"), table(("output", where, "layout"), placement_rows(c, outputs), budget, more=more_outputs),
+        tag("div", "inputs"), grouped_html(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs"),
+        tag("div", "outputs"), grouped_html(("output", where, "layout"), placement_rows(c, c.outputs), budget, "report.compiled.outputs"),
     ]
     title = "input and output shardings and formats"
     if c.sharding_views:
@@ -141,7 +136,7 @@ def placement_html(c: CompiledStation, budget: TextBudget) -> Html:
 
 def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     if c.placements_unavailable:
-        return ["  shardings and formats: " + message(c.placements_unavailable, budget)]
+        return [paragraph("  shardings and formats: ", message(c.placements_unavailable, budget), "    ", budget)]
     out: list[str] = []
     if head := mesh_line(c):
         out.append(f"  {line(head, budget)}")
@@ -153,9 +148,7 @@ def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     if c.collectives:
         out.append(f"  {collectives_line(c.collectives)}:")
         out += text_table(_collective_rows(c.collectives), None, budget, indent="    ")
-    inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
-    outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
     where = "spec" if c.mesh else "sharding"
-    out += text_table(placement_rows(c, inputs), ("input", where, "layout"), budget, indent="    ", more=more_inputs)
-    out += text_table(placement_rows(c, outputs), ("output", where, "layout"), budget, indent="    ", more=more_outputs)
+    out += grouped_text(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs")
+    out += grouped_text(("output", where, "layout"), placement_rows(c, c.outputs), budget, "report.compiled.outputs")
     return out
