@@ -572,7 +572,7 @@ def test_a_user_pytree_is_not_rebuilt_for_the_report(shell):
 
 @pytest.mark.parametrize("name, why", [
     ("__builtins__", "-o __builtins__: names like __builtins__ belong to Python"),
-    ("not a name", "-o needs a variable name, got \"'not a name'\""),  # IPython's argument split keeps the quotes
+    ("not a name", "-o needs a variable name, got 'not a name'"),  # the quotes IPython's split keeps are taken off
     ("class", "-o class: 'class' is a Python keyword"),
     ("Out", "-o Out: Out is one of IPython's own names"),
     ("_i3", "-o _i3: _i3 is one of IPython's own names"),
