@@ -391,3 +391,14 @@ def test_process_index_never_starts_a_backend():
               "print(process_index(), _jax_compat.backends_initialized()[0])")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["0", "False"], out.stderr[-2000:]
+
+
+def test_timeit_inside_the_cell_times_the_users_calls_alone(shell):
+    from jaxshow.stages_magic import TIMEIT_NOTE
+
+    shell.run_cell("import builtins\nhooked = []\n")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)\n%timeit -n 5 -r 1 f(x)")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.function == "f" and report.repeat_hits == 0  # the cell's own call; not the 5 timed ones
+    assert TIMEIT_NOTE in shell.user_ns["rep"].notes

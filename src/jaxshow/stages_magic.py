@@ -28,6 +28,19 @@ from jaxshow.report import CellReport, SourceLocation
 from jaxshow.record_files import directory_problem, save_report
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_TIMEIT = re.compile(r"(?m)^\s*%%?timeit\b")
+TIMEIT_NOTE = ("%timeit's statement runs without jaxshow's call hook, so the times it prints are your calls' alone; "
+               "the traces and compiles it caused are reported, its cache hits are not listed")
+
+
+@dataclasses.dataclass
+class _OpenCell:
+    """A %%jaxstages cell while IPython runs it: its options, capture and progress line."""
+
+    args: Any
+    capture: CallCapture
+    progress: StageProgress
+    timeit: bool
 
 
 @magics_class
@@ -46,7 +59,7 @@ class StagesMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._open: tuple[Any, CallCapture, StageProgress] | None = None
+        self._open: _OpenCell | None = None
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -120,13 +133,13 @@ class StagesMagics(Magics):
         return True
 
     def open(self, line: str, raw_cell: str) -> DirectCalls:
-        return self._open_capture(self._parse(line, raw_cell))
+        return self._open_capture(self._parse(line, raw_cell), timeit=bool(_TIMEIT.search(raw_cell)))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._open is None:
             return
-        args, capture, progress = self._open
-        self._open = None
+        args, capture, progress = self._open.args, self._open.capture, self._open.progress
+        timeit, self._open = self._open.timeit, None
         capture.close()
         progress.close()
         if not ran:
@@ -142,6 +155,8 @@ class StagesMagics(Magics):
             )
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
+            if timeit:
+                report = dataclasses.replace(report, notes=(*report.notes, TIMEIT_NOTE))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
@@ -157,8 +172,8 @@ class StagesMagics(Magics):
     def shutdown(self) -> None:
         """End an open capture without a report (called on ``%unload_ext``)."""
         if self._open is not None:
-            self._open[1].close()
-            self._open[2].close()
+            self._open.capture.close()
+            self._open.progress.close()
             self._open = None
 
     # helpers -----------------------------------------------------------------------------------
@@ -178,13 +193,13 @@ class StagesMagics(Magics):
             raise UsageError(f"{why}\n{usage_line}")
         return args
 
-    def _open_capture(self, args: Any) -> DirectCalls:
+    def _open_capture(self, args: Any, *, timeit: bool = False) -> DirectCalls:
         if self._open is not None:
             self.close(None, 0.0)
         progress = StageProgress(self.progress_after_seconds)
         capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress)
         capture.__enter__()
-        self._open = (args, capture, progress)
+        self._open = _OpenCell(args, capture, progress, timeit)
         return DirectCalls(capture)
 
     def _name_note(self, name: str) -> str | None:
