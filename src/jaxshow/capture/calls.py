@@ -542,21 +542,22 @@ class CallCounter:
 
 
 class _Pending:
-    """A direct call of a jit wrapper between ``pre`` and ``post``."""
+    """A direct call of a jit wrapper between ``pre`` and ``post``.
 
-    __slots__ = ("wrapper", "lead", "bound", "site", "column", "args", "made_before", "walk_args", "token")
+    ``key`` is the call's place (code object, line, column) and wrapper;
+    ``fresh`` says it is the first call there, the only one whose site and
+    arguments are recorded (a loop's later calls are counted).
+    """
 
-    def __init__(self, target: tuple[Any, tuple, dict], site: SourceLocation, column: int) -> None:
+    __slots__ = ("wrapper", "lead", "bound", "key", "fresh", "site", "args", "made_before", "walk_args", "token")
+
+    def __init__(self, target: tuple[Any, tuple, dict], key: tuple, fresh: bool, site: SourceLocation | None) -> None:
         self.wrapper, self.lead, self.bound = target
-        self.site, self.column = site, column
+        self.key, self.fresh, self.site = key, fresh, site
         self.args: tuple = ()
         self.made_before = 0
         self.walk_args: tuple[tuple, dict] | None = None
         self.token: Any = None
-
-    @property
-    def key(self) -> tuple:
-        return (self.site.file, self.site.line, self.column, id(self.wrapper))
 
 
 class DirectCalls:
@@ -592,7 +593,13 @@ class DirectCalls:
         target = jit_target(fn)
         if target is None and (type(fn).__module__ or "").startswith("jax"):
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
-        self._stack().append(None if target is None else _Pending(target, self._site(sys._getframe(1), line), column))
+        if target is None:
+            self._stack().append(None)
+            return fn
+        frame = sys._getframe(1)
+        key = (frame.f_code, line, column, id(target[0]))
+        fresh = key not in self._first
+        self._stack().append(_Pending(target, key, fresh, self._site(frame, line) if fresh else None))
         return fn
 
     def _site(self, frame: Any, line: int) -> SourceLocation:
@@ -603,13 +610,14 @@ class DirectCalls:
         return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
 
     def args(self, *args: Any) -> tuple:
-        stack = self._stack()
-        if stack and stack[-1] is not None:
-            stack[-1].args = args
+        stack = self._local.stack  # pre() made it on this thread
+        pending = stack[-1] if stack else None
+        if pending is not None and pending.fresh:
+            pending.args = args
         return args
 
     def kwargs(self, **kwargs: Any) -> dict:
-        stack = self._stack()
+        stack = self._local.stack
         pending = stack[-1] if stack else None
         if pending is not None:
             try:
@@ -619,7 +627,7 @@ class DirectCalls:
         return kwargs
 
     def post(self, value: Any) -> Any:
-        stack = self._stack()
+        stack = self._local.stack
         pending = stack.pop() if stack else None
         if pending is not None:
             try:
@@ -634,7 +642,7 @@ class DirectCalls:
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
-        if pending.key not in self._first and type(pending.wrapper) is JIT_TYPE:
+        if pending.fresh and type(pending.wrapper) is JIT_TYPE:
             args = (*pending.lead, *pending.args)
             pending.walk_args = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
 
@@ -649,6 +657,11 @@ class DirectCalls:
                 self._first[key].repeat_hits += 1  # type: ignore[union-attr]
             else:
                 self._first[key] = self.capture.record_wrapper_call(pending.made_before, pending.wrapper, pending.site)
+            return
+        if not pending.fresh and key in self._first and self.capture.records_made() == pending.made_before:
+            first = self._first[key]  # a loop's later call that JAX served from its C++ cache: counted, nothing else
+            if first is not None:
+                first.repeat_hits += 1
             return
         own = self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper))
         if key in self._first:
