@@ -75,3 +75,17 @@ def test_collectives_count_each_async_pair_once_with_their_lines():
     assert collectives(HLO) == (CollectiveCount("all-reduce", 2, (4, 8)), CollectiveCount("all-gather", 1, (5,)))
     assert loop_trip_counts(HLO) == (7,)
     assert collectives("HloModule m\nENTRY %e { ROOT %p = f32[] parameter(0) }") == () and collectives(None) == ()
+
+
+def test_the_report_quotes_the_first_lines_of_each_collective():
+    from jaxshow.render.limits import DEFAULT_BUDGET
+    from jaxshow.render.placement import collective_excerpt
+    from jaxshow.report import CompiledStation
+
+    station = CompiledStation(optimized_hlo_text=HLO, hlo_unavailable=None, cost=None, cost_unavailable="-", memory=None,
+                              memory_unavailable="-", inputs=(), outputs=(), collectives=collectives(HLO))
+    assert collective_excerpt(station, DEFAULT_BUDGET).splitlines() == [
+        "4  %all-reduce = f32[8]{0} all-reduce(f32[8]{0} %p), replica_groups={{0,1}}, to_apply=%add",
+        "5  %ag-start = (f32[8]{0}, f32[16]{0}) all-gather-start(f32[8]{0} %all-reduce), dimensions={0}",
+        "8  ROOT %all-reduce.1 = f32[16]{0} all-reduce(f32[16]{0} %ag-done), replica_groups={{0,1}}, to_apply=%add",
+    ]

@@ -11,7 +11,8 @@ from typing import Sequence
 
 from jaxshow.render.groups import grouped_html, grouped_text
 from jaxshow.render.limits import TextBudget, line, message
-from jaxshow.render.markup import Html, details, join, muted, table, tag
+from jaxshow.render.highlight import code_html
+from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.report import CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
 
@@ -56,6 +57,26 @@ def _collective_rows(counts: Sequence[CollectiveCount]) -> list[tuple[str, str, 
         more = f", … {c.count - len(c.lines):,} more" if c.count > len(c.lines) else ""
         rows.append((c.kind, f"{c.count:,}", f"lines {shown}{more}"))
     return rows
+
+
+COLLECTIVE_EXCERPT_LINES = 3
+"""Lines of the optimised HLO quoted per collective kind, after the line numbers of all."""
+
+
+def collective_excerpt(c: CompiledStation, budget: TextBudget) -> str:
+    """The first few lines of each collective kind, numbered as in ``report.compiled.optimized_hlo_text``."""
+    text = c.optimized_hlo_text or ""
+    wanted = {n for k in c.collectives for n in k.lines[:COLLECTIVE_EXCERPT_LINES]}
+    found: dict[int, str] = {}
+    start = 0
+    for number in range(1, max(wanted, default=0) + 1):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if number in wanted:
+            found[number] = line(text[start:end].strip(), budget)
+        start = end + 1
+    width = len(str(max(found, default=0)))
+    return "\n".join(f"{n:>{width}}  {found[n]}" for n in sorted(found))
 
 
 def _view_title(view: ShardingView) -> str:
@@ -122,7 +143,8 @@ def placement_html(c: CompiledStation, budget: TextBudget) -> Html:
         parts.append(muted(f"… {plural(c.more_sharding_views, 'more distinct sharding')}, not drawn"))
     if c.collectives:
         parts.append(details(line(collectives_line(c.collectives) or "", budget),
-                             table(("collective", "count", "where"), _collective_rows(c.collectives), budget)))
+                             table(("collective", "count", "where"), _collective_rows(c.collectives), budget),
+                             code_block(code_html(collective_excerpt(c, budget), "hlo", budget.highlight_max_bytes))))
     where = "spec" if c.mesh else "sharding"
     parts += [
         tag("div", "inputs"), grouped_html(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs"),
@@ -148,6 +170,7 @@ def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     if c.collectives:
         out.append(f"  {collectives_line(c.collectives)}:")
         out += text_table(_collective_rows(c.collectives), None, budget, indent="    ")
+        out += ["      " + row for row in collective_excerpt(c, budget).splitlines()]
     where = "spec" if c.mesh else "sharding"
     out += grouped_text(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs")
     out += grouped_text(("output", where, "layout"), placement_rows(c, c.outputs), budget, "report.compiled.outputs")
