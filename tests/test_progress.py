@@ -48,3 +48,26 @@ def test_progress_can_be_turned_off(shell):
     shell.run_line_magic("config", "StagesMagics.progress_after_seconds = -1")
     result, cap = run_captured(shell, "%%jaxstages\ny = slow(x)")
     assert result.success and _progress(cap) == [] and len(cap.outputs) == 1
+
+
+def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
+                                          + "x = jnp.ones(3)\nx.block_until_ready();"),
+                nbformat.v4.new_code_cell("%%jaxstages\ny = slow(x)")]
+    client = NotebookClient(nb, timeout=180, kernel_name="python3")
+    shown = []
+    output = client.output
+
+    def spy(outs, msg, display_id, cell_index):
+        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
+        return output(outs, msg, display_id, cell_index)
+
+    client.output = spy
+    client.execute()
+    assert shown[0] == (1, "display_data", "jaxshow: tracing slow")  # shown by the timer thread, in the cell's output
+    texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs]
+    assert texts[0] == "" and texts[1].startswith("cell ") and len(texts) == 2  # updated in place, emptied, then the report
