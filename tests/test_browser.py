@@ -192,7 +192,7 @@ def test_reports_render_and_fold_open_in_chromium(tour, browser):
     colours = code.evaluate(
         """pre => {
             const base = getComputedStyle(pre).color;
-            return [...pre.querySelectorAll('span')].map(s => getComputedStyle(s).color).filter(c => c !== base);
+            return [...pre.querySelectorAll('b, i')].map(s => getComputedStyle(s).color).filter(c => c !== base);
         }"""
     )
     assert len(set(colours)) >= 3, "the StableHLO should be highlighted in several colours"
@@ -236,6 +236,10 @@ def test_sanitized_export_stays_legible_in_chromium(tour, browser):
     assert float(font_size.removesuffix("px")) >= 10
     assert colour != background
     assert white_space.startswith("pre"), "line breaks of the IR must survive"
+    for root_text in roots.evaluate_all("rs => rs.map(r => r.innerText)"):
+        for rule in (".jaxshow", "--js-", "font-family", "{color:"):
+            assert rule not in root_text, f"the stylesheet shows as text ({rule!r}): the sanitiser escaped <style>"
+    assert _lowest_contrast(code.locator("code").evaluate_all(EFFECTIVE_COLOURS)) >= 4.5
     x, y, width, height = first.evaluate("e => { const r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }")
     page.screenshot(
         path=str(ARTIFACTS / "tour-sanitized-first-report.png"),
@@ -245,3 +249,159 @@ def test_sanitized_export_stays_legible_in_chromium(tour, browser):
     exported = paths["tour-sanitized.html"].read_text(encoding="utf-8")
     _assert_outside_traffic_is_the_templates(view, exported, roots.evaluate_all("rs => rs.map(r => r.outerHTML)"))
     page.close()
+
+
+# --- themes: every colour readable on its background -------------------------------------------
+
+VSCODE_DARK = {  # VS Code's "Dark Modern" values for the variables the stylesheet reads
+    "--vscode-editor-background": "#1f1f1f",
+    "--vscode-editor-foreground": "#cccccc",
+    "--vscode-debugTokenExpression-name": "#c586c0",
+    "--vscode-debugTokenExpression-string": "#ce9178",
+    "--vscode-symbolIcon-functionForeground": "#b180d7",
+    "--vscode-textLink-foreground": "#4daafc",
+}
+CONTRAST_PROBES = {
+    "head": ".js-head",
+    "summary": "summary",
+    "muted": ".js-muted",
+    "table cell": "table.js-table td",
+    "note": ".js-note",
+    "error": ".js-error",
+    "code": "pre.js-code code",
+    "op": "pre.js-code b:not([class])",
+    "type": "pre.js-code i:not([class])",
+    "keyword": "pre.js-code b.k",
+    "symbol": "pre.js-code b.f",
+    "comment": "pre.js-code i.c",
+}
+EFFECTIVE_COLOURS = """els => els.map(e => {
+    const chain = [];
+    let opacity = 1;
+    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+        const s = getComputedStyle(n);
+        chain.push(s.backgroundColor);
+        opacity *= parseFloat(s.opacity);
+    }
+    return {fg: getComputedStyle(e).color, backgrounds: chain, opacity};
+})"""
+
+
+def _rgba(css: str) -> tuple[float, float, float, float]:
+    values = [float(v) for v in css[css.index("(") + 1 : css.index(")")].replace("/", ",").replace(" ", ",").split(",") if v]
+    return (*values[:3], values[3] if len(values) > 3 else 1.0)
+
+
+def _over(top: tuple[float, ...], below: tuple[float, float, float]) -> tuple[float, float, float]:
+    alpha = top[3]
+    return tuple(top[i] * alpha + below[i] * (1 - alpha) for i in range(3))
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg: tuple[float, float, float], bg: tuple[float, float, float]) -> float:
+    """WCAG 2 contrast ratio of two opaque colours."""
+    high, low = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _ratios(page) -> dict[str, float]:
+    """The lowest contrast of each probe's text on what is painted behind it (backgrounds and opacity composited)."""
+    page.locator("details").evaluate_all("ds => ds.forEach(d => d.open = true)")
+    worst = {}
+    for name, selector in CONTRAST_PROBES.items():
+        found = page.locator(f"div.jaxshow {selector}").evaluate_all(EFFECTIVE_COLOURS)
+        assert found, f"nothing matches {selector}"
+        worst[name] = _lowest_contrast(found)
+    return worst
+
+
+def _lowest_contrast(found: list[dict]) -> float:
+    """The lowest contrast among elements measured by ``EFFECTIVE_COLOURS``."""
+    lowest = 99.0
+    for item in found:
+        backdrop = (255.0, 255.0, 255.0)  # the canvas
+        for layer in reversed(item["backgrounds"]):
+            backdrop = _over(_rgba(layer), backdrop)
+        text = _over((*_rgba(item["fg"])[:3], _rgba(item["fg"])[3] * item["opacity"]), backdrop)
+        lowest = min(lowest, contrast(text, backdrop))
+    return lowest
+
+
+def _theme_page(name: str, head_css: str = "", body_style: str = "") -> pathlib.Path:
+    """A page holding one rendered report (hand-built: no JAX), under ``artifacts/``."""
+    from test_render import _report
+
+    from jaxshow import render
+    from jaxshow.report import ErrorSummary, LoweredStation
+
+    module = "\n".join([
+        "module @jit_step attributes {mhlo.num_partitions = 1 : i32} {",
+        "  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32>) {",
+        '    %0 = stablehlo.sine %arg0 : tensor<3xf32> loc(#loc2)  // the sine',
+        "    return %0 : tensor<3xf32>",
+        "  }",
+        "}",
+    ])
+    report = _report(
+        notes=("a note about this call",),
+        error=ErrorSummary("ValueError", "an error, shown tinted", "compile"),
+        lowered=LoweredStation("stablehlo", module, False, None, "not reported here"),
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"theme-{name}.html"
+    path.write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{head_css}</style></head>"
+        f"<body style='{body_style}'>{render.to_html(report)}</body></html>",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _lab_theme(name: str) -> str:
+    """JupyterLab's CSS and one of its themes, as nbconvert's lab template ships them."""
+    from jupyter_core.paths import jupyter_path
+
+    for directory in jupyter_path("nbconvert", "templates", "lab", "static"):
+        css = pathlib.Path(directory) / f"theme-{name}.css"
+        if css.exists():
+            return (css.parent / "index.css").read_text(encoding="utf-8") + css.read_text(encoding="utf-8")
+    pytest.skip(f"nbconvert's lab template has no theme-{name}.css here")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "theme, scheme",
+    [("default", "light"), ("default", "dark"), ("jupyterlab-light", "dark"), ("jupyterlab-dark", "light"), ("vscode-dark", "light")],
+    ids=lambda v: v,
+)
+def test_every_text_colour_reaches_wcag_aa_in_each_theme(browser, theme, scheme):
+    """Light and dark, from the front end's variables or the colour scheme: text, notes and every token ≥ 4.5:1.
+
+    The JupyterLab themes are nbconvert's copies of JupyterLab's own; each is tried under the
+    opposite OS colour scheme, since the theme, not the OS, sets the notebook's colours.
+    """
+    if theme.startswith("jupyterlab"):
+        path = _theme_page(theme, _lab_theme(theme.split("-")[1]), "background: var(--jp-layout-color0)")
+    elif theme == "vscode-dark":
+        variables = "".join(f"{k}: {v};" for k, v in VSCODE_DARK.items())
+        path = _theme_page(theme, f":root {{ {variables} }}", "background: var(--vscode-editor-background)")
+    else:
+        path = _theme_page(f"{theme}-{scheme}")
+    page = browser.new_page(viewport={"width": 1000, "height": 1200}, color_scheme=scheme)
+    page.goto(path.as_uri(), wait_until="load")
+    ratios = _ratios(page)
+    root = page.locator("div.jaxshow").first
+    root.screenshot(path=str(ARTIFACTS / f"theme-{theme}-{scheme}.png"))
+    background = _rgba(root.evaluate("e => getComputedStyle(e).backgroundColor"))
+    page.close()
+    dark = _luminance(background[:3]) < 0.2
+    assert dark == (theme.endswith("dark") or (theme == "default" and scheme == "dark")), f"the report is not in the {theme} theme's colours"
+    low = {name: round(ratio, 2) for name, ratio in ratios.items() if ratio < 4.5}
+    assert not low, f"below WCAG AA (4.5:1) in {theme}/{scheme}: {low}"

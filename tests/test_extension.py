@@ -50,6 +50,8 @@ CELLS = (
     "%jaxcache on",
     "f(jnp.ones(5))",
     "%%jaxcache\n%jaxcache off\nf(jnp.ones(6))",
+    "%jaxconfig x64 -o jaxconfig_report",
+    "%jaxdump -o dumps_seen",
 )
 
 
@@ -75,8 +77,10 @@ def _kinds(footprint):
     def kind(value):
         return getattr(value, "__qualname__", None) or type(value).__qualname__
 
-    return {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
-            for key, value in footprint.items()}
+    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
+             for key, value in footprint.items()}
+    kinds["listeners"] = tuple(tuple(kind(v) for v in group) for group in footprint["listeners"])
+    return kinds
 
 
 def test_unload_inside_nested_sessions_restores_jax(ip):
@@ -95,6 +99,8 @@ def test_reload_ext_is_one_installation(ip):
     ip.run_line_magic("reload_ext", "jaxshow")
     ip.run_line_magic("reload_ext", "jaxshow")
     assert [type(c).__name__ for c in ip.configurables].count("StagesMagics") == 1
+    assert [type(c).__name__ for c in ip.configurables].count("JaxConfigMagics") == 1
+    assert type(ip.magics_manager.registry["ConfigMagics"]).__module__ == "IPython.core.magics.config"  # %config's own
     assert sum(1 for t in ip.input_transformers_cleanup if type(t).__name__ == "_FirstLineTransform") == 1
     result = ip.run_cell("%%jaxstages -o rep\nimport jax\njax.jit(lambda v: v + 1)(1.0)", store_history=True)
     assert result.success and len(ip.user_ns["rep"].reports) == 1

@@ -45,6 +45,14 @@ from jaxshow.report import (
 )
 
 HOSTILE = '</pre><script>alert("x")</script> & <b>'
+WIDE = render.TextBudget(width=100_000)
+"""A budget whose text form never wraps: for the tests of clipping."""
+
+
+@pytest.fixture(autouse=True)
+def _terminal_width(monkeypatch):
+    """The text form wraps at the terminal's width: these snapshots are taken at 100 columns."""
+    monkeypatch.setenv("COLUMNS", "100")
 
 
 def _wrapper(name="step"):
@@ -98,7 +106,7 @@ def test_text_form_reads_on_its_own():
             static_argnums   none
             static_argnames  none
             donate_argnums   none
-        ② Traced: 1 equations, 1 inputs → 1 outputs
+        ② Traced: 1 equation, 1 input → 1 output
             argument  type    sharding  donated
             x         f32[3]  —         yes
             output  type    sharding
@@ -190,39 +198,43 @@ def test_hostile_strings_are_escaped_everywhere():
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]
     assert HOSTILE in "".join(parser.text)
-    assert page.count("&lt;script&gt;") >= 4
+    assert page.count("&lt;script>") >= 4
 
 
 def test_highlighted_ir_is_escaped_markup():
     hostile_ir = 'module @m { %0 = "stablehlo.custom"() {x = "</code></pre><script>"} : () -> tensor<3xf32> }'
     out = highlight_html(hostile_ir, "stablehlo")
-    assert "<script>" not in out and "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;" in out
-    assert '<span class="s">' in out and '<span class="o">stablehlo.custom</span>' not in out
+    assert "<script>" not in out and '"&lt;/code>&lt;/pre>&lt;script>"' in out
+    assert out == ('<b class=k>module</b> <b class=f>@m</b> { %0 = "stablehlo.custom"() {x = "&lt;/code>&lt;/pre>&lt;script>"} : () -> '
+                   "<i>tensor&lt;3xf32></i> }"), "a string is matched whole and left plain: no token inside it is marked"
     for language, sample in (("jaxpr", "{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }"), ("hlo", "ROOT s = f32[3]{0} sine(f32[3]{0} p), metadata={op_name=\"x\"}")):
         plain = re.sub(r"<[^>]+>", "", highlight_html(sample, language))
-        assert plain.replace("&quot;", '"').replace("&gt;", ">").strip() == sample
+        assert plain.replace("&lt;", "<").replace("&amp;", "&") == sample
 
 
 def test_budget_falls_back_to_plain_text_and_clips_lines():
     big = "\n".join(f"%{i} = stablehlo.add %a, %b : tensor<4xf32>" for i in range(50))
-    assert "<span" not in code_html(big, "stablehlo", max_highlight_bytes=100)
-    assert "<span" in code_html(big, "stablehlo", max_highlight_bytes=10_000)
+    assert "<b>" not in code_html(big, "stablehlo", max_highlight_bytes=100)
+    assert "<b>stablehlo.add</b>" in code_html(big, "stablehlo", max_highlight_bytes=10_000)
     shown, hidden = clip_lines(big, 10)
     assert shown.count("\n") == 9 and hidden == 40
     assert clip_lines("a\nb", 5) == ("a\nb", 0)
     report = _report(lowered=LoweredStation("stablehlo", big, False, None, "n/a"))
     budget = render.TextBudget(max_lines=2)
-    assert "48 more lines not shown; full text in report.lowered.module_text" in render.to_html(report, budget)
-    assert "… 48 more lines; full text in report.lowered.module_text" in render.to_text(report, budget)
+    assert ("48 more lines not shown; full text in report.lowered.module_text "
+            "(%%jaxstages --save DIR writes every station to files)") in render.to_html(report, budget)
+    assert ("    … 48 more lines; full text in report.lowered.module_text (%%jaxstages --save DIR writes every\n"
+            "      station to files)\n") in render.to_text(report, budget)
     assert "more lines" not in render.to_text(report) + render.to_html(report)
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
     cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=3, helper_compiles=HelperCompiles(2, 0.01, ("convert_element_type",)))
     text = render.to_text(cell)
-    assert text.splitlines()[0] == (
-        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX helper compiles 10.0 ms + the rest (running, Python) 54.0 ms"
-    )
+    assert text.splitlines()[:2] == [
+        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX helper compiles 10.0 ms + the",
+        "  rest (running, Python) 54.0 ms",
+    ]
     assert "2 compiles of JAX's own helpers folded away: convert_element_type" in text
     assert repr(cell) == "<CellReport 'step'; cell 100.0 ms>"
     assert repr(_report()) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
@@ -251,8 +263,9 @@ def test_format_units():
 
 
 def test_markup_helpers_escape_leaves():
-    assert escape('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
-    assert tag("td", "<b>", cls='c"') == '<td class="c&quot;">&lt;b&gt;</td>'
+    assert escape('<a href="x">') == '&lt;a href="x">', "in element content only & and < start markup"
+    assert escape("a & b < c > d 'q'") == "a &amp; b &lt; c > d 'q'"
+    assert tag("td", "<b>", cls='c"', title='"x" & <y>') == '<td class="c&quot;" title="&quot;x&quot; &amp; &lt;y>">&lt;b></td>'
     assert tag("details", "s", open=True) == "<details open>s</details>"
 
 
@@ -422,15 +435,15 @@ def test_terminal_escapes_and_control_characters_never_reach_either_form(record)
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]
     assert TERMINAL_HOSTILE_CLEAN in "".join(parser.text)
-    assert "&amp;amp;" in page and "&lt;script&gt;" in page and "&quot;x&quot;" in page
+    assert "&amp;amp;" in page and "&lt;script>" in page and 'alert("x")' in page
 
 
 @pytest.mark.parametrize("record", ALL_RECORDS, ids=lambda r: type(r).__name__)
 def test_ten_thousand_character_strings_are_cut_with_their_length_noted(record):
-    """IR texts are left short here: they keep their own line and byte budget."""
+    """IR texts are left short here: they keep their own line and byte budget. The text is not wrapped here."""
     long_record = _with_every_string(record, "n" * 10_000, keep=IR_FIELDS)
-    budget = render.TextBudget()
-    for form in (render.to_text(long_record), render.to_html(long_record)):
+    budget = WIDE
+    for form in (render.to_text(long_record, budget), render.to_html(long_record)):
         runs = [len(run) for run in re.findall("n{2,}", form)]
         assert runs and max(runs) <= budget.max_line_chars
         assert "… (10,000 chars)" in form
@@ -441,7 +454,7 @@ def test_ten_thousand_character_strings_are_cut_with_their_length_noted(record):
 def test_a_long_name_shows_two_hundred_characters_then_its_length():
     name = "very_long_function_name_" * 500
     report = _report(function=name, wrapper=_wrapper(name))
-    text = render.to_text(report)
+    text = render.to_text(report, WIDE)
     assert text.splitlines()[0] == f"{name[:200]}… (12,000 chars): trace 2.0 ms · lower 4.0 ms · compile 30.0 ms"
     assert f"    function         {name[:200]}… (12,000 chars)\n" in text
     parser = _parse(render.to_html(report))
@@ -451,7 +464,7 @@ def test_a_long_name_shows_two_hundred_characters_then_its_length():
 def test_error_messages_keep_twenty_lines_each_bounded():
     lines = [f"line {i}: " + "e" * 2_000 for i in range(30)]
     report = _report(error=ErrorSummary("ValueError", "\n".join(lines), "lower"), stopped_at="lower", lowered=None, compiled=None)
-    text = render.to_text(report)
+    text = render.to_text(report, WIDE)
     shown = text.splitlines()[1:23]
     assert shown[0] == f"  failed while lowering: ValueError: {lines[0][:1000]}… (2,008 chars)"
     assert shown[1:20] == [f"    {line[:1000]}… ({len(line):,} chars)" for line in lines[1:20]]
@@ -483,10 +496,13 @@ def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
     for attribute in ("traced.args", "traced.out_info", "compiled.inputs", "compiled.outputs", "wrapper.static_args"):
         assert f"\n    … 9,950 more (all in report.{attribute})\n" in text
         assert f"… 9,950 more (all in report.{attribute})" in page
-    assert "op_49×1, … 9,950 more (all in report.traced.primitive_counts)\n" in text
+    assert "op_49×1, … 9,950 more (all in\n    report.traced.primitive_counts)\n" in text
     assert "params['layer_49']" in text and "params['layer_50']" not in text + page
     more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
-    assert [a["colspan"] for a in more_cells] == ["2", "4", "3", "3", "3"]
+    assert [a["colspan"] for a in more_cells] == ["2", "1", "1", "1", "1"], "columns every row shares are said once"
+    for said in ("type (all 10,000): f32[128,256]", "sharding (all 10,000): SingleDeviceSharding(cpu:0)", "donated (all 10,000): no",
+                 "layout (all 10,000): {1,0}"):
+        assert said in text and said in page
 
 
 def test_max_rows_is_part_of_the_budget():
@@ -587,11 +603,15 @@ def test_head_line_says_where_whose_and_which_thread_in_both_forms():
         kind="library",
         other_thread=True,
     )
-    first = render.to_text(report).splitlines()[0]
+    first = render.to_text(report, WIDE).splitlines()[0]
     assert first == ("step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms (called at In[1]:7 in helper) (from In[3]:2) "
                      "(a library's function) (on another thread)")
+    assert render.to_text(report).splitlines()[:2] == [
+        "step: trace 2.0 ms · lower 4.0 ms · compile 30.0 ms (called at In[1]:7 in helper) (from In[3]:2) (a",
+        "  library's function) (on another thread)",
+    ]
     page = render.to_html(report)
-    for bit in ("· called at In[1]:7 in helper", "· from In[3]:2", "· a library&#x27;s function", "· on another thread"):
+    for bit in ("· called at In[1]:7 in helper", "· from In[3]:2", "· a library's function", "· on another thread"):
         assert bit in page
 
 
@@ -602,6 +622,180 @@ def test_disable_jit_and_failures_are_never_headed_cache_hit():
                      timings=StageTimings())
     assert repr(failed) == "<StagesReport 'step': no station; failed while tracing; no stage timings>"
     assert render.to_text(failed).splitlines()[:2] == ["step: failed while tracing", "  failed while tracing: TypeError: bad"]
+
+
+# --- real-model scale: small HTML, grouped tables, folded pieces, themes, wrapping, plurals ------------
+
+
+def _model_paths() -> list[str]:
+    """The 150 argument paths of a 12-layer transformer-ish model."""
+    subs = ("['attn']['wk']", "['attn']['wo']", "['attn']['wq']", "['attn']['wv']", "['ln1']['bias']", "['ln1']['scale']",
+            "['ln2']['bias']", "['ln2']['scale']", "['mlp']['b1']", "['mlp']['b2']", "['mlp']['w1']", "['mlp']['w2']")
+    return ["params['embed']", *(f"params['layer{i}']{s}" for i in range(12) for s in subs), "params['pos']", "tokens"]
+
+
+def _model_report(lines: int = 3_000) -> StagesReport:
+    """A big module's report, built by hand: 147 inputs, ``lines`` lines of jaxpr, StableHLO and HLO."""
+    paths = _model_paths()
+    args = tuple(ArgSpec(p, (4, 32), "int32") if p == "tokens" else ArgSpec(p, (64,) if p.endswith(("b1']", "b2']", "bias']", "scale']")) else (64, 64), "float32")
+                 for p in paths)
+    stablehlo = "module @jit_loss attributes {mhlo.num_partitions = 1 : i32} {\n  func.func public @main(%arg0: tensor<64x64xf32>) -> (tensor<f32>) {\n" + "\n".join(
+        f"    %{i} = stablehlo.dot_general %{i - 1}, %arg{i % 150}, contracting_dims = [1] x [0] : (tensor<4x32x64xf32>, tensor<64x64xf32>) -> tensor<4x32x64xf32>"
+        if i % 2 else f"    %{i} = stablehlo.add %{i - 1}, %cst_{i} : tensor<4x32x64xf32>" for i in range(1, lines)
+    ) + "\n    return %0 : tensor<f32>\n  }\n}"
+    hlo = "HloModule jit_loss\n\nENTRY %main.1 (Arg_0.1: f32[64,64]) -> f32[] {\n" + "\n".join(
+        f'  %add.{i} = f32[4,32,64]{{2,1,0}} add(f32[4,32,64]{{2,1,0}} %dot.{i}, f32[4,32,64]{{2,1,0}} %b.{i}), '
+        f'metadata={{op_name="jit(loss)/add" source_file="model.py" source_line={i}}}' for i in range(lines)
+    ) + "\n}"
+    jaxpr = "{ lambda ; a:f32[64,64]. let\n" + "\n".join(
+        f"    b{i}:f32[4,32,64] = dot_general[dimension_numbers=(([2], [0]), ([], []))] a{i} c{i}" for i in range(lines)
+    ) + "\n  in (b,) }"
+    placements = tuple(PlacementSpec(p, "SingleDeviceSharding(cpu:0)", "{1,0}") for p in paths)
+    return _report(
+        traced=TracedStation(jaxpr, None, args, args[:1], (), lines, (("dot_general", lines),)),
+        lowered=LoweredStation("stablehlo", stablehlo, False, None, "not reported"),
+        compiled=CompiledStation(hlo, None, None, "not reported", None, "not reported", placements, placements[:1]),
+    )
+
+
+def test_a_big_modules_html_is_at_most_1_35_times_its_text():
+    report = _model_report()
+    page = render.to_html(report).encode()
+    text = render.to_text(report, render.TextBudget(width=100)).encode()
+    assert len(text) == 186_892
+    assert len(page) <= 1.35 * len(text), f"{len(page):,} bytes of HTML for {len(text):,} of text"
+    assert page.count(b"&#x27;") == page.count(b"&quot;") == page.count(b"&gt;") == 0, "text nodes escape & and < only"
+
+
+def test_only_ops_types_keywords_symbols_and_comments_are_marked():
+    assert highlight_html("%0 = stablehlo.add %a, %cst_1 : tensor<4xf32> loc(#loc3)", "stablehlo") == (
+        "%0 = <b>stablehlo.add</b> %a, %cst_1 : <i>tensor&lt;4xf32></i> <i class=c>loc</i>(<i class=c>#loc3</i>)")
+    assert highlight_html("  %a.1 = f32[3]{0} add(f32[3]{0} %x, f32[3]{0} %y), metadata={op_name=\"jit(f)/add\" source_line=3}", "hlo") == (
+        "  %a.1 = <i>f32[3]{0}</i> <b>add</b>(<i>f32[3]{0}</i> %x, <i>f32[3]{0}</i> %y), "
+        "<i class=c>metadata={op_name=\"jit(f)/add\" source_line=3}</i>")
+    assert highlight_html("let b:f32[3] = mul a 2.0:f32[] in (b,)", "jaxpr") == (
+        "<b class=k>let</b> b:<i>f32[3]</i> = <b>mul</b> a 2.0:<i>f32[]</i> <b class=k>in</b> (b,)")
+
+
+def test_path_parts_and_groups():
+    from jaxshow.render.groups import Group, group_rows, path_parts
+
+    assert path_parts("params['a]b'][0].w") == ["params", "['a]b']", "[0]", ".w"]
+    assert path_parts("x") == ["x"] and path_parts("[0]") == ["[0]"] and path_parts("a[unclosed") == ["a[unclosed"]
+    assert group_rows([f"x[{i}]" for i in range(24)]) is None, "24 rows stay flat"
+    assert group_rows([f"params['layer_{i}']['w']" for i in range(100)]) is None, "no two leaves share a prefix: nothing to group"
+    blocks, hidden = group_rows(_model_paths())
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == 0
+    inner = blocks[0].blocks
+    assert [b.prefix if isinstance(b, Group) else b for b in inner] == [0, *(f"params['layer{i}']" for i in range(12)), 145]
+    assert inner[1].blocks == tuple(range(1, 13)) and inner[1].indices == tuple(range(1, 13))
+    blocks, hidden = group_rows(_model_paths(), max_blocks=3)
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == 0
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks[0].blocks] == [0, "params['layer0']", "params['layer1']"]
+    assert blocks[0].hidden == 146 - 25 and len(blocks[0].indices) == 146
+
+
+def test_long_argument_tables_are_grouped_by_pytree_prefix_in_both_forms():
+    report = _model_report(lines=10)
+    page = render.to_html(report)
+    assert '<details class="js-group" open><summary>params — 146 arrays, 1.17 MiB</summary>' in page
+    assert page.count('<details class="js-group"><summary>[\'layer') == 24, "groups of leaves start closed (args_info and compiled inputs)"
+    assert "<summary>['layer3'] — 12 arrays, 97.50 KiB</summary>" in page
+    assert "<tr><td>['attn']['wq']</td><td>f32[64,64]</td></tr>" in page
+    assert "sharding (all 147): —" in page and "donated (all 147): no" in page
+    stations = re.findall(r'<details class="js-station"( open)?><summary><span>(.) ', page)
+    assert stations == [("", "①"), ("", "②"), ("", "③"), ("", "④")], "a 147-row argument table keeps the Traced station closed"
+    assert re.findall(r'<details class="js-station"( open)?><summary><span>②', render.to_html(_report())) == [" open"]
+    text = render.to_text(report, render.TextBudget(width=100))
+    expected = "\n".join([
+        "② Traced: 10 equations, 147 inputs → 1 output",
+        "    sharding (all 147): —",
+        "    donated (all 147): no",
+        "    argument     type",
+        "    params — 146 arrays, 1.17 MiB",
+        "      ['embed']  f32[64,64]",
+        *(f"      ['layer{i}'] — 12 arrays, 97.50 KiB" for i in range(12)),
+        "      ['pos']    f32[64,64]",
+        "    tokens       i32[4,32]",
+        "    (each array: report.traced.args)",
+    ])
+    assert expected in text
+
+
+def test_big_ir_with_no_line_budget_is_shown_whole_in_folded_pieces():
+    from jaxshow.render.stages import CHUNK_LINES
+
+    report = _model_report(lines=5_000)
+    page = render.to_html(report, render.TextBudget(max_lines=0))
+    hlo = report.compiled.optimized_hlo_text
+    section = page[page.index("optimised HLO — 5,004 lines"):]
+    pieces = re.findall(r"<details class=\"js-section\"><summary>lines ([\d,]+)–([\d,]+)</summary><pre[^>]*><code[^>]*>(.*?)</code></pre></details>",
+                        section, re.S)
+    assert [(a, b) for a, b, _ in pieces] == [("1", "2,000"), ("2,001", "4,000"), ("4,001", "5,004")]
+    assert CHUNK_LINES == 2_000
+    whole = "\n".join(body for _, _, body in pieces)
+    assert whole.replace("&lt;", "<").replace("&amp;", "&") == hlo, "every line is there, unhighlighted (past the byte budget)"
+    shown = render.to_html(report)
+    assert ("4,504 more lines not shown; full text in report.compiled.optimized_hlo_text "
+            "(%%jaxstages --save DIR writes every station to files)") in shown
+
+
+def test_stylesheet_follows_the_theme_and_hides_from_sanitisers():
+    from jaxshow.render.style import STYLE_ELEMENT, STYLESHEET
+
+    page = render.to_html(_report())
+    assert page.endswith(f"{STYLE_ELEMENT}</div>") and STYLE_ELEMENT.startswith("<style><!--\n") and STYLE_ELEMENT.endswith("\n--></style>")
+    for variable in ("--jp-layout-color0", "--jp-ui-font-color0", "--vscode-editor-background", "--vscode-editor-foreground",
+                     "--jp-mirror-editor-keyword-color", "@media (prefers-color-scheme:dark)"):
+        assert variable in STYLESHEET
+    root_style = _parse(page).starts[0][1]["style"]
+    assert "color" not in root_style and "background" not in root_style, "no fixed colours: a dark page never gets a white card"
+    nbconvert = pytest.importorskip("nbconvert.filters.strings")
+    cleaned = nbconvert.clean_html(page)
+    assert "--js-" not in cleaned and ".jaxshow" not in cleaned and "prefers-color-scheme" not in cleaned
+    assert "&lt;thead" not in cleaned and "&lt;th&gt;" not in cleaned, "header rows are tr/td, which the sanitiser keeps"
+
+
+def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
+    from jaxshow.render.plain import paragraph, text_table
+
+    budget = render.TextBudget(width=40)
+    assert paragraph("  note: ", "one two three four five six seven eight nine ten", "    ", budget).splitlines() == [
+        "  note: one two three four five six",
+        "    seven eight nine ten",
+    ]
+    rows = [("x", "a short one"), ("longer", "this cell is far too long for forty columns")]
+    assert text_table(rows, ("name", "what"), budget, indent="  ") == [
+        "  name    what",
+        "  x       a short one",
+        "  longer  this cell is far too long for",
+        "          forty columns",
+    ]
+    ir = "    %0 = stablehlo.add " + "%a, " * 60 + "%b : tensor<4xf32>"
+    report = _report(lowered=LoweredStation("stablehlo", ir.strip(), False, None, "not reported"))
+    assert ir in render.to_text(report, budget).splitlines()
+    assert max(len(piece) for piece in render.to_text(_report(notes=("word " * 60,)), budget).splitlines() if "word" in piece) <= 40
+
+
+def test_counts_read_in_the_singular_and_plural():
+    from jaxshow.report import SavedFile, SavedReport, plural
+
+    assert [plural(n, "input") for n in (0, 1, 2, 12_345)] == ["0 inputs", "1 input", "2 inputs", "12,345 inputs"]
+    assert plural(1, "entry", "entries") == "1 entry" and plural(3, "entry", "entries") == "3 entries"
+    one = _report()
+    assert "1 equation · 1 input → 1 output" in render.to_html(one)
+    assert "② Traced: 1 equation, 1 input → 1 output" in render.to_text(one)
+    assert "1 top-level equation; primitives" in render.to_html(one) and "jaxpr — 1 line, 51 B" in render.to_html(one)
+    two = _report(traced=dataclasses.replace(one.traced, equation_count=2, args=one.traced.args * 2, out_info=one.traced.out_info * 3, const_count=1))
+    assert "② Traced: 2 equations, 2 inputs → 3 outputs" in render.to_text(two)
+    assert "1 closed-over constant baked into the jaxpr" in render.to_text(two)
+    saved = SavedReport("out", (SavedFile("a.txt", "jaxpr", 3),), None)
+    assert render.to_text(saved).splitlines()[0] == "saved 1 file to out:" and repr(saved).endswith("1 file in out>")
+    assert _headline_of(CacheReport(functions=(FunctionCacheStats("f", "f", 1, 1, 0, 1, None, (), ()),))) == "%jaxcache — 1 trace of 1 jitted function"
+
+
+def _headline_of(report: CacheReport) -> str:
+    return render.to_text(report).splitlines()[0]
 
 
 def test_jaxcache_misses_left_out_are_one_line_and_the_shown_keep_their_numbers():

@@ -149,3 +149,33 @@ def test_save_directory_expands_from_the_namespace(ip, tmp_path):
     assert result.success
     assert cap.outputs[-1].data["text/plain"].splitlines()[0] == f"saved 5 files to {tmp_path}/step3:"
     assert sorted(os.listdir(tmp_path)) == ["step3"]
+
+
+CHAIN = "import jax, jax.numpy as jnp\n@jax.jit\ndef chain(x):\n    for i in range(100):\n        x = jnp.sin(x) + i\n    return x\n"
+
+
+def test_jaxpr_is_printed_as_far_as_the_report_shows_and_whole_when_saved(ip, tmp_path):
+    ip.run_cell(CHAIN)
+    ip.run_line_magic("config", "StagesMagics.max_lines = 20")
+    try:
+        run_captured(ip, "%%jaxstages -o shown\nchain(1.0)")
+        run_captured(ip, f"%%jaxstages --save {tmp_path} -o saved\nchain(2.0)")
+    finally:
+        ip.run_line_magic("config", "StagesMagics.max_lines = 500")
+    full = jax.make_jaxpr(ip.user_ns["chain"].__wrapped__)(1.0).pretty_print(use_color=False)
+    assert len(full.splitlines()) == 1 + 200 + 1  # header, 100 x (sin, add), in (...)
+    shown = ip.user_ns["shown"].reports[0].traced
+    lines = shown.jaxpr_text.splitlines()
+    assert lines[:21] == full.splitlines()[:21] and lines[21:] == ["  … 180 more top-level equations, not printed }"]
+    assert "jaxpr printed as far as the report shows it: 20 of 200 top-level equations (jaxshow.stages() and " \
+           "%%jaxstages --save keep all of it)" in shown.notes
+    saved = ip.user_ns["saved"].reports[0].traced
+    assert saved.jaxpr_text == full and _read(tmp_path / "chain.traced.jaxpr.txt") == full.encode()
+    assert jaxshow.stages(ip.user_ns["chain"], 1.0).traced.jaxpr_text == full
+
+
+def test_save_takes_a_quoted_directory_with_spaces(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\ninc = jax.jit(lambda x: x + 1)\n")
+    result, cap = run_captured(ip, f'%%jaxstages --save "{tmp_path}/my runs"\ninc(jnp.ones(2))\n')
+    assert result.success and sorted(os.listdir(tmp_path)) == ["my runs"]
+    assert len(os.listdir(tmp_path / "my runs")) == 5

@@ -37,7 +37,28 @@ SCRIPT = textwrap.dedent(
     with capture_output() as cap:
         ok = ip.run_cell("%%jaxstages -o rep\\nout = layer(x, w)").success
     report = ip.user_ns["rep"].reports[0]
+    import re
+    compiled = report.compiled
+    views = {v.spec: [[list(t.rows), list(t.cols), list(t.devices)] for t in v.tiles] for v in compiled.sharding_views}
+    expected = {}
+    for name, array in (("P('data', 'model')", ip.user_ns["x"]), ("P('model', None)", ip.user_ns["w"])):
+        blocks = {}
+        for shard in array.addressable_shards:
+            rows, cols = (s.indices(n)[:2] for s, n in zip(shard.index, array.shape))
+            blocks.setdefault((rows, cols), []).append(shard.device.id)
+        expected[name] = [[list(r), list(c), sorted(d)] for (r, c), d in sorted(blocks.items())]
+    text = cap.outputs[0].data["text/plain"]
     print(json.dumps({
+        "views": views,
+        "expected_views": expected,
+        "specs": [p.spec for p in compiled.inputs],
+        "mesh": compiled.mesh,
+        "device_count": compiled.device_count,
+        "collectives": [[c.kind, c.count] for c in compiled.collectives],
+        "all_reduce_in_hlo": len(re.findall(r"= [^\\n]*? all-reduce(?:-start)?\\(", compiled.optimized_hlo_text)),
+        "per_device_caveat": "per device: one of 8 devices' share" in text,
+        "mesh_line": "  mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) · 8 devices" in text.splitlines(),
+        "grid_html": cap.outputs[0].data["text/html"].count('class="js-grid"'),
         "ok": ok,
         "devices": jax.device_count(),
         "compiles": compiles.count("jit(layer)"),
@@ -45,7 +66,7 @@ SCRIPT = textwrap.dedent(
         "arg_shardings": [a.sharding for a in report.traced.args],
         "hlo_has_all_reduce": "all-reduce" in report.compiled.optimized_hlo_text,
         "num_partitions": "num_partitions = 8" in report.lowered.module_text,
-        "html_ok": "NamedSharding" in cap.outputs[0].data["text/html"],
+        "html_ok": "axis_types=(Auto, Auto)) · 8 devices" in cap.outputs[0].data["text/html"],
     }))
     """
 )
@@ -59,5 +80,15 @@ def test_sharded_program_on_eight_devices():
     assert result["ok"] and result["devices"] == 8
     assert result["compiles"] == 1, "the walk compiled the sharded program again"
     assert ["('data', 'model')" in result["input_shardings"][0], "('model', None)" in result["input_shardings"][1]] == [True, True], result
-    assert all('NamedSharding' in s for s in result['input_shardings'] + result['arg_shardings'])
+    assert result["specs"] == ["P('data', 'model')", "P('model', None)"]
+    # Under Auto axes an aval's type says P(None, None) whatever the placement: the Traced station shows where
+    # the caller placed each argument, as the compiled program's input shardings do.
+    assert result["arg_shardings"] == result["input_shardings"]
+    assert result["mesh"] == "Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" and result["device_count"] == 8
+    assert result["mesh_line"] and result["per_device_caveat"]
+    # The device grids match the arrays' own shards (Array.addressable_shards), block by block.
+    assert {k: result["views"][k] for k in result["expected_views"]} == result["expected_views"]
+    assert len(result["expected_views"]["P('data', 'model')"]) == 8 and len(result["expected_views"]["P('model', None)"]) == 4
+    assert result["grid_html"] == len(result["views"])
+    assert result["collectives"] == [["all-reduce", result["all_reduce_in_hlo"]]] and result["all_reduce_in_hlo"] >= 1
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]

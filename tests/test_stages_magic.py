@@ -233,8 +233,30 @@ def test_calls_inside_functions_defined_in_the_cell_still_work_later(shell):
 def test_unknown_option_prints_usage_and_runs_nothing(shell):
     with pytest.raises(UsageError, match="unrecognized arguments: --bogus") as info:
         shell.run_cell_magic("jaxstages", "--bogus", "sentinel = 1")
-    assert str(info.value).splitlines()[-1].strip() == "%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [-o NAME]"
+    assert str(info.value).splitlines()[-1] == USAGE
     assert "sentinel" not in shell.user_ns
+
+
+USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--save DIR] [--all-processes] [-o NAME]"
+
+
+@pytest.mark.parametrize("question", ["%%jaxstages?", "%jaxstages?", "jaxstages?"])
+def test_every_way_of_asking_shows_the_manual_with_the_cell_prefix(ip, question):
+    result, cap = run_captured(ip, question)
+    assert result.success
+    shown = cap.stdout + "".join(str(o.data.get("text/plain", "")) for o in cap.outputs)
+    assert "Object `%jaxstages` not found" not in shown
+    assert " ".join(shown.split()).count(USAGE) == 1
+    assert "Run the cell once, as IPython would, and show what JAX did for its jitted calls." in shown
+
+
+def test_the_line_form_only_says_it_is_a_cell_magic(ip):
+    with pytest.raises(UsageError) as info:
+        ip.run_line_magic("jaxstages", "--all")
+    assert str(info.value).splitlines() == [
+        "%%jaxstages is a cell magic: write it on the first line of a cell, with the code under it (%%jaxstages? shows the manual)",
+        USAGE,
+    ]
 
 
 def test_unknown_name_is_rejected_before_running(shell):
@@ -283,13 +305,15 @@ def test_html_escapes_user_strings(shell):
     assert "</pre><script>alert(1)</script>" in "".join(parser.text)
     _, cap = run_captured(shell, "%%jaxstages\njax.jit(lambda v: v * 2)(x)")
     page = _report(cap).data["text/html"]
-    assert "&lt;lambda&gt;" in page and "<lambda>" not in page
+    assert "&lt;lambda>" in page and "<lambda>" not in page
 
 
 def test_unload_restores_listeners_and_removes_magics(ip):
     from jax._src import monitoring
 
+    ip.run_line_magic("unload_ext", "jaxshow")
     before = (list(monitoring._event_listeners), list(monitoring._event_duration_secs_listeners))
+    ip.run_line_magic("load_ext", "jaxshow")
     ip.run_cell("import jax\nf = jax.jit(lambda v: v + 1)")
     ip.run_cell("%%jaxstages\nf(1.0)")
     ip.run_line_magic("unload_ext", "jaxshow")
@@ -346,3 +370,35 @@ def test_pre_optimisation_cost_is_budgeted_by_module_size(shell):
         shell.run_line_magic("config", "StagesMagics.lowered_cost_max_chars = 50000")
     run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert shell.user_ns["rep"].reports[0].lowered.cost.flops == 3.0  # sin and mul of f32[3]: XLA counts the 3 multiplies
+
+
+def test_only_process_zero_shows_the_report_unless_all_processes(shell, monkeypatch, tmp_path):
+    from jaxshow import stages_magic
+
+    monkeypatch.setattr(stages_magic, "process_index", lambda: 1)  # as on the second host of a jax.distributed run
+    result, cap = run_captured(shell, f"%%jaxstages --save {tmp_path} -o quiet\ny = f(x)")
+    assert result.success and cap.outputs == [] and not any(tmp_path.iterdir())
+    assert shell.user_ns["quiet"].reports[0].function == "f"  # the record is still there
+    result, cap = run_captured(shell, "%%jaxstages --all-processes\ny = f(x)")
+    assert result.success and len(cap.outputs) == 1 and cap.outputs[0].data["text/plain"].startswith("cell ")
+
+
+def test_process_index_never_starts_a_backend():
+    import subprocess
+    import sys
+
+    script = ("import jax\nfrom jaxshow.capture.placement import process_index\nfrom jaxshow import _jax_compat\n"
+              "print(process_index(), _jax_compat.backends_initialized()[0])")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stderr[-2000:]
+
+
+def test_timeit_inside_the_cell_times_the_users_calls_alone(shell):
+    from jaxshow.stages_magic import TIMEIT_NOTE
+
+    shell.run_cell("import builtins\nhooked = []\n")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)\n%timeit -n 5 -r 1 f(x)")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.function == "f" and report.repeat_hits == 0  # the cell's own call; not the 5 timed ones
+    assert TIMEIT_NOTE in shell.user_ns["rep"].notes

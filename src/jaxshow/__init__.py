@@ -1,6 +1,6 @@
 """jaxshow: see what JAX did with your notebook cell.
 
-``%load_ext jaxshow`` adds ``%%jaxstages`` and ``%jaxcache``. Beneath them,
+``%load_ext jaxshow`` adds ``%%jaxstages``, ``%jaxcache``, ``%jaxconfig`` and ``%jaxdump``. Beneath them,
 :func:`stages` walks a call through ``jax.jit`` -> ``Traced`` -> ``Lowered`` ->
 ``Compiled`` and returns a plain record that renders as HTML in a notebook and
 as text in a terminal.
@@ -12,6 +12,8 @@ from jaxshow.report import (
     ArgSpec,
     CellReport,
     CompiledStation,
+    ConfigOption,
+    ConfigReport,
     CostAnalysis,
     ErrorSummary,
     LoweredStation,
@@ -31,6 +33,8 @@ __all__ = [
     "ArgSpec",
     "CellReport",
     "CompiledStation",
+    "ConfigOption",
+    "ConfigReport",
     "CostAnalysis",
     "ErrorSummary",
     "LoweredStation",
@@ -41,6 +45,8 @@ __all__ = [
     "StagesReport",
     "TracedStation",
     "WrapperStation",
+    "config_report",
+    "dump_report",
     "explain",
     "load_ipython_extension",
     "save",
@@ -71,11 +77,19 @@ def save(report, directory):
     ``OSError`` when a file could not be written.
     """
     from jaxshow.record_files import save_report
+    from jaxshow.report import plural
 
     saved = save_report(report, directory)
     if saved.error:
-        raise OSError(f"jaxshow.save: {saved.error} ({len(saved.files)} files written to {saved.directory} before it)")
+        raise OSError(f"jaxshow.save: {saved.error} ({plural(len(saved.files), 'file')} written to {saved.directory} before it)")
     return saved
+
+
+def config_report(filter=None, *, changed=False, kind=None):  # noqa: A002
+    """Every config option of the running JAX that matches; see :func:`jaxshow.config_inventory.config_report`."""
+    from jaxshow.config_inventory import config_report as _config_report
+
+    return _config_report(filter, changed=changed, kind=kind)
 
 
 def explain(**kwargs):
@@ -83,6 +97,13 @@ def explain(**kwargs):
     from jaxshow.retrace import explain as _explain
 
     return _explain(**kwargs)
+
+
+def dump_report(name=None, **kwargs):
+    """How JAX's IR dumping is set and the dump files by function; see :func:`jaxshow.dumps.dump_report`."""
+    from jaxshow.dumps import dump_report as _dump_report
+
+    return _dump_report(name, **kwargs)
 
 
 def load_ipython_extension(shell) -> None:

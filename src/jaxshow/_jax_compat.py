@@ -8,6 +8,7 @@ the installed JAX, not which branch ran.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
@@ -15,7 +16,7 @@ import os
 import sys
 import threading
 import types
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.monitoring
@@ -675,6 +676,44 @@ def persistent_cache_directory_in_use() -> str | None:
     return None if path is None else str(path)
 
 
+# --- IR dumps (used by dumps.py) ----------------------------------------------------------------
+
+
+def ir_dump_next_number() -> int | None:
+    """The counter JAX's next StableHLO dump gets (``jax_ir{NNNN}_…``), read without advancing it; ``None`` if unknown.
+
+    JAX numbers dumps with a process-wide ``itertools.count`` in
+    ``jax._src.interpreters.mlir`` (0.7 through 0.12), whose ``repr`` is ``count(N)``.
+    """
+    try:
+        from jax._src.interpreters import mlir as _mlir
+    except ImportError:
+        return None
+    text = repr(getattr(_mlir, "_ir_dump_counter", None))
+    if text.startswith("count(") and text.endswith(")") and text[6:-1].isdigit():
+        return int(text[6:-1])
+    return None
+
+
+def xla_dump_to_in_effect() -> str | None:
+    """The ``--xla_dump_to`` XLA parsed from ``XLA_FLAGS`` at backend start (``''`` for none); ``None`` if unknown.
+
+    Asked only once a backend has started: XLA parses its flags once per
+    process, and asking earlier would make it parse them now.
+    """
+    if not backends_initialized()[0]:
+        return None
+    try:
+        from jax._src.lib import xla_client as _xc
+
+        options = _xc.CompileOptions()  # each object held: a chained expression frees its parent and crashes jaxlib 0.12
+        build = options.executable_build_options
+        debug = build.debug_options
+        return str(debug.xla_dump_to)
+    except Exception:  # noqa: BLE001 - a jaxlib without these bindings
+        return None
+
+
 # --- the jit miss path: where JAX traces, lowers and compiles a call (used by capture/calls.py) -
 
 
@@ -876,6 +915,24 @@ def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, 
     return _stages.Lowered(computation, args_info, out_tree)
 
 
+def jaxpr_prefix(closed: Any, equations: int) -> Any:
+    """``closed`` keeping only its first ``equations`` top-level equations, for printing as far as a report shows.
+
+    Its outputs become the kept variables that later equations (or the
+    result) use, so nothing kept prints as unused ``_``. ``ClosedJaxpr.replace``
+    and ``Jaxpr.replace`` exist from 0.7 to 0.12 (0.12's ``make_jaxpr`` gives a
+    ``Jaxpr`` whose ``.jaxpr`` is itself); ``None`` where they do not.
+    """
+    try:
+        inner = closed.jaxpr
+        kept, rest = inner.eqns[:equations], inner.eqns[equations:]
+        used = {id(v) for eqn in rest for v in eqn.invars} | {id(v) for v in inner.outvars}
+        outvars = [v for eqn in kept for v in eqn.outvars if id(v) in used]
+        return closed.replace(jaxpr=inner.replace(eqns=kept, outvars=outvars))
+    except Exception:  # noqa: BLE001 - a JAX without .replace: the caller prints the whole jaxpr
+        return None
+
+
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
     info = getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
@@ -964,3 +1021,346 @@ def trace_state_clean() -> bool:
         return bool(_core.trace_state_clean())
     except Exception:  # noqa: BLE001 - unknown: assume a plain call
         return True
+
+
+# --- config options (used by config_inventory.py; jax-facts §7) -----------------------------
+
+ConfigKind = str
+"""``"scopable"`` (a ``State``: global value plus a per-thread context manager), ``"flag"`` (a ``Flag``: one value), ``"unknown"``."""
+
+BACKEND_START_READS: dict[str, str] = {
+    "jax_platforms": "read once, when JAX creates its backends (xla_bridge.backends())",
+    "jax_cpu_collectives_implementation": "read when JAX creates the CPU backend (xla_bridge.make_cpu_client)",
+    "jax_cpu_enable_async_dispatch": "read when JAX creates the CPU backend (xla_bridge.make_cpu_client)",
+    "jax_pjrt_client_create_options": "read when JAX creates a PJRT plugin backend (xla_bridge._options_from_jax_configs)",
+    "jax_cuda_visible_devices": "read when JAX creates the CUDA plugin backend (xla_bridge._options_from_jax_configs)",
+    "jax_rocm_visible_devices": "read when JAX creates the ROCm plugin backend (xla_bridge._options_from_jax_configs)",
+}
+"""Options JAX reads only while it creates a backend, so a change after that is silently ignored.
+
+Checked by reading ``jax/_src/xla_bridge.py`` of jax 0.7.0, 0.10.2 and 0.12.0.1,
+where every name here is defined; :func:`backend_start_reads` keeps only the
+names the running JAX defines. Options that *raise* after the backend started
+are not listed: :func:`raises_after_backend_start` finds their validator.
+"""
+
+_ENV_READERS = frozenset({"getenv", "get", "bool_env", "int_env", "float_env"})
+_STR_METHODS = frozenset({"lower", "upper", "strip"})
+
+
+def config_holders() -> dict[str, Any]:
+    """Option name -> JAX's value holder (a ``State`` or a ``Flag``), for every option of the running JAX.
+
+    ``jax.config._value_holders`` is private in every release checked (0.7.0 through 0.12);
+    returns ``{}`` where it is missing, and the caller falls back to ``jax.config.values``.
+    """
+    holders = getattr(jax.config, "_value_holders", None)
+    return dict(holders) if isinstance(holders, dict) else {}
+
+
+def config_option_kind(holder: Any) -> ConfigKind:
+    """``"scopable"`` for a ``State`` (it has a context manager), ``"flag"`` for a ``Flag``, else ``"unknown"``."""
+    try:
+        from jax._src import config as _config
+    except ImportError:
+        _config = None
+    state, flag = getattr(_config, "State", None), getattr(_config, "Flag", None)
+    if isinstance(state, type) and isinstance(holder, state):
+        return "scopable"
+    if isinstance(flag, type) and isinstance(holder, flag):
+        return "flag"
+    if callable(getattr(holder, "get_local", None)) and callable(holder):
+        return "scopable"
+    return "flag" if hasattr(holder, "value") else "unknown"
+
+
+def _unset_sentinel() -> Any:
+    """The object ``State.get_local()`` returns when no context manager is active on this thread."""
+    try:
+        from jax._src import config as _config
+    except ImportError:
+        return None
+    for owner in (getattr(_config, "config_ext", None), _config):
+        sentinel = getattr(owner, "unset", None)
+        if sentinel is not None:
+            return sentinel
+    return None
+
+
+def config_values(holder: Any) -> tuple[Any, Any, bool]:
+    """``(value this thread sees, global value, context manager active on this thread)`` of one holder.
+
+    Reads only (``State.value``/``get_global``/``get_local``, ``Flag.value``); never
+    ``jax.config.read`` (it raises for options with a context manager) and never
+    ``update``. A ``State``'s thread-local value is "set" when ``get_local()`` is
+    not JAX's ``unset`` sentinel (``config_ext.unset`` in 0.7.0 through 0.12).
+    """
+    value = holder.value
+    get_global, get_local = getattr(holder, "get_global", None), getattr(holder, "get_local", None)
+    if get_global is None or get_local is None:
+        return value, value, False
+    sentinel = _unset_sentinel()
+    local = get_local()
+    active = sentinel is not None and local is not sentinel
+    return (local if active else value), get_global(), active
+
+
+def config_meta(name: str) -> tuple[str, dict[str, Any]]:
+    """``(value type, keyword arguments)`` JAX recorded for an option (``jax.config.meta``): ``("bool", {"help": …})``."""
+    meta = getattr(jax.config, "meta", None)
+    entry = meta.get(name) if isinstance(meta, dict) else None
+    if not isinstance(entry, tuple) or len(entry) != 3:
+        return "", {}
+    value_type, _args, kwargs = entry
+    type_name = value_type if isinstance(value_type, str) else getattr(value_type, "__name__", str(value_type))
+    return type_name, dict(kwargs) if isinstance(kwargs, dict) else {}
+
+
+def config_help(name: str, holder: Any) -> str:
+    """An option's help text: ``help`` in ``jax.config.meta``, else the ``State``'s docstring after its first line."""
+    help_text = config_meta(name)[1].get("help")
+    if isinstance(help_text, str) and help_text.strip():
+        return help_text.strip()
+    doc = getattr(holder, "__doc__", None)
+    if isinstance(doc, str) and doc.startswith("Context manager for") and "\n\n" in doc:
+        return doc.split("\n\n", 1)[1].strip()
+    return ""
+
+
+def trace_context_option_names(names: Any) -> tuple[frozenset[str] | None, str]:
+    """The options among ``names`` that are part of JAX's trace context, and where that came from.
+
+    - jaxlib with ``trace_context_names`` (jax >= 0.10.2): that function's answer.
+    - a Python ``trace_context()`` (jax <= 0.7.x, and 0.8 on older jaxlib): the
+      module-level ``State`` objects its code reads (``co_names``).
+    - otherwise (C++ trace context without the names): ``None`` and why.
+    """
+    names = frozenset(names)
+    listed = trace_context_names()
+    if listed is not None:
+        return names & frozenset(listed), "jax._src.config.trace_context_names()"
+    try:
+        from jax._src import config as _config
+    except ImportError:
+        return None, "jax._src.config is missing"
+    function = getattr(_config, "trace_context", None)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None, "this jaxlib keeps the trace context in C++ and cannot list it (trace_context_names needs jax >= 0.10.2)"
+    found = set()
+    for global_name in code.co_names:
+        holder = vars(_config).get(global_name)
+        name = getattr(holder, "_name", None)
+        if isinstance(name, str) and name in names:
+            found.add(name)
+    return frozenset(found), "the options jax._src.config.trace_context() reads"
+
+
+def raises_after_backend_start(holder: Any) -> bool:
+    """Whether setting ``holder`` runs JAX's ``xla_bridge._validate_backend_not_initialized``.
+
+    The validator sits in the closure of the ``State``'s parser (jax >= 0.8:
+    ``_parser``) or is its ``_validator`` (0.7.x), possibly inside a
+    ``functools.partial``; it raises once a backend is up unless the value is
+    unchanged. Found by walking those callables, never by calling them.
+    """
+    try:
+        from jax._src import xla_bridge as _xb
+    except ImportError:
+        return False
+    target = getattr(_xb, "_validate_backend_not_initialized", None)
+    if target is None:
+        return False
+    seen: set[int] = set()
+    pending = [getattr(holder, attr, None) for attr in ("_parser", "_validator")]
+    while pending:
+        item = pending.pop()
+        if item is None or id(item) in seen or len(seen) > 64:
+            continue
+        seen.add(id(item))
+        if item is target:
+            return True
+        if isinstance(item, functools.partial):
+            pending.extend((item.func, *item.args))
+        elif isinstance(item, types.FunctionType):
+            pending.extend(cell.cell_contents for cell in (item.__closure__ or ()) if _cell_filled(cell))
+    return False
+
+
+def _cell_filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def backend_start_reads(names: Any) -> dict[str, str]:
+    """:data:`BACKEND_START_READS` restricted to the options the running JAX defines."""
+    return {name: why for name, why in BACKEND_START_READS.items() if name in names}
+
+
+def backends_initialized() -> tuple[bool | None, tuple[str, ...]]:
+    """Whether JAX has created its backends in this process, and their platform names; never creates one.
+
+    ``xla_bridge.backends_are_initialized()`` (0.7.0 through 0.12), else the
+    module's ``_backends`` dict; ``(None, ())`` where neither exists.
+    """
+    try:
+        from jax._src import xla_bridge as _xb
+    except ImportError:
+        return None, ()
+    backends = getattr(_xb, "_backends", None)
+    platforms = tuple(sorted(str(k) for k in backends)) if isinstance(backends, dict) else ()
+    probe = getattr(_xb, "backends_are_initialized", None)
+    if probe is not None:
+        try:
+            return bool(probe()), platforms
+        except Exception:  # noqa: BLE001 - fall back to the dict
+            pass
+    return (bool(backends), platforms) if isinstance(backends, dict) else (None, ())
+
+
+class ConfigDefinition(NamedTuple):
+    """What the call that defined an option says, read from JAX's source.
+
+    ``default_known`` is False where the default is computed at import by an
+    expression this reader does not evaluate (``default_text`` holds it).
+    ``env_vars`` are the environment variables the definition reads;
+    ``include_in_jit_key`` is ``None`` where the keyword is not a literal.
+    """
+
+    module: str
+    helper: str
+    default_known: bool
+    default: Any
+    default_text: str
+    env_vars: tuple[str, ...]
+    include_in_jit_key: bool | None
+    include_in_trace_context: bool | None
+
+
+_DEFINITIONS: dict[str, ConfigDefinition] = {}
+_SCANNED_MODULES: set[str] = set()
+
+
+def config_definitions(holders: dict[str, Any]) -> dict[str, ConfigDefinition]:
+    """How each option was defined, read from the source of the JAX modules that hold the options.
+
+    JAX keeps no default value and no jit-key membership where Python can read
+    it (the env var is applied to the default at import, and ``include_in_jit_key``
+    goes into C++), so this reads the defining calls (``bool_state(name=…,
+    default=…)``, ``string_flag(…)``) with :mod:`ast`. The modules are those
+    with a holder among their globals; each is parsed once per process.
+    Options it cannot find are missing from the answer.
+    """
+    missing = [name for name in holders if name not in _DEFINITIONS]
+    if missing:
+        wanted = {id(holders[name]) for name in missing}
+        for module_name, module in list(sys.modules.items()):
+            if module_name in _SCANNED_MODULES or not module_name.startswith("jax") or module is None:
+                continue
+            try:
+                defines = any(id(v) in wanted for v in list(vars(module).values()))
+            except TypeError:
+                continue
+            if defines:
+                _SCANNED_MODULES.add(module_name)
+                _DEFINITIONS.update({k: v for k, v in _definitions_in(module).items() if k not in _DEFINITIONS})
+    return {name: _DEFINITIONS[name] for name in holders if name in _DEFINITIONS}
+
+
+def _definitions_in(module: types.ModuleType) -> dict[str, ConfigDefinition]:
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, ConfigDefinition] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        helper = _call_name(node.func)
+        if not helper.endswith(("_state", "_flag")):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        name_node = keywords.get("name", node.args[0] if node.args else None)
+        if not (isinstance(name_node, ast.Constant) and isinstance(name_node.value, str)) or name_node.value in found:
+            continue
+        name = name_node.value
+        default_node = keywords.get("default", node.args[1] if len(node.args) > 1 else None)
+        env_vars: list[str] = [name.upper()] if helper.endswith("_state") else []
+        known, default = _evaluate(default_node, vars(module), env_vars) if default_node is not None else (False, None)
+        found[name] = ConfigDefinition(
+            module=module.__name__,
+            helper=helper,
+            default_known=known,
+            default=default,
+            default_text=ast.unparse(default_node) if default_node is not None else "",
+            env_vars=tuple(dict.fromkeys(env_vars)),
+            include_in_jit_key=_literal_flag(keywords.get("include_in_jit_key")),
+            include_in_trace_context=_literal_flag(keywords.get("include_in_trace_context")),
+        )
+    return found
+
+
+def _call_name(func: Any) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _literal_flag(node: Any) -> bool | None:
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _evaluate(node: Any, namespace: dict[str, Any], env_vars: list[str]) -> tuple[bool, Any]:
+    """``(known, value)`` of a default expression without running JAX code.
+
+    Handles literals, arithmetic on numbers, module-level names and attribute
+    chains (``ExplicitX64Mode.WARN``), the environment readers JAX uses
+    (``os.getenv(VAR, d)``, ``bool_env(VAR, d)``, ``int_env(VAR, d)``: the
+    variable is recorded and ``d`` is the default) and ``.lower()`` on a string.
+    Anything else (a call into logging, say) is unknown.
+    """
+    import operator
+
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        known, value = _evaluate(node.operand, namespace, env_vars)
+        if known and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, -value if isinstance(node.op, ast.USub) else value
+        return False, None
+    if isinstance(node, ast.BinOp):
+        ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Pow: operator.pow}
+        op = ops.get(type(node.op))
+        (lk, left), (rk, right) = _evaluate(node.left, namespace, env_vars), _evaluate(node.right, namespace, env_vars)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (left, right))
+        if op is None or not (lk and rk and numbers) or (op is operator.pow and abs(right) > 64):
+            return False, None
+        return True, op(left, right)
+    if isinstance(node, ast.Name):
+        return (True, namespace[node.id]) if node.id in namespace else (False, None)
+    if isinstance(node, ast.Attribute):
+        known, owner = _evaluate(node.value, namespace, env_vars)
+        if known and isinstance(owner, (type, types.ModuleType)) and hasattr(owner, node.attr):
+            return True, getattr(owner, node.attr)
+        return False, None
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = _call_name(func)
+        if name in _STR_METHODS and isinstance(func, ast.Attribute) and not node.args:
+            known, value = _evaluate(func.value, namespace, env_vars)
+            return (True, getattr(value, name)()) if known and isinstance(value, str) else (False, None)
+        if name in _ENV_READERS and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            env_vars.append(node.args[0].value)
+            if len(node.args) < 2:
+                return name in ("getenv", "get"), None
+            return _evaluate(node.args[1], namespace, env_vars)
+    return False, None

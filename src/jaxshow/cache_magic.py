@@ -14,17 +14,18 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand, output_can_be_silenced
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import output_name_error
+from jaxshow.magic_args import output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear")
+SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | NAME)"
 OBSERVED_COMPILES_LIMIT = 200
 
 
@@ -99,9 +100,9 @@ class CacheMagics(Magics):
 
     def _parse(self, line: str, *, cell_form: bool) -> Any:
         try:
-            args = parse_argstring(self.jaxcache, line)
+            args = parse_options(self.jaxcache, line)
         except UsageError as exc:
-            raise UsageError(f"{exc}\n{self._usage()}") from None
+            raise UsageError(f"{exc}\n{SUBCOMMANDS_HINT}") from None
         if cell_form and args.words:
             raise UsageError(f"the cell form takes no subcommand, got {' '.join(args.words)!r}\n{self._usage()}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
@@ -109,7 +110,7 @@ class CacheMagics(Magics):
         return args
 
     def _usage(self) -> str:
-        return self.jaxcache.parser.format_usage().rstrip() + "\n(subcommands: on | off | persistent | clear NAME | NAME)"
+        return usage(self.jaxcache) + "\n" + SUBCOMMANDS_HINT
 
     def _line(self, words: list[str]):
         if not words:

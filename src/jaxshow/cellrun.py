@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 import time
 from typing import Any, Callable, Protocol
 
@@ -200,9 +201,27 @@ class _CallRewriter(ast.NodeTransformer):
         return ast.copy_location(self._hook("post", [call]), node)
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
+        if _timing_statement():
+            return node
         return ast.fix_missing_locations(self.generic_visit(node))
 
     visit_Interactive = visit_Expression = visit_Module
+
+
+def _timing_statement() -> bool:
+    """Whether IPython's ``%timeit`` is transforming the statement it will time (``shell.transform_ast``).
+
+    Its loop must time the user's calls alone: a hook around each call
+    would be in every figure it prints (15 µs became 49 µs per call).
+    """
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "timeit" and frame.f_globals.get("__name__") == "IPython.core.magics.execution":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def cell_number(shell: Any) -> int:

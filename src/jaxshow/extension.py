@@ -1,7 +1,9 @@
 """Load and unload jaxshow in an IPython shell, leaving JAX and the shell as they were found.
 
-``load_ipython_extension`` registers the magics and the cell runner (an input
-transformer and two events, see :mod:`jaxshow.cellrun`);
+``load_ipython_extension`` registers the magics (``%%jaxstages``, ``%jaxcache``,
+``%jaxconfig``, ``%jaxdump``) and the cell runner (an input transformer and two
+events, see :mod:`jaxshow.cellrun`), and starts ``%jaxdump``'s cell clock (two more
+events) and persistent-hit listener;
 ``unload_ipython_extension`` ends any open capture, lets each magics class undo
 its own changes (JAX hooks, log handlers, config flags), removes the runner and
 the magics, and closes every ``jax.monitoring`` collector. Loading twice is
@@ -15,6 +17,8 @@ from typing import Any
 from jaxshow import timings
 from jaxshow.cache_magic import CacheMagics
 from jaxshow.cellrun import CellRunner
+from jaxshow.config_magic import JaxConfigMagics
+from jaxshow.dump_magic import DumpMagics
 from jaxshow.stages_magic import StagesMagics
 
 _INSTALLED = "_jaxshow_installation"
@@ -26,22 +30,25 @@ class Installation:
     def __init__(self, shell: Any) -> None:
         self.stages = StagesMagics(shell=shell, config=shell.config)
         self.cache = CacheMagics(shell=shell, config=shell.config)
+        self.config = JaxConfigMagics(shell=shell, config=shell.config)
+        self.dump = DumpMagics(shell=shell, config=shell.config)
         self.runner = CellRunner(shell)
         self.runner.magics.update(jaxstages=self.stages, jaxcache=self.cache)
 
     @property
     def magics(self) -> tuple[Any, ...]:
-        return (self.stages, self.cache)
+        return (self.stages, self.cache, self.config, self.dump)
 
 
 def load_ipython_extension(shell: Any) -> None:
-    """Register ``%%jaxstages`` and ``%jaxcache`` on ``shell``."""
+    """Register ``%%jaxstages``, ``%jaxcache``, ``%jaxconfig`` and ``%jaxdump`` on ``shell``."""
     if getattr(shell, _INSTALLED, None) is not None:
         return
     installation = Installation(shell)
     for magics in installation.magics:
         shell.register_magics(magics)  # Magics.__init__ has already joined shell.configurables
     installation.runner.install()
+    installation.dump.start_observing()
     setattr(shell, _INSTALLED, installation)
 
 

@@ -1,4 +1,11 @@
-"""Option parsing shared by jaxshow's magics: ``magic_arguments`` with usage in every error (IPython only)."""
+"""Option parsing shared by jaxshow's magics: ``magic_arguments`` with usage in every error (IPython only).
+
+IPython builds a magic's usage line from its function name after one ``%``
+(``MagicHelpFormatter``'s prefix), right for a line magic and wrong for a cell
+magic, which is typed ``%%name``. :func:`cell_magic_arguments` names the parser
+``%name`` through IPython's own ``magic_arguments(name=...)``, so the docstring
+(``%%jaxstages?``) and every usage error show ``%%jaxstages [--all] ...``.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +14,59 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import parse_argstring
+from IPython.core.magic_arguments import magic_arguments, parse_argstring, real_name
 from IPython.utils.text import DollarFormatter
 
 _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
 
 
+class cell_magic_arguments(magic_arguments):  # noqa: N801 - named like the decorator it extends
+    """``@magic_arguments()`` for a cell magic: its usage reads ``%%name``, as the magic is typed."""
+
+    def __call__(self, func: Any) -> Any:
+        self.name = "%" + real_name(func)
+        return super().__call__(func)
+
+
+def usage(magic: Any) -> str:
+    """The magic's usage on one line, as it is typed: ``%%jaxstages [--all] ... [-o NAME]``, ``%jaxcache [-o NAME] ...``."""
+    text = magic.parser.format_usage()
+    return " ".join(text.split("::", 1)[-1].split())
+
+
 def parse_options(magic: Any, line: str) -> Any:
-    """``parse_argstring`` whose ``UsageError`` also carries the usage line."""
+    """``parse_argstring`` whose ``UsageError`` also carries the usage line, with quoted words unquoted.
+
+    IPython splits a magic's line keeping the quotes around a quoted word
+    (``--save "my runs"`` gives ``'"my runs"'``); here they go.
+    """
     try:
-        return parse_argstring(magic, line)
+        args = parse_argstring(magic, line)
     except UsageError as exc:
-        raise UsageError(f"{exc}\n{magic.parser.format_usage()}") from None
+        raise UsageError(f"{exc}\n{usage(magic)}") from None
+    for key, value in vars(args).items():
+        if isinstance(value, str):
+            setattr(args, key, _unquote(value))
+        elif isinstance(value, list):
+            setattr(args, key, [_unquote(v) if isinstance(v, str) else v for v in value])
+    return args
+
+
+def silenced(line: str) -> tuple[str, bool]:
+    """A line magic's options without a trailing ``;``, and whether there was one (then nothing is displayed).
+
+    IPython's ``output_can_be_silenced`` only drops a returned value, and
+    tokenizes the line to look for the ``;`` (an option like ``jax_[a-z]*``
+    then raises); the line magics that display check for it here instead.
+    """
+    stripped = line.rstrip()
+    return (stripped[:-1], True) if stripped.endswith(";") else (line, False)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 def expand_variables(shell: Any, line: str) -> str:

@@ -129,6 +129,15 @@ class WrapperStation:
 
 
 @dataclass(frozen=True, slots=True)
+class LoopInfo:
+    """Loops of one kind and trip count in a jaxpr: ``scan`` with its ``length``, ``while`` (trip count unknown)."""
+
+    primitive: str
+    trip_count: int | None
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class TracedStation:
     """The ``Traced`` stage: the jaxpr and the abstract signature."""
 
@@ -141,6 +150,9 @@ class TracedStation:
     primitive_counts: tuple[tuple[str, int], ...]
     const_count: int = 0
     notes: tuple[str, ...] = ()
+    loops: tuple[LoopInfo, ...] = ()
+    dot_flops_estimate: float | None = None
+    """Matrix-multiply FLOPs (``2·M·N·K`` per ``dot_general``), each loop body counted by its trip count; an estimate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +206,45 @@ class PlacementSpec:
     path: str
     sharding: str | None
     layout: str | None
+    spec: str | None = None
+    memory_kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTile:
+    """One block of an array and the devices holding it: rows and columns as ``[start, stop)`` index ranges."""
+
+    rows: tuple[int, int]
+    cols: tuple[int, int]
+    devices: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardingView:
+    """Which device holds which block, for one distinct sharding (``jax.debug.visualize_array_sharding``'s picture).
+
+    ``dims`` are the array dimensions drawn: rows then columns for a matrix,
+    columns only for a vector, the (at most two) split ones for higher ranks;
+    ``rows`` of a tile is ``(0, 1)`` when only one dimension is drawn.
+    ``leaves`` counts the inputs and outputs placed this way.
+    """
+
+    spec: str
+    shape: tuple[int, ...]
+    dims: tuple[int, ...]
+    tiles: tuple[DeviceTile, ...]
+    leaves: int
+    example: str
+    unshown_split_dims: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveCount:
+    """Collective operations of one kind in the optimised HLO, with the first lines they are on (1-based)."""
+
+    kind: str
+    count: int
+    lines: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +260,18 @@ class CompiledStation:
     inputs: tuple[PlacementSpec, ...]
     outputs: tuple[PlacementSpec, ...]
     placements_unavailable: str | None = None
+    mesh: str | None = None
+    device_count: int | None = None
+    sharding_views: tuple[ShardingView, ...] = ()
+    more_sharding_views: int = 0
+    collectives: tuple[CollectiveCount, ...] = ()
+    loop_trip_counts: tuple[int, ...] = ()
+    """``known_trip_count`` of each ``while`` loop XLA kept, in the optimised HLO."""
+
+    @property
+    def per_device(self) -> bool:
+        """The program runs partitioned over several devices: its cost analysis is one device's share."""
+        return (self.device_count or 1) > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,7 +407,7 @@ class SavedReport(_Displayable):
     error: str | None = None
 
     def _summary(self) -> str:
-        return f"{self.directory}: {self.error}" if self.error else f"{len(self.files)} files in {self.directory}"
+        return f"{self.directory}: {self.error}" if self.error else f"{plural(len(self.files), 'file')} in {self.directory}"
 
 
 # --- %jaxcache: tracing-cache misses, trace histories, the persistent cache -------------------
@@ -491,7 +554,7 @@ class CacheClearReport(_Displayable):
     not_cleared: tuple[str, ...]
 
     def _summary(self) -> str:
-        return f"{self.name!r}: cleared {self.entries_before} entries"
+        return f"{self.name!r}: cleared {plural(self.entries_before, 'entry', 'entries') if self.entries_before is not None else '? entries'}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,7 +586,231 @@ class PersistentCacheReport(_Displayable):
 
     def _summary(self) -> str:
         where = self.directory or "no directory"
-        return f"{where}; {self.entry_count if self.entry_count is not None else '?'} entries"
+        return f"{where}; {plural(self.entry_count, 'entry', 'entries') if self.entry_count is not None else '? entries'}"
+
+
+# --- %jaxconfig: JAX's config options, where each value came from, what changing it costs ------
+
+ConfigKind = Literal["scopable", "flag", "unknown"]
+"""``scopable``: a ``State`` (a global value, and a context manager that sets it for one thread);
+``flag``: a ``Flag`` (one process-wide value, no context manager)."""
+ValueSource = Literal["default", "environment", "set", "context", "unknown"]
+"""Where the value this thread sees came from: JAX's default, an environment variable read at
+import, a global set after import (``jax.config.update``), or a context manager active now."""
+BackendStart = Literal["raises", "ignored"]
+"""What setting an option does once a backend is up: raises (JAX's validator), or nothing (read only at start)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigOption:
+    """One of JAX's config options as this thread sees it now.
+
+    Values are kept as bounded ``repr`` strings (the options hold arbitrary
+    objects: devices, enums, callables). ``None`` means unknown, with the
+    reason on the report (``default_repr``: ``default_unavailable``).
+    """
+
+    name: str
+    kind: ConfigKind
+    value_type: str
+    value_repr: str
+    default_repr: str | None
+    is_default: bool | None
+    source: ValueSource
+    global_value_repr: str | None = None
+    """The global value under an active context manager (``source == "context"``), else ``None``."""
+    env_vars: tuple[tuple[str, str | None], ...] = ()
+    """The environment variables JAX reads for this option at import, each with its text now (``None``: unset)."""
+    in_trace_context: bool | None = None
+    in_jit_key: bool | None = None
+    backend_start: BackendStart | None = None
+    backend_start_reason: str = ""
+    default_unavailable: str | None = None
+    enum_values: tuple[str, ...] = ()
+    help_text: str = ""
+
+    @property
+    def invalidates_caches(self) -> bool | None:
+        """Whether a change of this option misses JAX's caches for every jitted function (trace context or jit key)."""
+        if self.in_trace_context or self.in_jit_key:
+            return True
+        if self.in_trace_context is None or self.in_jit_key is None:
+            return None
+        return False
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ConfigReport(_Displayable):
+    """``%jaxconfig``: the options of the running JAX that match a selection, with counts of all of them."""
+
+    jax_version: str
+    options: tuple[ConfigOption, ...]
+    total_options: int
+    scopable_options: int
+    flag_options: int
+    backends_initialized: bool | None
+    backend_platforms: tuple[str, ...] = ()
+    filter: str | None = None
+    changed_only: bool = False
+    kind: Literal["scopable", "flag"] | None = None
+    matched_options: int = 0
+    """Options whose name matched ``filter`` (all when there is none), before ``changed_only`` and ``kind``."""
+    near_names: tuple[str, ...] = ()
+    """Names close to a ``filter`` that matched no option at all."""
+    trace_context_source: str = ""
+    trace_context_unavailable: str | None = None
+    jit_key_unavailable: str | None = None
+    unknown_defaults: tuple[str, ...] = ()
+    """Selected options whose default JAX computes at import in a way jaxshow does not evaluate (never counted as changed)."""
+    thread_name: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> tuple[ConfigOption, ...]:
+        """The shown options whose value differs from JAX's default."""
+        return tuple(o for o in self.options if o.is_default is False)
+
+    def _summary(self) -> str:
+        selection = [f"filter {self.filter!r}"] if self.filter else []
+        selection += ["changed only"] if self.changed_only else []
+        selection += [f"{self.kind} only"] if self.kind else []
+        shown = f"{len(self.options)} shown" + (f" ({', '.join(selection)})" if selection else "")
+        backend = {True: "backend up", False: "no backend yet", None: "backend state unknown"}[self.backends_initialized]
+        return (f"jax {self.jax_version}: {self.total_options} options ({self.scopable_options} scopable, "
+                f"{self.flag_options} flags); {shown}; {backend}")
+
+
+# --- %jaxdump: the files JAX and XLA dump, by function and by cell ------------------------------
+
+DumpKind = Literal["stablehlo", "jaxpr", "jaxpr_html", "eqn_count_pprof"]
+DUMP_KIND_WORDS: dict[str, str] = {
+    "stablehlo": "StableHLO module",
+    "jaxpr": "jaxpr",
+    "jaxpr_html": "jaxpr (HTML view)",
+    "eqn_count_pprof": "equation-count profile",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    """One file JAX dumped: what its name says, and when and where (which cell) it was written.
+
+    ``counter`` is JAX's process-wide number in the name (``jax_ir0002_…`` -> 2,
+    ``jax_000002_…`` -> 2; ``None`` for jax 0.7's ``f.jaxpr.txt``), ``module``
+    the compiled module (``jit_f``; ``None`` for jaxpr files), ``function`` the
+    name the files are grouped under, ``stage`` the stage of a module dump
+    (``compile``). ``cell`` is ``In[n]`` or a sentence ("before jaxshow was
+    loaded"); ``""`` when no cells were observed.
+    """
+
+    name: str
+    kind: DumpKind
+    counter: int | None
+    module: str | None
+    function: str
+    stage: str | None
+    size_bytes: int
+    mtime: float
+    cell: str = ""
+    persistent_hit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class XlaDumpFile:
+    """One file of XLA's ``--xla_dump_to`` dump: its kind, and the pass for per-pass dumps."""
+
+    name: str
+    kind: str
+    pass_name: str | None
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class XlaDumpModule:
+    """XLA's files for one compiled module: ``module_0004.jit_f.*``."""
+
+    number: int
+    module: str
+    files: tuple[XlaDumpFile, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DumpSetting:
+    """One option that decides what JAX or XLA dumps: its value now and where that value came from."""
+
+    option: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class DumpText:
+    """The head of one dump file as read for display, with the cell file names relabelled ``In[n]``."""
+
+    file: str
+    language: str
+    text: str
+    total_bytes: int
+    read_bytes: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DumpReport(_Displayable):
+    """``%jaxdump``: how dumping is set, and the dump files by function and by cell.
+
+    ``selection`` is the NAME asked for (a function, file name or counter) with
+    ``texts`` the files shown; ``None`` lists the whole directory.
+    """
+
+    directory: str | None
+    enabled: bool
+    settings: tuple[DumpSetting, ...]
+    files: tuple[DumpFile, ...]
+    other_files: int = 0
+    listing_unavailable: str | None = None
+    xla_directory: str | None = None
+    xla_modules: tuple[XlaDumpModule, ...] = ()
+    xla_unavailable: str | None = None
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    selection: str | None = None
+    texts: tuple[DumpText, ...] = ()
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The functions with files, in the order they first appear."""
+        return tuple(dict.fromkeys(f.function for f in self.files))
+
+    def files_of(self, function: str) -> tuple[DumpFile, ...]:
+        return tuple(f for f in self.files if f.function == function)
+
+    def by_cell(self) -> dict[str, tuple[str, ...]]:
+        """Cell -> the file names it produced, in order."""
+        cells: dict[str, list[str]] = {}
+        for f in self.files:
+            cells.setdefault(f.cell, []).append(f.name)
+        return {cell: tuple(names) for cell, names in cells.items()}
+
+    def _summary(self) -> str:
+        where = self.directory or "no directory"
+        return f"{where}: {len(self.files)} files of {len(self.functions)} functions"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DumpDiff(_Displayable):
+    """``%jaxdump --diff A B``: a unified diff of two dump files (of one function, usually)."""
+
+    directory: str
+    a: DumpFile | XlaDumpFile
+    b: DumpFile | XlaDumpFile
+    language: str
+    diff_text: str
+    added_lines: int
+    removed_lines: int
+    notes: tuple[str, ...] = ()
+
+    def _summary(self) -> str:
+        return f"{self.a.name} -> {self.b.name}: +{self.added_lines} -{self.removed_lines}"
 
 
 def short_type(dtype: str, shape: tuple[int, ...]) -> str:
@@ -552,6 +839,11 @@ def format_bytes(n: float | None) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.2f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``plural(1, 'input')`` -> ``'1 input'``, ``plural(2500, 'input')`` -> ``'2,500 inputs'``."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def format_count(n: float | None, unit: str = "") -> str:

@@ -11,21 +11,36 @@ import re
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand, output_can_be_silenced
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic_arguments import argument
 from IPython.display import display
-from traitlets import Integer
+from traitlets import Float, Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
+from jaxshow.capture.placement import process_index
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import expand_variables, output_name_error, parse_options
+from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
+from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation
 from jaxshow.record_files import directory_problem, save_report
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_TIMEIT = re.compile(r"(?m)^\s*%%?timeit\b")
+TIMEIT_NOTE = ("%timeit's statement runs without jaxshow's call hook, so the times it prints are your calls' alone; "
+               "the traces and compiles it caused are reported, its cache hits are not listed")
+
+
+@dataclasses.dataclass
+class _OpenCell:
+    """A %%jaxstages cell while IPython runs it: its options, capture and progress line."""
+
+    args: Any
+    capture: CallCapture
+    progress: StageProgress
+    timeit: bool
 
 
 @magics_class
@@ -38,17 +53,23 @@ class StagesMagics(Magics):
         50_000, help="Compute the pre-optimisation cost (Lowered.cost_analysis, a StableHLO-to-HLO conversion) only for "
                      "modules up to this many characters; 0 for no limit.").tag(config=True)
 
+    progress_after_seconds = Float(
+        1.0, help="Show which stage (tracing, lowering, compiling, running) of which call is under way once one runs "
+                  "longer than this many seconds, updated as each stage starts; 0 shows it at once, -1 never.").tag(config=True)
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._open: tuple[Any, CallCapture] | None = None
+        self._open: _OpenCell | None = None
 
-    @magic_arguments()
+    @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
     @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
     @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
+    @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
+                                                               "report in every process, not only in process 0.")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
@@ -93,6 +114,15 @@ class StagesMagics(Magics):
         self._parse(line, cell)  # a usage error before anything runs
         return run_magic_cell(self.shell, self, line, cell)
 
+    # ``%jaxstages?`` looks for a line magic only (IPython's _ofind): this one carries the cell
+    # magic's manual, and typed as a line it only says how %%jaxstages is used.
+    @line_magic("jaxstages")
+    def jaxstages_usage(self, line: str) -> None:
+        raise UsageError("%%jaxstages is a cell magic: write it on the first line of a cell, with the code under it "
+                         f"(%%jaxstages? shows the manual)\n{usage(self.jaxstages)}")
+
+    jaxstages_usage.__doc__ = jaxstages.__doc__
+
     # the runner's protocol (cellrun.CellMagic) ------------------------------------------------
 
     def accepts(self, line: str, cell: str) -> bool:
@@ -103,32 +133,38 @@ class StagesMagics(Magics):
         return True
 
     def open(self, line: str, raw_cell: str) -> DirectCalls:
-        return self._open_capture(self._parse(line, raw_cell))
+        return self._open_capture(self._parse(line, raw_cell), timeit=bool(_TIMEIT.search(raw_cell)))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._open is None:
             return
-        args, capture = self._open
-        self._open = None
+        args, capture, progress = self._open.args, self._open.capture, self._open.progress
+        timeit, self._open = self._open.timeit, None
         capture.close()
+        progress.close()
         if not ran:
             capture.release()
             return
         try:
             cell_options = CellOptions(
                 walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
-                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None),
+                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None,
+                                 jaxpr_max_lines=None if args.save is not None else self.max_lines or None),
                 show_all=args.show_all,
                 name=args.name,
             )
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
+            if timeit:
+                report = dataclasses.replace(report, notes=(*report.notes, TIMEIT_NOTE))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
         budget = render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)
-        display(render.Rendered(report, budget))
-        if args.save is not None:
+        shown = args.all_processes or process_index() == 0  # one report per run, not one per host
+        if shown:
+            display(render.Rendered(report, budget))
+        if args.save is not None and shown:
             display(render.Rendered(save_report(report, args.save, budget), budget))
         if args.output:
             self.shell.user_ns[args.output] = report
@@ -136,32 +172,34 @@ class StagesMagics(Magics):
     def shutdown(self) -> None:
         """End an open capture without a report (called on ``%unload_ext``)."""
         if self._open is not None:
-            self._open[1].close()
+            self._open.capture.close()
+            self._open.progress.close()
             self._open = None
 
     # helpers -----------------------------------------------------------------------------------
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, expand_variables(self.shell, line))
-        usage = self.jaxstages.parser.format_usage()
+        usage_line = usage(self.jaxstages)
         if args.name is not None and not _FUNCTION_NAME.match(args.name):
-            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage}")
+            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
         if args.name is not None:
             head = args.name.split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
-                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage}")
+                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
-            raise UsageError(f"--save {args.save}: {why}\n{usage}")
+            raise UsageError(f"--save {args.save}: {why}\n{usage_line}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
-            raise UsageError(f"{why}\n{usage}")
+            raise UsageError(f"{why}\n{usage_line}")
         return args
 
-    def _open_capture(self, args: Any) -> DirectCalls:
+    def _open_capture(self, args: Any, *, timeit: bool = False) -> DirectCalls:
         if self._open is not None:
             self.close(None, 0.0)
-        capture = CallCapture(is_cell_file=is_cell_file(self.shell))
+        progress = StageProgress(self.progress_after_seconds)
+        capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress)
         capture.__enter__()
-        self._open = (args, capture)
+        self._open = _OpenCell(args, capture, progress, timeit)
         return DirectCalls(capture)
 
     def _name_note(self, name: str) -> str | None:

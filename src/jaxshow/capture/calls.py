@@ -30,7 +30,15 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.stations import JIT_TYPE, PACKAGE_DIR, arguments_for_walk, jit_target, stageable, static_values
+from jaxshow.capture.stations import (
+    JIT_TYPE,
+    PACKAGE_DIR,
+    arguments_for_walk,
+    jit_target,
+    placed_shardings,
+    stageable,
+    static_values,
+)
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent
 
@@ -57,6 +65,7 @@ class CallRecord:
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[tuple[str, str], ...] = ()
+    arg_shardings: tuple[str | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
     thread_id: int = 0
@@ -193,10 +202,14 @@ class CallCapture(_jax_compat.CallObserver):
     Args:
         is_cell_file: tells a notebook cell's file name (the front end knows);
             used to find the cell line a call came from.
+        progress: called as each stage of a call starts, ``progress("compiling", "f")``,
+            and with ``None`` when the call's stages end; from the calling thread.
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
+                 progress: Callable[[str | None, str], None] | None = None) -> None:
         self.is_cell_file = is_cell_file
+        self.progress = progress
         self.records: list[CallRecord] = []
         self.dropped = 0
         self.hooks_installed = False
@@ -251,12 +264,21 @@ class CallCapture(_jax_compat.CallObserver):
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             record.static_args = static_values(jit_info, args, kwargs)
+            record.arg_shardings = placed_shardings(jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             frame = _Frame(record, nested=False, phase="trace")
+            self._report_progress("tracing", record.name)
         state.stack.append(frame)
         return frame
+
+    def _report_progress(self, stage: str | None, name: str) -> None:
+        if self.progress is not None:
+            try:
+                self.progress(stage, name)
+            except Exception:  # noqa: BLE001 - a display problem must never reach the user's call
+                self.progress = None
 
     def _closed(self, frame: _Frame | None) -> CallRecord | None:
         """Take ``frame`` off this thread's stack; its record, unless it was a nested frame."""
@@ -298,6 +320,7 @@ class CallCapture(_jax_compat.CallObserver):
                     record.name = name
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
+            self._report_progress("lowering", record.name)
         state.pending = None
         state.stack.append(frame)
         return frame
@@ -316,11 +339,13 @@ class CallCapture(_jax_compat.CallObserver):
             record.error, record.failed_in = error, "lower"
         else:
             record.computation = computation
+            self._report_progress("compiling", record.name)
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
         if record is None:
             return
+        self._report_progress(None, record.name)
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
@@ -341,6 +366,8 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             record = state.stack[0].record
             (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            if event.stage == "compile" and len(state.stack) == 1:
+                self._report_progress("running", record.name)
             return
         if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
             state.pending.events.append(event)
@@ -375,6 +402,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
         record.static_args = static_values(info, args, kwargs)
+        record.arg_shardings = placed_shardings(info, args, kwargs)
         if record.jit_disabled:
             return record
 
@@ -528,21 +556,22 @@ class CallCounter:
 
 
 class _Pending:
-    """A direct call of a jit wrapper between ``pre`` and ``post``."""
+    """A direct call of a jit wrapper between ``pre`` and ``post``.
 
-    __slots__ = ("wrapper", "lead", "bound", "site", "column", "args", "made_before", "walk_args", "token")
+    ``key`` is the call's place (code object, line, column) and wrapper;
+    ``fresh`` says it is the first call there, the only one whose site and
+    arguments are recorded (a loop's later calls are counted).
+    """
 
-    def __init__(self, target: tuple[Any, tuple, dict], site: SourceLocation, column: int) -> None:
+    __slots__ = ("wrapper", "lead", "bound", "key", "fresh", "site", "args", "made_before", "walk_args", "token")
+
+    def __init__(self, target: tuple[Any, tuple, dict], key: tuple, fresh: bool, site: SourceLocation | None) -> None:
         self.wrapper, self.lead, self.bound = target
-        self.site, self.column = site, column
+        self.key, self.fresh, self.site = key, fresh, site
         self.args: tuple = ()
         self.made_before = 0
         self.walk_args: tuple[tuple, dict] | None = None
         self.token: Any = None
-
-    @property
-    def key(self) -> tuple:
-        return (self.site.file, self.site.line, self.column, id(self.wrapper))
 
 
 class DirectCalls:
@@ -578,7 +607,13 @@ class DirectCalls:
         target = jit_target(fn)
         if target is None and (type(fn).__module__ or "").startswith("jax"):
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
-        self._stack().append(None if target is None else _Pending(target, self._site(sys._getframe(1), line), column))
+        if target is None:
+            self._stack().append(None)
+            return fn
+        frame = sys._getframe(1)
+        key = (frame.f_code, line, column, id(target[0]))
+        fresh = key not in self._first
+        self._stack().append(_Pending(target, key, fresh, self._site(frame, line) if fresh else None))
         return fn
 
     def _site(self, frame: Any, line: int) -> SourceLocation:
@@ -589,13 +624,14 @@ class DirectCalls:
         return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
 
     def args(self, *args: Any) -> tuple:
-        stack = self._stack()
-        if stack and stack[-1] is not None:
-            stack[-1].args = args
+        stack = self._local.stack  # pre() made it on this thread
+        pending = stack[-1] if stack else None
+        if pending is not None and pending.fresh:
+            pending.args = args
         return args
 
     def kwargs(self, **kwargs: Any) -> dict:
-        stack = self._stack()
+        stack = self._local.stack
         pending = stack[-1] if stack else None
         if pending is not None:
             try:
@@ -605,7 +641,7 @@ class DirectCalls:
         return kwargs
 
     def post(self, value: Any) -> Any:
-        stack = self._stack()
+        stack = self._local.stack
         pending = stack.pop() if stack else None
         if pending is not None:
             try:
@@ -620,7 +656,7 @@ class DirectCalls:
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
-        if pending.key not in self._first and type(pending.wrapper) is JIT_TYPE:
+        if pending.fresh and type(pending.wrapper) is JIT_TYPE:
             args = (*pending.lead, *pending.args)
             pending.walk_args = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
 
@@ -635,6 +671,11 @@ class DirectCalls:
                 self._first[key].repeat_hits += 1  # type: ignore[union-attr]
             else:
                 self._first[key] = self.capture.record_wrapper_call(pending.made_before, pending.wrapper, pending.site)
+            return
+        if not pending.fresh and key in self._first and self.capture.records_made() == pending.made_before:
+            first = self._first[key]  # a loop's later call that JAX served from its C++ cache: counted, nothing else
+            if first is not None:
+                first.repeat_hits += 1
             return
         own = self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper))
         if key in self._first:

@@ -164,8 +164,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.lowered is not None:
         lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info,
                                   cost_max_chars=walk.lowered_cost_max_chars)
-    names = tuple(a.path for a in traced.args) if traced is not None else None
-    compiled = compiled_station(record.compiled, names) if record.compiled is not None else None
+    compiled = compiled_station(record.compiled, traced) if record.compiled is not None else None
     if traced is not None and traced.jaxpr_source_text:
         traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
     if lowered is not None and walk.debug_info:
@@ -228,7 +227,8 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
 
 def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
     if record.jaxpr is not None:
-        return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info)
+        return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
+                                         shardings=record.arg_shardings, max_lines=walk.jaxpr_max_lines)
     return None
 
 

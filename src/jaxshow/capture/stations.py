@@ -13,13 +13,11 @@ This module uses JAX but never IPython.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
-import sys
-import threading
 import types
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -27,6 +25,8 @@ import jax
 import numpy as np
 
 from jaxshow import _jax_compat
+from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
+from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts
 from jaxshow.report import (
     ArgSpec,
     CompiledStation,
@@ -34,14 +34,11 @@ from jaxshow.report import (
     ErrorSummary,
     LoweredStation,
     MemoryStats,
-    PlacementSpec,
     SourceLocation,
     Stage,
-    StagesReport,
     TracedStation,
     WrapperStation,
 )
-from jaxshow.timings import EventCollector, StageEvent, timings_from_events
 
 DIALECTS = ("stablehlo", "hlo")
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,6 +124,35 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, 
             shown.append((label, safe_repr(args[i])))
     shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
     return tuple(dict.fromkeys(shown))
+
+
+def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | None, ...] | None:
+    """The mesh shardings of a call's dynamic array arguments, flat in JAX's order; ``None`` when no argument has one.
+
+    What the caller placed (``jax.device_put(x, NamedSharding(...))``) is the
+    truth under Auto mesh axes, where the traced types read ``P(None, ...)``.
+    """
+    try:
+        options = _jax_compat.jit_options_of_info(jit_info) or {}
+        static = {i % len(args) for i in options.get("static_argnums", ()) if -len(args) <= i < len(args)}
+        dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+        named = {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())}
+        leaves = jax.tree_util.tree_leaves((dynamic, named))
+    except Exception:  # noqa: BLE001 - a pytree whose flatten raises: JAX's own trace reports that
+        return None
+    shardings = tuple(_placed(leaf) for leaf in leaves)
+    return shardings if any(shardings) else None
+
+
+def _placed(leaf: Any) -> str | None:
+    """A concrete array's (or an abstract argument's) mesh sharding; never a tracer's (under vmap, grad)."""
+    if isinstance(leaf, jax.core.Tracer) or not isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct)):
+        return None
+    try:
+        sharding = leaf.sharding
+    except Exception:  # noqa: BLE001 - a deleted (donated) array
+        return None
+    return str(sharding) if hasattr(sharding, "spec") else None
 
 
 def _source_location(source_info: Any) -> SourceLocation | None:
@@ -226,13 +252,9 @@ def _path_text(path: tuple) -> str:
 
 
 def _sharding_text(value: Any, aval: Any) -> str | None:
-    """The value's sharding, else its type-level sharding when it names a real mesh."""
-    sharding = getattr(value, "sharding", None)
-    if sharding is None:
-        sharding = getattr(aval, "sharding", None)
-        if sharding is None or getattr(getattr(sharding, "mesh", None), "empty", True):
-            return None
-    return str(sharding)
+    """The value's sharding, else its type-level sharding where that means something (an Explicit mesh axis)."""
+    sharding = getattr(value, "sharding", None) if isinstance(value, (jax.ShapeDtypeStruct, jax.Array)) else None
+    return str(sharding) if sharding is not None else type_level_sharding(aval)
 
 
 def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
@@ -247,29 +269,7 @@ def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
     )
 
 
-def _subjaxprs(value: Any):
-    if hasattr(value, "eqns") and hasattr(value, "invars"):
-        yield value
-    elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
-        yield value.jaxpr
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _subjaxprs(item)
-
-
-def _primitive_counts(jaxpr: Any) -> Counter:
-    counts: Counter = Counter()
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        for eqn in current.eqns:
-            counts[eqn.primitive.name] += 1
-            for param in eqn.params.values():
-                stack.extend(_subjaxprs(param))
-    return counts
-
-
-def traced_station(traced: Any, *, source_info: bool = False) -> TracedStation:
+def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | None = None) -> TracedStation:
     """Record the ``Traced`` stage: jaxpr text, signature, effects and equation counts."""
     closed = traced.jaxpr
     args = tuple(
@@ -283,20 +283,28 @@ def traced_station(traced: Any, *, source_info: bool = False) -> TracedStation:
     except Exception as exc:  # noqa: BLE001 - e.g. pmap's Traced.out_info on jax 0.7.0
         out_info = _outputs_of(closed)
         notes = (f"Traced.out_info failed ({type(exc).__name__}: {exc}); outputs read from the jaxpr instead",)
-    return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes)
+    return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes, max_lines=max_lines)
 
 
-def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False) -> TracedStation:
+def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
+                              shardings: tuple[str | None, ...] | None = None, max_lines: int | None = None) -> TracedStation:
     """The ``Traced`` station of the jaxpr a call traced, from its flat avals and JAX's own names.
 
+    ``shardings`` are the call's placed argument shardings (:func:`placed_shardings`).
     Nothing is unflattened: a user pytree class is never constructed for the report.
     """
     names = arg_names_of(closed)
     avals = list(closed.in_avals)
     if names is None or len(names) != len(avals):
         names = tuple(f"args[{i}]" for i in range(len(avals)))
-    args = tuple(_spec_from_aval(n, a, donated=bool(donated[i]) if i < len(donated) else False) for i, (n, a) in enumerate(zip(names, avals)))
-    return _jaxpr_station(closed, args, _outputs_of(closed), source_info=source_info)
+    if shardings is None or len(shardings) != len(avals):
+        shardings = (None,) * len(avals)
+    args = tuple(
+        dataclasses.replace(spec, sharding=placed) if placed is not None else spec
+        for spec, placed in zip(
+            (_spec_from_aval(n, a, donated=bool(donated[i]) if i < len(donated) else False) for i, (n, a) in enumerate(zip(names, avals))),
+            shardings))
+    return _jaxpr_station(closed, args, _outputs_of(closed), source_info=source_info, max_lines=max_lines)
 
 
 def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
@@ -307,13 +315,46 @@ def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
 
 
-def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,
-                   notes: tuple[str, ...] = ()) -> TracedStation:
+def _printed(closed: Any, weights: tuple[int, ...], max_lines: int | None) -> tuple[Any, int]:
+    """The jaxpr to print (all of it, or its first equations up to about ``max_lines``), and how many top-level equations it leaves out.
+
+    Pretty-printing is the costliest part of recording a big program's Traced
+    station (0.12 s for a 12-layer transformer step), and a report shows a few
+    hundred lines of it.
+    """
     inner = closed.jaxpr
-    counts = _primitive_counts(inner)
+    if max_lines is None or len(inner.eqns) <= max_lines:
+        return closed, 0
+    total = 0
+    for kept, weight in enumerate(weights[:max_lines], start=1):
+        total += weight
+        if total >= max_lines:
+            break
+    prefix = _jax_compat.jaxpr_prefix(closed, kept)
+    return (closed, 0) if prefix is None else (prefix, len(inner.eqns) - kept)
+
+
+def _jaxpr_text(printed: Any, left_out: int, **options: Any) -> str:
+    """``printed``'s text; a shortened one ends with a line counting what it leaves out, not the variables passed on."""
+    text = printed.pretty_print(use_color=False, **options)
+    if not left_out:
+        return text
+    tail = text.rfind("\n  in (")
+    return (text[:tail] if tail >= 0 else text) + f"\n  … {left_out:,} more top-level equations, not printed }}"
+
+
+def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,
+                   notes: tuple[str, ...] = (), max_lines: int | None = None) -> TracedStation:
+    inner = closed.jaxpr
+    contents = jaxpr_contents(inner)
+    counts = contents.primitive_counts
+    printed, left_out = _printed(closed, contents.equation_weights, max_lines)
+    if left_out:
+        notes = (*notes, f"jaxpr printed as far as the report shows it: {len(inner.eqns) - left_out:,} of "
+                         f"{len(inner.eqns):,} top-level equations (jaxshow.stages() and %%jaxstages --save keep all of it)")
     return TracedStation(
-        jaxpr_text=closed.pretty_print(use_color=False),
-        jaxpr_source_text=closed.pretty_print(use_color=False, source_info=True) if source_info else None,
+        jaxpr_text=_jaxpr_text(printed, left_out),
+        jaxpr_source_text=_jaxpr_text(printed, left_out, source_info=True) if source_info else None,
         args=args,
         out_info=out_info,
         effects=tuple(sorted(type(e).__name__ for e in closed.effects)),
@@ -321,6 +362,8 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
         primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         const_count=len(getattr(closed, "consts", ()) or ()),
         notes=notes,
+        loops=contents.loops,
+        dot_flops_estimate=contents.dot_flops if contents.loops else None,
     )
 
 
@@ -394,21 +437,12 @@ def _memory_stats(raw: Any) -> MemoryStats | None:
     )
 
 
-def _placements(names: tuple[str, ...] | None, shardings: Any, formats: Any, *, inputs: bool) -> tuple[PlacementSpec, ...]:
-    if inputs:
-        sharding_leaves = _readable_paths(names, shardings)
-    else:
-        sharding_leaves = [
-            ("result" + jax.tree_util.keystr(p), s)
-            for p, s in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=lambda x: x is None)[0]
-        ]
-    format_leaves = jax.tree_util.tree_leaves(formats, is_leaf=lambda x: x is None) if formats is not None else []
-    specs = []
-    for i, (path, sharding) in enumerate(sharding_leaves):
-        fmt = format_leaves[i] if i < len(format_leaves) else None
-        layout = getattr(fmt, "layout", fmt)
-        specs.append(PlacementSpec(path, None if sharding is None else str(sharding), None if layout is None else str(layout)))
-    return tuple(specs)
+def _flat(tree: Any) -> list[Any]:
+    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None) if tree is not None else []
+
+
+def _output_names(shardings: Any) -> list[str]:
+    return ["result" + jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=lambda x: x is None)[0]]
 
 
 def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
@@ -420,12 +454,14 @@ def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
     return value, None
 
 
-def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) -> CompiledStation:
-    """Record the ``Compiled`` stage: optimised HLO, cost, memory, shardings and formats.
+def compiled_station(compiled: Any, traced: TracedStation | None = None) -> CompiledStation:
+    """Record the ``Compiled`` stage: optimised HLO, cost, memory, shardings and formats, collectives, loop trip counts.
 
-    Each analysis is read on its own: one that raises (``Compiled.input_formats``
-    with a ``jax.new_ref`` closure, ``cost_analysis`` on some plugins) is
-    "not available" with JAX's reason, and the others are still shown.
+    The Traced station of the same call names the inputs and outputs and
+    gives their shapes, so each distinct sharding is drawn as a device grid. Each analysis is read on
+    its own: one that raises (``Compiled.input_formats`` with a
+    ``jax.new_ref`` closure, ``cost_analysis`` on some plugins) is "not
+    available" with JAX's reason, and the others are still shown.
     """
     backend = _backend_name()
     hlo, hlo_why = _analysis(compiled.as_text)
@@ -435,12 +471,27 @@ def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) ->
     memory = _memory_stats(memory_raw)
     in_formats, _ = _analysis(lambda: compiled.input_formats)
     out_formats, _ = _analysis(lambda: compiled.output_formats)
+    placed: dict[str, Any] = {}
     try:
-        inputs = _placements(arg_names, compiled.input_shardings, in_formats, inputs=True)
-        outputs = _placements(arg_names, compiled.output_shardings, out_formats, inputs=False)
-        placements_unavailable = None
+        in_shardings, out_shardings = compiled.input_shardings, compiled.output_shardings
+        arg_names = tuple(a.path for a in traced.args) if traced is not None else None
+        in_names, in_flat = zip(*_readable_paths(arg_names, in_shardings)) if _flat(in_shardings) else ((), ())
+        out_flat = _flat(out_shardings)
+        out_names = _output_names(out_shardings)
+        if traced is not None and len(traced.out_info) == len(out_flat):
+            out_names = [o.path for o in traced.out_info]
+        in_shapes = [a.shape for a in traced.args] if traced is not None else []
+        out_shapes = [o.shape for o in traced.out_info] if traced is not None else []
+        views, more_views = sharding_views(
+            [(n, sh, in_shapes[i] if i < len(in_shapes) else None) for i, (n, sh) in enumerate(zip(in_names, in_flat))]
+            + [(n, sh, out_shapes[i] if i < len(out_shapes) else None) for i, (n, sh) in enumerate(zip(out_names, out_flat))])
+        mesh, device_count = mesh_summary([*in_flat, *out_flat])
+        placed = dict(
+            inputs=placements(in_names, in_flat, _flat(in_formats) if in_formats is not None else None),
+            outputs=placements(out_names, out_flat, _flat(out_formats) if out_formats is not None else None),
+            mesh=mesh, device_count=device_count, sharding_views=views, more_sharding_views=more_views)
     except Exception as exc:  # noqa: BLE001
-        inputs, outputs, placements_unavailable = (), (), f"shardings unavailable: {type(exc).__name__}: {exc}"
+        placed = dict(inputs=(), outputs=(), placements_unavailable=f"shardings unavailable: {type(exc).__name__}: {exc}")
     return CompiledStation(
         optimized_hlo_text=hlo,
         hlo_unavailable=None if hlo else (hlo_why or f"backend '{backend}' does not return optimised HLO text"),
@@ -448,9 +499,9 @@ def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) ->
         cost_unavailable=None if cost else (cost_why or f"backend '{backend}' does not report cost analysis"),
         memory=memory,
         memory_unavailable=None if memory else (memory_why or f"backend '{backend}' does not report memory analysis"),
-        inputs=inputs,
-        outputs=outputs,
-        placements_unavailable=placements_unavailable,
+        collectives=collectives(hlo),
+        loop_trip_counts=loop_trip_counts(hlo),
+        **placed,
     )
 
 
@@ -459,11 +510,13 @@ def compiled_station(compiled: Any, arg_names: tuple[str, ...] | None = None) ->
 
 @dataclass(frozen=True, slots=True)
 class WalkOptions:
-    """What to record: IR dialect, source locations, and the largest module whose pre-optimisation cost is computed."""
+    """What to record: IR dialect, source locations, the largest module whose pre-optimisation cost is computed,
+    and about how many lines of the jaxpr to print (``None``: all of it)."""
 
     dialect: str = "stablehlo"
     debug_info: bool = False
     lowered_cost_max_chars: int | None = None
+    jaxpr_max_lines: int | None = None
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -492,7 +545,7 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
         trace = getattr(fn, "trace", None)  # fn is JAX's own wrapper (stageable() checked): no user attribute
         if callable(trace):
             traced = trace(*args, **kwargs)
-            result.traced = traced_station(traced, source_info=options.debug_info)
+            result.traced = traced_station(traced, source_info=options.debug_info, max_lines=options.jaxpr_max_lines)
             stage = "lower"
             lowered = traced.lower()
         else:
@@ -503,8 +556,7 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
                                          cost_max_chars=options.lowered_cost_max_chars)
         stage = "compile"
         compiled = lowered.compile()
-        names = None if result.traced is None else tuple(a.path for a in result.traced.args)
-        result.compiled = compiled_station(compiled, names)
+        result.compiled = compiled_station(compiled, result.traced)
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage

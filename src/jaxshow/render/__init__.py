@@ -1,7 +1,7 @@
 """Render report records as HTML (notebooks) and plain text (terminals, exports).
 
 ``to_html`` and ``to_text`` dispatch on the record type; each feature module
-(``stages``, ``cache``) registers its own bodies. Every call takes the
+(``stages``, ``cache``, ``config``) registers its own bodies. Every call takes the
 ``TextBudget`` to render with; nothing is kept between calls. Importing this
 package fills :data:`jaxshow.report.RENDERERS`, through which the records'
 own display methods find their renderers. Rendering never imports JAX or
@@ -16,7 +16,7 @@ from functools import singledispatch
 from jaxshow import report
 from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
 from jaxshow.render.markup import Html, tag
-from jaxshow.render.style import ROOT_STYLE, STYLESHEET
+from jaxshow.render.style import ROOT_STYLE, STYLE_ELEMENT
 
 __all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
 
@@ -34,8 +34,13 @@ def text_body(record: object, budget: TextBudget) -> str:
 
 
 def to_html(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
-    """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts."""
-    return tag("div", Html(f"<style>{STYLESHEET}</style>"), html_body(record, budget), cls="jaxshow", style=ROOT_STYLE)
+    """A self-contained HTML fragment: one ``.jaxshow`` root, scoped style, no scripts.
+
+    The ``<style>`` comes last: where a sanitiser prints the element as text, its
+    two tags end the report instead of heading it (the rules themselves are an
+    HTML comment there, see :mod:`jaxshow.render.style`).
+    """
+    return tag("div", html_body(record, budget), Html(STYLE_ELEMENT), cls="jaxshow", style=ROOT_STYLE)
 
 
 def to_text(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
@@ -70,6 +75,8 @@ class Rendered:
 from jaxshow.render import stages as _stages  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import saved as _saved  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import config as _config  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import dump as _dump  # noqa: E402,F401  (registers renderers)
 
 report.RENDERERS.update(
     {cls: report.Renderers(html=to_html, text=to_text) for cls in html_body.registry if cls is not object}

@@ -9,7 +9,7 @@ from typing import Sequence
 from jaxshow import render
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
-from jaxshow.render.plain import hang, text_table
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     MISS_TITLES,
@@ -22,6 +22,7 @@ from jaxshow.report import (
     TraceEntry,
     TraceHistory,
     format_bytes,
+    plural,
 )
 
 TRACE_TIME_NOTE = "ran at trace time: runs once per cache miss, not once per call"
@@ -64,7 +65,7 @@ def _headline(report: CacheReport) -> str:
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)
-    return f"{traced} trace{'s' if traced != 1 else ''} of {names} jitted function{'s' if names != 1 else ''}"
+    return f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
 
 
 def _function_rows(functions: Sequence[FunctionCacheStats]) -> list[tuple[str, ...]]:
@@ -174,7 +175,7 @@ def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
                 style=NOTE_STYLE,
             )
         )
-    summary = join([line(f.qualname, budget), " ", muted(f"traced {f.traced}×" + (f", {f.hits} hits" if f.hits is not None else ""))])
+    summary = join([line(f.qualname, budget), " ", muted(f"traced {f.traced}×" + (f", {plural(f.hits, 'hit')}" if f.hits is not None else ""))])
     return details(summary, *body, open=True)
 
 
@@ -230,7 +231,7 @@ def _history_facts(history: TraceHistory) -> list[tuple[str, str]]:
 
 
 def _only_last(history: TraceHistory) -> str:
-    return f"only the last {len(history.entries)} of {history.traces_observed} traces are kept"
+    return f"only the last {len(history.entries):,} of {plural(history.traces_observed, 'trace')} are kept"
 
 
 @render.html_body.register
@@ -302,11 +303,11 @@ def _indent(text: str, prefix: str) -> list[str]:
 
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
-    lines = [f"    {_miss_title(i, miss, budget)}: " + hang(message(miss.summary, budget), "       ")]
+    lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", message(miss.summary, budget), "       ", budget)]
     if miss.call_site:
         lines.append(f"       called at {line(miss.call_site, budget)}")
     if miss.signature:
-        lines.append("       signature traced: " + hang(message(_signature(miss.signature), budget), "         "))
+        lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
     if miss.same_line_hint:
         lines.append("       JAX: another function was defined on the same line; it may be re-defined on every run")
     if miss.evidence:
@@ -334,9 +335,9 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         if f.misses_left_out and f.left_out_after >= len(misses):
             lines.append(f"    {_left_out(f, budget)}")
         if f.trace_time_output:
-            lines.append(f"    printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}")
+            lines.append(paragraph("    ", f"printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}", "      ", budget))
             lines.extend(_indent(block("".join(f.trace_time_output), budget), "       > "))
-            lines.append(f"    {DEBUG_PRINT_HINT}")
+            lines.append(paragraph("    ", DEBUG_PRINT_HINT, "      ", budget))
     if more_sections:
         lines.append(f"  {more_sections}")
     if report.persistent:
@@ -344,8 +345,8 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         lines.append("  persistent compilation cache:")
         lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     if report.cell_error:
-        lines.append("  " + hang(_raised(report, budget), "    "))
-    lines.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
+        lines.append(paragraph("  ", _raised(report, budget), "    ", budget))
+    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in report.notes)
     return "\n".join(lines)
 
 
@@ -367,7 +368,7 @@ def _(history: TraceHistory, budget: TextBudget) -> str:
 def _(clear: CacheClearReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache clear {line(clear.name, budget)}"]
     lines.extend(f"  {k}: {v}" for k, v in _clear_rows(clear))
-    lines.append("  not cleared: " + hang(_not_cleared(clear, budget), "    "))
+    lines.append(paragraph("  not cleared: ", _not_cleared(clear, budget), "    ", budget))
     return "\n".join(lines)
 
 
@@ -384,5 +385,5 @@ def _(p: PersistentCacheReport, budget: TextBudget) -> str:
         lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     else:
         lines.append(f"  {_NO_COMPILE}")
-    lines.extend("  note: " + hang(message(n, budget), "    ") for n in p.notes)
+    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in p.notes)
     return "\n".join(lines)

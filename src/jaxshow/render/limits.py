@@ -32,6 +32,8 @@ class TextBudget:
         max_rows: rows shown of each table, and items of each list (primitives, misses).
         max_chars: characters shown of a name, path, repr, heading or table cell.
         max_line_chars: characters shown of one line of a message, note or printed output.
+        width: columns the text form's prose and tables wrap at (0: the terminal's width, 100
+            where it is unknown). IR lines never wrap.
     """
 
     highlight_max_bytes: int = 200_000
@@ -39,6 +41,7 @@ class TextBudget:
     max_rows: int = 50
     max_chars: int = 200
     max_line_chars: int = 1_000
+    width: int = 0
 
 
 DEFAULT_BUDGET = TextBudget()

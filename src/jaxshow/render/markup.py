@@ -1,17 +1,21 @@
 """Safe HTML building blocks: every string is escaped at the leaf.
 
-``Html`` marks text that is already markup (built here, or produced by Pygments);
+``Html`` marks text that is already markup (built here, or by the highlighter);
 anything else passed to these helpers is escaped, and table cells are bounded
-(:func:`jaxshow.render.limits.line`). No JAX, no IPython.
+(:func:`jaxshow.render.limits.line`). Text is escaped for where it goes: in
+element content only ``&`` and ``<`` can start markup, so only they are
+escaped (IR and pytree paths are full of ``>``, ``'`` and ``"``); attribute
+values, always double-quoted, also escape ``"``. Tables use ``tr``/``td`` only
+(the header row is ``tr.js-th``): nbconvert's sanitiser keeps those and prints
+``thead``, ``th`` and ``tbody`` as text. No JAX, no IPython.
 """
 
 from __future__ import annotations
 
-import html as _html
 from typing import Iterable
 
 from jaxshow.render.limits import TextBudget, line
-from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, MUTED_STYLE
+from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, MUTED_STYLE, TABLE_STYLE
 
 
 class Html(str):
@@ -20,11 +24,21 @@ class Html(str):
     __slots__ = ()
 
 
+def escape_text(text: str) -> str:
+    """``text`` for element content: ``&`` and ``<`` escaped, nothing else needs it."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
 def escape(value: object) -> Html:
-    """Escape any value for HTML text or attribute context."""
+    """Escape any value for element content (``Html`` passes through)."""
     if isinstance(value, Html):
         return value
-    return Html(_html.escape(str(value), quote=True))
+    return Html(escape_text(str(value)))
+
+
+def escape_attribute(value: object) -> str:
+    """Escape a value for a double-quoted attribute: ``&``, ``<`` and ``"``."""
+    return escape_text(str(value)).replace('"', "&quot;")
 
 
 def join(parts: Iterable[object]) -> Html:
@@ -35,14 +49,14 @@ def tag(name: str, *children: object, cls: str | None = None, style: str | None 
     """``tag("td", text)`` -> ``<td>text</td>``, children escaped unless already ``Html``."""
     attributes = ""
     if cls:
-        attributes += f' class="{escape(cls)}"'
+        attributes += f' class="{escape_attribute(cls)}"'
     if style:
-        attributes += f' style="{escape(style)}"'
+        attributes += f' style="{escape_attribute(style)}"'
     for key, value in attrs.items():
         if value is True:
             attributes += f" {key}"
         elif value not in (False, None):
-            attributes += f' {key}="{escape(value)}"'
+            attributes += f' {key}="{escape_attribute(value)}"'
     return Html(f"<{name}{attributes}>{join(children)}</{name}>")
 
 
@@ -52,16 +66,26 @@ def details(summary: object, *body: object, open: bool = False, cls: str = "js-s
 
 
 def table(
-    header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None
+    header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None,
+    inline: bool = True,
 ) -> Html:
-    """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it."""
+    """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it.
+
+    A row that is ``Html`` instead of a tuple (a folded group) spans every column.
+    ``inline=False`` leaves out the inline style (a table nested in another one).
+    """
     rows = list(rows)
-    head = tag("thead", tag("tr", *(tag("th", h) for h in header))) if header else Html("")
-    body = [tag("tr", *(tag("td", line(cell, budget)) for cell in row)) for row in rows]
+    columns = len(header) if header else max((len(r) for r in rows if not isinstance(r, Html)), default=1)
+    body = [tag("tr", *(tag("td", tag("b", h)) for h in header), cls="js-th")] if header else []
+    for row in rows:
+        if isinstance(row, Html):
+            body.append(Html(f'<tr><td colspan="{columns}">{row}</td></tr>'))
+        else:
+            body.append(Html("<tr>" + "".join(f"<td>{escape_text(line(cell, budget))}</td>" for cell in row) + "</tr>"))
     if more:
-        columns = len(header or rows[0])
         body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
-    return tag("table", head, tag("tbody", *body), cls="js-table")
+    return tag("table", *body, cls="js-table", style=TABLE_STYLE if inline else None)
+
 
 
 def muted(text: object) -> Html:

@@ -1,10 +1,46 @@
-"""Plain-text building blocks shared by the text renderers. No JAX, no IPython."""
+"""Plain-text building blocks shared by the text renderers. No JAX, no IPython.
+
+Prose (notes, messages, head lines, lists) and the last column of a table wrap
+at the text width (:func:`text_width`); IR lines never do: they are code, shown
+as they are, and a terminal scrolls or clips them.
+"""
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from typing import Iterable
 
 from jaxshow.render.limits import TextBudget, line
+
+FALLBACK_WIDTH = 100
+"""Columns of the text form where the terminal's width is unknown (a kernel, a pipe)."""
+
+
+def text_width(budget: TextBudget) -> int:
+    """``budget.width``, or the terminal's width (``shutil.get_terminal_size``, else 100 columns)."""
+    return budget.width or shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces to ``width`` columns; a word longer than that stays whole."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, drop_whitespace=True) or [text]
+
+
+def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
+    """``first + text`` wrapped at the text width, every later line starting with ``rest``.
+
+    The message's own line breaks stay; each of its lines wraps on its own.
+    """
+    width = text_width(budget)
+    out: list[str] = []
+    for number, piece in enumerate(text.split("\n")):
+        prefix = first if number == 0 else rest
+        room = max(width - len(prefix), 20)
+        pieces = wrap(piece, room) if len(piece) > room else [piece]
+        out.append(prefix + pieces[0])
+        out.extend(rest + p for p in pieces[1:])
+    return "\n".join(out)
 
 
 def text_table(
@@ -18,20 +54,30 @@ def text_table(
 ) -> list[str]:
     """Left-aligned columns two spaces apart, each cell one bounded line; ``rule`` underlines the header.
 
-    ``more`` (the rows left out) follows the table on a line of its own.
+    A row that is a ``str`` instead of a tuple (a group's heading) is one line of
+    its own, outside the columns. ``more`` (the rows left out) follows the table
+    on a line of its own. Where the table is wider than ``budget.width``, the
+    last column wraps under itself (the other columns are short: names, types).
     """
-    all_rows = ([header] if header else []) + [tuple(line(c, budget) for c in r) for r in rows]
-    if not all_rows:
-        return []
-    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
-    lines = [indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in all_rows]
+    all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
+    cells = [r for r in all_rows if not isinstance(r, str)]
+    if not cells:
+        return [indent + r for r in all_rows] + ([indent + more] if more else [])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    lead = len(indent) + sum(w + 2 for w in widths[:-1])
+    room = text_width(budget) - lead
+    lines = []
+    for r in all_rows:
+        if isinstance(r, str):
+            lines.append(indent + r)
+            continue
+        head = indent + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths))
+        last = wrap(r[-1], room) if room >= 20 and len(r[-1]) > room else [r[-1]]
+        lines.append((head + ("  " if len(r) > 1 else "") + last[0]).rstrip())
+        lines.extend(" " * lead + piece for piece in last[1:])
     if header and rule:
         lines.insert(1, indent + "  ".join("-" * w for w in widths))
     if more:
         lines.append(indent + more)
     return lines
 
-
-def hang(text: str, indent: str) -> str:
-    """``text`` with every line after the first indented, so a message's own lines stay under its label."""
-    return text.replace("\n", "\n" + indent)

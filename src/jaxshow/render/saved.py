@@ -7,11 +7,11 @@ from jaxshow.render.limits import TextBudget, line, message
 from jaxshow.render.markup import Html, join, table, tag
 from jaxshow.render.plain import text_table
 from jaxshow.render.style import ERROR_STYLE
-from jaxshow.report import SavedReport, format_bytes
+from jaxshow.report import SavedReport, format_bytes, plural
 
 
 def _head(saved: SavedReport, budget: TextBudget) -> str:
-    count = f"{len(saved.files)} file{'s' if len(saved.files) != 1 else ''}"
+    count = plural(len(saved.files), "file")
     if saved.error:
         return f"could not save to {line(saved.directory, budget)} ({count} written before the error)"
     return f"saved {count} to {line(saved.directory, budget)}"

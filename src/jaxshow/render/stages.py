@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from jaxshow import render
+from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
-from jaxshow.render.plain import hang, text_table
+from jaxshow.render.placement import placement_html, placement_text
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     ArgSpec,
@@ -17,7 +19,6 @@ from jaxshow.report import (
     CostAnalysis,
     LoweredStation,
     MemoryStats,
-    PlacementSpec,
     SourceLocation,
     StagesReport,
     TracedStation,
@@ -25,12 +26,18 @@ from jaxshow.report import (
     format_bytes,
     format_count,
     format_seconds,
+    plural,
 )
 
 DIALECT_NAMES = {"stablehlo": "StableHLO", "hlo": "HLO"}
 COST_CAVEAT_LOWERED = "estimated before compiler optimisations (Lowered.cost_analysis)"
 COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis)"
-LOOP_PRIMITIVES = ("scan", "while")
+CHUNK_LINES = 2_000
+"""An IR text shown with more lines than this is cut into folded pieces of this many lines:
+a browser lays out only the piece that is opened, so a 12 MB module does not freeze the page."""
+SAVE_HINT = "%%jaxstages --save DIR writes every station to files"
+ARG_HEADER = ("argument", "type", "sharding", "donated")
+OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
     ("arguments", "argument_size_bytes"),
     ("outputs", "output_size_bytes"),
@@ -70,6 +77,14 @@ def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool) -> list[tuple[st
     return rows
 
 
+def _arg_facts(specs: Sequence[ArgSpec]):
+    """A group heading's size: the bytes of its arrays, where every dtype has a bit width."""
+    def facts(indices: Sequence[int]) -> str:
+        sizes = [leaf_bytes(specs[i].dtype, specs[i].shape) for i in indices]
+        return "" if None in sizes else format_bytes(sum(sizes))
+    return facts
+
+
 def _cost_rows(cost: CostAnalysis) -> list[tuple[str, str]]:
     rows = [
         ("FLOPs", format_count(cost.flops, "FLOP") if cost.flops is not None else "not reported"),
@@ -86,22 +101,35 @@ def _memory_rows(memory: MemoryStats) -> list[tuple[str, str]]:
     return rows
 
 
-def _placement_rows(specs: Sequence[PlacementSpec]) -> list[tuple[str, str, str]]:
-    return [(p.path, p.sharding or "— (argument unused, pruned)", p.layout or "—") for p in specs]
-
-
 def _loop_warning(report: StagesReport) -> str | None:
-    """Loops make XLA's cost analysis count their bodies once, not once per iteration."""
-    if report.traced is None:
+    """Loops make XLA's cost analysis count their bodies once, not once per iteration: say which, and estimate."""
+    if report.traced is None or not report.traced.loops:
         return None
-    loops = [(name, n) for name, n in report.traced.primitive_counts if name in LOOP_PRIMITIVES]
-    if not loops:
-        return None
-    found = ", ".join(f"{name} ×{n}" for name, n in loops)
-    return (
-        f"the program has loops ({found}): XLA's cost analysis counts each loop body once, "
-        "not once per iteration, so FLOPs and bytes are low by about the trip count"
-    )
+    found = []
+    for loop in report.traced.loops:
+        times = f" ×{loop.count}" if loop.count > 1 else ""
+        found.append(f"scan{times} of length {loop.trip_count:,}" if loop.primitive == "scan"
+                     else f"while{times} (trip count unknown before compiling)")
+    trips = report.compiled.loop_trip_counts if report.compiled else ()
+    if trips:
+        found.append("XLA's loops run " + ", ".join(f"{n:,}" for n in trips) + " times (known_trip_count)")
+    text = (f"the program has loops ({'; '.join(found)}): XLA's cost analysis counts each loop body once, "
+            "not once per iteration, so its FLOPs and bytes leave out the repeats")
+    if report.traced.dot_flops_estimate:
+        text += (f". Counting each body by its trip count, the matrix multiplies alone come to about "
+                 f"{format_count(report.traced.dot_flops_estimate, 'FLOP')} (an estimate from the jaxpr, whole program"
+                 f"{'; while loops counted once' if any(loop.primitive == 'while' for loop in report.traced.loops) else ''})")
+    return text
+
+
+def _cost_caveat(report: StagesReport, station: str) -> str:
+    """Where a cost figure comes from, and for a partitioned program whether it is one device's or the whole program's."""
+    compiled = report.compiled
+    if station == "lowered":
+        whole = f", for the whole program (all {compiled.device_count} devices)" if compiled and compiled.per_device else ""
+        return COST_CAVEAT_LOWERED + whole
+    per_device = f", per device: one of {compiled.device_count} devices' share" if compiled and compiled.per_device else ""
+    return COST_CAVEAT_COMPILED + per_device
 
 
 def _where(site: SourceLocation, budget: TextBudget) -> str:
@@ -145,8 +173,7 @@ def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
     for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, "of your other jitted calls (--all shows them)")):
         if folded.count:
             names = ", ".join(line(name, budget) for name in folded.names[:8]) + ("…" if len(folded.names) > 8 else "")
-            plural = "compile" if folded.count == 1 else "compiles"
-            out.append(f"{folded.count} {plural} {whose} folded away: {names}")
+            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {names}")
     return out
 
 
@@ -159,12 +186,26 @@ def _line_count(text: str) -> int:
 
 def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
     shown, hidden = clip_lines(text, budget.max_lines)
-    body = [code_block(code_html(clean(shown), language, budget.highlight_max_bytes))]
+    shown = clean(shown)
+    highlight = budget.highlight_max_bytes if len(shown) <= budget.highlight_max_bytes else 0
+    pieces = _pieces(shown)
+    if len(pieces) == 1:
+        body = [code_block(code_html(shown, language, highlight))]
+    else:
+        body = [details(f"lines {first:,}–{last:,}", code_block(code_html(piece, language, highlight))) for first, last, piece in pieces]
     if hidden:
-        body.append(muted(f"{hidden:,} more lines not shown; full text in {attribute}"))
+        body.append(muted(f"{plural(hidden, 'more line')} not shown; full text in {attribute} ({SAVE_HINT})"))
     lines = _line_count(text)
-    summary = f"{title} — {lines:,} lines, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
+    summary = f"{title} — {plural(lines, 'line')}, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
     return details(summary, *body, open=lines <= 60)
+
+
+def _pieces(text: str) -> list[tuple[int, int, str]]:
+    """``text`` in pieces of ``CHUNK_LINES`` lines, with their first and last line numbers."""
+    lines = text.split("\n")
+    if len(lines) <= CHUNK_LINES:
+        return [(1, len(lines), text)]
+    return [(i + 1, min(i + CHUNK_LINES, len(lines)), "\n".join(lines[i : i + CHUNK_LINES])) for i in range(0, len(lines), CHUNK_LINES)]
 
 
 def _station(number: str, title: str, summary: str, body: list, *, failed: bool = False, open: bool = True) -> Html:
@@ -183,24 +224,25 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
     chips = [tag("span", f"{line(name, budget)} ×{n}", cls="js-chip") for name, n in primitives]
     if more_primitives:
         chips.append(muted(more_primitives))
-    args, more_args = limit_rows(t.args, budget, "report.traced.args")
-    outs, more_outs = limit_rows(t.out_info, budget, "report.traced.out_info")
     body = [
         tag("div", "arguments (args_info)"),
-        table(("argument", "type", "sharding", "donated"), _arg_rows(args, with_donation=True), budget, more=more_args) if t.args else muted("no array arguments"),
+        grouped_html(ARG_HEADER, _arg_rows(t.args, with_donation=True), budget, "report.traced.args", _arg_facts(t.args)) if t.args else muted("no array arguments"),
         tag("div", "outputs (out_info)"),
-        table(("output", "type", "sharding"), _arg_rows(outs, with_donation=False), budget, more=more_outs) if t.out_info else muted("no outputs"),
+        grouped_html(OUT_HEADER, _arg_rows(t.out_info, with_donation=False), budget, "report.traced.out_info", _arg_facts(t.out_info)) if t.out_info else muted("no outputs"),
         tag("div", "effects: ", line(", ".join(t.effects), budget) if t.effects else muted("none (pure)")),
-        tag("div", f"{t.equation_count} top-level equations; primitives, nested jaxprs included: ", Html(" ".join(chips))),
+        tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips))),
         _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     if t.const_count:
-        body.insert(4, tag("div", f"{t.const_count} closed-over constants baked into the jaxpr"))
+        body.insert(4, tag("div", f"{plural(t.const_count, 'closed-over constant')} baked into the jaxpr"))
     body[:0] = [tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in t.notes]
     if t.jaxpr_source_text:
         body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text", budget))
-    summary = f"{t.equation_count} equations · {len(t.args)} inputs → {len(t.out_info)} outputs"
-    return _station("②", "Traced", summary, body)
+    return _station("②", "Traced", _traced_summary(t), body, open=max(len(t.args), len(t.out_info)) <= FOLD_ROWS)
+
+
+def _traced_summary(t: TracedStation) -> str:
+    return f"{plural(t.equation_count, 'equation')} · {plural(len(t.args), 'input')} → {plural(len(t.out_info), 'output')}"
 
 
 def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None, budget: TextBudget) -> Html:
@@ -208,44 +250,37 @@ def _cost_html(caveat: str, cost: CostAnalysis, loops: str | None, budget: TextB
     return details(f"cost analysis — {caveat}", *warning, table(None, _cost_rows(cost), budget), open=True)
 
 
-def _lowered_html(lo: LoweredStation, loops: str | None, budget: TextBudget) -> Html:
+def _lowered_html(lo: LoweredStation, loops: str | None, caveat: str, budget: TextBudget) -> Html:
     name = _dialect(lo, budget) + (" with source locations" if lo.debug_info else "")
     if lo.cost:
-        cost = _cost_html(COST_CAVEAT_LOWERED, lo.cost, loops, budget)
+        cost = _cost_html(caveat, lo.cost, loops, budget)
     else:
         cost = tag("div", "cost analysis: ", muted(message(lo.cost_unavailable or "not reported", budget)))
     body = [cost, _ir_html(name, lo.module_text, lo.dialect, "report.lowered.module_text", budget)]
     flops = f" · {format_count(lo.cost.flops, 'FLOP')} (pre-optimisation)" if lo.cost and lo.cost.flops is not None else ""
-    return _station("③", "Lowered", f"{name}, {_line_count(lo.module_text):,} lines{flops}", body, open=False)
+    return _station("③", "Lowered", f"{name}, {plural(_line_count(lo.module_text), 'line')}{flops}", body, open=False)
 
 
-def _compiled_html(c: CompiledStation, loops: str | None, budget: TextBudget) -> Html:
+def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: TextBudget) -> Html:
     body = []
     if c.cost:
-        body.append(_cost_html(COST_CAVEAT_COMPILED, c.cost, loops, budget))
+        body.append(_cost_html(caveat, c.cost, loops, budget))
     else:
         body.append(tag("div", "cost analysis: ", muted(message(c.cost_unavailable or "not reported", budget))))
     if c.memory:
         body.append(details("memory analysis (Compiled.memory_analysis)", table(None, _memory_rows(c.memory), budget), open=True))
     else:
         body.append(tag("div", "memory analysis: ", muted(message(c.memory_unavailable or "not reported", budget))))
-    if c.placements_unavailable:
-        body.append(tag("div", "shardings and formats: ", muted(message(c.placements_unavailable, budget))))
-    else:
-        inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
-        outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
-        body.append(details(
-            "input and output shardings and formats",
-            tag("div", "inputs"), table(("input", "sharding", "layout"), _placement_rows(inputs), budget, more=more_inputs),
-            tag("div", "outputs"), table(("output", "sharding", "layout"), _placement_rows(outputs), budget, more=more_outputs),
-        ))
+    body.append(placement_html(c, budget))
     if c.optimized_hlo_text:
         body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text", budget))
     else:
         body.append(tag("div", "optimised HLO: ", muted(message(c.hlo_unavailable or "not reported", budget))))
     bits = []
     if c.cost and c.cost.flops is not None:
-        bits.append(format_count(c.cost.flops, "FLOP"))
+        bits.append(format_count(c.cost.flops, "FLOP") + (" per device" if c.per_device else ""))
+    if c.collectives:
+        bits.append(plural(sum(k.count for k in c.collectives), "collective"))
     if c.memory and c.memory.temp_size_bytes is not None:
         bits.append(f"{format_bytes(c.memory.temp_size_bytes)} temporaries")
     return _station("④", "Compiled", " · ".join(bits) or "executable", body, open=False)
@@ -267,8 +302,10 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     parts.append(_wrapper_html(report.wrapper, budget))
     parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report, budget))
     loops = _loop_warning(report)
-    parts.append(_lowered_html(report.lowered, loops, budget) if report.lowered else _missing_station("③", "Lowered", report, budget))
-    parts.append(_compiled_html(report.compiled, loops, budget) if report.compiled else _missing_station("④", "Compiled", report, budget))
+    parts.append(_lowered_html(report.lowered, loops, _cost_caveat(report, "lowered"), budget) if report.lowered
+                 else _missing_station("③", "Lowered", report, budget))
+    parts.append(_compiled_html(report.compiled, loops, _cost_caveat(report, "compiled"), budget) if report.compiled
+                 else _missing_station("④", "Compiled", report, budget))
     return tag("div", *parts, cls="js-report")
 
 
@@ -322,9 +359,9 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
     shown, hidden = clip_lines(text, budget.max_lines)
-    out = f"  {title} ({_line_count(text):,} lines):\n" + "\n".join("    " + piece for piece in clean(shown).splitlines()) + "\n"
+    out = f"  {title} ({plural(_line_count(text), 'line')}):\n" + "\n".join("    " + piece for piece in clean(shown).splitlines()) + "\n"
     if hidden:
-        out += f"    … {hidden:,} more lines; full text in {attribute}\n"
+        out += paragraph("    … ", f"{plural(hidden, 'more line')}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
     return out
 
 
@@ -334,29 +371,27 @@ def _text_rows(header: tuple[str, ...] | None, table_rows: list[tuple[str, ...]]
 
 @render.text_body.register
 def _stages_text(report: StagesReport, budget: TextBudget) -> str:
-    out = [f"{line(report.function, budget)}: {line(report.outcome, budget)}"]
-    out[0] += "".join(f" ({bit})" for bit in _whereabouts(report, budget))
+    head = f"{line(report.function, budget)}: {line(report.outcome, budget)}" + "".join(f" ({bit})" for bit in _whereabouts(report, budget))
+    out = [paragraph("", head, "  ", budget)]
     if report.error:
-        out.append("  " + hang(_stopped_line(report, budget), "    "))
-    out.extend("  note: " + hang(message(n, budget), "    ") for n in report.notes)
+        out.append(paragraph("  ", _stopped_line(report, budget), "    ", budget))
+    out.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in report.notes)
     out.append("① jax.jit wrapper")
     wrapper_rows, more_static = _wrapper_rows(report.wrapper, budget)
     out.append(_text_rows(None, wrapper_rows, budget, more_static))
     t = report.traced
     if t:
-        out.append(f"② Traced: {t.equation_count} equations, {len(t.args)} inputs → {len(t.out_info)} outputs")
+        out.append(f"② Traced: {_traced_summary(t).replace(' · ', ', ')}")
         if t.args:
-            args, more_args = limit_rows(t.args, budget, "report.traced.args")
-            out.append(_text_rows(("argument", "type", "sharding", "donated"), _arg_rows(args, with_donation=True), budget, more_args))
+            out.append("\n".join(grouped_text(ARG_HEADER, _arg_rows(t.args, with_donation=True), budget, "report.traced.args", _arg_facts(t.args))))
         if t.out_info:
-            outs, more_outs = limit_rows(t.out_info, budget, "report.traced.out_info")
-            out.append(_text_rows(("output", "type", "sharding"), _arg_rows(outs, with_donation=False), budget, more_outs))
-        out.extend("  note: " + hang(message(note, budget), "    ") for note in t.notes)
+            out.append("\n".join(grouped_text(OUT_HEADER, _arg_rows(t.out_info, with_donation=False), budget, "report.traced.out_info", _arg_facts(t.out_info))))
+        out.extend(paragraph("  note: ", message(note, budget), "    ", budget) for note in t.notes)
         if t.const_count:
-            out.append(f"  {t.const_count} closed-over constants baked into the jaxpr")
-        out.append(f"  effects: {line(', '.join(t.effects), budget) if t.effects else 'none (pure)'}")
+            out.append(f"  {plural(t.const_count, 'closed-over constant')} baked into the jaxpr")
+        out.append(paragraph("  effects: ", line(', '.join(t.effects), budget) if t.effects else 'none (pure)', "    ", budget))
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
-        out.append("  primitives: " + ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])))
+        out.append(paragraph("  primitives: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])), "    ", budget))
         if t.jaxpr_source_text:
             out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
         else:
@@ -368,12 +403,12 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         name = _dialect(lo, budget)
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
         if lo.cost:
-            out.append(f"  cost analysis, {COST_CAVEAT_LOWERED}:")
+            out.append(f"  cost analysis, {_cost_caveat(report, 'lowered')}:")
             if _loop_warning(report):
-                out.append(f"  note: {_loop_warning(report)}")
+                out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(lo.cost), budget))
         else:
-            out.append("  cost analysis: " + hang(message(lo.cost_unavailable or 'not reported', budget), "    "))
+            out.append(paragraph("  cost analysis: ", message(lo.cost_unavailable or 'not reported', budget), "    ", budget))
         out.append(_text_ir(name, lo.module_text, "report.lowered.module_text", budget).rstrip("\n"))
     else:
         out.append(f"③ Lowered: {_not_reached(report, budget)}")
@@ -381,28 +416,22 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     if c:
         out.append("④ Compiled")
         if c.cost:
-            out.append(f"  cost analysis, {COST_CAVEAT_COMPILED}:")
+            out.append(f"  cost analysis, {_cost_caveat(report, 'compiled')}:")
             if _loop_warning(report):
-                out.append(f"  note: {_loop_warning(report)}")
+                out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(c.cost), budget))
         else:
-            out.append("  cost analysis: " + hang(message(c.cost_unavailable or 'not reported', budget), "    "))
+            out.append(paragraph("  cost analysis: ", message(c.cost_unavailable or 'not reported', budget), "    ", budget))
         if c.memory:
             out.append("  memory analysis:")
             out.append(_text_rows(None, _memory_rows(c.memory), budget))
         else:
-            out.append("  memory analysis: " + hang(message(c.memory_unavailable or 'not reported', budget), "    "))
-        if c.placements_unavailable:
-            out.append("  shardings and formats: " + hang(message(c.placements_unavailable, budget), "    "))
-        else:
-            inputs, more_inputs = limit_rows(c.inputs, budget, "report.compiled.inputs")
-            outputs, more_outputs = limit_rows(c.outputs, budget, "report.compiled.outputs")
-            out.append(_text_rows(("input", "sharding", "layout"), _placement_rows(inputs), budget, more_inputs))
-            out.append(_text_rows(("output", "sharding", "layout"), _placement_rows(outputs), budget, more_outputs))
+            out.append(paragraph("  memory analysis: ", message(c.memory_unavailable or 'not reported', budget), "    ", budget))
+        out += placement_text(c, budget)
         if c.optimized_hlo_text:
             out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text", budget).rstrip("\n"))
         else:
-            out.append("  optimised HLO: " + hang(message(c.hlo_unavailable or 'not reported', budget), "    "))
+            out.append(paragraph("  optimised HLO: ", message(c.hlo_unavailable or 'not reported', budget), "    ", budget))
     else:
         out.append(f"④ Compiled: {_not_reached(report, budget)}")
     return "\n".join(piece for piece in out if piece) + "\n"
@@ -411,12 +440,13 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
 @render.text_body.register
 def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     breakdown = _cell_breakdown(cell)
-    out = [f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))]
-    out.extend(f"({text})" for text in _folded_lines(cell, budget))
-    out.extend("note: " + hang(message(n, budget), "  ") for n in cell.notes)
+    head = f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))
+    out = [paragraph("", head, "  ", budget)]
+    out.extend(paragraph("(", f"{text})", " ", budget) for text in _folded_lines(cell, budget))
+    out.extend(paragraph("note: ", message(n, budget), "  ", budget) for n in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
-        out.append(hang(error_line, "  "))
+        out.append(paragraph("", error_line, "  ", budget))
     for report in cell.reports:
         out.append("")
         out.append(_stages_text(report, budget).rstrip("\n"))

@@ -1,0 +1,134 @@
+"""Where a compiled program's inputs and outputs live: each leaf's spec, the mesh named once, device grids.
+
+``placements`` reads ``Compiled.input_shardings``/``output_shardings`` and the
+formats into :class:`~jaxshow.report.PlacementSpec` rows; ``mesh_summary``
+names the one mesh they share; ``sharding_views`` draws, per distinct
+sharding, which device holds which block of an array (what
+``jax.debug.visualize_array_sharding`` draws), from
+``Sharding.devices_indices_map``. ``type_level_sharding`` is the sharding a
+``Traced`` aval carries, shown only where it means something (an Explicit
+mesh axis). Uses JAX, never IPython.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import jax
+
+from jaxshow import _jax_compat
+from jaxshow.report import DeviceTile, PlacementSpec, ShardingView
+
+SHARDING_VIEWS_MAX = 8
+"""Distinct shardings drawn per station; the rest are counted."""
+
+
+def process_index() -> int:
+    """This process's index among the processes of a ``jax.distributed`` run (0 when there is one).
+
+    Never starts a backend (a cell may set ``jax_num_cpu_devices`` for the next one):
+    with none up yet, this is process 0.
+    """
+    if not _jax_compat.backends_initialized()[0]:
+        return 0
+    try:
+        return int(jax.process_index())
+    except Exception:  # noqa: BLE001 - no backend could start: a report has nothing to say about processes
+        return 0
+
+
+def type_level_sharding(aval: Any) -> str | None:
+    """The sharding in an abstract value's type, when one of its mesh's axes is Explicit.
+
+    Under Auto (GSPMD) or Manual axes the type says nothing about where the
+    array lives (it reads ``P(None, None)`` for an array sharded over ``'data'``):
+    the compiled program's input shardings are the truth, so nothing is said here.
+    """
+    sharding = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if sharding is None or getattr(mesh, "empty", True):
+        return None
+    explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
+    if explicit is None or explicit not in tuple(getattr(mesh, "axis_types", ()) or ()):
+        return None
+    return str(sharding)
+
+
+def placements(names: Sequence[str], shardings: Sequence[Any], formats: Sequence[Any] | None) -> tuple[PlacementSpec, ...]:
+    """One row per flat leaf: full sharding text, its spec, memory kind and layout."""
+    rows = []
+    for i, (path, sharding) in enumerate(zip(names, shardings)):
+        fmt = formats[i] if formats is not None and i < len(formats) else None
+        layout = getattr(fmt, "layout", fmt)
+        rows.append(PlacementSpec(
+            path=path,
+            sharding=None if sharding is None else str(sharding),
+            layout=None if layout is None else str(layout),
+            spec=_spec_text(sharding),
+            memory_kind=getattr(sharding, "memory_kind", None),
+        ))
+    return tuple(rows)
+
+
+def mesh_summary(shardings: Sequence[Any]) -> tuple[str | None, int | None]:
+    """``(the mesh every named sharding shares, or None, number of devices the program runs on)``."""
+    meshes = {str(s.mesh) for s in shardings if s is not None and getattr(s, "mesh", None) is not None}
+    counts = [len(s.device_set) for s in shardings if s is not None and hasattr(s, "device_set")]
+    return (meshes.pop() if len(meshes) == 1 else None), (max(counts) if counts else None)
+
+
+def sharding_views(leaves: Sequence[tuple[str, Any, tuple[int, ...] | None]]) -> tuple[tuple[ShardingView, ...], int]:
+    """Device grids for the distinct multi-device shardings of ``(path, sharding, shape)`` leaves, and how many more there were.
+
+    Leaves with the same spec text and rank share one picture (drawn for the
+    first such leaf's shape); single-device placements get none.
+    """
+    groups: dict[tuple[str, int], list[tuple[str, Any, tuple[int, ...]]]] = {}
+    for path, sharding, shape in leaves:
+        if sharding is None or shape is None or len(getattr(sharding, "device_set", ())) < 2:
+            continue
+        groups.setdefault((str(sharding), len(shape)), []).append((path, sharding, shape))
+    views: dict[tuple, ShardingView] = {}
+    for members in groups.values():
+        path, sharding, shape = members[0]
+        view = _view(sharding, shape, example=path, leaves=len(members))
+        if view is None:
+            continue
+        drawn = len(view.dims) if len(view.tiles) > 1 else None  # a replicated placement is one picture at any rank
+        key = (view.spec, drawn, tuple(t.devices for t in view.tiles))
+        if key in views:
+            views[key] = dataclasses.replace(views[key], leaves=views[key].leaves + view.leaves)
+        else:
+            views[key] = view
+    shown = list(views.values())
+    return tuple(shown[:SHARDING_VIEWS_MAX]), max(0, len(shown) - SHARDING_VIEWS_MAX)
+
+
+def _spec_text(sharding: Any) -> str | None:
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return None
+    return "P(" + ", ".join(repr(p) if isinstance(p, str) or p is None else str(p) for p in tuple(spec)) + ")"
+
+
+def _view(sharding: Any, shape: tuple[int, ...], *, example: str, leaves: int) -> ShardingView | None:
+    try:
+        index_map = sharding.devices_indices_map(tuple(shape))
+    except Exception:  # noqa: BLE001 - a sharding that cannot map this shape (or an exotic sharding type)
+        return None
+    blocks = {
+        device.id: tuple(index.indices(size)[:2] if isinstance(index, slice) else (int(index), int(index) + 1)
+                         for index, size in zip(indices, shape))
+        for device, indices in index_map.items()
+    }
+    split = [d for d in range(len(shape)) if len({block[d] for block in blocks.values()}) > 1]
+    dims = tuple(range(len(shape))) if len(shape) <= 2 else tuple(split[:2])  # a matrix is drawn as rows x columns
+    by_tile: dict[tuple[tuple[int, int], tuple[int, int]], list[int]] = {}
+    for device, block in blocks.items():
+        rows = block[dims[0]] if len(dims) > 1 else (0, 1)
+        cols = block[dims[-1]] if dims else (0, 1)
+        by_tile.setdefault((rows, cols), []).append(device)
+    tiles = tuple(DeviceTile(rows=r, cols=c, devices=tuple(sorted(ds))) for (r, c), ds in sorted(by_tile.items()))
+    return ShardingView(spec=_spec_text(sharding) or str(sharding), shape=tuple(shape), dims=dims, tiles=tiles,
+                        leaves=leaves, example=example, unshown_split_dims=len(set(split) - set(dims)))

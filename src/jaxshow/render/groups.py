@@ -1,0 +1,229 @@
+"""Long tables of pytree leaves, grouped by path prefix. No JAX, no IPython.
+
+A model's arguments are hundreds of leaves whose paths share prefixes
+(``params['layer3']['attn']['wq']``). Past :data:`FOLD_ROWS` rows a table is
+grouped: leaves that share a prefix become one group, headed by the prefix and
+the number of leaves, and shown under it with the rest of their path. A group
+of more than ``FOLD_ROWS`` leaves is grouped again one level deeper. A prefix
+that every leaf shares makes no group of its own. A column with the same value
+in every row of such a table (one sharding for all 150 parameters) is said
+once, above the table, instead of in every row.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence, Union
+
+from jaxshow.render.limits import TextBudget, limit_rows, line
+from jaxshow.render.markup import Html, details, join, table, tag
+from jaxshow.render.plain import text_table
+from jaxshow.report import plural
+
+FOLD_ROWS = 24
+"""Tables of up to this many rows are shown flat; longer ones are grouped by pytree prefix."""
+
+_PART = re.compile(r"""^[^.\[]+|\[(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^\]]*)\]|\.[^.\[]+""")
+
+
+def path_parts(path: str) -> list[str]:
+    """``"params['a'][0].b"`` -> ``["params", "['a']", "[0]", ".b"]``; a path that does not parse is one part."""
+    parts = _PART.findall(path)
+    return parts if "".join(parts) == path else [path]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Leaves sharing ``prefix``: the first blocks of its row indices (``int``) or smaller groups, in order.
+
+    ``indices`` holds every leaf of the group; ``hidden`` how many of them its
+    ``blocks`` leave out (past the budget's ``max_rows`` blocks).
+    """
+
+    prefix: str
+    blocks: tuple[Block, ...]
+    indices: tuple[int, ...]
+    hidden: int = 0
+
+
+Block = Union[int, Group]
+
+
+class _Prefixes:
+    """The prefix of each path at each depth, parsed once per path and only for the rows looked at."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = paths
+        self._ends: dict[int, list[int]] = {}
+
+    def key(self, i: int, depth: int) -> str:
+        ends = self._ends.get(i)
+        if ends is None:
+            ends, position = [], 0
+            for part in path_parts(self.paths[i]):
+                position += len(part)
+                ends.append(position)
+            self._ends[i] = ends
+        return self.paths[i][: ends[depth - 1]] if len(ends) >= depth else self.paths[i]
+
+    def share(self, indices: Sequence[int], key: str) -> bool:
+        """Whether every path in ``indices`` starts with the whole parts of ``key``."""
+        n = len(key)
+        return all(self.paths[i].startswith(key) and (len(self.paths[i]) == n or self.paths[i][n] in "[.") for i in indices)
+
+
+def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[list[Block], int] | None:
+    """The first ``max_blocks`` (0: all) grouped blocks of a table with these leaf paths, and the leaves left out.
+
+    ``None`` when the table stays flat: up to ``FOLD_ROWS`` rows, or no two of
+    the leaves shown share a prefix. Only the rows shown are parsed, so a table
+    of 10,000 leaves costs what its first blocks cost.
+    """
+    if len(paths) <= FOLD_ROWS:
+        return None
+    blocks, hidden = _blocks(list(range(len(paths))), _Prefixes(paths), 1, max_blocks)
+    return (blocks, hidden) if any(isinstance(b, Group) for b in blocks) else None
+
+
+def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int) -> tuple[list[Block], int]:
+    first = prefixes.key(indices[0], depth)
+    if prefixes.share(indices, first):
+        if all(len(prefixes.paths[i]) == len(first) for i in indices):
+            shown = indices[:max_blocks] if max_blocks > 0 else indices
+            return list(shown), len(indices) - len(shown)
+        return _blocks(indices, prefixes, depth + 1, max_blocks)
+    blocks: list[Block] = []
+    start = 0
+    while start < len(indices) and (max_blocks <= 0 or len(blocks) < max_blocks):
+        key, end = prefixes.key(indices[start], depth), start + 1
+        while end < len(indices) and prefixes.key(indices[end], depth) == key:
+            end += 1
+        members = indices[start:end]
+        if len(members) == 1:
+            blocks.append(members[0])
+        elif len(members) <= FOLD_ROWS:
+            blocks.append(Group(key, tuple(members), tuple(members)))
+        else:
+            inner, hidden = _blocks(members, prefixes, depth + 1, max_blocks)
+            blocks.append(Group(key, tuple(inner), tuple(members), hidden))
+        start = end
+    return blocks, len(indices) - start
+
+
+def relative(path: str, prefix: str) -> str:
+    """``path`` without the group's ``prefix`` (a leaf shown inside its group)."""
+    return path[len(prefix):] if prefix and path.startswith(prefix) and len(path) > len(prefix) else path
+
+
+_ITEM_BITS = re.compile(r"(\d+)(?:_\w+)?$")
+
+
+def leaf_bytes(dtype: str, shape: tuple[int, ...]) -> int | None:
+    """Bytes of an array of this dtype name and shape, or ``None`` for a dtype without a bit width."""
+    if dtype == "bool":
+        bits = 8
+    else:
+        match = _ITEM_BITS.search(dtype)
+        if match is None:
+            return None
+        bits = int(match.group(1))
+    size = 1
+    for d in shape:
+        size *= d
+    return size * bits // 8
+
+
+# --- both forms ---------------------------------------------------------------------------------
+
+Facts = Callable[[Sequence[int]], str]
+"""What a group's heading says after its count (``'192.00 KiB'``), from its leaves' row indices."""
+
+
+def _heading(group: Group, outer: str, facts: Facts | None) -> str:
+    extra = facts(group.indices) if facts else ""
+    return f"{relative(group.prefix, outer)} — {plural(len(group.indices), 'array')}" + (f", {extra}" if extra else "")
+
+
+def _more(hidden: int, attribute: str) -> str | None:
+    """The line for the leaves a level leaves out: ``'… 9,950 more (all in report.traced.args)'``."""
+    return f"… {hidden:,} more (all in {attribute})" if hidden else None
+
+
+def _opens(group: Group) -> bool:
+    """A group of groups starts open (it is an outline); a group of leaves starts closed."""
+    return any(isinstance(b, Group) for b in group.blocks)
+
+
+def common_columns(
+    header: tuple[str, ...], rows: Sequence[tuple[str, ...]]
+) -> tuple[tuple[str, ...], list[tuple[str, ...]], list[tuple[str, str]]]:
+    """A long table without the columns whose value every row shares, and those ``(column, value)`` pairs."""
+    if len(rows) <= FOLD_ROWS:
+        return header, list(rows), []
+    keep = [0] + [i for i in range(1, len(header)) if any(r[i] != rows[0][i] for r in rows)]
+    if len(keep) == len(header):
+        return header, list(rows), []
+    common = [(header[i], rows[0][i]) for i in range(1, len(header)) if i not in keep]
+    pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda r: (r[0],))
+    return tuple(header[i] for i in keep), [pick(r) for r in rows], common
+
+
+def _common_line(column: str, value: str, count: int, budget: TextBudget) -> str:
+    return f"{column} (all {count:,}): {line(value, budget)}"
+
+
+def grouped_html(
+    header: tuple[str, ...], rows: Sequence[tuple[str, ...]], budget: TextBudget, attribute: str, facts: Facts | None = None
+) -> Html:
+    """A table of leaves whose first column is the path: flat up to ``FOLD_ROWS`` rows, else grouped in ``<details>``."""
+    header, rows, common = common_columns(header, rows)
+    said = [tag("div", _common_line(column, value, len(rows), budget), cls="js-common") for column, value in common]
+    grouped = group_rows([r[0] for r in rows], budget.max_rows)
+    if grouped is None:
+        shown, more = limit_rows(rows, budget, attribute)
+        return join([*said, table(header, shown, budget, more=more)])
+    return join([*said, _blocks_html(header, *grouped, rows, "", budget, attribute, facts)])
+
+
+def _blocks_html(header, blocks, hidden, rows, prefix, budget, attribute, facts) -> Html:
+    more = _more(hidden, attribute)
+    body: list[object] = []
+    for block in blocks:
+        if isinstance(block, Group):
+            inner = _blocks_html(None, block.blocks, block.hidden, rows, block.prefix, budget, attribute, facts)
+            body.append(details(_heading(block, prefix, facts), inner, open=_opens(block), cls="js-group"))
+        else:
+            row = rows[block]
+            body.append((relative(row[0], prefix), *row[1:]))
+    return table(header, body, budget, more=more, inline=header is not None)
+
+
+def grouped_text(
+    header: tuple[str, ...], rows: Sequence[tuple[str, ...]], budget: TextBudget, attribute: str, facts: Facts | None = None,
+    *, indent: str = "    ",
+) -> list[str]:
+    """The text form of :func:`grouped_html`: a group of leaves is its heading; a group of groups lists them, indented."""
+    header, rows, common = common_columns(header, rows)
+    said = [indent + _common_line(column, value, len(rows), budget) for column, value in common]
+    grouped = group_rows([r[0] for r in rows], budget.max_rows)
+    if grouped is None:
+        shown, more = limit_rows(rows, budget, attribute)
+        return said + text_table(shown, header, budget, indent=indent, more=more)
+    lines = text_table(list(_text_rows(*grouped, rows, "", "", budget, attribute, facts)), header, budget, indent=indent)
+    return said + lines + [f"{indent}(each array: {attribute})"]
+
+
+def _text_rows(blocks, hidden, rows, prefix, pad, budget, attribute, facts):
+    more = _more(hidden, attribute)
+    for block in blocks:
+        if isinstance(block, Group):
+            yield pad + line(_heading(block, prefix, facts), budget)
+            if _opens(block):
+                yield from _text_rows(block.blocks, block.hidden, rows, block.prefix, pad + "  ", budget, attribute, facts)
+        else:
+            row = rows[block]
+            yield (pad + relative(row[0], prefix), *row[1:])
+    if more:
+        yield pad + more

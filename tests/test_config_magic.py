@@ -1,0 +1,401 @@
+"""``%jaxconfig`` and ``jaxshow.config_report``: checked against the installed JAX's own config objects."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from html.parser import HTMLParser
+
+import jax
+import pytest
+from IPython.core.error import UsageError
+from jax._src import config as jax_config
+from shellrun import run_captured
+
+import jaxshow
+from jaxshow import _jax_compat
+from jaxshow.config_inventory import config_report, safe_repr
+from jaxshow.render import to_html, to_text
+from jaxshow.report import ConfigOption, ConfigReport
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+BACKEND_VALIDATED = {"jax_num_cpu_devices", "jax_cpu_get_local_topology_timeout_minutes",
+                     "jax_cpu_get_global_topology_timeout_minutes"}
+def _flat(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as single spaces: the text form wraps prose at the terminal's width."""
+    return " ".join(text.split())
+
+
+USAGE = "%jaxconfig [--changed] [-o NAME] [--scopable | --flags] [FILTER]"
+
+
+def _enable_x64(value: bool):
+    """``jax.enable_x64`` (jax >= 0.8), else ``jax.experimental.enable_x64`` (0.7)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(value)
+    from jax.experimental import enable_x64, disable_x64
+
+    return enable_x64() if value else disable_x64()
+
+
+def _holders():
+    return jax.config._value_holders
+
+
+def _jax_kind(holder) -> str:
+    if isinstance(holder, jax_config.State):
+        return "scopable"
+    return "flag" if isinstance(holder, jax_config.Flag) else "unknown"
+
+
+def _jax_trace_context() -> set[str] | None:
+    try:
+        return set(jax_config.trace_context_names()) & set(jax.config.values)
+    except (AttributeError, NotImplementedError):
+        return None
+
+
+@pytest.fixture
+def debug_nans():
+    """``jax_debug_nans`` set globally for one test, and put back whatever happens."""
+    before = jax.config.values["jax_debug_nans"]
+    jax.config.update("jax_debug_nans", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_debug_nans", before)
+
+
+@pytest.fixture(scope="module")
+def subprocess_facts():
+    """One fresh process with ``JAX_DEBUG_NANS=1``: the report before and after ``jax.devices()``."""
+    script = textwrap.dedent("""
+        import json, jax
+        from jaxshow.config_inventory import config_report
+        def facts(report):
+            return {"up": report.backends_initialized, "platforms": list(report.backend_platforms),
+                    "changed": [(o.name, o.source, o.value_repr, [list(e) for e in o.env_vars]) for o in report.options],
+                    "cpu": {o.name: o.backend_start for o in config_report("cpu").options}}
+        before = facts(config_report(changed=True))
+        from jax._src import xla_bridge
+        still_down = not xla_bridge.backends_are_initialized()
+        jax.devices()
+        after = facts(config_report(changed=True))
+        print(json.dumps({"before": before, "after": after, "still_down": still_down,
+                          "text": str(config_report("num_cpu"))}))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
+    env.update(JAX_DEBUG_NANS="1", PYTHONPATH=SRC)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# --- the inventory against JAX's own objects -----------------------------------------------------
+
+
+def test_every_option_of_the_running_jax_with_its_kind():
+    report = config_report()
+    holders = _holders()
+    names = sorted(jax.config.values)
+    assert report.total_options == len(jax.config.values) == len(holders)
+    assert [o.name for o in report.options] == names
+    assert report.scopable_options == sum(isinstance(h, jax_config.State) for h in holders.values())
+    assert report.flag_options == sum(isinstance(h, jax_config.Flag) for h in holders.values())
+    assert report.scopable_options + report.flag_options == report.total_options
+    assert {o.name: o.kind for o in report.options} == {n: _jax_kind(holders[n]) for n in names}
+    assert report.jax_version == jax.__version__
+    assert repr(report) == (f"<ConfigReport jax {jax.__version__}: {len(names)} options ({report.scopable_options} scopable, "
+                            f"{report.flag_options} flags); {len(names)} shown; "
+                            f"{'backend up' if report.backends_initialized else 'no backend yet'}>")
+
+
+def test_values_defaults_and_help_as_jax_has_them():
+    report = {o.name: o for o in config_report().options}
+    for name, value in jax.config.values.items():
+        if value is None or type(value) in (bool, int, float, str):
+            assert report[name].value_repr == repr(value), name
+    x64 = report["jax_enable_x64"]
+    assert (x64.value_repr, x64.default_repr, x64.is_default, x64.source) == ("False", "False", True, "default")
+    assert x64.help_text == jax.config.meta["jax_enable_x64"][2]["help"]
+    dump = report["jax_dump_ir_to"]
+    assert (dump.kind, dump.default_repr, dump.env_vars) == ("flag", "''", (("JAX_DUMP_IR_TO", None),))
+    assert dump.help_text == jax.config.meta["jax_dump_ir_to"][2]["help"]
+    assert report["jax_logging_level"].default_repr is None
+    assert report["jax_logging_level"].default_unavailable.startswith("JAX computes it at import: logging.getLevelName(")
+
+
+def test_trace_context_and_jit_key_membership():
+    report = {o.name: o for o in config_report().options}
+    expected = _jax_trace_context()
+    if expected is not None:
+        assert {n for n, o in report.items() if o.in_trace_context} == expected
+    assert report["jax_enable_x64"].in_trace_context is True
+    jit_key_known = expected is not None  # jax 0.7 puts some options into jaxlib's jit state through hooks: unknown
+    for name in ("jax_debug_nans", "jax_log_compiles", "jax_explain_cache_misses"):
+        option = report[name]
+        assert (option.in_trace_context, option.in_jit_key, option.invalidates_caches) == (
+            (False, False, False) if jit_key_known else (False, None, None)), name
+    if jit_key_known:
+        assert (report["jax_optimization_level"].in_trace_context, report["jax_optimization_level"].in_jit_key) == (False, True)
+        assert report["jax_enable_x64"].in_jit_key is True
+
+
+def test_backend_start_options():
+    report = {o.name: o for o in config_report().options}
+    assert {n for n, o in report.items() if o.backend_start == "raises"} == BACKEND_VALIDATED & set(report)
+    assert report["jax_platforms"].backend_start == "ignored"
+    assert "silently ignored" in report["jax_platforms"].backend_start_reason
+
+
+def test_reading_changes_nothing():
+    before = dict(jax.config.values)
+    with _enable_x64(True):
+        config_report()
+        config_report("x64", changed=True, kind="scopable")
+    assert dict(jax.config.values) == before
+
+
+def test_bad_kind_is_a_value_error():
+    with pytest.raises(ValueError, match="kind must be 'scopable', 'flag' or None, got 'flags'"):
+        config_report(kind="flags")
+
+
+def test_public_api_is_the_inventory():
+    report = jaxshow.config_report("x64", kind="scopable")
+    assert isinstance(report, jaxshow.ConfigReport)
+    assert [o.name for o in report.options] == [n for n in sorted(jax.config.values) if "x64" in n
+                                                 and isinstance(_holders()[n], jax_config.State)]
+
+
+# --- %jaxconfig in a real shell ---------------------------------------------------------------------
+
+
+def test_filter_substring_text_and_html(ip):
+    result, cap = run_captured(ip, "%jaxconfig x64")
+    assert result.success and len(cap.outputs) == 1
+    names = [n for n in sorted(jax.config.values) if "x64" in n]
+    text = cap.outputs[0].data["text/plain"]
+    total = len(jax.config.values)
+    assert text.splitlines()[1] == f"  showing {len(names)} of {total} (matching 'x64')"
+    row = next(line for line in text.splitlines() if line.startswith("  jax_enable_x64 "))
+    assert row.split() == ["jax_enable_x64", "False", "False", "default", "scopable", "re-trace"]
+    html = cap.outputs[0].data["text/html"]
+    assert html.count("<details") == len(names) + 1  # one per option's help, one for the column notes
+    assert "<summary><code>jax_enable_x64</code></summary>" in html
+    assert "Enable 64-bit types to be used" in html
+    assert "<script" not in html
+
+
+def test_filter_glob(ip):
+    ip.run_line_magic("jaxconfig", "*cache* -o rep;")
+    expected = [n for n in sorted(jax.config.values) if fnmatch.fnmatchcase(n, "*cache*")]
+    assert [o.name for o in ip.user_ns["rep"].options] == expected and expected
+
+
+def test_filter_matching_nothing_lists_near_names(ip):
+    result, cap = run_captured(ip, "%jaxconfig x46")
+    text = cap.outputs[0].data["text/plain"]
+    assert text.splitlines()[1].startswith(f"  no option name matches 'x46' ({len(jax.config.values)} options); near names: jax_enable_x64")
+    assert "no option name matches 'x46'" in cap.outputs[0].data["text/html"]
+
+
+def test_changed_lists_exactly_the_update(ip, debug_nans):
+    ip.run_line_magic("jaxconfig", "--changed -o rep;")
+    names = [o.name for o in ip.user_ns["rep"].options]
+    assert names == ["jax_debug_nans"]
+    option = ip.user_ns["rep"].options[0]
+    assert (option.value_repr, option.default_repr, option.source) == ("True", "False", "set")
+    result, cap = run_captured(ip, "%jaxconfig --changed")
+    text = cap.outputs[0].data["text/plain"]
+    assert _flat("1 option differs from the default; none is in JAX's trace context or jit key, so none costs a cache miss") in _flat(text)
+    assert "jax_debug_nans  True   False    config.update" in text
+
+
+def test_changed_names_the_options_that_change_cache_keys(ip, debug_nans):
+    with _enable_x64(True):
+        ip.run_line_magic("jaxconfig", "--changed -o rep;")
+    report = ip.user_ns["rep"]
+    assert [o.name for o in report.options] == ["jax_debug_nans", "jax_enable_x64"]
+    text = _flat(to_text(report))  # prose wraps at the terminal's width
+    assert ("2 options differ from the default; 1 of them is in JAX's trace context or jit key (every jitted function "
+            "misses its cache while they differ): jax_enable_x64") in text
+
+
+def test_inside_a_context_manager(ip):
+    cell = "import jax\nwith _x64(True):\n    get_ipython().run_line_magic('jaxconfig', 'enable_x64 -o rep')"
+    ip.user_ns["_x64"] = _enable_x64
+    result, cap = run_captured(ip, cell)
+    assert result.success
+    option = ip.user_ns["rep"].options[0]
+    assert (option.name, option.value_repr, option.source, option.global_value_repr) == ("jax_enable_x64", "True", "context", "False")
+    text = cap.outputs[0].data["text/plain"]
+    row = next(line for line in text.splitlines() if line.startswith("  jax_enable_x64 "))
+    assert row.split() == ["jax_enable_x64", "True", "(global:", "False)", "False", "context", "manager", "scopable", "re-trace"]
+    assert jax.config.values["jax_enable_x64"] is False
+
+
+@pytest.mark.parametrize("option, kind", [("--scopable", "scopable"), ("--flags", "flag")])
+def test_kind_options(ip, option, kind):
+    ip.run_line_magic("jaxconfig", f"{option} -o rep;")
+    expected = [n for n in sorted(jax.config.values) if _jax_kind(_holders()[n]) == kind]
+    assert [o.name for o in ip.user_ns["rep"].options] == expected
+
+
+def test_flags_and_filter_that_leave_nothing_say_why(ip):
+    result, cap = run_captured(ip, "%jaxconfig x64 --flags")
+    n = sum("x64" in name for name in jax.config.values)
+    assert cap.outputs[0].data["text/plain"].splitlines()[1] == (
+        f"  {n} options match 'x64', but none of them is a flag" if n > 1 else "  1 option matches 'x64', but it is not a flag")
+
+
+def test_output_stores_the_record_and_semicolon_silences(ip):
+    result, cap = run_captured(ip, "%jaxconfig dump_ir -o cfg;")
+    assert result.success and cap.outputs == []
+    assert isinstance(ip.user_ns["cfg"], ConfigReport)
+    assert [o.name for o in ip.user_ns["cfg"].options] == [n for n in sorted(jax.config.values) if "dump_ir" in n]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--scopable --flags", "argument --flags: not allowed with argument --scopable"),
+    ("--bogus", "unrecognized arguments: --bogus"),
+    ("x64 extra", "unrecognized arguments: extra"),
+    ("-o In", "-o In: In is one of IPython's own names"),
+    ("-o 1x", "-o needs a variable name, got '1x'"),
+])
+def test_bad_options_are_usage_errors(ip, line, message):
+    with pytest.raises(UsageError) as info:
+        ip.run_line_magic("jaxconfig", line)
+    assert type(info.value) is UsageError
+    assert str(info.value).startswith(message)
+    assert USAGE in str(info.value)
+
+
+def test_help_is_the_manual(ip):
+    doc = ip.find_line_magic("jaxconfig").__doc__
+    assert USAGE in doc and "Examples::" in doc and "--flags" in doc
+
+
+# --- a fresh process: the environment, and the backend -----------------------------------------------
+
+
+def test_environment_variable_is_the_source(subprocess_facts):
+    assert subprocess_facts["before"]["changed"] == [["jax_debug_nans", "environment", "True", [["JAX_DEBUG_NANS", "1"]]]]
+
+
+def test_backend_status_before_and_after_devices(subprocess_facts):
+    before, after = subprocess_facts["before"], subprocess_facts["after"]
+    assert (before["up"], before["platforms"]) == (False, [])
+    assert subprocess_facts["still_down"]  # the report itself started nothing
+    assert (after["up"], after["platforms"]) == (True, ["cpu"])
+    assert {n for n, how in after["cpu"].items() if how == "raises"} == BACKEND_VALIDATED
+    text = subprocess_facts["text"]
+    assert "  backend: up (cpu); options marked 'after start' no longer take a new value" in text
+    assert "raises after start (too late now)" in _flat(text)
+
+
+# --- rendering from hand-built records ----------------------------------------------------------------
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+def test_hostile_values_are_escaped_and_bounded():
+    hostile = ConfigOption(
+        name="jax_</code><script>alert(1)</script>", kind="scopable", value_type="str",
+        value_repr=safe_repr("</td><script>x</script>" + "y" * 1000), default_repr="'a\u202eb'", is_default=False,
+        source="set", help_text="<b>help</b>\n" * 100,
+    )
+    report = ConfigReport(jax_version="0.0", options=(hostile,), total_options=1, scopable_options=1, flag_options=0,
+                          backends_initialized=None, matched_options=1)
+    html = to_html(report)
+    parser = _Tags()
+    parser.feed(html)
+    assert "script" not in parser.tags and "b" not in parser.tags
+    assert "&lt;/td>&lt;script>" in html
+    assert hostile.value_repr.endswith("… (1,025 chars)") and len(hostile.value_repr) < 350
+    text = to_text(report)
+    assert "\u202e" not in text and "backend: unknown" in text
+    assert "… 75 more lines" in html
+
+
+def test_safe_repr_of_odd_objects():
+    class Hostile:
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    import enum
+
+    class Mode(enum.Enum):
+        FAST = "fast"
+
+    assert safe_repr(Hostile()) == "<Hostile object; repr raised RuntimeError>"
+    assert safe_repr(Mode.FAST) == "Mode.FAST"
+    assert safe_repr(None) == "None"
+    assert safe_repr("a\nb") == "'a\\nb'"
+
+
+# --- the _jax_compat shims, on the installed JAX --------------------------------------------------------
+
+
+def test_compat_holders_and_values():
+    holders = _jax_compat.config_holders()
+    assert set(holders) == set(jax.config.values)
+    state = holders["jax_enable_x64"]
+    assert _jax_compat.config_values(state) == (False, False, False)
+    with _enable_x64(True):
+        assert _jax_compat.config_values(state) == (True, False, True)
+    assert _jax_compat.config_values(holders["jax_dump_ir_to"]) == (jax.config.values["jax_dump_ir_to"],) * 2 + (False,)
+    assert _jax_compat.config_option_kind(state) == "scopable"
+    assert _jax_compat.config_option_kind(holders["jax_dump_ir_to"]) == "flag"
+    assert _jax_compat.config_option_kind(object()) == "unknown"
+
+
+def test_compat_definitions_from_jax_source():
+    definitions = _jax_compat.config_definitions(_jax_compat.config_holders())
+    assert set(definitions) == set(jax.config.values)
+    x64 = definitions["jax_enable_x64"]
+    assert (x64.default_known, x64.default, x64.env_vars) == (True, False, ("JAX_ENABLE_X64",))
+    dump = definitions["jax_dump_ir_to"]
+    assert (dump.default_known, dump.default, dump.env_vars) == (True, "", ("JAX_DUMP_IR_TO",))
+    for name, d in definitions.items():
+        if d.default_known:
+            holder = _holders()[name]
+            current = holder.get_global() if hasattr(holder, "get_global") else holder.value
+            assert current == d.default or current is d.default, name  # nothing in this process changed them
+
+
+def test_compat_trace_context_backend_and_validator():
+    names, how = _jax_compat.trace_context_option_names(jax.config.values)
+    expected = _jax_trace_context()
+    if expected is not None:
+        assert (names, how) == (frozenset(expected), "jax._src.config.trace_context_names()")
+    else:
+        assert "jax_enable_x64" in names and "jax_debug_nans" not in names
+    up, platforms = _jax_compat.backends_initialized()
+    from jax._src import xla_bridge
+
+    assert up is xla_bridge.backends_are_initialized() and up == bool(platforms)
+    holders = _jax_compat.config_holders()
+    assert {n for n, h in holders.items() if _jax_compat.raises_after_backend_start(h)} == BACKEND_VALIDATED
+    assert set(_jax_compat.backend_start_reads(jax.config.values)) <= set(jax.config.values)
+
+
+def test_a_glob_with_brackets_and_a_quoted_filter_are_filters(ip):
+    from shellrun import run_captured
+
+    result, cap = run_captured(ip, "%jaxconfig -o brackets jax_enable_[x]64")
+    assert result.success and [o.name for o in ip.user_ns["brackets"].options] == ["jax_enable_x64"]
+    result, cap = run_captured(ip, "%jaxconfig -o quoted 'jax_enable_x64'")
+    assert result.success and [o.name for o in ip.user_ns["quoted"].options] == ["jax_enable_x64"]
+    result, cap = run_captured(ip, "%jaxconfig x64;")
+    assert result.success and cap.outputs == []

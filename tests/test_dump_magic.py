@@ -1,0 +1,373 @@
+"""``%jaxdump``: real dump files from real JAX, in fresh processes where the environment must be set before import.
+
+Each subprocess runs a real ``InteractiveShell`` (cells through ``run_cell``) and
+prints JSON: what each cell displayed and the report objects' fields. The
+in-process tests use hand-made directories (bad input, scale, paths).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import jax
+import pytest
+from IPython.core.error import UsageError
+
+import jaxshow
+from jaxshow import _jax_compat, dumps, render
+from jaxshow.report import DumpDiff, DumpReport
+from shellrun import run_captured
+
+
+def _flat(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as single spaces: the text form wraps prose at the terminal's width."""
+    return " ".join(text.split())
+
+SRC = str(pathlib.Path(jaxshow.__file__).resolve().parent.parent)
+NEW_JAXPR_NAMES = _jax_compat.JAX_VERSION >= (0, 8)
+
+SHELL_PRELUDE = """
+import json, os, sys, dataclasses
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from traitlets.config import Config
+
+def new_shell():
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    return InteractiveShell.instance(config=config)
+
+OUT = {}
+
+def run(ip, key, cell):
+    with capture_output() as cap:
+        result = ip.run_cell(cell, store_history=True)
+    error = result.error_in_exec or result.error_before_exec
+    OUT[key] = {"ok": result.success, "error": f"{type(error).__name__}: {error}" if error else None,
+                "text": [o.data.get("text/plain", "") for o in cap.outputs],
+                "html": [o.data.get("text/html", "") for o in cap.outputs], "stdout": cap.stdout}
+
+def fields(value):
+    return json.loads(json.dumps(dataclasses.asdict(value), default=str))
+"""
+
+
+def _run_script(tmp_path, body: str, env: dict[str, str] | None = None, name: str = "script.py") -> dict:
+    script = tmp_path / name
+    script.write_text(SHELL_PRELUDE + textwrap.dedent(body) + "\nprint('@@JSON@@' + json.dumps(OUT))\n")
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_DUMP", "XLA_FLAGS", "JAX_COMPILATION"))}
+    full_env.update({"PYTHONPATH": SRC, "JAX_PLATFORMS": "cpu"}, **(env or {}))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=full_env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.split("@@JSON@@", 1)[1])
+
+
+def _jaxpr(counter: int, function: str) -> str:
+    return f"jax_{counter:06d}_{function}.jaxpr.txt" if NEW_JAXPR_NAMES else f"{function}.jaxpr.txt"
+
+
+def test_env_set_before_import_files_by_cell_function_text_diff_and_xla_passes(tmp_path):
+    out = _run_script(tmp_path, """
+        import numpy as np
+        import jax, jax.numpy as jnp
+        x = np.ones(3, np.float32)
+        def early(v):
+            return v * 3
+        jax.jit(early)(x)
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        ip.user_ns.update(np=np, x=x)
+        run(ip, "c1", "import jax, jax.numpy as jnp")
+        run(ip, "c2", "@jax.jit\\ndef f(x):\\n    return jnp.sin(x) * 2\\nf(x);")
+        run(ip, "c3", "g = jax.jit(lambda v: v + 1)\\ng(x); f(np.ones(4, np.float32));")
+        run(ip, "show_all", "%jaxdump -o rep")
+        run(ip, "show_f", "%jaxdump f -o one")
+        run(ip, "show_diff", "%jaxdump --diff 1 3 -o d")
+        before_opt = next(x.name for m in ip.user_ns["rep"].xla_modules if m.module == "jit_early" for x in m.files
+                          if x.kind == "before optimizations")  # XLA's own counter: module_0000 (jax >= 0.8) or module_0001
+        OUT["before_opt"] = before_opt
+        run(ip, "xla_file", "%jaxdump " + before_opt)
+        OUT["rep"] = fields(ip.user_ns["rep"])
+        OUT["one"] = fields(ip.user_ns["one"])
+        OUT["d"] = fields(ip.user_ns["d"])
+        OUT["by_cell"] = {k: list(v) for k, v in ip.user_ns["rep"].by_cell().items()}
+        OUT["functions"] = ip.user_ns["rep"].functions
+        for bad in ("--bogus", "nosuch", "-o 1x", "--diff 1", "--diff 1 3 f", "--diff f 3", "--diff ../../etc/passwd 1"):
+            run(ip, "bad " + bad, "%jaxdump " + bad)
+        run(ip, "semicolon", "%jaxdump -o quiet ;")
+        OUT["quiet"] = repr(ip.user_ns.get("quiet"))
+        ip.run_line_magic("unload_ext", "jaxshow")
+    """, env={"JAX_DUMP_IR_TO": str(tmp_path / "jax"), "JAX_DUMP_IR_MODES": "stablehlo,jaxpr,bogus",
+              "XLA_FLAGS": f"--xla_dump_to={tmp_path / 'xla'} --xla_dump_hlo_pass_re=algsimp"})
+
+    for key in ("c1", "c2", "c3", "show_all", "show_f", "show_diff", "xla_file", "semicolon"):
+        assert out[key]["ok"], (key, out[key]["error"])
+    rep = out["rep"]
+    assert rep["directory"] == str(tmp_path / "jax") and rep["enabled"]
+    settings = {s["option"]: (s["value"], s["source"]) for s in rep["settings"]}
+    assert settings["jax_dump_ir_to"] == (str(tmp_path / "jax"), "environment variable JAX_DUMP_IR_TO, read when JAX was imported")
+    assert settings["jax_dump_ir_modes"] == ("stablehlo,jaxpr,bogus", "environment variable JAX_DUMP_IR_MODES, read when JAX was imported")
+    assert settings["jax_include_debug_info_in_dumps"] == ("True", "default")
+    assert [w for w in rep["warnings"] if "'bogus'" in w] == [
+        f"jax_dump_ir_modes: 'bogus' is not a mode this JAX knows ({', '.join(dumps.known_modes())}); JAX ignores it without a word"
+    ]
+    if NEW_JAXPR_NAMES:
+        f_files = (_jaxpr(1, "f"), "jax_ir0001_jit_f_compile.mlir")
+        in3 = (_jaxpr(2, "<lambda>"), "jax_ir0002_jit__lambda_compile.mlir", _jaxpr(3, "f"), "jax_ir0003_jit_f_compile.mlir")
+    else:  # jax 0.7: f.jaxpr.txt has no counter, and f's second lowering overwrote it in In[3]
+        f_files = ("jax_ir0001_jit_f_compile.mlir",)
+        in3 = (_jaxpr(0, "<lambda>"), "jax_ir0002_jit__lambda_compile.mlir", _jaxpr(0, "f"), "jax_ir0003_jit_f_compile.mlir")
+    assert out["by_cell"] == {
+        "before jaxshow was loaded": [_jaxpr(0, "early"), "jax_ir0000_jit_early_compile.mlir"],
+        "In[2]": list(f_files),
+        "In[3]": list(in3),
+    }
+    assert out["functions"] == ["early", "f", "_lambda"]
+    files = {f["name"]: f for f in rep["files"]}
+    assert (files["jax_ir0003_jit_f_compile.mlir"]["counter"], files["jax_ir0003_jit_f_compile.mlir"]["module"],
+            files["jax_ir0003_jit_f_compile.mlir"]["stage"], files["jax_ir0003_jit_f_compile.mlir"]["function"]) == (3, "jit_f", "compile", "f")
+    assert not any(f["persistent_hit"] for f in rep["files"])
+
+    text = out["show_all"]["text"][0]
+    assert _flat(text).startswith(f"%jaxdump — {len(rep['files'])} files of 3 functions in {tmp_path / 'jax'} ")
+    assert "    In[2]  jax_ir0001_jit_f_compile.mlir  module jit_f, stage compile (handed to XLA)" in text
+    assert "    In[3]: _lambda, f (4 files)" in text
+    assert "    before jaxshow was loaded: early (2 files)" in text
+
+    # XLA's dump, by module and by pass
+    modules = {(m["number"], m["module"]): {x["kind"] for x in m["files"]} for m in rep["xla_modules"]}
+    assert [m for _, m in sorted(modules)] == ["jit_early", "jit_f", "jit__lambda", "jit_f"]
+    early_kinds = next(kinds for (_, module), kinds in modules.items() if module == "jit_early")
+    assert {"before optimizations", "after optimizations", "buffer assignment", "pass"} <= early_kinds
+    passes = {x["pass_name"] for m in rep["xla_modules"] for x in m["files"] if x["kind"] == "pass"}
+    assert "algsimp" in passes
+    assert rep["notes"][0] == "--xla_dump_hlo_pass_re=algsimp: XLA also wrote the module after each matching pass"
+    assert "  XLA's dump (" + str(tmp_path / "xla") + "):" in text
+    assert out["before_opt"].endswith(".jit_early.before_optimizations.txt")
+    assert any(x.startswith(f"  {out['before_opt']} (") for x in out["xla_file"]["text"][0].splitlines())
+    assert "HloModule jit_early" in out["xla_file"]["text"][0]
+
+    # %jaxdump f: its files only, its newest jaxpr and module, cell names as In[n]
+    one = out["one"]
+    assert [f["name"] for f in one["files"]] == [*f_files, *in3[2:]]
+    newest = [_jaxpr(3, "f") if NEW_JAXPR_NAMES else "f.jaxpr.txt", "jax_ir0003_jit_f_compile.mlir"]
+    assert [t["file"] for t in one["texts"]] == newest
+    assert [t["language"] for t in one["texts"]] == ["jaxpr", "stablehlo"]
+    assert "f32[4]" in one["texts"][0]["text"]
+    module_text = one["texts"][1]["text"]
+    assert 'loc("In[3]":' in module_text and "ipython-input" not in module_text
+    assert [m["module"] for m in one["xla_modules"]] == ["jit_f", "jit_f"]
+    html = out["show_f"]["html"][0]
+    assert '<i>tensor&lt;4xf32></i>' in html and "In[3]" in html and "<script" not in html
+
+    # --diff of two compiles of f: the changed shape lines
+    d = out["d"]
+    assert (d["a"]["name"], d["b"]["name"]) == ("jax_ir0001_jit_f_compile.mlir", "jax_ir0003_jit_f_compile.mlir")
+    diff_lines = d["diff_text"].splitlines()
+    assert diff_lines[:2] == ["--- jax_ir0001_jit_f_compile.mlir", "+++ jax_ir0003_jit_f_compile.mlir"]
+    assert any(x.startswith("-") and "stablehlo.sine %arg0 : tensor<3xf32>" in x for x in diff_lines)
+    assert any(x.startswith("+") and "stablehlo.sine %arg0 : tensor<4xf32>" in x for x in diff_lines)
+    assert not any(x.startswith(("+", "-")) and "stablehlo.constant" in x for x in diff_lines)
+    assert out["show_diff"]["text"][0].startswith("%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0003_jit_f_compile.mlir  (+")
+    assert 'style="color: #116329; background: #dafbe1;">+' in out["show_diff"]["html"][0]
+
+    # bad input: plain UsageError with the usage line, nothing displayed
+    usage = "%jaxdump [--dir DIR] [--diff A B] [-o NAME] [NAME]"
+    for bad, says in {
+        "--bogus": "unrecognized arguments: --bogus",
+        "nosuch": "no dump file, counter or function named 'nosuch' in",
+        "-o 1x": "-o needs a variable name, got '1x'",
+        "--diff 1": "argument --diff: expected 2 arguments",
+        "--diff 1 3 f": "--diff A B takes no NAME, got 'f'",
+        "--diff f 3": "'f' is a function; --diff needs two files or counters",
+        "--diff ../../etc/passwd 1": "no dump file, counter or function named '../../etc/passwd'",
+    }.items():
+        result = out["bad " + bad]
+        assert not result["ok"] and result["error"].startswith("UsageError: ") and says in result["error"], (bad, result["error"])
+        assert usage in result["error"] and result["text"] == [], bad
+    assert out["semicolon"]["text"] == [] and out["quiet"].startswith("<DumpReport ")
+
+
+def test_env_set_too_late_then_config_update_route(tmp_path):
+    late, runtime = tmp_path / "late", tmp_path / "runtime"
+    out = _run_script(tmp_path, f"""
+        import numpy as np
+        import jax
+        os.environ["JAX_DUMP_IR_TO"] = {str(late)!r}
+        os.environ["JAX_DUMP_IR_MODES"] = "stablehlo,jaxpr"
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        ip.user_ns.update(np=np)
+        run(ip, "c1", "import jax\\nh = jax.jit(lambda v: v * 2)\\nh(np.ones(2, np.float32));")
+        run(ip, "show_late", "%jaxdump -o late")
+        OUT["late"] = fields(ip.user_ns["late"])
+        del os.environ["JAX_DUMP_IR_TO"], os.environ["JAX_DUMP_IR_MODES"]
+        run(ip, "c3", "jax.config.update('jax_dump_ir_to', {str(runtime)!r})\\njax.config.update('jax_dump_ir_modes', 'jaxpr, stablehlo')")
+        run(ip, "c4", "@jax.jit\\ndef k(v):\\n    return v + 1\\nk(np.ones(2, np.float32));")
+        run(ip, "show_rt", "%jaxdump -o rt")
+        OUT["rt"] = fields(ip.user_ns["rt"])
+        OUT["rt_cells"] = {{k: list(v) for k, v in ip.user_ns["rt"].by_cell().items()}}
+        run(ip, "show_missing", "%jaxdump --dir {str(tmp_path / 'nope')!r} -o missing")
+        OUT["missing"] = fields(ip.user_ns["missing"])
+    """)
+    for key in ("c1", "show_late", "c3", "c4", "show_rt", "show_missing"):
+        assert out[key]["ok"], (key, out[key]["error"])
+    late_report = out["late"]
+    assert not late_report["enabled"] and late_report["files"] == [] and not late.exists()
+    assert late_report["warnings"][0] == (
+        f"JAX_DUMP_IR_TO={str(late)!r} is set, but jax_dump_ir_to is empty: JAX reads the variable only when it is imported, so it "
+        "was set too late for the env-var route (or jax.config.update turned dumping off since). Use "
+        f"jax.config.update('jax_dump_ir_to', {str(late)!r}) now, or restart and set it before import jax."
+    )
+    assert late_report["warnings"][1].startswith("JAX_DUMP_IR_MODES='stablehlo,jaxpr' but jax_dump_ir_modes is 'stablehlo': the variable was changed after")
+    assert late_report["listing_unavailable"] == (
+        "dumping is off (jax_dump_ir_to is empty); turn it on with jax.config.update('jax_dump_ir_to', path) (takes effect at the next compile)")
+    assert "warning: JAX_DUMP_IR_TO=" in out["show_late"]["text"][0]
+
+    rt = out["rt"]
+    settings = {s["option"]: (s["value"], s["source"]) for s in rt["settings"]}
+    assert settings["jax_dump_ir_to"] == (str(runtime), "jax.config.update")
+    assert settings["jax_dump_ir_modes"] == ("jaxpr, stablehlo", "jax.config.update")
+    assert rt["warnings"] == [
+        f"jax_dump_ir_modes: ' stablehlo' is not a mode this JAX knows ({', '.join(dumps.known_modes())}); JAX ignores it "
+        "without a word (JAX does not strip spaces: write 'jaxpr,stablehlo')"
+    ]
+    assert out["rt_cells"] == {"In[4]": [_jaxpr(0, "k")]}  # only the jaxpr: ' stablehlo' is not 'stablehlo'
+    assert out["missing"]["listing_unavailable"] == f"{tmp_path / 'nope'} does not exist"
+
+
+def test_persistent_cache_hit_is_marked(tmp_path):
+    env = {"JAX_DUMP_IR_TO": str(tmp_path / "jax"), "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "cache"),
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
+    body = """
+        import numpy as np
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        ip.user_ns.update(np=np)
+        run(ip, "c1", "import jax\\n@jax.jit\\ndef p(v):\\n    return v * 5\\np(np.ones(2, np.float32));")
+        run(ip, "show", "%jaxdump -o rep")
+        OUT["rep"] = fields(ip.user_ns["rep"])
+    """
+    first = _run_script(tmp_path, body, env, name="first.py")
+    assert [(f["name"], f["persistent_hit"]) for f in first["rep"]["files"]] == [("jax_ir0000_jit_p_compile.mlir", False)]
+    assert any(n.startswith("jit_p-") for n in os.listdir(tmp_path / "cache"))
+    second = _run_script(tmp_path, body, env, name="second.py")
+    assert [(f["name"], f["cell"], f["persistent_hit"]) for f in second["rep"]["files"]] == [
+        ("jax_ir0000_jit_p_compile.mlir", "In[1]", True)
+    ]
+    assert "    In[1]  jax_ir0000_jit_p_compile.mlir  module jit_p, stage compile (handed to XLA)" in second["show"]["text"][0]
+    assert "persistent-cache hit: served from disk, not compiled" in second["show"]["text"][0]
+    assert "persistent-cache hit: served from disk, not compiled" in second["show"]["html"][0]
+
+
+# --- in process: hand-made directories --------------------------------------------------------------
+
+
+def _module_text(shape: str, lines: int = 0) -> str:
+    body = "".join(f"    %c{i} = stablehlo.constant dense<{i}.0> : tensor<f32>\n" for i in range(lines))
+    return (f"module @jit_f {{\n  func.func public @main(%arg0: tensor<{shape}xf32>) -> tensor<{shape}xf32> {{\n{body}"
+            f"    return %arg0 : tensor<{shape}xf32>\n  }}\n}}\n")
+
+
+def test_dir_messages_and_paths(ip, tmp_path):
+    empty, other, dump = tmp_path / "empty", tmp_path / "other", tmp_path / "dump"
+    for d in (empty, other, dump):
+        d.mkdir()
+    (other / "notes.txt").write_text("hi")
+    (dump / "jax_ir0001_jit_f_compile.mlir").write_text(_module_text("3"))
+    (dump / "jax_ir0002_jit_f_compile.mlir").write_text(_module_text("4"))
+    (tmp_path / "secret.mlir").write_text("secret")
+    os.symlink(tmp_path / "secret.mlir", dump / "jax_ir0003_jit_f_compile.mlir")
+    an_hour_ago = time.time() - 3600
+    for path in dump.iterdir():
+        os.utime(path, (an_hour_ago, an_hour_ago), follow_symlinks=False)
+    for directory, says in ((tmp_path / "nope", f"{tmp_path / 'nope'} does not exist"),
+                            (empty, f"{empty} is empty"),
+                            (other / "notes.txt", f"{other / 'notes.txt'} is not a directory"),
+                            (other, f"{other} holds 1 entry, none named like a JAX dump (jax_ir…_….mlir, jax_…_….jaxpr.txt) or an XLA dump (module_….txt)")):
+        result, cap = run_captured(ip, f"%jaxdump --dir {directory} -o rep")
+        assert result.success and ip.user_ns["rep"].listing_unavailable == says
+        assert (_flat(cap.outputs[0].data["text/plain"]) + " ").startswith(f"%jaxdump — {_flat(says)} ")
+    result, cap = run_captured(ip, f"%jaxdump --dir {dump} -o rep")
+    rep = ip.user_ns["rep"]
+    assert [f.name for f in rep.files] == ["jax_ir0001_jit_f_compile.mlir", "jax_ir0002_jit_f_compile.mlir"]
+    assert rep.other_files == 1  # the symlink is never followed
+    assert {f.cell for f in rep.files} == {"before jaxshow was loaded"}
+    assert rep.notes[0] == "--dir: the settings above are this process's; the files were read from the directory given"
+    for name in ("jax_ir0003_jit_f_compile.mlir", "3", "../secret.mlir", str(tmp_path / "secret.mlir")):
+        with pytest.raises(UsageError, match="no dump file, counter or function named"):
+            ip.run_line_magic("jaxdump", f"--dir {dump} {name}")
+    with pytest.raises(ValueError, match="is not a file name"):
+        dumps.safe_path(str(dump), "../secret.mlir")
+    with pytest.raises(ValueError, match="leads outside"):
+        dumps.safe_path(str(dump), "jax_ir0003_jit_f_compile.mlir")
+    diff = dumps.dump_diff("1", "jax_ir0002_jit_f_compile.mlir", directory=str(dump))
+    assert isinstance(diff, DumpDiff) and (diff.added_lines, diff.removed_lines) == (2, 2)
+    with pytest.raises(UsageError, match="--diff A B takes no NAME"):
+        ip.run_line_magic("jaxdump", f"--dir {dump} --diff 1 2 f")
+
+
+def test_config_update_route_in_process_names_cells(ip, tmp_path):
+    before = (jax.config.values["jax_dump_ir_to"], jax.config.values["jax_dump_ir_modes"])
+    try:
+        assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(tmp_path)!r})")[0].success
+        assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nq(np.ones(5, np.float32));")[0].success
+        number = ip.execution_count - 1
+        result, cap = run_captured(ip, "%jaxdump q -o rep")
+        rep = ip.user_ns["rep"]
+        assert [(f.function, f.cell, f.stage) for f in rep.files] == [("q", f"In[{number}]", "compile")]
+        assert rep.settings[0].source == "jax.config.update"
+        assert rep.texts[0].language == "stablehlo" and "tensor<5xf32>" in rep.texts[0].text
+    finally:
+        jax.config.update("jax_dump_ir_to", before[0])
+        jax.config.update("jax_dump_ir_modes", before[1])
+
+
+def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):
+    for i in range(2000):
+        (tmp_path / f"jax_ir{i:04d}_jit_fn{i % 400}_compile.mlir").write_text("module {}\n")
+    big = tmp_path / "jax_ir2000_jit_big_compile.mlir"
+    big.write_text(_module_text("8", lines=220_000))
+    assert big.stat().st_size > 10_000_000
+    rep = dumps.dump_report(directory=str(tmp_path))
+    assert isinstance(rep, DumpReport) and len(rep.files) == 2001 and len(rep.functions) == 401
+    text, html = render.to_text(rep), render.to_html(rep)
+    assert "… 351 more (all in report.functions)" in text and len(text) < 60_000 and len(html) < 200_000
+    one = dumps.dump_report("big", directory=str(tmp_path), read_max_bytes=1_000_000)
+    shown = one.texts[0]
+    assert shown.total_bytes == big.stat().st_size and shown.read_bytes == 1_000_000 and shown.text.endswith("\n")
+    one_text = render.to_text(one)
+    assert f"more lines; {shown.total_bytes - 1_000_000:,} more bytes not read; full text in the file {big.name}" in one_text
+    assert len(render.to_html(one)) < 500_000
+
+
+def test_names_parse_across_versions():
+    assert dataclasses.astuple(dumps.parse_name("jax_ir0012_jit_my_fn_before_refine_polymorphic_shapes.mlir"))[:6] == (
+        "jax_ir0012_jit_my_fn_before_refine_polymorphic_shapes.mlir", "stablehlo", 12, "jit_my_fn", "my_fn", "before_refine_polymorphic_shapes")
+    assert dumps.parse_name("jax_000003_<lambda>.jaxpr.txt").function == "_lambda"
+    assert dumps.parse_name("f.jaxpr.txt").counter is None
+    assert dumps.parse_name("jax_000004_f.eqn_count_pprof").kind == "eqn_count_pprof"
+    assert dumps.parse_name("module_0001.jit_f.before_optimizations.txt") is None
+    assert dumps.parse_xla_name("module_0001.jit_f.0003.simplification.after_algsimp.before_dce.txt")[2].pass_name == "algsimp"
+    assert dumps.parse_xla_name("module_0001.jit_f.gpu_after_optimizations-buffer-assignment.txt")[2].kind == "buffer assignment"
+
+
+def test_compat_shims_on_the_installed_jax(tmp_path):
+    before = jax.config.values["jax_dump_ir_to"]
+    try:
+        jax.config.update("jax_dump_ir_to", str(tmp_path))
+        first = _jax_compat.ir_dump_next_number()
+        jax.jit(lambda v: v * 11)(1.0)
+        assert _jax_compat.ir_dump_next_number() == first + 1
+        assert sorted(os.listdir(tmp_path)) == [f"jax_ir{first:04d}_jit__lambda_compile.mlir"]
+    finally:
+        jax.config.update("jax_dump_ir_to", before)
+    assert _jax_compat.backends_initialized()[0] is True
+    assert _jax_compat.xla_dump_to_in_effect() == ""  # this test process has no --xla_dump_to

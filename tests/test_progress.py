@@ -1,0 +1,73 @@
+"""Live progress under %%jaxstages: one display, updated in place as each stage starts, emptied at the end."""
+
+from __future__ import annotations
+
+import pytest
+from shellrun import run_captured
+
+SETUP = ("import time, jax, jax.numpy as jnp\n"
+         "@jax.jit\ndef slow(x):\n    time.sleep(0.4)  # a long trace\n    return x * 2\n")
+
+
+@pytest.fixture
+def shell(ip):
+    ip.run_cell(SETUP)
+    ip.run_cell("x = jnp.ones(3)\nx.block_until_ready();")  # JAX's own helper compiles happen here, not below
+    yield ip
+    ip.run_line_magic("config", "StagesMagics.progress_after_seconds = 1.0")
+
+
+def _progress(cap):
+    return [(o.update, o.data["text/plain"]) for o in cap.outputs if "display_id" in (o.transient or {})]
+
+
+def test_a_stage_longer_than_the_threshold_is_shown_while_it_runs_then_updated_and_emptied(shell):
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.1")
+    result, cap = run_captured(shell, "%%jaxstages\ny = slow(x)")
+    assert result.success
+    lines = _progress(cap)
+    ids = {o.transient["display_id"] for o in cap.outputs if o.transient}
+    assert len(ids) == 1  # one display, updated in place
+    assert [update for update, _ in lines] == [False, True, True, True, True, True]
+    texts = [text.split(" (")[0] for _, text in lines]
+    assert texts == ["jaxshow: tracing slow", "jaxshow: lowering slow", "jaxshow: compiling slow", "jaxshow: running slow",
+                     "jaxshow: slow done", ""]
+    assert lines[1][1].startswith("jaxshow: lowering slow (since ") and "; tracing 0." in lines[1][1]
+    assert lines[-2][1].startswith("jaxshow: slow done (tracing 0.") and ", running " in lines[-2][1]
+    assert "slow: trace" in cap.outputs[-1].data["text/plain"]  # the report comes after the emptied line
+
+
+def test_fast_stages_show_nothing_but_the_report(shell):
+    shell.run_cell("fast = jax.jit(lambda v: v + 1)")
+    result, cap = run_captured(shell, "%%jaxstages\ny = fast(x)")
+    assert result.success
+    assert _progress(cap) == [] and len(cap.outputs) == 1
+
+
+def test_progress_can_be_turned_off(shell):
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = -1")
+    result, cap = run_captured(shell, "%%jaxstages\ny = slow(x)")
+    assert result.success and _progress(cap) == [] and len(cap.outputs) == 1
+
+
+def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied():
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
+                                          + "x = jnp.ones(3)\nx.block_until_ready();"),
+                nbformat.v4.new_code_cell("%%jaxstages\ny = slow(x)")]
+    client = NotebookClient(nb, timeout=180, kernel_name="python3")
+    shown = []
+    output = client.output
+
+    def spy(outs, msg, display_id, cell_index):
+        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
+        return output(outs, msg, display_id, cell_index)
+
+    client.output = spy
+    client.execute()
+    assert shown[0] == (1, "display_data", "jaxshow: tracing slow")  # shown by the timer thread, in the cell's output
+    texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs]
+    assert texts[0] == "" and texts[1].startswith("cell ") and len(texts) == 2  # updated in place, emptied, then the report
