@@ -23,7 +23,7 @@ COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", 
 COLLECTIVE_LINES_MAX = 20
 """Line numbers kept per collective kind; the count is always complete."""
 
-_COLLECTIVE = re.compile(r"=\s*\S.*?\s(" + "|".join(re.escape(k) for k in COLLECTIVE_KINDS) + r")(?:-start)?\(")
+_COLLECTIVE = re.compile(r" (" + "|".join(re.escape(k) for k in COLLECTIVE_KINDS) + r")(?:-start)?\(")
 _TRIP_COUNT = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
 
 
@@ -73,14 +73,21 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
 
 
 def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:
-    """Collective operations in an HLO module by kind (an async ``-start``/``-done`` pair counts once), with their lines."""
+    """Collective operations in an HLO module by kind (an async ``-start``/``-done`` pair counts once), with their lines.
+
+    One regex pass over the text; line numbers come from counting newlines
+    between matches (a sharded module is megabytes).
+    """
     if not hlo_text or not any(kind in hlo_text for kind in ("all-", "collective-", "reduce-scatter")):
         return ()
     found: dict[str, list[int]] = {}
-    for number, text in enumerate(hlo_text.splitlines(), start=1):
-        match = _COLLECTIVE.search(text)
-        if match:
-            found.setdefault(match.group(1), []).append(number)
+    line, position = 1, 0
+    for match in _COLLECTIVE.finditer(hlo_text):
+        line += hlo_text.count("\n", position, match.start())
+        position = match.start()
+        lines = found.setdefault(match.group(1), [])
+        if not lines or lines[-1] != line:
+            lines.append(line)
     return tuple(CollectiveCount(kind, len(lines), tuple(lines[:COLLECTIVE_LINES_MAX]))
                  for kind, lines in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
