@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from shellrun import forget_at_exit
 from traitlets.config import Config
 
 
@@ -18,3 +19,5 @@ def ip():
     yield shell
     shell.run_line_magic("unload_ext", "jaxshow")
     InteractiveShell.clear_instance()
+    forget_at_exit(shell)
+

@@ -23,7 +23,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture import calls as calls_module
 from jaxshow.cellrun import label_cells
 from jaxshow.render import to_text as render_text
-from shellrun import run_captured
+from shellrun import forget_at_exit, run_captured
 
 SETUP = """
 import functools
@@ -623,6 +623,7 @@ def test_an_embedded_shell_finds_the_modules_names():
         ip.run_line_magic("unload_ext", "jaxshow")
     finally:
         InteractiveShell.clear_instance()
+        forget_at_exit(ip)
 
 
 def test_ahead_of_time_lowering_in_the_cell_is_the_calls_own(shell):
