@@ -328,7 +328,7 @@ def test_on_mode_at_a_thousand_misses_keeps_the_first_and_last_five_and_counts_t
         assert [m.signature for m in stats.misses[5:]] == [(("x", f"f32[{s}]"),) for s in range(992, 997)]
         text, page = cap.outputs[-1].data["text/plain"], cap.outputs[-1].data["text/html"]
         line = "… 990 more misses of k, counted but not kept: 4 different static arguments, 986 different input types"
-        assert f"    5. different input types: x: now f32[5], before f32[4]\n" in text
+        assert "    5. different input types: x: now f32[5], before f32[4]\n" in text
         assert f"\n    {line}\n    996. different input types: x: now f32[992], before f32[991]\n" in text
         assert "    1000. different input types: x: now f32[996], before f32[995]\n" in text
         assert line in page and "<strong>996. different input types</strong>" in page

@@ -807,7 +807,7 @@ def test_jaxcache_misses_left_out_are_one_line_and_the_shown_keep_their_numbers(
         left_out_by_category=(("static_args", 4), ("input_types", 994))),))
     line = "… 998 more misses of f, counted but not kept: 4 different static arguments, 994 different input types"
     text, page = render.to_text(many), render.to_html(many)
-    assert f"    1. different input types: x changed\n" in text
+    assert "    1. different input types: x changed\n" in text
     assert f"\n    {line}\n    1000. different input types: x: now f32[9], before f32[8]\n" in text
     assert line in page and page.index("<strong>1. ") < page.index(line) < page.index("<strong>1000. ")
     one_row = render.TextBudget(max_rows=1)  # the line is shown even where the budget cuts the misses shown

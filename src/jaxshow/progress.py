@@ -21,8 +21,6 @@ from IPython.display import display, update_display
 
 from jaxshow.render.style import MUTED_STYLE
 
-_STAGE_WORDS = {"tracing": "tracing", "lowering": "lowering", "compiling": "compiling", "running": "running"}
-
 
 class StageProgress:
     """Shows which stage of which call is under way once a stage outlasts ``after_seconds`` (0: at once; < 0: never)."""
@@ -87,7 +85,7 @@ class StageProgress:
         stage, function, started = self._stage
         since = time.strftime("%H:%M:%S", time.localtime(started))
         done = f"; {', '.join(self._done)}" if self._done else ""
-        self._update(f"jaxshow: {_STAGE_WORDS.get(stage, stage)} {function} (since {since}{done})…")
+        self._update(f"jaxshow: {stage} {function} (since {since}{done})…")
 
     def _update(self, text: str) -> None:
         bundle: dict[str, Any] = {

@@ -475,7 +475,8 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None) -> Comp
     try:
         in_shardings, out_shardings = compiled.input_shardings, compiled.output_shardings
         arg_names = tuple(a.path for a in traced.args) if traced is not None else None
-        in_names, in_flat = zip(*_readable_paths(arg_names, in_shardings)) if _flat(in_shardings) else ((), ())
+        in_pairs = _readable_paths(arg_names, in_shardings)
+        in_names, in_flat = [path for path, _ in in_pairs], [sharding for _, sharding in in_pairs]
         out_flat = _flat(out_shardings)
         out_names = _output_names(out_shardings)
         if traced is not None and len(traced.out_info) == len(out_flat):
