@@ -20,6 +20,7 @@ from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
+from jaxshow.capture.prefetch import PrefetchOptions
 from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
@@ -146,13 +147,7 @@ class StagesMagics(Magics):
             capture.release()
             return
         try:
-            cell_options = CellOptions(
-                walk=WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
-                                 lowered_cost_max_chars=self.lowered_cost_max_chars or None,
-                                 jaxpr_max_lines=None if args.save is not None else self.max_lines or None),
-                show_all=args.show_all,
-                name=args.name,
-            )
+            cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=args.name)
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
             if timeit:
@@ -197,10 +192,17 @@ class StagesMagics(Magics):
         if self._open is not None:
             self.close(None, 0.0)
         progress = StageProgress(self.progress_after_seconds)
-        capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress)
+        prefetch = PrefetchOptions(self._walk(args), every_call=args.show_all, name=args.name)
+        capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
         self._open = _OpenCell(args, capture, progress, timeit)
         return DirectCalls(capture)
+
+    def _walk(self, args: Any) -> WalkOptions:
+        """What the report reads: the IR dialect, source locations, and how much of the jaxpr to print."""
+        return WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
+                           lowered_cost_max_chars=self.lowered_cost_max_chars or None,
+                           jaxpr_max_lines=None if args.save is not None else self.max_lines or None)
 
     def _name_note(self, name: str) -> str | None:
         """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""

@@ -30,6 +30,7 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
+from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.stations import (
     JIT_TYPE,
     PACKAGE_DIR,
@@ -85,6 +86,8 @@ class CallRecord:
     ahead_of_time: str | None = None
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
+    prefetched: Any = None
+    """``(walk, future)`` of the stations read while the program ran (:mod:`jaxshow.capture.prefetch`)."""
 
     @property
     def kind(self) -> Kind:
@@ -105,6 +108,7 @@ class CallRecord:
     def release(self) -> None:
         """Drop every JAX object and the user's function (after the report is built)."""
         self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
+        self.prefetched = None
 
 
 @dataclass(eq=False)
@@ -204,12 +208,15 @@ class CallCapture(_jax_compat.CallObserver):
             used to find the cell line a call came from.
         progress: called as each stage of a call starts, ``progress("compiling", "f")``,
             and with ``None`` when the call's stages end; from the calling thread.
+        prefetch: read the stations of long compiles while their programs run, for this walk.
     """
 
     def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
-                 progress: Callable[[str | None, str], None] | None = None) -> None:
+                 progress: Callable[[str | None, str], None] | None = None,
+                 prefetch: PrefetchOptions | None = None) -> None:
         self.is_cell_file = is_cell_file
         self.progress = progress
+        self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
         self.dropped = 0
         self.hooks_installed = False
@@ -240,6 +247,8 @@ class CallCapture(_jax_compat.CallObserver):
 
     def release(self) -> None:
         """Drop the records and every JAX object they hold."""
+        if self._prefetcher is not None:
+            self._prefetcher.close()
         for record in self.records:
             record.release()
         self.records.clear()
@@ -254,6 +263,10 @@ class CallCapture(_jax_compat.CallObserver):
 
     def busy(self) -> bool:
         return self._local.busy
+
+    def _mark_busy(self) -> None:
+        """On the prefetch worker: whatever JAX does there is jaxshow's own, never a record."""
+        self._local.busy = True
 
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> _Frame:
         state = self._local
@@ -354,6 +367,8 @@ class CallCapture(_jax_compat.CallObserver):
         if record.computation is None:
             return
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
+        if self._prefetcher is not None and record.error is None and record.kind != "jax":
+            self._prefetcher.submit(record, sum(e.seconds for e in record.events))
 
     # events ----------------------------------------------------------------------------
 

@@ -13,16 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
-from jaxshow.capture.stations import (
-    WalkOptions,
-    compiled_station,
-    defined_at_of,
-    lowered_station,
-    qualname_of,
-    traced_station_from_jaxpr,
-    wrapper_station,
-)
-from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, TracedStation, WrapperStation
+from jaxshow.capture.prefetch import stations_of
+from jaxshow.capture.stations import WalkOptions, defined_at_of, qualname_of, wrapper_station
+from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, WrapperStation
 from jaxshow.timings import timings_from_events
 
 
@@ -159,12 +152,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
     elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
-    traced = _traced(record, walk)
-    lowered = None
-    if record.lowered is not None:
-        lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info,
-                                  cost_max_chars=walk.lowered_cost_max_chars)
-    compiled = compiled_station(record.compiled, traced) if record.compiled is not None else None
+    traced, lowered, compiled = stations_of(record, walk)
     if traced is not None and traced.jaxpr_source_text:
         traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
     if lowered is not None and walk.debug_info:
@@ -223,13 +211,6 @@ def _wrapper_kind(record: CallRecord) -> str:
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
-
-
-def _traced(record: CallRecord, walk: WalkOptions) -> TracedStation | None:
-    if record.jaxpr is not None:
-        return traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
-                                         shardings=record.arg_shardings, max_lines=walk.jaxpr_max_lines)
-    return None
 
 
 def _no_call_note(records: list[CallRecord]) -> str:

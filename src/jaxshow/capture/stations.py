@@ -389,7 +389,8 @@ def normalise_cost(raw: Any, *, optimized: bool) -> CostAnalysis | None:
     )
 
 
-def _backend_name() -> str:
+def backend_name() -> str:
+    """The default backend's platform, for the reasons an analysis is unavailable."""
     try:
         return jax.default_backend()
     except Exception:  # noqa: BLE001
@@ -397,7 +398,7 @@ def _backend_name() -> str:
 
 
 def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: bool = False,
-                    cost_max_chars: int | None = None) -> LoweredStation:
+                    cost_max_chars: int | None = None, backend: str | None = None) -> LoweredStation:
     """Record the ``Lowered`` stage: module text and the pre-optimisation cost estimate.
 
     ``Lowered.cost_analysis`` converts the module to HLO first (about a second
@@ -412,7 +413,7 @@ def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: boo
         return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
     try:
         cost = normalise_cost(lowered.cost_analysis(), optimized=False)
-        reason = None if cost else f"backend '{_backend_name()}' gives no cost analysis before compilation"
+        reason = None if cost else f"backend '{backend or backend_name()}' gives no cost analysis before compilation"
     except Exception as exc:  # noqa: BLE001 - plugin backends raise here
         cost, reason = None, f"not available before compilation: {exc}"
     return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
@@ -454,7 +455,7 @@ def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
     return value, None
 
 
-def compiled_station(compiled: Any, traced: TracedStation | None = None) -> CompiledStation:
+def compiled_station(compiled: Any, traced: TracedStation | None = None, *, backend: str | None = None) -> CompiledStation:
     """Record the ``Compiled`` stage: optimised HLO, cost, memory, shardings and formats, collectives, loop trip counts.
 
     The Traced station of the same call names the inputs and outputs and
@@ -463,7 +464,7 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None) -> Comp
     ``jax.new_ref`` closure, ``cost_analysis`` on some plugins) is "not
     available" with JAX's reason, and the others are still shown.
     """
-    backend = _backend_name()
+    backend = backend or backend_name()
     hlo, hlo_why = _analysis(compiled.as_text)
     cost_raw, cost_why = _analysis(compiled.cost_analysis)
     cost = normalise_cost(cost_raw, optimized=True)
