@@ -74,11 +74,18 @@ def _type_end(rest: str) -> int:
 
 
 def _aliases(header: str) -> dict[int, str]:
-    """``input_output_alias={ {0}: (0, {}, may-alias) }`` as parameter number -> output index ``{0}``."""
+    """``input_output_alias={ {0}: (0, {}, may-alias) }`` as parameter number -> ``output 0``."""
     start = header.find("input_output_alias={")
     if start < 0:
         return {}
-    return {int(param): "{" + index.replace(" ", "") + "}" for index, param in _ALIAS.findall(header[start:])}
+    return {int(param): _output_name(index.replace(" ", "")) for index, param in _ALIAS.findall(header[start:])}
+
+
+def _output_name(index: str) -> str:
+    """An output's tuple index as the report names outputs: ``output 0``; ``the output`` when not a tuple."""
+    if not index:
+        return "the output"
+    return f"output {index}" if index.isdigit() else f"output {{{index}}}"
 
 
 def entry_buffers(hlo_text: str, kept: int = BUFFERS_KEPT) -> tuple[tuple[BufferSpec, ...], int]:
@@ -133,7 +140,7 @@ def _spec(item: tuple[int, int, str, str, str, str, int], aliases: dict[int, str
         number = text[operands_at: text.find(")", operands_at)].strip()
         kind, detail = "parameter", f"parameter {number}" + (f" ({made_by})" if made_by else "")
         if number.isdigit() and int(number) in aliases:
-            detail += f"; donated: reused as output {aliases[int(number)]}"
+            detail += f"; donated: reused as {aliases[int(number)]}"
         elif name in output_of:
             detail += f"; returned as {output_of[name]}"
     elif name in output_of:
