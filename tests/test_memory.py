@@ -21,6 +21,7 @@ from jaxshow.capture.stations import _memory_stats
 from jaxshow.render.memory import text_widths
 from jaxshow.report import BufferSpec, CompiledStation, MemoryStats
 from shellrun import run_captured
+from test_browser import ARTIFACTS, _Page, browser  # noqa: F401  (the module-scoped Chromium fixture)
 
 MIB = 1 << 20
 SETUP = """
@@ -231,3 +232,33 @@ def test_a_text_without_an_entry_computation_gives_nothing():
     assert entry_buffers("HloModule m\n") == ((), 0)
     assert entry_buffers("") == ((), 0)
     assert type_bytes("f32[<=16,4]") == 256 and type_bytes("token[]") == 0 and type_bytes("opaque[4]") is None
+
+
+# --- in a real browser -------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_the_bar_is_drawn_to_scale_in_chromium(browser):
+    x = jnp.ones((1024, 1024), jnp.float32)
+    report = jaxshow.stages(jax.jit(lambda a, b: (a @ b) @ b), x, x)
+    memory = report.compiled.memory
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "memory-picture.html"
+    path.write_text(f"<!doctype html><meta charset=utf-8><body>{render.to_html(report)}</body>", encoding="utf-8")
+    view = _Page(browser, path)
+    page = view.page
+    compiled = page.locator("details.js-station", has=page.locator("summary", has_text="④ Compiled")).first
+    compiled.locator("summary").first.click()
+    total = page.locator(".js-membar.js-total").first
+    assert total.is_visible()
+    bar_width = total.bounding_box()["width"]
+    scale = max(16 * MIB, memory.peak_memory_bytes)
+    drawn = [(seg.get_attribute("title"), seg.bounding_box()["width"]) for seg in total.locator(".js-seg").all()]
+    assert [title for title, _ in drawn] == ["arguments: 8.00 MiB", "outputs: 4.00 MiB", "temporaries: 4.00 MiB"]
+    for (_, width), size in zip(drawn, (8 * MIB, 4 * MIB, 4 * MIB)):
+        assert width == pytest.approx(bar_width * size / scale, abs=1.0)
+    peak = page.locator(".js-membar.js-peak .js-seg").first.bounding_box()["width"]
+    assert peak == pytest.approx(bar_width * memory.peak_memory_bytes / scale, abs=1.0)
+    page.locator("details.js-section", has=page.locator("summary", has_text="memory analysis")).first.screenshot(
+        path=str(ARTIFACTS / "memory-picture.png"))
+    assert view.blocked == [] and view.console_errors == [] and view.page_errors == []
