@@ -188,6 +188,8 @@ class MemoryStats:
     generated_code_size_bytes: int | None
     host_temp_size_bytes: int | None = None
     peak_memory_bytes: int | None = None
+    peak_unavailable: str | None = None
+    """Why ``peak_memory_bytes`` is ``None``: this JAX or backend does not report ``peak_memory_in_bytes``."""
 
     @property
     def estimated_total_bytes(self) -> int | None:
@@ -197,6 +199,27 @@ class MemoryStats:
             return None
         arg, out, temp, alias = parts
         return arg + out + temp - alias
+
+
+BufferKind = Literal["parameter", "output", "temporary", "constant"]
+
+
+@dataclass(frozen=True, slots=True)
+class BufferSpec:
+    """One value of the compiled program's entry computation, read from the optimised HLO text.
+
+    ``type_text`` is HLO's type without its layout (``f32[1024,1024]``, or a
+    tuple ``(f32[8], s32[])``); ``size_bytes`` its elements' bytes. ``detail``
+    says what it is: ``parameter 0 (a)``, ``donated: reused as output {0}``,
+    or the JAX operation that made a temporary.
+    """
+
+    name: str
+    kind: BufferKind
+    type_text: str
+    size_bytes: int
+    opcode: str
+    detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +290,10 @@ class CompiledStation:
     collectives: tuple[CollectiveCount, ...] = ()
     loop_trip_counts: tuple[int, ...] = ()
     """``known_trip_count`` of each ``while`` loop XLA kept, in the optimised HLO."""
+    buffers: tuple[BufferSpec, ...] = ()
+    """The largest values of the entry computation, largest first (at most ``BUFFERS_KEPT`` in capture)."""
+    buffer_count: int = 0
+    """How many values the entry computation holds, ``buffers`` being the largest of them."""
 
     @property
     def per_device(self) -> bool:

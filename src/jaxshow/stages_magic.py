@@ -84,8 +84,9 @@ class StagesMagics(Magics):
         shows the last call of one of your functions (or all of them, or one
         function's): the ``jax.jit`` wrapper, the ``Traced`` jaxpr and
         signature, the ``Lowered`` module with its pre-optimisation cost, and the
-        ``Compiled`` executable with optimised HLO, cost, memory, shardings and
-        formats, plus the trace, lowering and compile seconds JAX reported on
+        ``Compiled`` executable with optimised HLO, cost, memory (drawn as one
+        bar to scale beside XLA's peak, with the largest buffers of the
+        compiled module; nothing is run for it), shardings and formats, plus the trace, lowering and compile seconds JAX reported on
         ``jax.monitoring``. A call that hit JAX's caches is headed "cache hit";
         an error is blamed on the phase that raised it. JAX's own functions
         (``jnp``, ``lax``) fold into one line.

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from jaxshow import _jax_compat
+from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts
 from jaxshow.report import (
@@ -419,7 +420,8 @@ def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: boo
     return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
 
 
-def _memory_stats(raw: Any) -> MemoryStats | None:
+def _memory_stats(raw: Any, backend: str) -> MemoryStats | None:
+    """``memory_analysis()``'s object as a record; a peak of 0 beside non-empty buffers counts as not reported."""
     if raw is None:
         return None
 
@@ -427,6 +429,9 @@ def _memory_stats(raw: Any) -> MemoryStats | None:
         value = getattr(raw, name, None)
         return int(value) if value is not None and value >= 0 else None
 
+    peak = field_of("peak_memory_in_bytes")
+    if peak == 0 and (field_of("argument_size_in_bytes") or field_of("output_size_in_bytes")):
+        peak = None
     return MemoryStats(
         argument_size_bytes=field_of("argument_size_in_bytes"),
         output_size_bytes=field_of("output_size_in_bytes"),
@@ -434,7 +439,9 @@ def _memory_stats(raw: Any) -> MemoryStats | None:
         temp_size_bytes=field_of("temp_size_in_bytes"),
         generated_code_size_bytes=field_of("generated_code_size_in_bytes"),
         host_temp_size_bytes=field_of("host_temp_size_in_bytes"),
-        peak_memory_bytes=field_of("peak_memory_in_bytes"),
+        peak_memory_bytes=peak,
+        peak_unavailable=None if peak is not None else (
+            f"jax {jax.__version__} on backend '{backend}' does not report peak_memory_in_bytes"),
     )
 
 
@@ -456,7 +463,8 @@ def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
 
 
 def compiled_station(compiled: Any, traced: TracedStation | None = None, *, backend: str | None = None) -> CompiledStation:
-    """Record the ``Compiled`` stage: optimised HLO, cost, memory, shardings and formats, collectives, loop trip counts.
+    """Record the ``Compiled`` stage: optimised HLO, cost, memory and its largest buffers, shardings and formats,
+    collectives, loop trip counts.
 
     The Traced station of the same call names the inputs and outputs and
     gives their shapes, so each distinct sharding is drawn as a device grid. Each analysis is read on
@@ -469,7 +477,8 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
     cost_raw, cost_why = _analysis(compiled.cost_analysis)
     cost = normalise_cost(cost_raw, optimized=True)
     memory_raw, memory_why = _analysis(compiled.memory_analysis)
-    memory = _memory_stats(memory_raw)
+    memory = _memory_stats(memory_raw, backend)
+    buffers, buffer_count = entry_buffers(hlo) if hlo else ((), 0)
     in_formats, _ = _analysis(lambda: compiled.input_formats)
     out_formats, _ = _analysis(lambda: compiled.output_formats)
     placed: dict[str, Any] = {}
@@ -503,6 +512,8 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
         memory_unavailable=None if memory else (memory_why or f"backend '{backend}' does not report memory analysis"),
         collectives=collectives(hlo),
         loop_trip_counts=loop_trip_counts(hlo),
+        buffers=buffers,
+        buffer_count=buffer_count,
         **placed,
     )
 

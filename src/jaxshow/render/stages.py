@@ -8,6 +8,7 @@ from jaxshow import render
 from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
+from jaxshow.render.memory import buffers_html, buffers_text, memory_html, memory_text
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.placement import placement_html, placement_text
 from jaxshow.render.plain import paragraph, text_table
@@ -268,9 +269,11 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
     else:
         body.append(tag("div", "cost analysis: ", muted(message(c.cost_unavailable or "not reported", budget))))
     if c.memory:
-        body.append(details("memory analysis (Compiled.memory_analysis)", table(None, _memory_rows(c.memory), budget), open=True))
+        body.append(memory_html(c.memory, table(None, _memory_rows(c.memory), budget), budget))
     else:
         body.append(tag("div", "memory analysis: ", muted(message(c.memory_unavailable or "not reported", budget))))
+    if c.buffers:
+        body.append(buffers_html(c, budget))
     body.append(placement_html(c, budget))
     if c.optimized_hlo_text:
         body.append(_ir_html("optimised HLO", c.optimized_hlo_text, "hlo", "report.compiled.optimized_hlo_text", budget))
@@ -424,9 +427,12 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append(paragraph("  cost analysis: ", message(c.cost_unavailable or 'not reported', budget), "    ", budget))
         if c.memory:
             out.append("  memory analysis:")
+            out += memory_text(c.memory, budget)
             out.append(_text_rows(None, _memory_rows(c.memory), budget))
         else:
             out.append(paragraph("  memory analysis: ", message(c.memory_unavailable or 'not reported', budget), "    ", budget))
+        if c.buffers:
+            out += buffers_text(c, budget)
         out += placement_text(c, budget)
         if c.optimized_hlo_text:
             out.append(_text_ir("optimised HLO", c.optimized_hlo_text, "report.compiled.optimized_hlo_text", budget).rstrip("\n"))
