@@ -29,6 +29,9 @@ MAX_SOURCE_LINES = 2_000
 """Lines kept of one source file around the lines the IR points at."""
 
 _TERMINAL_CELL = re.compile(r"^<ipython-input-(\d+)-[^>]*>$")
+JAXPR_WIDTHS = (80, 40, 20, 1)
+"""Widths tried when printing the jaxpr (80 is JAX's own)."""
+_NOTE_ONLY = re.compile(r"^\s*# ")
 _JAXPR_NOTE = re.compile(r"\s+# (?P<file>.+?):(?P<line>\d+)(?::\d+)? \([^()]*\)\s*$")
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r':(\d+):\d+')
@@ -117,7 +120,9 @@ def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
         if shown is not None and shown not in user_of:
             user_of[shown] = _user_frame(frames)
     out = []
-    for text in closed.pretty_print(use_color=False, source_info=True).split("\n"):
+    for text in _jaxpr_text(closed).split("\n"):
+        if _NOTE_ONLY.match(text):  # a note for a second equation on one line (only if no width separates them)
+            continue
         match = _JAXPR_NOTE.search(text)
         if match is None:
             out.append((text.rstrip(), None))
@@ -126,6 +131,16 @@ def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
         frame = user_of.get(shown, shown if _is_user_file(shown[0]) else None)
         out.append((text[: match.start()].rstrip(), frame))
     return out
+
+
+def _jaxpr_text(closed: Any) -> str:
+    """JAX's jaxpr with source notes, one equation a line: a jaxpr that fits in the width is printed on one line
+    with its equations' notes stacked under it, so narrower widths are tried until every note has its own line."""
+    for width in JAXPR_WIDTHS:
+        text = closed.pretty_print(use_color=False, source_info=True, width=width)
+        if not any(_NOTE_ONLY.match(line) for line in text.split("\n")):
+            break
+    return text
 
 
 # --- StableHLO ------------------------------------------------------------------------------------
