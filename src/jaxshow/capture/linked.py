@@ -135,10 +135,10 @@ def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
 
 def _jaxpr_text(closed: Any) -> str:
     """JAX's jaxpr with source notes, one equation a line: a jaxpr that fits in the width is printed on one line
-    with its equations' notes stacked under it, so narrower widths are tried until every note has its own line."""
+    with its equations' notes stacked after it, so narrower widths are tried until every note has its own line."""
     for width in JAXPR_WIDTHS:
         text = closed.pretty_print(use_color=False, source_info=True, width=width)
-        if not any(_NOTE_ONLY.match(line) for line in text.split("\n")):
+        if not any(_NOTE_ONLY.match(line) or line.count(" # ") > 1 for line in text.split("\n")):  # jax 0.7: notes on one line
             break
     return text
 
