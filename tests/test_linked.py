@@ -10,7 +10,6 @@ import html.parser
 import pathlib
 import re
 import shutil
-import textwrap
 
 import jax
 import jax.numpy as jnp
