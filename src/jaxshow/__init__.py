@@ -63,11 +63,11 @@ def stages(fn, /, *args, **kwargs):
     return _stages(fn, *args, **kwargs)
 
 
-def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False):
+def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source: bool = False):
     """``jaxshow.stages`` with options: ``jaxshow.stages_with(dialect="hlo")(f, x)``; see :func:`jaxshow.capture.aot.stages_with`."""
     from jaxshow.capture.aot import stages_with as _stages_with
 
-    return _stages_with(dialect=dialect, debug_info=debug_info)
+    return _stages_with(dialect=dialect, debug_info=debug_info, source=source)
 
 
 def save(report, directory):

@@ -1364,3 +1364,18 @@ def _evaluate(node: Any, namespace: dict[str, Any], env_vars: list[str]) -> tupl
                 return name in ("getenv", "get"), None
             return _evaluate(node.args[1], namespace, env_vars)
     return False, None
+
+
+def equation_frames(eqn: Any) -> tuple[tuple[str, int], ...]:
+    """``(file, line)`` of every Python frame that made a jaxpr equation, innermost first; ``()`` where JAX kept none.
+
+    ``eqn.source_info.traceback`` is JAX's own record (``source_info_util``,
+    private in every release checked); its ``frames`` come from jaxlib's
+    ``Traceback``. :func:`source_info_util.user_frame` picks one frame
+    skipping JAX only; the linked views also skip libraries, so they need all.
+    """
+    traceback = getattr(getattr(eqn, "source_info", None), "traceback", None)
+    try:
+        return tuple((str(f.file_name), int(f.line_num)) for f in traceback.frames) if traceback is not None else ()
+    except Exception:  # noqa: BLE001 - a JAX whose traceback has another shape: no locations
+        return ()

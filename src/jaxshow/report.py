@@ -332,6 +332,38 @@ class HelperCompiles:
     names: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    """Lines of one source the IR points at: a cell whole, or a file's lines from the first to the last one used."""
+
+    name: str
+    first_line: int
+    lines: tuple[str, ...]
+
+    def label(self, index: int) -> str:
+        """``In[4]:2``: the label of ``lines[index]``, as the IR lines carry it."""
+        return f"{self.name}:{self.first_line + index}"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedIR:
+    """One IR text line by line (location syntax folded away), each line with its user source label or ``None``."""
+
+    title: str
+    lines: tuple[str, ...]
+    sources: tuple[str | None, ...]
+    attribute: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedViews:
+    """``%%jaxstages --source``: the user's source lines beside the jaxpr, StableHLO and optimised HLO they made."""
+
+    sources: tuple[SourceText, ...]
+    irs: tuple[LinkedIR, ...]
+    notes: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class StagesReport(_Displayable):
     """All four stations of one jitted call, as far as the walk got."""
@@ -353,6 +385,8 @@ class StagesReport(_Displayable):
     other_thread: bool = False
     jit_disabled: bool = False
     under_transform: bool = False
+    linked: LinkedViews | None = None
+    """The linked source and IR views (``--source``), or ``None``."""
 
     @property
     def stations_reached(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand, output_can_be_silenced
 from IPython.core.magic_arguments import argument
 from IPython.display import display
-from traitlets import Float, Integer
+from traitlets import Bool, Float, Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
@@ -58,6 +58,9 @@ class StagesMagics(Magics):
         1.0, help="Show which stage (tracing, lowering, compiling, running) of which call is under way once one runs "
                   "longer than this many seconds, updated as each stage starts; 0 shows it at once, -1 never.").tag(config=True)
 
+    source = Bool(False, help="Show the linked views in every report, as --source does: your source lines beside the "
+                               "jaxpr, StableHLO and optimised HLO lines they made.").tag(config=True)
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._open: _OpenCell | None = None
@@ -67,6 +70,9 @@ class StagesMagics(Magics):
     @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
+    @argument("--source", action="store_true", help="Show your source lines beside the jaxpr, StableHLO and optimised HLO, "
+                                                    "each IR line labelled In[n]:line; hover or click a line to "
+                                                    "highlight the lines it links to (also %%config StagesMagics.source=True).")
     @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
@@ -108,6 +114,9 @@ class StagesMagics(Magics):
 
             %%jaxstages --save runs/baseline
             loss = train_step(params, batch)   # runs/baseline/train_step.compiled.hlo.txt, ...
+
+            %%jaxstages --source
+            y = f(x)   # In[3]:2 beside every jaxpr, StableHLO and HLO line that In[3] line 2 made
 
             %%jaxstages --save {run_dir}/step{i}
             loss = train_step(params, batch)   # {expr} and $name expand from your namespace
@@ -203,7 +212,8 @@ class StagesMagics(Magics):
         """What the report reads: the IR dialect, source locations, and how much of the jaxpr to print."""
         return WalkOptions(dialect="hlo" if args.hlo else "stablehlo", debug_info=args.debug_info,
                            lowered_cost_max_chars=self.lowered_cost_max_chars or None,
-                           jaxpr_max_lines=None if args.save is not None else self.max_lines or None)
+                           jaxpr_max_lines=None if args.save is not None else self.max_lines or None,
+                           source=args.source or self.source)
 
     def _name_note(self, name: str) -> str | None:
         """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""

@@ -28,14 +28,15 @@ def stages(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
     return stages_with()(fn, *args, **kwargs)
 
 
-def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False) -> Callable[..., StagesReport]:
+def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source: bool = False) -> Callable[..., StagesReport]:
     """:func:`stages` with options: ``stages_with(dialect="hlo")(f, x)``.
 
     Args:
       dialect: ``"stablehlo"`` (default) or ``"hlo"`` for the lowered module.
       debug_info: include source locations in the lowered module and the jaxpr.
+      source: also show the linked views: your source lines beside the jaxpr, StableHLO and optimised HLO lines they made.
     """
-    options = WalkOptions(dialect=dialect, debug_info=debug_info)
+    options = WalkOptions(dialect=dialect, debug_info=debug_info, source=source)
 
     def walk(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
         target = stageable(fn)
@@ -64,6 +65,7 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False) -> Call
             error=result.error,
             notes=tuple(notes + result.notes),
             executed=False,
+            linked=result.linked,
         )
 
     return walk

@@ -13,9 +13,19 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
+from jaxshow.capture.linked import default_file_label, linked_views
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import WalkOptions, defined_at_of, qualname_of, wrapper_station
-from jaxshow.report import CellReport, ErrorSummary, HelperCompiles, SourceLocation, StagesReport, WrapperStation
+from jaxshow.report import (
+    CellReport,
+    CompiledStation,
+    ErrorSummary,
+    HelperCompiles,
+    LinkedViews,
+    SourceLocation,
+    StagesReport,
+    WrapperStation,
+)
 from jaxshow.timings import timings_from_events
 
 
@@ -153,6 +163,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
+    linked = _linked(record, compiled, label, notes) if walk.source else None
     if traced is not None and traced.jaxpr_source_text:
         traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
     if lowered is not None and walk.debug_info:
@@ -191,7 +202,23 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
+        linked=linked,
     )
+
+
+def _linked(record: CallRecord, compiled: CompiledStation | None,
+            label: Callable[[SourceLocation | None], SourceLocation | None], notes: list[str]) -> LinkedViews | None:
+    """The linked views of a record, from the JAX objects taken inside the call; a failure is a note."""
+    def file_label(file: str) -> str:
+        shown = label(SourceLocation(file, 0))
+        return shown.file if shown is not None and shown.file != file else default_file_label(file)
+
+    try:
+        stablehlo = record.lowered.as_text("stablehlo", debug_info=True) if record.lowered is not None else None
+        return linked_views(record.jaxpr, stablehlo, compiled.optimized_hlo_text if compiled else None, file_label)
+    except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
+        notes.append(f"jaxshow could not link the source to the IR: {type(exc).__name__}: {exc}")
+        return None
 
 
 def _labelled_error(error: BaseException | None, stage: str | None, label_text: Callable[[str], str]) -> ErrorSummary | None:

@@ -30,6 +30,7 @@ from jaxshow.capture.placement import mesh_summary, placements, sharding_views, 
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts
 from jaxshow.report import (
     ArgSpec,
+    LinkedViews,
     CompiledStation,
     CostAnalysis,
     ErrorSummary,
@@ -530,6 +531,8 @@ class WalkOptions:
     debug_info: bool = False
     lowered_cost_max_chars: int | None = None
     jaxpr_max_lines: int | None = None
+    source: bool = False
+    """Also build the linked source and IR views (:mod:`jaxshow.capture.linked`)."""
 
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
@@ -544,6 +547,7 @@ class _WalkResult:
     error: ErrorSummary | None = None
     stopped_at: Stage | None = None
     notes: list[str] = field(default_factory=list)
+    linked: LinkedViews | None = None
 
 
 def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _WalkResult:
@@ -573,4 +577,10 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
+    if options.source:
+        from jaxshow.capture.linked import linked_views  # linked -> calls -> stations: imported when used
+
+        result.linked = linked_views(traced.jaxpr if result.traced else None,
+                                     lowered.as_text("stablehlo", debug_info=True) if result.lowered else None,
+                                     result.compiled.optimized_hlo_text if result.compiled else None)
     return result

@@ -9,6 +9,7 @@ from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_by
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
 from jaxshow.render.memory import buffers_html, buffers_text, memory_html, memory_text
+from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.placement import placement_html, placement_text
 from jaxshow.render.plain import paragraph, text_table
@@ -309,6 +310,8 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
                  else _missing_station("③", "Lowered", report, budget))
     parts.append(_compiled_html(report.compiled, loops, _cost_caveat(report, "compiled"), budget) if report.compiled
                  else _missing_station("④", "Compiled", report, budget))
+    if report.linked is not None:
+        parts.append(_station("⇄", "Linked views", "source ↔ jaxpr ↔ StableHLO ↔ optimised HLO", [linked_html(report.linked, budget)]))
     return tag("div", *parts, cls="js-report")
 
 
@@ -440,6 +443,9 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append(paragraph("  optimised HLO: ", message(c.hlo_unavailable or 'not reported', budget), "    ", budget))
     else:
         out.append(f"④ Compiled: {_not_reached(report, budget)}")
+    if report.linked is not None:
+        out.append("⇄ Linked views: each line after the source line that made it")
+        out.append(linked_text(report.linked, budget))
     return "\n".join(piece for piece in out if piece) + "\n"
 
 

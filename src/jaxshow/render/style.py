@@ -33,6 +33,10 @@ MUTED_STYLE = "opacity: 0.75;"
 ERROR_STYLE = "background: rgba(207, 34, 46, 0.12); border-left: 3px solid #cf222e; padding: 4px 6px; margin: 4px 0; white-space: pre-wrap;"
 NOTE_STYLE = "background: rgba(212, 167, 44, 0.16); border-left: 3px solid #d4a72c; padding: 3px 6px; margin: 4px 0; white-space: pre-wrap;"
 
+LINK_COLOURS = ((9, 105, 218), (191, 57, 137), (26, 127, 55), (154, 103, 0), (130, 80, 223), (207, 34, 46),
+                (27, 124, 131), (188, 76, 0))
+"""The linked views' colours, one per source line in turn: a faint tint always, a strong one when lit."""
+
 # Token colours: (JupyterLab variable, VS Code variable, light default, dark default).
 # Each default reaches a WCAG contrast of 4.5 on its code background (tests/test_browser.py).
 # The highlighter (highlight.py) writes an op as <b>, a type as <i>, a keyword as <b class=k>,
@@ -76,6 +80,9 @@ STYLESHEET = (
     f"font-family:{MONOSPACE};font-size:11px}}"
     ".jaxshow .js-head{font-size:14px;margin-bottom:4px}"
     ".jaxshow .js-bar{display:flex;height:10px;border-radius:3px;overflow:hidden;margin:4px 0;max-width:480px;background:rgba(128,128,128,.2)}"
+    ".jaxshow .js-linked label.js-ln{cursor:pointer}"
+    + "".join(f".jaxshow .js-linked .js-c{n}{{background:rgba({r},{g},{b},.1);--js-lit:rgba({r},{g},{b},.45)}}"
+              for n, (r, g, b) in enumerate(LINK_COLOURS))
 )
 """The stylesheet, one line, every selector under ``.jaxshow``."""
 

@@ -1,0 +1,87 @@
+"""HTML and text for :class:`~jaxshow.report.LinkedViews`: source, jaxpr, StableHLO and optimised HLO side by side.
+
+Every line carries its source label (``In[4]:2``) as text, so the view reads
+the same with styles and scripts stripped. In a browser, hovering a line
+highlights every line with its label, in every pane, in the label's colour;
+clicking one keeps it highlighted. Both use CSS only: each line is a
+``<label>`` around a hidden radio button (one group per output), and one rule
+per label selects ``.js-linked:has(.js-sN:hover)`` or ``:has(input.js-sN:checked)``.
+No script, no ids. No JAX, no IPython.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from jaxshow.render.limits import TextBudget, clean
+from jaxshow.render.markup import Html, escape_text, muted, tag
+from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, LINK_COLOURS
+from jaxshow.report import LinkedViews, plural
+
+HINT = "hover over a line, or click it to keep it lit: its source line and every IR line it made light up in one colour"
+PANES_STYLE = "display: flex; gap: 8px; align-items: flex-start; overflow-x: auto;"
+PANE_STYLE = "flex: 1 1 0; min-width: 16em; max-width: 100%;"
+
+
+def link_classes(views: LinkedViews) -> dict[str, int]:
+    """Each source label -> its number (``js-s{n}``), in source order; its colour is ``n % len(LINK_COLOURS)``."""
+    labels = [s.label(i) for s in views.sources for i in range(len(s.lines))]
+    labels += [label for ir in views.irs for label in ir.sources if label is not None]
+    return {label: n for n, label in enumerate(dict.fromkeys(labels))}
+
+
+def _panes(views: LinkedViews) -> list[tuple[str, list[tuple[str | None, str]], int, str]]:
+    """``(title, [(label, text)], lines in all, attribute)`` per pane: each source, then each IR."""
+    panes = [(f"source {s.name}", [(s.label(i), t) for i, t in enumerate(s.lines)], len(s.lines), f"report.linked.sources[{k}].lines")
+             for k, s in enumerate(views.sources)]
+    panes += [(ir.title, list(zip(ir.sources, ir.lines)), len(ir.lines), f"{ir.attribute}.lines") for ir in views.irs]
+    return panes
+
+
+def _shown(lines: list, budget: TextBudget) -> tuple[list, int]:
+    if budget.max_lines <= 0 or len(lines) <= budget.max_lines:
+        return lines, 0
+    return lines[: budget.max_lines], len(lines) - budget.max_lines
+
+
+def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
+    """The panes side by side (stacked where the page is narrow or the styles are stripped), with their CSS."""
+    classes = link_classes(views)
+    group = f"js-link-{uuid.uuid4().hex[:12]}"
+    panes = []
+    for title, lines, total, attribute in _panes(views):
+        shown, hidden = _shown(lines, budget)
+        width = max((len(label) for label, _ in shown if label), default=0)
+        rows = []
+        for label, text in shown:
+            gutter = escape_text((label or "").ljust(width)) + "  "
+            body = escape_text(clean(text))
+            if label is None:
+                rows.append(f'<span class="js-ln">{gutter}{body}</span>')
+            else:
+                n = classes[label]
+                rows.append(f'<label class="js-ln js-s{n} js-c{n % len(LINK_COLOURS)}">'
+                            f'<input type="radio" name="{group}" class="js-s{n}" hidden>{gutter}{body}</label>')
+        code = tag("pre", tag("code", Html("\n".join(rows)), style=CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)
+        more = [muted(f"{plural(hidden, 'more line')} not shown; all {total:,} in {attribute}")] if hidden else []
+        panes.append(tag("div", tag("div", tag("b", title)), code, *more, cls="js-pane", style=PANE_STYLE))
+    rules = "".join(f".jaxshow .js-linked:has(.js-s{n}:hover) .js-s{n},.jaxshow .js-linked:has(input.js-s{n}:checked) .js-s{n}"
+                    "{background:var(--js-lit);outline:1px solid var(--js-lit)}" for n in classes.values())
+    notes = [tag("div", muted(note)) for note in views.notes]
+    linked = tag("div", *panes, Html(f"<style><!--\n{rules}\n--></style>"), cls="js-linked", style=PANES_STYLE)
+    return tag("div", muted(HINT), *notes, linked)
+
+
+def linked_text(views: LinkedViews, budget: TextBudget) -> str:
+    """Each pane in turn, every line after its source label."""
+    out = []
+    for title, lines, total, attribute in _panes(views):
+        shown, hidden = _shown(lines, budget)
+        width = max((len(label) for label, _ in shown if label), default=0)
+        out.append(f"  {title}:")
+        out.extend(f"    {(label or '').ljust(width)}  {clean(text)}".rstrip() for label, text in shown)
+        if hidden:
+            out.append(f"    … {plural(hidden, 'more line')}; all {total:,} in {attribute}")
+    out.extend(f"  {note}" for note in views.notes)
+    return "\n".join(out)
+

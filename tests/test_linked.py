@@ -1,0 +1,271 @@
+"""``%%jaxstages --source``: the user's source lines linked to the jaxpr, StableHLO and optimised HLO lines they made.
+
+Real shells and real JAX; the HTML is also checked in headless Chromium (hover and click a line,
+the lit lines are exactly those with its label, computed from the record).
+"""
+
+from __future__ import annotations
+
+import html.parser
+import pathlib
+import re
+import shutil
+
+import jax
+import jax.numpy as jnp
+import pytest
+from IPython.core.error import UsageError
+from shellrun import run_captured
+
+import jaxshow
+from jaxshow import _jax_compat, render
+from jaxshow.render.linked import linked_html, linked_text
+from jaxshow.report import LinkedIR, LinkedViews, SourceText
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "artifacts"
+DEFINE = """\
+def f(x):
+    y = x * 2
+    z = jnp.sin(y)
+    return jnp.cos(z) + y
+f = jax.jit(f)
+"""
+EXPECTED_SOURCE = ("def f(x):", "    y = x * 2", "    z = jnp.sin(y)", "    return jnp.cos(z) + y", "f = jax.jit(f)")
+# The op each source line makes, as each IR spells it.
+OPS = {
+    "jaxpr": {"In[2]:2": [" = mul "], "In[2]:3": [" = sin "], "In[2]:4": [" = cos ", " = add "]},
+    "StableHLO": {"In[2]:2": ["stablehlo.multiply "], "In[2]:3": ["stablehlo.sine "],
+                  "In[2]:4": ["stablehlo.cosine ", "stablehlo.add "]},
+}
+
+
+def _setup(ip, extra: str = "") -> None:
+    for cell in ("import jax, jax.numpy as jnp\nx = jnp.ones(3)" + extra, DEFINE):
+        result, _ = run_captured(ip, cell)
+        assert result.success, result.error_in_exec
+
+
+def _labelled(ir: LinkedIR) -> dict[str, str]:
+    """IR line text -> its label, for the labelled lines."""
+    return {text: label for text, label in zip(ir.lines, ir.sources) if label is not None}
+
+
+def _linked_report(ip, line: str = "--source"):
+    _setup(ip)
+    result, cap = run_captured(ip, f"%%jaxstages {line} -o rep\nout = f(x)")
+    assert result.success and ip.execution_count == 4
+    return ip.user_ns["rep"].reports[0], cap
+
+
+def test_each_ir_line_carries_the_source_line_that_made_it(ip):
+    report, _ = _linked_report(ip)
+    linked = report.linked
+    assert linked.sources == (SourceText("In[2]", 1, EXPECTED_SOURCE),)
+    assert [ir.title for ir in linked.irs] == ["jaxpr", "StableHLO", "optimised HLO"]
+    jaxpr, stablehlo, hlo = linked.irs
+    for ir in (jaxpr, stablehlo):
+        labelled = _labelled(ir)
+        assert set(labelled.values()) == {"In[2]:2", "In[2]:3", "In[2]:4"}
+        for label, ops in OPS[ir.title].items():
+            for op in ops:
+                assert [lab for text, lab in labelled.items() if op in text] == [label], (ir.title, op)
+    assert sum(1 for label in jaxpr.sources if label) == 4  # mul, sin, cos, add: one line each
+    labelled = _labelled(hlo)
+    for op, label in (("multiply(", "In[2]:2"), ("sine(", "In[2]:3"), ("cosine(", "In[2]:4")):
+        assert {lab for text, lab in labelled.items() if f" {op}" in text} == {label}, op
+    assert set(labelled.values()) <= {"In[2]:2", "In[2]:3", "In[2]:4"}
+    # locations are folded into the labels, never printed raw
+    assert not any("metadata=" in t or "stack_frame_id" in t for t in hlo.lines)
+    assert not any(t in ("FileNames", "StackFrames", "FileLocations") for t in hlo.lines)
+    assert not any(" loc(" in t or t.startswith("#loc") for t in stablehlo.lines)
+    assert not any(re.search(r"# .*:\d+", t) for t in jaxpr.lines)
+    # the report's own stations are unchanged by --source
+    assert report.compiled.optimized_hlo_text and "metadata=" in report.compiled.optimized_hlo_text
+
+
+def test_text_form_puts_the_label_beside_each_line(ip):
+    report, cap = _linked_report(ip)
+    text = cap.outputs[0].data["text/plain"]
+    jaxpr_text = "\n".join(report.linked.irs[0].lines)
+    sin_line = next(t for t in report.linked.irs[0].lines if " = sin " in t)
+    assert "⇄ Linked views: each line after the source line that made it" in text
+    assert "\n  source In[2]:\n    In[2]:1  def f(x):\n    In[2]:2      y = x * 2\n    In[2]:3      z = jnp.sin(y)\n" in text
+    assert f"\n    In[2]:3  {sin_line}\n" in text
+    assert "\n  jaxpr:\n             { lambda ; a:f32[3]. let\n" in text and jaxpr_text.startswith("{ lambda ; a:f32[3]. let")
+    assert "metadata=" not in text.split("⇄ Linked views")[1]
+
+
+def test_without_source_there_is_no_linked_view_and_the_config_option_turns_it_on(ip):
+    _setup(ip)
+    run_captured(ip, "%%jaxstages -o plain\nout = f(x)")
+    assert ip.user_ns["plain"].reports[0].linked is None
+    ip.run_line_magic("config", "StagesMagics.source = True")
+    result, cap = run_captured(ip, "%%jaxstages -o configured\nout2 = f(x)")
+    assert result.success
+    linked = ip.user_ns["configured"].reports[0].linked
+    assert linked is not None and linked.sources[0].name == "In[2]"
+    assert "⇄ Linked views" in cap.outputs[0].data["text/plain"]
+    assert (ip.user_ns["out2"] == ip.user_ns["out"]).all()
+
+
+def test_source_is_listed_in_the_usage_and_a_bad_value_is_a_usage_error(ip):
+    assert "--source" in ip.find_cell_magic("jaxstages").__doc__
+    with pytest.raises(UsageError, match="--source"):
+        ip.run_cell_magic("jaxstages", "--source=yes", "sentinel = 1")
+    assert "sentinel" not in ip.user_ns
+
+
+def test_library_frames_are_skipped_and_user_files_are_named(ip, tmp_path, monkeypatch):
+    library = tmp_path / "site-packages"
+    library.mkdir()
+    (library / "tinylib.py").write_text("def double(v):\n    return v * 2\n")
+    (tmp_path / "mymodel.py").write_text("import jax.numpy as jnp\n\n\ndef squash(v):\n    return jnp.tanh(v)\n")
+    monkeypatch.syspath_prepend(str(library))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _setup(ip, "\nimport tinylib, mymodel")
+    result, _ = run_captured(ip, "%%jaxstages --source -o rep\ng = jax.jit(lambda v: mymodel.squash(tinylib.double(v)))\nout = g(x)")
+    assert result.success
+    linked = ip.user_ns["rep"].reports[0].linked
+    labelled = _labelled(linked.irs[0])
+    assert [lab for t, lab in labelled.items() if " = mul " in t] == ["In[3]:2"]  # the user's line, not tinylib.py:2
+    assert [lab for t, lab in labelled.items() if " = tanh " in t] == ["mymodel.py:5"]
+    assert [s.name for s in linked.sources] == ["In[3]", "mymodel.py"]
+    assert linked.sources[1] == SourceText("mymodel.py", 5, ("    return jnp.tanh(v)",))
+    assert not any("tinylib" in (lab or "") for ir in linked.irs for lab in ir.sources)
+
+
+def test_stages_with_source_links_ahead_of_time(tmp_path, monkeypatch):
+    (tmp_path / "aotmodel.py").write_text("import jax.numpy as jnp\n\n\ndef h(v):\n    w = v + 1\n    return jnp.exp(w)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import aotmodel
+
+    report = jaxshow.stages_with(source=True)(jax.jit(aotmodel.h), jnp.ones(2))
+    jaxpr, stablehlo, hlo = report.linked.irs
+    assert set(_labelled(jaxpr).values()) == set(_labelled(stablehlo).values()) == {"aotmodel.py:5", "aotmodel.py:6"}
+    assert [lab for t, lab in _labelled(stablehlo).items() if "stablehlo.exponential " in t] == ["aotmodel.py:6"]
+    assert report.linked.sources == (SourceText("aotmodel.py", 5, ("    w = v + 1", "    return jnp.exp(w)")),)
+    assert jaxshow.stages(jax.jit(aotmodel.h), jnp.ones(2)).linked is None
+
+
+def test_equation_frames_shim_gives_the_users_line_innermost_first(tmp_path, monkeypatch):
+    (tmp_path / "framemodel.py").write_text("def k(v):\n    return v * 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import framemodel
+
+    (eqn,) = jax.make_jaxpr(framemodel.k)(1.0).jaxpr.eqns
+    frames = _jax_compat.equation_frames(eqn)
+    user = [f for f in frames if f[0].endswith("framemodel.py")]
+    assert user == [(str(tmp_path / "framemodel.py"), 2)]
+    assert frames[0][0].startswith(_jax_compat.JAX_DIR)  # innermost first: JAX's bind, then the user's line
+    assert next(f for f in frames if not f[0].startswith(_jax_compat.JAX_DIR)) == user[0]
+
+
+# --- rendering from hand-built records ----------------------------------------------------------
+
+HOSTILE = LinkedViews(
+    sources=(SourceText("In[7]", 1, ("x = '</pre><script>alert(1)</script>'", "y = x & 2")),),
+    irs=(LinkedIR("jaxpr", ("{ lambda ; a:f32[]. let", "    b:f32[] = mul a 2.0", "  in (b,) }"), (None, "In[7]:2", None), "report.linked.irs[0]"),),
+)
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_html_is_escaped_self_contained_and_css_only():
+    out = linked_html(HOSTILE, render.DEFAULT_BUDGET)
+    assert "<script>" not in out and "&lt;/pre>&lt;script>" in out
+    parser = _Tags()
+    parser.feed(out)
+    labels = [a for t, a in parser.tags if t == "label"]
+    assert [a["class"] for a in labels] == ["js-ln js-s0 js-c0", "js-ln js-s1 js-c1", "js-ln js-s1 js-c1"]
+    radios = [a for t, a in parser.tags if t == "input"]
+    assert len(radios) == 3 and len({a["name"] for a in radios}) == 1 and all("hidden" in a for a in radios)
+    assert not any("id" in a for _, a in parser.tags)
+    assert all(word not in out for word in ("url(", "@import", "src=", "href=", "javascript:"))
+    assert "In[7]:2  " in out  # the label is text: legible with styles stripped
+
+
+def test_text_and_html_keep_to_the_line_budget():
+    lines = tuple(f"    v{i} = add v{i - 1} 1" for i in range(30))
+    views = LinkedViews(sources=(), irs=(LinkedIR("jaxpr", lines, ("In[1]:1",) * 30, "report.linked.irs[0]"),))
+    budget = render.TextBudget(max_lines=10)
+    text = linked_text(views, budget)
+    assert text.splitlines()[-1] == "    … 20 more lines; all 30 in report.linked.irs[0].lines"
+    assert len(text.splitlines()) == 12
+    assert linked_html(views, budget).count("<label") == 10
+
+
+# --- a real browser -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("no chromium on PATH; the browser test needs a real Chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        pytest.skip(f"the playwright package is not installed: {exc}")
+    from test_browser import CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Exception as exc:  # noqa: BLE001 - any launch failure is a reason to skip
+            pytest.skip(f"playwright could not launch {executable}: {str(exc).splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+def _lit(page) -> list[str]:
+    """The text of every line drawn lit (outlined), in page order."""
+    return page.eval_on_selector_all(
+        ".js-linked .js-ln", "els => els.filter(e => getComputedStyle(e).outlineStyle === 'solid').map(e => e.textContent)")
+
+
+def _expected(linked: LinkedViews, label: str) -> list[str]:
+    """The lines with ``label``, pane by pane, as the page shows them (gutter included)."""
+    out = []
+    for source in linked.sources:
+        width = max(len(source.label(i)) for i in range(len(source.lines)))
+        out += [f"{source.label(i).ljust(width)}  {t}" for i, t in enumerate(source.lines) if source.label(i) == label]
+    for ir in linked.irs:
+        width = max(len(lab) for lab in ir.sources if lab)
+        out += [f"{lab.ljust(width)}  {t}" for lab, t in zip(ir.sources, ir.lines) if lab == label]
+    return out
+
+
+@pytest.mark.browser
+def test_hover_and_click_light_exactly_the_linked_lines_in_chromium(ip, browser, tmp_path):
+    report, cap = _linked_report(ip)
+    linked = report.linked
+    page_file = tmp_path / "linked.html"
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><body>{cap.outputs[0].data['text/html']}</body>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    blocked = []
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+               else (blocked.append(route.request.url), route.abort()))
+    page.goto(page_file.as_uri())
+    page.locator("details.js-station", has_text="Linked views").locator("summary").first.wait_for()
+    assert _lit(page) == []
+    source_line = page.locator(".js-pane", has_text="source In[2]").locator("label.js-ln", has_text="jnp.sin(y)")
+    source_line.hover()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator(".js-linked").screenshot(path=str(ARTIFACTS / "linked-hover-sin.png"))
+    assert _lit(page) == _expected(linked, "In[2]:3")
+    assert len(_expected(linked, "In[2]:3")) >= 4  # the source line, and at least one line in each IR
+    # click a line of the optimised HLO: the source line and its lines in every IR stay lit after the mouse leaves
+    page.locator(".js-pane", has_text="optimised HLO").locator("label.js-ln", has_text=" cosine(").first.click()
+    page.mouse.move(0, 0)
+    page.locator(".js-linked").screenshot(path=str(ARTIFACTS / "linked-click-cos.png"))
+    assert _lit(page) == _expected(linked, "In[2]:4")
+    assert blocked == []
+    page.close()
