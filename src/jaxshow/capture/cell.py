@@ -203,6 +203,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
+        trace_context=record.trace_context,
     )
 
 
