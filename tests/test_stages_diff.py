@@ -173,3 +173,49 @@ def diff_record(diff):
     from jaxshow.report import StagesDiff
 
     return StagesDiff("f", "In[2]:1", "In[3]:1", texts=(diff,))
+
+
+# --- the _jax_compat shims this feature reads ------------------------------------------------
+
+
+def test_trace_context_values_follow_the_calls_context():
+    import jax
+
+    from jaxshow import _jax_compat
+
+    before = dict(_jax_compat.trace_context_values())
+    with jax.default_matmul_precision("highest"):
+        inside = dict(_jax_compat.trace_context_values())
+    assert (before["jax_default_matmul_precision"], inside["jax_default_matmul_precision"]) == ("None", "'highest'")
+    assert {k: v for k, v in inside.items() if k != "jax_default_matmul_precision"} == {
+        k: v for k, v in before.items() if k != "jax_default_matmul_precision"}
+
+
+def test_trace_probe_hands_over_the_traced_jaxpr():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxshow import _jax_compat
+
+    seen = []
+
+    class Probe(_jax_compat.TraceProbe):
+        def enter(self, fun, debug_info):
+            return "token"
+
+        def traced(self, token, jaxpr):
+            seen.append((token, _jax_compat.jaxpr_text(jaxpr)))
+
+        def exit(self, token, missed, key):
+            seen.append((token, missed))
+
+    h, x = jax.jit(lambda x: x * 3), jnp.ones(2)  # jnp.ones traces JAX's own helpers: made before the probe
+    uninstall = _jax_compat.install_trace_probe(Probe())
+    try:
+        h(x)  # inside, `x * 3` traces JAX's own multiply helper first: the probe sees that trace too
+        first = len(seen)
+        h(x)  # a C++ cache hit reaches no probe
+    finally:
+        uninstall()
+    assert len(seen) == first
+    assert seen[-2:] == [("token", "{ lambda ; a:f32[2]. let b:f32[2] = mul a 3.0:f32[] in (b,) }"), ("token", True)]
