@@ -237,7 +237,7 @@ def test_unknown_option_prints_usage_and_runs_nothing(shell):
     assert "sentinel" not in shell.user_ns
 
 
-USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--source] [--save DIR] [--all-processes] [-o NAME]"
+USAGE = "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--source] [--save DIR] [--all-processes] [--diff] [-o NAME]"
 
 
 @pytest.mark.parametrize("question", ["%%jaxstages?", "%jaxstages?", "jaxstages?"])

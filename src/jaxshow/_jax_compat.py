@@ -124,6 +124,38 @@ def trace_context_names() -> tuple[str, ...] | None:
         return None
 
 
+_KNOWN_TRACE_CONTEXT = (
+    "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
+    "jax_default_device", "jax_dynamic_shapes", "jax_threefry_partitionable", "jax_softmax_custom_jvp",
+    "jax_debug_key_reuse", "jax_disable_jit",
+)
+"""Options every JAX checked (0.7.0 through 0.12) keys its caches on; used where the trace context cannot be listed."""
+
+_trace_context_holders: tuple[tuple[str, Any], ...] | None = None
+
+
+def trace_context_values() -> tuple[tuple[str, str], ...]:
+    """``(option, repr of the value this thread sees)`` for each option in JAX's trace context, sorted by name.
+
+    The options come from :func:`trace_context_option_names` (looked up once);
+    where this JAX cannot list them, a fixed list of options that are in the
+    trace context of every release checked. Reads values only.
+    """
+    global _trace_context_holders
+    if _trace_context_holders is None:
+        holders = config_holders()
+        names, _ = trace_context_option_names(holders)
+        chosen = sorted(names) if names else [n for n in _KNOWN_TRACE_CONTEXT if n in holders]
+        _trace_context_holders = tuple((n, holders[n]) for n in chosen)
+    out = []
+    for name, holder in _trace_context_holders:
+        try:
+            out.append((name, repr(config_values(holder)[0])))
+        except Exception:  # noqa: BLE001 - one unreadable option is left out, never the user's error
+            continue
+    return tuple(out)
+
+
 # --- tracing cache and persistent compilation cache (used by retrace/, persistent.py) -------
 
 
@@ -224,6 +256,9 @@ class TraceProbe:
         """It ended; ``missed`` says whether this call (not a nested one) traced, ``key`` is its cache key."""
         raise NotImplementedError
 
+    def traced(self, token: Any, jaxpr: Any) -> None:
+        """This call traced ``jaxpr`` (JAX's open ``Jaxpr``, no constants); called before ``exit``. Optional."""
+
 
 class _TraceProbes(TraceProbe):
     """The one probe JAX's tracing cache calls: every installed probe, in order, each guarded."""
@@ -241,6 +276,13 @@ class _TraceProbes(TraceProbe):
             except Exception:  # noqa: BLE001 - a probe must never break the user's call
                 pass
         return tokens
+
+    def traced(self, tokens: list, jaxpr: Any) -> None:
+        for probe, token in reversed(tokens or ()):
+            try:
+                probe.traced(token, jaxpr)
+            except Exception:  # noqa: BLE001
+                pass
 
     def exit(self, tokens: list, missed: bool, key: Any) -> None:
         for probe, token in reversed(tokens or ()):
@@ -312,8 +354,10 @@ def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None
             before = info().misses
             stack.append(0)
             missed = False
+            result = None
             try:
-                return original(fun, in_avals, debug_info, *context, **kwargs)
+                result = original(fun, in_avals, debug_info, *context, **kwargs)
+                return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())
                 raise
@@ -324,6 +368,8 @@ def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None
+                if missed and result is not None:
+                    probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key)
 
         def __getattr__(self, name):
@@ -337,6 +383,19 @@ def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None
             module.trace_to_jaxpr = original
 
     return uninstall
+
+
+def traced_jaxpr(result: Any) -> Any:
+    """The open ``Jaxpr`` in what JAX's tracing cache returned (its first item is a ``ClosedJaxpr`` on every
+    release checked, 0.7.0 through 0.12), else ``None``. The constants are left behind: no array is kept."""
+    closed = result[0] if isinstance(result, tuple) and result else None
+    jaxpr = getattr(closed, "jaxpr", None)
+    return jaxpr if jaxpr is not None and hasattr(jaxpr, "eqns") else None
+
+
+def jaxpr_text(jaxpr: Any) -> str:
+    """A jaxpr printed as ``%%jaxstages`` prints it (no colour, no source locations)."""
+    return jaxpr.pretty_print(use_color=False)
 
 
 class PjitTraceKey(tuple):
@@ -388,6 +447,7 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
             token = probe.enter(f, debug_info)
             missed = True
+            result = None
             try:
                 result = original(fun, *args)
                 try:
@@ -400,6 +460,8 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
                 _drop_own_frame(exc, sys._getframe())
                 raise
             finally:
+                if missed and result is not None:
+                    probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key if missed else None)
 
         def __getattr__(self, name):

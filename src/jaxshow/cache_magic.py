@@ -56,7 +56,10 @@ class CacheMagics(Magics):
         evidence. A function that missed many times shows its first and last
         five misses and counts the others by category. Output printed while a
         function was being traced is flagged: it runs once per cache miss, not
-        once per call.
+        once per call. Each re-trace also shows its jaxpr against the
+        function's previous trace as a folded diff, names renumbered so that
+        only real changes show (``miss.jaxpr_diff``; ``%%jaxstages --diff``
+        compares the lowered and compiled modules too).
 
         Line forms:
 

@@ -387,6 +387,8 @@ class StagesReport(_Displayable):
     under_transform: bool = False
     linked: LinkedViews | None = None
     """The linked source and IR views (``--source``), or ``None``."""
+    trace_context: tuple[tuple[str, str], ...] = ()
+    """The config options in JAX's trace context (part of its cache key) as the call saw them: ``("jax_enable_x64", "True")``."""
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
@@ -427,6 +429,67 @@ class StagesReport(_Displayable):
         return f"{self.function!r}: {reached}{stop}; {spent}"
 
 
+@dataclass(frozen=True, slots=True)
+class TextDiff:
+    """Two texts of one stage aligned line by line after renumbering (:mod:`jaxshow.irdiff`).
+
+    Each line of ``lines`` starts with ``" "`` (in both), ``"-"`` (before only) or
+    ``"+"`` (now only); renderers fold the unchanged runs. ``unavailable`` says
+    why a side was missing (then ``lines`` is empty).
+    """
+
+    stage: str
+    language: str
+    lines: tuple[str, ...] = ()
+    added_lines: int = 0
+    removed_lines: int = 0
+    unavailable: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added_lines or self.removed_lines)
+
+
+@dataclass(frozen=True, slots=True)
+class QuantityChange:
+    """One analysis figure of two compiles: ``flops``, before ``1.2e6``, now ``2.4e6``; ``unit`` ``"B"`` for bytes."""
+
+    name: str
+    before: float | None
+    now: float | None
+    unit: str = ""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StagesDiff(_Displayable):
+    """``%%jaxstages --diff``: what changed between the previous compile of a function and this one.
+
+    ``key_changes`` are the differences in what JAX keys its caches on
+    (arguments, static values, trace-context config); ``texts`` the jaxpr,
+    lowered module and optimised HLO diffs; ``quantities`` the cost and memory
+    figures that differ. ``previous_missing`` says why there is nothing to compare.
+    """
+
+    function: str
+    before: str = ""
+    now: str = ""
+    key_changes: tuple[ArgChange, ...] = ()
+    texts: tuple[TextDiff, ...] = ()
+    quantities: tuple[QuantityChange, ...] = ()
+    previous_missing: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.key_changes or self.quantities or any(t.changed for t in self.texts))
+
+    def _summary(self) -> str:
+        if self.previous_missing:
+            return f"{self.function!r}: nothing to compare"
+        changed = [t.stage for t in self.texts if t.changed]
+        return f"{self.function!r}: " + (", ".join(changed) + " changed" if changed else "no change in the IR")
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class CellReport(_Displayable):
     """What ``%%jaxstages`` saw in one cell: the reports shown and the cell's time."""
@@ -439,6 +502,8 @@ class CellReport(_Displayable):
     cell_error: ErrorSummary | None = None
     other_compiles: HelperCompiles = field(default_factory=HelperCompiles)
     """Stage seconds of the user's jitted calls not shown as reports (``--all`` shows them)."""
+    diffs: tuple[StagesDiff, ...] = ()
+    """``--diff``: each shown report against the previous compile of its function."""
 
     @property
     def compile_pipeline_seconds(self) -> float:
@@ -516,6 +581,8 @@ class CacheMiss:
     signature: tuple[tuple[str, str], ...] = ()
     same_line_hint: bool = False
     wall_time: float = 0.0
+    jaxpr_diff: TextDiff | None = None
+    """The jaxpr of this trace against the function's previous trace (``None``: the first trace, or not kept)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import OrderedDict
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -25,7 +26,8 @@ from jaxshow.capture.stations import WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
 from jaxshow.progress import StageProgress
-from jaxshow.report import CellReport, SourceLocation
+from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
+from jaxshow.stagesdiff import no_previous, stages_diff
 from jaxshow.record_files import directory_problem, save_report
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -61,9 +63,13 @@ class StagesMagics(Magics):
     source = Bool(False, help="Show the linked views in every report, as --source does: your source lines beside the "
                                "jaxpr, StableHLO and optimised HLO lines they made.").tag(config=True)
 
+    diff_functions_kept = Integer(
+        16, help="Keep the last compile of this many functions for --diff (least recently compiled dropped first).").tag(config=True)
+
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._open: _OpenCell | None = None
+        self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -77,6 +83,8 @@ class StagesMagics(Magics):
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
                                                                "report in every process, not only in process 0.")
+    @argument("--diff", action="store_true", help="Also show what changed since the previous compile of the same function "
+                                                   "(cache key, jaxpr, StableHLO, optimised HLO, cost and memory).")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
@@ -120,6 +128,16 @@ class StagesMagics(Magics):
 
             %%jaxstages --save {run_dir}/step{i}
             loss = train_step(params, batch)   # {expr} and $name expand from your namespace
+
+            %%jaxstages --diff
+            loss = train_step(params, bigger_batch)   # what changed since train_step last compiled
+
+        ``--diff`` compares each report with the previous compile of the same
+        function (by qualified name) that ``%%jaxstages`` reported in this
+        session: the arguments, static values and trace-context config that
+        JAX keys its caches on, the jaxpr, the lowered module and the optimised
+        HLO as folded diffs (names such as ``%add.12`` renumbered first, so a
+        pure renaming is no change), and the cost and memory figures.
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
@@ -162,6 +180,9 @@ class StagesMagics(Magics):
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
             if timeit:
                 report = dataclasses.replace(report, notes=(*report.notes, TIMEIT_NOTE))
+            diffs = self._compared(report.reports, shown=args.diff)
+            if args.diff:
+                report = dataclasses.replace(report, diffs=diffs)
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
@@ -182,6 +203,21 @@ class StagesMagics(Magics):
             self._open = None
 
     # helpers -----------------------------------------------------------------------------------
+
+    def _compared(self, reports: tuple[StagesReport, ...], *, shown: bool) -> tuple[StagesDiff, ...]:
+        """Each report against the previous compile of its function (when ``shown``); the compiles are kept for later cells."""
+        diffs = []
+        for report in reports:
+            key = report.wrapper.qualname
+            previous = self._compiles.get(key)
+            if shown:
+                diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))
+            if report.traced is not None and report.error is None and not report.cache_hit:
+                self._compiles[key] = report
+                self._compiles.move_to_end(key)
+                while len(self._compiles) > max(self.diff_functions_kept, 0):
+                    self._compiles.popitem(last=False)
+        return tuple(diffs)
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, expand_variables(self.shell, line))

@@ -66,6 +66,7 @@ class CallRecord:
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[tuple[str, str], ...] = ()
+    trace_context: tuple[tuple[str, str], ...] = ()
     arg_shardings: tuple[str | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
@@ -277,6 +278,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             record.static_args = static_values(jit_info, args, kwargs)
+            record.trace_context = _jax_compat.trace_context_values()
             record.arg_shardings = placed_shardings(jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
@@ -417,6 +419,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
         record.static_args = static_values(info, args, kwargs)
+        record.trace_context = _jax_compat.trace_context_values()
         record.arg_shardings = placed_shardings(info, args, kwargs)
         if record.jit_disabled:
             return record

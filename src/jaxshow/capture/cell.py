@@ -203,6 +203,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
         linked=linked,
+        trace_context=record.trace_context,
     )
 
 

@@ -77,6 +77,7 @@ from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers render
 from jaxshow.render import saved as _saved  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import config as _config  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import dump as _dump  # noqa: E402,F401  (registers renderers)
+from jaxshow.render import diff as _diff  # noqa: E402,F401  (registers renderers)
 
 report.RENDERERS.update(
     {cls: report.Renderers(html=to_html, text=to_text) for cls in html_body.registry if cls is not object}

@@ -7,6 +7,7 @@ import time
 from typing import Sequence
 
 from jaxshow import render
+from jaxshow.render.diff import text_diff_html, text_diff_lines
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
 from jaxshow.render.plain import paragraph, text_table
@@ -151,6 +152,8 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(tag("div", "JAX: another function was defined on the same line; it may be re-defined on every run", style=NOTE_STYLE))
     if miss.evidence:
         body.append(details(_evidence_source(miss, budget), code_block(escape(block(miss.evidence, budget)))))
+    if miss.jaxpr_diff is not None:
+        body.append(text_diff_html(miss.jaxpr_diff, f"{attribute}.jaxpr_diff", budget, open=False))
     return tag("div", tag("div", tag("strong", _miss_title(i, miss, budget))), *body, style="margin: 4px 0 6px 8px;")
 
 
@@ -313,6 +316,8 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
         lines.extend(_indent(block(miss.evidence, budget), "       | "))
+    if miss.jaxpr_diff is not None:
+        lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
     return lines
 
 

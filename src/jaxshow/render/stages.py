@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from jaxshow import render
+from jaxshow.render.diff import stages_diff_html, stages_diff_text
 from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
@@ -357,6 +358,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
     if error_line:
         parts.append(tag("div", error_line, cls="js-error", style=ERROR_STYLE))
     parts.extend(_stages_html(r, budget) for r in cell.reports)
+    parts.extend(stages_diff_html(d, f"report.diffs[{i}]", budget) for i, d in enumerate(cell.diffs))
     return tag("div", *parts, cls="js-cell")
 
 
@@ -462,4 +464,7 @@ def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     for report in cell.reports:
         out.append("")
         out.append(_stages_text(report, budget).rstrip("\n"))
+    for i, d in enumerate(cell.diffs):
+        out.append("")
+        out.append(stages_diff_text(d, f"report.diffs[{i}]", budget))
     return "\n".join(out) + "\n"

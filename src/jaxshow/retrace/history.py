@@ -46,7 +46,7 @@ class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "made_by", "keys", "by_head", "entries",
-                 "traces", "__weakref__")
+                 "traces", "last_jaxpr", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         try:
@@ -64,6 +64,7 @@ class _FunctionRecord:
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
+        self.last_jaxpr: Any = None  # the newest trace's open jaxpr (a reference; printed only when a report diffs it)
 
     def remember(self, key: Any, described: tuple | None, parts: Any) -> None:
         """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head."""

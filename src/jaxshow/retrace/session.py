@@ -29,6 +29,7 @@ kept, the others counted by category.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import threading
@@ -48,9 +49,11 @@ from jaxshow.report import (
     CacheReport,
     ErrorSummary,
     FunctionCacheStats,
+    TextDiff,
     TraceEntry,
     TraceHistory,
 )
+from jaxshow.irdiff import text_diff
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
@@ -66,17 +69,31 @@ RECOUNT_EVERY = 256
 """In ``on`` mode, once JAX's tracing cache is large, its size is read again only every this many lookups (it only
 shrinks when a cache is cleared); meanwhile jaxshow adds the misses it sees."""
 
+JAXPR_DIFF_MAX_EQUATIONS = 2_000
+"""A miss's jaxpr diff is printed only for jaxprs up to this many top-level equations each."""
+
+
+def _jaxpr_diff(before: Any, now: Any) -> TextDiff:
+    """The jaxpr of the previous trace against this one (printed now, when a report shows the miss)."""
+    largest = max(len(before.eqns), len(now.eqns))
+    if largest > JAXPR_DIFF_MAX_EQUATIONS:
+        return TextDiff("jaxpr against the previous trace", "jaxpr", unavailable=f"not diffed: {largest:,} equations (over {JAXPR_DIFF_MAX_EQUATIONS:,}; "
+                                                    "%%jaxstages --diff compares whole modules)")
+    return text_diff("jaxpr against the previous trace", "jaxpr", _jax_compat.jaxpr_text(before), _jax_compat.jaxpr_text(now))
+
+
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
 
 
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
-    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context")
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         self.fun = fun
         self.debug_info = debug_info
+        self.jaxpr: Any = None
         self.jax_text: str | None = None
         self.output: list[str] = []
         self.flag_context = None
@@ -110,14 +127,16 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "_explained")
+                 "jaxprs", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
         self.record, self.status, self.key, self.described = record, status, key, described
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
         self.category: str | None = None
+        self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
         self._explained: CacheMiss | None = None
+        self._reported: CacheMiss | None = None
 
     def explained(self) -> CacheMiss:
         """The :class:`CacheMiss`, explained on first use (JAX's diff against the closest key, read as text)."""
@@ -143,6 +162,15 @@ class _Miss:
             self.category = category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
+
+    def reported(self) -> CacheMiss:
+        """:meth:`explained` plus the jaxpr diff against the previous trace, printed and diffed once, then let go."""
+        if self._reported is None:
+            miss = self.explained()
+            if self.jaxprs is not None:
+                miss = dataclasses.replace(miss, jaxpr_diff=_jaxpr_diff(*self.jaxprs))
+            self._reported, self.jaxprs = miss, None
+        return self._reported
 
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
@@ -179,6 +207,7 @@ class _Stats:
         self.last.append(miss)
         if len(self.last) > last_limit:
             gone = self.last.popleft()
+            gone.jaxprs = None  # counted, never shown: its jaxprs are let go
             self.left_out[gone.category] = self.left_out.get(gone.category, 0) + 1
 
     def frozen(self, hits_counted: bool) -> FunctionCacheStats:
@@ -191,7 +220,7 @@ class _Stats:
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
-            misses=tuple(m.explained() for m in (*self.first, *self.last)),
+            misses=tuple(m.reported() for m in (*self.first, *self.last)),
             trace_time_output=tuple(self.output),
             misses_left_out=sum(self.left_out.values()),
             left_out_by_category=tuple((c, self.left_out[c]) for c in MISS_CATEGORIES if self.left_out.get(c)),
@@ -295,6 +324,10 @@ class Session(_jax_compat.TraceProbe):
         stack.append(frame)
         return frame
 
+    def traced(self, frame: _Frame | None, jaxpr: Any) -> None:
+        if frame is not None:
+            frame.jaxpr = jaxpr
+
     def exit(self, frame: _Frame | None, missed: bool, key: Any) -> None:
         if frame is None:
             return
@@ -381,6 +414,10 @@ class Session(_jax_compat.TraceProbe):
                 self._positional_context = True
         if key is not None:
             record.remember(key, described, parts)
+        if frame.jaxpr is not None:
+            if record.last_jaxpr is not None:
+                miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
+            record.last_jaxpr = frame.jaxpr
         record.entries.append(miss)
         record.traces += 1
         with self._lock:

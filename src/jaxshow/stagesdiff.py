@@ -1,0 +1,109 @@
+"""Two reports of one function -> a :class:`~jaxshow.report.StagesDiff` (``%%jaxstages --diff``).
+
+Compares what JAX keys its caches on (the arguments' shapes, dtypes, weak
+types, shardings and donation, the static values, the trace-context config),
+the three IR texts through :mod:`jaxshow.irdiff`, and the cost and memory
+figures. Pure: reads report records only; no JAX, no IPython.
+"""
+
+from __future__ import annotations
+
+from jaxshow import irdiff
+from jaxshow.report import ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport, short_type
+
+_MEMORY = (("arguments", "argument_size_bytes"), ("outputs", "output_size_bytes"), ("aliased", "alias_size_bytes"),
+           ("temporaries", "temp_size_bytes"), ("generated code", "generated_code_size_bytes"),
+           ("peak", "peak_memory_bytes"))
+
+
+def where(report: StagesReport) -> str:
+    """Where a report's call was made: ``In[3]:2``, or the function's name where no call site is known."""
+    site = report.cell_site or report.call_site
+    return f"{site.file}:{site.line}" if site is not None else report.function
+
+
+def no_previous(report: StagesReport) -> StagesDiff:
+    """The diff of a function ``%%jaxstages`` has not seen compile before."""
+    return StagesDiff(
+        function=report.function, now=where(report),
+        previous_missing=(f"no earlier compile of {report.function} in this session: %%jaxstages keeps the last compile "
+                          "of each function it reports, so run a cell with it once, then --diff shows what changed"))
+
+
+def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
+    """What changed from ``before`` (an earlier compile of the function) to ``now``."""
+    notes = []
+    if now.cache_hit:
+        notes.append("this call was a cache hit: it ran the program compiled for the same signature, compared here with "
+                     "the previous compile of the function")
+    lowered_language = "hlo" if now.lowered is not None and now.lowered.dialect == "hlo" else "mlir"
+    if before.lowered is not None and now.lowered is not None and before.lowered.dialect != now.lowered.dialect:
+        notes.append(f"the previous compile was shown as {before.lowered.dialect}, this one as {now.lowered.dialect}")
+    texts = (
+        irdiff.text_diff("jaxpr", "jaxpr", before.traced.jaxpr_text if before.traced else None,
+                         now.traced.jaxpr_text if now.traced else None),
+        irdiff.text_diff("StableHLO" if lowered_language == "mlir" else "lowered HLO", lowered_language,
+                         before.lowered.module_text if before.lowered else None, now.lowered.module_text if now.lowered else None),
+        irdiff.text_diff("optimised HLO", "hlo", before.compiled.optimized_hlo_text if before.compiled else None,
+                         now.compiled.optimized_hlo_text if now.compiled else None),
+    )
+    return StagesDiff(
+        function=now.function,
+        before=where(before),
+        now=where(now),
+        key_changes=key_changes(before, now),
+        texts=texts,
+        quantities=quantity_changes(before, now),
+        notes=tuple(notes),
+    )
+
+
+def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...]:
+    """The differences in what JAX keys its caches on: arguments, static values, trace-context options."""
+    changes: list[ArgChange] = []
+    old_args = {a.path: a for a in before.traced.args} if before.traced else {}
+    new_args = {a.path: a for a in now.traced.args} if now.traced else {}
+    for path in dict.fromkeys([*new_args, *old_args]):
+        a, b = new_args.get(path), old_args.get(path)
+        if a is None or b is None or _arg_text(a) != _arg_text(b):
+            changes.append(ArgChange(path, _arg_text(a) if a else "(absent)", _arg_text(b) if b else "(absent)"))
+    changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
+    changes += _pairs(now.trace_context, before.trace_context, "config ")
+    return tuple(changes)
+
+
+def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityChange, ...]:
+    """Cost (compiled, else lowered) and memory figures that differ between the two compiles."""
+    out: list[QuantityChange] = []
+    old_cost = (before.compiled.cost if before.compiled else None) or (before.lowered.cost if before.lowered else None)
+    new_cost = (now.compiled.cost if now.compiled else None) or (now.lowered.cost if now.lowered else None)
+    if old_cost is not None and new_cost is not None:
+        for name, attr, unit in (("FLOPs", "flops", "FLOP"), ("transcendentals", "transcendentals", ""),
+                                 ("bytes accessed", "bytes_accessed", "B")):
+            a, b = getattr(old_cost, attr), getattr(new_cost, attr)
+            if a != b:
+                out.append(QuantityChange(name, a, b, unit))
+    old_memory: MemoryStats | None = before.compiled.memory if before.compiled else None
+    new_memory: MemoryStats | None = now.compiled.memory if now.compiled else None
+    if old_memory is not None and new_memory is not None:
+        for name, attr in _MEMORY:
+            a, b = getattr(old_memory, attr), getattr(new_memory, attr)
+            if a != b:
+                out.append(QuantityChange(f"memory: {name}", a, b, "B"))
+    return tuple(out)
+
+
+def _arg_text(arg: ArgSpec) -> str:
+    bits = [short_type(arg.dtype, arg.shape) + ("{weak}" if arg.weak_type else "")]
+    if arg.sharding:
+        bits.append(arg.sharding)
+    if arg.donated:
+        bits.append("donated")
+    return " ".join(bits)
+
+
+def _pairs(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...], prefix: str) -> list[ArgChange]:
+    new, old = dict(now), dict(before)
+    return [ArgChange(prefix + name, new.get(name, "(absent)"), old.get(name, "(absent)"))
+            for name in dict.fromkeys([*new, *old]) if new.get(name) != old.get(name)]
+

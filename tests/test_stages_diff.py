@@ -1,0 +1,221 @@
+"""Diffs across stages: ``%%jaxstages --diff`` and the jaxpr diff of each ``%jaxcache`` miss, in a real shell."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+
+from jaxshow import irdiff, render
+from jaxshow.report import ArgChange, QuantityChange
+from shellrun import run_captured
+
+SETUP = """
+import jax, jax.numpy as jnp
+from functools import partial
+
+@partial(jax.jit, static_argnums=1)
+def f(x, n):
+    return jnp.sin(x) * n
+
+@jax.jit
+def mm(x):
+    return x @ x
+"""
+
+
+@pytest.fixture
+def shell(ip):
+    ip.run_cell(SETUP, store_history=True)  # In[1]
+    return ip
+
+
+def _diff(shell, cell):
+    result, cap = run_captured(shell, cell)
+    assert result.success, result.error_in_exec
+    report = shell.user_ns["rep"]
+    assert len(report.diffs) == 1
+    return report.diffs[0], cap.outputs[-1].data
+
+
+def _changed(diff):
+    return [piece for piece in diff.lines if piece[:1] in "+-"]
+
+
+def test_shape_change(shell):
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(3), 2)")  # In[2]
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 2)")  # In[3]
+    assert (diff.function, diff.before, diff.now) == ("f", "In[2]:2", "In[3]:2")
+    assert diff.key_changes == (ArgChange("x", "f32[4]", "f32[3]"),)
+    jaxpr, stablehlo, hlo = diff.texts
+    assert _changed(jaxpr) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }",
+                               "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 2.0:f32[] in (c,) }"]
+    assert "-    %0 = stablehlo.sine %arg0 : tensor<3xf32>" in _changed(stablehlo)
+    assert "+    %0 = stablehlo.sine %arg0 : tensor<4xf32>" in _changed(stablehlo)
+    assert (stablehlo.added_lines, stablehlo.removed_lines) == (5, 5)
+    assert "-%fused_computation (param_0.0: f32[3]) -> f32[3] {" in _changed(hlo)
+    assert "+%fused_computation (param_0.0: f32[4]) -> f32[4] {" in _changed(hlo)
+    assert (hlo.added_lines, hlo.removed_lines) == (9, 9)
+    assert QuantityChange("memory: arguments", 12, 16, "B") in diff.quantities
+    assert "x      f32[4]  f32[3]" in data["text/plain"]
+    assert "memory: arguments  12 B    16 B    +4 B (+33%)" in data["text/plain"]
+    assert "<summary><b>StableHLO</b> <span" in data["text/html"]
+
+
+def test_static_argument_change(shell):
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(4), 2)")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 3)")
+    assert diff.key_changes == (ArgChange("static n", "3", "2"),)
+    jaxpr, stablehlo, hlo = diff.texts
+    assert _changed(jaxpr) == ["-{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 2.0:f32[] in (c,) }",
+                               "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 3.0:f32[] in (c,) }"]
+    assert _changed(stablehlo) == ["-    %cst_0 = stablehlo.constant dense<2.000000e+00> : tensor<f32>",
+                                   "+    %cst_0 = stablehlo.constant dense<3.000000e+00> : tensor<f32>"]
+    assert _changed(hlo) == ["-  %constant.0 = f32[] constant(2)", "+  %constant.0 = f32[] constant(3)"]
+    assert diff.quantities == ()
+    assert "    -  %constant.0 = f32[] constant(2)\n    +  %constant.0 = f32[] constant(3)" in data["text/plain"]
+    assert "  ⋯ 6 unchanged lines" in data["text/plain"]
+
+
+def test_config_change(shell):
+    run_captured(shell, "%%jaxstages\ny = mm(jnp.ones((2, 2)))")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\nwith jax.default_matmul_precision('highest'):\n    y = mm(jnp.ones((2, 2)))")
+    assert diff.key_changes == (ArgChange("config jax_default_matmul_precision", "'highest'", "None"),)
+    jaxpr, stablehlo, _ = diff.texts
+    assert _changed(jaxpr) == ["+      precision=(Precision.HIGHEST, Precision.HIGHEST)"]
+    dot = ("    %0 = stablehlo.dot_general %arg0, %arg0, contracting_dims = [1] x [0], precision = [{0}, {0}] : "
+           "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>")
+    assert _changed(stablehlo) == ["-" + dot.format("DEFAULT"), "+" + dot.format("HIGHEST")]
+    assert "config jax_default_matmul_precision  'highest'  None" in data["text/plain"]
+
+
+def test_no_previous_compile_says_so(shell):
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(3), 2)")
+    assert diff.previous_missing.startswith("no earlier compile of f in this session")
+    assert diff.texts == () and "--diff f: nothing to compare" in data["text/plain"]
+
+
+def test_without_diff_nothing_is_compared(shell):
+    run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
+    run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")
+    assert shell.user_ns["rep"].diffs == ()
+    with pytest.raises(UsageError, match=r"argument --diff: ignored explicit argument .1.\n%%jaxstages .* \[--diff\] \[-o NAME\]"):
+        shell.run_cell_magic("jaxstages", "--dif=1", "y = 1")
+
+
+def test_jaxcache_miss_carries_jaxpr_diff(shell):
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nf(jnp.ones(3), 2)\nf(jnp.ones(4), 2)\nf(jnp.ones(4), 3)")
+    assert result.success
+    first, shape, static = shell.user_ns["rep"].functions[0].misses
+    assert first.jaxpr_diff is None
+    assert _changed(shape.jaxpr_diff) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }",
+                                          "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 2.0:f32[] in (c,) }"]
+    assert _changed(static.jaxpr_diff) == ["-{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 2.0:f32[] in (c,) }",
+                                           "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 3.0:f32[] in (c,) }"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert "       jaxpr against the previous trace: +1 −1 lines" in text
+
+
+# --- pure: renumbering makes a renaming no change --------------------------------------------
+
+HLO_A = """HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
+
+FileNames
+1 "/tmp/a.py"
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+
+%fused_computation.3 (param_0.7: f32[3]) -> f32[3] {
+  %param_0.7 = f32[3]{0} parameter(0)
+  %sin.4 = f32[3]{0} sine(%param_0.7), metadata={op_name="jit(f)/sin" stack_frame_id=1}
+  ROOT %mul.9 = f32[3]{0} multiply(%sin.4, %sin.4), metadata={op_name="jit(f)/mul" source_file="a.py"}
+}
+
+ENTRY %main.12 (x.1: f32[3]) -> f32[3] {
+  %x.1 = f32[3]{0} parameter(0)
+  ROOT %fusion.2 = f32[3]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation.3
+}
+"""
+HLO_B = (HLO_A.replace("fused_computation.3", "fused_computation.8").replace("param_0.7", "param_0.1")
+         .replace("sin.4", "sin.0").replace("mul.9", "mul.2").replace("main.12", "main.5").replace("x.1", "x.3")
+         .replace("fusion.2", "fusion.11").replace('"/tmp/a.py"', '"/tmp/b.py"').replace("stack_frame_id=1", "stack_frame_id=4"))
+MLIR_A = """module @jit_f {
+  func.func public @main(%arg0: tensor<3xf32> loc("x")) -> tensor<3xf32> {
+    %cst = stablehlo.constant dense<2.0> : tensor<f32> loc(#loc3)
+    %0 = stablehlo.sine %arg0 : tensor<3xf32> loc(#loc4)
+    return %0 : tensor<3xf32>
+  }
+}
+#loc3 = loc("a.py":3:4)
+#loc4 = loc("a.py":4:4)
+"""
+MLIR_B = MLIR_A.replace("#loc3", "#loc9").replace("#loc4", "#loc2").replace("%cst", "%cst_5").replace("%0", "%7")
+JAXPR_A = "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add a b; d:f32[3] = mul c a in (d,) }"
+JAXPR_B = "{ lambda ; x:f32[3] y:f32[3]. let z:f32[3] = add x y; ba:f32[3] = mul z x in (ba,) }"
+
+
+@pytest.mark.parametrize(("language", "before", "after"), [("hlo", HLO_A, HLO_B), ("mlir", MLIR_A, MLIR_B), ("jaxpr", JAXPR_A, JAXPR_B)])
+def test_renamed_only_module_is_no_change(language, before, after):
+    assert before != after
+    diff = irdiff.text_diff(language, language, before, after)
+    assert (diff.changed, diff.added_lines, diff.removed_lines) == (False, 0, 0)
+    assert render.to_text(diff_record(diff)).endswith(f"{language}: no change (after renumbering names)")
+
+
+def test_a_real_change_survives_renumbering():
+    diff = irdiff.text_diff("hlo", "hlo", HLO_A, HLO_B.replace("multiply(", "add("))
+    assert _changed(diff) == ['-  ROOT %mul.0 = f32[3]{0} multiply(%sin.0, %sin.0)', '+  ROOT %mul.0 = f32[3]{0} add(%sin.0, %sin.0)']
+    assert irdiff.canonical_lines(HLO_A, "hlo")[:3] == ["HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}", "",
+                                                          "%fused_computation.0 (param_0.0: f32[3]) -> f32[3] {"]
+
+
+def diff_record(diff):
+    from jaxshow.report import StagesDiff
+
+    return StagesDiff("f", "In[2]:1", "In[3]:1", texts=(diff,))
+
+
+# --- the _jax_compat shims this feature reads ------------------------------------------------
+
+
+def test_trace_context_values_follow_the_calls_context():
+    import jax
+
+    from jaxshow import _jax_compat
+
+    before = dict(_jax_compat.trace_context_values())
+    with jax.default_matmul_precision("highest"):
+        inside = dict(_jax_compat.trace_context_values())
+    assert (before["jax_default_matmul_precision"], inside["jax_default_matmul_precision"]) == ("None", "'highest'")
+    assert {k: v for k, v in inside.items() if k != "jax_default_matmul_precision"} == {
+        k: v for k, v in before.items() if k != "jax_default_matmul_precision"}
+
+
+def test_trace_probe_hands_over_the_traced_jaxpr():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxshow import _jax_compat
+
+    seen = []
+
+    class Probe(_jax_compat.TraceProbe):
+        def enter(self, fun, debug_info):
+            return "token"
+
+        def traced(self, token, jaxpr):
+            seen.append((token, _jax_compat.jaxpr_text(jaxpr)))
+
+        def exit(self, token, missed, key):
+            seen.append((token, missed))
+
+    h, x = jax.jit(lambda x: x * 3), jnp.ones(2)  # jnp.ones traces JAX's own helpers: made before the probe
+    uninstall = _jax_compat.install_trace_probe(Probe())
+    try:
+        h(x)  # inside, `x * 3` traces JAX's own multiply helper first: the probe sees that trace too
+        first = len(seen)
+        h(x)  # a C++ cache hit reaches no probe
+    finally:
+        uninstall()
+    assert len(seen) == first
+    assert seen[-2:] == [("token", "{ lambda ; a:f32[2]. let b:f32[2] = mul a 3.0:f32[] in (b,) }"), ("token", True)]
