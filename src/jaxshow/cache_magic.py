@@ -117,7 +117,7 @@ class CacheMagics(Magics):
 
     def _parse(self, line: str, *, cell_form: bool) -> Any:
         try:
-            args = parse_options(self.jaxcache, line)
+            args = parse_options(self.jaxcache, line, intermixed=True)
         except UsageError as exc:
             raise UsageError(f"{exc}\n{SUBCOMMANDS_HINT}") from None
         if cell_form and args.words and args.words[0] != "freeze":

@@ -105,12 +105,16 @@ class Freeze(_jax_compat.TraceProbe):
         return None
 
     def enter(self, fun: Any, debug_info: Any) -> Any:
-        return fun if self._allowed(fun, debug_info) is not None else None
+        return (fun, debug_info) if self._allowed(fun, debug_info) is not None else None
 
     def exit(self, token: Any, missed: bool, key: Any) -> None:
         self._local.jax_text = self._local.capturing = None
         if token is not None and missed:
-            self.traced[id(token)] = self.traced.get(id(token), 0) + 1
+            fun, debug_info = token
+            self.traced[id(fun)] = self.traced.get(id(fun), 0) + 1
+            if key is not None:  # an allowed trace joins jaxshow's history: a later refusal is explained against it
+                record, _ = registry.record_for(fun, debug_info)
+                record.remember(key, _jax_compat.describe_trace_key(key), _jax_compat.trace_key_parts(key))
 
     def refuses(self, fun: Any, debug_info: Any) -> Any:
         allowed = self._allowed(fun, debug_info)
