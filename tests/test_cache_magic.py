@@ -191,7 +191,10 @@ def test_bad_input_is_a_usage_error_with_usage(shell, line, message):
     with pytest.raises(UsageError) as err:
         shell.run_line_magic("jaxcache", line)
     assert message in str(err.value)
-    assert str(err.value).splitlines()[-2:] == ["%jaxcache [-o NAME] [SUBCOMMAND ...]", "(subcommands: on | off | persistent | clear NAME | NAME)"]
+    assert str(err.value).splitlines()[-2:] == [
+        "%jaxcache [--max-traces N] [-o NAME] [SUBCOMMAND ...]",
+        "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)",
+    ]
 
 
 def test_bad_cell_options_run_nothing(shell):

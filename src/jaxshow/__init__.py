@@ -25,6 +25,7 @@ from jaxshow.report import (
     TracedStation,
     WrapperStation,
 )
+from jaxshow.errors import RetraceError
 from jaxshow import render  # noqa: F401  (fills report.RENDERERS; imports no JAX and no IPython)
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "ErrorSummary",
     "LoweredStation",
     "MemoryStats",
+    "RetraceError",
     "SavedFile",
     "SavedReport",
     "StageTimings",

@@ -9,6 +9,7 @@ the installed JAX, not which branch ran.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib
 import inspect
@@ -240,6 +241,22 @@ def trace_cache_entries(fun: Any = None) -> int | None:
         return None
 
 
+def cached_trace_keys(fun: Any, debug_info: Any) -> list | None:
+    """jax <= 0.8: the keys JAX's tracing cache holds for ``fun``, as the probe's keys; ``None`` on any other JAX.
+
+    A refused trace gets no explanation from JAX there (it explains after the
+    trace), so jaxshow diffs the miss against these itself.
+    """
+    old = _pjit_trace_cache()
+    if old is None:
+        return None
+    try:
+        entries = old[2].get(fun)
+        return [PjitTraceKey(key, debug_info) for key in list(entries or ())]
+    except Exception:  # noqa: BLE001 - a probe; absence is the answer
+        return None
+
+
 def trace_cache_counts_all_functions() -> bool:
     """Whether :func:`trace_cache_entries` counts one cache for all functions (jax >= 0.9), not one per function."""
     return _trace_cache_module() is not None
@@ -258,6 +275,41 @@ class TraceProbe:
 
     def traced(self, token: Any, jaxpr: Any) -> None:
         """This call traced ``jaxpr`` (JAX's open ``Jaxpr``, no constants); called before ``exit``. Optional."""
+
+    def refuses(self, fun: Any, debug_info: Any) -> Any:
+        """A token when this lookup must not trace (it runs under ``jax.no_tracing``), else ``None``."""
+        return None
+
+    def refusal(self, token: Any, key: Any) -> BaseException | None:
+        """The error to raise instead of JAX's when a lookup :meth:`refuses` let through would have traced."""
+        return None
+
+
+def _refused_by_jax(exc: BaseException) -> bool:
+    """Whether ``exc`` is JAX's own ``jax_no_tracing`` error: the lookup would have traced."""
+    return type(exc) is RuntimeError and "'no_tracing' is set" in str(exc)
+
+
+def refusing_traces() -> Any:
+    """A context in which a trace of a jitted function raises instead of running, and JAX explains the miss first.
+
+    ``jax.no_tracing`` (public since jax 0.7; JAX checks it before tracing, so
+    the function's Python never runs and nothing is cached) and
+    ``jax.explain_cache_misses`` (JAX logs why the lookup missed, before its
+    check). Neither is part of a cache key: a hit is unchanged. ``None`` where
+    this JAX has no ``no_tracing``.
+    """
+    no_tracing = getattr(jax, "no_tracing", None)
+    if no_tracing is None:
+        try:
+            from jax._src.config import no_tracing
+        except ImportError:
+            return None
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(no_tracing(True))
+    stack.enter_context(jax.explain_cache_misses(True))
+    return stack
 
 
 class _TraceProbes(TraceProbe):
@@ -291,6 +343,29 @@ class _TraceProbes(TraceProbe):
             except Exception:  # noqa: BLE001
                 pass
 
+    def refusing(self, fun: Any, debug_info: Any) -> list | None:
+        """The probes that refuse this lookup a trace, with their tokens; ``None`` when none does."""
+        found = None
+        for probe in list(self.probes):
+            try:
+                token = probe.refuses(fun, debug_info)
+            except Exception:  # noqa: BLE001
+                token = None
+            if token is not None:
+                found = (found or []) + [(probe, token)]
+        return found
+
+    def refused(self, refusing: list, key: Any) -> BaseException | None:
+        """The error the first refusing probe raises for a lookup that would have traced."""
+        for probe, token in refusing:
+            try:
+                error = probe.refusal(token, key)
+            except Exception:  # noqa: BLE001
+                error = None
+            if error is not None:
+                return error
+        return None
+
 
 _trace_probes = _TraceProbes()
 
@@ -321,7 +396,7 @@ def install_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
     return uninstall
 
 
-def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None:
+def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | None:
     """Observe every lookup in JAX's tracing cache, hit or miss, without changing it.
 
     JAX has no public hook for "this call traced". Since jax 0.9 every trace of
@@ -347,24 +422,35 @@ def _install_trace_cache_wrapper(probe: TraceProbe) -> Callable[[], None] | None
         __slots__ = ()
 
         def __call__(self, fun, in_avals, debug_info, *context, **kwargs):
+            __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             stack = getattr(local, "stack", None)
             if stack is None:
                 stack = local.stack = []
             token = probe.enter(fun, debug_info)
+            refusing = probe.refusing(fun, debug_info) if probe.probes else None
             before = info().misses
             stack.append(0)
-            missed = False
+            missed = refused = False
             result = None
             try:
-                result = original(fun, in_avals, debug_info, *context, **kwargs)
+                if refusing is None:
+                    result = original(fun, in_avals, debug_info, *context, **kwargs)
+                else:
+                    with refusing_traces():
+                        result = original(fun, in_avals, debug_info, *context, **kwargs)
                 return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())
+                if refusing is not None and _refused_by_jax(exc):
+                    refused = True
+                    error = probe.refused(refusing, (_config.trace_context(), (in_avals, debug_info, *context), {}))
+                    if error is not None:
+                        raise error from None
                 raise
             finally:
                 nested = stack.pop()
                 delta = info().misses - before
-                missed = delta - nested > 0
+                missed = delta - nested > 0 and not refused
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None
@@ -419,7 +505,7 @@ class PjitTraceKey(tuple):
         return self[1]
 
 
-def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
+def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
     """``install_trace_probe`` for jax <= 0.8: wrap ``pjit._create_pjit_jaxpr``.
 
     A call missed when it added a key to its function's dict in the
@@ -437,6 +523,7 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
         __slots__ = ("jaxshow_original",)
 
         def __call__(self, fun, *args):
+            __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             f = getattr(fun, "f", fun)
             try:
                 entries = caches.get(f)
@@ -446,10 +533,15 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
             token = probe.enter(f, debug_info)
+            refusing = probe.refusing(f, debug_info) if probe.probes else None
             missed = True
             result = None
             try:
-                result = original(fun, *args)
+                if refusing is None:
+                    result = original(fun, *args)
+                else:
+                    with refusing_traces():
+                        result = original(fun, *args)
                 try:
                     entries = caches.get(f)
                 except TypeError:
@@ -458,6 +550,11 @@ def _install_pjit_trace_probe(probe: TraceProbe) -> Callable[[], None] | None:
                 return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())
+                if refusing is not None and _refused_by_jax(exc):
+                    missed = False
+                    error = probe.refused(refusing, key)
+                    if error is not None:
+                        raise error from None
                 raise
             finally:
                 if missed and result is not None:

@@ -23,9 +23,10 @@ from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
+from jaxshow.retrace.freeze import Freeze
 
-SUBCOMMANDS = ("on", "off", "persistent", "clear")
-SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | NAME)"
+SUBCOMMANDS = ("on", "off", "persistent", "clear", "freeze", "thaw")
+SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)"
 OBSERVED_COMPILES_LIMIT = 200
 
 
@@ -37,10 +38,14 @@ class CacheMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None] | None = None
+        self._cell: tuple[retrace.Session, str | None, Freeze | None] | None = None
+        self._freeze = Freeze(is_cell_file(self.shell), functools.partial(label_cells, self.shell)) if shell is not None else None
 
     @magic_arguments()
-    @argument("words", nargs="*", metavar="SUBCOMMAND", help="on | off | persistent | clear NAME | NAME (line form only).")
+    @argument("words", nargs="*", metavar="SUBCOMMAND",
+              help="on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME (the cell form takes only freeze).")
+    @argument("--max-traces", type=int, metavar="N",
+              help="With freeze: the new traces each frozen function may still make before a re-trace raises (default 0).")
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
@@ -75,6 +80,16 @@ class CacheMagics(Magics):
         - ``%jaxcache persistent``: the persistent compilation cache explained:
           directory, gates, entries on disk, and what happened to the compiles
           seen in ``%%jaxcache`` cells.
+        - ``%jaxcache freeze [NAME...] [--max-traces N]``: from now on a jitted
+          function NAME (every jitted function of the user's or a library's
+          when no NAME) that would trace again raises ``jaxshow.RetraceError``
+          at the user's line, with the explanation: what changed, the call's
+          line ``In[n]:line``, and the library function that led there. JAX
+          refuses the trace before the function's Python runs, so nothing is
+          traced, compiled or cached, and the cell stops with the error. Cache
+          hits are unchanged. ``--max-traces N`` lets each function trace N
+          more times first. ``%%jaxcache freeze ...`` freezes one cell only.
+        - ``%jaxcache thaw [NAME...]``: end the freeze (of NAME only).
 
         Examples::
 
@@ -85,12 +100,14 @@ class CacheMagics(Magics):
             %jaxcache f
             %jaxcache clear f
             %jaxcache persistent -o state
+            %jaxcache freeze --max-traces 1 step
+            %jaxcache thaw
         """
         __tracebackhide__ = True
         args = self._parse(line, cell_form=cell is not None)
         if cell is not None:
             return run_magic_cell(self.shell, self, line, cell)
-        report = self._line(args.words)
+        report = self._line(args.words, args.max_traces)
         if report is None:
             return None
         report = self._with_cell_names(report)
@@ -103,11 +120,17 @@ class CacheMagics(Magics):
 
     def _parse(self, line: str, *, cell_form: bool) -> Any:
         try:
-            args = parse_options(self.jaxcache, line)
+            args = parse_options(self.jaxcache, line, intermixed=True)
         except UsageError as exc:
             raise UsageError(f"{exc}\n{SUBCOMMANDS_HINT}") from None
-        if cell_form and args.words:
-            raise UsageError(f"the cell form takes no subcommand, got {' '.join(args.words)!r}\n{self._usage()}")
+        if cell_form and args.words and args.words[0] != "freeze":
+            raise UsageError(f"the cell form takes no subcommand but freeze, got {' '.join(args.words)!r}\n{self._usage()}")
+        if args.max_traces is not None and (not args.words or args.words[0] != "freeze"):
+            raise UsageError(f"--max-traces goes with freeze only\n{self._usage()}")
+        if args.max_traces is not None and args.max_traces < 0:
+            raise UsageError(f"--max-traces must be 0 or more, got {args.max_traces}\n{self._usage()}")
+        if args.words and args.words[0] == "freeze":
+            self._frozen_functions(args.words[1:])  # unknown names are a usage error before anything runs
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{self._usage()}")
         return args
@@ -115,7 +138,7 @@ class CacheMagics(Magics):
     def _usage(self) -> str:
         return usage(self.jaxcache) + "\n" + SUBCOMMANDS_HINT
 
-    def _line(self, words: list[str]):
+    def _line(self, words: list[str], max_traces: int | None = None):
         if not words:
             raise UsageError(f"%jaxcache needs a subcommand or a function name\n{self._usage()}")
         command, rest = words[0], words[1:]
@@ -132,6 +155,22 @@ class CacheMagics(Magics):
             return None
         if command == "persistent":
             return persistent.report(tuple(self._observed_compiles))
+        if command == "freeze":
+            self._freeze.freeze(max_traces or 0, self._frozen_functions(rest))
+            allowed = f"{max_traces} more trace{'s' if max_traces != 1 else ''} each" if max_traces else "no new trace"
+            print(f"%jaxcache freeze: {', '.join(rest) or 'every jitted function'} may make {allowed}; "
+                  "a re-trace raises jaxshow.RetraceError. %jaxcache thaw to end.")
+            return None
+        if command == "thaw":
+            if not self._freeze.active:
+                print("%jaxcache: nothing is frozen.")
+                return None
+            if rest and self._freeze.every is not None:
+                raise UsageError(f"every jitted function is frozen; %jaxcache thaw (no name) ends the freeze\n{self._usage()}")
+            thawed = self._freeze.thaw(self._frozen_functions(rest))
+            names = "every jitted function" if thawed == ("*",) else ", ".join(thawed) or "nothing (not frozen)"
+            print(f"%jaxcache thaw: {names} may trace again.")
+            return None
         if command == "clear":
             if len(rest) != 1:
                 raise UsageError(f"%jaxcache clear needs exactly one function name\n{self._usage()}")
@@ -156,6 +195,12 @@ class CacheMagics(Magics):
         if target is None:
             raise UsageError(f"{name!r} is not a jitted function (it is a {type(value).__name__}); jax.jit it first\n{self._usage()}")
         return target[0]
+
+    def _frozen_functions(self, names: list[str]) -> dict[str, Any] | None:
+        """The Python functions the jitted ``names`` wrap (``None`` for every function when no name is given)."""
+        if not names:
+            return None
+        return {name: getattr(wrapper, "__wrapped__", wrapper) for name in names for wrapper in [self._jitted(name)]}
 
     def _clear(self, name: str) -> CacheClearReport:
         report = retrace.clear(name, self._jitted(name))
@@ -209,7 +254,8 @@ class CacheMagics(Magics):
                 dataclasses.replace(
                     f,
                     defined_at=f.defined_at and name(f.defined_at),
-                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence))
+                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence),
+                                                     blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)))
                                  for m in f.misses),
                 )
                 for f in report.functions
@@ -226,8 +272,12 @@ class CacheMagics(Magics):
         """Undo ``%jaxcache on`` and end an open cell (called on ``%unload_ext``)."""
         if self._cell is not None:
             self._cell[0].stop()
+            if self._cell[2] is not None:
+                self._cell[2].stop()
             self._cell = None
         self._turn_off()
+        if self._freeze is not None:
+            self._freeze.stop()
 
     # --- cell form: the runner's protocol (cellrun.CellMagic) and run_cell_magic ---------
 
@@ -239,21 +289,28 @@ class CacheMagics(Magics):
         return True
 
     def open(self, line: str, raw_cell: str) -> DirectCalls:
-        output = self._parse(line, cell_form=True).output
+        args = self._parse(line, cell_form=True)
+        output = args.output
         if self._cell is not None:
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
         session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell)).start()
-        self._cell = (session, output)
+        freeze = None
+        if args.words:
+            freeze = Freeze(is_cell_file(self.shell), functools.partial(label_cells, self.shell))
+            freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
+        self._cell = (session, output, freeze)
         return DirectCalls(None, retrace.CallCounter(session))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output = self._cell
+        session, output, freeze = self._cell
         self._cell = None
         try:
+            if freeze is not None:
+                freeze.stop()
             session.stop()
         finally:
             if self._on_session is not None:

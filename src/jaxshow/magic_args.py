@@ -15,6 +15,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import magic_arguments, parse_argstring, real_name
+from IPython.utils.process import arg_split
 from IPython.utils.text import DollarFormatter
 
 _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
@@ -34,14 +35,15 @@ def usage(magic: Any) -> str:
     return " ".join(text.split("::", 1)[-1].split())
 
 
-def parse_options(magic: Any, line: str) -> Any:
+def parse_options(magic: Any, line: str, *, intermixed: bool = False) -> Any:
     """``parse_argstring`` whose ``UsageError`` also carries the usage line, with quoted words unquoted.
 
     IPython splits a magic's line keeping the quotes around a quoted word
-    (``--save "my runs"`` gives ``'"my runs"'``); here they go.
+    (``--save "my runs"`` gives ``'"my runs"'``); here they go. ``intermixed``
+    lets options come between positional words (``freeze --max-traces 2 step``).
     """
     try:
-        args = parse_argstring(magic, line)
+        args = magic.parser.parse_intermixed_args(arg_split(line)) if intermixed else parse_argstring(magic, line)
     except UsageError as exc:
         raise UsageError(f"{exc}\n{usage(magic)}") from None
     for key, value in vars(args).items():

@@ -568,6 +568,22 @@ class ArgChange:
 
 
 @dataclass(frozen=True, slots=True)
+class LibraryBlame:
+    """A library's jitted function traced again: the user's line that led into the library, and the library's function.
+
+    ``user_line`` is the innermost frame in a cell or the user's own files
+    (``In[5]:3``); ``library_function`` the library function that line called
+    (``mylib.update``) and ``library_line`` where that library's code went on
+    towards the trace; ``traced_function`` the jitted function that traced.
+    """
+
+    user_line: str
+    library_function: str
+    library_line: str
+    traced_function: str
+
+
+@dataclass(frozen=True, slots=True)
 class CacheMiss:
     """One call that traced, why, and the evidence (JAX's text, or jaxshow's own diff in the same words)."""
 
@@ -583,6 +599,7 @@ class CacheMiss:
     wall_time: float = 0.0
     jaxpr_diff: TextDiff | None = None
     """The jaxpr of this trace against the function's previous trace (``None``: the first trace, or not kept)."""
+    blame: LibraryBlame | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,8 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes], budget, more=more))
     if miss.call_site:
         body.append(tag("div", muted("called at "), line(miss.call_site, budget)))
+    if miss.blame is not None:
+        body.append(tag("div", muted("a library re-traced: "), message(_blame(miss), budget)))
     if miss.signature:
         body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
     if miss.same_line_hint:
@@ -304,11 +306,20 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
+def _blame(miss: CacheMiss) -> str:
+    """``In[5]:2 called mylib.update (mylib.py:12), which passed argument 1 differently to _scaled``."""
+    b = miss.blame
+    changed = " and ".join(dict.fromkeys(c.where for c in miss.changes)) or "its arguments"
+    return f"{b.user_line} called {b.library_function} ({b.library_line}), which passed {changed} differently to {b.traced_function}"
+
+
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
     lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", message(miss.summary, budget), "       ", budget)]
     if miss.call_site:
         lines.append(f"       called at {line(miss.call_site, budget)}")
+    if miss.blame is not None:
+        lines.append(paragraph("       a library re-traced: ", message(_blame(miss), budget), "         ", budget))
     if miss.signature:
         lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
     if miss.same_line_hint:

@@ -49,11 +49,13 @@ from jaxshow.report import (
     CacheReport,
     ErrorSummary,
     FunctionCacheStats,
+    LibraryBlame,
     TextDiff,
     TraceEntry,
     TraceHistory,
 )
 from jaxshow.irdiff import text_diff
+from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
@@ -127,7 +129,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "_explained", "_reported")
+                 "jaxprs", "blame", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -135,6 +137,7 @@ class _Miss:
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
+        self.blame: LibraryBlame | None = None
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -158,6 +161,7 @@ class _Miss:
                 signature=self.described[0] if self.described else (),
                 same_line_hint=same_line,
                 wall_time=self.wall_time,
+                blame=self.blame,
             )
             self.category = category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -400,12 +404,15 @@ class Session(_jax_compat.TraceProbe):
         fun, debug_info = frame.fun, frame.debug_info
         user_site = calls.user_site(sys._getframe(1))
         record, status = registry.record_for(fun, debug_info)
+        blame = library_blame(sys._getframe(1), record.name, getattr(debug_info, "func_filename", None), self.is_cell_file)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
         kept = len(record.keys)
         old = closest_key(record, key, described, parts) if status == "known" else None
         miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text,
-                     f"{user_site.file}:{user_site.line}" if user_site is not None else None, time.time())
+                     blame.user_line if blame is not None else f"{user_site.file}:{user_site.line}" if user_site is not None else None,
+                     time.time())
+        miss.blame = blame
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:

@@ -1,0 +1,192 @@
+"""Freeze mode: a jitted function that would trace again inside a frozen region raises :class:`RetraceError` instead.
+
+Owns :class:`Freeze`, a probe on JAX's tracing cache (:func:`jaxshow._jax_compat.install_trace_probe`)
+that refuses traces. A lookup of a frozen function that has used up its
+allowance runs under ``jax.no_tracing`` and ``jax.explain_cache_misses``
+(:func:`jaxshow._jax_compat.refusing_traces`): a hit is served as usual, a
+miss makes JAX log why it missed and raise before the function's Python runs.
+jaxshow then raises :class:`RetraceError`, whose message is its explanation
+(what changed, the user's line, the library that led there). A hit on JAX's
+C++ fast path never reaches Python, so a hot loop pays nothing. Uses JAX;
+never IPython.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import threading
+from typing import Any, Callable
+
+from jaxshow import _jax_compat
+from jaxshow.capture import calls
+from jaxshow.errors import RetraceError
+from jaxshow.report import MISS_TITLES, CacheMiss
+from jaxshow.retrace.blame import library_blame
+from jaxshow.retrace.classify import _is_user_function, classify_miss
+from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
+from jaxshow.retrace.miss_text import miss_summary
+from jaxshow.retrace.session import _levels
+
+
+class Freeze(_jax_compat.TraceProbe):
+    """The frozen functions (or every function) and the new traces each may still make.
+
+    Args:
+        is_cell_file: tells a notebook cell's file name (for library blame).
+        label: rewrites cell file names in a text (``In[5]``).
+    """
+
+    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False, label: Callable[[str], str] = str) -> None:
+        self.is_cell_file = is_cell_file
+        self.label = label
+        self.every: int | None = None  # new traces allowed per function when every function is frozen
+        self.named: dict[int, tuple[Any, str, int]] = {}  # id(function) -> (function, name, new traces allowed)
+        self.traced: dict[int, int] = {}  # new traces per function since it was frozen
+        self._local = threading.local()
+        self._uninstall: Callable[[], None] | None = None
+        self._logger: logging.Logger | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.every is not None or bool(self.named)
+
+    def freeze(self, max_traces: int, functions: dict[str, Any] | None = None) -> None:
+        """Freeze ``functions`` (name -> the Python function a jit wraps), or every function when ``None``."""
+        if functions is None:
+            self.every, self.named = max_traces, {}
+        else:
+            for name, fun in functions.items():
+                self.named[id(fun)] = (fun, name, max_traces)
+                self.traced.pop(id(fun), None)
+        if self._uninstall is None:
+            self._start()
+
+    def thaw(self, functions: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """Thaw ``functions``, or everything when ``None``; returns the names thawed (``("*",)`` for every function)."""
+        if functions is None:
+            thawed = ("*",) if self.every is not None else tuple(name for _, name, _ in self.named.values())
+            self.every, self.named = None, {}
+        else:
+            thawed = tuple(name for name, fun in functions.items() if self.named.pop(id(fun), None) is not None)
+        if not self.active:
+            self.stop()
+        return thawed
+
+    def _start(self) -> None:
+        self._uninstall = _jax_compat.install_trace_probe(self)
+        if self._uninstall is None:
+            raise RuntimeError("this JAX has no tracing-cache probe, so jaxshow cannot freeze")
+        self._logger = logging.getLogger(_jax_compat.explain_logger_name())
+        self._logger.filters.insert(0, self)  # before a %jaxcache session's filter: the refused miss is ours
+        _levels.lower(self._logger, logging.WARNING)
+
+    def stop(self) -> None:
+        self.every, self.named = None, {}
+        self.traced.clear()
+        uninstall, self._uninstall = self._uninstall, None
+        if uninstall is not None:
+            uninstall()
+        if self._logger is not None:
+            self._logger.removeFilter(self)
+            _levels.release(self._logger)
+            self._logger = None
+
+    # the probe ---------------------------------------------------------------------------
+
+    def _allowed(self, fun: Any, debug_info: Any) -> tuple[str, int] | None:
+        """``(name, new traces allowed)`` when ``fun`` is frozen, else ``None``."""
+        named = self.named.get(id(fun))
+        if named is not None and named[0] is fun:
+            return named[1], named[2]
+        if self.every is not None and _is_user_function(debug_info):
+            return str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?")), self.every
+        return None
+
+    def enter(self, fun: Any, debug_info: Any) -> Any:
+        return (fun, debug_info) if self._allowed(fun, debug_info) is not None else None
+
+    def exit(self, token: Any, missed: bool, key: Any) -> None:
+        self._local.jax_text = self._local.capturing = None
+        if token is not None and missed:
+            fun, debug_info = token
+            self.traced[id(fun)] = self.traced.get(id(fun), 0) + 1
+            if key is not None:  # an allowed trace joins jaxshow's history: a later refusal is explained against it
+                record, _ = registry.record_for(fun, debug_info)
+                record.remember(key, _jax_compat.describe_trace_key(key), _jax_compat.trace_key_parts(key))
+
+    def refuses(self, fun: Any, debug_info: Any) -> Any:
+        allowed = self._allowed(fun, debug_info)
+        if allowed is None or self.traced.get(id(fun), 0) < allowed[1]:
+            return None
+        self._local.capturing, self._local.jax_text = True, None
+        return fun, debug_info, allowed[1]
+
+    def refusal(self, token: Any, key: Any) -> RetraceError:
+        fun, debug_info, allowed = token
+        jax_text, self._local.jax_text = self._local.jax_text, None
+        miss = self._explain(fun, debug_info, key, jax_text, sys._getframe(2))
+        return RetraceError(self.label(retrace_message(miss, allowed)), miss, allowed)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """JAX's explanation of a lookup this freeze refuses: kept for the error, not printed."""
+        if not getattr(self._local, "capturing", None):
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - logging must never break the user's call
+            return True
+        if not message.startswith("TRACING CACHE MISS"):
+            return True
+        self._local.jax_text = message
+        return False
+
+    def _explain(self, fun: Any, debug_info: Any, key: Any, jax_text: str | None, frame: Any) -> CacheMiss:
+        """The refused miss explained as ``%jaxcache`` would, without adding it to jaxshow's history."""
+        record = registry.lookup(fun)
+        status = "known" if record is not None else "new"
+        if record is None:
+            record = _FunctionRecord(fun, debug_info)  # not registered: a refused trace leaves no history
+            earlier = _jax_compat.cached_trace_keys(fun, debug_info) if jax_text is None else None
+            for old_key in earlier or ():
+                record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+            status = "known" if earlier else "new"
+        parts = _jax_compat.trace_key_parts(key)
+        described = _jax_compat.describe_trace_key(key)
+        old = closest_key(record, key, described, parts) if status == "known" else None
+        category, changes, evidence, source, same_line, _ = classify_miss(
+            record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
+        )
+        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None), self.is_cell_file)
+        if blame is not None:
+            blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
+        site = calls.user_site(frame)
+        call_site = blame.user_line if blame is not None else f"{site.file}:{site.line}" if site is not None else None
+        return CacheMiss(
+            function=record.name,
+            category=category,
+            summary=miss_summary(category, changes, record.name, record.made_by),
+            changes=changes,
+            evidence=self.label(evidence),
+            evidence_source=source,
+            call_site=call_site and self.label(call_site),
+            signature=described[0] if described else (),
+            same_line_hint=same_line,
+            blame=blame,
+        )
+
+
+def retrace_message(miss: CacheMiss, allowed: int) -> str:
+    """The text of a :class:`RetraceError`: what changed, where it was called, and how to let it trace."""
+    lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
+             f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): {MISS_TITLES[miss.category]}"]
+    lines += [f"  {c.where}: now {c.now}, before {c.before}" for c in miss.changes] or [f"  {miss.summary}"]
+    if miss.blame is not None:
+        b = miss.blame
+        lines.append(f"  called at {b.user_line}, through the library function {b.library_function} ({b.library_line}), "
+                     f"which passed {' and '.join(c.where for c in miss.changes) or 'these arguments'} differently to {b.traced_function}")
+    elif miss.call_site:
+        lines.append(f"  called at {miss.call_site}")
+    lines.append("JAX did not trace or compile it. %jaxcache thaw lets it trace again.")
+    return "\n".join(lines)

@@ -1,0 +1,223 @@
+"""%jaxcache freeze / thaw and library blame in a real InteractiveShell, on real JAX."""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+import timeit
+
+import pytest
+from IPython.core.error import UsageError
+
+import jaxshow
+from jaxshow import retrace
+from jaxshow.report import LibraryBlame
+from shellrun import run_captured
+
+SETUP = """
+import jax, jax.numpy as jnp
+from functools import partial
+traces = []
+
+@partial(jax.jit, static_argnums=1)
+def step(x, n):
+    traces.append(1)
+    return x * n
+
+@jax.jit
+def other(x):
+    return x + 1
+
+x = jnp.ones(3)
+y = step(x, 2)
+"""
+
+LIBRARY = '''
+import jax
+from functools import partial
+
+
+@partial(jax.jit, static_argnums=1)
+def _scaled(x, factor):
+    return x * factor
+
+
+def update(x, i):
+    return _scaled(x, i % 3 + 1)
+'''
+
+
+@pytest.fixture
+def shell(ip):
+    retrace.registry.clear()
+    ip.run_cell(SETUP, store_history=True)
+    yield ip
+    ip.run_line_magic("jaxcache", "thaw")
+
+
+def test_freeze_a_loop_of_1000_hits_runs_with_no_error_and_no_trace(shell):
+    run_captured(shell, "%jaxcache freeze step")
+    result, cap = run_captured(shell, "for i in range(1000):\n    y = step(x, 2)\nlen(traces)")
+    assert result.success and result.result == 1
+    assert cap.stderr == ""
+
+
+def test_a_refused_retrace_raises_retrace_error_naming_the_argument_and_the_line(shell):
+    # the allowed trace is one jaxshow saw: the refusal is explained against it (jax >= 0.12 gives no words for static arguments)
+    _, cap = run_captured(shell, "%jaxcache freeze --max-traces 1 step")
+    assert cap.stdout == ("%jaxcache freeze: step may make 1 more trace each; a re-trace raises jaxshow.RetraceError. "
+                          "%jaxcache thaw to end.\n")
+    result, _ = run_captured(shell, "y = step(x, 2)\ny = step(x, 3)\ny = step(x, 4)\nafter = True")
+    error = result.error_in_exec
+    assert type(error) is jaxshow.RetraceError and isinstance(error, RuntimeError)
+    assert str(error) == (
+        "step would trace again inside a frozen region (%jaxcache freeze, 1 new trace allowed): different static arguments\n"
+        "  argument 1: now 4, before 3\n"
+        f"  called at In[{result.execution_count}]:3\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+    assert (error.miss.category, error.miss.call_site) == ("static_args", f"In[{result.execution_count}]:3")
+    assert shell.user_ns["traces"] == [1, 1], "the refused function's Python did not run"
+    assert "after" not in shell.user_ns, "the cell stopped at the refused call"
+    run_captured(shell, "%jaxcache thaw")
+    result, _ = run_captured(shell, "y = step(x, 4)\nlen(traces)")
+    assert result.result == 3, "the refused call left no trace in JAX's cache: after thaw it traces, once"
+
+
+def test_the_traceback_points_at_the_users_line(shell):
+    run_captured(shell, "%jaxcache freeze step")
+    result, cap = run_captured(shell, "y = step(x, 2)\ny = step(x, 7)")
+    assert type(result.error_in_exec) is jaxshow.RetraceError
+    cells = [(shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)[1], tb.tb_lineno)
+             for tb in _walk(result.error_in_exec.__traceback__) if shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)]
+    assert cells == [(f"In[{result.execution_count}]", 2)]
+    assert f"----> 2 y = step(x, 7)" in _plain(cap.stdout)
+
+
+def test_thaw_lets_it_trace_again_and_unfrozen_functions_never_raise(shell):
+    run_captured(shell, "%jaxcache freeze step")
+    result, _ = run_captured(shell, "z = other(jnp.ones(5))")  # not frozen: traces as usual
+    assert result.success
+    _, cap = run_captured(shell, "%jaxcache thaw step")
+    assert cap.stdout == "%jaxcache thaw: step may trace again.\n"
+    result, _ = run_captured(shell, "y = step(x, 3)\nlen(traces)")
+    assert result.success and result.result == 2
+    _, cap = run_captured(shell, "%jaxcache thaw")
+    assert cap.stdout == "%jaxcache: nothing is frozen.\n"
+
+
+def test_max_traces_allows_that_many_new_traces_then_raises(shell):
+    _, cap = run_captured(shell, "%jaxcache freeze --max-traces 2 step")
+    assert cap.stdout.startswith("%jaxcache freeze: step may make 2 more traces each;")
+    result, _ = run_captured(shell, "y = step(x, 3)\ny = step(x, 4)\ny = step(x, 3)\nlen(traces)")
+    assert result.success and result.result == 3
+    result, _ = run_captured(shell, "y = step(jnp.ones(4), 4)")
+    assert type(result.error_in_exec) is jaxshow.RetraceError
+    assert str(result.error_in_exec).splitlines()[:3] == [
+        "step would trace again inside a frozen region (%jaxcache freeze, 2 new traces allowed): different input types",
+        "  x: now f32[4], before f32[3]",
+        f"  called at In[{result.execution_count}]:1",
+    ]
+    assert shell.user_ns["traces"] == [1, 1, 1]
+
+
+def test_freeze_with_no_name_covers_every_jitted_function_and_a_new_shape(shell):
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "z = other(x)\nz = other(jnp.ones(4))")
+    assert str(result.error_in_exec) == (
+        "other would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function (first trace)\n"
+        "  first trace of other\n"
+        f"  called at In[{result.execution_count}]:1\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+    run_captured(shell, "%jaxcache thaw")
+    run_captured(shell, "z = other(x)")
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "z = other(x)\nz = other(jnp.ones(4))")
+    assert str(result.error_in_exec).splitlines()[:3] == [
+        "other would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): different input types",
+        "  x: now f32[4], before f32[3]",
+        f"  called at In[{result.execution_count}]:2",
+    ]
+
+
+def test_the_cell_form_freezes_that_cell_only(shell):
+    result, cap = run_captured(shell, "%%jaxcache freeze step -o rep\ny = step(x, 2)\ny = step(x, 9)")
+    assert type(result.error_in_exec) is jaxshow.RetraceError
+    assert shell.user_ns["rep"].cell_error.type_name == "RetraceError"
+    result, _ = run_captured(shell, "y = step(x, 9)\nlen(traces)")
+    assert result.success and result.result == 2
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("freeze nope", "'nope' is neither a subcommand nor a name in the namespace"),
+    ("freeze x", "'x' is not a jitted function (it is a ArrayImpl); jax.jit it first"),
+    ("freeze --max-traces=-1 step", "--max-traces must be 0 or more, got -1"),
+    ("on --max-traces 2", "--max-traces goes with freeze only"),
+    ("freeze --max-traces two", "argument --max-traces: invalid int value: 'two'"),
+])
+def test_bad_freeze_arguments_are_usage_errors(shell, line, message):
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("jaxcache", line)
+    assert message in str(info.value)
+    assert "usage: %jaxcache" in str(info.value) or "freeze [NAME...]" in str(info.value)
+
+
+def test_hits_cost_the_same_frozen_or_not(shell):
+    step, x = shell.user_ns["step"], shell.user_ns["x"]
+
+    def per_call() -> float:
+        return min(timeit.repeat(lambda: step(x, 2), number=1000, repeat=5)) / 1000
+
+    plain = per_call()
+    shell.run_line_magic("jaxcache", "freeze step")
+    frozen = per_call()
+    print(f"1,000 hits: {plain * 1e6:.2f} us/call plain, {frozen * 1e6:.2f} us/call frozen")
+    assert shell.user_ns["traces"] == [1]
+
+
+def test_library_blame_names_the_users_line_the_library_function_and_the_argument(shell, tmp_path, monkeypatch):
+    (tmp_path / "scalelib.py").write_text(LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "scalelib", raising=False)
+    run_captured(shell, "import scalelib")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    w = scalelib.update(x, i)")
+    assert result.success
+    [stats] = shell.user_ns["rep"].functions
+    first, miss = stats.misses
+    assert first.category == "never_seen"
+    cell = f"In[{result.execution_count}]"
+    assert miss.blame == LibraryBlame(
+        user_line=f"{cell}:3", library_function="scalelib.update", library_line=f"{tmp_path / 'scalelib.py'}:12",
+        traced_function="_scaled",
+    )
+    assert miss.call_site == f"{cell}:3"
+    assert [(c.where, c.now, c.before) for c in miss.changes] == [("argument 1", "2", "1")]
+    text = " ".join(str(shell.user_ns["rep"]).split())
+    assert f"a library re-traced: {cell}:3 called scalelib.update ({tmp_path / 'scalelib.py'}:12), which passed argument 1 differently to _scaled" in text
+
+
+def test_a_frozen_library_retrace_is_blamed_on_the_users_line(shell, tmp_path, monkeypatch):
+    (tmp_path / "scalelib2.py").write_text(LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run_captured(shell, "import scalelib2")
+    run_captured(shell, "%jaxcache freeze --max-traces 1")
+    result, _ = run_captured(shell, "w = scalelib2.update(x, 0)\nw = scalelib2.update(x, 1)")
+    assert str(result.error_in_exec) == (
+        "_scaled would trace again inside a frozen region (%jaxcache freeze, 1 new trace allowed): different static arguments\n"
+        "  argument 1: now 2, before 1\n"
+        f"  called at In[{result.execution_count}]:2, through the library function scalelib2.update ({tmp_path / 'scalelib2.py'}:12), "
+        "which passed argument 1 differently to _scaled\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+
+
+def _walk(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _plain(text):
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
