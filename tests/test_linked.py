@@ -7,23 +7,20 @@ the lit lines are exactly those with its label, computed from the record).
 from __future__ import annotations
 
 import html.parser
-import pathlib
 import re
-import shutil
 
 import jax
 import jax.numpy as jnp
 import pytest
 from IPython.core.error import UsageError
 from shellrun import run_captured
+from test_browser import ARTIFACTS, browser  # noqa: F401  (the module-scoped Chromium fixture)
 
 import jaxshow
 from jaxshow import _jax_compat, render
 from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-ARTIFACTS = REPO / "artifacts"
 DEFINE = """\
 def f(x):
     y = x * 2
@@ -203,26 +200,6 @@ def test_text_and_html_keep_to_the_line_budget():
 
 
 # --- a real browser -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.skip("no chromium on PATH; the browser test needs a real Chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.skip(f"the playwright package is not installed: {exc}")
-    from test_browser import CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        try:
-            launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        except Exception as exc:  # noqa: BLE001 - any launch failure is a reason to skip
-            pytest.skip(f"playwright could not launch {executable}: {str(exc).splitlines()[0]}")
-        yield launched
-        launched.close()
 
 
 def _lit(page) -> list[str]:

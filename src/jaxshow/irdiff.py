@@ -18,6 +18,7 @@ import difflib
 import re
 from typing import Iterator
 
+from jaxshow.irtext import closing
 from jaxshow.report import TextDiff
 
 CONTEXT_LINES = 3
@@ -125,24 +126,7 @@ def _without_metadata(piece: str) -> str:
     start = piece.find(", metadata={")
     if start < 0:
         return piece
-    depth, quoted, i = 0, False, start + len(", metadata=")
-    while i < len(piece):
-        ch = piece[i]
-        if quoted:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return piece[:start] + piece[i + 1:]
-        i += 1
-    return piece[:start]
+    return piece[:start] + piece[closing(piece, start + len(", metadata={")) + 1:]
 
 
 def _jaxpr_lines(text: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import _is_user_file
 from jaxshow.capture.programs import subjaxprs
+from jaxshow.irtext import closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
 
 Frame = tuple[str, int]
@@ -179,32 +180,10 @@ def _strip_locs(line: str) -> tuple[list[str], str]:
         if start < 0:
             pieces.append(line[i:])
             return locs, "".join(pieces).rstrip()
-        end = _closing(line, start + 5)
+        end = closing(line, start + 5)
         pieces.append(line[i:start])
         locs.append(line[start + 5 : end])
         i = end + 1
-
-
-def _closing(text: str, i: int) -> int:
-    """The index of the bracket that closes the one opened just before ``i`` (quotes respected)."""
-    depth, quoted = 1, False
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                quoted = False
-        elif c == '"':
-            quoted = True
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return len(text)
 
 
 def _resolve(body: str, aliases: dict[str, str], memo: dict, depth: int) -> tuple[tuple[Frame, ...], str | None]:
@@ -217,13 +196,13 @@ def _resolve(body: str, aliases: dict[str, str], memo: dict, depth: int) -> tupl
             memo[body] = _resolve(aliases.get(body, "unknown"), aliases, memo, depth + 1)
         return memo[body]
     if body.startswith("callsite("):
-        inner = body[len("callsite(") : _closing(body, len("callsite("))]
-        callee, _, caller = _split_at(inner)
+        inner = body[len("callsite(") : closing(body, len("callsite("))]
+        callee, caller = (split_top_level(inner, " at ", 1) + [""])[:2]
         first, name = _resolve(callee, aliases, memo, depth + 1)
         return first + _resolve(caller, aliases, memo, depth + 1)[0], name
     if body.startswith("fused"):
         start = body.find("[")
-        for part in _split_commas(body[start + 1 : _closing(body, start + 1)]) if start >= 0 else ():
+        for part in split_top_level(body[start + 1 : closing(body, start + 1)], ",") if start >= 0 else ():
             frames, name = _resolve(part, aliases, memo, depth + 1)
             if frames:
                 return frames, name
@@ -235,7 +214,7 @@ def _resolve(body: str, aliases: dict[str, str], memo: dict, depth: int) -> tupl
             match = _FILE_LOC.match(rest)
             return (((name, int(match.group(1))),) if match else ()), None
         if rest.startswith("("):
-            frames, _ = _resolve(rest[1 : _closing(rest, 1)], aliases, memo, depth + 1)
+            frames, _ = _resolve(rest[1 : closing(rest, 1)], aliases, memo, depth + 1)
             return frames, name
         return (), name
     return (), None
@@ -246,42 +225,6 @@ def _quote_end(text: str) -> int:
     while i < len(text) and text[i] != '"':
         i += 2 if text[i] == "\\" else 1
     return i
-
-
-def _split_at(text: str) -> tuple[str, str, str]:
-    """``A at B`` split at its top-level `` at ``."""
-    depth, quoted, i = 0, False, 0
-    while i < len(text):
-        c = text[i]
-        if quoted:
-            quoted = not (c == '"' and text[i - 1] != "\\")
-        elif c == '"':
-            quoted = True
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif depth == 0 and text.startswith(" at ", i):
-            return text[:i], " at ", text[i + 4 :]
-        i += 1
-    return text, "", ""
-
-
-def _split_commas(text: str) -> list[str]:
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, c in enumerate(text):
-        if quoted:
-            quoted = not (c == '"' and text[i - 1] != "\\")
-        elif c == '"':
-            quoted = True
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return parts + [text[start:]]
 
 
 # --- optimised HLO --------------------------------------------------------------------------------
@@ -313,7 +256,7 @@ def _hlo_lines(text: str) -> list[tuple[str, Frame | None]]:
             if raw.strip() or (out and out[-1][0].strip()):  # the tables leave blank lines behind: keep one
                 out.append((raw.rstrip(), None))
             continue
-        end = _closing(raw.replace("{", "(").replace("}", ")"), start + len(", metadata={"))
+        end = closing(raw, start + len(", metadata={"))
         metadata = raw[start + len(", metadata={") : end]
         out.append(((raw[:start] + raw[end + 1 :]).rstrip(), _metadata_frame(metadata, stack)))
     while out and not out[-1][0].strip():
