@@ -330,6 +330,30 @@ def test_config_update_route_in_process_names_cells(ip, tmp_path):
         jax.config.update("jax_dump_ir_modes", before[1])
 
 
+def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_the_same_name_stays_its_own(ip, tmp_path):
+    before = (jax.config.values["jax_dump_ir_to"], jax.config.values["jax_dump_ir_modes"])
+    try:
+        assert run_captured(ip, f"import jax, jax.numpy as jnp\njax.config.update('jax_dump_ir_to', {str(tmp_path)!r})")[0].success
+        assert run_captured(ip, "x = jnp.arange(4.0)\ny = jnp.where(x > 1, jnp.sin(x) * 2, 0).mean()")[0].success
+        assert run_captured(ip, "@jax.jit\ndef add(a, b):\n    return a - b\nadd(x, x);")[0].success
+        result, cap = run_captured(ip, "%jaxdump -o rep")
+        rep = ip.user_ns["rep"]
+        assert rep.jax_functions == ("iota", "greater", "sin", "multiply", "_where", "_mean")
+        assert [f.function for f in rep.files if not f.jax_own] == ["add"]  # the user's add, not JAX's add primitive
+        text = cap.outputs[0].data["text/plain"]
+        assert "  add:\n" in text and "  sin:\n" not in text
+        assert _flat(text).count("JAX's own eager operations (6 files: jnp/lax calls outside jit") == 1
+        assert "%jaxdump NAME shows one): iota, greater, sin, multiply, _where, _mean" in _flat(text)
+        page = cap.outputs[0].data["text/html"]
+        assert "<summary>JAX&#x27;s own eager operations" in page or "<summary>JAX's own eager operations" in page
+        result, cap = run_captured(ip, "%jaxdump sin -o one")
+        assert [(f.function, f.jax_own) for f in ip.user_ns["one"].files] == [("sin", True)]
+        assert "  sin:\n" in cap.outputs[0].data["text/plain"]
+    finally:
+        jax.config.update("jax_dump_ir_to", before[0])
+        jax.config.update("jax_dump_ir_modes", before[1])
+
+
 def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):
     for i in range(2000):
         (tmp_path / f"jax_ir{i:04d}_jit_fn{i % 400}_compile.mlir").write_text("module {}\n")

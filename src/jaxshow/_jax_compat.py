@@ -1167,6 +1167,40 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
     return str(source).split(" at ", 1)[0], _file_of_source_info(source)
 
 
+_operation_names: list[Any] = [None, frozenset()]
+
+
+def jax_operation_names() -> frozenset[str]:
+    """The names JAX compiles its own eager operations under (``jnp.sin(x)`` outside jit dumps ``jit_sin``).
+
+    Every primitive with a lowering (``mlir._lowerings`` and its per-platform
+    tables), every function jitted at the top level of a ``jax._src`` module
+    (``jnp.where``'s ``_where``) and every ``jnp`` ufunc (``multiply``). Read again only when more of JAX's
+    modules have been imported; empty where this JAX keeps no such tables.
+    """
+    modules = [m for name, m in list(sys.modules.items()) if name.startswith("jax._src.") and m is not None]
+    if _operation_names[0] == len(modules):
+        return _operation_names[1]
+    names: set[str] = set()
+    try:
+        from jax._src.interpreters import mlir
+        tables = [getattr(mlir, "_lowerings", {}), *getattr(mlir, "_platform_specific_lowerings", {}).values()]
+        names.update(str(p.name) for table in tables for p in list(table) if isinstance(getattr(p, "name", None), str))
+    except Exception:  # noqa: BLE001 - a JAX without these tables: jitted functions only
+        pass
+    wrapper_type = jit_wrapper_type()
+    ufunc_type = getattr(sys.modules.get("jax.numpy"), "ufunc", None)  # jnp.multiply: a jitted function inside
+    for module in modules:
+        for value in list(vars(module).values()):
+            kind = type(value)
+            fun = jit_function(value) if kind is wrapper_type else value if kind is ufunc_type else None
+            name = getattr(fun, "__name__", None) if fun is not None else None
+            if isinstance(name, str):
+                names.add(name)
+    _operation_names[:] = [len(modules), frozenset(names)]
+    return _operation_names[1]
+
+
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)

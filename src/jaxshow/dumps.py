@@ -24,9 +24,10 @@ import os
 import re
 import shlex
 import time
+import types
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 import jax
 import jax.monitoring
@@ -326,7 +327,8 @@ def cell_of(mtime: float, spans: Sequence[CellSpan], loaded_at: float | None, en
 
 
 def _attribute(files: list[DumpFile], spans: Sequence[CellSpan], loaded_at: float | None,
-               hits: Iterable[PersistentHit], directory: str) -> list[DumpFile]:
+               hits: Iterable[PersistentHit], directory: str, users: Collection[str]) -> list[DumpFile]:
+    jax_names = _jax_compat.jax_operation_names() - set(users)
     ends = [s.end if s.end is not None else float("inf") for s in spans]
     real = os.path.realpath(directory)
     hit_numbers = {h.ir_number: h.wall_time for h in hits if h.ir_number is not None and os.path.realpath(h.directory) == real}
@@ -335,7 +337,7 @@ def _attribute(files: list[DumpFile], spans: Sequence[CellSpan], loaded_at: floa
         hit_time = hit_numbers.get(f.counter) if f.kind == "stablehlo" and f.stage == "compile" else None
         hit = hit_time is not None and f.mtime <= hit_time + MTIME_SLACK_SECONDS
         out.append(DumpFile(f.name, f.kind, f.counter, f.module, f.function, f.stage, f.size_bytes, f.mtime,
-                            cell_of(f.mtime, spans, loaded_at, ends), hit))
+                            cell_of(f.mtime, spans, loaded_at, ends), hit, f.function in jax_names))
     return out
 
 
@@ -352,6 +354,13 @@ def dump_directory() -> tuple[str | None, str | None]:
     return value, None
 
 
+def jitted_names(values: Iterable[object]) -> set[str]:
+    """The names of the functions behind the ``jax.jit`` wrappers among ``values`` (a namespace's), told by type only."""
+    wrapper_type = _jax_compat.jit_wrapper_type()
+    funs = (_jax_compat.jit_function(v) for v in list(values) if type(v) is wrapper_type)
+    return {f.__name__ for f in funs if type(f) is types.FunctionType}
+
+
 def dump_report(
     name: str | None = None,
     *,
@@ -361,6 +370,7 @@ def dump_report(
     hits: Iterable[PersistentHit] = (),
     label_text: Callable[[str], str] | None = None,
     read_max_bytes: int = READ_MAX_BYTES,
+    users: Collection[str] = (),
 ) -> DumpReport:
     """How dumping is set, and the dump files by function and by cell; with ``name``, that function's (or file's) texts.
 
@@ -373,6 +383,8 @@ def dump_report(
         hits: persistent-cache hits seen (:class:`HitWatcher`), to mark the module dumps they served.
         label_text: rewrites cell file names in the texts shown (``In[n]``).
         read_max_bytes: at most this much of each shown file is read.
+        users: names of the user's own jitted functions; a file of one is never counted as JAX's own
+            operation, though JAX has one of that name.
 
     Raises:
         LookupError: ``name`` matches no file, counter or function (the message lists what exists).
@@ -398,7 +410,7 @@ def dump_report(
                            "or an XLA dump (module_….txt)")
             if directory is None and other == 0:
                 unavailable += ": nothing compiled since dumping was turned on (an in-memory cache hit writes nothing)"
-        files = sorted(_attribute(files, cells, loaded_at, hits, listed), key=_order)
+        files = sorted(_attribute(files, cells, loaded_at, hits, listed, users), key=_order)
     if directory is not None:
         notes.append("--dir: the settings above are this process's; the files were read from the directory given")
     xla_directory, xla_modules_own, xla_unavailable, xla_notes = _xla_section(listed if directory is not None else None)

@@ -858,6 +858,8 @@ class DumpFile:
     mtime: float
     cell: str = ""
     persistent_hit: bool = False
+    jax_own: bool = False
+    """A module JAX compiled for its own eager operation (``jit_sin`` for ``jnp.sin(x)`` outside jit), told by its name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -925,6 +927,11 @@ class DumpReport(_Displayable):
     def functions(self) -> tuple[str, ...]:
         """The functions with files, in the order they first appear."""
         return tuple(dict.fromkeys(f.function for f in self.files))
+
+    @property
+    def jax_functions(self) -> tuple[str, ...]:
+        """The functions whose files are JAX's own eager operations, in the order they first appear."""
+        return tuple(dict.fromkeys(f.function for f in self.files if f.jax_own))
 
     def files_of(self, function: str) -> tuple[DumpFile, ...]:
         return tuple(f for f in self.files if f.function == function)

@@ -60,6 +60,23 @@ def _cells(r: DumpReport) -> list[tuple[str, str]]:
     return rows
 
 
+_HELPERS = "JAX's own eager operations"
+_HELPER_NAMES_SHOWN = 12
+
+
+def _split(r: DumpReport) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The functions listed one by one, and JAX's own eager operations folded into one entry (all listed for a NAME)."""
+    helpers = () if r.selection else r.jax_functions
+    return tuple(f for f in r.functions if f not in helpers), helpers
+
+
+def _helpers_summary(r: DumpReport, helpers: Sequence[str]) -> str:
+    names = ", ".join(helpers[:_HELPER_NAMES_SHOWN]) + (" …" if len(helpers) > _HELPER_NAMES_SHOWN else "")
+    count = sum(1 for f in r.files if f.jax_own)
+    return (f"({plural(count, 'file')}: jnp/lax calls outside jit, each compiled as its own module; "
+            f"%jaxdump NAME shows one): {names}")
+
+
 def _xla_rows(modules: Sequence[XlaDumpModule]) -> list[tuple[str, str, str]]:
     return [(f"module_{m.number:04d}.{m.module}", str(len(m.files)), _xla_kinds(m)) for m in modules]
 
@@ -110,7 +127,8 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     parts: list[object] = [tag("div", tag("strong", line(title, budget)), " — ", message(_headline(r), budget), cls="js-head")]
     parts.extend(tag("div", message(w, budget), style=ERROR_STYLE) for w in r.warnings)
     parts.append(details("how dumping is set", _settings_html(r, budget), open=not r.files))
-    functions, more_functions = limit_rows(r.functions, budget, "report.functions")
+    own, helpers = _split(r)
+    functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
         module = next((f.module for f in files if f.module), None)
@@ -118,6 +136,10 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
         parts.append(details(summary, table(_FILE_HEADER, _file_rows(files), budget, more=more), open=len(functions) <= 5))
     if more_functions:
         parts.append(muted(more_functions))
+    if helpers:
+        files, more = limit_rows([f for f in r.files if f.jax_own], budget, "[f for f in report.files if f.jax_own]")
+        parts.append(details(join([_HELPERS, " ", muted(line(_helpers_summary(r, helpers), budget))]),
+                             table(_FILE_HEADER, _file_rows(files), budget, more=more)))
     if r.files:
         cells, more_cells = limit_rows(_cells(r), budget, "report.by_cell()")
         parts.append(details("by cell", table(("cell", "functions"), cells, budget, more=more_cells), open=True))
@@ -170,13 +192,16 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     lines = [paragraph(f"{title} — ", message(_headline(r), budget), "  ", budget)]
     lines.extend(paragraph("  warning: ", message(w, budget), "    ", budget) for w in r.warnings)
     lines.extend(f"  {s.option}: {line(s.value, budget)}  ({line(s.source, budget)})" for s in r.settings)
-    functions, more_functions = limit_rows(r.functions, budget, "report.functions")
+    own, helpers = _split(r)
+    functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
         lines.append(f"  {line(function, budget)}:")
         lines.extend(text_table(_file_rows(files), _FILE_HEADER, budget, indent="    ", more=more))
     if more_functions:
         lines.append(f"  {more_functions}")
+    if helpers:
+        lines.append(paragraph(f"  {_HELPERS} ", line(_helpers_summary(r, helpers), budget), "    ", budget))
     if r.files:
         cells, more_cells = limit_rows(_cells(r), budget, "report.by_cell()")
         lines.append("  by cell:")
