@@ -289,3 +289,76 @@ def test_hover_and_click_light_exactly_the_linked_lines_in_chromium(ip, browser,
     assert _lit(page) == []
     assert blocked == []
     page.close()
+
+
+WIDE = "stacked = jax.jit(lambda *a: jnp.stack(a))\nout = stacked(*[x + i for i in range(40)])"
+
+
+def _page(browser, tmp_path, name: str, body: str):
+    page_file = tmp_path / name
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page.goto(page_file.as_uri())
+    return page
+
+
+@pytest.mark.browser
+def test_a_300_character_hlo_line_wraps_inside_its_pane_with_the_label_beside_it(ip, browser, tmp_path):
+    _setup(ip)
+    result, cap = run_captured(ip, f"%%jaxstages --source -o rep\n{WIDE}")
+    assert result.success
+    hlo = ip.user_ns["rep"].reports[0].linked.irs[2]
+    wide = max((t for t, lab in zip(hlo.lines, hlo.sources) if lab == "In[3]:2"), key=len)
+    assert len(wide) >= 300
+    page = _page(browser, tmp_path, "linked-wide.html", cap.outputs[0].data["text/html"])
+    pane = page.locator(".js-pane", has_text="optimised HLO")
+    line = pane.locator("[tabindex]", has_text=wide.strip()[:40]).first
+    line.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    pane.screenshot(path=str(ARTIFACTS / "linked-wide-hlo-line.png"))
+    geometry = line.evaluate("""e => {
+        const pre = e.closest('pre'), box = pre.getBoundingClientRect(), r = document.createRange();
+        r.setStart(e.firstChild, 0); r.setEnd(e.firstChild, 1);
+        const first = r.getBoundingClientRect();
+        const text = e.firstChild.textContent.trimEnd();
+        r.setStart(e.firstChild, text.length - 1); r.setEnd(e.firstChild, text.length);
+        const last = r.getBoundingClientRect();
+        const lines = [...e.getClientRects()].length;
+        return {overflow: pre.scrollWidth - pre.clientWidth, left: box.left, right: box.right,
+                first: first.left, lastRight: last.right, height: e.getBoundingClientRect().height,
+                lineHeight: parseFloat(getComputedStyle(e).lineHeight) || first.height,
+                indent: [...e.getClientRects()].length, start: e.textContent.slice(0, 9)};
+    }""")
+    assert geometry["overflow"] == 0, "the pane must not need a horizontal scroll"
+    assert geometry["start"] == "In[3]:2  "
+    assert geometry["left"] < geometry["first"] < geometry["left"] + 20  # the label starts the line
+    assert geometry["lastRight"] <= geometry["right"]  # the line's last character is on screen, inside the pane
+    assert geometry["height"] >= 3 * geometry["lineHeight"]  # wrapped onto several rows
+    page.close()
+
+
+@pytest.mark.browser
+def test_the_linked_view_reads_as_labelled_text_in_nbconverts_sanitised_export(ip, browser, tmp_path):
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    report, cap = _linked_report(ip)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "%%jaxstages --source\nout = f(x)", outputs=[nbformat.v4.new_output("display_data", data=cap.outputs[0].data)])])
+    exported, _ = HTMLExporter(sanitize_html=True).from_notebook_node(notebook)
+    page = _page(browser, tmp_path, "linked-sanitised.html", exported)
+    panes = page.locator("div.jaxshow .js-pane")
+    texts = panes.evaluate_all("ps => ps.map(p => p.innerText)")
+    page.locator("div.jaxshow .js-linked").screenshot(path=str(ARTIFACTS / "linked-sanitised.png"))
+    page.close()
+    expected: list[list[str]] = []  # the text form's panes: title, then each line without its indent
+    for line in linked_text(report.linked, render.DEFAULT_BUDGET).split("\n"):
+        if re.match(r"  \S", line):
+            expected.append([line.strip().removesuffix(":")])
+        else:
+            expected[-1].append(line[4:])
+    assert len(texts) == len(expected) == 4
+    for shown, lines in zip(texts, expected):
+        assert [s.rstrip() for s in shown.split("\n") if s.strip()] == [line for line in lines if line.strip()]
+        assert not re.search(r"<(/?)(span|label|input|div|pre|code|b)\b", shown)  # no tag printed as text

@@ -22,8 +22,8 @@ from jaxshow.report import LinkedViews, plural
 
 HINT = ("hover over a line, or click it to keep it lit (click elsewhere to clear): "
         "its source line and every IR line it made light up in one colour")
-PANES_STYLE = "display: flex; gap: 8px; align-items: flex-start; overflow-x: auto;"
-PANE_STYLE = "flex: 1 1 0; min-width: 16em; max-width: 100%;"
+PANES_STYLE = "display: flex; flex-wrap: wrap; gap: 8px; align-items: flex-start;"
+PANE_STYLE = "flex: 1 1 0; min-width: 26em; max-width: 100%;"
 HANG_CHARS = 4
 """How far a wrapped IR line's continuation is indented past its label."""
 
