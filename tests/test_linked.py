@@ -18,6 +18,7 @@ from test_browser import ARTIFACTS, browser  # noqa: F401  (the module-scoped Ch
 
 import jaxshow
 from jaxshow import _jax_compat, render
+from jaxshow.capture import linked
 from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
 
@@ -180,13 +181,47 @@ def test_html_is_escaped_self_contained_and_css_only():
     assert "<script>" not in out and "&lt;/pre>&lt;script>" in out
     parser = _Tags()
     parser.feed(out)
-    labels = [a for t, a in parser.tags if t == "label"]
-    assert [a["class"] for a in labels] == ["js-ln js-s0 js-c0", "js-ln js-s1 js-c1", "js-ln js-s1 js-c1"]
-    radios = [a for t, a in parser.tags if t == "input"]
-    assert len(radios) == 3 and len({a["name"] for a in radios}) == 1 and all("hidden" in a for a in radios)
+    lines = [a for t, a in parser.tags if t == "span" and "tabindex" in a]
+    assert [(a["class"], a["tabindex"]) for a in lines] == [("js-s0 js-c0", "-1"), ("js-s1 js-c1", "-1"), ("js-s1 js-c1", "-1")]
+    # only tags a strict sanitiser keeps (nbconvert's --sanitize-html escapes the others into text), and the <style>
+    assert {t for t, _ in parser.tags} == {"div", "span", "b", "pre", "code", "style"}
     assert not any("id" in a for _, a in parser.tags)
     assert all(word not in out for word in ("url(", "@import", "src=", "href=", "javascript:"))
     assert "In[7]:2  " in out  # the label is text: legible with styles stripped
+
+
+def test_a_labelled_line_costs_at_most_55_bytes_beyond_its_text():
+    lines = tuple(f"  %add.{i} = f32[8]{{0}} add(%p.{i}, %q.{i})" for i in range(200))
+    views = LinkedViews(sources=(), irs=(LinkedIR("optimised HLO", lines, tuple(f"In[3]:{i % 20 + 1}" for i in range(200)), "a"),))
+    out = linked_html(views, render.DEFAULT_BUDGET)
+    pre = out[out.index("<pre"):out.index("</pre>")]
+    text = sum(len(f"In[3]:{i % 20 + 1}".ljust(8)) + 2 + len(t) + 1 for i, t in enumerate(lines))
+    assert (len(pre.encode()) - text) / 200 <= 55
+
+
+def test_files_with_one_base_name_are_told_apart_by_the_shortest_unique_path_suffix(tmp_path):
+    files = [str(tmp_path / "a" / "model.py"), str(tmp_path / "b" / "model.py"), str(tmp_path / "b" / "train.py"),
+             str(tmp_path / "x" / "c" / "model.py"), "<ipython-input-3-abc>"]
+    assert linked.file_names(files) == {files[0]: "a/model.py", files[1]: "b/model.py", files[2]: "train.py",
+                                        files[3]: "c/model.py", files[4]: "In[3]"}
+    assert linked.file_names(files[:1]) == {files[0]: "model.py"}
+
+
+def test_two_model_py_files_get_distinct_labels_in_a_real_shell(ip, tmp_path, monkeypatch):
+    for package, op in (("pa", "sin"), ("pb", "cos")):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        (tmp_path / package / "model.py").write_text(f"import jax.numpy as jnp\n\n\ndef step(v):\n    return jnp.{op}(v)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _setup(ip, "\nimport pa.model, pb.model")
+    result, cap = run_captured(ip, "%%jaxstages --source -o rep\ng = jax.jit(lambda v: pa.model.step(pb.model.step(v)))\nout = g(x)")
+    assert result.success
+    linked = ip.user_ns["rep"].reports[0].linked
+    assert [s.name for s in linked.sources] == ["pb/model.py", "pa/model.py"]
+    labelled = _labelled(linked.irs[0])
+    assert [lab for t, lab in labelled.items() if " = sin " in t] == ["pa/model.py:5"]
+    assert [lab for t, lab in labelled.items() if " = cos " in t] == ["pb/model.py:5"]
+    assert "\n  source pa/model.py:\n    pa/model.py:5      return jnp.sin(v)\n" in cap.outputs[0].data["text/plain"]
 
 
 def test_text_and_html_keep_to_the_line_budget():
@@ -196,7 +231,7 @@ def test_text_and_html_keep_to_the_line_budget():
     text = linked_text(views, budget)
     assert text.splitlines()[-1] == "    … 20 more lines; all 30 in report.linked.irs[0].lines"
     assert len(text.splitlines()) == 12
-    assert linked_html(views, budget).count("<label") == 10
+    assert linked_html(views, budget).count('tabindex="-1"') == 10
 
 
 # --- a real browser -----------------------------------------------------------------------------
@@ -205,7 +240,7 @@ def test_text_and_html_keep_to_the_line_budget():
 def _lit(page) -> list[str]:
     """The text of every line drawn lit (outlined), in page order."""
     return page.eval_on_selector_all(
-        ".js-linked .js-ln", "els => els.filter(e => getComputedStyle(e).outlineStyle === 'solid').map(e => e.textContent)")
+        ".js-linked code > span", "els => els.filter(e => getComputedStyle(e).outlineStyle === 'solid').map(e => e.textContent.trimEnd())")
 
 
 def _expected(linked: LinkedViews, label: str) -> list[str]:
@@ -213,10 +248,10 @@ def _expected(linked: LinkedViews, label: str) -> list[str]:
     out = []
     for source in linked.sources:
         width = max(len(source.label(i)) for i in range(len(source.lines)))
-        out += [f"{source.label(i).ljust(width)}  {t}" for i, t in enumerate(source.lines) if source.label(i) == label]
+        out += [f"{source.label(i).ljust(width)}  {t}".rstrip() for i, t in enumerate(source.lines) if source.label(i) == label]
     for ir in linked.irs:
         width = max(len(lab) for lab in ir.sources if lab)
-        out += [f"{lab.ljust(width)}  {t}" for lab, t in zip(ir.sources, ir.lines) if lab == label]
+        out += [f"{lab.ljust(width)}  {t}".rstrip() for lab, t in zip(ir.sources, ir.lines) if lab == label]
     return out
 
 
@@ -233,16 +268,97 @@ def test_hover_and_click_light_exactly_the_linked_lines_in_chromium(ip, browser,
     page.goto(page_file.as_uri())
     page.locator("details.js-station", has_text="Linked views").locator("summary").first.wait_for()
     assert _lit(page) == []
-    source_line = page.locator(".js-pane", has_text="source In[2]").locator("label.js-ln", has_text="jnp.sin(y)")
+    source_line = page.locator(".js-pane", has_text="source In[2]").locator("[tabindex]", has_text="jnp.sin(y)")
     source_line.hover()
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator(".js-linked").screenshot(path=str(ARTIFACTS / "linked-hover-sin.png"))
     assert _lit(page) == _expected(linked, "In[2]:3")
     assert len(_expected(linked, "In[2]:3")) >= 4  # the source line, and at least one line in each IR
     # click a line of the optimised HLO: the source line and its lines in every IR stay lit after the mouse leaves
-    page.locator(".js-pane", has_text="optimised HLO").locator("label.js-ln", has_text=" cosine(").first.click()
+    page.locator(".js-pane", has_text="optimised HLO").locator("[tabindex]", has_text=" cosine(").first.click()
     page.mouse.move(0, 0)
     page.locator(".js-linked").screenshot(path=str(ARTIFACTS / "linked-click-cos.png"))
     assert _lit(page) == _expected(linked, "In[2]:4")
+    # clicking another line moves the pin; clicking outside the lines clears it
+    page.locator(".js-pane", has_text="StableHLO").locator("[tabindex]", has_text="stablehlo.multiply").first.click()
+    page.mouse.move(0, 0)
+    assert _lit(page) == _expected(linked, "In[2]:2")
+    page.locator(".js-linked").locator("b", has_text="jaxpr").click()
+    page.mouse.move(0, 0)
+    page.locator(".js-linked").screenshot(path=str(ARTIFACTS / "linked-cleared.png"))
+    assert _lit(page) == []
     assert blocked == []
     page.close()
+
+
+WIDE = "stacked = jax.jit(lambda *a: jnp.stack(a))\nout = stacked(*[x + i for i in range(40)])"
+
+
+def _page(browser, tmp_path, name: str, body: str):
+    page_file = tmp_path / name
+    page_file.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page.goto(page_file.as_uri())
+    return page
+
+
+@pytest.mark.browser
+def test_a_300_character_hlo_line_wraps_inside_its_pane_with_the_label_beside_it(ip, browser, tmp_path):
+    _setup(ip)
+    result, cap = run_captured(ip, f"%%jaxstages --source -o rep\n{WIDE}")
+    assert result.success
+    hlo = ip.user_ns["rep"].reports[0].linked.irs[2]
+    wide = max((t for t, lab in zip(hlo.lines, hlo.sources) if lab == "In[3]:2"), key=len)
+    assert len(wide) >= 300
+    page = _page(browser, tmp_path, "linked-wide.html", cap.outputs[0].data["text/html"])
+    pane = page.locator(".js-pane", has_text="optimised HLO")
+    line = pane.locator("[tabindex]", has_text=wide.strip()[:40]).first
+    line.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    pane.screenshot(path=str(ARTIFACTS / "linked-wide-hlo-line.png"))
+    geometry = line.evaluate("""e => {
+        const pre = e.closest('pre'), box = pre.getBoundingClientRect(), r = document.createRange();
+        r.setStart(e.firstChild, 0); r.setEnd(e.firstChild, 1);
+        const first = r.getBoundingClientRect();
+        const text = e.firstChild.textContent.trimEnd();
+        r.setStart(e.firstChild, text.length - 1); r.setEnd(e.firstChild, text.length);
+        const last = r.getBoundingClientRect();
+        const lines = [...e.getClientRects()].length;
+        return {overflow: pre.scrollWidth - pre.clientWidth, left: box.left, right: box.right,
+                first: first.left, lastRight: last.right, height: e.getBoundingClientRect().height,
+                lineHeight: parseFloat(getComputedStyle(e).lineHeight) || first.height,
+                indent: [...e.getClientRects()].length, start: e.textContent.slice(0, 9)};
+    }""")
+    assert geometry["overflow"] == 0, "the pane must not need a horizontal scroll"
+    assert geometry["start"] == "In[3]:2  "
+    assert geometry["left"] < geometry["first"] < geometry["left"] + 20  # the label starts the line
+    assert geometry["lastRight"] <= geometry["right"]  # the line's last character is on screen, inside the pane
+    assert geometry["height"] >= 3 * geometry["lineHeight"]  # wrapped onto several rows
+    page.close()
+
+
+@pytest.mark.browser
+def test_the_linked_view_reads_as_labelled_text_in_nbconverts_sanitised_export(ip, browser, tmp_path):
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    report, cap = _linked_report(ip)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "%%jaxstages --source\nout = f(x)", outputs=[nbformat.v4.new_output("display_data", data=cap.outputs[0].data)])])
+    exported, _ = HTMLExporter(sanitize_html=True).from_notebook_node(notebook)
+    page = _page(browser, tmp_path, "linked-sanitised.html", exported)
+    panes = page.locator("div.jaxshow .js-pane")
+    texts = panes.evaluate_all("ps => ps.map(p => p.innerText)")
+    page.locator("div.jaxshow .js-linked").screenshot(path=str(ARTIFACTS / "linked-sanitised.png"))
+    page.close()
+    expected: list[list[str]] = []  # the text form's panes: title, then each line without its indent
+    for line in linked_text(report.linked, render.DEFAULT_BUDGET).split("\n"):
+        if re.match(r"  \S", line):
+            expected.append([line.strip().removesuffix(":")])
+        else:
+            expected[-1].append(line[4:])
+    assert len(texts) == len(expected) == 4
+    for shown, lines in zip(texts, expected):
+        assert [s.rstrip() for s in shown.split("\n") if s.strip()] == [line for line in lines if line.strip()]
+        assert not re.search(r"<(/?)(span|label|input|div|pre|code|b)\b", shown)  # no tag printed as text

@@ -77,8 +77,9 @@ class StagesMagics(Magics):
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
     @argument("--source", action="store_true", help="Show your source lines beside the jaxpr, StableHLO and optimised HLO, "
-                                                    "each IR line labelled In[n]:line; hover or click a line to "
-                                                    "highlight the lines it links to (also %%config StagesMagics.source=True).")
+                                                    "each IR line labelled In[n]:line (or the shortest path that tells your files apart); "
+                                                    "hover or click a line to highlight the lines it links to, click "
+                                                    "elsewhere to clear (also %%config StagesMagics.source=True).")
     @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "

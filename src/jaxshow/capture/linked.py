@@ -14,7 +14,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import _is_user_file
@@ -57,40 +57,54 @@ def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
         hlo_text: ``Compiled.as_text()``, or ``None``.
         file_label: names a user's file in the labels.
     """
-    used: dict[str, set[int]] = {}
-
-    def label(frame: Frame | None) -> str | None:
-        if frame is None:
-            return None
-        used.setdefault(frame[0], set()).add(frame[1])
-        return f"{file_label(frame[0])}:{frame[1]}"
-
-    irs, notes = [], []
+    parsed: list[tuple[str, list[tuple[str, Frame | None]], str]] = []
+    notes = []
     if jaxpr is not None:
-        irs.append(_linked("jaxpr", _jaxpr_lines(jaxpr), label, "report.linked.irs[0]"))
+        parsed.append(("jaxpr", _jaxpr_lines(jaxpr), "report.linked.irs[0]"))
     else:
         notes.append("jaxpr: not reached")
     for title, text, parse in (("StableHLO", stablehlo_text, _stablehlo_lines), ("optimised HLO", hlo_text, _hlo_lines)):
         if text is None:
             notes.append(f"{title}: not reached")
         else:
-            irs.append(_linked(title, parse(text), label, f"report.linked.irs[{len(irs)}]"))
-    sources = tuple(_source(file, lines, file_label) for file, lines in used.items())
-    return LinkedViews(sources=tuple(s for s in sources if s.lines), irs=tuple(irs), notes=tuple(notes))
+            parsed.append((title, parse(text), f"report.linked.irs[{len(parsed)}]"))
+    used: dict[str, set[int]] = {}
+    for _, lines, _ in parsed:
+        for _, frame in lines:
+            if frame is not None:
+                used.setdefault(frame[0], set()).add(frame[1])
+    names = file_names(used, file_label)
+    irs = tuple(LinkedIR(title=title, lines=tuple(text for text, _ in lines), attribute=attribute,
+                         sources=tuple(None if f is None else f"{names[f[0]]}:{f[1]}" for _, f in lines))
+                for title, lines, attribute in parsed)
+    sources = tuple(_source(file, lines, names[file], file_label) for file, lines in used.items())
+    return LinkedViews(sources=tuple(s for s in sources if s.lines), irs=irs, notes=tuple(notes))
 
 
-def _linked(title: str, lines: list[tuple[str, Frame | None]], label: Callable[[Frame | None], str | None], attribute: str) -> LinkedIR:
-    return LinkedIR(title=title, lines=tuple(text for text, _ in lines), sources=tuple(label(f) for _, f in lines),
-                    attribute=attribute)
+def file_names(files: Iterable[str], file_label: FileLabel = default_file_label) -> dict[str, str]:
+    """Each file's name in the labels: a cell's label, or the shortest path suffix no other file in ``files`` ends with.
+
+    ``a/model.py`` and ``b/model.py`` become ``a/model.py`` and ``b/model.py``;
+    a lone ``model.py`` stays ``model.py``.
+    """
+    names = {file: file_label(file) for file in files}
+    paths = {file: os.path.normpath(file).split(os.sep) for file, name in names.items() if name == os.path.basename(file)}
+    for file, parts in paths.items():
+        others = [p for f, p in paths.items() if f != file]
+        depth = 1
+        while depth < len(parts) and any(p[-depth:] == parts[-depth:] for p in others):
+            depth += 1
+        names[file] = "/".join(parts[-depth:])
+    return names
 
 
-def _source(file: str, lines: set[int], file_label: FileLabel) -> SourceText:
+def _source(file: str, lines: set[int], name: str, file_label: FileLabel) -> SourceText:
     """The cell whole, or a file's lines from the first to the last one the IR points at."""
     text = linecache.getlines(file)
     cell = file_label(file) != os.path.basename(file) or not os.path.isfile(file)
     first = 1 if cell else min(lines)
     last = min(len(text), max(lines) if not cell else len(text), first + MAX_SOURCE_LINES - 1)
-    return SourceText(name=file_label(file), first_line=first, lines=tuple(t.rstrip("\n") for t in text[first - 1 : last]))
+    return SourceText(name=name, first_line=first, lines=tuple(t.rstrip("\n") for t in text[first - 1 : last]))
 
 
 def _user_frame(frames: Iterator[Frame] | tuple[Frame, ...]) -> Frame | None:

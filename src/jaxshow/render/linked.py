@@ -3,24 +3,29 @@
 Every line carries its source label (``In[4]:2``) as text, so the view reads
 the same with styles and scripts stripped. In a browser, hovering a line
 highlights every line with its label, in every pane, in the label's colour;
-clicking one keeps it highlighted. Both use CSS only: each line is a
-``<label>`` around a hidden radio button (one group per output), and one rule
-per label selects ``.js-linked:has(.js-sN:hover)`` or ``:has(input.js-sN:checked)``.
-No script, no ids. No JAX, no IPython.
+clicking one keeps it highlighted until the user clicks elsewhere. Both use CSS
+only: each labelled line is a ``<span tabindex="-1">`` (focusable by a click,
+outside the Tab order), and one rule per label selects
+``.js-linked:has(.js-sN:hover)`` or ``:has(.js-sN:focus)``. Only ``<span>``,
+``<pre>``, ``<code>``, ``<div>`` and ``<b>`` are used, so a sanitiser that
+escapes unknown tags (nbconvert's ``--sanitize-html``) leaves labelled text.
+Long lines wrap with a hanging indent past the label. No script, no ids. No
+JAX, no IPython.
 """
 
 from __future__ import annotations
-
-import uuid
 
 from jaxshow.render.limits import TextBudget, clean
 from jaxshow.render.markup import Html, escape_text, muted, tag
 from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, LINK_COLOURS
 from jaxshow.report import LinkedViews, plural
 
-HINT = "hover over a line, or click it to keep it lit: its source line and every IR line it made light up in one colour"
-PANES_STYLE = "display: flex; gap: 8px; align-items: flex-start; overflow-x: auto;"
-PANE_STYLE = "flex: 1 1 0; min-width: 16em; max-width: 100%;"
+HINT = ("hover over a line, or click it to keep it lit (click elsewhere to clear): "
+        "its source line and every IR line it made light up in one colour")
+PANES_STYLE = "display: flex; flex-wrap: wrap; gap: 8px; align-items: flex-start;"
+PANE_STYLE = "flex: 1 1 0; min-width: 26em; max-width: 100%;"
+HANG_CHARS = 4
+"""How far a wrapped IR line's continuation is indented past its label."""
 
 
 def link_classes(views: LinkedViews) -> dict[str, int]:
@@ -47,25 +52,23 @@ def _shown(lines: list, budget: TextBudget) -> tuple[list, int]:
 def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
     """The panes side by side (stacked where the page is narrow or the styles are stripped), with their CSS."""
     classes = link_classes(views)
-    group = f"js-link-{uuid.uuid4().hex[:12]}"
     panes = []
     for title, lines, total, attribute in _panes(views):
         shown, hidden = _shown(lines, budget)
         width = max((len(label) for label, _ in shown if label), default=0)
         rows = []
         for label, text in shown:
-            gutter = escape_text((label or "").ljust(width)) + "  "
-            body = escape_text(clean(text))
+            line = escape_text(f"{(label or '').ljust(width)}  {clean(text)}".rstrip() if width else clean(text)) + "\n"
             if label is None:
-                rows.append(f'<span class="js-ln">{gutter}{body}</span>')
+                rows.append(f"<span>{line}</span>")
             else:
                 n = classes[label]
-                rows.append(f'<label class="js-ln js-s{n} js-c{n % len(LINK_COLOURS)}">'
-                            f'<input type="radio" name="{group}" class="js-s{n}" hidden>{gutter}{body}</label>')
-        code = tag("pre", tag("code", Html("\n".join(rows)), style=CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)
+                rows.append(f'<span class="js-s{n} js-c{n % len(LINK_COLOURS)}" tabindex="-1">{line}</span>')
+        hang = f"--js-hang:{width + 2 + HANG_CHARS if width else HANG_CHARS}ch;"
+        code = tag("pre", tag("code", Html("".join(rows)), style=hang + CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)
         more = [muted(f"{plural(hidden, 'more line')} not shown; all {total:,} in {attribute}")] if hidden else []
         panes.append(tag("div", tag("div", tag("b", title)), code, *more, cls="js-pane", style=PANE_STYLE))
-    rules = "".join(f".jaxshow .js-linked:has(.js-s{n}:hover) .js-s{n},.jaxshow .js-linked:has(input.js-s{n}:checked) .js-s{n}"
+    rules = "".join(f".jaxshow .js-linked:has(.js-s{n}:hover) .js-s{n},.jaxshow .js-linked:has(.js-s{n}:focus) .js-s{n}"
                     "{background:var(--js-lit);outline:1px solid var(--js-lit)}" for n in classes.values())
     notes = [tag("div", muted(note)) for note in views.notes]
     linked = tag("div", *panes, Html(f"<style><!--\n{rules}\n--></style>"), cls="js-linked", style=PANES_STYLE)

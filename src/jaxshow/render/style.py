@@ -80,7 +80,9 @@ STYLESHEET = (
     f"font-family:{MONOSPACE};font-size:11px}}"
     ".jaxshow .js-head{font-size:14px;margin-bottom:4px}"
     ".jaxshow .js-bar{display:flex;height:10px;border-radius:3px;overflow:hidden;margin:4px 0;max-width:480px;background:rgba(128,128,128,.2)}"
-    ".jaxshow .js-linked label.js-ln{cursor:pointer}"
+    ".jaxshow .js-linked code>span{display:block;white-space:pre-wrap;overflow-wrap:anywhere;"
+    "padding-left:var(--js-hang);text-indent:calc(-1*var(--js-hang))}"
+    ".jaxshow .js-linked [tabindex]{cursor:pointer;outline:none}"
     + "".join(f".jaxshow .js-linked .js-c{n}{{background:rgba({r},{g},{b},.1);--js-lit:rgba({r},{g},{b},.45)}}"
               for n, (r, g, b) in enumerate(LINK_COLOURS))
 )
