@@ -115,6 +115,26 @@ def test_jaxcache_miss_carries_jaxpr_diff(shell):
     assert "       jaxpr against the previous trace: +1 −1 lines" in text
 
 
+def test_rerun_defining_cell_is_diffed_against_the_previous_definition(shell):
+    run_captured(shell, "%jaxcache on")  # In[2]
+    run_captured(shell, "@jax.jit\ndef g(x):\n    return jnp.sin(x)")  # In[3]
+    _, cap = run_captured(shell, "y = g(jnp.ones(3))")  # In[4]: g's first trace, nothing to compare
+    assert "against the previous" not in cap.outputs[-1].data["text/plain"]
+    run_captured(shell, "@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2")  # In[5]: the cell re-run with a changed body
+    on = shell.magics_manager.registry["CacheMagics"]._on_session
+    _, cap = run_captured(shell, "y = g(jnp.ones(3))")  # In[6]: a new function object
+    (miss,) = on.report().functions[0].misses
+    assert miss.category == "never_seen"
+    assert _changed(miss.jaxpr_diff) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+                                         "+{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert ("       jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1): +1 −1 lines\n"
+            "         -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
+            "         +{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }") in text
+    assert "<b>jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1)</b>" in cap.outputs[-1].data["text/html"]
+    run_captured(shell, "%jaxcache off")
+
+
 # --- pure: renumbering makes a renaming no change --------------------------------------------
 
 HLO_A = """HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
