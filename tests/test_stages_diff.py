@@ -189,6 +189,75 @@ def test_a_real_change_survives_renumbering():
                                                           "%fused_computation.0 (param_0.0: f32[3]) -> f32[3] {"]
 
 
+# --- structural matching: one inserted op changes its line and its user's, not every later name -------
+
+
+def _chain(inserted: bool) -> dict[str, str]:
+    """A 20-op chain (sine, multiply by x, ...) named as JAX and XLA name it, with ``negate`` after op 10 when ``inserted``."""
+    ops = [("sin", "sine", "sine") if i % 2 == 0 else ("mul", "multiply", "multiply") for i in range(20)]
+    if inserted:
+        ops.insert(10, ("neg", "negate", "negate"))
+    jaxpr, mlir, hlo = ["{ lambda ; a:f32[8]. let"], [], []
+    for k, (prim, op, instr) in enumerate(ops):
+        var, prev = irdiff._letters(k + 1), irdiff._letters(k)
+        jaxpr.append(f"    {var}:f32[8] = {prim} {prev}" + (" a" if prim == "mul" else ""))
+        src = f"%{k - 1}" if k else "%arg0"
+        mlir.append(f"    %{k} = stablehlo.{op} {src}" + (", %arg0" if op == "multiply" else "") + " : tensor<8xf32>")
+        hsrc = f"%{ops[k - 1][2]}.{k + 1}" if k else "%Arg_0.1"
+        root = "ROOT " if k == len(ops) - 1 else ""
+        hlo.append(f"  {root}%{instr}.{k + 2} = f32[8]{{0}} {instr}({hsrc}" + (", %Arg_0.1" if instr == "multiply" else "") + ")")
+    n = len(ops)
+    return {
+        "jaxpr": "\n".join(jaxpr + [f"  in ({irdiff._letters(n)},) }}"]),
+        "mlir": "\n".join(["module @jit_chain {", "  func.func public @main(%arg0: tensor<8xf32>) -> (tensor<8xf32>) {", *mlir,
+                           f"    return %{n - 1} : tensor<8xf32>", "  }", "}"]),
+        "hlo": "\n".join(["HloModule jit_chain, entry_computation_layout={(f32[8]{0})->f32[8]{0}}", "",
+                          f"ENTRY %main.{n + 2} (Arg_0.1: f32[8]) -> f32[8] {{", "  %Arg_0.1 = f32[8]{0} parameter(0)", *hlo, "}"]),
+    }
+
+
+@pytest.mark.parametrize(("language", "changed"), [
+    ("jaxpr", ["-    l:f32[8] = sin k", "+    v:f32[8] = neg k", "+    l:f32[8] = sin v"]),
+    ("mlir", ["-    %10 = stablehlo.sine %9 : tensor<8xf32>", "+    %20 = stablehlo.negate %9 : tensor<8xf32>",
+              "+    %10 = stablehlo.sine %20 : tensor<8xf32>"]),
+    ("hlo", ["-  %sine.5 = f32[8]{0} sine(%multiply.4)", "+  %negate.0 = f32[8]{0} negate(%multiply.4)",
+             "+  %sine.5 = f32[8]{0} sine(%negate.0)"]),
+])
+def test_one_inserted_op_in_a_chain_changes_only_its_line_and_its_user(language, changed):
+    before, now = _chain(False)[language], _chain(True)[language]
+    diff = irdiff.text_diff(language, language, before, now)
+    assert _changed(diff) == changed
+    assert (diff.added_lines, diff.removed_lines) == (2, 1)
+    assert len(diff.lines) == len(irdiff.canonical_lines(now, language)) + 1
+
+
+def test_one_inserted_op_in_a_real_chain():
+    import jax
+    import jax.numpy as jnp
+
+    def chain(inserted):
+        def f(x):
+            y = x
+            for i in range(20):
+                y = jnp.sin(y) if i % 2 == 0 else y * x
+                if inserted and i == 9:
+                    y = -y
+            return y
+        return f
+
+    x = jnp.ones(8)
+    texts = []
+    for inserted in (False, True):
+        lowered = jax.jit(chain(inserted)).lower(x)
+        texts.append((str(jax.make_jaxpr(chain(inserted))(x)), lowered.as_text(), lowered.compile().as_text()))
+    jaxpr, mlir, hlo = (irdiff.text_diff(lang, lang, a, b) for lang, a, b in zip(("jaxpr", "mlir", "hlo"), *texts))
+    assert _changed(jaxpr) == ["-    l:f32[8] = sin k", "+    v:f32[8] = neg k", "+    l:f32[8] = sin v"]
+    assert _changed(mlir) == ["-    %10 = stablehlo.sine %9 : tensor<8xf32>", "+    %20 = stablehlo.negate %9 : tensor<8xf32>",
+                              "+    %10 = stablehlo.sine %20 : tensor<8xf32>"]
+    assert (hlo.added_lines, hlo.removed_lines) == (2, 1)
+    assert [piece.split(" = ")[1].split("(")[0] for piece in _changed(hlo)] == ["f32[8]{0} sine", "f32[8]{0} negate", "f32[8]{0} sine"]
+
+
 def diff_record(diff):
     from jaxshow.report import StagesDiff
 
