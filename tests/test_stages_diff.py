@@ -8,6 +8,7 @@ from IPython.core.error import UsageError
 from jaxshow import irdiff, render
 from jaxshow.report import ArgChange, QuantityChange
 from shellrun import run_captured
+from test_browser import ARTIFACTS, EFFECTIVE_COLOURS, VSCODE_DARK, _lab_theme, _lowest_contrast, browser  # noqa: F401 (Chromium fixture)
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -308,3 +309,88 @@ def test_trace_probe_hands_over_the_traced_jaxpr():
         uninstall()
     assert len(seen) == first
     assert seen[-2:] == [("token", "{ lambda ; a:f32[2]. let b:f32[2] = mul a 3.0:f32[] in (b,) }"), ("token", True)]
+
+
+# --- the diff's HTML in Chromium: folded runs closed, changed lines tinted and legible -----------
+
+
+@pytest.fixture
+def static_diff(shell):
+    """The report ``%%jaxstages --diff`` displays for a static-argument change, and the diff record."""
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(4), 2)")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 3)")
+    return diff, data
+
+
+def _diff_page(name: str, body: str, head_css: str = "", body_style: str = ""):
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.html"
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{head_css}</style></head>"
+                    f"<body style='{body_style}'>{body}</body></html>", encoding="utf-8")
+    return path
+
+
+def _check_diff_in_page(page, diff, shot: str) -> None:
+    """Folded runs are closed ``<details>``; the tinted spans are exactly the changed lines, each legible (≥ 4.5:1)."""
+    root = page.locator("div.js-stages-diff").first
+    folded = root.locator("details.js-diff details.js-section")
+    assert folded.locator("summary").all_inner_texts() == ["⋯ 6 unchanged lines"]  # the optimised HLO's tail
+    assert folded.evaluate_all("ds => ds.map(d => d.open)") == [False]
+    assert root.locator("details.js-diff").evaluate_all("ds => ds.map(d => d.open)") == [True, True, True]
+    assert not folded.locator("pre").is_visible()
+    assert root.locator("details.js-diff").nth(1).locator("pre.js-code").count() == 1  # StableHLO: its last two lines join the change's
+    folded.locator("summary").click()
+    assert folded.locator("pre").is_visible() and " ENTRY %main.0 (x.0: f32[4]) -> f32[4] {" in folded.locator("pre").inner_text()
+    tinted = root.locator("pre.js-code span")
+    assert tinted.all_inner_texts() == [piece for t in diff.texts for piece in t.lines if piece[:1] in "+-"]
+    assert all(s.is_visible() for s in tinted.all())
+    backgrounds = tinted.evaluate_all("ss => ss.map(s => getComputedStyle(s).backgroundColor)")
+    assert set(backgrounds) == {"rgba(46, 160, 67, 0.22)", "rgba(248, 81, 73, 0.22)"}
+    assert _lowest_contrast(tinted.evaluate_all(EFFECTIVE_COLOURS)) >= 4.5
+    root.screenshot(path=str(ARTIFACTS / shot))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("theme, scheme", [("default", "light"), ("default", "dark"), ("jupyterlab-dark", "light"),
+                                           ("vscode-dark", "light")], ids=lambda v: v)
+def test_diff_html_folds_and_tints_legibly_in_chromium(static_diff, browser, theme, scheme):
+    diff, data = static_diff
+    if theme == "jupyterlab-dark":
+        path = _diff_page(f"diff-{theme}", data["text/html"], _lab_theme("dark"), "background: var(--jp-layout-color0)")
+    elif theme == "vscode-dark":
+        variables = "".join(f"{k}: {v};" for k, v in VSCODE_DARK.items())
+        path = _diff_page(f"diff-{theme}", data["text/html"], f":root {{ {variables} }}", "background: var(--vscode-editor-background)")
+    else:
+        path = _diff_page(f"diff-{theme}-{scheme}", data["text/html"])
+    page = browser.new_page(viewport={"width": 1200, "height": 1000}, color_scheme=scheme)
+    page.goto(path.as_uri(), wait_until="load")
+    _check_diff_in_page(page, diff, f"diff-{theme}-{scheme}.png")
+    page.close()
+
+
+@pytest.mark.browser
+def test_diff_reads_in_a_sanitised_nbconvert_export(static_diff, browser):
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    diff, data = static_diff
+    cell = nbformat.v4.new_code_cell("%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 3)", execution_count=3,
+                                     outputs=[nbformat.v4.new_output("display_data", data=data)])
+    body, _ = HTMLExporter(sanitize_html=True).from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "diff-sanitized.html"
+    path.write_text(body, encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page.goto(path.as_uri(), wait_until="load")
+    root = page.locator("div.js-stages-diff").first
+    text = root.inner_text()
+    assert ".jaxshow" not in text and "--js-" not in text  # the stylesheet never shows as text
+    for piece in ("static n", "-  %constant.0 = f32[] constant(2)", "+  %constant.0 = f32[] constant(3)", "⋯ 6 unchanged lines"):
+        assert piece in text
+    changed = root.locator("pre.js-code", has_text="constant(3)").first
+    assert "mono" in changed.locator("code").evaluate("c => getComputedStyle(c).fontFamily").lower()
+    assert changed.locator("code").evaluate("c => getComputedStyle(c).whiteSpace").startswith("pre")
+    assert _lowest_contrast(changed.locator("code").evaluate_all(EFFECTIVE_COLOURS)) >= 4.5
+    root.screenshot(path=str(ARTIFACTS / "diff-sanitized.png"))
+    page.close()

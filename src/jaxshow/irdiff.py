@@ -105,14 +105,22 @@ def folded(lines: tuple[str, ...] | list[str], context: int = CONTEXT_LINES) -> 
         if piece[:1] in "+-" and piece:
             for k in range(max(0, i - context), min(n, i + context + 1)):
                 near[k] = True
-    start = 0
+    start, shown = 0, []
     while start < n:
         end = start
         while end < n and near[end] == near[start]:
             end += 1
         run = list(lines[start:end])
-        yield ("shown" if near[start] or len(run) < 3 else "folded"), run
+        if near[start] or len(run) < 3:  # a short unchanged run joins the shown lines around it
+            shown += run
+        else:
+            if shown:
+                yield "shown", shown
+            yield "folded", run
+            shown = []
         start = end
+    if shown:
+        yield "shown", shown
 
 
 def unified(diff: TextDiff, context: int = CONTEXT_LINES) -> str:
