@@ -64,7 +64,11 @@ class CacheMagics(Magics):
         once per call. Each re-trace also shows its jaxpr against the
         function's previous trace as a folded diff, names renumbered so that
         only real changes show (``miss.jaxpr_diff``; ``%%jaxstages --diff``
-        compares the lowered and compiled modules too).
+        compares the lowered and compiled modules too). A function object made
+        anew (the cell that defines it ran again) is compared with the
+        previous definition of the same name in the same file or in any cell,
+        and the diff says which: "jaxpr against the previous definition of f
+        (defined at In[3]:1, traced at In[4]:1)".
 
         Line forms:
 
