@@ -8,6 +8,7 @@ from IPython.core.error import UsageError
 from jaxshow import irdiff, render
 from jaxshow.report import ArgChange, QuantityChange
 from shellrun import run_captured
+from test_browser import ARTIFACTS, EFFECTIVE_COLOURS, VSCODE_DARK, _lab_theme, _lowest_contrast, browser  # noqa: F401 (Chromium fixture)
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -115,6 +116,26 @@ def test_jaxcache_miss_carries_jaxpr_diff(shell):
     assert "       jaxpr against the previous trace: +1 −1 lines" in text
 
 
+def test_rerun_defining_cell_is_diffed_against_the_previous_definition(shell):
+    run_captured(shell, "%jaxcache on")  # In[2]
+    run_captured(shell, "@jax.jit\ndef g(x):\n    return jnp.sin(x)")  # In[3]
+    _, cap = run_captured(shell, "y = g(jnp.ones(3))")  # In[4]: g's first trace, nothing to compare
+    assert "against the previous" not in cap.outputs[-1].data["text/plain"]
+    run_captured(shell, "@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2")  # In[5]: the cell re-run with a changed body
+    on = shell.magics_manager.registry["CacheMagics"]._on_session
+    _, cap = run_captured(shell, "y = g(jnp.ones(3))")  # In[6]: a new function object
+    (miss,) = on.report().functions[0].misses
+    assert miss.category == "never_seen"
+    assert _changed(miss.jaxpr_diff) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+                                         "+{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert ("       jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1): +1 −1 lines\n"
+            "         -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
+            "         +{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }") in text
+    assert "<b>jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1)</b>" in cap.outputs[-1].data["text/html"]
+    run_captured(shell, "%jaxcache off")
+
+
 # --- pure: renumbering makes a renaming no change --------------------------------------------
 
 HLO_A = """HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
@@ -169,6 +190,75 @@ def test_a_real_change_survives_renumbering():
                                                           "%fused_computation.0 (param_0.0: f32[3]) -> f32[3] {"]
 
 
+# --- structural matching: one inserted op changes its line and its user's, not every later name -------
+
+
+def _chain(inserted: bool) -> dict[str, str]:
+    """A 20-op chain (sine, multiply by x, ...) named as JAX and XLA name it, with ``negate`` after op 10 when ``inserted``."""
+    ops = [("sin", "sine", "sine") if i % 2 == 0 else ("mul", "multiply", "multiply") for i in range(20)]
+    if inserted:
+        ops.insert(10, ("neg", "negate", "negate"))
+    jaxpr, mlir, hlo = ["{ lambda ; a:f32[8]. let"], [], []
+    for k, (prim, op, instr) in enumerate(ops):
+        var, prev = irdiff._letters(k + 1), irdiff._letters(k)
+        jaxpr.append(f"    {var}:f32[8] = {prim} {prev}" + (" a" if prim == "mul" else ""))
+        src = f"%{k - 1}" if k else "%arg0"
+        mlir.append(f"    %{k} = stablehlo.{op} {src}" + (", %arg0" if op == "multiply" else "") + " : tensor<8xf32>")
+        hsrc = f"%{ops[k - 1][2]}.{k + 1}" if k else "%Arg_0.1"
+        root = "ROOT " if k == len(ops) - 1 else ""
+        hlo.append(f"  {root}%{instr}.{k + 2} = f32[8]{{0}} {instr}({hsrc}" + (", %Arg_0.1" if instr == "multiply" else "") + ")")
+    n = len(ops)
+    return {
+        "jaxpr": "\n".join(jaxpr + [f"  in ({irdiff._letters(n)},) }}"]),
+        "mlir": "\n".join(["module @jit_chain {", "  func.func public @main(%arg0: tensor<8xf32>) -> (tensor<8xf32>) {", *mlir,
+                           f"    return %{n - 1} : tensor<8xf32>", "  }", "}"]),
+        "hlo": "\n".join(["HloModule jit_chain, entry_computation_layout={(f32[8]{0})->f32[8]{0}}", "",
+                          f"ENTRY %main.{n + 2} (Arg_0.1: f32[8]) -> f32[8] {{", "  %Arg_0.1 = f32[8]{0} parameter(0)", *hlo, "}"]),
+    }
+
+
+@pytest.mark.parametrize(("language", "changed"), [
+    ("jaxpr", ["-    l:f32[8] = sin k", "+    v:f32[8] = neg k", "+    l:f32[8] = sin v"]),
+    ("mlir", ["-    %10 = stablehlo.sine %9 : tensor<8xf32>", "+    %20 = stablehlo.negate %9 : tensor<8xf32>",
+              "+    %10 = stablehlo.sine %20 : tensor<8xf32>"]),
+    ("hlo", ["-  %sine.5 = f32[8]{0} sine(%multiply.4)", "+  %negate.0 = f32[8]{0} negate(%multiply.4)",
+             "+  %sine.5 = f32[8]{0} sine(%negate.0)"]),
+])
+def test_one_inserted_op_in_a_chain_changes_only_its_line_and_its_user(language, changed):
+    before, now = _chain(False)[language], _chain(True)[language]
+    diff = irdiff.text_diff(language, language, before, now)
+    assert _changed(diff) == changed
+    assert (diff.added_lines, diff.removed_lines) == (2, 1)
+    assert len(diff.lines) == len(irdiff.canonical_lines(now, language)) + 1
+
+
+def test_one_inserted_op_in_a_real_chain():
+    import jax
+    import jax.numpy as jnp
+
+    def chain(inserted):
+        def f(x):
+            y = x
+            for i in range(20):
+                y = jnp.sin(y) if i % 2 == 0 else y * x
+                if inserted and i == 9:
+                    y = -y
+            return y
+        return f
+
+    x = jnp.ones(8)
+    texts = []
+    for inserted in (False, True):
+        lowered = jax.jit(chain(inserted)).lower(x)
+        texts.append((str(jax.make_jaxpr(chain(inserted))(x)), lowered.as_text(), lowered.compile().as_text()))
+    jaxpr, mlir, hlo = (irdiff.text_diff(lang, lang, a, b) for lang, a, b in zip(("jaxpr", "mlir", "hlo"), *texts))
+    assert _changed(jaxpr) == ["-    l:f32[8] = sin k", "+    v:f32[8] = neg k", "+    l:f32[8] = sin v"]
+    assert _changed(mlir) == ["-    %10 = stablehlo.sine %9 : tensor<8xf32>", "+    %20 = stablehlo.negate %9 : tensor<8xf32>",
+                              "+    %10 = stablehlo.sine %20 : tensor<8xf32>"]
+    assert (hlo.added_lines, hlo.removed_lines) == (2, 1)
+    assert [piece.split(" = ")[1].split("(")[0] for piece in _changed(hlo)] == ["f32[8]{0} sine", "f32[8]{0} negate", "f32[8]{0} sine"]
+
+
 def diff_record(diff):
     from jaxshow.report import StagesDiff
 
@@ -219,3 +309,89 @@ def test_trace_probe_hands_over_the_traced_jaxpr():
         uninstall()
     assert len(seen) == first
     assert seen[-2:] == [("token", "{ lambda ; a:f32[2]. let b:f32[2] = mul a 3.0:f32[] in (b,) }"), ("token", True)]
+
+
+# --- the diff's HTML in Chromium: folded runs closed, changed lines tinted and legible -----------
+
+
+@pytest.fixture
+def static_diff(shell):
+    """The report ``%%jaxstages --diff`` displays for a static-argument change, and the diff record."""
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(4), 2)")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 3)")
+    return diff, data
+
+
+def _diff_page(name: str, body: str, head_css: str = "", body_style: str = ""):
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.html"
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{head_css}</style></head>"
+                    f"<body style='{body_style}'>{body}</body></html>", encoding="utf-8")
+    return path
+
+
+def _check_diff_in_page(page, diff, shot: str) -> None:
+    """Folded runs are closed ``<details>``; the tinted spans are exactly the changed lines, each legible (≥ 4.5:1)."""
+    root = page.locator("div.js-stages-diff").first
+    folded = root.locator("details.js-diff details.js-section")
+    assert folded.locator("summary").all_inner_texts() == ["⋯ 6 unchanged lines"]  # the optimised HLO's tail
+    assert folded.evaluate_all("ds => ds.map(d => d.open)") == [False]
+    assert root.locator("details.js-diff").evaluate_all("ds => ds.map(d => d.open)") == [True, True, True]
+    assert not folded.locator("pre").is_visible()
+    assert root.locator("details.js-diff").nth(1).locator("pre.js-code").count() == 1  # StableHLO: its last two lines join the change's
+    folded.locator("summary").click()
+    entry = next(piece for piece in diff.texts[2].lines[-6:] if piece.startswith(" ENTRY %main.0 ("))
+    assert folded.locator("pre").is_visible() and entry in folded.locator("pre").inner_text()
+    tinted = root.locator("pre.js-code span")
+    assert tinted.all_inner_texts() == [piece for t in diff.texts for piece in t.lines if piece[:1] in "+-"]
+    assert all(s.is_visible() for s in tinted.all())
+    backgrounds = tinted.evaluate_all("ss => ss.map(s => getComputedStyle(s).backgroundColor)")
+    assert set(backgrounds) == {"rgba(46, 160, 67, 0.22)", "rgba(248, 81, 73, 0.22)"}
+    assert _lowest_contrast(tinted.evaluate_all(EFFECTIVE_COLOURS)) >= 4.5
+    root.screenshot(path=str(ARTIFACTS / shot))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("theme, scheme", [("default", "light"), ("default", "dark"), ("jupyterlab-dark", "light"),
+                                           ("vscode-dark", "light")], ids=lambda v: v)
+def test_diff_html_folds_and_tints_legibly_in_chromium(static_diff, browser, theme, scheme):
+    diff, data = static_diff
+    if theme == "jupyterlab-dark":
+        path = _diff_page(f"diff-{theme}", data["text/html"], _lab_theme("dark"), "background: var(--jp-layout-color0)")
+    elif theme == "vscode-dark":
+        variables = "".join(f"{k}: {v};" for k, v in VSCODE_DARK.items())
+        path = _diff_page(f"diff-{theme}", data["text/html"], f":root {{ {variables} }}", "background: var(--vscode-editor-background)")
+    else:
+        path = _diff_page(f"diff-{theme}-{scheme}", data["text/html"])
+    page = browser.new_page(viewport={"width": 1200, "height": 1000}, color_scheme=scheme)
+    page.goto(path.as_uri(), wait_until="load")
+    _check_diff_in_page(page, diff, f"diff-{theme}-{scheme}.png")
+    page.close()
+
+
+@pytest.mark.browser
+def test_diff_reads_in_a_sanitised_nbconvert_export(static_diff, browser):
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    diff, data = static_diff
+    cell = nbformat.v4.new_code_cell("%%jaxstages --diff -o rep\ny = f(jnp.ones(4), 3)", execution_count=3,
+                                     outputs=[nbformat.v4.new_output("display_data", data=data)])
+    body, _ = HTMLExporter(sanitize_html=True).from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "diff-sanitized.html"
+    path.write_text(body, encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1200, "height": 1000})
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page.goto(path.as_uri(), wait_until="load")
+    root = page.locator("div.js-stages-diff").first
+    text = root.inner_text()
+    assert ".jaxshow" not in text and "--js-" not in text  # the stylesheet never shows as text
+    for piece in ("static n", "-  %constant.0 = f32[] constant(2)", "+  %constant.0 = f32[] constant(3)", "⋯ 6 unchanged lines"):
+        assert piece in text
+    changed = root.locator("pre.js-code", has_text="constant(3)").first
+    assert "mono" in changed.locator("code").evaluate("c => getComputedStyle(c).fontFamily").lower()
+    assert changed.locator("code").evaluate("c => getComputedStyle(c).whiteSpace").startswith("pre")
+    assert _lowest_contrast(changed.locator("code").evaluate_all(EFFECTIVE_COLOURS)) >= 4.5
+    root.screenshot(path=str(ARTIFACTS / "diff-sanitized.png"))
+    page.close()

@@ -64,7 +64,11 @@ class CacheMagics(Magics):
         once per call. Each re-trace also shows its jaxpr against the
         function's previous trace as a folded diff, names renumbered so that
         only real changes show (``miss.jaxpr_diff``; ``%%jaxstages --diff``
-        compares the lowered and compiled modules too).
+        compares the lowered and compiled modules too). A function object made
+        anew (the cell that defines it ran again) is compared with the
+        previous definition of the same name in the same file or in any cell,
+        and the diff says which: "jaxpr against the previous definition of f
+        (defined at In[3]:1, traced at In[4]:1)".
 
         Line forms:
 
@@ -255,7 +259,8 @@ class CacheMagics(Magics):
                     f,
                     defined_at=f.defined_at and name(f.defined_at),
                     misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence),
-                                                     blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)))
+                                                     blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)),
+                                                     jaxpr_diff=m.jaxpr_diff and dataclasses.replace(m.jaxpr_diff, stage=name(m.jaxpr_diff.stage)))
                                  for m in f.misses),
                 )
                 for f in report.functions

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from jaxshow.irtext import closing
 from jaxshow.report import TextDiff
@@ -34,11 +34,48 @@ _JAXPR_VAR = re.compile(r"(?<![\w.=])(?<!= )([a-z]+)(?![\w\[=(.:])|(?<![\w.=])([
 
 def canonical_lines(text: str, language: str) -> list[str]:
     """``text`` with its generated names renumbered by first appearance (``language``: jaxpr, mlir or hlo)."""
-    if language == "jaxpr":
-        return _jaxpr_lines(text)
-    if language == "hlo":
-        return _renumber(_hlo_program(text), _HLO_NAME, hlo=True)
-    return _renumber(text.splitlines(), _MLIR_NAME, hlo=False)
+    lines, tokens, spell = _tokenized(text, language)
+    return _spelled(lines, tokens, _first_appearance(tokens, spell))
+
+
+def canonical_pair(before: str, now: str, language: str) -> tuple[list[str], list[str]]:
+    """Both texts with names that match across them: ``before`` renumbered by first appearance, ``now`` named after it.
+
+    The lines are aligned first with every generated name reduced to its base
+    (``%add.12`` → ``%add.#``); each name of ``now`` on a line aligned with an
+    identical one of ``before`` takes the name at the same place there. So one
+    inserted instruction changes its own line (and its users' operands), not
+    the number of every later instruction of its kind. A name with no match
+    keeps its own first-appearance name where that is free, else the next free one.
+    """
+    old_lines, old_tokens, spell = _tokenized(before, language)
+    new_lines, new_tokens, _ = _tokenized(now, language)
+    old_names = _first_appearance(old_tokens, spell)
+    matcher = difflib.SequenceMatcher(None, _stripped(old_lines, old_tokens), _stripped(new_lines, new_tokens),
+                                      autojunk=len(old_lines) > 2000)
+    matched: dict[str, str] = {}
+    taken: set[tuple[str, str]] = set()  # (sigil of the counter, name): MLIR's %0 and #loc0 are two names
+    opcodes = matcher.get_opcodes()
+    for wanted in ("equal", "replace"):  # identical lines first; then replaced runs of one length, line by line, same bases only
+        for op, i1, i2, j1, j2 in opcodes:
+            if op == wanted and i2 - i1 == j2 - j1:
+                for i, j in zip(range(i1, i2), range(j1, j2)):
+                    _match(old_tokens[i], new_tokens[j], old_names, matched, taken, strict=op == "replace")
+    new_names = dict(matched)
+    own = _first_appearance(new_tokens, spell)
+    counters: dict[tuple[str, str], int] = {}
+    for line_tokens in new_tokens:
+        for t in line_tokens:
+            if t.key in new_names:
+                continue
+            name = own[t.key]
+            while (t.counter[0], name) in taken:
+                k = counters.get(t.counter, 0)
+                counters[t.counter] = k + 1
+                name = spell(t.counter, k)
+            taken.add((t.counter[0], name))
+            new_names[t.key] = name
+    return _spelled(old_lines, old_tokens, old_names), _spelled(new_lines, new_tokens, new_names)
 
 
 def text_diff(stage: str, language: str, before: str | None, now: str | None, *, missing: str = "") -> TextDiff:
@@ -46,7 +83,7 @@ def text_diff(stage: str, language: str, before: str | None, now: str | None, *,
     if before is None or now is None:
         side = "the previous compile" if before is None else "this compile"
         return TextDiff(stage, language, unavailable=f"no {stage} for {side}" + (f" ({missing})" if missing else ""))
-    old, new = canonical_lines(before, language), canonical_lines(now, language)
+    old, new = canonical_pair(before, now, language)
     lines: list[str] = []
     added = removed = 0
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=len(old) > 2000).get_opcodes():
@@ -68,14 +105,22 @@ def folded(lines: tuple[str, ...] | list[str], context: int = CONTEXT_LINES) -> 
         if piece[:1] in "+-" and piece:
             for k in range(max(0, i - context), min(n, i + context + 1)):
                 near[k] = True
-    start = 0
+    start, shown = 0, []
     while start < n:
         end = start
         while end < n and near[end] == near[start]:
             end += 1
         run = list(lines[start:end])
-        yield ("shown" if near[start] or len(run) < 3 else "folded"), run
+        if near[start] or len(run) < 3:  # a short unchanged run joins the shown lines around it
+            shown += run
+        else:
+            if shown:
+                yield "shown", shown
+            yield "folded", run
+            shown = []
         start = end
+    if shown:
+        yield "shown", shown
 
 
 def unified(diff: TextDiff, context: int = CONTEXT_LINES) -> str:
@@ -86,25 +131,83 @@ def unified(diff: TextDiff, context: int = CONTEXT_LINES) -> str:
     return "\n".join(out)
 
 
-# --- renumbering ------------------------------------------------------------------------------
+# --- names ----------------------------------------------------------------------------------
 
 
-def _renumber(lines: list[str], pattern: re.Pattern[str], *, hlo: bool) -> list[str]:
+class _Token(NamedTuple):
+    """One generated name on a line: where it is, its sigil (kept), what names it (``key``) and its numbering ``counter``."""
+
+    start: int
+    end: int
+    sigil: str
+    key: str
+    counter: tuple[str, str]
+
+
+def _tokenized(text: str, language: str) -> tuple[list[str], list[list[_Token]], Callable[[tuple[str, str], int], str]]:
+    """The text's lines, the generated names on each, and how the ``k``-th name of a counter is spelled."""
+    if language == "jaxpr":
+        lines = text.splitlines()
+        binders = set(_JAXPR_BINDER.findall(text))
+        tokens = [[_Token(m.start(), m.end(), "", token, ("", "")) for m in _JAXPR_VAR.finditer(piece)
+                   for token in [m.group(1) or m.group(2)] if token in binders] for piece in lines]
+        return lines, tokens, lambda counter, k: _letters(k)
+    if language == "hlo":
+        lines = _hlo_program(text)  # HLO names an instruction with or without its %: one name either way
+        tokens = [[_Token(m.start(), m.end(), m.group(1), m.group(0)[len(m.group(1)):], ("", m.group(2)))
+                   for m in _HLO_NAME.finditer(piece)] for piece in lines]
+        return lines, tokens, lambda counter, k: f"{counter[1]}.{k}"
+    lines = text.splitlines()
+    tokens = [[_Token(m.start(), m.end(), m.group(1), m.group(0), (m.group(1), m.group(2)))
+               for m in _MLIR_NAME.finditer(piece)] for piece in lines]
+    return lines, tokens, lambda counter, k: f"{counter[1]}{'_' if counter[1] and counter[1] != 'arg' else ''}{k}"
+
+
+def _first_appearance(tokens: list[list[_Token]], spell: Callable[[tuple[str, str], int], str]) -> dict[str, str]:
     names: dict[str, str] = {}
     counts: dict[tuple[str, str], int] = {}
+    for line_tokens in tokens:
+        for t in line_tokens:
+            if t.key not in names:
+                k = counts.get(t.counter, 0)
+                counts[t.counter] = k + 1
+                names[t.key] = spell(t.counter, k)
+    return names
 
-    def canonical(m: re.Match[str]) -> str:
-        sigil, base = m.group(1), m.group(2)
-        token = m.group(0)[len(sigil):] if hlo else m.group(0)  # HLO names an instruction with or without its %
-        found = names.get(token)
-        if found is None:
-            counter = ("", base) if hlo else (sigil, base)
-            k = counts.get(counter, 0)
-            counts[counter] = k + 1
-            found = names[token] = f"{base}.{k}" if hlo else f"{base}{'_' if base and base != 'arg' else ''}{k}"
-        return sigil + found
 
-    return [pattern.sub(canonical, piece) for piece in lines]
+def _stripped(lines: list[str], tokens: list[list[_Token]]) -> list[str]:
+    """Each line with its names reduced to sigil and base, for aligning two texts whatever their numbering."""
+    out = []
+    for piece, line_tokens in zip(lines, tokens):
+        at, bits = 0, []
+        for t in line_tokens:
+            bits += [piece[at:t.start], t.sigil, t.counter[1], "\x00"]
+            at = t.end
+        out.append("".join(bits) + piece[at:] if line_tokens else piece)
+    return out
+
+
+def _match(old: list[_Token], new: list[_Token], old_names: dict[str, str], matched: dict[str, str], taken: set[tuple[str, str]],
+           *, strict: bool) -> None:
+    """Name each name of a ``new`` line after the one at the same place in the aligned ``old`` line, once each way."""
+    if len(old) != len(new) or (strict and any(a.counter != b.counter for a, b in zip(old, new))):
+        return
+    for a, b in zip(old, new):
+        name = old_names[a.key]
+        if b.key not in matched and (a.counter[0], name) not in taken:
+            matched[b.key] = name
+            taken.add((a.counter[0], name))
+
+
+def _spelled(lines: list[str], tokens: list[list[_Token]], names: dict[str, str]) -> list[str]:
+    out = []
+    for piece, line_tokens in zip(lines, tokens):
+        at, bits = 0, []
+        for t in line_tokens:
+            bits += [piece[at:t.start], t.sigil, names[t.key]]
+            at = t.end
+        out.append("".join(bits) + piece[at:] if line_tokens else piece)
+    return out
 
 
 def _hlo_program(text: str) -> list[str]:

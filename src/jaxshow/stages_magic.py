@@ -138,7 +138,9 @@ class StagesMagics(Magics):
         session: the arguments, static values and trace-context config that
         JAX keys its caches on, the jaxpr, the lowered module and the optimised
         HLO as folded diffs (names such as ``%add.12`` renumbered first, so a
-        pure renaming is no change), and the cost and memory figures.
+        pure renaming is no change, and matched across the two modules line by
+        line, so one inserted op shows as its own line and its user's, not as
+        every later name), and the cost and memory figures.
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs

@@ -15,8 +15,9 @@ from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import QuantityChange, StagesDiff, TextDiff, format_bytes, format_count
 
-_PLUS_STYLE = "color: #116329; background: #dafbe1;"
-_MINUS_STYLE = "color: #82071e; background: #ffebe9;"
+# Translucent tints and no text colour, as the notes: the line keeps the theme's text colour and reads in light and dark.
+_PLUS_STYLE = "background: rgba(46, 160, 67, 0.22);"
+_MINUS_STYLE = "background: rgba(248, 81, 73, 0.22);"
 
 
 def _quantity(value: float | None, unit: str) -> str:

@@ -45,8 +45,8 @@ class _Kept:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "made_by", "keys", "by_head", "entries",
-                 "traces", "last_jaxpr", "__weakref__")
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "keys", "by_head",
+                 "entries", "traces", "last_jaxpr", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         try:
@@ -60,6 +60,8 @@ class _FunctionRecord:
         self.source_key = _source_key(fun, self.qualname)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(_unwrapped(fun), debug_info)
+        inner = _unwrapped(fun)
+        self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.keys: deque[_Kept] = deque()
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
@@ -150,6 +152,7 @@ class Registry:
         self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
         self._by_source: dict[tuple[str, str], weakref.ref] = {}
         self._cleared: set[tuple[str, str]] = set()
+        self._definitions: OrderedDict[tuple[str, str], weakref.ref] = OrderedDict()
 
     def lookup(self, fun: Any) -> _FunctionRecord | None:
         record = self._by_id.get(id(fun))
@@ -183,6 +186,23 @@ class Registry:
                 self._by_id.popitem(last=False)
             return record, status
 
+    def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
+        """The record of the definition ``record`` replaces, if it traced: same qualified name, same file (any cell for a cell).
+
+        ``record`` becomes the definition the next one is compared with. At most
+        :data:`REGISTRY_LIMIT` definitions are indexed, by weak reference.
+        """
+        if record.defined_in is None:
+            return None
+        where = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname)
+        with self._lock:
+            ref = self._definitions.pop(where, None)
+            self._definitions[where] = weakref.ref(record)
+            if len(self._definitions) > REGISTRY_LIMIT:
+                self._definitions.popitem(last=False)
+        earlier = ref() if ref is not None else None
+        return earlier if earlier is not None and earlier is not record and earlier.last_jaxpr is not None else None
+
     def forget(self, fun: Any) -> int:
         """Drop ``fun``'s history (after ``clear_cache``); returns how many signatures it held."""
         with self._lock:
@@ -203,6 +223,7 @@ class Registry:
             self._by_id.clear()
             self._by_source.clear()
             self._cleared.clear()
+            self._definitions.clear()
 
 
 registry = Registry()

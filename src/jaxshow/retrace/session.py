@@ -75,13 +75,23 @@ JAXPR_DIFF_MAX_EQUATIONS = 2_000
 """A miss's jaxpr diff is printed only for jaxprs up to this many top-level equations each."""
 
 
-def _jaxpr_diff(before: Any, now: Any) -> TextDiff:
-    """The jaxpr of the previous trace against this one (printed now, when a report shows the miss)."""
+PREVIOUS_TRACE = "jaxpr against the previous trace"
+
+
+def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE) -> TextDiff:
+    """The jaxpr of an earlier trace against this one (printed now, when a report shows the miss)."""
     largest = max(len(before.eqns), len(now.eqns))
     if largest > JAXPR_DIFF_MAX_EQUATIONS:
-        return TextDiff("jaxpr against the previous trace", "jaxpr", unavailable=f"not diffed: {largest:,} equations (over {JAXPR_DIFF_MAX_EQUATIONS:,}; "
+        return TextDiff(title, "jaxpr", unavailable=f"not diffed: {largest:,} equations (over {JAXPR_DIFF_MAX_EQUATIONS:,}; "
                                                     "%%jaxstages --diff compares whole modules)")
-    return text_diff("jaxpr against the previous trace", "jaxpr", _jax_compat.jaxpr_text(before), _jax_compat.jaxpr_text(now))
+    return text_diff(title, "jaxpr", _jax_compat.jaxpr_text(before), _jax_compat.jaxpr_text(now))
+
+
+def _against_definition(earlier: _FunctionRecord) -> str:
+    """The title of a jaxpr diff against a function's previous definition: which one, and where it traced."""
+    traced = earlier.entries[-1].call_site if earlier.entries else None
+    where = ", ".join(bit for bit in (earlier.defined_at and f"defined at {earlier.defined_at}", traced and f"traced at {traced}") if bit)
+    return f"jaxpr against the previous definition of {earlier.name}" + (f" ({where})" if where else "")
 
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
@@ -129,7 +139,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "blame", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -137,6 +147,7 @@ class _Miss:
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
+        self.jaxprs_title = PREVIOUS_TRACE
         self.blame: LibraryBlame | None = None
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
@@ -172,7 +183,7 @@ class _Miss:
         if self._reported is None:
             miss = self.explained()
             if self.jaxprs is not None:
-                miss = dataclasses.replace(miss, jaxpr_diff=_jaxpr_diff(*self.jaxprs))
+                miss = dataclasses.replace(miss, jaxpr_diff=_jaxpr_diff(*self.jaxprs, self.jaxprs_title))
             self._reported, self.jaxprs = miss, None
         return self._reported
 
@@ -422,8 +433,11 @@ class Session(_jax_compat.TraceProbe):
         if key is not None:
             record.remember(key, described, parts)
         if frame.jaxpr is not None:
+            earlier = registry.previous_definition(record, self.is_cell_file) if status in ("new", "same_source") else None
             if record.last_jaxpr is not None:
                 miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
+            elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
+                miss.jaxprs, miss.jaxprs_title = (earlier.last_jaxpr, frame.jaxpr), _against_definition(earlier)
             record.last_jaxpr = frame.jaxpr
         record.entries.append(miss)
         record.traces += 1
