@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxshow.irtext import closing, split_top_level, top_level
+from jaxshow.irtext import closing, split_top_level
 
 
 def test_closing_skips_nested_brackets_and_brackets_inside_quotes():
@@ -17,4 +17,3 @@ def test_split_top_level_splits_only_outside_brackets_and_quotes():
     assert split_top_level('a, f(b, c), "d, e", [g, h]', ", ") == ["a", "f(b, c)", '"d, e"', "[g, h]"]
     assert split_top_level('"f" at "g" at "h"', " at ", 1) == ['"f"', '"g" at "h"']
     assert split_top_level("no separator", ",") == ["no separator"]
-    assert list(top_level('a(b)"c"d')) == [0, 7]

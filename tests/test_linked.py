@@ -362,3 +362,22 @@ def test_the_linked_view_reads_as_labelled_text_in_nbconverts_sanitised_export(i
     for shown, lines in zip(texts, expected):
         assert [s.rstrip() for s in shown.split("\n") if s.strip()] == [line for line in lines if line.strip()]
         assert not re.search(r"<(/?)(span|label|input|div|pre|code|b)\b", shown)  # no tag printed as text
+
+
+def test_a_long_jaxpr_is_printed_and_linked_only_as_far_as_the_report_shows_it():
+    from jaxshow.capture.linked import linked_views
+
+    def chain(x):
+        for _ in range(60):
+            x = jnp.sin(x)
+        return x
+
+    closed = jax.make_jaxpr(chain)(1.0)
+    views = linked_views(closed, None, None, jaxpr_max_lines=20)
+    jaxpr = views.irs[0]
+    assert views.notes[0] == ("jaxpr: printed and linked as far as the report shows it (20 of 60 top-level equations; "
+                              "--save links all of it)")
+    assert jaxpr.lines[-1] == "  … 40 more top-level equations, not printed }"
+    assert sum(1 for line in jaxpr.lines if " = sin " in line) == 20
+    whole = linked_views(closed, None, None)
+    assert sum(1 for line in whole.irs[0].lines if " = sin " in line) == 60 and len(whole.notes) == 2

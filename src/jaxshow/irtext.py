@@ -1,48 +1,63 @@
-"""Scanning IR text with brackets and quoted strings balanced: ``loc(...)``, ``metadata={...}``, ``A at B``. Pure."""
+"""Scanning IR text with brackets and quoted strings balanced: ``loc(...)``, ``metadata={...}``, ``A at B``. Pure.
+
+Only the characters that matter (brackets, quotes, backslashes, the separator
+sought) are visited, found by one regular expression, so a 10 MB module is
+scanned at C speed.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Iterator
 
-_OPENING, _CLOSING = "([{", ")]}"
+_SPECIAL = r'[\\"()\[\]{}]'
+_BRACKETS = re.compile(_SPECIAL)
 
 
-def _scan(text: str, i: int, depth: int) -> Iterator[tuple[int, int]]:
-    """``(index, depth)`` of each character outside a quoted string, the depth counted after it."""
-    quoted = False
-    while i < len(text):
-        c = text[i]
+@functools.lru_cache(maxsize=8)
+def _with_separator(separator: str) -> re.Pattern[str]:
+    return re.compile(f"{re.escape(separator)}|{_SPECIAL}")
+
+
+def _outside_quotes(matches: Iterator[re.Match[str]]) -> Iterator[re.Match[str]]:
+    """The matches that stand outside a quoted string (a backslash in one escapes the next character)."""
+    quoted, skip = False, -1
+    for match in matches:
+        at, found = match.start(), match.group()
+        if at == skip:
+            continue
         if quoted:
-            if c == "\\":
-                i += 1
-            elif c == '"':
+            if found == "\\":
+                skip = at + 1
+            elif found == '"':
                 quoted = False
-        elif c == '"':
+        elif found == '"':
             quoted = True
-        else:
-            depth += (c in _OPENING) - (c in _CLOSING)
-            yield i, depth
-        i += 1
+        elif found != "\\":
+            yield match
 
 
 def closing(text: str, i: int) -> int:
     """The index of the bracket that closes the one opened just before ``i``; ``len(text)`` when none does."""
-    return next((j for j, depth in _scan(text, i, 1) if depth == 0), len(text))
-
-
-def top_level(text: str) -> Iterator[int]:
-    """The indexes of ``text``'s characters outside every bracket and quoted string."""
-    return (i for i, depth in _scan(text, 0, 0) if depth == 0 and text[i] not in _CLOSING)
+    depth = 1
+    for match in _outside_quotes(_BRACKETS.finditer(text, i)):
+        depth += 1 if match.group() in "([{" else -1
+        if depth == 0:
+            return match.start()
+    return len(text)
 
 
 def split_top_level(text: str, separator: str, maxsplit: int = -1) -> list[str]:
     """``text`` split at each ``separator`` outside brackets and quoted strings (at most ``maxsplit`` times when >= 0)."""
     parts: list[str] = []
-    start = 0
-    for i in top_level(text):
-        if len(parts) == maxsplit:
-            break
-        if i >= start and text.startswith(separator, i):
-            parts.append(text[start:i])
-            start = i + len(separator)
+    start = depth = 0
+    for match in _outside_quotes(_with_separator(separator).finditer(text)):
+        found = match.group()
+        if found == separator:
+            if depth == 0 and len(parts) != maxsplit:
+                parts.append(text[start:match.start()])
+                start = match.end()
+        else:
+            depth += 1 if found in "([{" else -1
     return parts + [text[start:]]

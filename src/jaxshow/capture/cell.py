@@ -163,7 +163,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
-    linked = _linked(record, compiled, label, notes) if walk.source else None
+    linked = _linked(record, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     if traced is not None and traced.jaxpr_source_text:
         traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
     if lowered is not None and walk.debug_info:
@@ -208,7 +208,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
 
 
 def _linked(record: CallRecord, compiled: CompiledStation | None,
-            label: Callable[[SourceLocation | None], SourceLocation | None], notes: list[str]) -> LinkedViews | None:
+            label: Callable[[SourceLocation | None], SourceLocation | None], notes: list[str],
+            jaxpr_max_lines: int | None) -> LinkedViews | None:
     """The linked views of a record, from the JAX objects taken inside the call; a failure is a note."""
     def file_label(file: str) -> str:
         shown = label(SourceLocation(file, 0))
@@ -216,7 +217,8 @@ def _linked(record: CallRecord, compiled: CompiledStation | None,
 
     try:
         stablehlo = record.lowered.as_text("stablehlo", debug_info=True) if record.lowered is not None else None
-        return linked_views(record.jaxpr, stablehlo, compiled.optimized_hlo_text if compiled else None, file_label)
+        return linked_views(record.jaxpr, stablehlo, compiled.optimized_hlo_text if compiled else None, file_label,
+                            jaxpr_max_lines)
     except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
         notes.append(f"jaxshow could not link the source to the IR: {type(exc).__name__}: {exc}")
         return None

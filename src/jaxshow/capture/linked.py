@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import _is_user_file
-from jaxshow.capture.programs import subjaxprs
+from jaxshow.capture.programs import printed_part, subjaxprs
 from jaxshow.irtext import closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
 
@@ -48,7 +48,7 @@ def default_file_label(file: str) -> str:
 
 
 def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
-                 file_label: FileLabel = default_file_label) -> LinkedViews:
+                 file_label: FileLabel = default_file_label, jaxpr_max_lines: int | None = None) -> LinkedViews:
     """The source lines, jaxpr, StableHLO and optimised HLO of one call, each line with its source label.
 
     Args:
@@ -56,11 +56,16 @@ def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
         stablehlo_text: ``Lowered.as_text(debug_info=True)``, or ``None``.
         hlo_text: ``Compiled.as_text()``, or ``None``.
         file_label: names a user's file in the labels.
+        jaxpr_max_lines: print the jaxpr only about this far (as the Traced station does); ``None``: all of it.
     """
     parsed: list[tuple[str, list[tuple[str, Frame | None]], str]] = []
     notes = []
     if jaxpr is not None:
-        parsed.append(("jaxpr", _jaxpr_lines(jaxpr), "report.linked.irs[0]"))
+        printed, left_out = printed_part(jaxpr, jaxpr_max_lines)
+        parsed.append(("jaxpr", _jaxpr_lines(printed, left_out), "report.linked.irs[0]"))
+        if left_out:
+            notes.append(f"jaxpr: printed and linked as far as the report shows it ({len(jaxpr.jaxpr.eqns) - left_out:,} of "
+                         f"{len(jaxpr.jaxpr.eqns):,} top-level equations; --save links all of it)")
     else:
         notes.append("jaxpr: not reached")
     for title, text, parse in (("StableHLO", stablehlo_text, _stablehlo_lines), ("optimised HLO", hlo_text, _hlo_lines)):
@@ -122,11 +127,12 @@ def _equations(jaxpr: Any) -> Iterator[Any]:
                 yield from _equations(sub)
 
 
-def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
+def _jaxpr_lines(closed: Any, left_out: int = 0) -> list[tuple[str, Frame | None]]:
     """JAX's printed jaxpr with source info; each note ``# file:line:col (fn)`` becomes the label of its line.
 
     JAX's note names the innermost frame outside JAX (a library's, maybe):
     each is mapped to the innermost user frame of an equation JAX noted so.
+    ``left_out`` top-level equations were cut from ``closed``: its last line says so.
     """
     user_of: dict[Frame, Frame | None] = {}
     for eqn in _equations(closed.jaxpr):
@@ -145,6 +151,9 @@ def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
         shown = (match.group("file"), int(match.group("line")))
         frame = user_of.get(shown, shown if _is_user_file(shown[0]) else None)
         out.append((text[: match.start()].rstrip(), frame))
+    if left_out:
+        tail = next((i for i in range(len(out) - 1, -1, -1) if out[i][0].lstrip().startswith("in (")), len(out))
+        out[tail:] = [(f"  … {left_out:,} more top-level equations, not printed }}", None)]
     return out
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from jaxshow import _jax_compat
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
-from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts
+from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
 from jaxshow.report import (
     ArgSpec,
     LinkedViews,
@@ -317,25 +317,6 @@ def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
 
 
-def _printed(closed: Any, weights: tuple[int, ...], max_lines: int | None) -> tuple[Any, int]:
-    """The jaxpr to print (all of it, or its first equations up to about ``max_lines``), and how many top-level equations it leaves out.
-
-    Pretty-printing is the costliest part of recording a big program's Traced
-    station (0.12 s for a 12-layer transformer step), and a report shows a few
-    hundred lines of it.
-    """
-    inner = closed.jaxpr
-    if max_lines is None or len(inner.eqns) <= max_lines:
-        return closed, 0
-    total = 0
-    for kept, weight in enumerate(weights[:max_lines], start=1):
-        total += weight
-        if total >= max_lines:
-            break
-    prefix = _jax_compat.jaxpr_prefix(closed, kept)
-    return (closed, 0) if prefix is None else (prefix, len(inner.eqns) - kept)
-
-
 def _jaxpr_text(printed: Any, left_out: int, **options: Any) -> str:
     """``printed``'s text; a shortened one ends with a line counting what it leaves out, not the variables passed on."""
     text = printed.pretty_print(use_color=False, **options)
@@ -350,7 +331,7 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
     inner = closed.jaxpr
     contents = jaxpr_contents(inner)
     counts = contents.primitive_counts
-    printed, left_out = _printed(closed, contents.equation_weights, max_lines)
+    printed, left_out = printed_part(closed, max_lines, contents.equation_weights)
     if left_out:
         notes = (*notes, f"jaxpr printed as far as the report shows it: {len(inner.eqns) - left_out:,} of "
                          f"{len(inner.eqns):,} top-level equations (jaxshow.stages() and %%jaxstages --save keep all of it)")
@@ -582,5 +563,6 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
 
         result.linked = linked_views(traced.jaxpr if result.traced else None,
                                      lowered.as_text("stablehlo", debug_info=True) if result.lowered else None,
-                                     result.compiled.optimized_hlo_text if result.compiled else None)
+                                     result.compiled.optimized_hlo_text if result.compiled else None,
+                                     jaxpr_max_lines=options.jaxpr_max_lines)
     return result
