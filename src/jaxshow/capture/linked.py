@@ -17,7 +17,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import _is_user_file
+from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.programs import subjaxprs
 from jaxshow.irtext import closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
@@ -94,7 +94,7 @@ def _source(file: str, lines: set[int], file_label: FileLabel) -> SourceText:
 
 
 def _user_frame(frames: Iterator[Frame] | tuple[Frame, ...]) -> Frame | None:
-    return next((f for f in frames if _is_user_file(f[0])), None)
+    return next((f for f in frames if is_user_file(f[0])), None)
 
 
 # --- jaxpr ----------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def _jaxpr_lines(closed: Any) -> list[tuple[str, Frame | None]]:
             out.append((text.rstrip(), None))
             continue
         shown = (match.group("file"), int(match.group("line")))
-        frame = user_of.get(shown, shown if _is_user_file(shown[0]) else None)
+        frame = user_of.get(shown, shown if is_user_file(shown[0]) else None)
         out.append((text[: match.start()].rstrip(), frame))
     return out
 

@@ -26,7 +26,7 @@ from jaxshow.report import MISS_TITLES, CacheMiss
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
-from jaxshow.retrace.miss_text import miss_summary
+from jaxshow.retrace.miss_text import miss_summary, parse_explanation
 from jaxshow.retrace.session import _levels
 
 
@@ -34,12 +34,10 @@ class Freeze(_jax_compat.TraceProbe):
     """The frozen functions (or every function) and the new traces each may still make.
 
     Args:
-        is_cell_file: tells a notebook cell's file name (for library blame).
         label: rewrites cell file names in a text (``In[5]``).
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False, label: Callable[[str], str] = str) -> None:
-        self.is_cell_file = is_cell_file
+    def __init__(self, label: Callable[[str], str] = str) -> None:
         self.label = label
         self.every: int | None = None  # new traces allowed per function when every function is frozen
         self.named: dict[int, tuple[Any, str, int]] = {}  # id(function) -> (function, name, new traces allowed)
@@ -146,19 +144,17 @@ class Freeze(_jax_compat.TraceProbe):
         """The refused miss explained as ``%jaxcache`` would, without adding it to jaxshow's history."""
         record = registry.lookup(fun)
         status = "known" if record is not None else "new"
+        if jax_text is None or parse_explanation(jax_text)[0] == "other":
+            record, status = _with_cached_keys(record, status, fun, debug_info, key)
         if record is None:
-            record = _FunctionRecord(fun, debug_info)  # not registered: a refused trace leaves no history
-            earlier = _jax_compat.cached_trace_keys(fun, debug_info) if jax_text is None else None
-            for old_key in earlier or ():
-                record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
-            status = "known" if earlier else "new"
+            record = _FunctionRecord(fun, debug_info)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
         category, changes, evidence, source, same_line, _ = classify_miss(
             record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
         )
-        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None), self.is_cell_file)
+        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None))
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
         site = calls.user_site(frame)
@@ -175,6 +171,25 @@ class Freeze(_jax_compat.TraceProbe):
             same_line_hint=same_line,
             blame=blame,
         )
+
+
+def _with_cached_keys(record: _FunctionRecord | None, status: str, fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord | None, str]:
+    """A history to explain a refusal JAX gave no words for: the keys JAX's cache holds for ``fun``, then jaxshow's.
+
+    jax <= 0.8 explains only after tracing, jax >= 0.11 not static arguments;
+    JAX's cache knows every earlier trace, whether or not jaxshow saw it. The
+    keys jaxshow kept come last, so a tie goes to the most recent, as it does
+    for a ``%jaxcache`` miss. The history is not registered: a refusal leaves none.
+    """
+    earlier = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
+    if not earlier:
+        return record, status
+    merged = _FunctionRecord(fun, debug_info)
+    for old_key in earlier:
+        merged.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+    for kept in record.keys if record is not None else ():
+        merged.remember(kept.key, kept.described, kept.parts)
+    return merged, "known"
 
 
 def retrace_message(miss: CacheMiss, allowed: int) -> str:
