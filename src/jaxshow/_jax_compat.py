@@ -251,7 +251,8 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
     tuples JAX's own explainer filters the same way; O(entries in the cache).
     That list also holds the key of a lookup that raised (a refused one:
     JAX keeps its entry, and traces it when next asked), hence ``other_than``.
-    jax <= 0.8: the per-function dict of ``pjit._create_pjit_jaxpr``.
+    jax <= 0.8: the per-function dict of ``pjit._create_pjit_jaxpr``, which
+    keeps no key of a lookup that raised.
     """
     module = _trace_cache_module()
     try:
@@ -262,7 +263,7 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
         if old is None:
             return None
         entries = old[2].get(fun)
-        return [PjitTraceKey(key, debug_info) for key in list(entries or ())]
+        return [k for key in list(entries or ()) if (k := PjitTraceKey(key, debug_info)) != other_than]
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
 
