@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import textwrap
@@ -11,7 +12,7 @@ import pytest
 from IPython.core.error import UsageError
 
 import jaxshow
-from jaxshow import retrace
+from jaxshow import _jax_compat, retrace
 from jaxshow.report import LibraryBlame
 from shellrun import run_captured
 
@@ -188,6 +189,50 @@ def test_hits_cost_the_same_frozen_or_not(shell):
     frozen = per_call()
     print(f"1,000 hits: {plain * 1e6:.2f} us/call plain, {frozen * 1e6:.2f} us/call frozen")
     assert shell.user_ns["traces"] == [1]
+
+
+def test_jaxcache_on_and_a_freeze_at_once_each_report_as_alone(shell):
+    run_captured(shell, "%jaxcache on")
+    run_captured(shell, "@partial(jax.jit, static_argnums=1)\ndef g(v, n):\n    return v * n\nz = g(x, 1)")
+    run_captured(shell, "%jaxcache freeze --max-traces 1 g")
+    result, cap = run_captured(shell, "z = g(x, 2)\nz = g(x, 2)")  # the one trace allowed, then a hit
+    assert result.success
+    [report] = [o.data["text/plain"] for o in cap.outputs]
+    assert report.startswith("%jaxcache — 1 trace of 1 jitted function\n")
+    assert f"    1. different static arguments: n: now 2, before 1\n       called at In[{result.execution_count}]:1\n" in report
+    result, cap = run_captured(shell, "z = g(x.astype(jnp.int32), 2)")
+    assert str(result.error_in_exec) == (
+        "g would trace again inside a frozen region (%jaxcache freeze, 1 new trace allowed): different input types\n"
+        "  v: now i32[3], before f32[3]\n"
+        f"  called at In[{result.execution_count}]:1\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+    assert cap.outputs == [], "nothing traced: the session has no miss to report"
+    _, cap = run_captured(shell, "%jaxcache g")
+    history = [line.split() for line in cap.outputs[0].data["text/plain"].splitlines()]
+    assert ["traces", "observed", "by", "jaxshow:", "2"] in history
+    assert [line[1:] for line in history if line and line[0].count(":") == 2] == [
+        ["v:", "f32[3]", "never-seen", "function", "(first", "trace)", "first", "trace", "of", "g"],
+        ["v:", "f32[3]", "different", "static", "arguments", "n:", "now", "2,", "before", "1"],
+    ]
+    _, cap = run_captured(shell, "%jaxcache off")
+    assert cap.stdout == "%jaxcache off.\n"
+
+
+def test_unload_while_frozen_puts_jax_back_and_the_call_traces_as_usual(shell):
+    own = _jax_compat._trace_cache_callable()
+    logger = logging.getLogger(_jax_compat.explain_logger_name())
+    level, filters = logger.level, list(logger.filters)
+    run_captured(shell, "%jaxcache freeze step")
+    assert _jax_compat._trace_cache_callable() is not own, "the freeze wraps JAX's tracing cache"
+    shell.run_line_magic("unload_ext", "jaxshow")
+    assert _jax_compat._trace_cache_callable() is own, "JAX's tracing-cache function is JAX's own again"
+    assert (logger.level, logger.filters) == (level, filters)
+    result, _ = run_captured(shell, "y = step(x, 5)\nlen(traces)")
+    assert result.success and result.result == 2, "the call that the freeze would have refused traced, once"
+    shell.run_line_magic("load_ext", "jaxshow")
+    _, cap = run_captured(shell, "%jaxcache thaw")
+    assert cap.stdout == "%jaxcache: nothing is frozen.\n"
 
 
 def _install(tmp_path, monkeypatch, folder, name):

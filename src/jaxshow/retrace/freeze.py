@@ -6,7 +6,10 @@ allowance runs under ``jax.no_tracing`` and ``jax.explain_cache_misses``
 (:func:`jaxshow._jax_compat.refusing_traces`): a hit is served as usual, a
 miss makes JAX log why it missed and raise before the function's Python runs.
 jaxshow then raises :class:`RetraceError`, whose message is its explanation
-(what changed, the user's line, the library that led there). A hit on JAX's
+(what changed, against the keys JAX's cache holds; the user's line; the
+library that led there). Allowed traces are only counted: a freeze adds
+nothing to jaxshow's history, so a ``%jaxcache`` session open at the same
+time reports its misses as it would alone. A hit on JAX's
 C++ fast path never reaches Python, so a hot loop pays nothing. Uses JAX;
 never IPython.
 """
@@ -26,7 +29,7 @@ from jaxshow.report import MISS_TITLES, CacheMiss
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
-from jaxshow.retrace.miss_text import miss_summary, parse_explanation
+from jaxshow.retrace.miss_text import miss_summary
 from jaxshow.retrace.session import _levels
 
 
@@ -107,12 +110,8 @@ class Freeze(_jax_compat.TraceProbe):
 
     def exit(self, token: Any, missed: bool, key: Any) -> None:
         self._local.jax_text = self._local.capturing = None
-        if token is not None and missed:
-            fun, debug_info = token
-            self.traced[id(fun)] = self.traced.get(id(fun), 0) + 1
-            if key is not None:  # an allowed trace joins jaxshow's history: a later refusal is explained against it
-                record, _ = registry.record_for(fun, debug_info)
-                record.remember(key, _jax_compat.describe_trace_key(key), _jax_compat.trace_key_parts(key))
+        if token is not None and missed:  # an allowed trace: counted, and left to JAX's cache (and a %jaxcache session)
+            self.traced[id(token[0])] = self.traced.get(id(token[0]), 0) + 1
 
     def refuses(self, fun: Any, debug_info: Any) -> Any:
         allowed = self._allowed(fun, debug_info)
@@ -142,12 +141,7 @@ class Freeze(_jax_compat.TraceProbe):
 
     def _explain(self, fun: Any, debug_info: Any, key: Any, jax_text: str | None, frame: Any) -> CacheMiss:
         """The refused miss explained as ``%jaxcache`` would, without adding it to jaxshow's history."""
-        record = registry.lookup(fun)
-        status = "known" if record is not None else "new"
-        if jax_text is None or parse_explanation(jax_text)[0] == "other":
-            record, status = _with_cached_keys(record, status, fun, debug_info, key)
-        if record is None:
-            record = _FunctionRecord(fun, debug_info)
+        record, status = _history(fun, debug_info, key)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
@@ -173,23 +167,25 @@ class Freeze(_jax_compat.TraceProbe):
         )
 
 
-def _with_cached_keys(record: _FunctionRecord | None, status: str, fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord | None, str]:
-    """A history to explain a refusal JAX gave no words for: the keys JAX's cache holds for ``fun``, then jaxshow's.
+def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]:
+    """What a refused lookup of ``fun`` is compared with: the keys JAX's tracing cache holds for it, and its status.
 
-    jax <= 0.8 explains only after tracing, jax >= 0.11 not static arguments;
-    JAX's cache knows every earlier trace, whether or not jaxshow saw it. The
-    keys jaxshow kept come last, so a tie goes to the most recent, as it does
-    for a ``%jaxcache`` miss. The history is not registered: a refusal leaves none.
+    JAX's cache knows every earlier trace, whether or not jaxshow saw it (jax
+    <= 0.8 explains a miss only after tracing, jax >= 0.11 not a static
+    argument). Those jaxshow saw, in a ``%jaxcache`` session, come last and in
+    its order, so a tie goes to the most recent, as it does for a
+    ``%jaxcache`` miss. Where JAX cannot list its keys, jaxshow's own
+    history. The record is not registered: a refusal leaves no history.
     """
-    earlier = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
-    if not earlier:
-        return record, status
-    merged = _FunctionRecord(fun, debug_info)
-    for old_key in earlier:
-        merged.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
-    for kept in record.keys if record is not None else ():
-        merged.remember(kept.key, kept.described, kept.parts)
-    return merged, "known"
+    record = registry.lookup(fun)
+    seen = [kept.key for kept in record.keys] if record is not None else []
+    cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
+    if cached is None:
+        return (record, "known") if record is not None else (_FunctionRecord(fun, debug_info), "new")
+    history = _FunctionRecord(fun, debug_info)
+    for old_key in [k for k in cached if k not in seen] + [k for k in seen if k in cached]:
+        history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+    return history, "known" if cached else "new"
 
 
 def retrace_message(miss: CacheMiss, allowed: int) -> str:
