@@ -83,12 +83,18 @@ class CacheMagics(Magics):
         - ``%jaxcache freeze [NAME...] [--max-traces N]``: from now on a jitted
           function NAME (every jitted function of the user's or a library's
           when no NAME) that would trace again raises ``jaxshow.RetraceError``
-          at the user's line, with the explanation: what changed, the call's
-          line ``In[n]:line``, and the library function that led there. JAX
-          refuses the trace before the function's Python runs, so nothing is
-          traced, compiled or cached, and the cell stops with the error. Cache
-          hits are unchanged. ``--max-traces N`` lets each function trace N
-          more times first. ``%%jaxcache freeze ...`` freezes one cell only.
+          at the user's line, with the explanation: what changed (a static
+          argument by its parameter name, ``n: now 3, before 2``, compared
+          with the keys JAX's cache holds, so no warm-up is needed), the
+          call's line ``In[n]:line``, and the library function that led there
+          (a library is code installed under site-packages; a package of yours
+          installed editable is yours). JAX refuses the trace before the
+          function's Python runs, so nothing is traced, compiled or cached,
+          and the cell stops with the error. Cache hits are unchanged, and a
+          ``%jaxcache on`` report is the same as without the freeze.
+          ``--max-traces N`` lets each function trace N more times first.
+          ``%%jaxcache freeze ...`` freezes one cell only; ``%unload_ext
+          jaxshow`` ends every freeze.
         - ``%jaxcache thaw [NAME...]``: end the freeze (of NAME only).
 
         Examples::
