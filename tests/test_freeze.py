@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import sys
-import textwrap
 import timeit
 
 import pytest
@@ -106,7 +105,7 @@ def test_the_traceback_points_at_the_users_line(shell):
     cells = [(shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)[1], tb.tb_lineno)
              for tb in _walk(result.error_in_exec.__traceback__) if shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)]
     assert cells == [(f"In[{result.execution_count}]", 2)]
-    assert f"----> 2 y = step(x, 7)" in _plain(cap.stdout)
+    assert "----> 2 y = step(x, 7)" in _plain(cap.stdout)
 
 
 def test_thaw_lets_it_trace_again_and_unfrozen_functions_never_raise(shell):
