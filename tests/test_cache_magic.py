@@ -97,15 +97,15 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
-def test_static_argument_change_names_the_argument_and_both_values(shell):
+def test_static_argument_change_names_the_parameter_and_both_values(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='mode')\ndef power(v, mode):\n    return v ** mode")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3); power(x, mode=2); power(x, mode=3)")
     misses = {f.function: f.misses[1] for f in shell.user_ns["rep"].functions}
-    assert [(c.where, c.now, c.before) for c in misses["scale"].changes] == [("argument 1", "3", "2")]
-    assert [(c.where, c.now, c.before) for c in misses["power"].changes] == [("keyword 'mode'", "3", "2")]
+    assert [(c.where, c.now, c.before) for c in misses["scale"].changes] == [("n", "3", "2")]
+    assert [(c.where, c.now, c.before) for c in misses["power"].changes] == [("mode", "3", "2")]
     text = cap.outputs[-1].data["text/plain"]
-    assert "2. different static arguments: argument 1: now 3, before 2\n" in text
-    assert "2. different static arguments: keyword 'mode': now 3, before 2\n" in text
+    assert "2. different static arguments: n: now 3, before 2\n" in text
+    assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
 def test_rerun_cell_is_recognised_as_redefinition(shell):

@@ -178,15 +178,16 @@ def test_refusing_traces_serves_a_hit_and_refuses_a_miss_before_the_python_runs(
     assert runs == [1]
 
 
-def test_cached_trace_keys_are_the_functions_keys_on_old_jax_only():
+def test_cached_trace_keys_are_the_functions_keys_but_the_one_asked_about():
     import jax.numpy as jnp
 
     def h(v):
         return v * 2
 
     jax.jit(h)(jnp.ones(2))
+    jax.jit(h)(jnp.ones(3))
     keys = _jax_compat.cached_trace_keys(h, None)
-    if _jax_compat.trace_cache_counts_all_functions():
-        assert keys is None  # jax >= 0.9 explains a refused miss itself
-    else:
-        assert len(keys) == 1 and _jax_compat.describe_trace_key(keys[0])[0][0][1] == "f32[2]"
+    assert sorted(_jax_compat.describe_trace_key(k)[0][0][1] for k in keys) == ["f32[2]", "f32[3]"]
+    others = _jax_compat.cached_trace_keys(h, None, other_than=keys[0])
+    assert [_jax_compat.describe_trace_key(k)[0][0][1] for k in others] == [_jax_compat.describe_trace_key(keys[1])[0][0][1]]
+    assert _jax_compat.cached_trace_keys(lambda v: v, None) == []

@@ -181,7 +181,7 @@ def test_static_arg_positions_name_the_changed_static_argument():
         s(1, jnp.ones(2), 7)
         s(1, jnp.ones(2), 8)
     change = ex.report.misses[-1].changes
-    assert ex.report.misses[-1].category == "static_args" and [(c.where, c.now, c.before) for c in change] == [("argument 2", "8", "7")]
+    assert ex.report.misses[-1].category == "static_args" and [(c.where, c.now, c.before) for c in change] == [("b", "8", "7")]
 
 
 def test_trace_cache_entries_for_one_function():

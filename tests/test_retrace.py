@@ -69,7 +69,7 @@ def test_categories_in_jax_order_with_evidence(capfd):
         assert any("does not name the config option" in n for n in ex.report.notes)
     static = _misses(ex, "g")[1]
     assert static.category == "static_args" and (static.changes[0].now, static.changes[0].before) == ("3", "2")
-    assert static.changes[0].where == "argument 1"
+    assert static.changes[0].where == "n"
     if _jax_compat.JAX_VERSION >= (0, 11):  # JAX no longer compares static values; its text says so, jaxshow's follows
         assert static.evidence.endswith(
             "  cache miss explanation unavailable\n(JAX gave no reason. The most similar earlier signature differs thus:\n"
@@ -208,7 +208,7 @@ def test_a_type_change_is_closer_than_a_static_change():
     if _jax_compat.JAX_VERSION >= (0, 9):  # static arguments rank with the pytree, also on jax >= 0.11
         assert (last.category, last.summary) == ("input_types", "x: now i32[3], before f32[3]")
     else:  # JAX <= 0.8 ranks by total diff size: a tie, which the most recent key wins
-        assert (last.category, last.summary) == ("static_args", "argument 1: now 1, before 2")
+        assert (last.category, last.summary) == ("static_args", "n: now 1, before 2")
 
 
 def test_history_is_bounded_per_function():
@@ -255,11 +255,18 @@ def test_parse_keeps_unknown_text_verbatim():
     assert category == "debug_info"
 
 
-def test_jax_0_8_static_keyword_text_is_named_by_keyword():
+def test_jax_0_8_static_keyword_text_is_named_by_parameter():
     text = "  * key with different value of static kwargs:\n      now {mode: 'b', n: (1, 2)} and before {mode: 'a', n: (1, 2)}"
     category, changes, *_ = retrace.parse_explanation(text)
     assert (category, changes) == ("static_args", (ArgChange("static kwargs", "{mode: 'b', n: (1, 2)}", "{mode: 'a', n: (1, 2)}"),))
-    assert retrace._name_static_args(changes, None) == (ArgChange("keyword 'mode'", "'b'", "'a'"),)
+    assert retrace._name_static_args(changes, None, ("x",)) == (ArgChange("mode", "'b'", "'a'"),)
+
+
+def test_static_arguments_by_input_path_are_named_by_parameter_as_jaxstages_names_them():
+    changes = (ArgChange("argument 1", "3", "2"), ArgChange("argument 4", "True", "False"), ArgChange("keyword 'mode'", "'b'", "'a'"))
+    assert retrace._name_static_args(changes, None, ("x", "n")) == (
+        ArgChange("n", "3", "2"), ArgChange("args[4]", "True", "False"), ArgChange("mode", "'b'", "'a'"),
+    )
 
 
 def test_when_cheap_switches_to_bounded_history_once_jax_would_compare_many_keys():

@@ -241,18 +241,29 @@ def trace_cache_entries(fun: Any = None) -> int | None:
         return None
 
 
-def cached_trace_keys(fun: Any, debug_info: Any) -> list | None:
-    """jax <= 0.8: the keys JAX's tracing cache holds for ``fun``, as the probe's keys; ``None`` on any other JAX.
+def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
+    """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 
-    A refused trace gets no explanation from JAX there (it explains after the
-    trace), so jaxshow diffs the miss against these itself.
+    A refused trace gets no words from JAX on jax <= 0.8 (it explains after
+    tracing) and none for a static argument on jax >= 0.11 ("cache miss
+    explanation unavailable"), so jaxshow diffs the miss against these itself.
+    jax >= 0.9: ``trace_to_jaxpr.cache_keys()``, the ``(function ref, *key)``
+    tuples JAX's own explainer filters the same way; O(entries in the cache).
+    That list also holds the key of a lookup that raised (a refused one:
+    JAX keeps its entry, and traces it when next asked), hence ``other_than``.
+    jax <= 0.8: the per-function dict of ``pjit._create_pjit_jaxpr``, which
+    keeps no key of a lookup that raised.
     """
-    old = _pjit_trace_cache()
-    if old is None:
-        return None
+    module = _trace_cache_module()
     try:
+        if module is not None:
+            return [key for ref, context, args, *_ in module.trace_to_jaxpr.cache_keys()
+                    if ref() is fun and (key := (context, args, {})) != other_than]
+        old = _pjit_trace_cache()
+        if old is None:
+            return None
         entries = old[2].get(fun)
-        return [PjitTraceKey(key, debug_info) for key in list(entries or ())]
+        return [k for key in list(entries or ()) if (k := PjitTraceKey(key, debug_info)) != other_than]
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
 

@@ -20,7 +20,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
+from jaxshow.cellrun import label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -39,7 +39,7 @@ class CacheMagics(Magics):
         self._on_session: retrace.Session | None = None
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: tuple[retrace.Session, str | None, Freeze | None] | None = None
-        self._freeze = Freeze(is_cell_file(self.shell), functools.partial(label_cells, self.shell)) if shell is not None else None
+        self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
 
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND",
@@ -87,12 +87,18 @@ class CacheMagics(Magics):
         - ``%jaxcache freeze [NAME...] [--max-traces N]``: from now on a jitted
           function NAME (every jitted function of the user's or a library's
           when no NAME) that would trace again raises ``jaxshow.RetraceError``
-          at the user's line, with the explanation: what changed, the call's
-          line ``In[n]:line``, and the library function that led there. JAX
-          refuses the trace before the function's Python runs, so nothing is
-          traced, compiled or cached, and the cell stops with the error. Cache
-          hits are unchanged. ``--max-traces N`` lets each function trace N
-          more times first. ``%%jaxcache freeze ...`` freezes one cell only.
+          at the user's line, with the explanation: what changed (a static
+          argument by its parameter name, ``n: now 3, before 2``, compared
+          with the keys JAX's cache holds, so no warm-up is needed), the
+          call's line ``In[n]:line``, and the library function that led there
+          (a library is code installed under site-packages; a package of yours
+          installed editable is yours). JAX refuses the trace before the
+          function's Python runs, so nothing is traced, compiled or cached,
+          and the cell stops with the error. Cache hits are unchanged, and a
+          ``%jaxcache on`` report is the same as without the freeze.
+          ``--max-traces N`` lets each function trace N more times first.
+          ``%%jaxcache freeze ...`` freezes one cell only; ``%unload_ext
+          jaxshow`` ends every freeze.
         - ``%jaxcache thaw [NAME...]``: end the freeze (of NAME only).
 
         Examples::
@@ -217,7 +223,7 @@ class CacheMagics(Magics):
     def _turn_on(self) -> None:
         if self._on_session is not None:
             return
-        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell)).start()
+        self._on_session = retrace.Session(jax_text="when_cheap").start()
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
@@ -300,10 +306,10 @@ class CacheMagics(Magics):
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
-        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell)).start()
+        session = retrace.Session(jax_text="always").start()
         freeze = None
         if args.words:
-            freeze = Freeze(is_cell_file(self.shell), functools.partial(label_cells, self.shell))
+            freeze = Freeze(functools.partial(label_cells, self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
         self._cell = (session, output, freeze)
         return DirectCalls(None, retrace.CallCounter(session))

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import sysconfig
 import threading
 import time
 import types
@@ -31,9 +30,9 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
+from jaxshow.capture.sources import JAX_DIRS, is_user_file, user_file_cache
 from jaxshow.capture.stations import (
     JIT_TYPE,
-    PACKAGE_DIR,
     arguments_for_walk,
     jit_target,
     placed_shardings,
@@ -46,11 +45,6 @@ from jaxshow.timings import EventCollector, StageEvent
 Phase = Literal["trace", "lower", "compile", "run"]
 Kind = Literal["user", "library", "jax"]
 
-_JAXLIB = sys.modules.get("jaxlib")
-_JAX_DIRS = (_jax_compat.JAX_DIR,) + ((os.path.dirname(os.path.abspath(_JAXLIB.__file__)) + os.sep,) if _JAXLIB and _JAXLIB.__file__ else ())
-_NOT_USER_DIRS = tuple(
-    {os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
-) + (PACKAGE_DIR + os.sep,)
 MAX_RECORDS = 2000
 """Records kept per capture; later calls are counted, not recorded (a loop that re-traces every step)."""
 
@@ -96,9 +90,9 @@ class CallRecord:
         if self.source_file is None:
             return "library"
         path = os.path.abspath(self.source_file)
-        if any(path.startswith(d) for d in _JAX_DIRS):
+        if any(path.startswith(d) for d in JAX_DIRS):
             return "jax"
-        return "user" if _is_user_file(self.source_file) else "library"
+        return "user" if is_user_file(self.source_file) else "library"
 
     @property
     def stages_run(self) -> tuple[str, ...]:
@@ -119,32 +113,14 @@ class _Frame:
     phase: Literal["trace", "run"]
 
 
-_user_file_cache: dict[str, bool] = {}
-
-
-def _is_user_file(filename: str) -> bool:
-    """A cell or a file of the user's: not JAX, not a library, not the standard library, not jaxshow."""
-    known = _user_file_cache.get(filename)
-    if known is not None:
-        return known
-    if filename.startswith("<"):
-        answer = filename.startswith("<ipython-input-")
-    else:
-        path = os.path.abspath(filename)
-        answer = not any(path.startswith(d) for d in _NOT_USER_DIRS + _JAX_DIRS) and "site-packages" not in path
-    if len(_user_file_cache) < 10_000:
-        _user_file_cache[filename] = answer
-    return answer
-
-
 def user_site(frame: Any) -> SourceLocation | None:
     """The innermost frame in the user's code from ``frame`` out: the first of :func:`user_sites`, found without walking further."""
-    known = _user_file_cache
+    known = user_file_cache
     while frame is not None:
         filename = frame.f_code.co_filename
         user = known.get(filename)
         if user is None:
-            user = _is_user_file(filename)
+            user = is_user_file(filename)
         if user:
             return _location(frame)
         frame = frame.f_back
@@ -156,7 +132,7 @@ def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceL
     site = cell = None
     while frame is not None:
         filename = frame.f_code.co_filename
-        if site is None and _is_user_file(filename):
+        if site is None and is_user_file(filename):
             site = _location(frame)
         if is_cell_file(filename):
             cell = _location(frame)
@@ -180,9 +156,9 @@ def _ahead_of_time_api(frame: Any) -> str | None:
         name, filename = frame.f_code.co_name, frame.f_code.co_filename
         if name == "cache_miss":
             return None
-        if _is_user_file(filename):
+        if is_user_file(filename):
             break
-        if any(os.path.abspath(filename).startswith(d) for d in _JAX_DIRS) and name in _AHEAD_OF_TIME_NAMES:
+        if any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS) and name in _AHEAD_OF_TIME_NAMES:
             api = _AHEAD_OF_TIME_NAMES[name]
         frame = frame.f_back
     return api
@@ -637,7 +613,7 @@ class DirectCalls:
     def _site(self, frame: Any, line: int) -> SourceLocation:
         """The call's line: in the cell, or, for code IPython compiles itself (``%timeit``), the cell line that ran it."""
         filename = frame.f_code.co_filename
-        if _is_user_file(filename) or self.capture is None:
+        if is_user_file(filename) or self.capture is None:
             return SourceLocation(filename, line)
         return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
 

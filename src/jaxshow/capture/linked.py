@@ -17,8 +17,8 @@ import re
 from typing import Any, Callable, Iterable, Iterator
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import _is_user_file
 from jaxshow.capture.programs import printed_part, subjaxprs
+from jaxshow.capture.sources import is_user_file
 from jaxshow.irtext import closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, SourceText
 
@@ -113,7 +113,7 @@ def _source(file: str, lines: set[int], name: str, file_label: FileLabel) -> Sou
 
 
 def _user_frame(frames: Iterator[Frame] | tuple[Frame, ...]) -> Frame | None:
-    return next((f for f in frames if _is_user_file(f[0])), None)
+    return next((f for f in frames if is_user_file(f[0])), None)
 
 
 # --- jaxpr ----------------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def _jaxpr_lines(closed: Any, left_out: int = 0) -> list[tuple[str, Frame | None
             out.append((text.rstrip(), None))
             continue
         shown = (match.group("file"), int(match.group("line")))
-        frame = user_of.get(shown, shown if _is_user_file(shown[0]) else None)
+        frame = user_of.get(shown, shown if is_user_file(shown[0]) else None)
         out.append((text[: match.start()].rstrip(), frame))
     if left_out:
         tail = next((i for i in range(len(out) - 1, -1, -1) if out[i][0].lstrip().startswith("in (")), len(out))

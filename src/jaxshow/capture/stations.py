@@ -104,12 +104,17 @@ def safe_repr(value: Any, limit: int = REPR_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
 
 
-def _parameter_names(jit_info: Any) -> list[str]:
-    signature = getattr(jit_info, "fun_signature", None)
+def parameter_names(signature: Any) -> tuple[str, ...]:
+    """The names of a signature's positional parameters, in order; empty for ``None`` or a signature without them."""
     try:
-        return [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return tuple(p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
     except Exception:  # noqa: BLE001 - no signature (a builtin, a callable object)
-        return []
+        return ()
+
+
+def argument_label(names: tuple[str, ...], position: int) -> str:
+    """The positional argument at ``position`` by its parameter name (``n``), or ``args[3]`` past the named ones."""
+    return names[position] if position < len(names) else f"args[{position}]"
 
 
 def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], ...]:
@@ -117,13 +122,12 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, 
     options = _jax_compat.jit_options_of_info(jit_info)
     if not options:
         return ()
-    names = _parameter_names(jit_info)
+    names = parameter_names(getattr(jit_info, "fun_signature", None))
     shown = []
     for i in options["static_argnums"]:
         if -len(args) <= i < len(args):
             position = i % len(args)
-            label = names[position] if position < len(names) else f"args[{position}]"
-            shown.append((label, safe_repr(args[i])))
+            shown.append((argument_label(names, position), safe_repr(args[i])))
     shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
     return tuple(dict.fromkeys(shown))
 

@@ -307,7 +307,7 @@ def _indent(text: str, prefix: str) -> list[str]:
 
 
 def _blame(miss: CacheMiss) -> str:
-    """``In[5]:2 called mylib.update (mylib.py:12), which passed argument 1 differently to _scaled``."""
+    """``In[5]:2 called mylib.update (mylib.py:12), which passed factor differently to _scaled``."""
     b = miss.blame
     changed = " and ".join(dict.fromkeys(c.where for c in miss.changes)) or "its arguments"
     return f"{b.user_line} called {b.library_function} ({b.library_line}), which passed {changed} differently to {b.traced_function}"

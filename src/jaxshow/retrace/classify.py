@@ -2,8 +2,8 @@
 
 Owns :func:`classify_miss`, which weighs the two sources of evidence (JAX's own
 explanation, and jaxshow's diff against the closest signature it kept), and the
-rewording of what JAX leaves unnamed (static arguments by position or keyword,
-trace-context values by option name). Pure: it reads a function's history and
+rewording of what JAX leaves unnamed (static arguments by parameter name, as
+``%%jaxstages`` names them; trace-context values by option name). Pure: it reads a function's history and
 never changes it. Reads JAX's trace keys only through :mod:`jaxshow._jax_compat`;
 imports :mod:`jaxshow.retrace.miss_text` and :mod:`jaxshow.retrace.history`,
 never :mod:`jaxshow.retrace.session`, and no IPython.
@@ -18,6 +18,7 @@ from typing import Any
 
 
 from jaxshow import _jax_compat
+from jaxshow.capture.stations import argument_label
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
@@ -63,7 +64,7 @@ def classify_miss(
     else:
         category, changes, same_line, site = "other", (), False, None
     if category == "static_args":
-        changes = _name_static_args(changes, key)
+        changes = _name_static_args(changes, key, record.parameters)
     elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = _context_changes(key, old) or changes
     if category == "never_seen":
@@ -74,25 +75,34 @@ def classify_miss(
     return category, changes, evidence, source, same_line, site
 
 
-def _name_static_args(changes: tuple[ArgChange, ...], key: Any) -> tuple[ArgChange, ...]:
-    """jax <= 0.8 says ``now 3 and before 2`` for static arguments, ``now {n: 3} and before {n: 2}`` for keywords; name each that changed."""
+def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """Each changed static argument by its parameter name (``names``: the positional ones), as ``%%jaxstages`` shows them.
+
+    jax >= 0.9 gives input paths (``argument 1``, ``keyword 'n'`` once read);
+    jax <= 0.8 says ``now 3 and before 2`` for static arguments and
+    ``now {n: 3} and before {n: 2}`` for keywords, naming neither.
+    """
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
     named: list[ArgChange] = []
     for change in changes:
         if change.where == "static args" and positions:
             now, before = change.now.split(", "), change.before.split(", ")
             if len(positions) == len(now) == len(before):
-                named.extend(ArgChange(f"argument {p}", n, b) for p, n, b in zip(positions, now, before) if n != b)
+                named.extend(ArgChange(argument_label(names, p), n, b) for p, n, b in zip(positions, now, before) if n != b)
                 continue
         elif change.where == "static kwargs":
             now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
             if now_kw.keys() == before_kw.keys():
-                named.extend(ArgChange(f"keyword {k!r}", now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
+                named.extend(ArgChange(k, now_kw[k], before_kw[k]) for k in now_kw if now_kw[k] != before_kw[k])
                 continue
+        elif m := _PATH_NAME.match(change.where):
+            where = argument_label(names, int(m.group("i"))) if m.group("i") is not None else m.group("k")
+            change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
 
 
+_PATH_NAME = re.compile(r"^argument (?P<i>\d+)$|^keyword '(?P<k>[^']*)'$")
 _KWARG = re.compile(r"(?P<k>\w+): (?P<v>.*?)(?=, \w+: |$)")
 
 

@@ -6,7 +6,10 @@ allowance runs under ``jax.no_tracing`` and ``jax.explain_cache_misses``
 (:func:`jaxshow._jax_compat.refusing_traces`): a hit is served as usual, a
 miss makes JAX log why it missed and raise before the function's Python runs.
 jaxshow then raises :class:`RetraceError`, whose message is its explanation
-(what changed, the user's line, the library that led there). A hit on JAX's
+(what changed, against the keys JAX's cache holds; the user's line; the
+library that led there). Allowed traces are only counted: a freeze adds
+nothing to jaxshow's history, so a ``%jaxcache`` session open at the same
+time reports its misses as it would alone. A hit on JAX's
 C++ fast path never reaches Python, so a hot loop pays nothing. Uses JAX;
 never IPython.
 """
@@ -34,12 +37,10 @@ class Freeze(_jax_compat.TraceProbe):
     """The frozen functions (or every function) and the new traces each may still make.
 
     Args:
-        is_cell_file: tells a notebook cell's file name (for library blame).
         label: rewrites cell file names in a text (``In[5]``).
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False, label: Callable[[str], str] = str) -> None:
-        self.is_cell_file = is_cell_file
+    def __init__(self, label: Callable[[str], str] = str) -> None:
         self.label = label
         self.every: int | None = None  # new traces allowed per function when every function is frozen
         self.named: dict[int, tuple[Any, str, int]] = {}  # id(function) -> (function, name, new traces allowed)
@@ -109,12 +110,8 @@ class Freeze(_jax_compat.TraceProbe):
 
     def exit(self, token: Any, missed: bool, key: Any) -> None:
         self._local.jax_text = self._local.capturing = None
-        if token is not None and missed:
-            fun, debug_info = token
-            self.traced[id(fun)] = self.traced.get(id(fun), 0) + 1
-            if key is not None:  # an allowed trace joins jaxshow's history: a later refusal is explained against it
-                record, _ = registry.record_for(fun, debug_info)
-                record.remember(key, _jax_compat.describe_trace_key(key), _jax_compat.trace_key_parts(key))
+        if token is not None and missed:  # an allowed trace: counted, and left to JAX's cache (and a %jaxcache session)
+            self.traced[id(token[0])] = self.traced.get(id(token[0]), 0) + 1
 
     def refuses(self, fun: Any, debug_info: Any) -> Any:
         allowed = self._allowed(fun, debug_info)
@@ -144,21 +141,14 @@ class Freeze(_jax_compat.TraceProbe):
 
     def _explain(self, fun: Any, debug_info: Any, key: Any, jax_text: str | None, frame: Any) -> CacheMiss:
         """The refused miss explained as ``%jaxcache`` would, without adding it to jaxshow's history."""
-        record = registry.lookup(fun)
-        status = "known" if record is not None else "new"
-        if record is None:
-            record = _FunctionRecord(fun, debug_info)  # not registered: a refused trace leaves no history
-            earlier = _jax_compat.cached_trace_keys(fun, debug_info) if jax_text is None else None
-            for old_key in earlier or ():
-                record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
-            status = "known" if earlier else "new"
+        record, status = _history(fun, debug_info, key)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
         category, changes, evidence, source, same_line, _ = classify_miss(
             record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
         )
-        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None), self.is_cell_file)
+        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None))
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
         site = calls.user_site(frame)
@@ -175,6 +165,27 @@ class Freeze(_jax_compat.TraceProbe):
             same_line_hint=same_line,
             blame=blame,
         )
+
+
+def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]:
+    """What a refused lookup of ``fun`` is compared with: the keys JAX's tracing cache holds for it, and its status.
+
+    JAX's cache knows every earlier trace, whether or not jaxshow saw it (jax
+    <= 0.8 explains a miss only after tracing, jax >= 0.11 not a static
+    argument). Those jaxshow saw, in a ``%jaxcache`` session, come last and in
+    its order, so a tie goes to the most recent, as it does for a
+    ``%jaxcache`` miss. Where JAX cannot list its keys, jaxshow's own
+    history. The record is not registered: a refusal leaves no history.
+    """
+    record = registry.lookup(fun)
+    seen = [kept.key for kept in record.keys] if record is not None else []
+    cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
+    if cached is None:
+        return (record, "known") if record is not None else (_FunctionRecord(fun, debug_info), "new")
+    history = _FunctionRecord(fun, debug_info)
+    for old_key in [k for k in cached if k not in seen] + [k for k in seen if k in cached]:
+        history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+    return history, "known" if cached else "new"
 
 
 def retrace_message(miss: CacheMiss, allowed: int) -> str:

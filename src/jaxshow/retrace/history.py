@@ -3,8 +3,9 @@
 Owns the process-wide :data:`registry` (bounded: :data:`REGISTRY_LIMIT`
 functions, :data:`HISTORY_LIMIT` signatures each) and :func:`closest_key`, the
 earlier signature a miss is compared with. Reads JAX's trace keys only through
-:mod:`jaxshow._jax_compat`; imports nothing else of JAX, no IPython, and no
-other module of :mod:`jaxshow.retrace`.
+:mod:`jaxshow._jax_compat` and a signature's parameters through
+:mod:`jaxshow.capture.stations`; no IPython, and no other module of
+:mod:`jaxshow.retrace`.
 
 A function re-created with the same qualified name and source (a re-run cell, a
 ``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
@@ -24,6 +25,7 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
+from jaxshow.capture.stations import parameter_names
 
 
 HISTORY_LIMIT = 32
@@ -45,8 +47,8 @@ class _Kept:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "keys", "by_head",
-                 "entries", "traces", "last_jaxpr", "__weakref__")
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "parameters",
+                 "keys", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any) -> None:
         try:
@@ -62,6 +64,7 @@ class _FunctionRecord:
         self.defined_at = _defined_at(_unwrapped(fun), debug_info)
         inner = _unwrapped(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
+        self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature
         self.keys: deque[_Kept] = deque()
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
@@ -123,6 +126,13 @@ def _unwrapped(fun: Any) -> Any:
         else:
             return fun
     return fun
+
+
+def _signature(fun: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
 
 
 def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:

@@ -250,8 +250,6 @@ class Session(_jax_compat.TraceProbe):
         jax_text: ``"always"`` to keep JAX's own explanation on for the whole
             session (``%%jaxcache``), ``"when_cheap"`` to turn it on per trace only
             while JAX's tracing cache is small (``%jaxcache on``), ``"never"``.
-        is_cell_file: tells a notebook cell's file name; a miss's call site is the
-            innermost frame of the user's code, as ``%%jaxstages`` attributes calls.
         misses_kept: ``(first, last)``: how many misses of each function are
             kept in detail (the others are counted by category); ``None`` keeps all.
     """
@@ -259,7 +257,6 @@ class Session(_jax_compat.TraceProbe):
     def __init__(
         self,
         jax_text: str = "always",
-        is_cell_file: Callable[[str], bool] = lambda name: False,
         *,
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
     ) -> None:
@@ -268,7 +265,6 @@ class Session(_jax_compat.TraceProbe):
         if misses_kept is not None and (len(misses_kept) != 2 or min(misses_kept) < 0):
             raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
-        self.is_cell_file = is_cell_file
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
@@ -415,7 +411,7 @@ class Session(_jax_compat.TraceProbe):
         fun, debug_info = frame.fun, frame.debug_info
         user_site = calls.user_site(sys._getframe(1))
         record, status = registry.record_for(fun, debug_info)
-        blame = library_blame(sys._getframe(1), record.name, getattr(debug_info, "func_filename", None), self.is_cell_file)
+        blame = library_blame(sys._getframe(1), record.name, getattr(debug_info, "func_filename", None))
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
         kept = len(record.keys)

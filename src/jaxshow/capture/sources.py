@@ -1,0 +1,59 @@
+"""Whose a source file is: the user's own, or installed code (a library, the standard library, JAX, jaxshow).
+
+Owns :func:`is_user_file`, the one rule every part of jaxshow uses: which
+calls headline a ``%%jaxstages`` report, the ``In[n]:line`` and ``file.py:line``
+of a call site or an IR label, and the user's line a library re-trace is
+blamed on. The user's own files are the notebook's cells and every Python file
+that is not installed: not under a ``site-packages`` or ``dist-packages``
+folder, not in the standard library, JAX, jaxlib or jaxshow. So a package of
+the user's installed editable (``pip install -e .``, whose files stay in the
+project's ``src/``) is the user's wherever the notebook runs, and the answer
+for a file never depends on the working directory. Uses only the paths of
+JAX and jaxlib; never IPython.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+from jaxshow import _jax_compat
+
+JAXSHOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+"""jaxshow's own package folder, with a trailing separator."""
+
+_JAXLIB = sys.modules.get("jaxlib")
+JAX_DIRS = (_jax_compat.JAX_DIR,) + ((os.path.dirname(os.path.abspath(_JAXLIB.__file__)) + os.sep,) if _JAXLIB and _JAXLIB.__file__ else ())
+"""The folders of JAX and jaxlib, with trailing separators."""
+
+
+def _dirs(*keys: str) -> tuple[str, ...]:
+    return tuple({os.path.abspath(p) + os.sep for key in keys if (p := sysconfig.get_paths().get(key))})
+
+
+STDLIB_DIRS = _dirs("stdlib", "platstdlib")
+"""The standard library's folders, with trailing separators."""
+_NOT_USER_DIRS = STDLIB_DIRS + _dirs("purelib", "platlib") + JAX_DIRS + (JAXSHOW_DIR,)
+
+_INSTALLED_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+_CELL_PREFIX = "<ipython-input-"  # terminal IPython's cell names; ipykernel's are files in a temp folder
+_CACHE_LIMIT = 10_000
+
+user_file_cache: dict[str, bool] = {}
+"""Answers of :func:`is_user_file` by file name (read directly on hot paths: a dict lookup per frame)."""
+
+
+def is_user_file(filename: str) -> bool:
+    """Whether ``filename`` (a code object's ``co_filename``) is a cell or one of the user's own files."""
+    known = user_file_cache.get(filename)
+    if known is not None:
+        return known
+    if filename.startswith("<"):
+        answer = filename.startswith(_CELL_PREFIX)
+    else:
+        path = os.path.abspath(filename)
+        answer = not path.startswith(_NOT_USER_DIRS) and not any(f in path for f in _INSTALLED_FOLDERS)
+    if len(user_file_cache) < _CACHE_LIMIT:
+        user_file_cache[filename] = answer
+    return answer
