@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from jaxshow.capture.stations import (
     WalkOptions,
@@ -30,9 +30,6 @@ from jaxshow.capture.stations import (
     traced_station_from_jaxpr,
 )
 from jaxshow.report import CompiledStation, LoweredStation, TracedStation
-
-if TYPE_CHECKING:
-    from jaxshow.capture.calls import CallRecord
 
 MIN_COMPILE_SECONDS = 0.25
 """Stage seconds from which a call's stations are read while its program runs."""
@@ -46,8 +43,8 @@ class Stations(NamedTuple):
     compiled: CompiledStation | None
 
 
-def read_stations(record: CallRecord, walk: WalkOptions, backend: str | None = None) -> Stations:
-    """The Traced, Lowered and Compiled stations of ``record``'s JAX objects."""
+def read_stations(record: Any, walk: WalkOptions, backend: str | None = None) -> Stations:
+    """The Traced, Lowered and Compiled stations of a :class:`~jaxshow.capture.calls.CallRecord`'s JAX objects."""
     traced = None
     if record.jaxpr is not None:
         traced = traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
@@ -78,7 +75,7 @@ class Prefetcher:
                                                            initializer=on_worker_start)
         self._waiting: concurrent.futures.Future | None = None
 
-    def submit(self, record: CallRecord, stage_seconds: float) -> None:
+    def submit(self, record: Any, stage_seconds: float) -> None:
         """Start reading ``record``'s stations if its stages took long enough to be worth it."""
         name = self.options.name
         if stage_seconds < MIN_COMPILE_SECONDS or record.compiled is None or (
@@ -95,7 +92,7 @@ class Prefetcher:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def stations_of(record: CallRecord, walk: WalkOptions) -> Stations:
+def stations_of(record: Any, walk: WalkOptions) -> Stations:
     """``record``'s stations: the ones read while its program ran when they match ``walk``, else read now."""
     prefetched, record.prefetched = record.prefetched, None
     future: Any = prefetched[1] if prefetched is not None and prefetched[0] == walk else None
