@@ -20,7 +20,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import label_cells, run_magic_cell
+from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -223,7 +223,7 @@ class CacheMagics(Magics):
     def _turn_on(self) -> None:
         if self._on_session is not None:
             return
-        self._on_session = retrace.Session(jax_text="when_cheap").start()
+        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell)).start()
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
@@ -306,7 +306,7 @@ class CacheMagics(Magics):
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
-        session = retrace.Session(jax_text="always").start()
+        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell)).start()
         freeze = None
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))

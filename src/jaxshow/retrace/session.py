@@ -252,6 +252,8 @@ class Session(_jax_compat.TraceProbe):
             while JAX's tracing cache is small (``%jaxcache on``), ``"never"``.
         misses_kept: ``(first, last)``: how many misses of each function are
             kept in detail (the others are counted by category); ``None`` keeps all.
+        is_cell_file: tells a notebook cell's file name: a function re-defined in any cell is
+            compared with its previous definition (a re-run cell compiles to a new file name).
     """
 
     def __init__(
@@ -259,12 +261,14 @@ class Session(_jax_compat.TraceProbe):
         jax_text: str = "always",
         *,
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
+        is_cell_file: Callable[[str], bool] = lambda name: False,
     ) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
         if misses_kept is not None and (len(misses_kept) != 2 or min(misses_kept) < 0):
             raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
+        self.is_cell_file = is_cell_file
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
