@@ -1,9 +1,10 @@
-"""Cost of ``%jaxcache on`` on a cache miss with 1,000 cached signatures, and on a hot loop of cache hits.
+"""Cost of ``%jaxcache on`` on a cache miss with 1,000 cached signatures, and of ``on`` and ``freeze`` on a hot loop of cache hits.
 
 Not run by pytest. Usage::
 
     python benchmarks/jaxcache_overhead.py            # all three cases
     python benchmarks/jaxcache_overhead.py scale      # only the "10, 100, 1,000 signatures" case
+    python benchmarks/jaxcache_overhead.py hot        # only the hot loop (off, %jaxcache on, %jaxcache freeze)
 
 Each configuration (JAX's flag off with jaxshow off; jaxshow's ``on`` mode, i.e.
 the session ``%jaxcache on`` starts; JAX's own ``jax_explain_cache_misses``)
@@ -33,6 +34,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxshow import retrace
+from jaxshow._jax_compat import jit_function
+from jaxshow.retrace.freeze import Freeze
 
 SIGNATURES = 1_000
 MISSES_PER_ROUND = 5
@@ -146,13 +149,8 @@ def scale() -> None:
           f"text {text_s * 1e3:.1f} ms / {len(text.encode()):,} bytes")
 
 
-def main() -> None:
-    logging.getLogger("jax._src.interpreters.partial_eval").addHandler(logging.NullHandler())
-    logging.getLogger("jax._src.interpreters.partial_eval").propagate = False
-    scale()
-    if sys.argv[1:] == ["scale"]:
-        return
-
+def misses() -> None:
+    """One miss at 1,000 cached signatures: plain, ``%jaxcache on`` and JAX's own flag, alternating."""
     @jax.jit
     def f(x):
         return x * 2 + 1
@@ -178,16 +176,23 @@ def main() -> None:
     print(f"  ratio %jaxcache on / off        = {med['jaxshow_on'] / med['off']:.2f}x (target <= 2x)")
     print(f"  ratio jax_explain_cache_misses / off = {med['jax_flag'] / med['off']:.2f}x (for comparison)")
 
+
+def hot_loop() -> None:
+    """10,000 calls that hit JAX's C++ cache: plain, under ``%jaxcache on``, and with the function frozen."""
+
     @jax.jit
     def small(x):
         return x + 1
 
     x = jnp.ones(4)
     small(x).block_until_ready()
-    hot = {"off": [], "jaxshow_on": []}
+    hot = {"off": [], "jaxshow_on": [], "frozen": []}
     for _ in range(HOT_ROUNDS):
         for mode in hot:
             session = retrace.Session(jax_text="when_cheap").start() if mode == "jaxshow_on" else None
+            frozen = Freeze() if mode == "frozen" else None  # %jaxcache freeze small
+            if frozen is not None:
+                frozen.freeze(0, {"small": jit_function(small)})
             try:
                 t = time.perf_counter()
                 for _ in range(HOT_CALLS):
@@ -197,11 +202,26 @@ def main() -> None:
             finally:
                 if session is not None:
                     session.stop()
+                if frozen is not None:
+                    frozen.stop()
     hmed = {m: statistics.median(s) for m, s in hot.items()}
     print(f"hot loop of {HOT_CALLS:,} cache-hit calls (medians of {HOT_ROUNDS} loops):")
     for m, v in hmed.items():
         print(f"  {m:<11} {v * 1e3:8.1f} ms ({v / HOT_CALLS * 1e6:.2f} us per call)")
     print(f"  ratio %jaxcache on / off        = {hmed['jaxshow_on'] / hmed['off']:.3f}x (target <= 1.05x)")
+    print(f"  ratio %jaxcache freeze / off    = {hmed['frozen'] / hmed['off']:.3f}x (target <= 1.05x)")
+
+
+def main() -> None:
+    logging.getLogger("jax._src.interpreters.partial_eval").addHandler(logging.NullHandler())
+    logging.getLogger("jax._src.interpreters.partial_eval").propagate = False
+    only = sys.argv[1:]
+    if only in ([], ["scale"]):
+        scale()
+    if not only:
+        misses()
+    if only in ([], ["hot"]):
+        hot_loop()
 
 
 if __name__ == "__main__":

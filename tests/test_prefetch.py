@@ -1,4 +1,5 @@
-"""Stations of a long compile are read on a worker thread while the program runs, and equal those read at the cell's end."""
+"""Stations are read only for calls a report can show; a long compile's on a worker thread while the program runs,
+equal to those read at the cell's end."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import threading
 import pytest
 from shellrun import run_captured
 
-from jaxshow.capture import prefetch
+from jaxshow.capture import calls, prefetch
 from jaxshow.capture.calls import CallRecord
 from jaxshow.capture.stations import WalkOptions
 
@@ -63,6 +64,37 @@ def test_a_short_compile_is_read_at_the_cells_end(shell, reads):
     assert result.success
     assert reads == [("MainThread", "quick")]
     assert "quick: trace" in cap.outputs[-1].data["text/plain"]
+
+
+@pytest.fixture
+def rebuilt(monkeypatch):
+    """The names of the records whose Lowered and Compiled were rebuilt from JAX's caches."""
+    names: list[str] = []
+    original = calls._lower_and_compile
+
+    def spy(record):
+        names.append(record.name)
+        return original(record)
+
+    monkeypatch.setattr(calls, "_lower_and_compile", spy)
+    return names
+
+
+def test_jaxs_own_eager_operations_are_recorded_but_their_stations_never_rebuilt(shell, rebuilt):
+    result, cap = run_captured(shell, "%%jaxstages\ny = jnp.cos(x) + jnp.arange(64.0)\nz = quick(y)")
+    assert result.success
+    assert rebuilt == ["quick"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert "quick: trace" in text and "(3 compiles of JAX's own helpers folded away: cos, iota, add)" in text
+
+
+def test_calls_past_the_records_kept_are_counted_and_never_rebuilt(shell, rebuilt, monkeypatch):
+    shell.run_cell("xs = [jnp.ones(n + 1) for n in range(5)]")
+    monkeypatch.setattr(calls, "MAX_RECORDS", 3)
+    result, cap = run_captured(shell, "%%jaxstages\nfor v in xs:\n    y = quick(v)")
+    assert result.success
+    assert rebuilt == ["quick"] * 3
+    assert "2 more calls reached JAX's Python path in this cell than jaxshow keeps (3); they are not shown" in cap.outputs[-1].data["text/plain"]
 
 
 def _record(name: str) -> CallRecord:

@@ -268,14 +268,15 @@ def diff_record(diff):
 # --- the _jax_compat shims this feature reads ------------------------------------------------
 
 
-def test_trace_context_values_follow_the_calls_context():
+def test_trace_context_snapshot_follows_the_calls_context_and_is_named_later():
     import jax
 
     from jaxshow import _jax_compat
 
-    before = dict(_jax_compat.trace_context_values())
+    before = _jax_compat.trace_context_snapshot()
     with jax.default_matmul_precision("highest"):
-        inside = dict(_jax_compat.trace_context_values())
+        inside = _jax_compat.trace_context_snapshot()
+    before, inside = (dict(_jax_compat.describe_trace_context(s)) for s in (before, inside))  # named outside the context
     assert (before["jax_default_matmul_precision"], inside["jax_default_matmul_precision"]) == ("None", "'highest'")
     assert {k: v for k, v in inside.items() if k != "jax_default_matmul_precision"} == {
         k: v for k, v in before.items() if k != "jax_default_matmul_precision"}

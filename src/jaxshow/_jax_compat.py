@@ -135,12 +135,12 @@ _KNOWN_TRACE_CONTEXT = (
 _trace_context_holders: tuple[tuple[str, Any], ...] | None = None
 
 
-def trace_context_values() -> tuple[tuple[str, str], ...]:
-    """``(option, repr of the value this thread sees)`` for each option in JAX's trace context, sorted by name.
+def _trace_context_options() -> tuple[tuple[str, Any], ...]:
+    """``(option, holder)`` for each option in JAX's trace context, sorted by name (looked up once).
 
-    The options come from :func:`trace_context_option_names` (looked up once);
-    where this JAX cannot list them, a fixed list of options that are in the
-    trace context of every release checked. Reads values only.
+    The options come from :func:`trace_context_option_names`; where this JAX
+    cannot list them, a fixed list of options that are in the trace context of
+    every release checked.
     """
     global _trace_context_holders
     if _trace_context_holders is None:
@@ -148,13 +148,32 @@ def trace_context_values() -> tuple[tuple[str, str], ...]:
         names, _ = trace_context_option_names(holders)
         chosen = sorted(names) if names else [n for n in _KNOWN_TRACE_CONTEXT if n in holders]
         _trace_context_holders = tuple((n, holders[n]) for n in chosen)
+    return _trace_context_holders
+
+
+def trace_context_snapshot() -> tuple[Any, ...]:
+    """The values this thread sees of the options in JAX's trace context, in :func:`_trace_context_options`' order.
+
+    Cheap enough for every trace (one attribute read per option: ``State.value``
+    is this thread's value); :func:`describe_trace_context` names them when a report shows them.
+    """
     out = []
-    for name, holder in _trace_context_holders:
+    for _, holder in _trace_context_options():
         try:
-            out.append((name, repr(config_values(holder)[0])))
-        except Exception:  # noqa: BLE001 - one unreadable option is left out, never the user's error
-            continue
+            out.append(holder.value)
+        except Exception as exc:  # noqa: BLE001 - one unreadable option, never the user's error
+            out.append(_Unreadable(exc))
     return tuple(out)
+
+
+class _Unreadable(NamedTuple):
+    error: BaseException
+
+
+def describe_trace_context(snapshot: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
+    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name; unreadable ones left out."""
+    return tuple((name, repr(value)) for (name, _), value in zip(_trace_context_options(), snapshot)
+                 if not isinstance(value, _Unreadable))
 
 
 # --- tracing cache and persistent compilation cache (used by retrace/, persistent.py) -------

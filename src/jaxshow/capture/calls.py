@@ -60,7 +60,8 @@ class CallRecord:
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[tuple[str, str], ...] = ()
-    trace_context: tuple[tuple[str, str], ...] = ()
+    trace_context: tuple[Any, ...] = ()
+    """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
     arg_shardings: tuple[str | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
@@ -81,6 +82,8 @@ class CallRecord:
     ahead_of_time: str | None = None
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
+    kept: bool = True
+    """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
     """``(walk, future)`` of the stations read while the program ran (:mod:`jaxshow.capture.prefetch`)."""
 
@@ -158,7 +161,7 @@ def _ahead_of_time_api(frame: Any) -> str | None:
             return None
         if is_user_file(filename):
             break
-        if any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS) and name in _AHEAD_OF_TIME_NAMES:
+        if name in _AHEAD_OF_TIME_NAMES and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
             api = _AHEAD_OF_TIME_NAMES[name]
         frame = frame.f_back
     return api
@@ -177,6 +180,21 @@ class _ThreadState(threading.local):
         self.mine: list[CallRecord] = []
 
 
+def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``test``, answered once per file name (every frame of every trace asks; a cell's name keeps its answer)."""
+    answers: dict[str, bool] = {}
+
+    def remembered(filename: str) -> bool:
+        answer = answers.get(filename)
+        if answer is None:
+            answer = test(filename)
+            if len(answers) < 10_000:
+                answers[filename] = answer
+        return answer
+
+    return remembered
+
+
 class CallCapture(_jax_compat.CallObserver):
     """Open while a cell runs: every jitted call's records, in the order JAX started them.
 
@@ -191,7 +209,7 @@ class CallCapture(_jax_compat.CallObserver):
     def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
                  progress: Callable[[str | None, str], None] | None = None,
                  prefetch: PrefetchOptions | None = None) -> None:
-        self.is_cell_file = is_cell_file
+        self.is_cell_file = _remembered(is_cell_file)
         self.progress = progress
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
@@ -253,9 +271,10 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
-            record.static_args = static_values(jit_info, args, kwargs)
-            record.trace_context = _jax_compat.trace_context_values()
-            record.arg_shardings = placed_shardings(jit_info, args, kwargs)
+            if record.kept:  # what only a report shows
+                record.static_args = static_values(jit_info, args, kwargs)
+                record.trace_context = _jax_compat.trace_context_snapshot()
+                record.arg_shardings = placed_shardings(jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
@@ -342,10 +361,10 @@ class CallCapture(_jax_compat.CallObserver):
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
             record.error = error
             record.failed_in = "lower" if record.computation is None else ("run" if compiled else "compile")
-        if record.computation is None:
-            return
+        if record.computation is None or not record.kept or record.kind == "jax":
+            return  # no report shows JAX's own eager operations' stations, nor a record past MAX_RECORDS
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
-        if self._prefetcher is not None and record.error is None and record.kind != "jax":
+        if self._prefetcher is not None and record.error is None:
             self._prefetcher.submit(record, sum(e.seconds for e in record.events))
 
     # events ----------------------------------------------------------------------------
@@ -395,7 +414,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
         record.static_args = static_values(info, args, kwargs)
-        record.trace_context = _jax_compat.trace_context_values()
+        record.trace_context = _jax_compat.trace_context_snapshot()
         record.arg_shardings = placed_shardings(info, args, kwargs)
         if record.jit_disabled:
             return record
@@ -438,8 +457,9 @@ class CallCapture(_jax_compat.CallObserver):
             if len(self.records) < MAX_RECORDS:
                 self.records.append(record)
             else:
+                record.kept = False
                 self.dropped += 1
-        if frame is not None:
+        if frame is not None and record.kept:
             record.site, record.cell_site = user_sites(frame, self.is_cell_file)
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views
 from jaxshow.capture.prefetch import stations_of
@@ -203,7 +204,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
         linked=linked,
-        trace_context=record.trace_context,
+        trace_context=_jax_compat.describe_trace_context(record.trace_context),
     )
 
 
