@@ -314,44 +314,43 @@ def test_dir_messages_and_paths(ip, tmp_path):
         ip.run_line_magic("jaxdump", f"--dir {dump} --diff 1 2 f")
 
 
-def test_config_update_route_in_process_names_cells(ip, tmp_path):
+@pytest.fixture
+def dumping_in_process(tmp_path):
+    """``jax_dump_ir_to`` and ``jax_dump_ir_modes`` as they were before the test, put back after it."""
     before = (jax.config.values["jax_dump_ir_to"], jax.config.values["jax_dump_ir_modes"])
-    try:
-        assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(tmp_path)!r})")[0].success
-        assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nq(np.ones(5, np.float32));")[0].success
-        number = ip.execution_count - 1
-        result, cap = run_captured(ip, "%jaxdump q -o rep")
-        rep = ip.user_ns["rep"]
-        assert [(f.function, f.cell, f.stage) for f in rep.files] == [("q", f"In[{number}]", "compile")]
-        assert rep.settings[0].source == "jax.config.update"
-        assert rep.texts[0].language == "stablehlo" and "tensor<5xf32>" in rep.texts[0].text
-    finally:
-        jax.config.update("jax_dump_ir_to", before[0])
-        jax.config.update("jax_dump_ir_modes", before[1])
+    yield tmp_path
+    jax.config.update("jax_dump_ir_to", before[0])
+    jax.config.update("jax_dump_ir_modes", before[1])
 
 
-def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_the_same_name_stays_its_own(ip, tmp_path):
-    before = (jax.config.values["jax_dump_ir_to"], jax.config.values["jax_dump_ir_modes"])
-    try:
-        assert run_captured(ip, f"import jax, jax.numpy as jnp\njax.config.update('jax_dump_ir_to', {str(tmp_path)!r})")[0].success
-        assert run_captured(ip, "x = jnp.arange(4.0)\ny = jnp.where(x > 1, jnp.sin(x) * 2, 0).mean()")[0].success
-        assert run_captured(ip, "@jax.jit\ndef add(a, b):\n    return a - b\nadd(x, x);")[0].success
-        result, cap = run_captured(ip, "%jaxdump -o rep")
-        rep = ip.user_ns["rep"]
-        assert rep.jax_functions == ("iota", "greater", "sin", "multiply", "_where", "_mean")
-        assert [f.function for f in rep.files if not f.jax_own] == ["add"]  # the user's add, not JAX's add primitive
-        text = cap.outputs[0].data["text/plain"]
-        assert "  add:\n" in text and "  sin:\n" not in text
-        assert _flat(text).count("JAX's own eager operations (6 files: jnp/lax calls outside jit") == 1
-        assert "%jaxdump NAME shows one): iota, greater, sin, multiply, _where, _mean" in _flat(text)
-        page = cap.outputs[0].data["text/html"]
-        assert "<summary>JAX&#x27;s own eager operations" in page or "<summary>JAX's own eager operations" in page
-        result, cap = run_captured(ip, "%jaxdump sin -o one")
-        assert [(f.function, f.jax_own) for f in ip.user_ns["one"].files] == [("sin", True)]
-        assert "  sin:\n" in cap.outputs[0].data["text/plain"]
-    finally:
-        jax.config.update("jax_dump_ir_to", before[0])
-        jax.config.update("jax_dump_ir_modes", before[1])
+def test_config_update_route_in_process_names_cells(ip, dumping_in_process):
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nq(np.ones(5, np.float32));")[0].success
+    number = ip.execution_count - 1
+    result, cap = run_captured(ip, "%jaxdump q -o rep")
+    rep = ip.user_ns["rep"]
+    assert [(f.function, f.cell, f.stage) for f in rep.files] == [("q", f"In[{number}]", "compile")]
+    assert rep.settings[0].source == "jax.config.update"
+    assert rep.texts[0].language == "stablehlo" and "tensor<5xf32>" in rep.texts[0].text
+
+
+def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_the_same_name_stays_its_own(ip, dumping_in_process):
+    assert run_captured(ip, f"import jax, jax.numpy as jnp\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    assert run_captured(ip, "x = jnp.arange(4.0)\ny = jnp.where(x > 1, jnp.sin(x) * 2, 0).mean()")[0].success
+    assert run_captured(ip, "@jax.jit\ndef add(a, b):\n    return a - b\nadd(x, x);")[0].success
+    result, cap = run_captured(ip, "%jaxdump -o rep")
+    rep = ip.user_ns["rep"]
+    assert rep.jax_functions == ("iota", "greater", "sin", "multiply", "_where", "_mean")
+    assert [f.function for f in rep.files if not f.jax_own] == ["add"]  # the user's add, not JAX's add primitive
+    text = cap.outputs[0].data["text/plain"]
+    assert "  add:\n" in text and "  sin:\n" not in text
+    assert _flat(text).count("JAX's own eager operations (6 files: jnp/lax calls outside jit") == 1
+    assert "%jaxdump NAME shows one): iota, greater, sin, multiply, _where, _mean" in _flat(text)
+    page = cap.outputs[0].data["text/html"]
+    assert "<summary>JAX's own eager operations <span" in page
+    result, cap = run_captured(ip, "%jaxdump sin -o one")
+    assert [(f.function, f.jax_own) for f in ip.user_ns["one"].files] == [("sin", True)]
+    assert "  sin:\n" in cap.outputs[0].data["text/plain"]
 
 
 def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):
