@@ -94,6 +94,17 @@ def test_text_form_puts_the_label_beside_each_line(ip):
     assert "metadata=" not in text.split("⇄ Linked views")[1]
 
 
+def test_with_debug_info_the_linked_view_reads_the_lowered_stations_own_located_text(ip, monkeypatch):
+    import jax._src.stages as jax_stages
+
+    asked = []
+    original = jax_stages.Lowered.as_text
+    monkeypatch.setattr(jax_stages.Lowered, "as_text", lambda self, *a, **k: asked.append((a, k)) or original(self, *a, **k))
+    report, _ = _linked_report(ip, "--source --debug-info")
+    assert asked == [(("stablehlo",), {"debug_info": True})]  # once, for the Lowered station; the view reuses it
+    assert {label for label in report.linked.irs[1].sources if label} == {"In[2]:2", "In[2]:3", "In[2]:4"}
+
+
 def test_without_source_there_is_no_linked_view_and_the_config_option_turns_it_on(ip):
     _setup(ip)
     run_captured(ip, "%%jaxstages -o plain\nout = f(x)")

@@ -37,5 +37,5 @@ def test_the_answer_does_not_depend_on_the_working_directory(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path / "project" / "notebooks")
     inside = sources.is_user_file(str(own))
     monkeypatch.chdir(tmp_path.parent)
-    sources.user_file_cache.pop(str(own))
+    sources._answers.pop(str(own))  # asked afresh, not remembered
     assert inside is sources.is_user_file(str(own)) is True

@@ -30,7 +30,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import JAX_DIRS, is_user_file, user_file_cache
+from jaxshow.capture.sources import JAX_DIRS, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     arguments_for_walk,
@@ -118,13 +118,8 @@ class _Frame:
 
 def user_site(frame: Any) -> SourceLocation | None:
     """The innermost frame in the user's code from ``frame`` out: the first of :func:`user_sites`, found without walking further."""
-    known = user_file_cache
     while frame is not None:
-        filename = frame.f_code.co_filename
-        user = known.get(filename)
-        if user is None:
-            user = is_user_file(filename)
-        if user:
+        if is_user_file(frame.f_code.co_filename):
             return _location(frame)
         frame = frame.f_back
     return None
@@ -272,9 +267,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             if record.kept:  # what only a report shows
-                record.static_args = static_values(jit_info, args, kwargs)
-                record.trace_context = _jax_compat.trace_context_snapshot()
-                record.arg_shardings = placed_shardings(jit_info, args, kwargs)
+                _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
@@ -413,9 +406,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
-        record.static_args = static_values(info, args, kwargs)
-        record.trace_context = _jax_compat.trace_context_snapshot()
-        record.arg_shardings = placed_shardings(info, args, kwargs)
+        _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record
 
@@ -476,6 +467,13 @@ class CallCapture(_jax_compat.CallObserver):
             return None
         finally:
             state.busy, state.rebuilding = False, None
+
+
+def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
+    """What the call's arguments and context say, read in the call: static values, trace-context config, placements."""
+    record.static_args = static_values(jit_info, args, kwargs)
+    record.trace_context = _jax_compat.trace_context_snapshot()
+    record.arg_shardings = placed_shardings(jit_info, args, kwargs)
 
 
 def finish_ahead_of_time(record: CallRecord) -> None:

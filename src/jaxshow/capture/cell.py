@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
-from jaxshow.capture.linked import default_file_label, linked_views
+from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import WalkOptions, defined_at_of, qualname_of, wrapper_station
 from jaxshow.report import (
@@ -23,6 +23,7 @@ from jaxshow.report import (
     ErrorSummary,
     HelperCompiles,
     LinkedViews,
+    LoweredStation,
     SourceLocation,
     StagesReport,
     WrapperStation,
@@ -164,7 +165,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
-    linked = _linked(record, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
+    linked = _linked(record, lowered, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     if traced is not None and traced.jaxpr_source_text:
         traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
     if lowered is not None and walk.debug_info:
@@ -208,7 +209,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     )
 
 
-def _linked(record: CallRecord, compiled: CompiledStation | None,
+def _linked(record: CallRecord, lowered: LoweredStation | None, compiled: CompiledStation | None,
             label: Callable[[SourceLocation | None], SourceLocation | None], notes: list[str],
             jaxpr_max_lines: int | None) -> LinkedViews | None:
     """The linked views of a record, from the JAX objects taken inside the call; a failure is a note."""
@@ -217,8 +218,7 @@ def _linked(record: CallRecord, compiled: CompiledStation | None,
         return shown.file if shown is not None and shown.file != file else default_file_label(file)
 
     try:
-        stablehlo = record.lowered.as_text("stablehlo", debug_info=True) if record.lowered is not None else None
-        return linked_views(record.jaxpr, stablehlo, compiled.optimized_hlo_text if compiled else None, file_label,
+        return linked_views(record.jaxpr, located_stablehlo(record.lowered, lowered), compiled.optimized_hlo_text if compiled else None, file_label,
                             jaxpr_max_lines)
     except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
         notes.append(f"jaxshow could not link the source to the IR: {type(exc).__name__}: {exc}")

@@ -20,7 +20,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.programs import printed_part, subjaxprs
 from jaxshow.capture.sources import is_user_file
 from jaxshow.irtext import closing, split_top_level
-from jaxshow.report import LinkedIR, LinkedViews, SourceText
+from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
 
 Frame = tuple[str, int]
 FileLabel = Callable[[str], str]
@@ -84,6 +84,13 @@ def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
                 for title, lines, attribute in parsed)
     sources = tuple(_source(file, lines, names[file], file_label) for file, lines in used.items())
     return LinkedViews(sources=tuple(s for s in sources if s.lines), irs=irs, notes=tuple(notes))
+
+
+def located_stablehlo(lowered: Any, station: LoweredStation | None) -> str | None:
+    """``lowered``'s StableHLO with its ``loc(...)`` locations: the Lowered station's own text when it already is that."""
+    if station is not None and station.dialect == "stablehlo" and station.debug_info:
+        return station.module_text
+    return lowered.as_text("stablehlo", debug_info=True) if lowered is not None else None
 
 
 def file_names(files: Iterable[str], file_label: FileLabel = default_file_label) -> dict[str, str]:

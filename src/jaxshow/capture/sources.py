@@ -40,13 +40,13 @@ _INSTALLED_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{
 _CELL_PREFIX = "<ipython-input-"  # terminal IPython's cell names; ipykernel's are files in a temp folder
 _CACHE_LIMIT = 10_000
 
-user_file_cache: dict[str, bool] = {}
-"""Answers of :func:`is_user_file` by file name (read directly on hot paths: a dict lookup per frame)."""
+_answers: dict[str, bool] = {}
+"""Answers of :func:`is_user_file` by file name: every frame of every call asks."""
 
 
 def is_user_file(filename: str) -> bool:
     """Whether ``filename`` (a code object's ``co_filename``) is a cell or one of the user's own files."""
-    known = user_file_cache.get(filename)
+    known = _answers.get(filename)
     if known is not None:
         return known
     if filename.startswith("<"):
@@ -54,6 +54,6 @@ def is_user_file(filename: str) -> bool:
     else:
         path = os.path.abspath(filename)
         answer = not path.startswith(_NOT_USER_DIRS) and not any(f in path for f in _INSTALLED_FOLDERS)
-    if len(user_file_cache) < _CACHE_LIMIT:
-        user_file_cache[filename] = answer
+    if len(_answers) < _CACHE_LIMIT:
+        _answers[filename] = answer
     return answer

@@ -26,6 +26,7 @@ import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.buffers import entry_buffers
+from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
 from jaxshow.report import (
@@ -563,10 +564,8 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
     if options.source:
-        from jaxshow.capture.linked import linked_views  # linked -> calls -> stations: imported when used
-
         result.linked = linked_views(traced.jaxpr if result.traced else None,
-                                     lowered.as_text("stablehlo", debug_info=True) if result.lowered else None,
+                                     located_stablehlo(lowered, result.lowered) if result.lowered else None,
                                      result.compiled.optimized_hlo_text if result.compiled else None,
                                      jaxpr_max_lines=options.jaxpr_max_lines)
     return result
