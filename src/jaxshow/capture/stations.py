@@ -113,6 +113,12 @@ def parameter_names(signature: Any) -> tuple[str, ...]:
         return ()
 
 
+def positions(argnums: Any, count: int) -> tuple[int, ...]:
+    """``static_argnums``/``donate_argnums`` of a call with ``count`` positional arguments as positions, in order
+    (negative ones counted from the end; ones past the call's arguments left out)."""
+    return tuple(dict.fromkeys(i % count for i in argnums if -count <= i < count))
+
+
 def argument_label(names: tuple[str, ...], position: int) -> str:
     """The positional argument at ``position`` by its parameter name (``n``), or ``args[3]`` past the named ones."""
     return names[position] if position < len(names) else f"args[{position}]"
@@ -124,11 +130,8 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, 
     if not options:
         return ()
     names = parameter_names(getattr(jit_info, "fun_signature", None))
-    shown = []
-    for i in options["static_argnums"]:
-        if -len(args) <= i < len(args):
-            position = i % len(args)
-            shown.append((argument_label(names, position), safe_repr(args[i])))
+    shown = [(argument_label(names, position), safe_repr(args[position]))
+             for position in positions(options["static_argnums"], len(args))]
     shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
     return tuple(dict.fromkeys(shown))
 
@@ -141,7 +144,7 @@ def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | No
     """
     try:
         options = _jax_compat.jit_options_of_info(jit_info) or {}
-        static = {i % len(args) for i in options.get("static_argnums", ()) if -len(args) <= i < len(args)}
+        static = set(positions(options.get("static_argnums", ()), len(args)))
         dynamic = tuple(a for i, a in enumerate(args) if i not in static)
         named = {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())}
         leaves = jax.tree_util.tree_leaves((dynamic, named))
@@ -220,7 +223,7 @@ def arguments_for_walk(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]
     pytree is rebuilt (a user pytree's constructor would run again).
     """
     options = _jax_compat.jit_options(fn) or {}
-    donated = {i % len(args) for i in options.get("donate_argnums", ()) if args and -len(args) <= i < len(args)}
+    donated = set(positions(options.get("donate_argnums", ()), len(args)))
     donated_names = set(options.get("donate_argnames", ()))
     new_args = tuple(jax.tree_util.tree_map(_abstract_leaf, a) if i in donated else a for i, a in enumerate(args))
     new_kwargs = {k: jax.tree_util.tree_map(_abstract_leaf, v) if k in donated_names else v for k, v in kwargs.items()}
