@@ -23,14 +23,12 @@ import threading
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture import calls
 from jaxshow.errors import RetraceError
 from jaxshow.report import MISS_TITLES, CacheMiss
-from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import miss_summary
-from jaxshow.retrace.session import _levels
+from jaxshow.retrace.session import _levels, miss_site
 
 
 class Freeze(_jax_compat.TraceProbe):
@@ -148,11 +146,9 @@ class Freeze(_jax_compat.TraceProbe):
         category, changes, evidence, source, same_line, _ = classify_miss(
             record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
         )
-        blame = library_blame(frame, record.name, getattr(debug_info, "func_filename", None))
+        blame, call_site = miss_site(frame, record.name, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
-        site = calls.user_site(frame)
-        call_site = blame.user_line if blame is not None else f"{site.file}:{site.line}" if site is not None else None
         return CacheMiss(
             function=record.name,
             category=category,

@@ -126,6 +126,16 @@ class _Tee:
         return getattr(self._target, name)
 
 
+def miss_site(frame: Any, function: str, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
+    """Where to point for a trace of ``function`` seen from ``frame`` out: the library blame and the user's line it
+    names, else the innermost line in the user's code (``None`` when there is none)."""
+    blame = library_blame(frame, function, getattr(debug_info, "func_filename", None))
+    if blame is not None:
+        return blame, blame.user_line
+    site = calls.user_site(frame)
+    return None, f"{site.file}:{site.line}" if site is not None else None
+
+
 class _Miss:
     """One trace that missed, kept as the raw facts of that moment; explained only when a report shows it.
 
@@ -413,15 +423,13 @@ class Session(_jax_compat.TraceProbe):
     def _record_miss(self, frame: _Frame, key: Any) -> None:
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
-        user_site = calls.user_site(sys._getframe(1))
         record, status = registry.record_for(fun, debug_info)
-        blame = library_blame(sys._getframe(1), record.name, getattr(debug_info, "func_filename", None))
+        blame, call_site = miss_site(sys._getframe(1), record.name, debug_info)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
         kept = len(record.keys)
         old = closest_key(record, key, described, parts) if status == "known" else None
-        miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text,
-                     blame.user_line if blame is not None else f"{user_site.file}:{user_site.line}" if user_site is not None else None,
+        miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text, call_site,
                      time.time())
         miss.blame = blame
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
