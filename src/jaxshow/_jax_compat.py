@@ -1218,17 +1218,21 @@ def jax_operation_names() -> frozenset[str]:
         names.update(str(p.name) for table in tables for p in list(table) if isinstance(getattr(p, "name", None), str))
     except Exception:  # noqa: BLE001 - a JAX without these tables: jitted functions only
         pass
-    wrapper_type = jit_wrapper_type()
     ufunc_type = getattr(sys.modules.get("jax.numpy"), "ufunc", None)  # jnp.multiply: a jitted function inside
     for module in modules:
-        for value in list(vars(module).values()):
-            kind = type(value)
-            fun = jit_function(value) if kind is wrapper_type else value if kind is ufunc_type else None
-            name = getattr(fun, "__name__", None) if fun is not None else None
-            if isinstance(name, str):
-                names.add(name)
+        values = list(vars(module).values())
+        names |= jitted_function_names(values)
+        names.update(value.__name__ for value in values if type(value) is ufunc_type and isinstance(value.__name__, str))
     _operation_names[:] = [len(modules), frozenset(names)]
     return _operation_names[1]
+
+
+def jitted_function_names(values: Any) -> set[str]:
+    """The names of the Python functions behind the ``jax.jit`` wrappers among ``values``, told by type only
+    (a namespace's values: no attribute of any other object is read)."""
+    wrapper_type = jit_wrapper_type()
+    funs = (jit_function(v) for v in list(values) if type(v) is wrapper_type)
+    return {f.__name__ for f in funs if type(f) is types.FunctionType}
 
 
 def jit_function(wrapper: Any) -> Any:

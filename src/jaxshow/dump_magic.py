@@ -135,7 +135,7 @@ class DumpMagics(Magics):
             else:
                 report = dumps.dump_report(args.name, directory=args.dir, cells=self.cell_spans(), loaded_at=self._loaded_at,
                                            hits=tuple(self._watcher.hits), label_text=label, read_max_bytes=self.read_max_bytes,
-                                           users=dumps.jitted_names(self.shell.user_ns.values()))
+                                           namespace=self.shell.user_ns.values())
         except (LookupError, ValueError) as exc:
             raise UsageError(f"{exc.args[0] if exc.args else exc}\n{usage_line}") from None
         except OSError as exc:

@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import time
-import types
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Sequence
@@ -354,13 +353,6 @@ def dump_directory() -> tuple[str | None, str | None]:
     return value, None
 
 
-def jitted_names(values: Iterable[object]) -> set[str]:
-    """The names of the functions behind the ``jax.jit`` wrappers among ``values`` (a namespace's), told by type only."""
-    wrapper_type = _jax_compat.jit_wrapper_type()
-    funs = (_jax_compat.jit_function(v) for v in list(values) if type(v) is wrapper_type)
-    return {f.__name__ for f in funs if type(f) is types.FunctionType}
-
-
 def dump_report(
     name: str | None = None,
     *,
@@ -370,7 +362,7 @@ def dump_report(
     hits: Iterable[PersistentHit] = (),
     label_text: Callable[[str], str] | None = None,
     read_max_bytes: int = READ_MAX_BYTES,
-    users: Collection[str] = (),
+    namespace: Iterable[object] = (),
 ) -> DumpReport:
     """How dumping is set, and the dump files by function and by cell; with ``name``, that function's (or file's) texts.
 
@@ -383,8 +375,8 @@ def dump_report(
         hits: persistent-cache hits seen (:class:`HitWatcher`), to mark the module dumps they served.
         label_text: rewrites cell file names in the texts shown (``In[n]``).
         read_max_bytes: at most this much of each shown file is read.
-        users: names of the user's own jitted functions; a file of one is never counted as JAX's own
-            operation, though JAX has one of that name.
+        namespace: the user's namespace's values; a file of a jitted function among them is never counted
+            as JAX's own operation, though JAX has one of that name.
 
     Raises:
         LookupError: ``name`` matches no file, counter or function (the message lists what exists).
@@ -410,7 +402,7 @@ def dump_report(
                            "or an XLA dump (module_….txt)")
             if directory is None and other == 0:
                 unavailable += ": nothing compiled since dumping was turned on (an in-memory cache hit writes nothing)"
-        files = sorted(_attribute(files, cells, loaded_at, hits, listed, users), key=_order)
+        files = sorted(_attribute(files, cells, loaded_at, hits, listed, _jax_compat.jitted_function_names(namespace)), key=_order)
     if directory is not None:
         notes.append("--dir: the settings above are this process's; the files were read from the directory given")
     xla_directory, xla_modules_own, xla_unavailable, xla_notes = _xla_section(listed if directory is not None else None)
