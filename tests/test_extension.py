@@ -13,10 +13,10 @@ LOGGERS = (_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES)
 
 
 def _pjit_hooks():
-    from jax._src import pjit
+    from jax._src import compiler, pjit
 
     names = ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")
-    return tuple(getattr(pjit, n, None) for n in names)
+    return (*(getattr(pjit, n, None) for n in names), compiler.backend_compile_and_load)
 
 
 def _footprint(shell):

@@ -101,11 +101,15 @@ class _Recorder(_jax_compat.CallObserver):
     def run_ended(self, token, executable, error):
         self.seen.append(("ran", executable is not None))
 
+    def compiling(self):
+        self.seen.append(("compiling",))
+
 
 def _pjit_globals():
-    from jax._src import pjit
+    from jax._src import compiler, pjit
 
-    return {n: getattr(pjit, n, None) for n in ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")}
+    hooked = {n: getattr(pjit, n, None) for n in ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")}
+    return {**hooked, "backend_compile_and_load": compiler.backend_compile_and_load}
 
 
 def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
@@ -122,7 +126,34 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
     finally:
         uninstall()
     assert _pjit_globals() == before
-    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked"), ("run", "hooked", (True,)), ("lowered", False), ("ran", True)]
+    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked"), ("run", "hooked", (True,)), ("lowered", False),
+                             ("compiling",), ("ran", True)]
+
+
+def test_the_compile_hook_lets_a_compile_error_through_without_its_own_frame():
+    from jax._src import compiler
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("XLA says no")
+
+    original = compiler.backend_compile_and_load
+    compiler.backend_compile_and_load = failing
+    recorder = _Recorder()
+    uninstall = _jax_compat.install_call_hooks(recorder)
+    try:
+        with pytest.raises(RuntimeError, match="XLA says no") as info:
+            jax.jit(lambda v: jax.lax.neg(v))(jnp.ones(3))
+    finally:
+        uninstall()
+        compiler.backend_compile_and_load = original
+    assert ("compiling",) in recorder.seen
+    assert [tb.tb_frame.f_code.co_name for tb in _frames(info.value.__traceback__)].count("xla_compile") == 0
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def test_lowered_from_computation_and_lower_cached_reuse_jaxs_objects():

@@ -1,5 +1,5 @@
-"""Stations are read only for calls a report can show; a long compile's on a worker thread while the program runs,
-equal to those read at the cell's end."""
+"""Stations are read only for calls a report can show: Traced and Lowered on a worker thread while JAX compiles,
+a long compile's Compiled while the program runs, equal to those read at the cell's end."""
 
 from __future__ import annotations
 
@@ -20,15 +20,20 @@ SETUP = ("import time, jax, jax.numpy as jnp\n"
 
 @pytest.fixture
 def reads(monkeypatch):
-    """Each read of a record's stations, as (thread name, function name)."""
+    """Each read of stations, as (thread name, what was read): "before compile", "f" (all three) or "f: compiled"."""
     seen: list[tuple[str, str]] = []
-    original = prefetch.read_stations
+    read_stations, read_before_compile = prefetch.read_stations, prefetch.read_before_compile
 
-    def spy(record, walk, backend=None):
-        seen.append((threading.current_thread().name, record.name))
-        return original(record, walk, backend)
+    def spy(record, walk, backend=None, early=None):
+        seen.append((threading.current_thread().name, record.name + (": compiled" if early is not None else "")))
+        return read_stations(record, walk, backend, early)
+
+    def spy_before(*args):
+        seen.append((threading.current_thread().name, "before compile"))
+        return read_before_compile(*args)
 
     monkeypatch.setattr(prefetch, "read_stations", spy)
+    monkeypatch.setattr(prefetch, "read_before_compile", spy_before)
     return seen
 
 
@@ -42,10 +47,12 @@ def shell(ip):
 def test_a_long_compile_is_read_on_the_worker_and_gives_the_stations_read_at_the_end(shell, reads, monkeypatch):
     result, _ = run_captured(shell, "%%jaxstages -o early\ny = slow(x)")
     assert result.success
-    assert reads == [("jaxshow-stations_0", "slow")]  # once, on the worker, never again at the cell's end
+    # Traced and Lowered while JAX compiled, Compiled while the program ran; never again at the cell's end.
+    assert reads == [("jaxshow-stations_0", "before compile"), ("jaxshow-stations_0", "slow: compiled")]
 
     reads.clear()
     monkeypatch.setattr(prefetch, "MIN_COMPILE_SECONDS", float("inf"))
+    monkeypatch.setattr(prefetch, "EARLY_READS", 0)
     shell.run_cell("jax.clear_caches()")
     result, _ = run_captured(shell, "%%jaxstages -o late\ny = slow(x)")
     assert result.success
@@ -59,11 +66,26 @@ def test_a_long_compile_is_read_on_the_worker_and_gives_the_stations_read_at_the
     assert early.compiled.memory is not None and early.compiled.optimized_hlo_text.startswith("HloModule jit_slow")
 
 
-def test_a_short_compile_is_read_at_the_cells_end(shell, reads):
+def test_a_short_compile_has_its_compiled_station_read_at_the_cells_end(shell, reads):
     result, cap = run_captured(shell, "%%jaxstages\ny = quick(x)")
     assert result.success
-    assert reads == [("MainThread", "quick")]
+    assert reads == [("jaxshow-stations_0", "before compile"), ("MainThread", "quick: compiled")]
     assert "quick: trace" in cap.outputs[-1].data["text/plain"]
+
+
+def test_a_loop_of_re_traces_reads_only_its_first_calls_before_their_compile(shell, reads):
+    shell.run_cell("xs = [jnp.ones(n + 1) for n in range(6)]")
+    result, cap = run_captured(shell, "%%jaxstages\nfor v in xs:\n    y = quick(v)")
+    assert result.success
+    assert reads == [("jaxshow-stations_0", "before compile")] * prefetch.EARLY_READS + [("MainThread", "quick")]
+    assert "quick: trace" in cap.outputs[-1].data["text/plain"] and "f32[6]" in cap.outputs[-1].data["text/plain"]
+
+
+def test_an_ahead_of_time_lowering_is_read_while_the_cell_compiles_it(shell, reads):
+    result, cap = run_captured(shell, "%%jaxstages\ncompiled = quick.trace(x).lower().compile()")
+    assert result.success
+    assert reads == [("jaxshow-stations_0", "before compile"), ("MainThread", "quick: compiled")]
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in cap.outputs[-1].data["text/plain"]
 
 
 @pytest.fixture
@@ -106,7 +128,7 @@ def _blocked_reads(monkeypatch) -> tuple[list[str], threading.Event]:
     order: list[str] = []
     release = threading.Event()
 
-    def read(record, walk, backend=None):
+    def read(record, walk, backend=None, early=None):
         order.append(record.name)
         release.wait(10)
         return prefetch.Stations(None, None, None)
@@ -117,11 +139,11 @@ def _blocked_reads(monkeypatch) -> tuple[list[str], threading.Event]:
 
 def _submit_three_while_the_first_runs(prefetcher: prefetch.Prefetcher) -> list[CallRecord]:
     records = [_record(n) for n in ("f", "g", "h")]
-    prefetcher.submit(records[0], 1.0)
-    while not records[0].prefetched[1].running():
+    prefetcher.compiled(records[0], 1.0)
+    while not records[0].prefetched.after_compile.running():
         threading.Event().wait(0.005)
     for record in records[1:]:
-        prefetcher.submit(record, 1.0)
+        prefetcher.compiled(record, 1.0)
     return records
 
 
@@ -130,9 +152,9 @@ def test_only_the_newest_waiting_call_is_read_when_the_report_shows_the_last(mon
     prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions()), lambda: None)
     f, g, h = _submit_three_while_the_first_runs(prefetcher)
     release.set()
-    h.prefetched[1].result(10)
+    h.prefetched.after_compile.result(10)
     assert order == ["f", "h"]
-    assert g.prefetched[1].cancelled()
+    assert g.prefetched.after_compile.cancelled()
     assert prefetch.stations_of(h, WalkOptions()) == prefetch.Stations(None, None, None)
     prefetcher.close()
 
@@ -142,7 +164,7 @@ def test_every_call_is_read_under_all(monkeypatch):
     prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions(), every_call=True), lambda: None)
     f, g, h = _submit_three_while_the_first_runs(prefetcher)
     release.set()
-    h.prefetched[1].result(10)
+    h.prefetched.after_compile.result(10)
     assert order == ["f", "g", "h"]
     prefetcher.close()
 
@@ -153,11 +175,11 @@ def test_name_reads_only_that_function_and_a_short_or_uncompiled_call_is_not_rea
     prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions(), name="g"), lambda: None)
     f, g, short = _record("f"), _record("g"), _record("g")
     failed = CallRecord(seq=0, path="jit", name="g")
-    prefetcher.submit(f, 1.0)
-    prefetcher.submit(short, prefetch.MIN_COMPILE_SECONDS / 2)
-    prefetcher.submit(failed, 1.0)
-    prefetcher.submit(g, 1.0)
-    g.prefetched[1].result(10)
+    prefetcher.compiled(f, 1.0)
+    prefetcher.compiled(short, prefetch.MIN_COMPILE_SECONDS / 2)
+    prefetcher.compiled(failed, 1.0)
+    prefetcher.compiled(g, 1.0)
+    g.prefetched.after_compile.result(10)
     assert order == ["g"]
     assert f.prefetched is short.prefetched is failed.prefetched is None
     prefetcher.close()
@@ -168,8 +190,8 @@ def test_stations_read_for_another_walk_are_read_again(monkeypatch):
     release.set()
     prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions()), lambda: None)
     record = _record("f")
-    prefetcher.submit(record, 1.0)
-    record.prefetched[1].result(10)
+    prefetcher.compiled(record, 1.0)
+    record.prefetched.after_compile.result(10)
     prefetch.stations_of(record, WalkOptions(dialect="hlo"))
     assert order == ["f", "f"]
     prefetcher.close()

@@ -936,6 +936,9 @@ class CallObserver:
         """The dispatch ended; ``executable`` is the compiled program when compilation succeeded."""
         raise NotImplementedError
 
+    def compiling(self) -> None:
+        """XLA is about to compile a lowered module: the calling thread waits in C++, without the GIL, until it is done."""
+
 
 def _pjit_module():
     try:
@@ -943,6 +946,15 @@ def _pjit_module():
     except ImportError:
         return None
     return _pjit
+
+
+def _compiler_module() -> Any:
+    """``jax._src.compiler``, whose ``backend_compile_and_load`` hands a lowered module to XLA (0.7 to 0.12)."""
+    try:
+        from jax._src import compiler
+    except ImportError:
+        return None
+    return compiler
 
 
 def _entry_hook_name(module: Any) -> str | None:
@@ -993,7 +1005,9 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     the entry hook (``_infer_params``; ``_trace_for_jit`` on 0.9) for each
     wrapper call that misses the C++ cache, ``_pjit_call_impl_python`` for
     every Python dispatch (a wrapper's miss, and ``jit_p``'s impl under
-    ``grad``/``vmap`` or eagerly), and ``_resolve_and_lower`` inside it. A C++
+    ``grad``/``vmap`` or eagerly), and ``_resolve_and_lower`` inside it; then
+    ``jax._src.compiler.backend_compile_and_load`` as XLA's compile starts
+    (optional: without it, ``compiling`` is never called). A C++
     cache hit reaches none of them, so a hot loop pays nothing. Returns the
     function that puts the originals back (only where they are still ours), or
     ``None`` where this JAX lacks them.
@@ -1001,6 +1015,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     module = _pjit_module()
     if module is None or not call_hooks_supported():
         return None
+    compiler = _compiler_module()
     entry_name = _entry_hook_name(module)
     original_entry = getattr(module, entry_name)
     original_run = module._pjit_call_impl_python
@@ -1044,17 +1059,29 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         _quietly(observer.lowered, computation, None)
         return computation
 
-    for hook, original in ((entry, original_entry), (run, original_run), (lower, original_lower)):
+    original_compile = getattr(compiler, "backend_compile_and_load", None)
+
+    def xla_compile(*args, **kwargs):
+        if not observer.busy():
+            _quietly(observer.compiling)
+        try:
+            return original_compile(*args, **kwargs)
+        except BaseException as exc:
+            _drop_own_frame(exc, sys._getframe())
+            raise
+
+    hooks = [(module, entry_name, entry, original_entry), (module, "_pjit_call_impl_python", run, original_run),
+             (module, "_resolve_and_lower", lower, original_lower)]
+    if callable(original_compile):  # optional: jaxshow only reads stations earlier with it
+        hooks.append((compiler, "backend_compile_and_load", xla_compile, original_compile))
+    for owner, name, hook, original in hooks:
         functools.update_wrapper(hook, original)
-    setattr(module, entry_name, entry)
-    module._pjit_call_impl_python = run
-    module._resolve_and_lower = lower
+        setattr(owner, name, hook)
 
     def uninstall() -> None:
-        for name, hook, original in ((entry_name, entry, original_entry), ("_pjit_call_impl_python", run, original_run),
-                                     ("_resolve_and_lower", lower, original_lower)):
-            if getattr(module, name, None) is hook:
-                setattr(module, name, original)
+        for owner, name, hook, original in hooks:
+            if getattr(owner, name, None) is hook:
+                setattr(owner, name, original)
 
     return uninstall
 

@@ -85,7 +85,7 @@ class CallRecord:
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
-    """``(walk, future)`` of the stations read while the program ran (:mod:`jaxshow.capture.prefetch`)."""
+    """The stations being read while JAX compiled and ran the call (:class:`jaxshow.capture.prefetch.Prefetched`)."""
 
     @property
     def kind(self) -> Kind:
@@ -109,7 +109,7 @@ class CallRecord:
         self.prefetched = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Frame:
     record: CallRecord
     nested: bool
@@ -173,6 +173,8 @@ class _ThreadState(threading.local):
         self.busy = False
         self.rebuilding: CallRecord | None = None
         self.mine: list[CallRecord] = []
+        self.compiling_next: CallRecord | None = None
+        """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
 
 
 def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
@@ -198,7 +200,7 @@ class CallCapture(_jax_compat.CallObserver):
             used to find the cell line a call came from.
         progress: called as each stage of a call starts, ``progress("compiling", "f")``,
             and with ``None`` when the call's stages end; from the calling thread.
-        prefetch: read the stations of long compiles while their programs run, for this walk.
+        prefetch: read the stations of the calls a report shows while JAX compiles and runs them, for this walk.
     """
 
     def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
@@ -334,6 +336,7 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._local.pending
             if record is not None and record.ahead_of_time is not None and error is None:
                 record.computation = computation
+                self._read_while_compiling(record)
             return
         if stack[-1].nested or stack[-1].phase != "run":
             return
@@ -343,6 +346,18 @@ class CallCapture(_jax_compat.CallObserver):
         else:
             record.computation = computation
             self._report_progress("compiling", record.name)
+            self._read_while_compiling(record)
+
+    def _read_while_compiling(self, record: CallRecord) -> None:
+        """Read a report's Traced and Lowered stations once XLA's compile of it starts (never JAX's own eager operations')."""
+        if self._prefetcher is not None and record.kept and record.kind != "jax":
+            self._local.compiling_next = record
+
+    def compiling(self) -> None:
+        record, self._local.compiling_next = self._local.compiling_next, None
+        stack = self._local.stack
+        if record is not None and record is (stack[-1].record if stack else self._local.pending):
+            self._prefetcher.lowered(record)  # type: ignore[union-attr]  # set only with a prefetcher
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
@@ -358,7 +373,7 @@ class CallCapture(_jax_compat.CallObserver):
             return  # no report shows JAX's own eager operations' stations, nor a record past MAX_RECORDS
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
         if self._prefetcher is not None and record.error is None:
-            self._prefetcher.submit(record, sum(e.seconds for e in record.events))
+            self._prefetcher.compiled(record, sum(e.seconds for e in record.events))
 
     # events ----------------------------------------------------------------------------
 
@@ -503,27 +518,27 @@ class _Hooks:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._captures: list[CallCapture] = []
+        self._captures: tuple[CallCapture, ...] = ()  # replaced whole, so the hooks read it without the lock
         self._uninstall: Callable[[], None] | None = None
 
     def open(self, capture: CallCapture) -> Callable[[], None] | None:
         with self._lock:
             if not self._captures:
                 self._uninstall = _jax_compat.install_call_hooks(_FanOut(self))
-            self._captures.append(capture)
+            self._captures = (*self._captures, capture)
             return self._uninstall
 
     def close(self, capture: CallCapture) -> None:
         with self._lock:
             if capture not in self._captures:
                 return
-            self._captures.remove(capture)
+            self._captures = tuple(c for c in self._captures if c is not capture)
             if not self._captures and self._uninstall is not None:
                 self._uninstall()
                 self._uninstall = None
 
-    def captures(self) -> list[CallCapture]:
-        return list(self._captures)
+    def captures(self) -> tuple[CallCapture, ...]:
+        return self._captures
 
 
 class _FanOut(_jax_compat.CallObserver):
@@ -552,6 +567,10 @@ class _FanOut(_jax_compat.CallObserver):
     def run_ended(self, tokens: list, executable: Any, error: BaseException | None) -> None:
         for capture, frame in tokens or ():
             capture.run_ended(frame, executable, error)
+
+    def compiling(self) -> None:
+        for capture in self._hooks.captures():
+            capture.compiling()
 
 
 _hooks = _Hooks()

@@ -1,16 +1,21 @@
-"""Read a long compile's stations on a worker thread while its program runs.
+"""Read a call's stations on a worker thread while JAX compiles it and while its program runs.
 
-A jitted call returns once its program is dispatched. The cell then waits for
-the result, or goes on with other work. Reading the stations of a big program
-takes a noticeable share of its compile time: the optimised HLO text, XLA's
-memory and cost analyses, the printed jaxpr. Most of that is C++ that releases
-the GIL. So it is done in that time, on one worker thread per cell, and the
-report at the cell's end finds it ready.
+Reading the stations of a big program takes a noticeable share of its compile
+time: the printed jaxpr and the Lowered module text (and, for a small module,
+its pre-optimisation cost), then the optimised HLO text and XLA's memory and
+cost analyses. Most of that is C++ that runs while the calling thread waits in
+C++ too: JAX's compile and the program's run release the GIL. So a call's
+Traced and Lowered stations are read while JAX compiles it (from the
+lowered module, which XLA's compile does not change; from the moment XLA
+starts, told by the hook on ``backend_compile_and_load``), and for a long
+compile its Compiled station while the program runs. The report at the cell's end finds
+them ready.
 
+When the report will show only the last call, a newer call takes the place of
+one still waiting, and only the first :data:`EARLY_READS` calls of a cell are
+read before their compile, so a loop of re-traces reads nothing more early.
 Only calls whose trace, lowering and compile took at least
-:data:`MIN_COMPILE_SECONDS` are read early, so a loop of small re-traces costs
-nothing extra. When the report will show only the last call, a newer call
-takes the place of one still waiting.
+:data:`MIN_COMPILE_SECONDS` have their Compiled station read early.
 
 Uses JAX; never IPython.
 """
@@ -18,9 +23,11 @@ Uses JAX; never IPython.
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
+from jaxshow import _jax_compat
 from jaxshow.capture.stations import (
     WalkOptions,
     backend_name,
@@ -32,7 +39,13 @@ from jaxshow.capture.stations import (
 from jaxshow.report import CompiledStation, LoweredStation, TracedStation
 
 MIN_COMPILE_SECONDS = 0.25
-"""Stage seconds from which a call's stations are read while its program runs."""
+"""Stage seconds from which a call's Compiled station is read while its program runs."""
+
+COMPILE_HANDOVER_SECONDS = 0.002
+"""How long a read before the compile waits for the calling thread to enter XLA's compile."""
+
+EARLY_READS = 4
+"""Calls per cell whose Traced and Lowered stations are read while JAX compiles them, when the report shows the last call."""
 
 
 class Stations(NamedTuple):
@@ -43,18 +56,39 @@ class Stations(NamedTuple):
     compiled: CompiledStation | None
 
 
-def read_stations(record: Any, walk: WalkOptions, backend: str | None = None) -> Stations:
-    """The Traced, Lowered and Compiled stations of a :class:`~jaxshow.capture.calls.CallRecord`'s JAX objects."""
-    traced = None
-    if record.jaxpr is not None:
+def read_stations(record: Any, walk: WalkOptions, backend: str | None = None, early: Stations | None = None) -> Stations:
+    """The Traced, Lowered and Compiled stations of a :class:`~jaxshow.capture.calls.CallRecord`'s JAX objects.
+
+    ``early`` holds the Traced and Lowered stations already read before the compile.
+    """
+    traced, lowered = (early.traced, early.lowered) if early is not None else (None, None)
+    if early is None and record.jaxpr is not None:
         traced = traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
                                            shardings=record.arg_shardings, max_lines=walk.jaxpr_max_lines)
-    lowered = None
-    if record.lowered is not None:
-        lowered = lowered_station(record.lowered, dialect=walk.dialect, debug_info=walk.debug_info,
-                                  cost_max_chars=walk.lowered_cost_max_chars, backend=backend)
+    if early is None and record.lowered is not None:
+        lowered = _lowered_station(record.lowered, walk, backend)
     compiled = compiled_station(record.compiled, traced, backend=backend) if record.compiled is not None else None
     return Stations(traced, lowered, compiled)
+
+
+def read_before_compile(jaxpr: Any, computation: Any, donated: tuple[bool, ...], shardings: Any, walk: WalkOptions,
+                        backend: str | None = None) -> Stations:
+    """The Traced and Lowered stations of a call XLA has started compiling.
+
+    Waits :data:`COMPILE_HANDOVER_SECONDS` first: the calling thread has a few
+    lines of Python left before XLA's compile releases the GIL, and the module
+    text is printed by C++ that holds it.
+    """
+    time.sleep(COMPILE_HANDOVER_SECONDS)
+    traced = traced_station_from_jaxpr(jaxpr, donated, source_info=walk.debug_info, shardings=shardings,
+                                       max_lines=walk.jaxpr_max_lines)
+    lowered = _lowered_station(_jax_compat.lowered_from_computation(computation, jaxpr, donated), walk, backend)
+    return Stations(traced, lowered, None)
+
+
+def _lowered_station(lowered: Any, walk: WalkOptions, backend: str | None) -> LoweredStation:
+    return lowered_station(lowered, dialect=walk.dialect, debug_info=walk.debug_info,
+                           cost_max_chars=walk.lowered_cost_max_chars, backend=backend)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,39 +100,82 @@ class PrefetchOptions:
     name: str | None = None
 
 
+class Prefetched(NamedTuple):
+    """What a worker read (or is reading) for one record, for ``walk``."""
+
+    walk: WalkOptions
+    before_compile: concurrent.futures.Future | None
+    """The Traced and Lowered stations."""
+    after_compile: concurrent.futures.Future | None
+    """All three stations."""
+
+
 class Prefetcher:
-    """One worker thread reading the stations of long compiles, in the order they finished."""
+    """One worker thread reading the stations of a cell's calls, in the order their stages ended."""
 
     def __init__(self, options: PrefetchOptions, on_worker_start: Callable[[], None]) -> None:
         self.options = options
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxshow-stations",
                                                            initializer=on_worker_start)
-        self._waiting: concurrent.futures.Future | None = None
+        self._waiting: list[concurrent.futures.Future] = []
+        self._early_reads = 0
 
-    def submit(self, record: Any, stage_seconds: float) -> None:
-        """Start reading ``record``'s stations if its stages took long enough to be worth it."""
-        name = self.options.name
-        if stage_seconds < MIN_COMPILE_SECONDS or record.compiled is None or (
-                name is not None and name not in (record.name, qualname_of(record.fun, record.name))):
+    def lowered(self, record: Any) -> None:
+        """``record`` is lowered and about to compile: read its Traced and Lowered stations meanwhile."""
+        every = self.options.every_call or self.options.name is not None
+        if record.jaxpr is None or record.computation is None or not self._shown(record) or (
+                not every and self._early_reads >= EARLY_READS):
             return
-        if self._waiting is not None and not self.options.every_call:
-            self._waiting.cancel()  # not started yet: the report shows only the newest call
+        self._early_reads += 1
         walk = self.options.walk
-        self._waiting = self._pool.submit(read_stations, record, walk, backend_name())
-        record.prefetched = (walk, self._waiting)
+        future = self._submit(read_before_compile, record.jaxpr, record.computation, record.donated,
+                              record.arg_shardings, walk, backend_name())
+        record.prefetched = Prefetched(walk, future, None)
+
+    def compiled(self, record: Any, stage_seconds: float) -> None:
+        """``record``'s program is dispatched: read its Compiled station while it runs, if its stages took long enough."""
+        if stage_seconds < MIN_COMPILE_SECONDS or record.compiled is None or not self._shown(record):
+            return
+        walk = self.options.walk
+        early = record.prefetched.before_compile if record.prefetched is not None and record.prefetched.walk == walk else None
+        future = self._submit(_read_after, record, walk, backend_name(), early)
+        record.prefetched = Prefetched(walk, early, future)
 
     def close(self) -> None:
         """Drop jobs not started; a job under way finishes on its own."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
+    def _shown(self, record: Any) -> bool:
+        name = self.options.name
+        return name is None or name in (record.name, qualname_of(record.fun, record.name))
+
+    def _submit(self, read: Callable[..., Stations], *args: Any) -> concurrent.futures.Future:
+        if not self.options.every_call:  # not started yet: the report shows only the newest call
+            for waiting in self._waiting:
+                waiting.cancel()
+        self._waiting = [f for f in self._waiting if not f.done()]
+        future = self._pool.submit(read, *args)
+        self._waiting.append(future)
+        return future
+
+
+def _read_after(record: Any, walk: WalkOptions, backend: str, early: concurrent.futures.Future | None) -> Stations:
+    return read_stations(record, walk, backend, _result(early))
+
+
+def _result(future: concurrent.futures.Future | None) -> Stations | None:
+    """A finished read's stations; ``None`` if it was cancelled or failed (they are read again where needed)."""
+    if future is None or future.cancelled():
+        return None
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001 - read again by the caller, where the failure becomes the report's note
+        return None
+
 
 def stations_of(record: Any, walk: WalkOptions) -> Stations:
-    """``record``'s stations: the ones read while its program ran when they match ``walk``, else read now."""
+    """``record``'s stations: those read while JAX compiled it and its program ran, when they match ``walk``; the rest now."""
     prefetched, record.prefetched = record.prefetched, None
-    future: Any = prefetched[1] if prefetched is not None and prefetched[0] == walk else None
-    if future is not None and not future.cancelled():
-        try:
-            return future.result()
-        except Exception:  # noqa: BLE001 - read again here, where the failure becomes the report's note
-            pass
-    return read_stations(record, walk)
+    if prefetched is None or prefetched.walk != walk:
+        return read_stations(record, walk)
+    return _result(prefetched.after_compile) or read_stations(record, walk, early=_result(prefetched.before_compile))
