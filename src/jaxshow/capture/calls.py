@@ -357,7 +357,7 @@ class CallCapture(_jax_compat.CallObserver):
         record, self._local.compiling_next = self._local.compiling_next, None
         stack = self._local.stack
         if record is not None and record is (stack[-1].record if stack else self._local.pending):
-            self._prefetcher.lowered(record)  # type: ignore[union-attr]  # set only with a prefetcher
+            self._prefetcher.compiling(record)  # type: ignore[union-attr]  # set only with a prefetcher
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)

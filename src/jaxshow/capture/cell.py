@@ -123,7 +123,11 @@ def _signature_key(record: CallRecord) -> tuple:
     if record.path == "transform" or jaxpr is None:
         shape: Any = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("record", record.seq)
     else:
-        shape = tuple(str(a) for a in jaxpr.in_avals)
+        shape = tuple(jaxpr.in_avals)  # JAX's own cache-key equality: shape, dtype, weak type, sharding
+        try:
+            hash(shape)
+        except TypeError:
+            shape = tuple(str(a) for a in shape)
     return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
             record.static_args, record.failed_in)
 

@@ -120,8 +120,8 @@ class Prefetcher:
         self._waiting: list[concurrent.futures.Future] = []
         self._early_reads = 0
 
-    def lowered(self, record: Any) -> None:
-        """``record`` is lowered and about to compile: read its Traced and Lowered stations meanwhile."""
+    def compiling(self, record: Any) -> None:
+        """XLA started compiling ``record``: read its Traced and Lowered stations meanwhile."""
         every = self.options.every_call or self.options.name is not None
         if record.jaxpr is None or record.computation is None or not self._shown(record) or (
                 not every and self._early_reads >= EARLY_READS):
