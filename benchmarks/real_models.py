@@ -9,9 +9,15 @@ between runs. JAX's own trace + lower + compile seconds come from its
     extra = (cell wall - JAX's stage seconds) under the magic
           - (cell wall - JAX's stage seconds) plain
 
-is what jaxshow added (hooks, station read-back, report, display), with the
+is what jaxshow added (station read-back, report, display), with the
 compile time's run-to-run noise subtracted out; on a 2-core machine it still
-moves by a few hundred ms between runs. "The report" is timed directly: the
+moves by tens of ms between runs. What jaxshow does inside JAX's stages (its
+hooks on every nested trace, and the worker thread reading the jaxpr and the
+Lowered module while XLA compiles) lands in JAX's stage seconds, which that
+subtraction removes; so the table also gives "stages, magic - plain": the
+median stage seconds under the magic minus those plainly (compile noise
+included: a few percent either way), and "hooks in the trace": ``fn.trace``
+timed with a capture open against without, alternating, in the same process. "The report" is timed directly: the
 seconds from the cell's end to its report displayed (stations read back,
 built, rendered to HTML and text). The table gives medians, both as a share of
 JAX's own trace + lower + compile, and the report's HTML and text sizes.
@@ -91,7 +97,26 @@ def child(model: str, repeats: int) -> None:
             assert result.success, result.error_in_exec
             runs[mode].append((wall, sum(stage_seconds)))
     print(json.dumps({"model": model, "runs": runs, "html_bytes": sizes[0], "text_bytes": sizes[1],
-                      "report_seconds": statistics.median(report_seconds)}))
+                      "report_seconds": statistics.median(report_seconds), "hook_seconds": _hooks_in_trace(shell.user_ns["fn"], shell.user_ns["args"], repeats)}))
+
+
+def _hooks_in_trace(fn, args, repeats: int) -> float:
+    """The median extra seconds of ``fn.trace(*args)`` with a capture open (jaxshow's hooks on every nested trace)."""
+    import jax
+    from jaxshow.capture.calls import CallCapture
+
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for repeat in range(2 * repeats):
+        for hooked in ((False, True) if repeat % 2 == 0 else (True, False)):
+            jax.clear_caches()
+            capture = CallCapture().__enter__() if hooked else None
+            start = time.perf_counter()
+            fn.trace(*args)
+            times[hooked].append(time.perf_counter() - start)
+            if capture is not None:
+                capture.close()
+                capture.release()
+    return statistics.median(times[True]) - statistics.median(times[False])
 
 
 def main() -> None:
@@ -103,8 +128,9 @@ def main() -> None:
     if args.child:
         child(args.child, args.repeats)
         return
-    print("| model | JAX trace+lower+compile | jaxshow extra (side by side) | extra / JAX | of which the report | report / JAX | HTML | text | HTML / text |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| model | JAX trace+lower+compile | jaxshow extra (side by side) | extra / JAX | of which the report | report / JAX "
+          "| stages, magic - plain | hooks in the trace | HTML | text | HTML / text |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for model in args.models:
         env = dict(os.environ, JAX_PLATFORMS="cpu")
         if model == "sharded":
@@ -115,10 +141,13 @@ def main() -> None:
         jax_seconds = statistics.median(s for _, s in record["runs"]["plain"])
         extra = statistics.median(wm - sm for wm, sm in record["runs"]["magic"]) - statistics.median(
             wp - sp for wp, sp in record["runs"]["plain"])
+        stages_delta = statistics.median(s for _, s in record["runs"]["magic"]) - jax_seconds
         html, text = record["html_bytes"], record["text_bytes"]
         report = record["report_seconds"]
         print(f"| {model} | {jax_seconds:.2f} s | {extra * 1e3:.0f} ms | {extra / jax_seconds:.1%} | {report * 1e3:.0f} ms | "
-              f"{report / jax_seconds:.1%} | {html / 1e3:.0f} kB | {text / 1e3:.0f} kB | {html / max(text, 1):.2f} |", flush=True)
+              f"{report / jax_seconds:.1%} | {stages_delta * 1e3:+.0f} ms ({stages_delta / jax_seconds:+.1%}) | "
+              f"{record['hook_seconds'] * 1e3:+.1f} ms | "
+              f"{html / 1e3:.0f} kB | {text / 1e3:.0f} kB | {html / max(text, 1):.2f} |", flush=True)
 
 
 if __name__ == "__main__":
