@@ -349,8 +349,8 @@ class CallCapture(_jax_compat.CallObserver):
             self._read_while_compiling(record)
 
     def _read_while_compiling(self, record: CallRecord) -> None:
-        """Read a report's Traced and Lowered stations once XLA's compile of it starts (never JAX's own eager operations')."""
-        if self._prefetcher is not None and record.kept and record.kind != "jax":
+        """Read a report's Traced and Lowered stations once XLA's compile of it starts."""
+        if self._prefetcher is not None and _stations_shown(record):
             self._local.compiling_next = record
 
     def compiling(self) -> None:
@@ -369,8 +369,8 @@ class CallCapture(_jax_compat.CallObserver):
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
             record.error = error
             record.failed_in = "lower" if record.computation is None else ("run" if compiled else "compile")
-        if record.computation is None or not record.kept or record.kind == "jax":
-            return  # no report shows JAX's own eager operations' stations, nor a record past MAX_RECORDS
+        if record.computation is None or not _stations_shown(record):
+            return
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
         if self._prefetcher is not None and record.error is None:
             self._prefetcher.compiled(record, sum(e.seconds for e in record.events))
@@ -482,6 +482,11 @@ class CallCapture(_jax_compat.CallObserver):
             return None
         finally:
             state.busy, state.rebuilding = False, None
+
+
+def _stations_shown(record: CallRecord) -> bool:
+    """Whether a report may show this record's stations: never JAX's own eager operations', nor a record past MAX_RECORDS."""
+    return record.kept and record.kind != "jax"
 
 
 def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:

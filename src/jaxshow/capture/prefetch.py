@@ -61,14 +61,11 @@ def read_stations(record: Any, walk: WalkOptions, backend: str | None = None, ea
 
     ``early`` holds the Traced and Lowered stations already read before the compile.
     """
-    traced, lowered = (early.traced, early.lowered) if early is not None else (None, None)
-    if early is None and record.jaxpr is not None:
-        traced = traced_station_from_jaxpr(record.jaxpr, record.donated, source_info=walk.debug_info,
-                                           shardings=record.arg_shardings, max_lines=walk.jaxpr_max_lines)
-    if early is None and record.lowered is not None:
-        lowered = _lowered_station(record.lowered, walk, backend)
-    compiled = compiled_station(record.compiled, traced, backend=backend) if record.compiled is not None else None
-    return Stations(traced, lowered, compiled)
+    if early is None:
+        early = Stations(_traced_station(record.jaxpr, record.donated, record.arg_shardings, walk) if record.jaxpr is not None else None,
+                         _lowered_station(record.lowered, walk, backend) if record.lowered is not None else None, None)
+    compiled = compiled_station(record.compiled, early.traced, backend=backend) if record.compiled is not None else None
+    return early._replace(compiled=compiled)
 
 
 def read_before_compile(jaxpr: Any, computation: Any, donated: tuple[bool, ...], shardings: Any, walk: WalkOptions,
@@ -80,10 +77,13 @@ def read_before_compile(jaxpr: Any, computation: Any, donated: tuple[bool, ...],
     text is printed by C++ that holds it.
     """
     time.sleep(COMPILE_HANDOVER_SECONDS)
-    traced = traced_station_from_jaxpr(jaxpr, donated, source_info=walk.debug_info, shardings=shardings,
-                                       max_lines=walk.jaxpr_max_lines)
-    lowered = _lowered_station(_jax_compat.lowered_from_computation(computation, jaxpr, donated), walk, backend)
-    return Stations(traced, lowered, None)
+    lowered = _jax_compat.lowered_from_computation(computation, jaxpr, donated)
+    return Stations(_traced_station(jaxpr, donated, shardings, walk), _lowered_station(lowered, walk, backend), None)
+
+
+def _traced_station(jaxpr: Any, donated: tuple[bool, ...], shardings: Any, walk: WalkOptions) -> TracedStation:
+    return traced_station_from_jaxpr(jaxpr, donated, source_info=walk.debug_info, shardings=shardings,
+                                     max_lines=walk.jaxpr_max_lines)
 
 
 def _lowered_station(lowered: Any, walk: WalkOptions, backend: str | None) -> LoweredStation:
