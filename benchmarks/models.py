@@ -2,8 +2,9 @@
 
 ``transformer_step`` (a 12-layer pre-LN transformer train step, unrolled),
 ``scan_step`` (the same with the layers under ``lax.scan``), ``gpt2_forward``
-(GPT-2-small or -XL sized forward pass) and ``sharded_step`` (the transformer
-step on a 2x4 mesh). Each builder returns ``(jitted_fn, args)``; arguments are
+(GPT-2-small or -XL sized forward pass), ``sharded_step`` (the transformer
+step on a 2x4 mesh) and ``wide_update`` (an SGD update of thousands of small
+parameter arrays: a program whose signature is thousands of inputs long). Each builder returns ``(jitted_fn, args)``; arguments are
 ``jax.ShapeDtypeStruct`` where ``abstract=True`` so an XL-sized program can be
 lowered and compiled without allocating its parameters.
 """
@@ -145,5 +146,15 @@ def sharded_step(size: Size = TRANSFORMER):
     return fn, (params, tokens)
 
 
+def wide_update(leaves: int = 2_000, *, abstract: bool = False):
+    """``params - 0.01 * grads`` over ``leaves`` parameter arrays of 4 and 2 elements: 2 x ``leaves`` inputs, ``leaves`` outputs."""
+    def make(shape, value):
+        return jax.ShapeDtypeStruct(shape, jnp.float32) if abstract else jnp.full(shape, value, jnp.float32)
+
+    params = {f"layer_{i}": {"w": make((4,), 1.0), "b": make((2,), 0.0)} for i in range(leaves // 2)}
+    grads = jax.tree.map(lambda p: make(p.shape, 0.5), params)
+    return jax.jit(lambda params, grads: jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)), (params, grads)
+
+
 BUILDERS = {"transformer": transformer_step, "scan": scan_step, "gpt2-small": gpt2_forward,
-            "gpt2-xl": lambda **kw: gpt2_forward(GPT2_XL, **kw), "sharded": sharded_step}
+            "gpt2-xl": lambda **kw: gpt2_forward(GPT2_XL, **kw), "sharded": sharded_step, "wide": wide_update}

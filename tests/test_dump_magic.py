@@ -367,7 +367,7 @@ def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):
     shown = one.texts[0]
     assert shown.total_bytes == big.stat().st_size and shown.read_bytes == 1_000_000 and shown.text.endswith("\n")
     one_text = render.to_text(one)
-    assert f"more lines; {shown.total_bytes - 1_000_000:,} more bytes not read; full text in the file {big.name}" in one_text
+    assert f"more lines not shown; {shown.total_bytes - 1_000_000:,} more bytes not read; full text in the file {big.name}" in one_text
     assert len(render.to_html(one)) < 500_000
 
 

@@ -209,6 +209,7 @@ ENTRY %main.9 (x.1: bf16[256,128], m.1: pred[1000], w.1: f32[8]) -> (f32[64], f3
   %gte = f32[64]{0} get-tuple-element(%loop), index=1
   %bc = f32[8]{0} bitcast(%w.1)
   %packed = u4[10]{0} convert(%x.1)
+  %nest = ((s32[], f32[4]{0}), f32[2]{0:T(2)(1)}) custom-call(%w.1), custom_call_target="x"
   ROOT %out = (f32[64]{0}, f32[8]{0}, u4[10]{0}) tuple(%gte, %w.1, %packed)
 }
 """
@@ -216,13 +217,14 @@ ENTRY %main.9 (x.1: bf16[256,128], m.1: pred[1000], w.1: f32[8]) -> (f32[64], f3
 
 def test_the_entry_computation_is_read_by_kind_size_and_donation():
     buffers, count = entry_buffers(MODULE)
-    assert count == 6
+    assert count == 7
     assert [(b.name, b.kind, b.type_text, b.size_bytes, b.detail) for b in buffers] == [
         ("x.1", "parameter", "bf16[256,128]", 65536, "parameter 0 (params['x'])"),
         ("m.1", "parameter", "pred[1000]", 1000, "parameter 1 (m)"),
         ("loop", "temporary", "(s32[], f32[64])", 260, "while of jit(step)/while"),
         ("c", "constant", "f32[64]", 256, "constant"),
         ("w.1", "parameter", "f32[8]", 32, "parameter 2 (w); donated: reused as output 1"),
+        ("nest", "temporary", "((s32[], f32[4]), f32[2])", 28, "custom-call"),
         ("packed", "output", "u4[10]", 5, "output 2, convert"),
     ]
     assert entry_buffers(MODULE, kept=2)[0] == buffers[:2]

@@ -12,7 +12,7 @@ import pytest
 from jaxshow import render
 from jaxshow.render import limits
 from jaxshow.render.highlight import code_html, highlight_html
-from jaxshow.render.limits import clip_lines
+from jaxshow.render.limits import clip_ir, clip_lines
 from jaxshow.render.markup import escape, tag
 from jaxshow.report import (
     ArgChange,
@@ -223,9 +223,28 @@ def test_budget_falls_back_to_plain_text_and_clips_lines():
     budget = render.TextBudget(max_lines=2)
     assert ("48 more lines not shown; full text in report.lowered.module_text "
             "(%%jaxstages --save DIR writes every station to files)") in render.to_html(report, budget)
-    assert ("    … 48 more lines; full text in report.lowered.module_text (%%jaxstages --save DIR writes every\n"
-            "      station to files)\n") in render.to_text(report, budget)
+    assert ("    … 48 more lines not shown; full text in report.lowered.module_text (%%jaxstages --save DIR\n"
+            "      writes every station to files)\n") in render.to_text(report, budget)
     assert "more lines" not in render.to_text(report) + render.to_html(report)
+
+
+def test_a_signature_line_of_thousands_of_inputs_is_cut_and_said():
+    signature = "func.func public @main(" + ", ".join(f"%arg{i}: tensor<4xf32>" for i in range(4000)) + ") -> tensor<4xf32> {"
+    module = "\n".join(["module @jit_f {", signature, "  return %arg0 : tensor<4xf32>", "}"])
+    shown, hidden, cut = clip_ir(module, render.TextBudget())
+    assert (hidden, cut) == (0, 1)
+    assert shown.split("\n")[1] == signature[:10_000] + f"… ({len(signature):,} chars)"
+    assert shown.split("\n")[2:] == ["  return %arg0 : tensor<4xf32>", "}"]
+    report = _report(lowered=LoweredStation("stablehlo", module, False, None, "n/a"))
+    html, text = render.to_html(report), render.to_text(report)
+    assert len(html) < 40_000 and len(text) < 20_000 and len(signature) == 98_931
+    assert "%arg3999" not in html + text and "%arg419:" in html and "%arg419:" in text
+    assert ("1 line cut at 10,000 characters; full text in report.lowered.module_text "
+            "(%%jaxstages --save DIR writes every station to files)") in html
+    assert "    … 1 line cut at 10,000 characters; full text in report.lowered.module_text" in text
+    whole = render.TextBudget(max_ir_line_chars=0)
+    assert "%arg3999: tensor<4xf32>) -> tensor<4xf32> {" in render.to_text(report, whole)
+    assert "cut at" not in render.to_text(report, whole) + render.to_html(report, whole)
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
@@ -312,7 +331,7 @@ def test_rendered_applies_its_budget_in_both_forms():
     shown = render.Rendered(report, render.TextBudget(max_lines=10))
     assert "40 more lines not shown; full text in report.lowered.module_text" in shown._repr_html_()
     assert pretty(shown) == str(shown) == render.to_text(report, render.TextBudget(max_lines=10))
-    assert "… 40 more lines; full text in report.lowered.module_text" in str(shown)
+    assert "… 40 more lines not shown; full text in report.lowered.module_text" in str(shown)
     assert "more lines" not in report._repr_html_() + str(report)
 
 
@@ -662,7 +681,7 @@ def test_a_big_modules_html_is_at_most_1_35_times_its_text():
     report = _model_report()
     page = render.to_html(report).encode()
     text = render.to_text(report, render.TextBudget(width=100)).encode()
-    assert len(text) == 186_892
+    assert len(text) == 186_922
     assert len(page) <= 1.35 * len(text), f"{len(page):,} bytes of HTML for {len(text):,} of text"
     assert page.count(b"&#x27;") == page.count(b"&quot;") == page.count(b"&gt;") == 0, "text nodes escape & and < only"
 

@@ -329,7 +329,7 @@ def test_configurable_budget_clips_ir_text(shell):
     try:
         _, cap = run_captured(shell, "%%jaxstages\ny = f(x)")
         text = _report(cap).data["text/plain"]
-        assert "more lines; full text in report.compiled.optimized_hlo_text" in text
+        assert "more lines not shown; full text in report.compiled.optimized_hlo_text" in text
     finally:
         shell.run_line_magic("config", "StagesMagics.max_lines = 500")
 

@@ -35,6 +35,7 @@ _OPERAND = re.compile(r"%?([^\s,()]+)")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 _ALIAS = re.compile(r"\{([\d,\s]*)\}:\s*\((\d+),")
 _BITS = re.compile(r"\d+")
+_PAREN = re.compile(r"[()]")
 
 
 def element_bits(dtype: str) -> int | None:
@@ -66,10 +67,10 @@ def _type_end(rest: str) -> int:
         space = rest.find(" ")
         return len(rest) if space < 0 else space
     depth = 0
-    for i, char in enumerate(rest):
-        depth += (char == "(") - (char == ")")
+    for paren in _PAREN.finditer(rest):  # a tuple of thousands of arrays has a few parentheses and tens of kB between them
+        depth += 1 if paren.group() == "(" else -1
         if depth == 0:
-            return i + 1
+            return paren.end()
     return len(rest)
 
 

@@ -245,10 +245,16 @@ def _readable_paths(names: tuple[str, ...] | None, tree: Any) -> list[tuple[str,
     Names are JAX's own (``debug_info.arg_names``) where they match the leaves
     one to one; otherwise the pytree path.
     """
-    flat, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: x is None)
-    if names is not None and len(names) == len(flat) and all(names):
-        return [(name, leaf) for name, (_, leaf) in zip(names, flat)]
+    if names is not None and all(names):
+        leaves = _flat(tree)
+        if len(names) == len(leaves):
+            return list(zip(names, leaves))
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=_is_none)
     return [(_path_text(path), leaf) for path, leaf in flat]
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
 
 
 def _path_text(path: tuple) -> str:
@@ -272,11 +278,22 @@ def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
     return ArgSpec(
         path=path,
         shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
-        dtype=str(getattr(aval, "dtype", "?")),
+        dtype=_dtype_name(getattr(aval, "dtype", "?")),
         weak_type=bool(getattr(aval, "weak_type", False)),
         sharding=_sharding_text(value, aval),
         donated=donated,
     )
+
+
+def _dtype_name(dtype: Any) -> str:
+    """``str(dtype)``, once per dtype: NumPy builds the name in Python (4 us), and a model's thousands of leaves share a few dtypes."""
+    try:
+        return _dtype_names(dtype)
+    except TypeError:  # an unhashable stand-in
+        return str(dtype)
+
+
+_dtype_names = functools.lru_cache(maxsize=64)(str)
 
 
 def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | None = None) -> TracedStation:
@@ -436,11 +453,11 @@ def _memory_stats(raw: Any, backend: str) -> MemoryStats | None:
 
 
 def _flat(tree: Any) -> list[Any]:
-    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None) if tree is not None else []
+    return jax.tree_util.tree_leaves(tree, is_leaf=_is_none) if tree is not None else []
 
 
 def _output_names(shardings: Any) -> list[str]:
-    return ["result" + jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=lambda x: x is None)[0]]
+    return ["result" + jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(shardings, is_leaf=_is_none)[0]]
 
 
 def _analysis(read: Callable[[], Any]) -> tuple[Any, str | None]:
@@ -478,9 +495,10 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
         in_pairs = _readable_paths(arg_names, in_shardings)
         in_names, in_flat = [path for path, _ in in_pairs], [sharding for _, sharding in in_pairs]
         out_flat = _flat(out_shardings)
-        out_names = _output_names(out_shardings)
         if traced is not None and len(traced.out_info) == len(out_flat):
             out_names = [o.path for o in traced.out_info]
+        else:
+            out_names = _output_names(out_shardings)
         in_shapes = [a.shape for a in traced.args] if traced is not None else []
         out_shapes = [o.shape for o in traced.out_info] if traced is not None else []
         views, more_views = sharding_views(

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from jaxshow import render
 from jaxshow.render.highlight import code_html
-from jaxshow.render.limits import TextBudget, block, clip_lines, limit_rows, line, message
+from jaxshow.render.limits import TextBudget, block, clip_ir, clip_lines, ir_footer, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
@@ -96,10 +96,8 @@ def _xla_kinds(m: XlaDumpModule) -> str:
 
 
 def _text_shown(t: DumpText, budget: TextBudget) -> tuple[str, str | None]:
-    shown, hidden = clip_lines(t.text, budget.max_lines)
-    parts = []
-    if hidden:
-        parts.append(plural(hidden, "more line"))
+    shown, hidden, cut = clip_ir(t.text, budget)
+    parts = [left_out] if (left_out := ir_footer(hidden, cut, budget)) else []
     if t.read_bytes and t.read_bytes < t.total_bytes:
         parts.append(f"{t.total_bytes - t.read_bytes:,} more bytes not read")
     footer = f"… {'; '.join(parts)}; full text in the file {t.file}" if parts else None

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence, TypeVar
 
+from jaxshow.report import plural
+
 _T = TypeVar("_T")
 
 MESSAGE_LINES = 20
@@ -32,6 +34,8 @@ class TextBudget:
         max_rows: rows shown of each table, and items of each list (primitives, misses).
         max_chars: characters shown of a name, path, repr, heading or table cell.
         max_line_chars: characters shown of one line of a message, note or printed output.
+        max_ir_line_chars: characters shown of one line of an IR text (a program with thousands
+            of inputs prints its signature as one line of hundreds of kB).
         width: columns the text form's prose and tables wrap at (0: the terminal's width, 100
             where it is unknown). IR lines never wrap.
     """
@@ -41,6 +45,7 @@ class TextBudget:
     max_rows: int = 50
     max_chars: int = 200
     max_line_chars: int = 1_000
+    max_ir_line_chars: int = 10_000
     width: int = 0
 
 
@@ -86,6 +91,34 @@ def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
             return text, 0
     rest = text.count("\n", cut + 1) + (0 if text.endswith("\n") else 1)
     return text[:cut], rest
+
+
+def clip_ir(text: str, budget: TextBudget) -> tuple[str, int, int]:
+    """An IR text as a report shows it: clean, its first ``budget.max_lines`` lines, each cut at ``budget.max_ir_line_chars``.
+
+    Returns the shown text, how many lines it leaves out and how many of its lines were cut.
+    """
+    shown, hidden = clip_lines(text, budget.max_lines)
+    shown, limit = clean(shown), budget.max_ir_line_chars
+    if limit <= 0 or len(shown) <= limit:
+        return shown, hidden, 0
+    lines = shown.split("\n")
+    long = [i for i, piece in enumerate(lines) if len(piece) > limit]
+    for i in long:
+        lines[i] = clip(lines[i], limit)
+    return ("\n".join(lines) if long else shown), hidden, len(long)
+
+
+def ir_line(text: str, budget: TextBudget) -> str:
+    """One line of an IR text: clean, at most ``budget.max_ir_line_chars`` characters."""
+    return clip(clean(text), budget.max_ir_line_chars)
+
+
+def ir_footer(hidden: int, cut: int, budget: TextBudget) -> str | None:
+    """What an IR text's shown part leaves out: ``'12 more lines not shown; 1 line cut at 10,000 characters'``."""
+    parts = ([f"{plural(hidden, 'more line')} not shown"] if hidden else []) + (
+        [f"{plural(cut, 'line')} cut at {budget.max_ir_line_chars:,} characters"] if cut else [])
+    return "; ".join(parts) or None
 
 
 def limit_rows(items: Sequence[_T], budget: TextBudget, attribute: str) -> tuple[Sequence[_T], str | None]:

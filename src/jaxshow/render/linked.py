@@ -15,7 +15,7 @@ JAX, no IPython.
 
 from __future__ import annotations
 
-from jaxshow.render.limits import TextBudget, clean
+from jaxshow.render.limits import TextBudget, ir_line
 from jaxshow.render.markup import Html, escape_text, muted, tag
 from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, LINK_COLOURS
 from jaxshow.report import LinkedViews, plural
@@ -58,7 +58,7 @@ def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
         width = max((len(label) for label, _ in shown if label), default=0)
         rows = []
         for label, text in shown:
-            line = escape_text(f"{(label or '').ljust(width)}  {clean(text)}".rstrip() if width else clean(text)) + "\n"
+            line = escape_text(f"{(label or '').ljust(width)}  {ir_line(text, budget)}".rstrip() if width else ir_line(text, budget)) + "\n"
             if label is None:
                 rows.append(f"<span>{line}</span>")
             else:
@@ -82,7 +82,7 @@ def linked_text(views: LinkedViews, budget: TextBudget) -> str:
         shown, hidden = _shown(lines, budget)
         width = max((len(label) for label, _ in shown if label), default=0)
         out.append(f"  {title}:")
-        out.extend(f"    {(label or '').ljust(width)}  {clean(text)}".rstrip() for label, text in shown)
+        out.extend(f"    {(label or '').ljust(width)}  {ir_line(text, budget)}".rstrip() for label, text in shown)
         if hidden:
             out.append(f"    … {plural(hidden, 'more line')}; all {total:,} in {attribute}")
     out.extend(f"  {note}" for note in views.notes)

@@ -8,7 +8,7 @@ from jaxshow import render
 from jaxshow.render.diff import stages_diff_html, stages_diff_text
 from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
-from jaxshow.render.limits import TextBudget, clean, clip_lines, limit_rows, line, message
+from jaxshow.render.limits import TextBudget, clip_ir, ir_footer, limit_rows, line, message
 from jaxshow.render.memory import buffers_html, buffers_text, memory_html, memory_text
 from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
@@ -188,16 +188,15 @@ def _line_count(text: str) -> int:
 
 
 def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
-    shown, hidden = clip_lines(text, budget.max_lines)
-    shown = clean(shown)
+    shown, hidden, cut = clip_ir(text, budget)
     highlight = budget.highlight_max_bytes if len(shown) <= budget.highlight_max_bytes else 0
     pieces = _pieces(shown)
     if len(pieces) == 1:
         body = [code_block(code_html(shown, language, highlight))]
     else:
         body = [details(f"lines {first:,}–{last:,}", code_block(code_html(piece, language, highlight))) for first, last, piece in pieces]
-    if hidden:
-        body.append(muted(f"{plural(hidden, 'more line')} not shown; full text in {attribute} ({SAVE_HINT})"))
+    if footer := ir_footer(hidden, cut, budget):
+        body.append(muted(f"{footer}; full text in {attribute} ({SAVE_HINT})"))
     lines = _line_count(text)
     summary = f"{title} — {plural(lines, 'line')}, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
     return details(summary, *body, open=lines <= 60)
@@ -366,10 +365,10 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
-    shown, hidden = clip_lines(text, budget.max_lines)
-    out = f"  {title} ({plural(_line_count(text), 'line')}):\n" + "\n".join("    " + piece for piece in clean(shown).splitlines()) + "\n"
-    if hidden:
-        out += paragraph("    … ", f"{plural(hidden, 'more line')}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
+    shown, hidden, cut = clip_ir(text, budget)
+    out = f"  {title} ({plural(_line_count(text), 'line')}):\n" + "\n".join("    " + piece for piece in shown.splitlines()) + "\n"
+    if footer := ir_footer(hidden, cut, budget):
+        out += paragraph("    … ", f"{footer}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
     return out
 
 
