@@ -7,7 +7,9 @@ from hand-built records; the HLO reader on a hand-written module.
 
 from __future__ import annotations
 
+import dataclasses
 import html.parser
+import threading
 import types
 
 import jax
@@ -17,7 +19,7 @@ import pytest
 import jaxshow
 from jaxshow import render
 from jaxshow.capture.buffers import entry_buffers, type_bytes
-from jaxshow.capture.stations import _memory_stats
+from jaxshow.capture.stations import _memory_stats, compiled_station
 from jaxshow.render.memory import text_widths
 from jaxshow.report import BufferSpec, CompiledStation, MemoryStats
 from shellrun import run_captured
@@ -228,6 +230,32 @@ def test_the_entry_computation_is_read_by_kind_size_and_donation():
         ("packed", "output", "u4[10]", 5, "output 2, convert"),
     ]
     assert entry_buffers(MODULE, kept=2)[0] == buffers[:2]
+
+
+def test_memory_analysis_runs_beside_the_rest_and_a_failing_one_is_said():
+    compiled = jax.jit(lambda x: jnp.sin(x) @ x).trace(jnp.ones((64, 64))).lower().compile()
+    threads: list[str] = []
+
+    class Watched:  # the real Compiled, its memory analysis watched
+        def __getattr__(self, name):
+            return getattr(compiled, name)
+
+        def memory_analysis(self):
+            threads.append(threading.current_thread().name)
+            return compiled.memory_analysis()
+
+    class Failing(Watched):
+        def memory_analysis(self):
+            raise RuntimeError("UNIMPLEMENTED: no memory stats here\nsecond line")
+
+    station = compiled_station(Watched())
+    assert threads == ["jaxshow-analysis"]
+    assert station == compiled_station(compiled)
+    assert (station.memory.argument_size_bytes, station.memory.output_size_bytes) == (64 * 64 * 4, 64 * 64 * 4)
+    failing = compiled_station(Failing())
+    assert failing.memory is None
+    assert failing.memory_unavailable == "not available: RuntimeError: UNIMPLEMENTED: no memory stats here"
+    assert failing == dataclasses.replace(station, memory=None, memory_unavailable=failing.memory_unavailable)
 
 
 def test_a_text_without_an_entry_computation_gives_nothing():
