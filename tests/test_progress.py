@@ -71,3 +71,12 @@ def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied
     assert shown[0] == (1, "display_data", "jaxshow: tracing slow")  # shown by the timer thread, in the cell's output
     texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs]
     assert texts[0] == "" and texts[1].startswith("cell ") and len(texts) == 2  # updated in place, emptied, then the report
+
+
+def test_a_trace_that_fails_ends_its_line_so_a_slow_rest_of_the_cell_shows_none(shell):
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.1")
+    shell.run_cell("@jax.jit\ndef bad(v):\n    return v + jnp.ones(4)\n")
+    result, cap = run_captured(shell, "%%jaxstages\ntry:\n    bad(x)\nexcept TypeError:\n    pass\ntime.sleep(0.4)")
+    assert result.success
+    assert _progress(cap) == [] and len(cap.outputs) == 1
+    assert "bad: failed while tracing" in cap.outputs[0].data["text/plain"]

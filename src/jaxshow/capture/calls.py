@@ -299,6 +299,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if error is not None:
             record.error, record.failed_in = error, "trace"
+            self._report_progress(None, record.name)  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
         name, source = _jax_compat.jaxpr_function(jaxpr)
