@@ -80,3 +80,13 @@ def test_a_trace_that_fails_ends_its_line_so_a_slow_rest_of_the_cell_shows_none(
     assert result.success
     assert _progress(cap) == [] and len(cap.outputs) == 1
     assert "bad: failed while tracing" in cap.outputs[0].data["text/plain"]
+
+
+def test_ahead_of_time_the_line_follows_trace_then_compile_and_never_claims_a_stage_that_ended(shell):
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0")
+    result, cap = run_captured(shell, "%%jaxstages\ntraced = slow.trace(x)\ntime.sleep(0.2)\ncompiled = traced.lower().compile()")
+    assert result.success
+    texts = [text.split(" (")[0] for _, text in _progress(cap)]
+    assert texts == ["jaxshow: tracing slow", "jaxshow: slow done", "jaxshow: compiling slow", "jaxshow: slow done", ""]
+    lines = [text for _, text in _progress(cap)]
+    assert lines[1].startswith("jaxshow: slow done (tracing 0.") and lines[3].startswith("jaxshow: slow done (compiling 0.")

@@ -311,6 +311,8 @@ class CallCapture(_jax_compat.CallObserver):
             record.name, record.source_file = pmapped
             record.pmap = True
         state.pending = record
+        if record.ahead_of_time is not None:  # no dispatch follows: .lower() and .compile() may come later, or never
+            self._report_progress(None, record.name)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
         state = self._local
@@ -356,8 +358,10 @@ class CallCapture(_jax_compat.CallObserver):
 
     def compiling(self) -> None:
         record, self._local.compiling_next = self._local.compiling_next, None
-        stack = self._local.stack
-        if record is not None and record is (stack[-1].record if stack else self._local.pending):
+        stack, pending = self._local.stack, self._local.pending
+        if not stack and pending is not None and pending.ahead_of_time is not None:  # .compile() of a call traced ahead of time
+            self._report_progress("compiling", pending.name)
+        if record is not None and record is (stack[-1].record if stack else pending):
             self._prefetcher.compiling(record)  # type: ignore[union-attr]  # set only with a prefetcher
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
@@ -392,6 +396,8 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
             state.pending.events.append(event)
+            if event.stage == "compile":
+                self._report_progress(None, state.pending.name)
             return
         record = self._new_record("events", sys._getframe(1))
         record.name = event.base_name
