@@ -12,6 +12,8 @@ once, above the table, instead of in every row.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 import re
 from dataclasses import dataclass
@@ -56,17 +58,13 @@ class _Prefixes:
 
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = paths
-        self._ends: dict[int, list[int]] = {}
+        self._keys: dict[int, list[str]] = {}
 
     def key(self, i: int, depth: int) -> str:
-        ends = self._ends.get(i)
-        if ends is None:
-            ends, position = [], 0
-            for part in path_parts(self.paths[i]):
-                position += len(part)
-                ends.append(position)
-            self._ends[i] = ends
-        return self.paths[i][: ends[depth - 1]] if len(ends) >= depth else self.paths[i]
+        keys = self._keys.get(i)
+        if keys is None:
+            keys = self._keys[i] = list(itertools.accumulate(path_parts(self.paths[i])))
+        return keys[depth - 1] if len(keys) >= depth else self.paths[i]
 
     def share(self, indices: Sequence[int], key: str) -> bool:
         """Whether every path in ``indices`` starts with the whole parts of ``key``."""
@@ -74,17 +72,21 @@ class _Prefixes:
         return all(self.paths[i].startswith(key) and (len(self.paths[i]) == n or self.paths[i][n] in "[.") for i in indices)
 
 
-def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[list[Block], int] | None:
+def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[tuple[Block, ...], int] | None:
     """The first ``max_blocks`` (0: all) grouped blocks of a table with these leaf paths, and the leaves left out.
 
     ``None`` when the table stays flat: up to ``FOLD_ROWS`` rows, or no two of
     the leaves shown share a prefix. Only the rows shown are parsed, so a table
     of 10,000 leaves costs what its first blocks cost.
     """
-    if len(paths) <= FOLD_ROWS:
-        return None
+    return None if len(paths) <= FOLD_ROWS else _grouped(tuple(paths), max_blocks)
+
+
+@functools.lru_cache(maxsize=8)
+def _grouped(paths: tuple[str, ...], max_blocks: int) -> tuple[tuple[Block, ...], int] | None:
+    """:func:`group_rows`, once per table: a report groups the same paths in both forms, and inputs in two stations."""
     blocks, hidden = _blocks(list(range(len(paths))), _Prefixes(paths), 1, max_blocks)
-    return (blocks, hidden) if any(isinstance(b, Group) for b in blocks) else None
+    return (tuple(blocks), hidden) if any(isinstance(b, Group) for b in blocks) else None
 
 
 def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int) -> tuple[list[Block], int]:

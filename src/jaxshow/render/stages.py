@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 from jaxshow import render
@@ -82,8 +83,12 @@ def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool) -> list[tuple[st
 
 def _arg_facts(specs: Sequence[ArgSpec]):
     """A group heading's size: the bytes of its arrays, where every dtype has a bit width."""
+    @functools.lru_cache(maxsize=None)
+    def size(i: int) -> int | None:
+        return leaf_bytes(specs[i].dtype, specs[i].shape)
+
     def facts(indices: Sequence[int]) -> str:
-        sizes = [leaf_bytes(specs[i].dtype, specs[i].shape) for i in indices]
+        sizes = [size(i) for i in indices]
         return "" if None in sizes else format_bytes(sum(sizes))
     return facts
 
@@ -184,6 +189,11 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
 
 
+def _all_lines(text: str, shown: str, hidden: int) -> int:
+    """The lines of an IR text, from what :func:`clip_ir` showed of it and left out (no second pass over a 10 MB text)."""
+    return shown.count("\n") + 1 + hidden if hidden else _line_count(text)
+
+
 # --- HTML ------------------------------------------------------------------------------------
 
 
@@ -197,7 +207,7 @@ def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextB
         body = [details(f"lines {first:,}–{last:,}", code_block(code_html(piece, language, highlight))) for first, last, piece in pieces]
     if footer := ir_footer(hidden, cut, budget):
         body.append(muted(f"{footer}; full text in {attribute} ({SAVE_HINT})"))
-    lines = _line_count(text)
+    lines = _all_lines(text, shown, hidden)
     summary = f"{title} — {plural(lines, 'line')}, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
     return details(summary, *body, open=lines <= 60)
 
@@ -366,7 +376,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
     shown, hidden, cut = clip_ir(text, budget)
-    out = f"  {title} ({plural(_line_count(text), 'line')}):\n" + "\n".join("    " + piece for piece in shown.splitlines()) + "\n"
+    out = f"  {title} ({plural(_all_lines(text, shown, hidden), 'line')}):\n" + "\n".join("    " + piece for piece in shown.splitlines()) + "\n"
     if footer := ir_footer(hidden, cut, budget):
         out += paragraph("    … ", f"{footer}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
     return out
