@@ -90,3 +90,13 @@ def test_ahead_of_time_the_line_follows_trace_then_compile_and_never_claims_a_st
     assert texts == ["jaxshow: tracing slow", "jaxshow: slow done", "jaxshow: compiling slow", "jaxshow: slow done", ""]
     lines = [text for _, text in _progress(cap)]
     assert lines[1].startswith("jaxshow: slow done (tracing 0.") and lines[3].startswith("jaxshow: slow done (compiling 0.")
+
+
+def test_a_call_that_fails_after_its_line_was_shown_says_where_it_failed_never_done(shell):
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.1")
+    shell.run_cell("@jax.jit\ndef slow_bad(v):\n    time.sleep(0.4)\n    return v + jnp.ones(4)\n")
+    result, cap = run_captured(shell, "%%jaxstages\nslow_bad(x)")
+    assert isinstance(result.error_in_exec, TypeError)
+    lines = [text for _, text in _progress(cap)]
+    assert [text.split(" (")[0] for text in lines] == ["jaxshow: tracing slow_bad", "jaxshow: slow_bad failed while tracing", ""]
+    assert lines[1].startswith("jaxshow: slow_bad failed while tracing (tracing 0.")

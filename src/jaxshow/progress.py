@@ -22,6 +22,10 @@ from IPython.display import display, update_display
 from jaxshow.render.style import MUTED_STYLE
 
 
+_DOING = {"trace": "tracing", "lower": "lowering", "compile": "compiling", "run": "running"}
+"""The stage a call failed in (``CallRecord.failed_in``), as the line says it."""
+
+
 class StageProgress:
     """Shows which stage of which call is under way once a stage outlasts ``after_seconds`` (0: at once; < 0: never)."""
 
@@ -35,8 +39,8 @@ class StageProgress:
         self._timer: threading.Timer | None = None
         self._closed = False
 
-    def __call__(self, stage: str | None, function: str) -> None:
-        """A stage of ``function`` started (``None``: its stages ended)."""
+    def __call__(self, stage: str | None, function: str, failed_in: str | None = None) -> None:
+        """A stage of ``function`` started (``None``: its stages ended, in an error in the stage ``failed_in`` if given)."""
         if self.after_seconds < 0:
             return
         with self._lock:
@@ -46,7 +50,8 @@ class StageProgress:
                 self._done.append(f"{self._stage[0]} {self._clock() - self._stage[2]:.1f} s")
             if stage is None:
                 if self._display_id is not None and self._done:
-                    self._update(f"jaxshow: {function} done ({', '.join(self._done)})")
+                    outcome = f"failed while {_DOING.get(failed_in, failed_in)}" if failed_in else "done"
+                    self._update(f"jaxshow: {function} {outcome} ({', '.join(self._done)})")
                 self._stage, self._done = None, []
                 return
             if self._stage is None or self._stage[1] != function:

@@ -199,12 +199,13 @@ class CallCapture(_jax_compat.CallObserver):
         is_cell_file: tells a notebook cell's file name (the front end knows);
             used to find the cell line a call came from.
         progress: called as each stage of a call starts, ``progress("compiling", "f")``,
-            and with ``None`` when the call's stages end; from the calling thread.
+            and with ``None`` when the call's stages end, ``progress(None, "f", "compile")``
+            where they ended in an error (the stage it failed in); from the calling thread.
         prefetch: read the stations of the calls a report shows while JAX compiles and runs them, for this walk.
     """
 
     def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
-                 progress: Callable[[str | None, str], None] | None = None,
+                 progress: Callable[..., None] | None = None,
                  prefetch: PrefetchOptions | None = None) -> None:
         self.is_cell_file = _remembered(is_cell_file)
         self.progress = progress
@@ -278,10 +279,10 @@ class CallCapture(_jax_compat.CallObserver):
         state.stack.append(frame)
         return frame
 
-    def _report_progress(self, stage: str | None, name: str) -> None:
+    def _report_progress(self, stage: str | None, name: str, failed_in: str | None = None) -> None:
         if self.progress is not None:
             try:
-                self.progress(stage, name)
+                self.progress(stage, name, failed_in)
             except Exception:  # noqa: BLE001 - a display problem must never reach the user's call
                 self.progress = None
 
@@ -299,7 +300,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if error is not None:
             record.error, record.failed_in = error, "trace"
-            self._report_progress(None, record.name)  # no lowering follows: the cell goes on without this call
+            self._report_progress(None, record.name, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
         name, source = _jax_compat.jaxpr_function(jaxpr)
@@ -368,12 +369,12 @@ class CallCapture(_jax_compat.CallObserver):
         record = self._closed(frame)
         if record is None:
             return
-        self._report_progress(None, record.name)
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
             record.error = error
             record.failed_in = "lower" if record.computation is None else ("run" if compiled else "compile")
+        self._report_progress(None, record.name, record.failed_in if error is not None else None)
         if record.computation is None or not _stations_shown(record):
             return
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
