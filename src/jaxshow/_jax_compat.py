@@ -1164,6 +1164,38 @@ def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
     return name, _file_of_source_info(source)
 
 
+def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
+    """``(name, file, first line)`` of a jitted callable JAX names ``<unknown>``, else ``None``.
+
+    JAX's ``fun_sourceinfo`` unwraps plain functions and ``functools.partial``;
+    anything else (an instance of a class with ``__call__``, JAX's own
+    ``HashablePartial`` that eager ``shard_map`` jits per primitive) gets no
+    name and no file. Only types are read here (the class's ``__call__``, a
+    ``partial``'s ``func``, a HashablePartial's ``f``), never a user object's
+    own attributes.
+    """
+    for _ in range(8):
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif type(fun).__name__ == "HashablePartial" and type(fun).__module__.startswith("jax"):
+            fun = getattr(fun, "f", None)
+        else:
+            break
+    fun = inspect.unwrap(fun) if isinstance(fun, types.FunctionType) else fun
+    if isinstance(fun, (types.FunctionType, types.MethodType)):
+        code = getattr(fun, "__code__", None)
+        return (fun.__name__, code.co_filename, code.co_firstlineno) if code is not None else None
+    call = getattr(type(fun), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return type(fun).__name__, call.__code__.co_filename, call.__code__.co_firstlineno
+    return None
+
+
+def unknown_name(name: str) -> bool:
+    """Whether JAX gave a function no name (``?`` from jaxshow, ``<unknown>`` from ``fun_sourceinfo``)."""
+    return name in ("?", "<unknown>", "", "<unnamed function>", "_unnamed_function")
+
+
 def parse_source_info(source: Any) -> tuple[str, str, int] | None:
     """JAX's ``"f at /path/file.py:12"`` (``func_src_info``, ``fun_sourceinfo``) -> ``("f", "/path/file.py", 12)``; line 0 if none."""
     text = str(source or "")

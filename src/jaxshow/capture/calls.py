@@ -82,6 +82,8 @@ class CallRecord:
     ahead_of_time: str | None = None
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
+    defined_at: SourceLocation | None = None
+    """Where a callable JAX could not name is defined (:func:`jaxshow._jax_compat.unnamed_callable_source`)."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -107,6 +109,19 @@ class CallRecord:
         """Drop every JAX object and the user's function (after the report is built)."""
         self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
         self.prefetched = None
+
+
+def _name_unnamed(record: CallRecord) -> None:
+    """Name a call of a callable JAX could not name (a callable object, JAX's ``HashablePartial``) from its type."""
+    if record.source_file is not None or not _jax_compat.unknown_name(record.name):
+        return
+    try:
+        found = _jax_compat.unnamed_callable_source(record.fun)
+    except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
+        found = None
+    if found is not None:
+        record.name, record.source_file = found[0], found[1]
+        record.defined_at = SourceLocation(found[1], found[2], found[0])
 
 
 @dataclass(eq=False, slots=True)
@@ -269,6 +284,7 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
+            _name_unnamed(record)
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
@@ -304,7 +320,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         record.jaxpr = jaxpr
         name, source = _jax_compat.jaxpr_function(jaxpr)
-        if name != "?":
+        if not _jax_compat.unknown_name(name):
             record.name = name
         record.source_file = source or record.source_file
         pmapped = _jax_compat.pmapped_function(record.fun)
@@ -429,6 +445,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
+        _name_unnamed(record)
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record

@@ -192,7 +192,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         wrapper=_labelled_wrapper(wrapper_station(
             record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
             kind=_wrapper_kind(record),
-            static_args=record.static_args, defined_at=defined_at_of(record.jaxpr) if record.jit_info is None else None), label),
+            static_args=record.static_args, defined_at=record.defined_at or (defined_at_of(record.jaxpr) if record.jit_info is None else None)), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,

@@ -133,8 +133,15 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     )
 
 
-def _is_user_function(debug_info: Any) -> bool:
+def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     filename = getattr(debug_info, "func_filename", None)
+    if not filename and fun is not None:
+        # a callable JAX could not name: eager shard_map's per-primitive HashablePartials are JAX's own
+        try:
+            found = _jax_compat.unnamed_callable_source(fun)
+        except Exception:  # noqa: BLE001
+            found = None
+        filename = found[1] if found is not None else None
     if not filename:
         return True
     return _outside_jax(filename)

@@ -99,7 +99,7 @@ class Freeze(_jax_compat.TraceProbe):
         named = self.named.get(id(fun))
         if named is not None and named[0] is fun:
             return named[1], named[2]
-        if self.every is not None and _is_user_function(debug_info):
+        if self.every is not None and _is_user_function(debug_info, fun):
             return str(getattr(debug_info, "func_name", None) or getattr(fun, "__name__", "?")), self.every
         return None
 

@@ -62,6 +62,14 @@ class _FunctionRecord:
         self.source_key = _source_key(fun, self.qualname)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(_unwrapped(fun), debug_info)
+        if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
+            try:
+                found = _jax_compat.unnamed_callable_source(fun)
+            except Exception:  # noqa: BLE001
+                found = None
+            if found is not None:
+                self.name = self.qualname = found[0]
+                self.defined_at = f"{found[1]}:{found[2]}"
         inner = _unwrapped(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature

@@ -333,7 +333,7 @@ class Session(_jax_compat.TraceProbe):
     # probe callbacks (on the tracing thread) ----------------------------------------------
 
     def enter(self, fun: Any, debug_info: Any) -> _Frame | None:
-        if self.paused or not _is_user_function(debug_info):
+        if self.paused or not _is_user_function(debug_info, fun):
             # JAX's own functions (the jax.numpy operations a trace calls): never recorded, and JAX
             # explains no miss of theirs; what runs inside them belongs to the enclosing user trace.
             return None

@@ -1,0 +1,92 @@
+"""Jitted callables JAX names ``<unknown>``: a user's callable object, and JAX's own HashablePartials (eager shard_map).
+
+Found running jax's docs/parallel.md under %%jaxstages: an eager ``jax.shard_map`` call was headlined
+``<unknown>`` "(a library's function)", "defined at unknown (no Python source)", its compiles folded as
+"your other jitted calls", ``%jaxcache on`` listed five ``<unknown>`` functions, and ``%jaxcache freeze``
+raised RetraceError for JAX's own per-primitive programs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxshow import _jax_compat, retrace
+from shellrun import run_captured
+
+SETUP = """
+import jax, jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+class Scale:
+    def __init__(self, a):
+        self.a = a
+    def __call__(self, x):
+        return x * self.a
+
+scale = jax.jit(Scale(2.0))
+mesh = jax.make_mesh((1,), ('X',))
+
+def _body(a, b):
+    return jnp.dot(a, b) * 2
+
+matmul = jax.shard_map(_body, mesh=mesh, in_specs=(P(), P()), out_specs=P())
+x = jnp.ones((4, 4))
+"""
+
+
+@pytest.fixture
+def shell(ip):
+    retrace.registry.clear()
+    assert ip.run_cell(SETUP, store_history=True).success
+    yield ip
+    ip.run_line_magic("jaxcache", "thaw")
+    ip.run_line_magic("jaxcache", "off")
+
+
+def test_unnamed_callable_source_reads_types_only():
+    class Thing:
+        def __call__(self, x):
+            return x
+
+        def __getattr__(self, name):  # a user object's attributes are never read
+            raise AssertionError(name)
+
+    name, file, line = _jax_compat.unnamed_callable_source(Thing())
+    assert name == "Thing" and file == __file__ and line > 0
+    assert _jax_compat.unnamed_callable_source(object()) is None
+
+
+def test_a_jitted_callable_object_is_named_by_its_class_and_is_the_users(shell):
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nscale(x)")
+    assert result.success
+    report = shell.user_ns["rep"].reports[0]
+    assert report.function == "Scale" and report.kind == "user"
+    assert report.wrapper.defined_at is not None and report.wrapper.defined_at.line == 7
+    text = cap.outputs[-1].data["text/plain"]
+    assert "<unknown>" not in text and "no Python source" not in text and "a library's function" not in text
+
+
+def test_an_eager_shard_map_is_jaxs_own_work_not_an_unknown_library_call(shell):
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nz = matmul(x, x)")
+    assert result.success
+    cell = shell.user_ns["rep"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert cell.reports == () and cell.other_compiles.count == 0 and cell.helper_compiles.count >= 1, text
+    assert "<unknown>" not in text and "your other" not in text
+    assert "no jitted call of yours" in text
+
+
+def test_jaxcache_names_a_callable_object_and_skips_eager_shard_map(shell):
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, "z = matmul(x, x)\ny = scale(x)")
+    text = "".join(str(o.data.get("text/plain", "")) for o in cap.outputs) + cap.stdout
+    ours = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("|"))  # "|": JAX's own words, quoted
+    assert "<unknown>" not in ours, text
+    assert "1 trace of 1 jitted function" in ours and "Scale" in ours
+
+
+def test_freeze_does_not_refuse_jaxs_own_eager_shard_map_programs(shell):
+    run_captured(shell, "z = matmul(x, x)")
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "z = matmul(jnp.ones((4, 8)), jnp.ones((8, 4)))")
+    assert result.success, result.error_in_exec
