@@ -1231,6 +1231,14 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
     ``linear_util.WrappedFun`` named ``fun``; its debug info names the user's
     function. ``None`` for anything else.
     """
+    source = pmapped_source_info(fun)
+    if not source:
+        return None
+    return str(source).split(" at ", 1)[0], _file_of_source_info(source)
+
+
+def pmapped_source_info(fun: Any) -> str | None:
+    """JAX's ``"f at /path/file.py:12"`` for the user's function under ``jax.pmap``'s jit body (jax >= 0.8), else ``None``."""
     while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
         fun = fun.__dict__["__wrapped__"]
     code = fun.__code__ if type(fun) is types.FunctionType else None
@@ -1241,9 +1249,7 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
     except (ValueError, IndexError, TypeError):
         return None
     source = getattr(getattr(wrapped, "debug_info", None), "func_src_info", None)
-    if not source:
-        return None
-    return str(source).split(" at ", 1)[0], _file_of_source_info(source)
+    return str(source) if source else None
 
 
 _operation_names: list[Any] = [None, frozenset()]

@@ -16,7 +16,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
-from jaxshow.capture.stations import WalkOptions, defined_at_of, qualname_of, wrapper_station
+from jaxshow.capture.stations import WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
     CompiledStation,
@@ -190,9 +190,11 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     return StagesReport(
         function=record.name,
         wrapper=_labelled_wrapper(wrapper_station(
-            record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
+            record.jit_info, name=record.name, qualname=record.name if record.pmap else qualname_of(record.fun, record.name),
             kind=_wrapper_kind(record),
-            static_args=record.static_args, defined_at=defined_at_of(record.jaxpr) if record.jit_info is None else None), label),
+            static_args=record.static_args,
+            defined_at=pmapped_defined_at(record.fun) if record.pmap else (defined_at_of(record.jaxpr) if record.jit_info is None else None)),
+            label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,
