@@ -344,3 +344,34 @@ def test_on_mode_at_a_thousand_misses_keeps_the_first_and_last_five_and_counts_t
         assert len(page) < 30_000 and len(text) < 9_000  # ten misses shown, each with its jaxpr diff (HTML 0.9-1.1 kB on jax 0.7-0.12)
     finally:
         run_captured(shell, "%jaxcache off")
+
+
+def test_a_static_value_whose_repr_raises_loses_no_later_trace(shell):
+    if tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 11):
+        pytest.skip("jax <= 0.10's own jax_explain_cache_misses raises on such a value, in the user's call")
+    shell.run_cell(
+        "class Bad:\n"
+        "    def __init__(self, k): self.k = k\n"
+        "    def __repr__(self): raise RuntimeError('repr boom')\n"
+        "    def __hash__(self): return self.k\n"
+        "    def __eq__(self, o):\n"
+        "        if not isinstance(o, Bad): raise RuntimeError('eq boom')\n"
+        "        return o.k == self.k\n"
+        "@partial(jax.jit, static_argnums=1)\n"
+        "def pick(v, s):\n"
+        "    return v + 1\n"
+    )
+    run_captured(shell, "%jaxcache on")
+    try:
+        reports = []
+        for cell in ("pick(x, Bad(1))", "pick(x, Bad(2))", "pick(x, 5)", "pick(jnp.ones(4), 5)"):
+            result, cap = run_captured(shell, cell)
+            assert result.success
+            assert cap.outputs, f"{cell}: every cell that traced gets its report"
+            reports.append(cap.outputs[-1].data["text/plain"])
+    finally:
+        run_captured(shell, "%jaxcache off")
+    assert "could not record" not in "".join(reports)
+    assert "different static arguments: s: now <Bad object; its repr raised RuntimeError>" in reports[1]
+    assert "different static arguments: s: now 5, before <Bad object; its repr raised RuntimeError>" in reports[2]
+    assert "different input types: v: now f32[4], before f32[3]" in reports[3]

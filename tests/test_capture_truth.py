@@ -386,7 +386,10 @@ def test_first_call_of_pmap_is_not_a_cache_hit(shell):
     _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
     if PMAP_IS_JIT:
         _first_call_is_not_a_cache_hit(shell, (("pf(xp)", "pmap"),))
-        assert shell.user_ns["rep"].reports[0].wrapper.kind == "jax.pmap"
+        wrapper = shell.user_ns["rep"].reports[0].wrapper
+        assert wrapper.kind == "jax.pmap"
+        assert (wrapper.name, wrapper.qualname) == ("pm", "pm"), "the user's function, not JAX's own _fun in pmap.py"
+        assert wrapper.defined_at is not None and wrapper.defined_at.file.startswith("In[") and wrapper.defined_at.line == 1
         return
     result, _, rep = _run(shell, "%%jaxstages -o rep\nr = pf(xp)")
     assert result.success and shell.user_ns["runs"] == ["pmap"]

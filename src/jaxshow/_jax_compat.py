@@ -698,7 +698,29 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     new, old = _static_args(new_key), _static_args(old_key)
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, repr(new[p].val), repr(old[p].val)) for p in new if new[p] != old[p])
+    return tuple((p, _value_repr(new[p].val), _value_repr(old[p].val)) for p in new if _differ(new[p], old[p]))
+
+
+_STATIC_REPR_CHARS = 1_000
+
+
+def _differ(new: Any, old: Any) -> bool:
+    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
+    try:
+        return bool(new != old)
+    except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
+        return True
+
+
+def _value_repr(value: Any) -> str:
+    """``repr`` of a user's static value, bounded; one that raises is named, never propagated."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - a user object's repr
+        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
+    if not isinstance(text, str):
+        return f"<{type(value).__name__} object>"
+    return text if len(text) <= _STATIC_REPR_CHARS else f"{text[:_STATIC_REPR_CHARS - 1]}… ({len(text):,} characters)"
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
@@ -1241,6 +1263,14 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
     ``linear_util.WrappedFun`` named ``fun``; its debug info names the user's
     function. ``None`` for anything else.
     """
+    source = pmapped_source_info(fun)
+    if not source:
+        return None
+    return str(source).split(" at ", 1)[0], _file_of_source_info(source)
+
+
+def pmapped_source_info(fun: Any) -> str | None:
+    """JAX's ``"f at /path/file.py:12"`` for the user's function under ``jax.pmap``'s jit body (jax >= 0.8), else ``None``."""
     while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
         fun = fun.__dict__["__wrapped__"]
     code = fun.__code__ if type(fun) is types.FunctionType else None
@@ -1251,9 +1281,7 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
     except (ValueError, IndexError, TypeError):
         return None
     source = getattr(getattr(wrapped, "debug_info", None), "func_src_info", None)
-    if not source:
-        return None
-    return str(source).split(" at ", 1)[0], _file_of_source_info(source)
+    return str(source) if source else None
 
 
 _operation_names: list[Any] = [None, frozenset()]

@@ -16,7 +16,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
-from jaxshow.capture.stations import WalkOptions, defined_at_of, qualname_of, wrapper_station
+from jaxshow.capture.stations import WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
     CompiledStation,
@@ -158,6 +158,15 @@ def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -
     return dataclasses.replace(report, notes=notes, repeat_hits=calls - 1)
 
 
+def _defined_at(record: CallRecord) -> SourceLocation | None:
+    """Where the user's function is defined, where JAX's jit info does not say (a callable object, ``jax.pmap``, a transform)."""
+    if record.defined_at is not None:
+        return record.defined_at
+    if record.pmap:
+        return pmapped_defined_at(record.fun)
+    return defined_at_of(record.jaxpr) if record.jit_info is None else None
+
+
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
                   label_text: Callable[[str], str] = lambda text: text) -> StagesReport:
@@ -190,9 +199,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     return StagesReport(
         function=record.name,
         wrapper=_labelled_wrapper(wrapper_station(
-            record.jit_info, name=record.name, qualname=qualname_of(record.fun, record.name),
+            record.jit_info, name=record.name, qualname=record.name if record.pmap else qualname_of(record.fun, record.name),
             kind=_wrapper_kind(record),
-            static_args=record.static_args, defined_at=record.defined_at or (defined_at_of(record.jaxpr) if record.jit_info is None else None)), label),
+            static_args=record.static_args, defined_at=_defined_at(record)), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,

@@ -177,6 +177,11 @@ def defined_at_of(jaxpr: Any) -> SourceLocation | None:
     return _source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
 
 
+def pmapped_defined_at(fun: Any) -> SourceLocation | None:
+    """Where the user's function under ``jax.pmap`` (jax >= 0.8: a jit of ``shard_map`` of JAX's own ``_fun``) is defined."""
+    return _source_location(_jax_compat.pmapped_source_info(fun))
+
+
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
                     static_args: tuple[tuple[str, str], ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None) -> WrapperStation:

@@ -168,9 +168,13 @@ class _Miss:
             record = self.record
             if self.described is None and self.key is not None:
                 self.described = _jax_compat.describe_trace_key(self.key)
-            category, changes, evidence, source, same_line, site = classify_miss(
-                record, self.status, self.key, self.jax_text, self.old, self.kept
-            )
+            try:
+                category, changes, evidence, source, same_line, site = classify_miss(
+                    record, self.status, self.key, self.jax_text, self.old, self.kept
+                )
+            except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
+                category, changes, same_line, site = "other", (), False, None
+                evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
