@@ -344,3 +344,11 @@ def test_a_function_keeps_its_first_and_last_misses_in_detail_and_counts_the_res
     history = retrace.trace_history("w", w)  # the function's history is explained when asked for, the same way
     assert history.traces_observed == 40 and len(history.entries) == retrace.HISTORY_LIMIT
     assert history.entries[-1].summary == "x: now f32[40,3], before f32[39,3]" and history.entries[-1].category == "input_types"
+
+
+def test_an_unexplained_miss_points_at_the_evidence_there_is_never_at_missing_words():
+    from jaxshow.retrace.miss_text import miss_summary
+
+    assert miss_summary("other", (), "f") == "see JAX's explanation"
+    assert miss_summary("other", (), "f", source="jaxshow") == "see jaxshow's comparison with the closest earlier signature"
+    assert miss_summary("other", (), "f", source="none") == "no explanation available"

@@ -320,6 +320,71 @@ def _refused_by_jax(exc: BaseException) -> bool:
     return type(exc) is RuntimeError and "'no_tracing' is set" in str(exc)
 
 
+class _ExplanationGuard:
+    """While entered (counted, any thread): JAX's wording of a tracing-cache miss returns a note instead of raising.
+
+    With ``jax_explain_cache_misses`` on, jax <= 0.10 words a miss through
+    ``diff_tracing_cache_keys`` (``pjit``'s up to 0.8, ``partial_eval``'s from
+    0.9), which calls ``repr`` on the static values: one whose ``repr`` raises
+    made the user's call raise, where without the flag it runs. jaxshow turns
+    the flag on, so it guards that function while it does.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._restore: list[tuple[Any, Any, Any]] = []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._restore = [(module, original, guard) for module in (_pjit_module(), _trace_cache_module()) if module is not None
+                                 and callable(original := getattr(module, "diff_tracing_cache_keys", None))
+                                 for guard in (_guarded_diff(original, module is _pjit_module()),)]
+                for module, _, guard in self._restore:
+                    module.diff_tracing_cache_keys = guard
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for module, original, guard in self._restore:
+                    if module.diff_tracing_cache_keys is guard:  # put back only where it is still ours
+                        module.diff_tracing_cache_keys = original
+                self._restore = []
+
+
+def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
+    def diff_tracing_cache_keys(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
+            note = _explanation_unavailable(exc)
+            # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
+            return ([note], sys.maxsize) if pjit_shape else (4, sys.maxsize, note)
+
+    return functools.update_wrapper(diff_tracing_cache_keys, original)
+
+
+EXPLANATION_UNAVAILABLE = "cache miss explanation unavailable"
+"""How JAX's comparison of two cache keys starts when it has no reason to give (and jaxshow's, when it raised)."""
+
+
+def _explanation_unavailable(exc: BaseException) -> str:
+    return f"{EXPLANATION_UNAVAILABLE}: comparing the keys raised {type(exc).__name__} (a static value's repr or ==?)"
+
+
+_explanation_guard = _ExplanationGuard()
+
+
+@contextlib.contextmanager
+def explaining_cache_misses() -> Any:
+    """``jax.explain_cache_misses(True)``, where JAX's explanation of a miss never raises into the user's call."""
+    with _explanation_guard, jax.explain_cache_misses(True):
+        yield
+
+
 def refusing_traces() -> Any:
     """A context in which a trace of a jitted function raises instead of running, and JAX explains the miss first.
 
@@ -338,7 +403,7 @@ def refusing_traces() -> Any:
 
     stack = contextlib.ExitStack()
     stack.enter_context(no_tracing(True))
-    stack.enter_context(jax.explain_cache_misses(True))
+    stack.enter_context(explaining_cache_misses())
     return stack
 
 
@@ -735,15 +800,15 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         try:
             diffs = old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
-        except Exception:  # noqa: BLE001 - the explanation is optional evidence
-            return None
+        except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
+            return _explanation_unavailable(exc)
     module = _trace_cache_module()
     if module is None:
         return None
     try:
         diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
-    except Exception:  # noqa: BLE001 - the explanation is optional evidence
-        return None
+    except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
+        return _explanation_unavailable(exc)
     changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     if changes:
         return "different static arguments (compared by jaxshow):\n" + "\n".join(

@@ -41,6 +41,8 @@ def classify_miss(
     if status != "known":
         old = None
     text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
+    if text and jax_text is not None and text.startswith(_jax_compat.EXPLANATION_UNAVAILABLE):
+        text = None  # jaxshow's comparison failed (a static value's repr or ==): JAX's words are the evidence
     if text:
         category, changes, same_line, site = parse_explanation(text)
         if jax_text is not None:

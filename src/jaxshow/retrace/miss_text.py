@@ -102,8 +102,9 @@ def _argument_name(path: str) -> str:
     return f"argument {m.group('i')}" if m.group("i") is not None else f"keyword {m.group('k')}"
 
 
-def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None) -> str:
-    """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call."""
+def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
+                 source: str = "jax") -> str:
+    """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence."""
     if category == "never_seen":
         return f"first trace of {function}"
     if category == "redefined" and made_by is not None:
@@ -117,7 +118,8 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return "a config option or context manager differs from every earlier trace"
     if category == "debug_info":
         return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
-    return "see JAX's explanation"
+    return {"jax": "see JAX's explanation", "jaxshow": "see jaxshow's comparison with the closest earlier signature"}.get(
+        source, "no explanation available")
 
 
 _NAME_IN_TEXT = re.compile(r"^\s*(?:for )?(?P<name>\S+?)(?: id=\d+)? defined at ", re.M)

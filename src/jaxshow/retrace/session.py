@@ -178,7 +178,7 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by),
+                summary=miss_summary(category, changes, record.name, record.made_by, source),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
@@ -308,7 +308,7 @@ class Session(_jax_compat.TraceProbe):
         if self.jax_text == "always":
             # A context on this thread, never a global update: whatever the cell does to the
             # global flag (jax.config.update) is still there after the session.
-            self._flag_context = jax.explain_cache_misses(True)
+            self._flag_context = _jax_compat.explaining_cache_misses()
             self._flag_context.__enter__()
         self._uninstall = _jax_compat.install_trace_probe(self)
         if self._uninstall is None:
@@ -346,7 +346,7 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack = []
         frame = _Frame(fun, debug_info)
         if self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun):
-            frame.flag_context = jax.explain_cache_misses(True)
+            frame.flag_context = _jax_compat.explaining_cache_misses()
             frame.flag_context.__enter__()
         if not stack:
             self._install_tee()
