@@ -89,6 +89,17 @@ def test_plain_callable_is_wrapped_and_says_so():
         jaxshow.stages(42)
 
 
+def test_a_stage_already_taken_is_refused_with_what_to_pass_instead():
+    f = jax.jit(lambda x: x * 2)
+    x = jnp.ones(2)
+    traced = f.trace(x)
+    for stage, name in ((traced, "Traced"), (traced.lower(), "Lowered"), (traced.lower().compile(), "Compiled")):
+        with pytest.raises(TypeError) as raised:
+            jaxshow.stages(stage, x)
+        assert str(raised.value) == (f"jaxshow.stages needs the function and its arguments, got a jax.stages.{name} "
+                                     "(a stage already taken): pass the jitted function, jaxshow.stages(f, *args)")
+
+
 def test_abstract_inputs_are_accepted():
     f = jax.jit(lambda x: x.sum())
     report = jaxshow.stages(f, jax.ShapeDtypeStruct((5, 5), jnp.bfloat16))
@@ -178,7 +189,7 @@ def test_static_argument_whose_repr_raises_keeps_every_station():
     assert report.stations_reached == ("traced", "lowered", "compiled")
     assert report.wrapper.static_args == (("h", "<Hostile object; its repr raised RuntimeError>"),)
     huge = jaxshow.stages(jax.jit(lambda x, s: x, static_argnums=1), jnp.ones(2), "y" * 5000)
-    assert huge.wrapper.static_args[0][1] == "'" + "y" * 198 + "… (5,002 characters)"
+    assert huge.wrapper.static_args[0][1] == "'" + "y" * 199 + "… (5,002 chars)"
 
 
 def test_records_are_immutable_and_comparable(params):

@@ -18,7 +18,8 @@ from shellrun import run_captured
 
 import jaxshow
 from jaxshow import _jax_compat
-from jaxshow.config_inventory import config_report, safe_repr
+from jaxshow.config_inventory import VALUE_REPR_CHARS, config_report
+from jaxshow.reprs import safe_repr
 from jaxshow.render import to_html, to_text
 from jaxshow.report import ConfigOption, ConfigReport
 
@@ -312,7 +313,7 @@ class _Tags(HTMLParser):
 def test_hostile_values_are_escaped_and_bounded():
     hostile = ConfigOption(
         name="jax_</code><script>alert(1)</script>", kind="scopable", value_type="str",
-        value_repr=safe_repr("</td><script>x</script>" + "y" * 1000), default_repr="'a\u202eb'", is_default=False,
+        value_repr=safe_repr("</td><script>x</script>" + "y" * 1000, VALUE_REPR_CHARS), default_repr="'a\u202eb'", is_default=False,
         source="set", help_text="<b>help</b>\n" * 100,
     )
     report = ConfigReport(jax_version="0.0", options=(hostile,), total_options=1, scopable_options=1, flag_options=0,
@@ -338,10 +339,10 @@ def test_safe_repr_of_odd_objects():
     class Mode(enum.Enum):
         FAST = "fast"
 
-    assert safe_repr(Hostile()) == "<Hostile object; repr raised RuntimeError>"
-    assert safe_repr(Mode.FAST) == "Mode.FAST"
-    assert safe_repr(None) == "None"
-    assert safe_repr("a\nb") == "'a\\nb'"
+    assert safe_repr(Hostile(), 300) == "<Hostile object; its repr raised RuntimeError>"
+    assert safe_repr(Mode.FAST, 300) == "Mode.FAST"
+    assert safe_repr(None, 300) == "None"
+    assert safe_repr("a\nb", 300) == "'a\\nb'"
 
 
 # --- the _jax_compat shims, on the installed JAX --------------------------------------------------------

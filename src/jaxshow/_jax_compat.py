@@ -22,6 +22,8 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
+from jaxshow.reprs import safe_repr
+
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 """The installed jax package's directory (with a trailing separator): JAX's own source files are under it."""
@@ -763,7 +765,7 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     new, old = _static_args(new_key), _static_args(old_key)
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, _value_repr(new[p].val), _value_repr(old[p].val)) for p in new if _differ(new[p], old[p]))
+    return tuple((p, safe_repr(new[p].val, _STATIC_REPR_CHARS), safe_repr(old[p].val, _STATIC_REPR_CHARS)) for p in new if _differ(new[p], old[p]))
 
 
 _STATIC_REPR_CHARS = 1_000
@@ -775,17 +777,6 @@ def _differ(new: Any, old: Any) -> bool:
         return bool(new != old)
     except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
         return True
-
-
-def _value_repr(value: Any) -> str:
-    """``repr`` of a user's static value, bounded; one that raises is named, never propagated."""
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a user object's repr
-        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
-    if not isinstance(text, str):
-        return f"<{type(value).__name__} object>"
-    return text if len(text) <= _STATIC_REPR_CHARS else f"{text[:_STATIC_REPR_CHARS - 1]}… ({len(text):,} characters)"
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:

@@ -21,6 +21,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.report import ConfigOption, ConfigReport, ValueSource
+from jaxshow.reprs import safe_repr
 
 VALUE_REPR_CHARS = 300
 """Characters kept of a value's ``repr`` (the rest is counted): options can hold any object."""
@@ -148,11 +149,11 @@ def _option(
         name=name,
         kind=kind,  # type: ignore[arg-type]
         value_type=value_type,
-        value_repr=safe_repr(value),
-        default_repr=safe_repr(definition.default) if known else None,
+        value_repr=safe_repr(value, VALUE_REPR_CHARS),
+        default_repr=safe_repr(definition.default, VALUE_REPR_CHARS) if known else None,
         is_default=is_default,
         source=source,
-        global_value_repr=safe_repr(global_value) if context else None,
+        global_value_repr=safe_repr(global_value, VALUE_REPR_CHARS) if context else None,
         env_vars=env_vars,
         in_trace_context=None if in_trace is None else name in in_trace,
         in_jit_key=None if (jit_key_unavailable or definition is None) else definition.include_in_jit_key,
@@ -212,25 +213,6 @@ def _enum_values(meta: dict[str, Any]) -> tuple[str, ...]:
         return tuple(str(v) for v in values or ())
     except TypeError:
         return ()
-
-
-def safe_repr(value: Any, limit: int = VALUE_REPR_CHARS) -> str:
-    """A one-line ``repr`` of any value, at most ``limit`` characters; never raises.
-
-    Enum members read ``ExplicitX64Mode.WARN``; a ``repr`` that raises reads
-    ``<Device object; repr raised ValueError>``.
-    """
-    try:
-        if isinstance(value, enum.Enum):
-            text = f"{type(value).__name__}.{value.name}"
-        else:
-            text = repr(value)
-        if not isinstance(text, str):
-            raise TypeError("__repr__ returned a non-string")
-    except Exception as exc:  # noqa: BLE001 - a hostile __repr__
-        text = f"<{type(value).__name__} object; repr raised {type(exc).__name__}>"
-    text = " ".join(text.split()) if "\n" in text else text
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} chars)"
 
 
 def _notes(names: list[str], holders: dict[str, Any]) -> tuple[str, ...]:

@@ -13,6 +13,10 @@ from jaxshow.report import StagesReport
 from jaxshow.timings import timings_from_events
 
 
+_STAGES = (jax.stages.Traced, jax.stages.Lowered, jax.stages.Compiled)
+"""What ``f.trace(x)``, ``.lower()`` and ``.compile()`` return: stages of a call, not something to walk."""
+
+
 def stages(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
     """Walk ``fn(*args, **kwargs)`` through trace, lower and compile without running it.
 
@@ -39,6 +43,9 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
     options = WalkOptions(dialect=dialect, debug_info=debug_info, source=source)
 
     def walk(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
+        if isinstance(fn, _STAGES):
+            raise TypeError(f"jaxshow.stages needs the function and its arguments, got a jax.stages.{type(fn).__name__} "
+                            f"(a stage already taken): pass the jitted function, jaxshow.stages(f, *args)")
         target = stageable(fn)
         notes: list[str] = []
         if target is None:

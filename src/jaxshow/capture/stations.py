@@ -43,6 +43,7 @@ from jaxshow.report import (
     TracedStation,
     WrapperStation,
 )
+from jaxshow.reprs import safe_repr
 
 DIALECTS = ("stablehlo", "hlo")
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -95,17 +96,6 @@ REPR_LIMIT = 200
 """Characters kept of a static argument's ``repr``."""
 
 
-def safe_repr(value: Any, limit: int = REPR_LIMIT) -> str:
-    """``repr(value)``, bounded; a ``repr`` that raises is named, never propagated."""
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a user object's repr
-        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
-    if not isinstance(text, str):
-        return f"<{type(value).__name__} object>"
-    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
-
-
 def parameter_names(signature: Any) -> tuple[str, ...]:
     """The names of a signature's positional parameters, in order; empty for ``None`` or a signature without them."""
     try:
@@ -131,9 +121,9 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, 
     if not options:
         return ()
     names = parameter_names(getattr(jit_info, "fun_signature", None))
-    shown = [(argument_label(names, position), safe_repr(args[position]))
+    shown = [(argument_label(names, position), safe_repr(args[position], REPR_LIMIT))
              for position in positions(options["static_argnums"], len(args))]
-    shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
+    shown += [(name, safe_repr(kwargs[name], REPR_LIMIT)) for name in options["static_argnames"] if name in kwargs]
     return tuple(dict.fromkeys(shown))
 
 
