@@ -77,6 +77,21 @@ def test_static_argument_change(shell):
     assert "  ⋯ 6 unchanged lines" in data["text/plain"]
 
 
+def test_a_static_value_whose_repr_hides_the_change_is_not_called_the_same(shell):
+    shell.run_cell("import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass Cfg:\n    scale: int = dataclasses.field(repr=False)\n"
+                   "@partial(jax.jit, static_argnums=1)\ndef g(x, cfg):\n    return x * cfg.scale\n")
+    run_captured(shell, "%%jaxstages\ny = g(jnp.ones(2), Cfg(2))")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
+    assert diff.key_changes == ()
+    assert diff.notes == ("JAX traced again, though the arguments, the static values as printed and the config are the same: "
+                          "JAX compares static values with == and hash, not by their repr (a field the repr leaves out), and a "
+                          "re-defined function is a new object; %jaxcache on asks JAX itself why a call traced",)
+    assert "  note: JAX traced again, though the arguments, the static values as printed and the config are the\n" in data["text/plain"]
+    _, cap = run_captured(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
+    assert shell.user_ns["rep"].diffs[0].notes[0].startswith("this call was a cache hit"), "a hit says so instead"
+    assert len(shell.user_ns["rep"].diffs[0].notes) == 1
+
+
 def test_config_change(shell):
     run_captured(shell, "%%jaxstages\ny = mm(jnp.ones((2, 2)))")
     diff, data = _diff(shell, "%%jaxstages --diff -o rep\nwith jax.default_matmul_precision('highest'):\n    y = mm(jnp.ones((2, 2)))")

@@ -47,11 +47,16 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
         irdiff.text_diff("optimised HLO", "hlo", before.compiled.optimized_hlo_text if before.compiled else None,
                          now.compiled.optimized_hlo_text if now.compiled else None),
     )
+    changes = key_changes(before, now)
+    if not changes and now.timings.trace_seconds is not None:
+        notes.append("JAX traced again, though the arguments, the static values as printed and the config are the same: "
+                     "JAX compares static values with == and hash, not by their repr (a field the repr leaves out), and a "
+                     "re-defined function is a new object; %jaxcache on asks JAX itself why a call traced")
     return StagesDiff(
         function=now.function,
         before=where(before),
         now=where(now),
-        key_changes=key_changes(before, now),
+        key_changes=changes,
         texts=texts,
         quantities=quantity_changes(before, now),
         notes=tuple(notes),
