@@ -834,3 +834,16 @@ def test_jaxcache_misses_left_out_are_one_line_and_the_shown_keep_their_numbers(
     none_kept = dataclasses.replace(many, functions=(dataclasses.replace(many.functions[0], misses=(), left_out_after=0, misses_left_out=1000,
                                                                           trace_time_output=()),))
     assert "… 1,000 more misses of f, counted but not kept" in render.to_text(none_kept)
+
+
+def test_hlo_frame_tables_are_found_only_where_they_open_the_module():
+    from jaxshow.irtext import hlo_frame_tables
+
+    head = "HloModule jit_f\n\n"
+    tables = 'FileNames\n1 "a.py"\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\n\n'
+    body = "ENTRY %main (x: f32[3]) -> f32[3] {\n  ROOT %x = f32[3]{0} parameter(0)\n}\n"
+    assert hlo_frame_tables(head + tables + body) == (len(head), len(head) + len(tables))
+    assert hlo_frame_tables(head + body) is None
+    assert hlo_frame_tables(head + body + tables) is None, "tables after the first instruction are left where they are"
+    assert hlo_frame_tables(head + 'FileNames\n1 "a.py"\n2 "b.py"') == (len(head), len(head) + len('FileNames\n1 "a.py"\n2 "b.py"')), \
+        "cut by the line budget inside the tables"

@@ -402,3 +402,20 @@ def test_timeit_inside_the_cell_times_the_users_calls_alone(shell):
     [report] = shell.user_ns["rep"].reports
     assert report.function == "f" and report.repeat_hits == 0  # the cell's own call; not the 5 timed ones
     assert TIMEIT_NOTE in shell.user_ns["rep"].notes
+
+
+def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html(shell):
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
+    assert result.success
+    hlo = shell.user_ns["rep"].reports[0].compiled.optimized_hlo_text
+    page = cap.outputs[-1].data["text/html"]
+    if "\nFileNames\n" not in hlo:  # jax 0.7's XLA prints no tables
+        assert "stack-frame tables" not in page
+        return
+    tables = hlo[hlo.index("FileNames\n"):hlo.index("\n%")]
+    assert (f"<summary>stack-frame tables ({tables.count(chr(10)) + 1} lines: FileNames, FunctionNames, FileLocations, StackFrames, "
+            "the source of each instruction's stack_frame_id)</summary>") in page
+    folded = page.split("<summary>stack-frame tables", 1)[1].split("</details>", 1)
+    assert '"&lt;module>"' in folded[0] and "ENTRY" not in folded[0], "the tables, and only they, are in the fold"
+    assert "<b class=k>ENTRY</b>" in folded[1] and "<b class=k>HloModule</b>" in page.split("<summary>stack-frame tables", 1)[0]
+    assert "FileNames" in cap.outputs[-1].data["text/plain"], "the text form shows the module as JAX prints it"

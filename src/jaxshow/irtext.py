@@ -61,3 +61,19 @@ def split_top_level(text: str, separator: str, maxsplit: int = -1) -> list[str]:
         else:
             depth += 1 if found in "([{" else -1
     return parts + [text[start:]]
+
+
+HLO_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+"""The tables newer XLA prints between an optimised module's header and its computations (``stack_frame_id`` targets)."""
+
+_TABLES_BLOCK = re.compile(rf"^(?:(?:{'|'.join(HLO_TABLES)})\n(?:\d+ [^\n]*(?:\n|$))*\n*)+", re.M)
+_FIRST_INSTRUCTION = re.compile(r"^(?:%|ENTRY\b|ROOT\b)", re.M)
+
+
+def hlo_frame_tables(text: str) -> tuple[int, int] | None:
+    """Where an HLO module's stack-frame tables are (start and end offsets, trailing blank lines included), if it opens with them."""
+    m = _TABLES_BLOCK.search(text)
+    if m is None:
+        return None
+    first = _FIRST_INSTRUCTION.search(text)
+    return (m.start(), m.end()) if first is None or m.start() < first.start() else None

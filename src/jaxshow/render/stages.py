@@ -6,6 +6,7 @@ import functools
 from typing import Sequence
 
 from jaxshow import render
+from jaxshow.irtext import HLO_TABLES, hlo_frame_tables
 from jaxshow.render.diff import stages_diff_html, stages_diff_text
 from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
@@ -200,16 +201,31 @@ def _all_lines(text: str, shown: str, hidden: int) -> int:
 def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
     shown, hidden, cut = clip_ir(text, budget)
     highlight = budget.highlight_max_bytes if len(shown) <= budget.highlight_max_bytes else 0
+    tables = hlo_frame_tables(shown) if language == "hlo" else None
     pieces = _pieces(shown)
     if len(pieces) == 1:
-        body = [code_block(code_html(shown, language, highlight))]
+        body = _code_html(shown, language, highlight, tables)
     else:
-        body = [details(f"lines {first:,}–{last:,}", code_block(code_html(piece, language, highlight))) for first, last, piece in pieces]
+        body = [details(f"lines {first:,}–{last:,}", *_code_html(piece, language, highlight, tables if first == 1 else None))
+                for first, last, piece in pieces]
     if footer := ir_footer(hidden, cut, budget):
         body.append(muted(f"{footer}; full text in {attribute} ({SAVE_HINT})"))
     lines = _all_lines(text, shown, hidden)
     summary = f"{title} — {plural(lines, 'line')}, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
-    return details(summary, *body, open=lines <= 60)
+    table_lines = shown.count("\n", *tables) if tables else 0
+    return details(summary, *body, open=lines - table_lines <= 60)
+
+
+def _code_html(text: str, language: str, highlight: int, tables: tuple[int, int] | None) -> list[Html]:
+    """``text`` as code; an HLO module's stack-frame tables (tens of lines of the notebook's frames) folded where they open it."""
+    if tables is None or tables[1] > len(text):
+        return [code_block(code_html(text, language, highlight))]
+    start, end = tables
+    folded = details(f"stack-frame tables ({plural(text.count(chr(10), start, end), 'line')}: "
+                     f"{', '.join(HLO_TABLES)}, the source of each instruction's stack_frame_id)",
+                     code_block(code_html(text[start:end].rstrip("\n"), language, highlight)))
+    return [code_block(code_html(text[:start].rstrip("\n"), language, highlight)), folded,
+            code_block(code_html(text[end:], language, highlight))]
 
 
 def _pieces(text: str) -> list[tuple[int, int, str]]:
