@@ -134,6 +134,19 @@ def test_all_and_name_options(shell):
     assert [r.function for r in shell.user_ns["only"].reports] == ["g"]
 
 
+def test_name_may_be_the_variable_a_jit_wrapper_is_bound_to(shell):
+    shell.run_cell("def loss(v):\n    return (v ** 2).sum()\ntrain = jax.jit(loss)\n"
+                   "class Scale:\n    def __call__(self, v):\n        return v * 3\nscale = jax.jit(Scale())\n", store_history=True)
+    cell = "a = train(x)\nb = scale(x)\nc = f(x)"
+    run_captured(shell, "%%jaxstages --name train -o by_variable\n" + cell)
+    assert [r.function for r in shell.user_ns["by_variable"].reports] == ["loss"]
+    run_captured(shell, "%%jaxstages --name scale -o callable_object\n" + cell)
+    (report,) = shell.user_ns["callable_object"].reports
+    assert report.function == "Scale" and report.call_site.line == 3  # the magic line is line 1
+    run_captured(shell, "%%jaxstages --name loss -o by_function\n" + cell)
+    assert [r.function for r in shell.user_ns["by_function"].reports] == ["loss"]
+
+
 def test_hlo_and_debug_info_options(shell):
     result, _ = run_captured(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
     report = shell.user_ns["rep"].reports[0]

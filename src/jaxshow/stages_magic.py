@@ -22,7 +22,7 @@ from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
-from jaxshow.capture.stations import WalkOptions, jit_target
+from jaxshow.capture.stations import CallName, WalkOptions, jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
 from jaxshow.progress import StageProgress
@@ -178,7 +178,7 @@ class StagesMagics(Magics):
             capture.release()
             return
         try:
-            cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=args.name)
+            cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
             if timeit:
@@ -241,7 +241,7 @@ class StagesMagics(Magics):
         if self._open is not None:
             self.close(None, 0.0)
         progress = StageProgress(self.progress_after_seconds)
-        prefetch = PrefetchOptions(self._walk(args), every_call=args.show_all, name=args.name)
+        prefetch = PrefetchOptions(self._walk(args), every_call=args.show_all, name=self._call_name(args.name))
         capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
         self._open = _OpenCell(args, capture, progress, timeit)
@@ -253,6 +253,10 @@ class StagesMagics(Magics):
                            lowered_cost_max_chars=self.lowered_cost_max_chars or None,
                            jaxpr_max_lines=None if args.save is not None else self.max_lines or None,
                            source=args.source or self.source)
+
+    def _call_name(self, name: str | None) -> CallName | None:
+        """``--name NAME``, also matching the function a jit wrapper bound to the variable NAME wraps (read by type only)."""
+        return None if name is None else CallName.of(name, self.shell.user_ns.get(name) if "." not in name else None)
 
     def _name_note(self, name: str) -> str | None:
         """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""

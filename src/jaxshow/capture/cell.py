@@ -16,7 +16,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
-from jaxshow.capture.stations import WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
+from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
     CompiledStation,
@@ -37,7 +37,7 @@ class CellOptions:
 
     walk: WalkOptions = WalkOptions()
     show_all: bool = False
-    name: str | None = None
+    name: CallName | None = None
 
 
 def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: float, cell_error: BaseException | None,
@@ -61,7 +61,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     for record in candidates:
         groups.setdefault(_signature_key(record), []).append(record)
     if options.name is not None:
-        chosen = [g for g in groups.values() if options.name in (g[0].name, qualname_of(g[0].fun, g[0].name))]
+        chosen = [g for g in groups.values() if options.name.matches(g[0].fun, g[0].name)]
     elif options.show_all:
         chosen = list(groups.values())
     else:
@@ -81,7 +81,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         names = list(dict.fromkeys(r.name for r in others))
         notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
     if options.name is not None and not chosen:
-        notes.append(name_note(options.name) or f"{options.name} made no jitted call in this cell")
+        notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates:
         notes.append(_no_call_note(records))
     if capture.dropped:

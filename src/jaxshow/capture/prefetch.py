@@ -29,11 +29,11 @@ from typing import Any, Callable, NamedTuple
 
 from jaxshow import _jax_compat
 from jaxshow.capture.stations import (
+    CallName,
     WalkOptions,
     backend_name,
     compiled_station,
     lowered_station,
-    qualname_of,
     traced_station_from_jaxpr,
 )
 from jaxshow.report import CompiledStation, LoweredStation, TracedStation
@@ -97,7 +97,7 @@ class PrefetchOptions:
 
     walk: WalkOptions
     every_call: bool = False
-    name: str | None = None
+    name: CallName | None = None
 
 
 class Prefetched(NamedTuple):
@@ -147,7 +147,7 @@ class Prefetcher:
 
     def _shown(self, record: Any) -> bool:
         name = self.options.name
-        return name is None or name in (record.name, qualname_of(record.fun, record.name))
+        return name is None or name.matches(record.fun, record.name)
 
     def _submit(self, read: Callable[..., Stations], *args: Any) -> concurrent.futures.Future:
         if not self.options.every_call:  # not started yet: the report shows only the newest call

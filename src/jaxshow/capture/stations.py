@@ -197,6 +197,24 @@ def qualname_of(fun: Any, default: str) -> str:
     return fun.__qualname__ if type(fun) is types.FunctionType else default
 
 
+@dataclass(frozen=True, slots=True)
+class CallName:
+    """``%%jaxstages --name``: calls of the function with this name or qualname, or of the function that the jit
+    wrapper bound to this name wraps (``train = jax.jit(loss)``; ``scale = jax.jit(Scale(2))``)."""
+
+    text: str
+    function: Any = None
+
+    @classmethod
+    def of(cls, text: str, value: Any = None) -> CallName:
+        """``text``, with ``value`` (what the name is bound to) when it is a jit wrapper (read by type only)."""
+        target = jit_target(value)
+        return cls(text, _jax_compat.jit_function(target[0]) if target is not None else None)
+
+    def matches(self, fun: Any, name: str) -> bool:
+        return (self.function is not None and fun is self.function) or self.text in (name, qualname_of(fun, name))
+
+
 # --- abstract arguments ----------------------------------------------------------------------
 
 
