@@ -22,6 +22,8 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
+from jaxshow.reprs import changed_texts, stable_repr
+
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 """The installed jax package's directory (with a trailing separator): JAX's own source files are under it."""
@@ -698,7 +700,7 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     new, old = _static_args(new_key), _static_args(old_key)
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, _value_repr(new[p].val), _value_repr(old[p].val)) for p in new if _differ(new[p], old[p]))
+    return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if _differ(new[p], old[p]))
 
 
 _STATIC_REPR_CHARS = 1_000
@@ -712,15 +714,9 @@ def _differ(new: Any, old: Any) -> bool:
         return True
 
 
-def _value_repr(value: Any) -> str:
-    """``repr`` of a user's static value, bounded; one that raises is named, never propagated."""
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a user object's repr
-        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
-    if not isinstance(text, str):
-        return f"<{type(value).__name__} object>"
-    return text if len(text) <= _STATIC_REPR_CHARS else f"{text[:_STATIC_REPR_CHARS - 1]}… ({len(text):,} characters)"
+def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
+    """Bounded reprs of a user's two static values, free of memory addresses (:func:`jaxshow.reprs.changed_texts`)."""
+    return changed_texts(stable_repr(now, _STATIC_REPR_CHARS), stable_repr(before, _STATIC_REPR_CHARS))
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:

@@ -33,6 +33,7 @@ from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import JAX_DIRS, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
+    StaticValue,
     arguments_for_walk,
     jit_target,
     placed_shardings,
@@ -59,7 +60,7 @@ class CallRecord:
     source_file: str | None = None
     fun: Any = None
     jit_info: Any = None
-    static_args: tuple[tuple[str, str], ...] = ()
+    static_args: tuple[StaticValue, ...] = ()
     trace_context: tuple[Any, ...] = ()
     """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
     arg_shardings: tuple[str | None, ...] | None = None

@@ -30,6 +30,7 @@ from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
+from jaxshow.reprs import stable_repr
 from jaxshow.report import (
     ArgSpec,
     LinkedViews,
@@ -94,16 +95,8 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
 REPR_LIMIT = 200
 """Characters kept of a static argument's ``repr``."""
 
-
-def safe_repr(value: Any, limit: int = REPR_LIMIT) -> str:
-    """``repr(value)``, bounded; a ``repr`` that raises is named, never propagated."""
-    try:
-        text = repr(value)
-    except Exception as exc:  # noqa: BLE001 - a user object's repr
-        return f"<{type(value).__name__} object; its repr raised {type(exc).__name__}>"
-    if not isinstance(text, str):
-        return f"<{type(value).__name__} object>"
-    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
+StaticValue = tuple[str, str, tuple[str, ...]]
+"""A static argument as ``(name, repr without memory addresses, the addresses)`` (:func:`jaxshow.reprs.stable_repr`)."""
 
 
 def parameter_names(signature: Any) -> tuple[str, ...]:
@@ -125,16 +118,19 @@ def argument_label(names: tuple[str, ...], position: int) -> str:
     return names[position] if position < len(names) else f"args[{position}]"
 
 
-def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], ...]:
-    """The call's static arguments by parameter name, with bounded ``repr`` values."""
+def static_arguments(jit_info: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    """The call's static arguments as ``(parameter name, value)``, the values untouched."""
     options = _jax_compat.jit_options_of_info(jit_info)
     if not options:
-        return ()
+        return []
     names = parameter_names(getattr(jit_info, "fun_signature", None))
-    shown = [(argument_label(names, position), safe_repr(args[position]))
-             for position in positions(options["static_argnums"], len(args))]
-    shown += [(name, safe_repr(kwargs[name])) for name in options["static_argnames"] if name in kwargs]
-    return tuple(dict.fromkeys(shown))
+    found = [(argument_label(names, position), args[position]) for position in positions(options["static_argnums"], len(args))]
+    return found + [(name, kwargs[name]) for name in options["static_argnames"] if name in kwargs]
+
+
+def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[StaticValue, ...]:
+    """The call's static arguments by parameter name, with bounded ``repr`` values free of memory addresses."""
+    return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in static_arguments(jit_info, args, kwargs)))
 
 
 def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | None, ...] | None:
@@ -183,7 +179,7 @@ def pmapped_defined_at(fun: Any) -> SourceLocation | None:
 
 
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
-                    static_args: tuple[tuple[str, str], ...] = (), wrapped_by_jaxshow: bool = False,
+                    static_args: tuple[StaticValue, ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None) -> WrapperStation:
     """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
     options = _jax_compat.jit_options_of_info(jit_info)
@@ -198,7 +194,8 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
         donate_argnames=options["donate_argnames"] if options else (),
         options_unavailable=None if options else f"{kind} does not expose its jit options",
         wrapped_by_jaxshow=wrapped_by_jaxshow,
-        static_args=static_values(jit_info, (), {}) if not static_args else static_args,
+        static_args=tuple((name, text) for name, text, _ in static_args),
+        static_objects=tuple((name, addresses) for name, _, addresses in static_args if addresses),
     )
 
 
