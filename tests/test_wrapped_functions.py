@@ -85,6 +85,31 @@ def _row(text, label):
     return next(line.strip() for line in text.splitlines() if line.strip().startswith(label))
 
 
+def test_a_function_a_library_jits_inside_its_own_is_the_users(shell):
+    n = _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = step(x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("step", "user", f"In[{n}]:1 (step)")
+    assert _row(text, "defined at") == f"defined at       In[{n}]:1 (step)"
+    assert _row(text, "static static") == "static static    (None, <function step>)"
+    assert "a library's function" not in text
+
+
+def test_a_functools_wraps_wrapper_is_the_users_too(shell):
+    n = _define(shell, """
+        @fakelib.wraps_jit
+        def double(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = double(x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("double", "user", f"In[{n}]:1 (double)")
+
+
 def test_a_librarys_own_jitted_function_stays_the_librarys(shell):
     _define(shell, "def inc(v):\n    return v + 1\n")
     cell, text = _report(shell, "y = fakelib.apply(inc, x)")
@@ -92,6 +117,35 @@ def test_a_librarys_own_jitted_function_stays_the_librarys(shell):
     assert (report.function, report.kind) == ("apply", "library")
     assert report.wrapper.defined_at.file.endswith("site-packages/fakelib.py")
     assert report.wrapper.static_args == (("fn", "<function inc>"),)
+
+
+def test_jax_numpy_helpers_stay_jaxs_own(shell):
+    cell, text = _report(shell, "y = jnp.sin(x)")
+    assert cell.reports == () and cell.helper_compiles.names == ("sin",)
+    assert text.splitlines()[1] == "(1 compile of JAX's own helpers folded away: sin)"
+
+
+def test_hostile_static_values_are_never_read(shell):
+    n = _define(shell, """
+        class Hostile:
+            def __getattr__(self, name):
+                raise RuntimeError(name)
+            def __repr__(self):
+                raise RuntimeError("repr")
+            def __eq__(self, other):
+                return self is other
+            def __hash__(self):
+                return 7
+
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+        hostile = Hostile()
+    """)
+    cell, text = _report(shell, "y = step(x, hostile)")
+    report = cell.reports[0]
+    assert (report.kind, str(report.wrapper.defined_at)) == ("user", f"In[{n}]:11 (step)")
+    assert report.wrapper.static_args == (("static", "<tuple object; its repr raised RuntimeError>"),)
 
 
 def test_stable_repr_leaves_addresses_out_and_returns_them():
@@ -142,3 +196,25 @@ def test_saved_report_has_no_addresses(shell, tmp_path):
     assert result.success
     saved = json.loads((tmp_path / "out" / "apply.json").read_text())
     assert saved["wrapper"]["static_args"] == [["fn", "<function inc>"]] and "static_objects" not in saved["wrapper"]
+
+
+def test_eqx_filter_jit_is_reported_as_the_users_function(shell):
+    pytest.importorskip("equinox")
+    shell.run_cell("import equinox as eqx", store_history=True)
+    n = _define(shell, """
+        @eqx.filter_jit
+        def make_step(model, x, n=3):
+            return model * x + n
+    """)
+    cell, text = _report(shell, "y = jnp.sin(x)\nz = make_step(x, x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("make_step", "user", f"In[{n}]:1 (make_step)")
+    headline = _row(text, "make_step: ")
+    assert headline.endswith(f"(called at In[{n + 1}]:3)") and "library" not in headline
+    assert _row(text, "defined at") == f"defined at       In[{n}]:1 (make_step)"
+    static = _row(text, "static static")
+    assert static.startswith("static static    (((<function make_step>,), PyTreeDef(*)), ") and "0x" not in static
+    cell, text = _report(shell, "def other(v):\n    return v\nw = jax.jit(other)(x)\nz = make_step(x, x, 4)\nw = jax.jit(other)(x)")
+    assert [r.function for r in cell.reports] == ["other"]
+    result, cap = run_captured(shell, "%%jaxstages -n make_step -o rep\nw = jax.jit(other)(x)\nz = make_step(x, x, 5)")
+    assert [(r.function, r.kind) for r in shell.user_ns["rep"].reports] == [("make_step", "user")]
