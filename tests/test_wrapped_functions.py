@@ -148,6 +148,19 @@ def test_hostile_static_values_are_never_read(shell):
     assert report.wrapper.static_args == (("static", "<tuple object; its repr raised RuntimeError>"),)
 
 
+def test_jaxcache_names_the_users_definition(shell):
+    n = _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = step(x)\ny = step(jnp.ones(4))")
+    assert result.success
+    (stats,) = shell.user_ns["rep"].functions
+    assert (stats.function, stats.defined_at, stats.traced) == ("step", f"In[{n}]:1", 2)
+    assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
+
+
 def test_stable_repr_leaves_addresses_out_and_returns_them():
     def local(v):
         return v
@@ -218,3 +231,20 @@ def test_eqx_filter_jit_is_reported_as_the_users_function(shell):
     assert [r.function for r in cell.reports] == ["other"]
     result, cap = run_captured(shell, "%%jaxstages -n make_step -o rep\nw = jax.jit(other)(x)\nz = make_step(x, x, 5)")
     assert [(r.function, r.kind) for r in shell.user_ns["rep"].reports] == [("make_step", "user")]
+
+
+def test_eqx_filter_jit_history_names_the_users_definition(shell):
+    pytest.importorskip("equinox")
+    shell.run_cell("import equinox as eqx", store_history=True)
+    n = _define(shell, """
+        @eqx.filter_jit
+        def make_step(model, x, n=3):
+            return model * x + n
+    """)
+    run_captured(shell, "%jaxcache on")
+    result, cap = run_captured(shell, "z = make_step(x, x)")
+    text = cap.outputs[-1].data["text/plain"]
+    assert _row(text, "make_step  ") == f"make_step  —      1       —     —              In[{n}]:1"
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = make_step(x, jnp.ones(4))")
+    (stats,) = shell.user_ns["rep"].functions
+    assert (stats.function, stats.defined_at) == ("make_step", f"In[{n}]:1")
