@@ -246,14 +246,15 @@ def test_user_train_step_calling_optax_is_the_only_report(shell):
 
 
 def test_equinox_filter_jit_is_reported_at_the_users_line(shell):
-    _define(shell, "import equinox as eqx\nlosses = []\n@eqx.filter_jit\ndef loss(model, v):\n    losses.append(1)\n"
-                   "    return jnp.sum(model(v) ** 2)\nmodel = eqx.nn.Linear(3, 2, key=jax.random.key(0))")
+    defined = _define(shell, "import equinox as eqx\nlosses = []\n@eqx.filter_jit\ndef loss(model, v):\n    losses.append(1)\n"
+                             "    return jnp.sum(model(v) ** 2)\nmodel = eqx.nn.Linear(3, 2, key=jax.random.key(0))")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nvalue = loss(model, jnp.ones(3))")
     assert result.success, result.error_in_exec
     assert shell.user_ns["losses"] == [1]
     [report] = rep.reports
-    # equinox jits a wrapper of its own, named after the user's function: JAX says it is defined in equinox
-    assert (report.function, report.kind) == ("loss", "library")
+    # equinox jits a wrapper of its own, named after the user's function, which it carries as a static value
+    assert (report.function, report.kind) == ("loss", "user")
+    assert str(report.wrapper.defined_at) == f"In[{defined.execution_count}]:3 (loss)"
     assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 2)
     assert _fully_staged(report) and not report.cache_hit
 

@@ -167,6 +167,24 @@ def test_static_arg_changes_read_values_jax_keeps_outside_the_pytree():
         assert _jax_compat.static_arg_changes(k2, k1) is None
 
 
+def test_static_arg_values_reads_the_values_of_a_key_on_every_version():
+    def fn(v):
+        return v
+
+    @partial(jax.jit, static_argnums=0, static_argnames="mode")
+    def m(a, v, mode="x"):
+        return a[0](v)
+
+    def calls():
+        m((fn, 2), jnp.ones(2), mode="y")
+        m((fn, 3), jnp.ones(2))
+
+    k1, k2 = _probe_keys(calls, "m")
+    assert sorted(_jax_compat.static_arg_values(k1), key=repr) == sorted([(fn, 2), "y"], key=repr)
+    assert _jax_compat.static_arg_values(k2) == ((fn, 3),)
+    assert _jax_compat.static_arg_values(None) == ()
+
+
 def test_static_arg_positions_name_the_changed_static_argument():
     @partial(jax.jit, static_argnums=(0, 2))
     def s(a, v, b):

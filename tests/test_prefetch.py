@@ -11,7 +11,7 @@ from shellrun import run_captured
 
 from jaxshow.capture import calls, prefetch
 from jaxshow.capture.calls import CallRecord
-from jaxshow.capture.stations import WalkOptions
+from jaxshow.capture.stations import CallName, WalkOptions
 
 SETUP = ("import time, jax, jax.numpy as jnp\n"
          "@jax.jit\ndef slow(x):\n    time.sleep(0.3)  # a trace longer than MIN_COMPILE_SECONDS\n    return jnp.sin(x) @ x.T\n"
@@ -172,7 +172,7 @@ def test_every_call_is_read_under_all(monkeypatch):
 def test_name_reads_only_that_function_and_a_short_or_uncompiled_call_is_not_read(monkeypatch):
     order, release = _blocked_reads(monkeypatch)
     release.set()
-    prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions(), name="g"), lambda: None)
+    prefetcher = prefetch.Prefetcher(prefetch.PrefetchOptions(WalkOptions(), name=CallName("g")), lambda: None)
     f, g, short = _record("f"), _record("g"), _record("g")
     failed = CallRecord(seq=0, path="jit", name="g")
     prefetcher.compiled(f, 1.0)

@@ -22,7 +22,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import safe_repr
+from jaxshow.reprs import changed_texts, stable_repr
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -754,6 +754,53 @@ def _static_args(key: Any) -> dict[str, Any] | None:
     return found
 
 
+def static_arg_values(key: Any) -> tuple[Any, ...]:
+    """The static argument values in a key from the probe (the user's objects, unread), any JAX version.
+
+    jax >= 0.11 keeps them in ``FTStatic`` entries of the key's ``FlatTree``,
+    jax 0.9-0.10 in ``Static`` nodes of its pytree, jax <= 0.8 in the
+    ``_argnums_partial``/``_argnames_partial`` transforms of a
+    :class:`PjitTraceKey`; each boxed in a JAX object whose ``val`` is the value.
+    Empty for a key of any other shape.
+    """
+    try:
+        if isinstance(key, PjitTraceKey):
+            return tuple(_pjit_static_values(key.key[0]))
+        statics = _static_args(key)
+        if statics is not None:
+            return tuple(node.val for node in statics.values())
+        _, (in_avals, *_), _ = key
+        return tuple(_static_nodes(in_avals.tree))
+    except Exception:  # noqa: BLE001 - a key of another shape: nothing found
+        return ()
+
+
+def _pjit_static_values(transforms: Any) -> list[Any]:
+    found: list[Any] = []
+    for transform in transforms:
+        name = getattr(transform[0], "__name__", "")
+        if name == "_argnums_partial":
+            found += [boxed.val for boxed in transform[1][1]]
+        elif name == "_argnames_partial":
+            found += [boxed.val for boxed in transform[1][0].val.values()]
+    return found
+
+
+def _static_nodes(treedef: Any) -> list[Any]:
+    """The values of jax 0.9-0.10's ``Static`` nodes in a pytree definition, depth first."""
+    found: list[Any] = []
+    pending = [treedef]
+    for _ in range(10_000):  # nodes looked at, at most
+        if not pending:
+            break
+        node = pending.pop()
+        data = node.node_data()
+        if data is not None and data[0].__name__ == "Static" and data[0].__module__.startswith("jax"):
+            found.append(data[1].val)
+        pending.extend(reversed(node.children()))
+    return found
+
+
 def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...] | None:
     """``(input path, now, before)`` for each static argument that differs between two jax >= 0.11 keys.
 
@@ -765,7 +812,7 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     new, old = _static_args(new_key), _static_args(old_key)
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, safe_repr(new[p].val, _STATIC_REPR_CHARS), safe_repr(old[p].val, _STATIC_REPR_CHARS)) for p in new if _differ(new[p], old[p]))
+    return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if _differ(new[p], old[p]))
 
 
 _STATIC_REPR_CHARS = 1_000
@@ -777,6 +824,11 @@ def _differ(new: Any, old: Any) -> bool:
         return bool(new != old)
     except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
         return True
+
+
+def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
+    """Bounded reprs of a user's two static values, free of memory addresses (:func:`jaxshow.reprs.changed_texts`)."""
+    return changed_texts(stable_repr(now, _STATIC_REPR_CHARS), stable_repr(before, _STATIC_REPR_CHARS))
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:

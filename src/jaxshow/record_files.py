@@ -112,6 +112,7 @@ def _report_files(report: StagesReport, stem: str) -> list[tuple[str, str, str]]
 def _analyses(report: StagesReport, text_files: list[str]) -> dict[str, Any]:
     """The report as JSON-ready data, its long texts replaced by the names of the files that hold them."""
     data = _plain(dataclasses.asdict(report))
+    data["wrapper"].pop("static_objects")  # memory addresses: they differ in every process
     for station, fields in _TEXT_FIELDS.items():
         for field in fields:
             if data.get(station) is not None:

@@ -126,6 +126,8 @@ class WrapperStation:
     options_unavailable: str | None = None
     wrapped_by_jaxshow: bool = False
     static_args: tuple[tuple[str, str], ...] = ()
+    static_objects: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The memory addresses left out of ``static_args``' reprs, by name: which objects they were, in this process only."""
 
 
 @dataclass(frozen=True, slots=True)

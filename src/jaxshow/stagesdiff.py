@@ -73,6 +73,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
         if a is None or b is None or _arg_text(a) != _arg_text(b):
             changes.append(ArgChange(path, _arg_text(a) if a else "(absent)", _arg_text(b) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
+    changes += _other_objects(now, before, {c.where for c in changes})
     changes += _pairs(now.trace_context, before.trace_context, "config ")
     return tuple(changes)
 
@@ -112,3 +113,10 @@ def _pairs(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...]
     return [ArgChange(prefix + name, new.get(name, "(absent)"), old.get(name, "(absent)"))
             for name in dict.fromkeys([*new, *old]) if new.get(name) != old.get(name)]
 
+
+def _other_objects(now: StagesReport, before: StagesReport, changed: set[str]) -> list[ArgChange]:
+    """Static values shown alike that are other objects (a function defined again): JAX compares those by identity."""
+    new, old = dict(now.wrapper.static_objects), dict(before.wrapper.static_objects)
+    texts = dict(now.wrapper.static_args)
+    return [ArgChange(f"static {name}", f"{texts[name]} (another object)", texts[name])
+            for name in texts if f"static {name}" not in changed and new.get(name, ()) != old.get(name, ())]

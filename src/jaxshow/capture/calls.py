@@ -29,14 +29,17 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
+from jaxshow.capture.carried import carried_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import JAX_DIRS, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
+    StaticValue,
     arguments_for_walk,
     jit_target,
     placed_shardings,
     stageable,
+    static_arguments,
     static_values,
 )
 from jaxshow.report import SourceLocation
@@ -59,7 +62,7 @@ class CallRecord:
     source_file: str | None = None
     fun: Any = None
     jit_info: Any = None
-    static_args: tuple[tuple[str, str], ...] = ()
+    static_args: tuple[StaticValue, ...] = ()
     trace_context: tuple[Any, ...] = ()
     """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
     arg_shardings: tuple[str | None, ...] | None = None
@@ -122,6 +125,20 @@ def _name_unnamed(record: CallRecord) -> None:
     if found is not None:
         record.name, record.source_file = found[0], found[1]
         record.defined_at = SourceLocation(found[1], found[2], found[0])
+
+
+def _name_carried(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
+    """Attribute a call of a library's jitted function to the user's function it carries among its static arguments."""
+    if not library_file(record.source_file):
+        return
+    try:
+        found = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)))
+    except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
+        found = None
+    if found is not None:
+        code = found.__code__
+        record.source_file = code.co_filename
+        record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, found.__name__)
 
 
 @dataclass(eq=False, slots=True)
@@ -285,6 +302,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             _name_unnamed(record)
+            _name_carried(record, jit_info, args, kwargs)
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
@@ -322,7 +340,8 @@ class CallCapture(_jax_compat.CallObserver):
         name, source = _jax_compat.jaxpr_function(jaxpr)
         if not _jax_compat.unknown_name(name):
             record.name = name
-        record.source_file = source or record.source_file
+        if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
+            record.source_file = source or record.source_file
         pmapped = _jax_compat.pmapped_function(record.fun)
         if pmapped is not None:
             record.name, record.source_file = pmapped
@@ -446,6 +465,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
         _name_unnamed(record)
+        _name_carried(record, info, args, kwargs)
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record

@@ -30,6 +30,7 @@ from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
+from jaxshow.reprs import stable_repr
 from jaxshow.report import (
     ArgSpec,
     LinkedViews,
@@ -43,7 +44,6 @@ from jaxshow.report import (
     TracedStation,
     WrapperStation,
 )
-from jaxshow.reprs import safe_repr
 
 DIALECTS = ("stablehlo", "hlo")
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -95,6 +95,9 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
 REPR_LIMIT = 200
 """Characters kept of a static argument's ``repr``."""
 
+StaticValue = tuple[str, str, tuple[str, ...]]
+"""A static argument as ``(name, repr without memory addresses, the addresses)`` (:func:`jaxshow.reprs.stable_repr`)."""
+
 
 def parameter_names(signature: Any) -> tuple[str, ...]:
     """The names of a signature's positional parameters, in order; empty for ``None`` or a signature without them."""
@@ -115,16 +118,19 @@ def argument_label(names: tuple[str, ...], position: int) -> str:
     return names[position] if position < len(names) else f"args[{position}]"
 
 
-def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], ...]:
-    """The call's static arguments by parameter name, with bounded ``repr`` values."""
+def static_arguments(jit_info: Any, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+    """The call's static arguments as ``(parameter name, value)``, the values untouched."""
     options = _jax_compat.jit_options_of_info(jit_info)
     if not options:
-        return ()
+        return []
     names = parameter_names(getattr(jit_info, "fun_signature", None))
-    shown = [(argument_label(names, position), safe_repr(args[position], REPR_LIMIT))
-             for position in positions(options["static_argnums"], len(args))]
-    shown += [(name, safe_repr(kwargs[name], REPR_LIMIT)) for name in options["static_argnames"] if name in kwargs]
-    return tuple(dict.fromkeys(shown))
+    found = [(argument_label(names, position), args[position]) for position in positions(options["static_argnums"], len(args))]
+    return found + [(name, kwargs[name]) for name in options["static_argnames"] if name in kwargs]
+
+
+def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[StaticValue, ...]:
+    """The call's static arguments by parameter name, with bounded ``repr`` values free of memory addresses."""
+    return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in static_arguments(jit_info, args, kwargs)))
 
 
 def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | None, ...] | None:
@@ -173,7 +179,7 @@ def pmapped_defined_at(fun: Any) -> SourceLocation | None:
 
 
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
-                    static_args: tuple[tuple[str, str], ...] = (), wrapped_by_jaxshow: bool = False,
+                    static_args: tuple[StaticValue, ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None) -> WrapperStation:
     """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
     options = _jax_compat.jit_options_of_info(jit_info)
@@ -188,7 +194,8 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
         donate_argnames=options["donate_argnames"] if options else (),
         options_unavailable=None if options else f"{kind} does not expose its jit options",
         wrapped_by_jaxshow=wrapped_by_jaxshow,
-        static_args=static_values(jit_info, (), {}) if not static_args else static_args,
+        static_args=tuple((name, text) for name, text, _ in static_args),
+        static_objects=tuple((name, addresses) for name, _, addresses in static_args if addresses),
     )
 
 

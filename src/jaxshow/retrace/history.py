@@ -3,9 +3,10 @@
 Owns the process-wide :data:`registry` (bounded: :data:`REGISTRY_LIMIT`
 functions, :data:`HISTORY_LIMIT` signatures each) and :func:`closest_key`, the
 earlier signature a miss is compared with. Reads JAX's trace keys only through
-:mod:`jaxshow._jax_compat` and a signature's parameters through
-:mod:`jaxshow.capture.stations`; no IPython, and no other module of
-:mod:`jaxshow.retrace`.
+:mod:`jaxshow._jax_compat`, a signature's parameters through
+:mod:`jaxshow.capture.stations`, and the user's function a library's jitted
+function carries (``eqx.filter_jit``) through :mod:`jaxshow.capture.carried`;
+no IPython, and no other module of :mod:`jaxshow.retrace`.
 
 A function re-created with the same qualified name and source (a re-run cell, a
 ``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
@@ -25,6 +26,7 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
+from jaxshow.capture.carried import carried_function, library_file
 from jaxshow.capture.stations import parameter_names
 
 
@@ -50,7 +52,7 @@ class _FunctionRecord:
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "parameters",
                  "keys", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
 
-    def __init__(self, fun: Any, debug_info: Any) -> None:
+    def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
         try:
             self.fun_ref: Callable[[], Any] | None = weakref.ref(fun)
         except TypeError:
@@ -61,7 +63,8 @@ class _FunctionRecord:
         self.qualname = str(fun.__qualname__ if plain else self.name)
         self.source_key = _source_key(fun, self.qualname)
         self.made_by = _made_by(fun)
-        self.defined_at = _defined_at(_unwrapped(fun), debug_info)
+        inner = carried or _unwrapped(fun)
+        self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
             try:
                 found = _jax_compat.unnamed_callable_source(fun)
@@ -70,7 +73,6 @@ class _FunctionRecord:
             if found is not None:
                 self.name = self.qualname = found[0]
                 self.defined_at = f"{found[1]}:{found[2]}"
-        inner = _unwrapped(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature
         self.keys: deque[_Kept] = deque()
@@ -96,6 +98,11 @@ class _FunctionRecord:
             if bucket is None:
                 bucket = self.by_head[parts.head] = deque()
             bucket.append(kept)
+
+    def carrying(self, carried: types.FunctionType) -> None:
+        """The user's function a library's jitted function traced this time (equinox reuses one per name)."""
+        self.defined_at = _defined_at(carried, None)
+        self.defined_in = carried.__code__.co_filename
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
@@ -154,6 +161,17 @@ def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
     return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
 
 
+def _carried(debug_info: Any, key: Any) -> types.FunctionType | None:
+    """The user's function a library's jitted function carries among the static values of ``key`` (``eqx.filter_jit``)."""
+    source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
+    if key is None or source is None or not library_file(source[1]):
+        return None
+    try:
+        return carried_function(source[0], _jax_compat.static_arg_values(key))
+    except Exception:  # noqa: BLE001 - the definition shown is a nicety, never the user's call
+        return None
+
+
 def _defined_at(fun: Any, debug_info: Any) -> str | None:
     code = fun.__code__ if type(fun) is types.FunctionType else None
     if code is not None:
@@ -176,19 +194,22 @@ class Registry:
         record = self._by_id.get(id(fun))
         return record if record is not None and record.alive_is(fun) else None
 
-    def record_for(self, fun: Any, debug_info: Any) -> tuple[_FunctionRecord, str]:
-        """The record for ``fun`` and how jaxshow knew it.
+    def record_for(self, fun: Any, debug_info: Any, key: Any = None) -> tuple[_FunctionRecord, str]:
+        """The record for ``fun`` (traced with cache key ``key``) and how jaxshow knew it.
 
         The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
         (a new object with the qualified name and source of one seen before) or
         ``"after_clear"`` (its cache was cleared through jaxshow).
         """
+        carried = _carried(debug_info, key)
         with self._lock:
             record = self.lookup(fun)
             if record is not None:
                 self._by_id.move_to_end(record.fun_id)
+                if carried is not None:
+                    record.carrying(carried)
                 return record, "known"
-            record = _FunctionRecord(fun, debug_info)
+            record = _FunctionRecord(fun, debug_info, carried)
             status = "new"
             if record.source_key in self._cleared:
                 self._cleared.discard(record.source_key)

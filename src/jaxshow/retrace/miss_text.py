@@ -2,9 +2,10 @@
 
 Owns the patterns for every wording jaxshow reads (jax >= 0.9, and as far as
 it can jax <= 0.8), :func:`parse_explanation`, :func:`miss_summary` (the one
-line a miss shows) and the miss made from a text alone. Pure: strings in,
-:mod:`jaxshow.report` records out. Imports nothing of JAX, IPython or the rest
-of :mod:`jaxshow.retrace`.
+line a miss shows) and the miss made from a text alone. Static values are
+shown without the memory addresses of default reprs (:mod:`jaxshow.reprs`).
+Pure: strings in, :mod:`jaxshow.report` records out. Imports nothing of JAX,
+IPython or the rest of :mod:`jaxshow.retrace`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import time
 
 from jaxshow.report import ArgChange, CacheMiss, MissCategory
+from jaxshow.reprs import changed_texts, stable_text
 
 
 _CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
@@ -58,14 +60,14 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 what = m.group("what")
                 continue
             if what and (m := _OLD_STATIC_LINE.match(line)):
-                changes.append(ArgChange(f"static {what}", m.group("now"), m.group("before")))
+                changes.append(ArgChange(f"static {what}", *changed_texts(stable_text(m.group("now")), stable_text(m.group("before")))))
                 what = None
                 continue
             if m := _TREE_LINE.match(line):
                 now, before = m.group("now"), m.group("before")
                 sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
                 if sv_now and sv_before:
-                    now, before = sv_now.group("val"), sv_before.group("val")
+                    now, before = changed_texts(stable_text(sv_now.group("val")), stable_text(sv_before.group("val")))
                 changes.append(ArgChange(_argument_name(m.group("where")) or "(top)", now, before))
         return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
     if "Debug info doesn't match" in text:

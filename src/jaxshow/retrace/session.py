@@ -427,7 +427,7 @@ class Session(_jax_compat.TraceProbe):
     def _record_miss(self, frame: _Frame, key: Any) -> None:
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
-        record, status = registry.record_for(fun, debug_info)
+        record, status = registry.record_for(fun, debug_info, key)
         blame, call_site = miss_site(sys._getframe(1), record.name, debug_info)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained

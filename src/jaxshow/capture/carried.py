@@ -1,0 +1,56 @@
+"""The user's function that a library's own jitted function carries (``eqx.filter_jit``).
+
+Some libraries jit a function of their own that calls the user's, renamed
+after it, and pass the user's function in as a static argument: equinox's
+``filter_jit`` jits its ``fun_wrapped`` (``equinox/_jit.py``) with the user's
+function inside a static tuple. JAX's debug info then points into the
+library. The user's function is found among the call's static values, by
+name and by type only: only plain functions are read (their ``__name__``,
+``__code__``, ``__wrapped__``), inside tuples, lists, dicts and
+``functools.partial``; no other object's attributes or ``repr``. A wrapper made
+with ``functools.wraps`` needs none of this: JAX's ``fun_sourceinfo`` follows
+``__wrapped__`` itself. Uses neither JAX nor IPython.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import os
+import types
+from typing import Any, Iterable
+
+from jaxshow.capture.sources import JAX_DIRS, is_user_file
+
+MAX_OBJECTS = 1_000
+"""Objects looked at among one call's static values, at most."""
+
+
+def library_file(source_file: str | None) -> bool:
+    """Whether JAX's debug info names a library's file: installed, and neither JAX's nor jaxlib's."""
+    return source_file is not None and not is_user_file(source_file) and not os.path.abspath(source_file).startswith(JAX_DIRS)
+
+
+def carried_function(name: str, values: Iterable[Any]) -> types.FunctionType | None:
+    """The user's function named ``name`` among ``values``, a call's static argument values.
+
+    ``name`` is the name JAX reports: the library named its function after the user's.
+    """
+    pending = collections.deque(values)
+    for _ in range(MAX_OBJECTS):
+        if not pending:
+            break
+        value = pending.popleft()
+        kind = type(value)
+        if kind is types.FunctionType:
+            if value.__name__ == name and is_user_file(value.__code__.co_filename):
+                return value
+            if "__wrapped__" in value.__dict__:
+                pending.append(value.__dict__["__wrapped__"])
+        elif kind is tuple or kind is list:
+            pending.extend(value)
+        elif kind is dict:
+            pending.extend(value.values())
+        elif kind is functools.partial:
+            pending.extend((value.func, *value.args, *value.keywords.values()))
+    return None

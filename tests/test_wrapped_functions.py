@@ -1,0 +1,250 @@
+"""A user's function that a library jits inside a function of its own: reported as the user's.
+
+Found running equinox's examples under jaxshow (jax 0.12 and 0.10): an ``eqx.filter_jit`` function defined
+in a cell was headlined "(a library's function)", "defined at …/equinox/_jit.py:43", with the static row
+``(((<function make_step at 0x7ff4…>,), PyTreeDef(*)), …``, and ``%jaxcache on`` said it was defined in
+equinox. Equinox jits its own ``fun_wrapped``, renamed after the user's function, which it passes in as a
+static argument. Also here: static values are shown without memory addresses, and ``--diff`` and
+``%jaxcache`` still tell another object with the same repr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from jaxshow import retrace
+from jaxshow.reprs import stable_repr
+from jaxshow.report import ArgChange
+from shellrun import run_captured
+
+LIBRARY = '''
+import functools
+import jax
+
+
+def own_jit(fun):
+    """Like eqx.filter_jit: jit a function of the library's, renamed after the user's, that gets it as a static value."""
+    def fun_wrapped(static, x):
+        return static[1](x)
+    fun_wrapped.__name__, fun_wrapped.__qualname__ = fun.__name__, fun.__qualname__
+    jitted = jax.jit(fun_wrapped, static_argnums=0)
+    return lambda x, extra=None: jitted((extra, fun), x)
+
+
+def wraps_jit(fun):
+    @functools.wraps(fun)
+    def wrapper(*args):
+        return fun(*args)
+    return jax.jit(wrapper)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def apply(fn, x):
+    """A library's own jitted function that takes a user's function: stays the library's."""
+    return fn(x)
+'''
+
+SETUP = """\
+import jax, jax.numpy as jnp
+import fakelib
+x = jnp.ones(3)
+"""
+
+
+@pytest.fixture
+def shell(ip, tmp_path):
+    folder = tmp_path / "site-packages"  # installed code, as is_user_file tells it
+    folder.mkdir()
+    (folder / "fakelib.py").write_text(LIBRARY)
+    sys.path.insert(0, str(folder))
+    retrace.registry.clear()
+    assert ip.run_cell(SETUP, store_history=True).success  # In[1]
+    yield ip
+    ip.run_line_magic("jaxcache", "off")
+    sys.path.remove(str(folder))
+    sys.modules.pop("fakelib", None)
+
+
+def _define(shell, code):
+    result = shell.run_cell(textwrap.dedent(code), store_history=True)
+    assert result.success
+    return result.execution_count
+
+
+def _report(shell, cell):
+    result, cap = run_captured(shell, "%%jaxstages -o rep\n" + cell)
+    assert result.success, cap.stderr
+    return shell.user_ns["rep"], cap.outputs[-1].data["text/plain"]
+
+
+def _row(text, label):
+    return next(line.strip() for line in text.splitlines() if line.strip().startswith(label))
+
+
+def test_a_function_a_library_jits_inside_its_own_is_the_users(shell):
+    n = _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = step(x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("step", "user", f"In[{n}]:1 (step)")
+    assert _row(text, "defined at") == f"defined at       In[{n}]:1 (step)"
+    assert _row(text, "static static") == "static static    (None, <function step>)"
+    assert "a library's function" not in text
+
+
+def test_a_functools_wraps_wrapper_is_the_users_too(shell):
+    n = _define(shell, """
+        @fakelib.wraps_jit
+        def double(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = double(x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("double", "user", f"In[{n}]:1 (double)")
+
+
+def test_a_librarys_own_jitted_function_stays_the_librarys(shell):
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    cell, text = _report(shell, "y = fakelib.apply(inc, x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind) == ("apply", "library")
+    assert report.wrapper.defined_at.file.endswith("site-packages/fakelib.py")
+    assert report.wrapper.static_args == (("fn", "<function inc>"),)
+
+
+def test_jax_numpy_helpers_stay_jaxs_own(shell):
+    cell, text = _report(shell, "y = jnp.sin(x)")
+    assert cell.reports == () and cell.helper_compiles.names == ("sin",)
+    assert text.splitlines()[1] == "(1 compile of JAX's own helpers folded away: sin)"
+
+
+def test_hostile_static_values_are_never_read(shell):
+    n = _define(shell, """
+        class Hostile:
+            def __getattr__(self, name):
+                raise RuntimeError(name)
+            def __repr__(self):
+                raise RuntimeError("repr")
+            def __eq__(self, other):
+                return self is other
+            def __hash__(self):
+                return 7
+
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+        hostile = Hostile()
+    """)
+    cell, text = _report(shell, "y = step(x, hostile)")
+    report = cell.reports[0]
+    assert (report.kind, str(report.wrapper.defined_at)) == ("user", f"In[{n}]:11 (step)")
+    assert report.wrapper.static_args == (("static", "<tuple object; its repr raised RuntimeError>"),)
+
+
+def test_jaxcache_names_the_users_definition(shell):
+    n = _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = step(x)\ny = step(jnp.ones(4))")
+    assert result.success
+    (stats,) = shell.user_ns["rep"].functions
+    assert (stats.function, stats.defined_at, stats.traced) == ("step", f"In[{n}]:1", 2)
+    assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
+
+
+def test_stable_repr_leaves_addresses_out_and_returns_them():
+    def local(v):
+        return v
+
+    class Thing:
+        def method(self):
+            return None
+
+    text, addresses = stable_repr((local, lambda v: v, Thing(), Thing().method, len), 500)
+    assert text == ("(<function test_stable_repr_leaves_addresses_out_and_returns_them.<locals>.local>, "
+                    "<function test_stable_repr_leaves_addresses_out_and_returns_them.<locals>.<lambda>>, "
+                    "<test_wrapped_functions.test_stable_repr_leaves_addresses_out_and_returns_them.<locals>.Thing object>, "
+                    "<bound method test_stable_repr_leaves_addresses_out_and_returns_them.<locals>.Thing.method of "
+                    "<test_wrapped_functions.test_stable_repr_leaves_addresses_out_and_returns_them.<locals>.Thing object>>, "
+                    "<built-in function len>)")
+    assert len(addresses) == 4 and all(a.startswith("0x") for a in addresses)
+    assert stable_repr("text at 0x12", 500) == ("'text at 0x12'", ())
+
+
+def test_diff_tells_another_object_with_the_same_repr(shell):
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    run_captured(shell, "%%jaxstages\ny = fakelib.apply(inc, x)")
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    result, cap = run_captured(shell, "%%jaxstages --diff -o rep\ny = fakelib.apply(inc, x)")
+    assert result.success
+    (diff,) = shell.user_ns["rep"].diffs
+    assert diff.key_changes == (ArgChange("static fn", "<function inc> (another object)", "<function inc>"),)
+    result, cap = run_captured(shell, "%%jaxstages --diff -o rep\ny = fakelib.apply(inc, jnp.ones(4))")
+    (diff,) = shell.user_ns["rep"].diffs
+    assert [c.where for c in diff.key_changes] == ["x"]  # the argument's type; the static function is the same object
+
+
+def test_jaxcache_tells_another_object_with_the_same_repr(shell):
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    run_captured(shell, "%jaxcache on")
+    run_captured(shell, "y = fakelib.apply(inc, x)")
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.apply(inc, x)")
+    (stats,) = shell.user_ns["rep"].functions
+    assert stats.misses[-1].summary == "fn: now <function inc> (another object), before <function inc>"
+
+
+def test_saved_report_has_no_addresses(shell, tmp_path):
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    result, _ = run_captured(shell, f"%%jaxstages --save {tmp_path / 'out'}\ny = fakelib.apply(inc, x)")
+    assert result.success
+    saved = json.loads((tmp_path / "out" / "apply.json").read_text())
+    assert saved["wrapper"]["static_args"] == [["fn", "<function inc>"]] and "static_objects" not in saved["wrapper"]
+
+
+def test_eqx_filter_jit_is_reported_as_the_users_function(shell):
+    pytest.importorskip("equinox")
+    shell.run_cell("import equinox as eqx", store_history=True)
+    n = _define(shell, """
+        @eqx.filter_jit
+        def make_step(model, x, n=3):
+            return model * x + n
+    """)
+    cell, text = _report(shell, "y = jnp.sin(x)\nz = make_step(x, x)")
+    report = cell.reports[0]
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("make_step", "user", f"In[{n}]:1 (make_step)")
+    headline = _row(text, "make_step: ")
+    assert headline.endswith(f"(called at In[{n + 1}]:3)") and "library" not in headline
+    assert _row(text, "defined at") == f"defined at       In[{n}]:1 (make_step)"
+    static = _row(text, "static static")
+    assert static.startswith("static static    (((<function make_step>,), PyTreeDef(*)), ") and "0x" not in static
+    cell, text = _report(shell, "def other(v):\n    return v\nw = jax.jit(other)(x)\nz = make_step(x, x, 4)\nw = jax.jit(other)(x)")
+    assert [r.function for r in cell.reports] == ["other"]
+    result, cap = run_captured(shell, "%%jaxstages -n make_step -o rep\nw = jax.jit(other)(x)\nz = make_step(x, x, 5)")
+    assert [(r.function, r.kind) for r in shell.user_ns["rep"].reports] == [("make_step", "user")]
+
+
+def test_eqx_filter_jit_history_names_the_users_definition(shell):
+    pytest.importorskip("equinox")
+    shell.run_cell("import equinox as eqx", store_history=True)
+    n = _define(shell, """
+        @eqx.filter_jit
+        def make_step(model, x, n=3):
+            return model * x + n
+    """)
+    run_captured(shell, "%jaxcache on")
+    result, cap = run_captured(shell, "z = make_step(x, x)")
+    text = cap.outputs[-1].data["text/plain"]
+    assert _row(text, "make_step  ") == f"make_step  —      1       —     —              In[{n}]:1"
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = make_step(x, jnp.ones(4))")
+    (stats,) = shell.user_ns["rep"].functions
+    assert (stats.function, stats.defined_at) == ("make_step", f"In[{n}]:1")
