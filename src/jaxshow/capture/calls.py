@@ -646,7 +646,7 @@ class _ArgumentList(functools.partial):
 class _Pending:
     """A direct call of a jit wrapper between ``pre`` and ``after``.
 
-    ``key`` is the call's place (code object, line, column) and wrapper;
+    ``key`` is the call's place (code object, line, column) and wrapper, by ids;
     ``fresh`` says it is the first call there, the only one whose site and
     arguments are recorded (a loop's later calls are counted).
     """
@@ -687,6 +687,7 @@ class DirectCalls:
         self.counter = counter
         self._local = threading.local()
         self._first: dict[tuple, CallRecord | None] = {}
+        self._codes: dict[int, Any] = {}
         self._plain: set[type] = set()
         """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes)."""
 
@@ -709,8 +710,11 @@ class DirectCalls:
                 self._plain.add(kind)
             return fn
         frame = sys._getframe(1)
-        key = (frame.f_code, line, column, id(target[0]))
+        code = frame.f_code
+        key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call
         fresh = key not in self._first
+        if fresh:
+            self._codes[id(code)] = code  # alive while its id is in a key
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
         return _ArgumentList(_Arguments, fn)
 
