@@ -12,7 +12,7 @@ from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
 
 
 class Spy:
-    """Records what the rewritten calls pass through ``pre``/``args``/``kwargs``/``post``."""
+    """Records what the rewritten calls pass through ``pre``/``post`` (a callee that is no jit wrapper)."""
 
     def __init__(self):
         self.seen = []
@@ -23,15 +23,9 @@ class Spy:
         self.log.append(("pre", line))
         return fn
 
-    def args(self, *args):
-        return args
-
-    def kwargs(self, **kwargs):
-        return kwargs
-
     def post(self, value):
         self.log.append(("post", value))
-        return value
+        return (value,)
 
 
 def test_returns_trailing_expression_and_assigns(ip):

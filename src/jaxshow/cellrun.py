@@ -11,9 +11,10 @@ magic raises its usage error before anything runs; a front end that calls
 ``run_cell_magic`` directly gets the same capture through :func:`run_cell`.
 
 While a capture is open, an AST transformer rewrites the cell's own calls
-``f(x)`` as ``H.post(H.pre(f, line, col)(*H.args(x), **H.kwargs()))`` with
-``H`` a name in ``builtins`` (never in the user's namespace), so calls that
-hit JAX's caches are seen too, with no extra frame between cell and callee.
+``f(x)`` as ``(H.post(H.pre(f, line, col)(x)) or H.after(H.held()()))[0]``
+with ``H`` a name in ``builtins`` (never in the user's namespace), so calls
+that hit JAX's caches are seen too, with no extra frame between cell and
+callee and the argument list evaluated as written.
 
 Uses only the shell object passed in; no JAX.
 """
@@ -173,10 +174,12 @@ class _FirstLineTransform:
 
 
 class _CallRewriter(ast.NodeTransformer):
-    """``f(a, *b, k=c)`` -> ``H.post(H.pre(f, line, col)(*H.args(a, *b), **H.kwargs(k=c)))`` in the cell's own statements.
+    """``f(a, *b, k=c)`` -> ``(H.post(H.pre(f, line, col)(a, *b, k=c)) or H.after(H.held()()))[0]`` in the cell's own statements.
 
-    Calls inside ``def``, ``lambda``, ``class`` and generator expressions are
-    left alone: they may run after the cell, when the hook is gone.
+    The argument list stays one call's, so CPython evaluates and unpacks it
+    as written (:class:`jaxshow.capture.calls.DirectCalls`). Calls inside
+    ``def``, ``lambda``, ``class`` and generator expressions are left alone:
+    they may run after the cell, when the hook is gone.
     """
 
     def __init__(self, binding: _BuiltinName) -> None:
@@ -188,17 +191,17 @@ class _CallRewriter(ast.NodeTransformer):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = _leave_alone
 
-    def _hook(self, method: str, args: list, keywords: list | None = None) -> ast.Call:
+    def _hook(self, method: str, *args: ast.expr) -> ast.Call:
         attribute = ast.Attribute(value=ast.Name(id=self.name, ctx=ast.Load()), attr=method, ctx=ast.Load())
-        return ast.Call(func=attribute, args=args, keywords=keywords or [])
+        return ast.Call(func=attribute, args=list(args), keywords=[])
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        pre = self._hook("pre", [node.func, ast.Constant(node.lineno), ast.Constant(node.col_offset)])
-        args = [ast.Starred(value=self._hook("args", node.args), ctx=ast.Load())] if node.args else []
-        keywords = [ast.keyword(arg=None, value=self._hook("kwargs", [], node.keywords))]
-        call = ast.Call(func=pre, args=args, keywords=keywords)
-        return ast.copy_location(self._hook("post", [call]), node)
+        pre = self._hook("pre", node.func, ast.Constant(node.lineno), ast.Constant(node.col_offset))
+        call = ast.copy_location(ast.Call(func=pre, args=node.args, keywords=node.keywords), node)
+        made = ast.copy_location(ast.Call(func=self._hook("held"), args=[], keywords=[]), node)
+        either = ast.BoolOp(op=ast.Or(), values=[self._hook("post", call), self._hook("after", made)])
+        return ast.copy_location(ast.Subscript(value=either, slice=ast.Constant(0), ctx=ast.Load()), node)
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
         if _timing_statement():

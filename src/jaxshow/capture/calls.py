@@ -636,31 +636,61 @@ class CallCounter:
         raise NotImplementedError
 
 
-class _Pending:
-    """A direct call of a jit wrapper between ``pre`` and ``post``.
+class _Arguments(functools.partial):
+    """One jit call's function and arguments, built by CPython from the cell's own argument list; calling it makes the call."""
 
-    ``key`` is the call's place (code object, line, column) and wrapper;
+    __slots__ = ()
+
+
+class _ArgumentList(functools.partial):
+    """Stands in for a jit wrapper ``fn`` while CPython evaluates the call's argument list: ``self(*a, **k)`` is ``_Arguments(fn, *a, **k)``.
+
+    All in C, so no jaxshow frame is ever on the stack. CPython names the
+    callee in an unpacking error (``f() argument after * must be an
+    iterable``) by its ``__qualname__``, ``__module__`` or ``str``: each
+    is ``fn``'s, read only then, as CPython would read ``fn``'s.
+    """
+
+    __slots__ = ()
+    __module__ = property(lambda self: self.args[0].__module__)  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__qualname__":
+            return self.args[0].__qualname__
+        raise AttributeError(name)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Pending:
+    """A direct call of a jit wrapper between ``pre`` and ``after``.
+
+    ``key`` is the call's place (code object, line, column) and wrapper, by ids;
     ``fresh`` says it is the first call there, the only one whose site and
     arguments are recorded (a loop's later calls are counted).
     """
 
-    __slots__ = ("wrapper", "lead", "bound", "key", "fresh", "site", "args", "made_before", "walk_args", "token")
+    __slots__ = ("wrapper", "key", "fresh", "site", "call", "made_before", "walk_args", "token")
 
-    def __init__(self, target: tuple[Any, tuple, dict], key: tuple, fresh: bool, site: SourceLocation | None) -> None:
-        self.wrapper, self.lead, self.bound = target
-        self.key, self.fresh, self.site = key, fresh, site
-        self.args: tuple = ()
+    def __init__(self, wrapper: Any, key: tuple, fresh: bool, site: SourceLocation | None) -> None:
+        self.wrapper, self.key, self.fresh, self.site = wrapper, key, fresh, site
+        self.call: _Arguments | None = None
         self.made_before = 0
         self.walk_args: tuple[tuple, dict] | None = None
         self.token: Any = None
 
 
 class DirectCalls:
-    """The cell's own calls, ``f(x)`` rewritten as ``post(pre(f, line, col)(*args(x), **kwargs()))``.
+    """The cell's own calls, ``f(a, *b, k=c)`` rewritten as ``(post(pre(f, line, col)(a, *b, k=c)) or after(held()()))[0]``.
 
-    No jaxshow frame stands between the cell and the call, so a traceback the
-    user prints is their own: ``pre`` notes a jit wrapper, ``args`` and
-    ``kwargs`` see the arguments go by, and ``post`` runs once the call has
+    ``pre`` returns ``f`` itself unless calling it calls a jit wrapper, so
+    any other call runs as written and ``post`` boxes its value. For a jit
+    wrapper ``pre`` returns an :class:`_ArgumentList`: CPython evaluates the
+    cell's argument list into it exactly as into ``f`` (same order, same
+    errors), ``post`` sees the arguments before the call, ``held`` hands
+    them back and the cell itself calls ``f`` with them (through C, so a
+    traceback the user prints is their own); ``after`` runs once the call has
     returned, still inside the cell's expression and so in its context. A
     call that reached none of JAX's Python hooks hit the C++ cache: the first
     such call per line and function gets its stations from JAX's caches there
@@ -677,25 +707,36 @@ class DirectCalls:
         self.counter = counter
         self._local = threading.local()
         self._first: dict[tuple, CallRecord | None] = {}
+        self._codes: dict[int, Any] = {}
+        self._plain: set[type] = set()
+        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes)."""
 
-    def _stack(self) -> list:
+    def _stack(self) -> list[_Pending]:
         stack = getattr(self._local, "stack", None)
-        if stack is None or len(stack) > 1000:  # calls that raised never reach post
+        if stack is None or len(stack) > 1000:  # calls that raised never reach after
             stack = self._local.stack = []
         return stack
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
+        kind = type(fn)
+        if kind in self._plain:
+            return fn
         target = jit_target(fn)
-        if target is None and (type(fn).__module__ or "").startswith("jax"):
+        from_jax = (kind.__module__ or "").startswith("jax")
+        if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
-            self._stack().append(None)
+            if not from_jax and kind is not functools.partial and kind is not types.MethodType:
+                self._plain.add(kind)
             return fn
         frame = sys._getframe(1)
-        key = (frame.f_code, line, column, id(target[0]))
+        code = frame.f_code
+        key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call
         fresh = key not in self._first
-        self._stack().append(_Pending(target, key, fresh, self._site(frame, line) if fresh else None))
-        return fn
+        if fresh:
+            self._codes[id(code)] = code  # alive while its id is in a key
+        self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
+        return _ArgumentList(_Arguments, fn)
 
     def _site(self, frame: Any, line: int) -> SourceLocation:
         """The call's line: in the cell, or, for code IPython compiles itself (``%timeit``), the cell line that ran it."""
@@ -704,42 +745,40 @@ class DirectCalls:
             return SourceLocation(filename, line)
         return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
 
-    def args(self, *args: Any) -> tuple:
-        stack = self._local.stack  # pre() made it on this thread
-        pending = stack[-1] if stack else None
-        if pending is not None and pending.fresh:
-            pending.args = args
-        return args
+    def post(self, value: Any) -> tuple:
+        """``(value,)`` for a call made; ``()`` for a jit call's arguments, which ``held`` hands back to the cell to call."""
+        if type(value) is not _Arguments:
+            return (value,)
+        pending = self._local.stack[-1]  # pre() pushed it on this thread
+        pending.call = value
+        try:
+            self._before(pending, value)
+        except Exception:  # noqa: BLE001 - never disturb the cell
+            pass
+        return ()
 
-    def kwargs(self, **kwargs: Any) -> dict:
-        stack = self._local.stack
-        pending = stack[-1] if stack else None
-        if pending is not None:
-            try:
-                self._before(pending, kwargs)
-            except Exception:  # noqa: BLE001 - never disturb the cell
-                pass
-        return kwargs
+    def held(self) -> _Arguments:
+        return self._local.stack[-1].call
 
-    def post(self, value: Any) -> Any:
-        stack = self._local.stack
-        pending = stack.pop() if stack else None
-        if pending is not None:
-            try:
-                self._after(pending)
-            except Exception:  # noqa: BLE001 - never disturb the cell
-                pass
-        return value
+    def after(self, value: Any) -> tuple:
+        """``(value,)``, once the jit call ``held`` gave has returned."""
+        pending = self._local.stack.pop()
+        pending.call = None
+        try:
+            self._after(pending)
+        except Exception:  # noqa: BLE001 - never disturb the cell
+            pass
+        return (value,)
 
-    def _before(self, pending: _Pending, kwargs: dict) -> None:
+    def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:
             pending.token = self.counter.before(pending.wrapper)
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
         if pending.fresh and type(pending.wrapper) is JIT_TYPE:
-            args = (*pending.lead, *pending.args)
-            pending.walk_args = arguments_for_walk(pending.wrapper, args, {**pending.bound, **kwargs})
+            _, lead, bound = jit_target(call.func)  # type: ignore[misc]  # CPython may have merged a partial into ``call``
+            pending.walk_args = arguments_for_walk(pending.wrapper, (*lead, *call.args), {**bound, **call.keywords})
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:
