@@ -151,6 +151,22 @@ def test_rerun_defining_cell_is_diffed_against_the_previous_definition(shell):
     run_captured(shell, "%jaxcache off")
 
 
+def test_another_lambda_is_not_taken_for_a_lambdas_previous_definition(shell):
+    # Found running JAX's array_refs.md under %jaxcache on: two jax.make_jaxpr(lambda: ...) calls of
+    # one cell were diffed as "the previous definition of <lambda>", and a re-run cell's lambda, said
+    # to have "the same name and source as one traced before", was diffed against the other lambda.
+    run_captured(shell, "%jaxcache on")
+    on = shell.magics_manager.registry["CacheMagics"]._on_session
+    run_captured(shell, "a = jax.jit(lambda v: jnp.sin(v))(jnp.ones(3))\nb = jax.jit(lambda v: v * 2 + 1)(jnp.ones(3))")
+    _, cap = run_captured(shell, "a = jax.jit(lambda v: jnp.sin(v))(jnp.ones(3))")  # the first line run again
+    (function,) = on.report().functions
+    (miss,) = function.misses
+    assert _changed(miss.jaxpr_diff) == [], miss.jaxpr_diff
+    text = cap.outputs[-1].data["text/plain"]
+    assert "jaxpr against the previous definition of <lambda>" in text and "mul" not in text
+    run_captured(shell, "%jaxcache off")
+
+
 # --- pure: renumbering makes a renaming no change --------------------------------------------
 
 HLO_A = """HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}

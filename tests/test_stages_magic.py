@@ -121,6 +121,24 @@ def test_helper_compiles_are_counted_but_folded(shell):
     assert rep.cell_seconds >= rep.compile_pipeline_seconds
 
 
+def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):
+    # Found running JAX's vmapped_log_probs.ipynb and convolutions.ipynb under %%jaxstages: a multiply
+    # that failed while tracing (caught by the cell) and a subtract under jax.vmap that hit JAX's cache
+    # were named as "JAX compiled its own ...", and a cell that raised was said to have "ran normally".
+    shell.run_cell("m = jnp.ones((4, 3))\nv = jax.vmap(lambda r: r - 1.0)(m)", store_history=True)
+    run_captured(shell, "%%jaxstages -o rep\ntry:\n    jnp.ones((2, 3)) * jnp.ones((4, 5))\n"
+                        "except (TypeError, ValueError):\n    pass\nv = jax.vmap(lambda r: r - 1.0)(m)")
+    rep = shell.user_ns["rep"]
+    note = next(n for n in rep.notes if n.startswith("no jitted call of yours"))
+    assert "multiply" not in note and "subtract" not in note, note
+    assert note.endswith("the cell ran normally") or "JAX compiled its own" in note
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nw = m + 1.0\nraise KeyError('boom')")
+    assert not result.success
+    rep = shell.user_ns["rep"]
+    note = next(n for n in rep.notes if n.startswith("no jitted call of yours"))
+    assert "ran normally" not in note and "the cell raised KeyError" in str(rep)
+
+
 def test_all_and_name_options(shell):
     cell = "a = f(x)\nb = g(x, x)\nc = f(x)\nd = f(jnp.ones(4))"
     run_captured(shell, "%%jaxstages -o last\n" + cell)

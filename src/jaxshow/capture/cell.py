@@ -83,14 +83,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if options.name is not None and not chosen:
         notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates:
-        notes.append(_no_call_note(records))
+        notes.append(_no_call_note(_folded(*_helper_events(records, shown)).names, raised=cell_error is not None))
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
                      f"({len(capture.records):,}); they are not shown")
     if not capture.hooks_installed:
         notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
-    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
-    helper_events = [e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events]
+    helper_events, helpers = _helper_events(records, shown)
     other_events = [e for r in others for e in r.events]
     report = CellReport(
         reports=tuple(reports),
@@ -257,9 +256,19 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
-def _no_call_note(records: list[CallRecord]) -> str:
-    note = "no jitted call of yours in this cell; the cell ran normally"
-    names = list(dict.fromkeys(r.name for r in records))
+def _helper_events(records: list[CallRecord], shown: list[CallRecord]) -> tuple[list, list[CallRecord]]:
+    """The events of JAX's own helpers (and of the shown calls' nested helpers), and the helpers' records."""
+    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
+    return [e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events], helpers
+
+
+def _no_call_note(names: tuple[str, ...], *, raised: bool) -> str:
+    """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
+
+    A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
+    while tracing), and a cell that raised is not said to have run normally.
+    """
+    note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
     if names:
         note += f". JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
     return note

@@ -188,7 +188,7 @@ class Registry:
         self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
         self._by_source: dict[tuple[str, str], weakref.ref] = {}
         self._cleared: set[tuple[str, str]] = set()
-        self._definitions: OrderedDict[tuple[str, str], weakref.ref] = OrderedDict()
+        self._definitions: OrderedDict[tuple[str, ...], weakref.ref] = OrderedDict()
 
     def lookup(self, fun: Any) -> _FunctionRecord | None:
         record = self._by_id.get(id(fun))
@@ -228,12 +228,18 @@ class Registry:
     def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
         """The record of the definition ``record`` replaces, if it traced: same qualified name, same file (any cell for a cell).
 
+        A lambda's previous definition is also on the same line: all lambdas share one name.
+
         ``record`` becomes the definition the next one is compared with. At most
         :data:`REGISTRY_LIMIT` definitions are indexed, by weak reference.
         """
         if record.defined_in is None:
             return None
-        where = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname)
+        where: tuple[str, ...] = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname)
+        if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
+            # Every lambda is named <lambda>: only one defined on the same line (of the file, or of a
+            # cell run again) is taken for its previous definition, never another lambda of the cell.
+            where += (record.defined_at.rpartition(":")[2],)
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)
