@@ -10,6 +10,7 @@ import pytest
 from jax.extend.core import Primitive
 
 import jaxshow
+from jaxshow import render
 from jaxshow.capture import stations
 
 
@@ -247,3 +248,11 @@ def test_loop_bodies_counted_once_are_flagged_next_to_the_costs():
     assert "scan ×1" in report._repr_html_()
     plain = jaxshow.stages(jax.jit(lambda x: x @ x), jnp.ones((4, 4)))
     assert "loop body" not in str(plain)
+
+
+def test_a_program_without_inputs_or_primitives_says_none_instead_of_empty_headings():
+    report = jaxshow.stages(jax.jit(lambda: 1.0))
+    text, page = render.to_text(report), render.to_html(report)
+    assert "\n  primitives: none\n" in text and "\n  no inputs\n" in text and "    input  sharding  layout" not in text
+    assert "primitives, nested jaxprs included: none</div>" in page
+    assert '<div>inputs</div><span class="js-muted"' in page and ">no inputs</span>" in page

@@ -146,10 +146,9 @@ def placement_html(c: CompiledStation, budget: TextBudget) -> Html:
                              table(("collective", "count", "where"), _collective_rows(c.collectives), budget),
                              code_block(code_html(collective_excerpt(c, budget), "hlo", budget.highlight_max_bytes))))
     where = "spec" if c.mesh else "sharding"
-    parts += [
-        tag("div", "inputs"), grouped_html(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs"),
-        tag("div", "outputs"), grouped_html(("output", where, "layout"), placement_rows(c, c.outputs), budget, "report.compiled.outputs"),
-    ]
+    for title, column, leaves, attribute in _tables(c):
+        parts += [tag("div", title), grouped_html((column, where, "layout"), placement_rows(c, leaves), budget, attribute)
+                  if leaves else muted(f"no {title}")]
     title = "input and output shardings and formats"
     if c.sharding_views:
         title += f" — {plural(len(c.sharding_views) + c.more_sharding_views, 'distinct sharding')}"
@@ -172,6 +171,11 @@ def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
         out += text_table(_collective_rows(c.collectives), None, budget, indent="    ")
         out += ["      " + row for row in collective_excerpt(c, budget).splitlines()]
     where = "spec" if c.mesh else "sharding"
-    out += grouped_text(("input", where, "layout"), placement_rows(c, c.inputs), budget, "report.compiled.inputs")
-    out += grouped_text(("output", where, "layout"), placement_rows(c, c.outputs), budget, "report.compiled.outputs")
+    for title, column, leaves, attribute in _tables(c):
+        out += grouped_text((column, where, "layout"), placement_rows(c, leaves), budget, attribute) if leaves else [f"  no {title}"]
     return out
+
+
+def _tables(c: CompiledStation) -> tuple[tuple[str, str, tuple, str], ...]:
+    """The placement tables: ``(title, first column, leaves, the attribute that holds them all)``."""
+    return (("inputs", "input", c.inputs, "report.compiled.inputs"), ("outputs", "output", c.outputs, "report.compiled.outputs"))

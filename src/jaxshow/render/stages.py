@@ -258,7 +258,7 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
         tag("div", "outputs (out_info)"),
         grouped_html(OUT_HEADER, _arg_rows(t.out_info, with_donation=False), budget, "report.traced.out_info", _arg_facts(t.out_info)) if t.out_info else muted("no outputs"),
         tag("div", "effects: ", line(", ".join(t.effects), budget) if t.effects else muted("none (pure)")),
-        tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips))),
+        tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips)) if chips else "none"),
         _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     if t.const_count:
@@ -424,7 +424,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append(f"  {plural(t.const_count, 'closed-over constant')} baked into the jaxpr")
         out.append(paragraph("  effects: ", line(', '.join(t.effects), budget) if t.effects else 'none (pure)', "    ", budget))
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
-        out.append(paragraph("  primitives: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])), "    ", budget))
+        out.append(paragraph("  primitives: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])) or "none", "    ", budget))
         if t.jaxpr_source_text:
             out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
         else:
