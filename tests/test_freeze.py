@@ -177,6 +177,18 @@ def test_bad_freeze_arguments_are_usage_errors(shell, line, message):
     assert "usage: %jaxcache" in str(info.value) or "freeze [NAME...]" in str(info.value)
 
 
+def test_a_wrapper_of_another_library_is_told_where_its_traces_are_not_to_jit_it(shell):
+    shell.run_cell("class Wrapper:\n    def __call__(self, v):\n        return step(v, 2)\nwrapped = Wrapper()\ndef plain(v):\n    return v\n")
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("jaxcache", "freeze wrapped")
+    assert str(info.value).splitlines()[0] == (
+        "'wrapped' is a __main__.Wrapper, not a jax.jit wrapper, so it has no trace history of its own: "
+        "%jaxcache on (or %%jaxcache on a cell that calls it) shows the traces of what it jits")
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("jaxcache", "plain")
+    assert str(info.value).splitlines()[0] == "'plain' is not a jitted function (it is a function); jax.jit it first"
+
+
 def test_hits_cost_the_same_frozen_or_not(shell):
     step, x = shell.user_ns["step"], shell.user_ns["x"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 from collections import deque
 from typing import Any
 
@@ -203,7 +204,7 @@ class CacheMagics(Magics):
                 raise UsageError(f"{name!r}: reading .{attr} raised {type(exc).__name__}: {exc}\n{self._usage()}") from None
         target = jit_target(value)
         if target is None:
-            raise UsageError(f"{name!r} is not a jitted function (it is a {type(value).__name__}); jax.jit it first\n{self._usage()}")
+            raise UsageError(f"{_not_jitted(name, value)}\n{self._usage()}")
         return target[0]
 
     def _frozen_functions(self, names: list[str]) -> dict[str, Any] | None:
@@ -337,3 +338,12 @@ class CacheMagics(Magics):
         display(report)
         if output:
             self.shell.user_ns[output] = report
+
+
+def _not_jitted(name: str, value: Any) -> str:
+    """Why ``name`` has no trace history of its own: jit a plain function first; another library's wrapper jits inside."""
+    kind = type(value)
+    if kind is types.FunctionType or not callable(value):
+        return f"{name!r} is not a jitted function (it is a {kind.__name__}); jax.jit it first"
+    return (f"{name!r} is a {kind.__module__}.{kind.__qualname__}, not a jax.jit wrapper, so it has no trace history of its own: "
+            "%jaxcache on (or %%jaxcache on a cell that calls it) shows the traces of what it jits")
