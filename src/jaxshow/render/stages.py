@@ -348,7 +348,7 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     compile_ = sum(x.compile_seconds or 0 for x in t)
     helpers, others = cell.helper_compiles.seconds, cell.other_compiles.seconds
     rest = max(cell.cell_seconds - trace - lower - compile_ - helpers - others, 0.0)
-    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX helper compiles", helpers),
+    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX's own helpers", helpers),
             ("your other calls", others), ("the rest (running, Python)", rest)]
 
 
