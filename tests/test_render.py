@@ -847,3 +847,17 @@ def test_hlo_frame_tables_are_found_only_where_they_open_the_module():
     assert hlo_frame_tables(head + body + tables) is None, "tables after the first instruction are left where they are"
     assert hlo_frame_tables(head + 'FileNames\n1 "a.py"\n2 "b.py"') == (len(head), len(head) + len('FileNames\n1 "a.py"\n2 "b.py"')), \
         "cut by the line budget inside the tables"
+
+
+def test_a_value_every_row_shares_wraps_at_the_text_width_like_the_rest():
+    sharding = "NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), spec=PartitionSpec('data', None), memory_kind=device)"
+    report = _model_report(lines=10)
+    report = dataclasses.replace(report, traced=dataclasses.replace(
+        report.traced, args=tuple(dataclasses.replace(a, sharding=sharding) for a in report.traced.args)))
+    lines = render.to_text(report, render.TextBudget(width=100)).splitlines()
+    at = lines.index("② Traced: 10 equations, 147 inputs → 1 output")
+    assert lines[at + 1:at + 4] == [
+        "    sharding (all 147): NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)),",
+        "      spec=PartitionSpec('data', None), memory_kind=device)",
+        "    donated (all 147): no",
+    ]

@@ -21,7 +21,7 @@ from typing import Callable, Sequence, Union
 
 from jaxshow.render.limits import TextBudget, limit_rows, line
 from jaxshow.render.markup import Html, details, join, table, tag
-from jaxshow.render.plain import text_table
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.report import plural
 
 FOLD_ROWS = 24
@@ -208,7 +208,7 @@ def grouped_text(
 ) -> list[str]:
     """The text form of :func:`grouped_html`: a group of leaves is its heading; a group of groups lists them, indented."""
     header, rows, common = common_columns(header, rows)
-    said = [indent + _common_line(column, value, len(rows), budget) for column, value in common]
+    said = [paragraph(indent, _common_line(column, value, len(rows), budget), indent + "  ", budget) for column, value in common]
     grouped = group_rows([r[0] for r in rows], budget.max_rows)
     if grouped is None:
         shown, more = limit_rows(rows, budget, attribute)
