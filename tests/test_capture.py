@@ -256,3 +256,16 @@ def test_a_program_without_inputs_or_primitives_says_none_instead_of_empty_headi
     assert "\n  primitives: none\n" in text and "\n  no inputs\n" in text and "    input  sharding  layout" not in text
     assert "primitives, nested jaxprs included: none</div>" in page
     assert '<div>inputs</div><span class="js-muted"' in page and ">no inputs</span>" in page
+
+
+def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
+    if not hasattr(jax, "new_ref"):
+        pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
+
+    @jax.jit
+    def bump(r):
+        r[...] = r[...] + 1
+
+    report = jaxshow.stages(bump, jax.new_ref(jnp.zeros(3)))
+    assert [(a.path, a.type_str) for a in report.traced.args] == [("r", "Ref{f32[3]}")]
+    assert "    argument  type         sharding  donated\n    r         Ref{f32[3]}  —         no\n" in render.to_text(report)

@@ -1430,6 +1430,12 @@ def jitted_function_names(values: Any) -> set[str]:
     return {f.__name__ for f in funs if type(f) is types.FunctionType}
 
 
+def is_ref_aval(aval: Any) -> bool:
+    """Whether an abstract value is a mutable array reference's (``jax.new_ref``, jax >= 0.8: ``state.types.AbstractRef``)."""
+    kind = type(aval)
+    return kind.__name__ == "AbstractRef" and kind.__module__.startswith("jax.")
+
+
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)

@@ -80,11 +80,14 @@ class ArgSpec:
     weak_type: bool = False
     sharding: str | None = None
     donated: bool = False
+    ref: bool = False
+    """A mutable array reference (``jax.new_ref``), not an array."""
 
     @property
     def type_str(self) -> str:
-        """JAX's short spelling, e.g. ``f32[4,3]``."""
-        return short_type(self.dtype, self.shape)
+        """JAX's short spelling, e.g. ``f32[4,3]``, ``Ref{f32[]}``."""
+        short = short_type(self.dtype, self.shape)
+        return f"Ref{{{short}}}" if self.ref else short
 
 
 @dataclass(frozen=True, slots=True)

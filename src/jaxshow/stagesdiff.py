@@ -9,7 +9,7 @@ figures. Pure: reads report records only; no JAX, no IPython.
 from __future__ import annotations
 
 from jaxshow import irdiff
-from jaxshow.report import ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport, short_type
+from jaxshow.report import ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport
 
 _MEMORY = (("arguments", "argument_size_bytes"), ("outputs", "output_size_bytes"), ("aliased", "alias_size_bytes"),
            ("temporaries", "temp_size_bytes"), ("generated code", "generated_code_size_bytes"),
@@ -100,7 +100,7 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
 
 
 def _arg_text(arg: ArgSpec) -> str:
-    bits = [short_type(arg.dtype, arg.shape) + ("{weak}" if arg.weak_type else "")]
+    bits = [arg.type_str + ("{weak}" if arg.weak_type else "")]
     if arg.sharding:
         bits.append(arg.sharding)
     if arg.donated:

@@ -303,6 +303,7 @@ def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
         weak_type=bool(getattr(aval, "weak_type", False)),
         sharding=_sharding_text(value, aval),
         donated=donated,
+        ref=_jax_compat.is_ref_aval(aval),
     )
 
 
