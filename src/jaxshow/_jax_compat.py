@@ -1431,7 +1431,7 @@ def jitted_function_names(values: Any) -> set[str]:
 
 
 def is_ref_aval(aval: Any) -> bool:
-    """Whether an abstract value is a mutable array reference's (``jax.new_ref``, jax >= 0.8: ``state.types.AbstractRef``)."""
+    """Whether an abstract value is a mutable array reference's (``jax.new_ref``: ``state.types.AbstractRef``; not in jax 0.7)."""
     kind = type(aval)
     return kind.__name__ == "AbstractRef" and kind.__module__.startswith("jax.")
 
