@@ -102,3 +102,33 @@ def test_starred_calls_in_a_loop_of_cache_hits(ip, magic):
     ))
     assert result.success and result.result == [13, 15, 17, 19]
     assert ip.user_ns["log"] == ["a", "m", "g", "g0"] * 4
+
+
+HOSTILE_CELLS = {
+    "a 500-term sum": ("s = " + " + ".join(["1"] * 500) + "\ns", 500),
+    "170 chained calls": ('s = "a"' + ".strip()" * 170 + "\ns", "a"),
+    "a metaclass that makes its classes unhashable": (
+        "class Meta(type):\n    def __eq__(cls, other):\n        return cls is other\n"
+        "class K(metaclass=Meta):\n    def __call__(self):\n        return 7\nK()()", 7),
+    "a metaclass whose hash has a side effect": (
+        "class Meta(type):\n    def __hash__(cls):\n        log.append('hash')\n        return 1\n"
+        "class K(metaclass=Meta):\n    def __call__(self):\n        return 7\nK()()\nlog", []),
+    "a class whose __module__ is not a string": ("class K:\n    __module__ = 5\n    def __call__(self):\n        return 7\nK()()", 7),
+}
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages\n", "%%jaxcache\n"])
+@pytest.mark.parametrize("name", HOSTILE_CELLS)
+def test_cells_the_rewrite_must_not_trip_on_run_as_without_it(ip, magic, name):
+    cell, value = HOSTILE_CELLS[name]
+    ip.run_cell(SETUP, store_history=True)
+    result, cap = run_captured(ip, magic + "log.clear()\n" + cell)
+    assert result.success, result.error_before_exec or result.error_in_exec
+    assert result.result == value and cap.stderr == "", "no 'AST transformer threw an error' from IPython"
+
+
+def test_an_annotation_is_kept_as_written_under_future_annotations(ip):
+    ip.run_cell("from __future__ import annotations\ndef h(v):\n    return v\n", store_history=True)
+    for magic in ("# plain\n", "%%jaxstages\n", "%%jaxcache\n"):
+        result, _ = run_captured(ip, magic + 'x: h(1) = 2\n__annotations__["x"]')
+        assert result.result == "h(1)", magic

@@ -191,6 +191,13 @@ class _CallRewriter(ast.NodeTransformer):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = _leave_alone
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        """``x: h(1) = v``: the annotation stays as written (``from __future__ import annotations`` keeps its text)."""
+        node.target = self.visit(node.target)
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        return node
+
     def _hook(self, method: str, *args: ast.expr) -> ast.Call:
         attribute = ast.Attribute(value=ast.Name(id=self.name, ctx=ast.Load()), attr=method, ctx=ast.Load())
         return ast.Call(func=attribute, args=list(args), keywords=[])
@@ -204,11 +211,33 @@ class _CallRewriter(ast.NodeTransformer):
         return ast.copy_location(ast.Subscript(value=either, slice=ast.Constant(0), ctx=ast.Load()), node)
 
     def visit_Module(self, node: ast.Module) -> ast.AST:
-        if _timing_statement():
+        if _timing_statement() or _too_deep(node):
             return node
         return ast.fix_missing_locations(self.generic_visit(node))
 
     visit_Interactive = visit_Expression = visit_Module
+
+
+MAX_DEPTH = 120
+"""Deepest cell (AST levels, each call counting the five levels its rewrite adds) whose calls are rewritten.
+
+The rewrite recurses once per level, and CPython's compiler has a depth limit of
+its own: a 500-term sum or 170 chained calls raised RecursionError in the
+rewrite, and IPython then dropped the transformer. Deeper cells run as written;
+their jitted calls are still seen where JAX traces, lowers or compiles them.
+"""
+
+
+def _too_deep(tree: ast.AST) -> bool:
+    """Whether ``tree`` (walked without recursion) is deeper than :data:`MAX_DEPTH` once its calls are rewritten."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += 6 if isinstance(node, ast.Call) else 1
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _timing_statement() -> bool:

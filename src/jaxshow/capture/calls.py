@@ -681,6 +681,15 @@ class _Pending:
         self.token: Any = None
 
 
+def _jax_type(kind: type) -> bool:
+    """Whether a type is JAX's, by its ``__module__`` (a user's class may set that to anything, or a metaclass raise)."""
+    try:
+        module = kind.__module__
+        return isinstance(module, str) and module.startswith("jax")
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        return False
+
+
 class DirectCalls:
     """The cell's own calls, ``f(a, *b, k=c)`` rewritten as ``(post(pre(f, line, col)(a, *b, k=c)) or after(held()()))[0]``.
 
@@ -708,8 +717,9 @@ class DirectCalls:
         self._local = threading.local()
         self._first: dict[tuple, CallRecord | None] = {}
         self._codes: dict[int, Any] = {}
-        self._plain: set[type] = set()
-        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes)."""
+        self._plain: dict[int, type] = {}
+        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
+        own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
 
     def _stack(self) -> list[_Pending]:
         stack = getattr(self._local, "stack", None)
@@ -719,15 +729,15 @@ class DirectCalls:
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
         kind = type(fn)
-        if kind in self._plain:
+        if self._plain.get(id(kind)) is kind:
             return fn
         target = jit_target(fn)
-        from_jax = (kind.__module__ or "").startswith("jax")
+        from_jax = _jax_type(kind)
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
             if not from_jax and kind is not functools.partial and kind is not types.MethodType:
-                self._plain.add(kind)
+                self._plain[id(kind)] = kind  # held, so the id is never another type's
             return fn
         frame = sys._getframe(1)
         code = frame.f_code
