@@ -132,3 +132,23 @@ def test_an_annotation_is_kept_as_written_under_future_annotations(ip):
     for magic in ("# plain\n", "%%jaxstages\n", "%%jaxcache\n"):
         result, _ = run_captured(ip, magic + 'x: h(1) = 2\n__annotations__["x"]')
         assert result.result == "h(1)", magic
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages\n", "%%jaxcache\n"])
+def test_a_cell_run_inside_the_cell_leaves_its_calls_hooked(ip, magic):
+    ip.run_cell(SETUP + FRESH_JIT, store_history=True)
+    result, _ = run_captured(ip, magic + "log.clear()\nx = note('a', 1)\nget_ipython().run_cell('y = 2')\nz = note('b', int(jf(x, y)))")
+    assert result.success, result.error_in_exec
+    assert ip.user_ns["z"] == 3 and ip.user_ns["log"] == ["a", "b"]
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages\n", "%%jaxcache\n"])
+def test_unloading_jaxshow_inside_the_cell_lets_the_rest_run_and_then_unbinds_the_hook(ip, magic):
+    import builtins
+
+    ip.run_cell(SETUP, store_history=True)
+    result, _ = run_captured(ip, magic + "log.clear()\n%unload_ext jaxshow\nnote('after', 5)")
+    assert result.success, result.error_in_exec
+    assert result.result == 5 and ip.user_ns["log"] == ["after"]
+    assert [n for n in dir(builtins) if "jaxshow" in n] == []
+    ip.run_line_magic("load_ext", "jaxshow")

@@ -54,6 +54,8 @@ class CellRunner:
         self.shell = shell
         self.magics: dict[str, CellMagic] = {}
         self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
+        self._running = 0
+        """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell``, ``%run x.ipynb``)."""
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -63,7 +65,7 @@ class CellRunner:
 
     def uninstall(self) -> None:
         if self._active is not None:
-            self._finish(None)
+            self._finish(None, mid_cell=self._running > 0)
         transforms = self.shell.input_transformers_cleanup
         if self._transform in transforms:
             transforms.remove(self._transform)
@@ -94,7 +96,10 @@ class CellRunner:
         return None
 
     def _pre_run_cell(self, info: Any = None) -> None:
+        self._running += 1
         if self._active is not None:
+            if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
+                return
             self._finish(None)
         raw = getattr(info, "raw_cell", None) or ""
         found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
@@ -108,15 +113,20 @@ class CellRunner:
         self._active = (magic, time.perf_counter(), rewriter)
 
     def _post_run_cell(self, result: Any = None) -> None:
-        if self._active is None:
+        self._running = max(self._running - 1, 0)
+        if self._active is None or self._running:
             return
         ran = getattr(result, "error_before_exec", None) is None
         self._finish(getattr(result, "error_in_exec", None), ran=ran)
 
-    def _finish(self, error: BaseException | None, *, ran: bool = True) -> None:
+    def _finish(self, error: BaseException | None, *, ran: bool = True, mid_cell: bool = False) -> None:
+        """End the open capture; ``mid_cell``: the cell still runs (``%unload_ext jaxshow`` in it), so its hook stays bound to its end."""
         magic, started, rewriter = self._active  # type: ignore[misc]
         self._active = None
-        self._remove_call_hook(rewriter)
+        if mid_cell and rewriter is not None:
+            self._remove_call_hook_after_cell(rewriter)
+        else:
+            self._remove_call_hook(rewriter)
         magic.close(error, time.perf_counter() - started, ran=ran)
 
     # the call hook --------------------------------------------------------------------------
@@ -132,6 +142,18 @@ class CellRunner:
         if rewriter in self.shell.ast_transformers:
             self.shell.ast_transformers.remove(rewriter)
         rewriter.binding.remove()
+
+    def _remove_call_hook_after_cell(self, rewriter: _CallRewriter) -> None:
+        """Stop rewriting now; unbind the hook once the running cell, whose code names it, has ended."""
+        if rewriter in self.shell.ast_transformers:
+            self.shell.ast_transformers.remove(rewriter)
+        events = self.shell.events
+
+        def unbind(result: Any = None) -> None:
+            rewriter.binding.remove()
+            events.unregister("post_run_cell", unbind)
+
+        events.register("post_run_cell", unbind)
 
 
 _MISSING = object()
