@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import traceback
 
 import pytest
@@ -114,6 +115,7 @@ HOSTILE_CELLS = {
         "class Meta(type):\n    def __hash__(cls):\n        log.append('hash')\n        return 1\n"
         "class K(metaclass=Meta):\n    def __call__(self):\n        return 7\nK()()\nlog", []),
     "a class whose __module__ is not a string": ("class K:\n    __module__ = 5\n    def __call__(self):\n        return 7\nK()()", 7),
+    "a cell that binds the hook's own name": ("__jaxshow_calls__ = 5\nh(1)", ((1,), {})),
 }
 
 
@@ -152,3 +154,13 @@ def test_unloading_jaxshow_inside_the_cell_lets_the_rest_run_and_then_unbinds_th
     assert result.result == 5 and ip.user_ns["log"] == ["after"]
     assert [n for n in dir(builtins) if "jaxshow" in n] == []
     ip.run_line_magic("load_ext", "jaxshow")
+
+
+def test_a_type_alias_is_evaluated_lazily_as_written(ip):
+    if sys.version_info < (3, 12):
+        pytest.skip("type aliases are Python 3.12 syntax")
+    ip.run_cell(SETUP, store_history=True)
+    for magic in ("# plain\n", "%%jaxstages\n", "%%jaxcache\n"):
+        result, _ = run_captured(ip, magic + "type X = list[h(1)]")
+        assert result.success
+        assert repr(ip.user_ns["X"].__value__) == "list[(1,), {}]", magic

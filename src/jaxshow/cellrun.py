@@ -109,7 +109,7 @@ class CellRunner:
         if not magic.accepts(options, raw):
             return
         hook = magic.open(options, raw)
-        rewriter = self._install_call_hook(hook) if hook is not None else None
+        rewriter = self._install_call_hook(hook, raw) if hook is not None else None
         self._active = (magic, time.perf_counter(), rewriter)
 
     def _post_run_cell(self, result: Any = None) -> None:
@@ -131,8 +131,8 @@ class CellRunner:
 
     # the call hook --------------------------------------------------------------------------
 
-    def _install_call_hook(self, hook: Any) -> _CallRewriter:
-        rewriter = _CallRewriter(_BuiltinName(hook, self.shell.user_ns, self.shell.user_global_ns))
+    def _install_call_hook(self, hook: Any, cell: str) -> _CallRewriter:
+        rewriter = _CallRewriter(_BuiltinName(hook, cell, self.shell.user_ns, self.shell.user_global_ns))
         self.shell.ast_transformers.append(rewriter)
         return rewriter
 
@@ -160,11 +160,11 @@ _MISSING = object()
 
 
 class _BuiltinName:
-    """The call hook under a name in ``builtins`` that no user namespace shadows; put back as found by ``remove``."""
+    """The call hook under a name in ``builtins`` that no user namespace shadows, nor the cell names; put back as found by ``remove``."""
 
-    def __init__(self, hook: Any, *namespaces: dict) -> None:
+    def __init__(self, hook: Any, cell: str, *namespaces: dict) -> None:
         name = HOOK_NAME
-        while any(name in namespace for namespace in namespaces):
+        while name in cell or any(name in namespace for namespace in namespaces):
             name = "_" + name
         self.name = name
         self._saved = builtins.__dict__.get(name, _MISSING)
@@ -211,7 +211,8 @@ class _CallRewriter(ast.NodeTransformer):
     def _leave_alone(self, node: ast.AST) -> ast.AST:
         return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = _leave_alone
+    # ``type X = ...`` (Python 3.12) is evaluated lazily too, like a body
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = visit_TypeAlias = _leave_alone
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """``x: h(1) = v``: the annotation stays as written (``from __future__ import annotations`` keeps its text)."""
@@ -301,7 +302,7 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = ast.Expression(tree.body.pop().value)
     namespace = shell.user_ns
-    rewriter = _CallRewriter(_BuiltinName(hook, namespace)) if hook is not None else None
+    rewriter = _CallRewriter(_BuiltinName(hook, cell, namespace)) if hook is not None else None
     if rewriter is not None:
         tree = rewriter.visit(tree)
         last = rewriter.visit(last) if last is not None else None
