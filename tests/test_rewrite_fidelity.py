@@ -116,6 +116,9 @@ HOSTILE_CELLS = {
         "class K(metaclass=Meta):\n    def __call__(self):\n        return 7\nK()()\nlog", []),
     "a class whose __module__ is not a string": ("class K:\n    __module__ = 5\n    def __call__(self):\n        return 7\nK()()", 7),
     "a cell that binds the hook's own name": ("__jaxshow_calls__ = 5\nh(1)", ((1,), {})),
+    "a metaclass that logs its attribute reads": (
+        "class Meta(type):\n    def __getattribute__(cls, name):\n        if name == '__module__':\n            log.append(name)\n"
+        "        return super().__getattribute__(name)\nclass K(metaclass=Meta):\n    def __call__(self):\n        return 7\nK()()\nlog", []),
 }
 
 

@@ -681,13 +681,17 @@ class _Pending:
         self.token: Any = None
 
 
+_TYPE_MODULE = type.__dict__["__module__"]
+"""``type``'s own ``__module__`` getter: read through it, a metaclass's ``__getattribute__`` never runs."""
+
+
 def _jax_type(kind: type) -> bool:
-    """Whether a type is JAX's, by its ``__module__`` (a user's class may set that to anything, or a metaclass raise)."""
+    """Whether a type is JAX's, by its ``__module__`` (a user's class may set that to anything)."""
     try:
-        module = kind.__module__
-        return isinstance(module, str) and module.startswith("jax")
-    except Exception:  # noqa: BLE001 - a hostile metaclass
+        module = _TYPE_MODULE.__get__(kind)
+    except Exception:  # noqa: BLE001 - never the user's cell's problem
         return False
+    return isinstance(module, str) and module.startswith("jax")
 
 
 class DirectCalls:
