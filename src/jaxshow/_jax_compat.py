@@ -1302,8 +1302,15 @@ def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
     ``HashablePartial`` that eager ``shard_map`` jits per primitive) gets no
     name and no file. Only types are read here (the class's ``__call__``, a
     ``partial``'s ``func``, a HashablePartial's ``f``), never a user object's
-    own attributes.
+    own attributes. Never raises: the name is a nicety, never the call's outcome.
     """
+    try:
+        return _callable_source(fun)
+    except Exception:  # noqa: BLE001 - a hostile metaclass or function attribute
+        return None
+
+
+def _callable_source(fun: Any) -> tuple[str, str, int] | None:
     for _ in range(8):
         if isinstance(fun, functools.partial):
             fun = fun.func

@@ -55,7 +55,7 @@ class CellRunner:
         self.magics: dict[str, CellMagic] = {}
         self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
         self._running = 0
-        """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell``, ``%run x.ipynb``)."""
+        """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell(...)``)."""
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -123,10 +123,7 @@ class CellRunner:
         """End the open capture; ``mid_cell``: the cell still runs (``%unload_ext jaxshow`` in it), so its hook stays bound to its end."""
         magic, started, rewriter = self._active  # type: ignore[misc]
         self._active = None
-        if mid_cell and rewriter is not None:
-            self._remove_call_hook_after_cell(rewriter)
-        else:
-            self._remove_call_hook(rewriter)
+        self._remove_call_hook(rewriter, after_cell=mid_cell)
         magic.close(error, time.perf_counter() - started, ran=ran)
 
     # the call hook --------------------------------------------------------------------------
@@ -136,17 +133,15 @@ class CellRunner:
         self.shell.ast_transformers.append(rewriter)
         return rewriter
 
-    def _remove_call_hook(self, rewriter: _CallRewriter | None) -> None:
+    def _remove_call_hook(self, rewriter: _CallRewriter | None, *, after_cell: bool = False) -> None:
+        """Stop rewriting; unbind the hook now, or (``after_cell``) once the running cell, whose code names it, has ended."""
         if rewriter is None:
             return
         if rewriter in self.shell.ast_transformers:
             self.shell.ast_transformers.remove(rewriter)
-        rewriter.binding.remove()
-
-    def _remove_call_hook_after_cell(self, rewriter: _CallRewriter) -> None:
-        """Stop rewriting now; unbind the hook once the running cell, whose code names it, has ended."""
-        if rewriter in self.shell.ast_transformers:
-            self.shell.ast_transformers.remove(rewriter)
+        if not after_cell:
+            rewriter.binding.remove()
+            return
         events = self.shell.events
 
         def unbind(result: Any = None) -> None:

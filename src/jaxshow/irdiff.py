@@ -18,7 +18,7 @@ import difflib
 import re
 from typing import Callable, Iterator, NamedTuple
 
-from jaxshow.irtext import closing
+from jaxshow.irtext import HLO_TABLES, closing
 from jaxshow.report import TextDiff
 
 CONTEXT_LINES = 3
@@ -26,7 +26,6 @@ CONTEXT_LINES = 3
 
 _MLIR_NAME = re.compile(r"(%|#loc|\^bb)([A-Za-z_$.\-]*?)(?:_?(\d+))?(?![\w$.\-])")
 _HLO_NAME = re.compile(r"(?<![\w.\-\"])(%?)([A-Za-z_][\w\-]*?)\.(\d+)(?![\w.\-])")
-_HLO_TABLES = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
 _HLO_FRAME_ID = re.compile(r",? ?stack_frame_id=\d+")
 _JAXPR_BINDER = re.compile(r"(?<![\w.=])([a-z]+):(?=[A-Za-z_]\w*[\[<])")
 _JAXPR_VAR = re.compile(r"(?<![\w.=])(?<!= )([a-z]+)(?![\w\[=(.:])|(?<![\w.=])([a-z]+)(?=:[A-Za-z_]\w*[\[<])")
@@ -215,7 +214,7 @@ def _hlo_program(text: str) -> list[str]:
     out: list[str] = []
     in_table = False
     for piece in text.splitlines():
-        if _HLO_TABLES.match(piece):
+        if piece in HLO_TABLES:
             in_table = True
         elif in_table and not piece.strip():
             in_table = False

@@ -41,6 +41,7 @@ from jaxshow.capture.stations import (
     stageable,
     static_arguments,
     static_values,
+    type_module,
 )
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent
@@ -86,7 +87,7 @@ class CallRecord:
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
     defined_at: SourceLocation | None = None
-    """Where a callable JAX could not name is defined (:func:`jaxshow._jax_compat.unnamed_callable_source`)."""
+    """Where the user's function is defined, where JAX's jit info does not say (:func:`_name_users_function`)."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -114,31 +115,24 @@ class CallRecord:
         self.prefetched = None
 
 
-def _name_unnamed(record: CallRecord) -> None:
-    """Name a call of a callable JAX could not name (a callable object, JAX's ``HashablePartial``) from its type."""
-    if record.source_file is not None or not _jax_compat.unknown_name(record.name):
-        return
-    try:
+def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
+    """Name the user's function where JAX's jit info does not: a callable JAX left unnamed (a callable object,
+    JAX's ``HashablePartial``), read from its type; a library's jitted function, from the user's function it
+    carries among its static arguments (``eqx.filter_jit``)."""
+    if record.source_file is None and _jax_compat.unknown_name(record.name):
         found = _jax_compat.unnamed_callable_source(record.fun)
-    except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
-        found = None
-    if found is not None:
-        record.name, record.source_file = found[0], found[1]
-        record.defined_at = SourceLocation(found[1], found[2], found[0])
-
-
-def _name_carried(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
-    """Attribute a call of a library's jitted function to the user's function it carries among its static arguments."""
-    if not library_file(record.source_file):
-        return
-    try:
-        found = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)))
-    except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
-        found = None
-    if found is not None:
-        code = found.__code__
-        record.source_file = code.co_filename
-        record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, found.__name__)
+        if found is not None:
+            record.name, record.source_file = found[0], found[1]
+            record.defined_at = SourceLocation(found[1], found[2], found[0])
+    if library_file(record.source_file):
+        try:
+            carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)))
+        except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
+            carried = None
+        if carried is not None:
+            code = carried.__code__
+            record.source_file = code.co_filename
+            record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
 
 
 @dataclass(eq=False, slots=True)
@@ -301,8 +295,7 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
-            _name_unnamed(record)
-            _name_carried(record, jit_info, args, kwargs)
+            _name_users_function(record, jit_info, args, kwargs)
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
@@ -464,8 +457,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
-        _name_unnamed(record)
-        _name_carried(record, info, args, kwargs)
+        _name_users_function(record, info, args, kwargs)
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record
@@ -681,19 +673,6 @@ class _Pending:
         self.token: Any = None
 
 
-_TYPE_MODULE = type.__dict__["__module__"]
-"""``type``'s own ``__module__`` getter: read through it, a metaclass's ``__getattribute__`` never runs."""
-
-
-def _jax_type(kind: type) -> bool:
-    """Whether a type is JAX's, by its ``__module__`` (a user's class may set that to anything)."""
-    try:
-        module = _TYPE_MODULE.__get__(kind)
-    except Exception:  # noqa: BLE001 - never the user's cell's problem
-        return False
-    return isinstance(module, str) and module.startswith("jax")
-
-
 class DirectCalls:
     """The cell's own calls, ``f(a, *b, k=c)`` rewritten as ``(post(pre(f, line, col)(a, *b, k=c)) or after(held()()))[0]``.
 
@@ -736,7 +715,7 @@ class DirectCalls:
         if self._plain.get(id(kind)) is kind:
             return fn
         target = jit_target(fn)
-        from_jax = _jax_type(kind)
+        from_jax = type_module(kind).startswith("jax")
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:

@@ -80,22 +80,23 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if others and options.name is None:
         names = list(dict.fromkeys(r.name for r in others))
         notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
+    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
+    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events], helpers)
     if options.name is not None and not chosen:
         notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates:
-        notes.append(_no_call_note(_folded(*_helper_events(records, shown)).names, raised=cell_error is not None))
+        notes.append(_no_call_note(helper_compiles.names, raised=cell_error is not None))
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
                      f"({len(capture.records):,}); they are not shown")
     if not capture.hooks_installed:
         notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
-    helper_events, helpers = _helper_events(records, shown)
     other_events = [e for r in others for e in r.events]
     report = CellReport(
         reports=tuple(reports),
         cell_seconds=cell_seconds,
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
-        helper_compiles=_folded(helper_events, helpers),
+        helper_compiles=helper_compiles,
         other_compiles=_folded(other_events, others),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
@@ -254,12 +255,6 @@ def _wrapper_kind(record: CallRecord) -> str:
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
-
-
-def _helper_events(records: list[CallRecord], shown: list[CallRecord]) -> tuple[list, list[CallRecord]]:
-    """The events of JAX's own helpers (and of the shown calls' nested helpers), and the helpers' records."""
-    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
-    return [e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events], helpers
 
 
 def _no_call_note(names: tuple[str, ...], *, raised: bool) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 from jaxshow import _jax_compat
 from jaxshow.capture.programs import printed_part, subjaxprs
 from jaxshow.capture.sources import is_user_file
-from jaxshow.irtext import closing, split_top_level
+from jaxshow.irtext import HLO_TABLES, closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
 
 Frame = tuple[str, int]
@@ -36,7 +36,6 @@ _NOTE_ONLY = re.compile(r"^\s*# ")
 _JAXPR_NOTE = re.compile(r"\s+# (?P<file>.+?):(?P<line>\d+)(?::\d+)? \([^()]*\)\s*$")
 _LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
 _FILE_LOC = re.compile(r':(\d+):\d+')
-_HLO_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _HLO_ROW = re.compile(r"^(\d+) (.*)$")
 _HLO_FIELD = re.compile(r"(\w+)=(\d+)")
 
@@ -266,7 +265,7 @@ def _hlo_lines(text: str) -> list[tuple[str, Frame | None]]:
     section = None
     body = []
     for raw in text.split("\n"):
-        if raw in _HLO_TABLES:
+        if raw in HLO_TABLES:
             section = tables.setdefault(raw, {})
             continue
         if section is not None:

@@ -86,10 +86,23 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
     except AttributeError:
         return None
     code = obj.__code__ if type(obj) is types.FunctionType else None
-    from_jax = (type(obj).__module__ or "").startswith(("jax.", "jaxlib.")) or (
+    from_jax = type_module(type(obj)).startswith(("jax.", "jaxlib.")) or (
         code is not None and os.path.abspath(code.co_filename).startswith(_jax_compat.JAX_DIR)
     )
     return (obj, (), {}) if from_jax else None
+
+
+_TYPE_MODULE = type.__dict__["__module__"]
+"""``type``'s own ``__module__`` getter: read through it, a metaclass's ``__getattribute__`` never runs."""
+
+
+def type_module(kind: type) -> str:
+    """The module a type says it is from; ``""`` where a user's class set ``__module__`` to a non-string."""
+    try:
+        module = _TYPE_MODULE.__get__(kind)
+    except Exception:  # noqa: BLE001 - never the user's cell's problem
+        return ""
+    return module if isinstance(module, str) else ""
 
 
 REPR_LIMIT = 200

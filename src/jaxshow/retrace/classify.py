@@ -139,10 +139,7 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     filename = getattr(debug_info, "func_filename", None)
     if not filename and fun is not None:
         # a callable JAX could not name: eager shard_map's per-primitive HashablePartials are JAX's own
-        try:
-            found = _jax_compat.unnamed_callable_source(fun)
-        except Exception:  # noqa: BLE001
-            found = None
+        found = _jax_compat.unnamed_callable_source(fun)
         filename = found[1] if found is not None else None
     if not filename:
         return True

@@ -66,10 +66,7 @@ class _FunctionRecord:
         inner = carried or _unwrapped(fun)
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
-            try:
-                found = _jax_compat.unnamed_callable_source(fun)
-            except Exception:  # noqa: BLE001
-                found = None
+            found = _jax_compat.unnamed_callable_source(fun)
             if found is not None:
                 self.name = self.qualname = found[0]
                 self.defined_at = f"{found[1]}:{found[2]}"
