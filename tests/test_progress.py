@@ -73,6 +73,32 @@ def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied
     assert texts[0] == "" and texts[1].startswith("cell ") and len(texts) == 2  # updated in place, emptied, then the report
 
 
+def test_in_a_real_kernel_a_thread_started_by_an_earlier_cell_shows_its_line_in_the_running_cell():
+    """A thread that runs in an earlier cell's context (``asyncio.to_thread`` and kin copy it) sends its output there;
+    the line is the running cell's all the same."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0\n" + SETUP
+                                          + "import threading\ngo, done = threading.Event(), threading.Event()\n"
+                                          "x = jnp.ones(3)\ndef loader():\n    go.wait(60)\n    slow(x)\n    done.set()\n"
+                                          "import contextvars\nthreading.Thread(target=contextvars.copy_context().run, args=(loader,), daemon=True).start()"),
+                nbformat.v4.new_code_cell("%%jaxstages\ngo.set(); done.wait(60)")]
+    client = NotebookClient(nb, timeout=180, kernel_name="python3")
+    shown = []
+    output = client.output
+
+    def spy(outs, msg, display_id, cell_index):
+        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
+        return output(outs, msg, display_id, cell_index)
+
+    client.output = spy
+    client.execute()
+    assert nb.cells[0].outputs == []
+    assert shown[0] == (1, "display_data", "jaxshow: tracing slow")
+
+
 def test_a_trace_that_fails_ends_its_line_so_a_slow_rest_of_the_cell_shows_none(shell):
     shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.1")
     shell.run_cell("@jax.jit\ndef bad(v):\n    return v + jnp.ones(4)\n")

@@ -282,16 +282,26 @@ class CacheMagics(Magics):
 
     def shutdown(self) -> None:
         """Undo ``%jaxcache on`` and end an open cell (called on ``%unload_ext``)."""
-        if self._cell is not None:
-            self._cell[0].stop()
-            if self._cell[2] is not None:
-                self._cell[2].stop()
-            self._cell = None
+        self.abandon()
         self._turn_off()
         if self._freeze is not None:
             self._freeze.stop()
 
     # --- cell form: the runner's protocol (cellrun.CellMagic) and run_cell_magic ---------
+
+    def abandon(self) -> None:
+        """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
+        if self._cell is None:
+            return
+        session, _, freeze = self._cell
+        try:
+            if freeze is not None:
+                freeze.stop()
+            session.stop()
+        finally:
+            self._cell = None
+            if self._on_session is not None:
+                self._on_session.paused = False
 
     def accepts(self, line: str, cell: str) -> bool:
         try:
@@ -318,15 +328,8 @@ class CacheMagics(Magics):
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, freeze = self._cell
-        self._cell = None
-        try:
-            if freeze is not None:
-                freeze.stop()
-            session.stop()
-        finally:
-            if self._on_session is not None:
-                self._on_session.paused = False
+        session, output, _ = self._cell
+        self.abandon()
         if not ran:
             return
         try:

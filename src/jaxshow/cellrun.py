@@ -29,6 +29,7 @@ import time
 from typing import Any, Callable, Protocol
 
 HOOK_NAME = "__jaxshow_calls__"
+INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
 _TERMINAL_CELL = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
 _KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
 _PATH_ENDS = frozenset(" \t\n\"'()")
@@ -45,6 +46,9 @@ class CellMagic(Protocol):
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         """Stop capturing and show the report; ``ran=False`` (the cell did not compile): show nothing."""
+
+    def abandon(self) -> None:
+        """Stop capturing without a report (idempotent)."""
 
 
 class CellRunner:
@@ -124,7 +128,11 @@ class CellRunner:
         magic, started, rewriter = self._active  # type: ignore[misc]
         self._active = None
         self._remove_call_hook(rewriter, after_cell=mid_cell)
-        magic.close(error, time.perf_counter() - started, ran=ran)
+        try:
+            magic.close(error, time.perf_counter() - started, ran=ran)
+        except KeyboardInterrupt:  # Ctrl-C after the cell, while its report was built: a line, not jaxshow's traceback
+            magic.abandon()
+            print(INTERRUPTED, file=sys.stderr)
 
     # the call hook --------------------------------------------------------------------------
 

@@ -4,9 +4,10 @@
 is shown for a stage that ends within ``after_seconds``; once one runs longer,
 a display shows ``compiling train_step (since 12:03:05)…`` and is updated in
 place as each later stage starts, through its display id, and emptied when the
-cell ends (the report follows). A timer thread makes the first display; it
-runs in the cell's context (``contextvars``), so the kernel sends it to the
-cell's output.
+cell ends (the report follows). Every display is made in the context
+(``contextvars``) of the cell that opened the capture, so the kernel sends it
+to that cell's output whichever thread makes it: the timer's, or a thread
+that compiles while the cell runs.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class StageProgress:
         self._display_id: str | None = None
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._context = contextvars.copy_context()
 
     def __call__(self, stage: str | None, function: str, failed_in: str | None = None) -> None:
         """A stage of ``function`` started (``None``: its stages ended, in an error in the stage ``failed_in`` if given)."""
@@ -62,8 +64,7 @@ class StageProgress:
             elif self.after_seconds == 0:
                 self._show()
             elif self._timer is None:
-                context = contextvars.copy_context()
-                self._timer = threading.Timer(self.after_seconds, lambda: context.run(self._fire))
+                self._timer = threading.Timer(self.after_seconds, self._fire)
                 self._timer.daemon = True
                 self._timer.start()
 
@@ -74,7 +75,7 @@ class StageProgress:
             if self._timer is not None:
                 self._timer.cancel()
             if self._display_id is not None:
-                update_display({"text/plain": ""}, raw=True, display_id=self._display_id)
+                self._context.run(update_display, {"text/plain": ""}, raw=True, display_id=self._display_id)
 
     def _fire(self) -> None:
         with self._lock:
@@ -98,7 +99,7 @@ class StageProgress:
             "text/html": f'<div class="jaxshow-progress" style="{MUTED_STYLE}">{html.escape(text, quote=False)}</div>',
         }
         if self._display_id is None:
-            handle = display(bundle, raw=True, display_id=True)
+            handle = self._context.run(display, bundle, raw=True, display_id=True)
             self._display_id = getattr(handle, "display_id", None)
         else:
-            update_display(bundle, raw=True, display_id=self._display_id)
+            self._context.run(update_display, bundle, raw=True, display_id=self._display_id)

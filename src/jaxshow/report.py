@@ -509,10 +509,13 @@ class CellReport(_Displayable):
     """Stage seconds of the user's jitted calls not shown as reports (``--all`` shows them)."""
     diffs: tuple[StagesDiff, ...] = ()
     """``--diff``: each shown report against the previous compile of its function."""
+    other_threads: HelperCompiles = field(default_factory=HelperCompiles)
+    """Stage seconds on threads other than the cell's, alongside it: not in the cell's time line (the other fields are its own thread's)."""
 
     @property
     def compile_pipeline_seconds(self) -> float:
-        shown = sum(r.timings.total_seconds for r in self.reports)
+        """JAX's stage seconds on the cell's own thread."""
+        shown = sum(r.timings.total_seconds for r in self.reports if not r.other_thread)
         return shown + self.helper_compiles.seconds + self.other_compiles.seconds
 
     def _summary(self) -> str:

@@ -168,12 +168,11 @@ class StagesMagics(Magics):
         return self._open_capture(self._parse(line, raw_cell), timeit=bool(_TIMEIT.search(raw_cell)))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
-        if self._open is None:
+        opened = self._open
+        if opened is None:
             return
-        args, capture, progress = self._open.args, self._open.capture, self._open.progress
-        timeit, self._open = self._open.timeit, None
-        capture.close()
-        progress.close()
+        self.abandon()
+        args, capture, timeit = opened.args, opened.capture, opened.timeit
         if not ran:
             capture.release()
             return
@@ -198,12 +197,14 @@ class StagesMagics(Magics):
         if args.output:
             self.shell.user_ns[args.output] = report
 
-    def shutdown(self) -> None:
-        """End an open capture without a report (called on ``%unload_ext``)."""
+    def abandon(self) -> None:
+        """End an open capture without a report (``%unload_ext``; Ctrl-C while the report is built)."""
         if self._open is not None:
             self._open.capture.close()
             self._open.progress.close()
             self._open = None
+
+    shutdown = abandon
 
     # helpers -----------------------------------------------------------------------------------
 

@@ -92,6 +92,10 @@ class CallRecord:
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
     """The stations being read while JAX compiled and ran the call (:class:`jaxshow.capture.prefetch.Prefetched`)."""
+    ongoing: bool = False
+    """Its thread is inside the call (from its trace's start to its dispatch's end)."""
+    cut_off: bool = False
+    """The cell ended while another thread was still inside this call: its stages are not all known, and it is never walked."""
 
     @property
     def kind(self) -> Kind:
@@ -273,10 +277,22 @@ class CallCapture(_jax_compat.CallObserver):
         self.records.clear()
 
     def close(self) -> None:
-        """Remove the hooks and the event listener; the records stay."""
+        """Remove the hooks and the event listener; the records stay.
+
+        A call another thread is still inside is cut off (:attr:`CallRecord.cut_off`):
+        what its thread does after this is not recorded.
+        """
         self._closed_at = self._closed_at or time.perf_counter()
         _hooks.close(self)
         self._events.__exit__(None, None, None)
+        with self._lock:
+            for record in self.records:
+                if record.ongoing and record.thread_id != self.thread_id:
+                    record.cut_off = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_at is not None
 
     # the observer (called from JAX's miss path, on the calling thread) -------------------
 
@@ -301,13 +317,14 @@ class CallCapture(_jax_compat.CallObserver):
             record.under_transform = not _jax_compat.trace_state_clean()
             record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
+            record.ongoing = True
             frame = _Frame(record, nested=False, phase="trace")
             self._report_progress("tracing", record.name)
         state.stack.append(frame)
         return frame
 
     def _report_progress(self, stage: str | None, name: str, failed_in: str | None = None) -> None:
-        if self.progress is not None:
+        if self.progress is not None and not self.closed:
             try:
                 self.progress(stage, name, failed_in)
             except Exception:  # noqa: BLE001 - a display problem must never reach the user's call
@@ -323,10 +340,10 @@ class CallCapture(_jax_compat.CallObserver):
     def trace_ended(self, frame: _Frame, jaxpr: Any, error: BaseException | None) -> None:
         state = self._local
         record = self._closed(frame)
-        if record is None:
+        if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
             return
         if error is not None:
-            record.error, record.failed_in = error, "trace"
+            record.error, record.failed_in, record.ongoing = error, "trace", False
             self._report_progress(None, record.name, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
@@ -341,6 +358,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.pmap = True
         state.pending = record
         if record.ahead_of_time is not None:  # no dispatch follows: .lower() and .compile() may come later, or never
+            record.ongoing = False
             self._report_progress(None, record.name)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
@@ -355,6 +373,7 @@ class CallCapture(_jax_compat.CallObserver):
                 record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
                 if record.name == "?":
                     record.name = name
+                record.ongoing = True
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
             self._report_progress("lowering", record.name)
@@ -382,7 +401,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _read_while_compiling(self, record: CallRecord) -> None:
         """Read a report's Traced and Lowered stations once XLA's compile of it starts."""
-        if self._prefetcher is not None and _stations_shown(record):
+        if self._prefetcher is not None and self._may_be_shown(record):
             self._local.compiling_next = record
 
     def compiling(self) -> None:
@@ -395,8 +414,15 @@ class CallCapture(_jax_compat.CallObserver):
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
-        if record is None:
+        if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
             return
+        try:
+            self._dispatched(record, executable, error)
+        finally:
+            record.ongoing = False
+
+    def _dispatched(self, record: CallRecord, executable: Any, error: BaseException | None) -> None:
+        """A call's dispatch ended: how it ended, and its Lowered and Compiled stations from JAX's caches."""
         record.ran = error is None
         if error is not None and record.error is None:
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
@@ -406,7 +432,7 @@ class CallCapture(_jax_compat.CallObserver):
         if record.computation is None or not _stations_shown(record):
             return
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
-        if self._prefetcher is not None and record.error is None:
+        if self._prefetcher is not None and record.error is None and self._may_be_shown(record):
             self._prefetcher.compiled(record, sum(e.seconds for e in record.events))
 
     # events ----------------------------------------------------------------------------
@@ -507,6 +533,12 @@ class CallCapture(_jax_compat.CallObserver):
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)
         return record
+
+    def _may_be_shown(self, record: CallRecord) -> bool:
+        """Whether a report may show ``record``: the default report prefers the cell's own thread's calls."""
+        options = self._prefetcher.options if self._prefetcher is not None else None
+        every = options is not None and (options.every_call or options.name is not None)
+        return _stations_shown(record) and (every or record.thread_id == self.thread_id)
 
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
         """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""

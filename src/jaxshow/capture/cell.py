@@ -55,7 +55,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         label_text: the same for cell file names inside IR texts (jaxpr source info, ``loc(...)``, HLO metadata).
         name_note: why ``options.name`` made no jitted call, when the front end can tell.
     """
-    records = [r for r in capture.records if r.path != "events" or r.events]
+    main = capture.thread_id
+    records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
     candidates = [r for r in records if r.kind != "jax" and r.path != "events"]
     groups: dict[tuple, list[CallRecord]] = {}
     for record in candidates:
@@ -65,14 +66,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     elif options.show_all:
         chosen = list(groups.values())
     else:
-        users = [r for r in candidates if r.kind == "user"]
-        last = (users or candidates)[-1:]
-        chosen = [groups[_signature_key(last[0])]] if last else []
+        last = _headline(candidates, main)
+        chosen = [groups[_signature_key(last)]] if last is not None else []
     notes: list[str] = []
     reports = []
     for group in chosen:
         try:
-            reports.append(_group_report(group, options.walk, capture.thread_id, label, label_text))
+            reports.append(_group_report(group, options.walk, main, label, label_text))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
@@ -80,8 +80,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if others and options.name is None:
         names = list(dict.fromkeys(r.name for r in others))
         notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
-    helpers = [r for r in records if r.kind == "jax" or r.path == "events"]
-    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown for e in r.nested_events], helpers)
+    cut = [r for r in capture.records if r.cut_off]
+    if cut:
+        notes.append("still under way on another thread when the cell ended, so not shown: "
+                     + ", ".join(f"{r.name} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
+    own = [r for r in records if r.thread_id == main]
+    helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
+    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events], helpers)
     if options.name is not None and not chosen:
         notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates:
@@ -91,13 +96,14 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                      f"({len(capture.records):,}); they are not shown")
     if not capture.hooks_installed:
         notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
-    other_events = [e for r in others for e in r.events]
+    own_others = [r for r in others if r.thread_id == main]
     report = CellReport(
         reports=tuple(reports),
         cell_seconds=cell_seconds,
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
-        other_compiles=_folded(other_events, others),
+        other_compiles=_folded([e for r in own_others for e in r.events], own_others),
+        other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
     )
@@ -111,6 +117,36 @@ def _folded(events: list, records: list[CallRecord]) -> HelperCompiles:
     names = [r.name for r in records if r.name in compiled or any(e.stage == "compile" for e in r.events)]
     return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)))
+
+
+def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
+    """The call a report shows by default: the last of the user's, from the cell's own thread first.
+
+    A thread the cell did not start (a data loader, an async checkpoint) may
+    compile while the cell runs; its calls headline only a cell that made none.
+    """
+    users = [r for r in candidates if r.kind == "user"]
+    for pool in ([r for r in users if r.thread_id == main_thread], users,
+                 [r for r in candidates if r.thread_id == main_thread], candidates):
+        if pool:
+            return pool[-1]
+    return None
+
+
+def _alongside(records: list[CallRecord]) -> HelperCompiles:
+    """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
+    events = [e for r in records for e in (*r.events, *r.nested_events)]
+    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
+                          names=tuple(dict.fromkeys(r.name for r in records)))
+
+
+def _stage_under_way(record: CallRecord) -> str:
+    """The stage a cut-off call had reached when the cell ended."""
+    if record.jaxpr is None:
+        return "tracing"
+    if record.computation is None:
+        return "lowering"
+    return "running" if any(e.stage == "compile" for e in record.events) else "compiling"
 
 
 def _signature_key(record: CallRecord) -> tuple:

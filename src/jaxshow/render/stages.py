@@ -22,6 +22,7 @@ from jaxshow.report import (
     CellReport,
     CompiledStation,
     CostAnalysis,
+    HelperCompiles,
     LoweredStation,
     MemoryStats,
     SourceLocation,
@@ -181,9 +182,17 @@ def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
     out = []
     for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, "of your other jitted calls (--all shows them)")):
         if folded.count:
-            names = ", ".join(line(name, budget) for name in folded.names[:8]) + ("…" if len(folded.names) > 8 else "")
-            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {names}")
+            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget)}")
+    alongside = cell.other_threads
+    if alongside.seconds:
+        compiles = f", {plural(alongside.count, 'compile')}" if alongside.count else ""
+        out.append(f"JAX's stages on other threads, alongside the cell and not in its time above: "
+                   f"{format_seconds(alongside.seconds)}{compiles}: {_names(alongside, budget)}")
     return out
+
+
+def _names(folded: HelperCompiles, budget: TextBudget) -> str:
+    return ", ".join(line(name, budget) for name in folded.names[:8]) + ("…" if len(folded.names) > 8 else "")
 
 
 def _line_count(text: str) -> int:
@@ -342,7 +351,8 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
 
 
 def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
-    t = [r.timings for r in cell.reports]
+    """The cell's wall time by what its own thread did (other threads' stages ran alongside: :func:`_folded_lines`)."""
+    t = [r.timings for r in cell.reports if not r.other_thread]
     trace = sum(x.trace_seconds or 0 for x in t)
     lower = sum(x.lowering_seconds or 0 for x in t)
     compile_ = sum(x.compile_seconds or 0 for x in t)

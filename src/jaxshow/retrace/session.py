@@ -299,6 +299,8 @@ class Session(_jax_compat.TraceProbe):
         self.notes: list[str] = []
         self.open = False
         self.paused = False
+        self.thread_id = threading.get_ident()
+        """The thread the session was started on (the cell's); a miss on another says so."""
 
     # lifecycle ---------------------------------------------------------------------------
 
@@ -429,6 +431,8 @@ class Session(_jax_compat.TraceProbe):
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
         blame, call_site = miss_site(sys._getframe(1), record.name, debug_info)
+        if call_site is not None and threading.get_ident() != self.thread_id:
+            call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
         kept = len(record.keys)

@@ -1,0 +1,156 @@
+"""Jitted calls on other threads while a ``%%jaxstages`` cell runs, and Ctrl-C while a report is built.
+
+Other threads: a background thread started earlier (a data loader, an async
+checkpoint) and a thread pool the cell uses. The report headlines the cell's
+own call, keeps the other threads' stage seconds out of the cell's time line
+(they ran alongside it), and a call still under way when the cell ends is
+named, never walked or misdescribed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxshow.render import to_text as render_text
+from shellrun import run_captured
+
+SETUP = """
+import threading, time
+import concurrent.futures as cf
+import jax, jax.numpy as jnp
+x = jnp.ones(4)
+events = []
+"""
+
+BACKGROUND = """
+go, done, release = threading.Event(), threading.Event(), threading.Event()
+
+def noise(v):
+    events.append("noise traced")
+    if hold:
+        release.wait(30)
+    return jnp.tanh(v) * 3
+
+def loader():
+    go.wait(30)
+    jax.jit(noise)(x).block_until_ready()
+    done.set()
+
+loader_thread = threading.Thread(target=loader, daemon=True)
+loader_thread.start()
+"""
+
+
+@pytest.fixture
+def shell(ip):
+    assert ip.run_cell(SETUP).success
+    return ip
+
+
+def _run(shell, cell):
+    result, cap = run_captured(shell, cell)
+    assert result.success, result.error_in_exec
+    return shell.user_ns["rep"], cap
+
+
+def _first_line(rep) -> str:
+    return render_text(rep).splitlines()[0]
+
+
+def test_a_background_threads_compile_is_alongside_not_the_headline(shell):
+    assert shell.run_cell("hold = False\n" + BACKGROUND).success
+    rep, _ = _run(shell, "%%jaxstages -o rep\ngo.set(); done.wait(30)\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    assert [r.function for r in rep.reports] == ["step"] and not rep.reports[0].other_thread
+    assert (rep.other_threads.count, rep.other_threads.names) == (1, ("noise",))
+    assert rep.other_compiles.count == 0 and rep.helper_compiles.count == 0
+    own = rep.reports[0].timings.total_seconds + rep.helper_compiles.seconds  # jax 0.7: a nested helper trace
+    assert rep.compile_pipeline_seconds == own and rep.other_compiles.seconds == 0
+    text = " ".join(render_text(rep).split())  # the line wraps at the text width
+    assert ("(JAX's stages on other threads, alongside the cell and not in its time above: "
+            f"{_seconds(rep.other_threads.seconds)}, 1 compile: noise)") in text
+    assert "your other calls" not in _first_line(rep)
+    assert shell.user_ns["events"] == ["noise traced"]
+
+
+def test_a_call_still_under_way_on_another_thread_is_named_not_walked(shell):
+    assert shell.run_cell("hold = True\n" + BACKGROUND).success
+    rep, cap = _run(shell, "%%jaxstages -o rep\ngo.set()\nwhile not events: time.sleep(0.001)\n"
+                           "@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    assert [r.function for r in rep.reports] == ["step"]
+    assert "still under way on another thread when the cell ended, so not shown: noise (tracing)" in rep.notes
+    assert rep.other_threads.count == 0 and not any("ahead of time" in n for r in rep.reports for n in r.notes)
+    assert shell.run_cell("release.set(); loader_thread.join(30); assert done.is_set()").success
+    after, cap = _run(shell, "%%jaxstages -o rep\nz = step(jnp.ones(5))")
+    assert [r.function for r in after.reports] == ["step"] and after.other_threads.count == 0
+    assert "noise" not in render_text(after)
+    assert shell.user_ns["events"] == ["noise traced"]
+
+
+def test_a_thread_pool_of_the_cells_calls_is_shown_on_another_thread(shell):
+    cell = """%%jaxstages -o rep
+def work(k):
+    def body(v):
+        return v * k
+    body.__name__ = f"work{k}"
+    return jax.jit(body)(x)
+with cf.ThreadPoolExecutor(2) as pool:
+    out = [v.tolist() for v in pool.map(work, [2, 3])]
+"""
+    rep, _ = _run(shell, cell)
+    assert shell.user_ns["out"] == [[2.0] * 4, [3.0] * 4]
+    [report] = rep.reports
+    assert report.function in ("work2", "work3") and report.other_thread
+    assert rep.compile_pipeline_seconds == 0.0 and rep.helper_compiles.count == 0
+    assert set(rep.other_threads.names) == {"work2", "work3"} and rep.other_threads.count == 2
+    assert _first_line(rep).startswith(f"cell {_seconds(rep.cell_seconds)} = the rest (running, Python) ")
+    head = render_text(rep).split("\n" + report.function + ":")[1].split("\n①")[0]
+    assert " ".join(head.split()).endswith(" (called at In[1]:6 in work) (on another thread)")
+
+
+def _seconds(seconds: float) -> str:
+    from jaxshow.report import format_seconds
+    return format_seconds(seconds)
+
+
+def test_jaxcache_says_which_thread_a_miss_was_on(shell):
+    result, _ = run_captured(shell, "hold = False\n" + BACKGROUND.replace("target=loader,", "target=loader, name='loader',"))
+    assert result.success
+    cell = shell.execution_count - 1
+    rep, cap = _run(shell, "%%jaxcache -o rep\ngo.set(); done.wait(30)\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    noise, step = rep.functions
+    assert (noise.function, step.function) == ("noise", "step")
+    assert [m.call_site for m in noise.misses] == [f"In[{cell}]:13 (on thread loader)"]
+    assert [m.call_site for m in step.misses] == [f"In[{cell + 1}]:6"]
+    assert f"called at In[{cell}]:13 (on thread loader)" in render_text(rep)
+
+
+@pytest.mark.parametrize("magic, builder", [("%%jaxstages -o rep", "jaxshow.stages_magic.cell_report"),
+                                            ("%%jaxcache -o rep", "jaxshow.retrace.Session.report")],
+                         ids=["jaxstages", "jaxcache"])
+def test_ctrl_c_while_the_report_is_built_is_one_line_and_leaves_nothing_installed(shell, monkeypatch, magic, builder):
+    import builtins
+
+    import jax._src.pjit as pjit
+    from jaxshow import timings
+    from jaxshow.cellrun import INTERRUPTED
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    hooked = {name: getattr(pjit, name) for name in ("_pjit_call_impl_python", "_resolve_and_lower")}
+    explaining = jax_config_flag()
+    monkeypatch.setattr(builder, interrupted)
+    result, cap = run_captured(shell, f"{magic}\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    monkeypatch.undo()
+    assert result.success and shell.user_ns["y"].tolist() == [2.0] * 4 and "rep" not in shell.user_ns
+    assert cap.stderr == INTERRUPTED + "\n" and "Traceback" not in cap.stdout and cap.outputs == []
+    assert {name: getattr(pjit, name) for name in hooked} == hooked and not timings.listeners_registered()
+    assert not any("jaxshow" in name for name in vars(builtins)) and jax_config_flag() == explaining
+    rep, _ = _run(shell, f"{magic}\nz = step(jnp.ones(5))")
+    shown = [r.function for r in rep.reports] if magic.startswith("%%jaxstages") else [f.function for f in rep.functions]
+    assert shown == ["step"]
+
+
+def jax_config_flag() -> bool:
+    import jax
+    return bool(jax.config.jax_explain_cache_misses)
