@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
 
     report = jaxshow.stages(cached_fn, jnp.ones((32, 32)))
     print(json.dumps({"hit": report.timings.persistent_cache_hit, "compile": report.timings.compile_seconds,
-                      "text": str(report).splitlines()[0]}))
+                      "text": " ".join(str(report).split("\\n\\u2460")[0].split())}))  # the head line, unwrapped
     """
 )
 
@@ -54,3 +54,21 @@ def test_collector_records_each_stage_with_its_function():
     mine = timings_from_events([e for e in collector.events if e.base_name == "alpha"])
     assert mine.stages_run == ("trace", "lower", "compile")
     assert timings_from_events([]).stages_run == ()
+
+
+def test_a_cell_that_clears_jaxs_listeners_keeps_its_stage_times_and_its_clear(ip):
+    """``jax.monitoring.clear_event_listeners()`` in a cell: the report still has the call's stages (it read
+    "cache hit: JAX did not trace, lower or compile this call"), the cell's clear holds after it, and the
+    runner's close raises no AssertionError from JAX's unregister."""
+    from jax._src import monitoring
+
+    from shellrun import run_captured
+
+    assert ip.run_cell("import jax, jax.numpy as jnp\nx = jnp.ones(3)").success
+    result, cap = run_captured(ip, "%%jaxstages -o rep\njax.monitoring.clear_event_listeners()\n"
+                                   "@jax.jit\ndef f(v):\n    return jnp.sin(v)\ny = f(x)")
+    assert result.success and cap.stderr == ""
+    [report] = ip.user_ns["rep"].reports
+    assert report.function == "f" and report.timings.stages_run == ("trace", "lower", "compile")
+    assert not report.cache_hit and report.timings.compile_seconds > 0
+    assert monitoring.get_event_duration_listeners() == [] and monitoring.get_event_listeners() == []

@@ -58,37 +58,47 @@ def cache_size(fn: Any) -> int | None:
         return None
 
 
-def unregister_duration_listener(callback: Callable) -> None:
-    """Remove a ``jax.monitoring`` duration listener (public API since jax 0.8.1)."""
-    public = getattr(jax.monitoring, "unregister_event_duration_listener", None)
-    if public is not None:
-        public(callback)
-        return
-    from jax._src import monitoring as _monitoring
+def _unregister(public: str, private: str, callback: Callable) -> None:
+    """Remove a ``jax.monitoring`` listener (public API since jax 0.8.1); one already gone is left alone.
 
-    _monitoring._unregister_event_duration_listener_by_callback(callback)
+    The user's code may have removed it (``jax.monitoring.clear_event_listeners()``),
+    and JAX asserts that a listener it removes is registered.
+    """
+    remove = getattr(jax.monitoring, public, None)
+    if remove is None:
+        from jax._src import monitoring as _monitoring
+
+        remove = getattr(_monitoring, private)
+    try:
+        remove(callback)
+    except (AssertionError, ValueError):
+        pass
+
+
+def unregister_duration_listener(callback: Callable) -> None:
+    _unregister("unregister_event_duration_listener", "_unregister_event_duration_listener_by_callback", callback)
 
 
 def unregister_event_listener(callback: Callable) -> None:
-    """Remove a ``jax.monitoring`` event listener (public API since jax 0.8.1)."""
-    public = getattr(jax.monitoring, "unregister_event_listener", None)
-    if public is not None:
-        public(callback)
-        return
-    from jax._src import monitoring as _monitoring
-
-    _monitoring._unregister_event_listener_by_callback(callback)
+    _unregister("unregister_event_listener", "_unregister_event_listener_by_callback", callback)
 
 
 def unregister_scalar_listener(callback: Callable) -> None:
-    """Remove a ``jax.monitoring`` scalar listener (public API since jax 0.8.1)."""
-    public = getattr(jax.monitoring, "unregister_scalar_listener", None)
-    if public is not None:
-        public(callback)
-        return
+    _unregister("unregister_scalar_listener", "_unregister_scalar_listener_by_callback", callback)
+
+
+def removed_listeners(duration: Callable, event: Callable) -> tuple[bool, bool]:
+    """Whether a duration and an event listener are no longer on ``jax.monitoring`` (``(False, False)`` where unknown).
+
+    ``jax._src.monitoring.get_event_duration_listeners``/``get_event_listeners``
+    (0.7 to 0.12) return copies of JAX's lists.
+    """
     from jax._src import monitoring as _monitoring
 
-    _monitoring._unregister_scalar_listener_by_callback(callback)
+    try:
+        return (duration not in _monitoring.get_event_duration_listeners(), event not in _monitoring.get_event_listeners())
+    except Exception:  # noqa: BLE001 - a probe; unknown reads as still there
+        return False, False
 
 
 def exclude_from_source_info(directory: str) -> bool:

@@ -124,6 +124,17 @@ class _EventBus:
         for collector in list(self._collectors):
             self.close(collector)
 
+    def keep_registered(self) -> None:
+        """Register again a listener the user's code removed while collectors are open (``jax.monitoring.clear_event_listeners()``)."""
+        with self._lock:
+            if not self._collectors:
+                return
+            duration_gone, event_gone = _jax_compat.removed_listeners(_on_duration, _on_event)
+            if duration_gone:
+                jax.monitoring.register_event_duration_secs_listener(_on_duration)
+            if event_gone:
+                jax.monitoring.register_event_listener(_on_event)
+
     def snapshot(self) -> list[EventCollector]:
         return list(self._collectors)
 
@@ -157,6 +168,11 @@ def _on_event(event: str, **kwargs) -> None:
 def listeners_registered() -> bool:
     """Whether jaxshow currently has listeners on ``jax.monitoring``."""
     return _bus.registered
+
+
+def keep_listening() -> None:
+    """Before a stage starts: jaxshow's listeners are on ``jax.monitoring`` while a collector is open, even after the cell cleared them."""
+    _bus.keep_registered()
 
 
 def close_all_collectors() -> None:

@@ -44,7 +44,7 @@ from jaxshow.capture.stations import (
     type_module,
 )
 from jaxshow.report import SourceLocation
-from jaxshow.timings import EventCollector, StageEvent
+from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
 Phase = Literal["trace", "lower", "compile", "run"]
 Kind = Literal["user", "library", "jax"]
@@ -308,6 +308,7 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
         else:
+            keep_listening()
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
@@ -368,6 +369,7 @@ class CallCapture(_jax_compat.CallObserver):
         else:
             record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
             if record is None:
+                keep_listening()
                 record = self._new_record("transform", sys._getframe(2))
                 record.jaxpr = jaxpr
                 record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
