@@ -179,3 +179,15 @@ def test_save_takes_a_quoted_directory_with_spaces(ip, tmp_path):
     result, cap = run_captured(ip, f'%%jaxstages --save "{tmp_path}/my runs"\ninc(jnp.ones(2))\n')
     assert result.success and sorted(os.listdir(tmp_path)) == ["my runs"]
     assert len(os.listdir(tmp_path / "my runs")) == 5
+
+
+def test_save_directory_expression_runs_once_per_cell(ip, tmp_path):
+    ip.user_ns.update(base=str(tmp_path))
+    ip.run_cell("import itertools, jax, jax.numpy as jnp\nrun_ids = itertools.count()\ninc = jax.jit(lambda x: x + 1)\n")
+    for expected in ("run0", "run1"):
+        result, cap = run_captured(ip, "%%jaxstages --save {base}/run{next(run_ids)}\ninc(jnp.ones(2))\n")
+        assert result.success
+        assert cap.outputs[-1].data["text/plain"].splitlines()[0] == f"saved 5 files to {tmp_path}/{expected}:"
+    ip.run_cell_magic("jaxstages", "--save {base}/run{next(run_ids)}", "inc(jnp.ones(2))\n")
+    assert sorted(os.listdir(tmp_path)) == ["run0", "run1", "run2"]
+    assert next(ip.user_ns["run_ids"]) == 3

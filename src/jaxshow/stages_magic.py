@@ -70,6 +70,8 @@ class StagesMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._open: _OpenCell | None = None
         self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
+        self._expanded: tuple[str, str] | None = None
+        """This cell's magic line and the line with ``{expr}``/``$name`` filled; forgotten when the cell ends."""
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -168,6 +170,7 @@ class StagesMagics(Magics):
         return self._open_capture(self._parse(line, raw_cell), timeit=bool(_TIMEIT.search(raw_cell)))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
+        self._expanded = None
         if self._open is None:
             return
         args, capture, progress = self._open.args, self._open.capture, self._open.progress
@@ -198,8 +201,16 @@ class StagesMagics(Magics):
         if args.output:
             self.shell.user_ns[args.output] = report
 
+    def start_observing(self) -> None:
+        """Forget the filled line at the end of every cell (on load)."""
+        self.shell.events.register("post_execute", self._forget_expansion)
+
     def shutdown(self) -> None:
         """End an open capture without a report (called on ``%unload_ext``)."""
+        try:
+            self.shell.events.unregister("post_execute", self._forget_expansion)
+        except ValueError:
+            pass
         if self._open is not None:
             self._open.capture.close()
             self._open.progress.close()
@@ -223,7 +234,7 @@ class StagesMagics(Magics):
         return tuple(diffs)
 
     def _parse(self, line: str, cell: str) -> Any:
-        args = parse_options(self.jaxstages, expand_variables(self.shell, line))
+        args = parse_options(self.jaxstages, self._expand(line))
         usage_line = usage(self.jaxstages)
         if args.name is not None and not _FUNCTION_NAME.match(args.name):
             raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
@@ -236,6 +247,20 @@ class StagesMagics(Magics):
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage_line}")
         return args
+
+    def _expand(self, line: str) -> str:
+        """``{expr}`` and ``$name`` filled once per cell, as IPython fills a magic's line once.
+
+        A cell's line is checked up to four times before the cell runs
+        (ipykernel's and IPython's input transforms, ``pre_run_cell``, open); an
+        expression such as ``{next(run_ids)}`` must run once and name one directory.
+        """
+        if self._expanded is None or self._expanded[0] != line:
+            self._expanded = (line, expand_variables(self.shell, line))
+        return self._expanded[1]
+
+    def _forget_expansion(self) -> None:
+        self._expanded = None
 
     def _open_capture(self, args: Any, *, timeit: bool = False) -> DirectCalls:
         if self._open is not None:
