@@ -243,7 +243,7 @@ class StagesMagics(Magics):
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
                 raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
-            raise UsageError(f"--save {args.save}: {why}\n{usage_line}")
+            raise UsageError(f"--save {args.save or repr(args.save)}: {why}\n{usage_line}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage_line}")
         return args
