@@ -394,3 +394,28 @@ def test_compat_shims_on_the_installed_jax(tmp_path):
         jax.config.update("jax_dump_ir_to", before)
     assert _jax_compat.backends_initialized()[0] is True
     assert _jax_compat.xla_dump_to_in_effect() == ""  # this test process has no --xla_dump_to
+
+
+def test_dir_expands_home_and_namespace_values(ip, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    dump = tmp_path / "earlier"
+    dump.mkdir()
+    (dump / "jax_ir0001_jit_f_compile.mlir").write_text(_module_text("3"))
+    ip.user_ns["run_dir"] = str(dump)
+    for line in ("--dir ~/earlier", "--dir {run_dir}", "--dir $run_dir", "--dir {run_dir} 1"):
+        result, cap = run_captured(ip, f"%jaxdump {line} -o rep")
+        assert result.success, line
+        assert ip.user_ns["rep"].directory == str(dump) and [f.name for f in ip.user_ns["rep"].files] == ["jax_ir0001_jit_f_compile.mlir"]
+        heading = f"%jaxdump 1 — 1 file in {dump} " if line.endswith(" 1") else f"%jaxdump — 1 file of 1 function in {dump} "
+        assert _flat(cap.outputs[0].data["text/plain"]).startswith(heading)
+
+
+def test_a_tilde_in_jax_dump_ir_to_is_flagged_since_jax_does_not_expand_it(ip, dumping_in_process, monkeypatch):
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.chdir(dumping_in_process)
+    jax.config.update("jax_dump_ir_to", "~/dumps")
+    rep = jaxshow.dump_report()
+    assert rep.warnings == (
+        f"jax_dump_ir_to is '~/dumps': JAX does not expand '~', so it writes to a directory named '~' under the working directory "
+        f"({dumping_in_process}/~/dumps), not to /home/someone/dumps. Give the full path: "
+        "jax.config.update('jax_dump_ir_to', '/home/someone/dumps').",)

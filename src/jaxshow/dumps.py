@@ -175,6 +175,12 @@ def settings() -> tuple[tuple[DumpSetting, ...], tuple[str, ...]]:
             "(too late: JAX keeps what it read at import) or jax.config.update set another directory. Files go to "
             f"{directory!r}."
         )
+    if directory.startswith("~"):
+        warnings.append(
+            f"jax_dump_ir_to is {directory!r}: JAX does not expand '~', so it writes to a directory named '~' under the working "
+            f"directory ({os.path.abspath(directory)}), not to {os.path.expanduser(directory)}. Give the full path: "
+            f"jax.config.update('jax_dump_ir_to', {os.path.expanduser(directory)!r})."
+        )
     if env_modes is not None and env_modes != modes:
         warnings.append(
             f"{ENV_MODES}={env_modes!r} but jax_dump_ir_modes is {modes!r}: the variable was changed after JAX was imported "
