@@ -419,3 +419,14 @@ def test_a_tilde_in_jax_dump_ir_to_is_flagged_since_jax_does_not_expand_it(ip, d
         f"jax_dump_ir_to is '~/dumps': JAX does not expand '~', so it writes to a directory named '~' under the working directory "
         f"({dumping_in_process}/~/dumps), not to /home/someone/dumps. Give the full path: "
         "jax.config.update('jax_dump_ir_to', '/home/someone/dumps').",)
+
+
+def test_a_function_with_only_jaxpr_files_keeps_its_xla_modules(ip, tmp_path):
+    (tmp_path / "jax_000002_f.jaxpr.txt").write_text("{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n")
+    for kind in ("before_optimizations", "cpu_after_optimizations"):
+        (tmp_path / f"module_0004.jit_f.{kind}.txt").write_text("HloModule jit_f\n")
+    (tmp_path / "module_0006.jit_g.before_optimizations.txt").write_text("HloModule jit_g\n")
+    result, cap = run_captured(ip, f"%jaxdump --dir {tmp_path} f -o rep")
+    assert result.success
+    assert [(m.number, m.module) for m in ip.user_ns["rep"].xla_modules] == [(4, "jit_f")]
+    assert "    module_0004.jit_f  2      before optimizations; after optimizations" in cap.outputs[0].data["text/plain"].splitlines()

@@ -430,7 +430,7 @@ def dump_report(
         if xla_chosen:
             xla_modules = [m for m in xla_modules if any(x in m.files for x in xla_chosen)]
         else:
-            modules = {f.module for f in files if f.module}
+            modules = {f.module or f"jit_{f.function}" for f in files}  # a jaxpr file names no module: its function's jit module
             xla_modules = [m for m in xla_modules if m.module in modules]
         xla_read_from = listed if directory is not None else xla_directory
         texts = tuple(_read_text((xla_read_from if isinstance(shown, XlaDumpFile) else listed) or "", shown, label_text, read_max_bytes)
