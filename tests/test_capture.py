@@ -90,6 +90,33 @@ def test_plain_callable_is_wrapped_and_says_so():
         jaxshow.stages(42)
 
 
+class _Scale:
+    def __call__(self, x):
+        return x * 2
+
+    def shifted(self, x):
+        return x + 1
+
+
+class _Box:
+    def __init__(self, x):
+        self.x = x
+
+
+jax.tree_util.register_pytree_node(_Box, lambda box: ((box.x,), None), lambda _, children: _Box(*children))
+
+
+def test_a_callable_jaxshow_jits_is_named_as_it_is_written():
+    wrapped = "is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it"
+    x = jnp.ones(2)
+    for fn, name, note in ((_Scale().shifted, "shifted", "shifted"), (partial(_mlp, {}), "_mlp", "_mlp"), (abs, "abs", "abs"),
+                           (_Scale(), "_Scale", "_Scale"), (_Box, "<unknown>", "_Box")):
+        report = jaxshow.stages(fn, x)
+        assert (report.function, report.wrapper.name, report.notes[0]) == (name, name, f"{note} {wrapped}")
+    report = jaxshow.stages(jax.jit(_Scale()), x)
+    assert report.function == "_Scale" and report.notes == () and report.wrapper.defined_at.line == _Scale.__call__.__code__.co_firstlineno
+
+
 def test_a_stage_already_taken_is_refused_with_what_to_pass_instead():
     f = jax.jit(lambda x: x * 2)
     x = jnp.ones(2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -222,8 +223,12 @@ def test_changed_names_the_options_that_change_cache_keys(ip, debug_nans):
     report = ip.user_ns["rep"]
     assert [o.name for o in report.options] == ["jax_debug_nans", "jax_enable_x64"]
     text = _flat(to_text(report))  # prose wraps at the terminal's width
-    assert ("2 options differ from the default; 1 of them is in JAX's trace context or jit key (every jitted function "
-            "misses its cache while they differ): jax_enable_x64") in text
+    assert ("2 options differ from the default; 1 of them is in JAX's trace context or jit key, so changing it makes "
+            "every jitted function miss its cache at its next call (a value kept the whole session costs nothing): jax_enable_x64") in text
+    x64 = report.options[1]
+    two = dataclasses.replace(report, options=(x64, dataclasses.replace(x64, name="jax_other")))
+    assert ("2 options differ from the default; 2 of them are in JAX's trace context or jit key, so changing one makes "
+            "every jitted function miss its cache at its next call") in _flat(to_text(two))
 
 
 def test_inside_a_context_manager(ip):

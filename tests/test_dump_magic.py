@@ -394,3 +394,39 @@ def test_compat_shims_on_the_installed_jax(tmp_path):
         jax.config.update("jax_dump_ir_to", before)
     assert _jax_compat.backends_initialized()[0] is True
     assert _jax_compat.xla_dump_to_in_effect() == ""  # this test process has no --xla_dump_to
+
+
+def test_dir_expands_home_and_namespace_values(ip, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    dump = tmp_path / "earlier"
+    dump.mkdir()
+    (dump / "jax_ir0001_jit_f_compile.mlir").write_text(_module_text("3"))
+    ip.user_ns["run_dir"] = str(dump)
+    for line in ("--dir ~/earlier", "--dir {run_dir}", "--dir $run_dir", "--dir {run_dir} 1"):
+        result, cap = run_captured(ip, f"%jaxdump {line} -o rep")
+        assert result.success, line
+        assert ip.user_ns["rep"].directory == str(dump) and [f.name for f in ip.user_ns["rep"].files] == ["jax_ir0001_jit_f_compile.mlir"]
+        heading = f"%jaxdump 1 — 1 file in {dump} " if line.endswith(" 1") else f"%jaxdump — 1 file of 1 function in {dump} "
+        assert _flat(cap.outputs[0].data["text/plain"]).startswith(heading)
+
+
+def test_a_tilde_in_jax_dump_ir_to_is_flagged_since_jax_does_not_expand_it(ip, dumping_in_process, monkeypatch):
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.chdir(dumping_in_process)
+    jax.config.update("jax_dump_ir_to", "~/dumps")
+    rep = jaxshow.dump_report()
+    assert rep.warnings == (
+        f"jax_dump_ir_to is '~/dumps': JAX does not expand '~', so it writes to a directory named '~' under the working directory "
+        f"({dumping_in_process}/~/dumps), not to /home/someone/dumps. Give the full path: "
+        "jax.config.update('jax_dump_ir_to', '/home/someone/dumps').",)
+
+
+def test_a_function_with_only_jaxpr_files_keeps_its_xla_modules(ip, tmp_path):
+    (tmp_path / "jax_000002_f.jaxpr.txt").write_text("{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n")
+    for kind in ("before_optimizations", "cpu_after_optimizations"):
+        (tmp_path / f"module_0004.jit_f.{kind}.txt").write_text("HloModule jit_f\n")
+    (tmp_path / "module_0006.jit_g.before_optimizations.txt").write_text("HloModule jit_g\n")
+    result, cap = run_captured(ip, f"%jaxdump --dir {tmp_path} f -o rep")
+    assert result.success
+    assert [(m.number, m.module) for m in ip.user_ns["rep"].xla_modules] == [(4, "jit_f")]
+    assert "    module_0004.jit_f  2      before optimizations; after optimizations" in cap.outputs[0].data["text/plain"].splitlines()

@@ -179,3 +179,98 @@ def test_save_takes_a_quoted_directory_with_spaces(ip, tmp_path):
     result, cap = run_captured(ip, f'%%jaxstages --save "{tmp_path}/my runs"\ninc(jnp.ones(2))\n')
     assert result.success and sorted(os.listdir(tmp_path)) == ["my runs"]
     assert len(os.listdir(tmp_path / "my runs")) == 5
+
+
+def test_save_directory_expression_runs_once_per_cell(ip, tmp_path):
+    ip.user_ns.update(base=str(tmp_path))
+    ip.run_cell("import itertools, jax, jax.numpy as jnp\nrun_ids = itertools.count()\ninc = jax.jit(lambda x: x + 1)\n")
+    for expected in ("run0", "run1"):
+        result, cap = run_captured(ip, "%%jaxstages --save {base}/run{next(run_ids)}\ninc(jnp.ones(2))\n")
+        assert result.success
+        assert cap.outputs[-1].data["text/plain"].splitlines()[0] == f"saved 5 files to {tmp_path}/{expected}:"
+    ip.run_cell_magic("jaxstages", "--save {base}/run{next(run_ids)}", "inc(jnp.ones(2))\n")
+    assert sorted(os.listdir(tmp_path)) == ["run0", "run1", "run2"]
+    assert next(ip.user_ns["run_ids"]) == 3
+
+
+def test_saving_again_to_a_directory_says_what_it_replaced_and_what_was_there(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda x: x + 1)\n@jax.jit\ndef g(x):\n    return x * 2\n")
+    run_captured(ip, f"%%jaxstages --save {tmp_path}\nf(jnp.ones(2))\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ng(jnp.ones(2))\n")
+    assert result.success
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    assert lines[0] == f"saved 5 files to {tmp_path} (replacing 1 file of the same name):"
+    assert [row.split()[0] for row in lines[1:6]] == [f"g.{suffix}" for suffix in STATION_FILES] + ["report.html"]
+    assert [row.endswith("  replaced") for row in lines[1:6]] == [False, False, False, False, True]
+    assert " ".join(piece.strip() for piece in lines[6:]) == (
+        "note: 4 entries already in this directory, not part of this report, left as they were: "
+        "lambda.compiled.hlo.txt, lambda.json, lambda.lowered.stablehlo.mlir, lambda.traced.jaxpr.txt")
+    html = cap.outputs[-1].data["text/html"]
+    assert f"saved 5 files to {tmp_path} (replacing 1 file of the same name)" in html and "<td><b>note</b></td>" in html
+    assert "<td>report.html</td>" in html and html.count("<td>replaced</td>") == 1
+    assert ">4 entries already in this directory, not part of this report, left as they were: lambda.compiled.hlo.txt, " in html
+    saved = jaxshow.save(jaxshow.stages(ip.user_ns["g"], jnp.ones(2)), tmp_path / "fresh")
+    assert saved.kept == () and not any(f.replaced for f in saved.files)
+    assert str(saved).splitlines()[0] == f"saved 5 files to {tmp_path / 'fresh'}:"
+
+
+def test_save_writes_a_lone_surrogate_as_its_escape(ip, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef f(x):\n    raise ValueError('no file ' + b'caf\\xe9'.decode('utf-8', 'surrogateescape'))\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path / 'cell'}\nf(jnp.ones(2))\n")
+    assert isinstance(result.error_in_exec, ValueError)
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == f"saved 2 files to {tmp_path / 'cell'}:"
+    assert "UnicodeEncodeError" not in cap.stdout + cap.stderr  # the cell's own ValueError only
+    raw = _read(tmp_path / "cell" / "f.json")
+    assert b'"message": "no file caf\\udce9"' in raw  # valid UTF-8: JSON's escape of the surrogate
+    assert json.loads(raw)["error"]["message"] == "no file caf\udce9"
+    report = jaxshow.stages(ip.user_ns["f"], jnp.ones(2))
+    saved = jaxshow.save(report, tmp_path / "api")
+    assert [f.name for f in saved.files] == ["f.json", "f.html"]
+    assert json.loads(_read(tmp_path / "api" / "f.json"))["error"]["message"] == "no file caf\udce9"
+
+
+def test_save_refuses_what_is_not_a_report_or_not_a_directory(tmp_path):
+    report = jaxshow.stages(jax.jit(lambda x: x + 1), jnp.ones(2))
+    for wrong in (jaxshow.config_report("x64"), None, [report]):
+        with pytest.raises(TypeError, match=r"^jaxshow.save needs a StagesReport \(jaxshow.stages\) or a CellReport "
+                                            rf"\(%%jaxstages -o NAME\), got {type(wrong).__name__}$"):
+            jaxshow.save(wrong, tmp_path / "never")
+    assert os.listdir(tmp_path) == []
+    blocker = tmp_path / "a-file"
+    blocker.write_text("keep")
+    with pytest.raises(OSError) as raised:
+        jaxshow.save(report, blocker)
+    assert str(raised.value) == f"jaxshow.save: {blocker} exists and is not a directory (0 files written to {blocker} before it)"
+    with pytest.raises(OSError, match=r"^jaxshow.save: no directory given \(an empty name\) \(0 files written to .* before it\)$"):
+        jaxshow.save(report, "")
+    assert blocker.read_text() == "keep"
+
+
+def test_save_to_an_empty_name_is_a_usage_error(ip):
+    ip.run_cell("ran = False\n")
+    result, cap = run_captured(ip, "%%jaxstages --save ''\nran = True\n")
+    assert not result.success and ip.user_ns["ran"] is False
+    assert str(result.error_in_exec).splitlines()[0] == "--save '': no directory given (an empty name)"
+
+
+def test_a_failed_write_lists_the_files_written_before_it_and_the_path(ip, tmp_path, monkeypatch):
+    import errno
+
+    from jaxshow import record_files
+
+    written = record_files._write
+
+    def disk_fills(directory, name, content):
+        if name.endswith(".compiled.hlo.txt"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(directory / name))
+        return written(directory, name, content)
+
+    monkeypatch.setattr(record_files, "_write", disk_fills)
+    ip.run_cell("import jax, jax.numpy as jnp\ninc = jax.jit(lambda x: x + 1)\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ny = inc(jnp.ones(2))\n")
+    assert result.success and ip.user_ns["y"].tolist() == [2.0, 2.0]
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    assert lines[:2] == [f"could not save to {tmp_path} (2 files written before the error):",
+                         f"  OSError: No space left on device: {tmp_path}/lambda.compiled.hlo.txt"]
+    assert [row.split()[0] for row in lines[2:]] == ["lambda.traced.jaxpr.txt", "lambda.lowered.stablehlo.mlir"]
+    assert sorted(os.listdir(tmp_path)) == ["lambda.lowered.stablehlo.mlir", "lambda.traced.jaxpr.txt"]

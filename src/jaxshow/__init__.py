@@ -75,8 +75,10 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
 def save(report, directory):
     """Write a report's stations and its HTML to ``directory``; see :func:`jaxshow.record_files.save_report`.
 
-    Returns a :class:`~jaxshow.report.SavedReport` listing the files; raises
-    ``OSError`` when a file could not be written.
+    Returns a :class:`~jaxshow.report.SavedReport` listing the files (and any
+    that replaced a file of the same name); raises ``OSError`` when
+    ``directory`` is not usable or a file could not be written, ``TypeError``
+    when ``report`` is not a ``StagesReport`` or ``CellReport``.
     """
     from jaxshow.record_files import save_report
     from jaxshow.report import plural

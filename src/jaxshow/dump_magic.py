@@ -9,6 +9,7 @@ display. The capture lives in :mod:`jaxshow.dumps`.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections import deque
 from typing import Any
@@ -21,7 +22,7 @@ from traitlets import Integer
 
 from jaxshow import dumps, render
 from jaxshow.cellrun import label_cells
-from jaxshow.magic_args import output_name_error, parse_options, silenced, usage
+from jaxshow.magic_args import expand_variables, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
 
@@ -110,6 +111,8 @@ class DumpMagics(Magics):
         files. A trailing ``;`` shows nothing (with ``-o``, the report is still
         stored). Long files are read and shown up to the budget
         (``%config DumpMagics.max_lines``, ``read_max_bytes``), never whole.
+        ``{expr}`` and ``$name`` in the line expand from your namespace, and
+        ``~`` in ``--dir`` is your home directory.
 
         Examples::
 
@@ -120,7 +123,7 @@ class DumpMagics(Magics):
             %jaxdump --dir /tmp/earlier-run -o dumps
         """
         line, silent = silenced(line)
-        args = parse_options(self.jaxdump, line)
+        args = parse_options(self.jaxdump, expand_variables(self.shell, line))
         usage_line = usage(self.jaxdump)
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage_line}")
@@ -128,12 +131,13 @@ class DumpMagics(Magics):
             raise UsageError(f"--diff A B takes no NAME, got {args.name!r}\n{usage_line}")
         if args.dir is not None and not args.dir.strip():
             raise UsageError(f"--dir needs a directory\n{usage_line}")
+        directory = os.path.expanduser(args.dir) if args.dir is not None else None
         label = functools.partial(label_cells, self.shell)
         try:
             if args.diff:
-                report: Any = dumps.dump_diff(*args.diff, directory=args.dir, label_text=label, read_max_bytes=self.read_max_bytes)
+                report: Any = dumps.dump_diff(*args.diff, directory=directory, label_text=label, read_max_bytes=self.read_max_bytes)
             else:
-                report = dumps.dump_report(args.name, directory=args.dir, cells=self.cell_spans(), loaded_at=self._loaded_at,
+                report = dumps.dump_report(args.name, directory=directory, cells=self.cell_spans(), loaded_at=self._loaded_at,
                                            hits=tuple(self._watcher.hits), label_text=label, read_max_bytes=self.read_max_bytes,
                                            namespace=self.shell.user_ns.values())
         except (LookupError, ValueError) as exc:

@@ -175,6 +175,12 @@ def settings() -> tuple[tuple[DumpSetting, ...], tuple[str, ...]]:
             "(too late: JAX keeps what it read at import) or jax.config.update set another directory. Files go to "
             f"{directory!r}."
         )
+    if directory.startswith("~"):
+        warnings.append(
+            f"jax_dump_ir_to is {directory!r}: JAX does not expand '~', so it writes to a directory named '~' under the working "
+            f"directory ({os.path.abspath(directory)}), not to {os.path.expanduser(directory)}. Give the full path: "
+            f"jax.config.update('jax_dump_ir_to', {os.path.expanduser(directory)!r})."
+        )
     if env_modes is not None and env_modes != modes:
         warnings.append(
             f"{ENV_MODES}={env_modes!r} but jax_dump_ir_modes is {modes!r}: the variable was changed after JAX was imported "
@@ -424,7 +430,7 @@ def dump_report(
         if xla_chosen:
             xla_modules = [m for m in xla_modules if any(x in m.files for x in xla_chosen)]
         else:
-            modules = {f.module for f in files if f.module}
+            modules = {f.module or f"jit_{f.function}" for f in files}  # a jaxpr file names no module: its function's jit module
             xla_modules = [m for m in xla_modules if m.module in modules]
         xla_read_from = listed if directory is not None else xla_directory
         texts = tuple(_read_text((xla_read_from if isinstance(shown, XlaDumpFile) else listed) or "", shown, label_text, read_max_bytes)

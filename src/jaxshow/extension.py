@@ -3,7 +3,8 @@
 ``load_ipython_extension`` registers the magics (``%%jaxstages``, ``%jaxcache``,
 ``%jaxconfig``, ``%jaxdump``) and the cell runner (an input transformer and two
 events, see :mod:`jaxshow.cellrun`), and starts ``%jaxdump``'s cell clock (two more
-events) and persistent-hit listener;
+events), its persistent-hit listener and the ``post_execute`` event at which
+``%%jaxstages`` forgets a cell's filled-in line;
 ``unload_ipython_extension`` ends any open capture, lets each magics class undo
 its own changes (JAX hooks, log handlers, config flags), removes the runner and
 the magics, and closes every ``jax.monitoring`` collector. Loading twice is
@@ -48,6 +49,7 @@ def load_ipython_extension(shell: Any) -> None:
     for magics in installation.magics:
         shell.register_magics(magics)  # Magics.__init__ has already joined shell.configurables
     installation.runner.install()
+    installation.stages.start_observing()
     installation.dump.start_observing()
     setattr(shell, _INSTALLED, installation)
 

@@ -45,22 +45,35 @@ def save_report(record: StagesReport | CellReport, directory: str | os.PathLike,
                 budget: TextBudget = DEFAULT_BUDGET) -> SavedReport:
     """Write ``record``'s stations under ``directory`` (created if needed); never raises ``OSError``.
 
-    Returns what was written; on a failure, what was written before it and
-    the reason, in ``error``.
+    Returns what was written, which files replaced one of the same name, and
+    the names already there that this save left alone; on a failure, what was
+    written before it and the reason, in ``error``.
+
+    Raises:
+        TypeError: ``record`` is not a report of stations.
     """
-    target = Path(directory).expanduser().absolute()
+    if not isinstance(record, (StagesReport, CellReport)):
+        raise TypeError(f"jaxshow.save needs a StagesReport (jaxshow.stages) or a CellReport (%%jaxstages -o NAME), "
+                        f"got {type(record).__name__}")
+    target = Path(os.fspath(directory)).expanduser().absolute()
+    if why := directory_problem(os.fspath(directory)):
+        return SavedReport(str(target), (), why)
     written: list[SavedFile] = []
     try:
         target.mkdir(parents=True, exist_ok=True)
+        before = set(os.listdir(target))
         for name, holds, content in _files(record, budget):
-            written.append(SavedFile(name, holds, _write(target, name, content)))
+            written.append(SavedFile(name, holds, _write(target, name, content), replaced=name in before))
     except OSError as exc:
-        return SavedReport(str(target), tuple(written), f"{type(exc).__name__}: {exc.strerror or exc}")
-    return SavedReport(str(target), tuple(written))
+        return SavedReport(str(target), tuple(written), _os_error(exc))
+    kept = tuple(sorted(before - {f.name for f in written}))
+    return SavedReport(str(target), tuple(written), kept=kept)
 
 
 def directory_problem(directory: str) -> str | None:
     """Why ``directory`` cannot receive files (checked before a cell runs), or ``None`` when it can."""
+    if not directory.strip():
+        return "no directory given (an empty name)"
     path = Path(directory).expanduser().absolute()
     if path.exists():
         if not path.is_dir():
@@ -70,6 +83,12 @@ def directory_problem(directory: str) -> str | None:
     if not parent.is_dir():
         return f"cannot create {directory}: {parent} is not a directory"
     return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot create {directory}: {parent} is not writable"
+
+
+def _os_error(exc: OSError) -> str:
+    """``FileNotFoundError: No such file or directory: /proc/runs``: the reason and the path it concerns."""
+    text = f"{type(exc).__name__}: {exc.strerror or exc}"
+    return f"{text}: {exc.filename}" if exc.strerror and exc.filename else text
 
 
 def file_stem(function: str) -> str:
@@ -150,8 +169,12 @@ def _html_page(record: object, budget: TextBudget) -> str:
 
 
 def _write(directory: Path, name: str, content: str) -> int:
-    """Write ``content`` as UTF-8 to ``directory/name`` through a temporary file and a rename; its size in bytes."""
-    data = content.encode("utf-8")
+    """Write ``content`` as UTF-8 to ``directory/name`` through a temporary file and a rename; its size in bytes.
+
+    A lone surrogate (a non-UTF-8 path or byte string in an error message) is
+    written as its escape, ``\\udc80``, which JSON reads back as the same character.
+    """
+    data = content.encode("utf-8", errors="backslashreplace")
     temporary = directory / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
     try:
         with open(temporary, "xb") as handle:  # a new file (never through a link), with the user's umask

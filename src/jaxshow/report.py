@@ -525,11 +525,12 @@ class CellReport(_Displayable):
 
 @dataclass(frozen=True, slots=True)
 class SavedFile:
-    """One file ``--save`` wrote: its name in the directory, what it holds, and its size."""
+    """One file ``--save`` wrote: its name in the directory, what it holds, its size, and whether it replaced a file of that name."""
 
     name: str
     holds: str
     size_bytes: int
+    replaced: bool = False
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -539,6 +540,8 @@ class SavedReport(_Displayable):
     directory: str
     files: tuple[SavedFile, ...] = ()
     error: str | None = None
+    kept: tuple[str, ...] = ()
+    """Names already in the directory that this save did not write (an earlier save's files): left as they were."""
 
     def _summary(self) -> str:
         return f"{self.directory}: {self.error}" if self.error else f"{plural(len(self.files), 'file')} in {self.directory}"

@@ -70,6 +70,8 @@ class StagesMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._open: _OpenCell | None = None
         self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
+        self._expanded: tuple[str, str] | None = None
+        """This cell's magic line and the line with ``{expr}``/``$name`` filled; forgotten when the cell ends."""
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -169,9 +171,9 @@ class StagesMagics(Magics):
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         opened = self._open
+        self.abandon()
         if opened is None:
             return
-        self.abandon()
         args, capture, timeit = opened.args, opened.capture, opened.timeit
         if not ran:
             capture.release()
@@ -198,13 +200,24 @@ class StagesMagics(Magics):
             self.shell.user_ns[args.output] = report
 
     def abandon(self) -> None:
-        """End an open capture without a report (``%unload_ext``; Ctrl-C while the report is built)."""
+        """End an open capture without a report, and forget the cell's filled line (Ctrl-C while the report is built)."""
+        self._expanded = None
         if self._open is not None:
             self._open.capture.close()
             self._open.progress.close()
             self._open = None
 
-    shutdown = abandon
+    def start_observing(self) -> None:
+        """Forget the filled line at the end of every cell (on load)."""
+        self.shell.events.register("post_execute", self._forget_expansion)
+
+    def shutdown(self) -> None:
+        """End an open capture without a report (called on ``%unload_ext``)."""
+        try:
+            self.shell.events.unregister("post_execute", self._forget_expansion)
+        except ValueError:
+            pass
+        self.abandon()
 
     # helpers -----------------------------------------------------------------------------------
 
@@ -224,7 +237,7 @@ class StagesMagics(Magics):
         return tuple(diffs)
 
     def _parse(self, line: str, cell: str) -> Any:
-        args = parse_options(self.jaxstages, expand_variables(self.shell, line))
+        args = parse_options(self.jaxstages, self._expand(line))
         usage_line = usage(self.jaxstages)
         if args.name is not None and not _FUNCTION_NAME.match(args.name):
             raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
@@ -233,10 +246,24 @@ class StagesMagics(Magics):
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
                 raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
-            raise UsageError(f"--save {args.save}: {why}\n{usage_line}")
+            raise UsageError(f"--save {args.save or repr(args.save)}: {why}\n{usage_line}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
             raise UsageError(f"{why}\n{usage_line}")
         return args
+
+    def _expand(self, line: str) -> str:
+        """``{expr}`` and ``$name`` filled once per cell, as IPython fills a magic's line once.
+
+        A cell's line is checked up to four times before the cell runs
+        (ipykernel's and IPython's input transforms, ``pre_run_cell``, open); an
+        expression such as ``{next(run_ids)}`` must run once and name one directory.
+        """
+        if self._expanded is None or self._expanded[0] != line:
+            self._expanded = (line, expand_variables(self.shell, line))
+        return self._expanded[1]
+
+    def _forget_expansion(self) -> None:
+        self._expanded = None
 
     def _open_capture(self, args: Any, *, timeit: bool = False) -> DirectCalls:
         if self._open is not None:

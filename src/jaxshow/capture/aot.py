@@ -8,8 +8,8 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture
-from jaxshow.capture.stations import WalkOptions, qualname_of, stageable, static_values, walk_stations, wrapper_station
-from jaxshow.report import StagesReport
+from jaxshow.capture.stations import WalkOptions, stageable, static_values, walk_stations, wrapper_station
+from jaxshow.report import SourceLocation, StagesReport
 from jaxshow.timings import timings_from_events
 
 
@@ -47,12 +47,10 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
             raise TypeError(f"jaxshow.stages needs the function and its arguments, got a jax.stages.{type(fn).__name__} "
                             f"(a stage already taken): pass the jitted function, jaxshow.stages(f, *args)")
         target = stageable(fn)
-        notes: list[str] = []
+        wrapped_by_jaxshow = target is None
         if target is None:
             if not callable(fn):
                 raise TypeError(f"jaxshow.stages needs a callable, got {type(fn).__name__}")
-            name = qualname_of(fn, type(fn).__name__).rsplit(".", 1)[-1]
-            notes.append(f"{name} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it")
             target = (jax.jit(fn), (), {})
         wrapper, lead, bound = target
         args, kwargs = (*lead, *args), {**bound, **kwargs}
@@ -60,10 +58,16 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
             result = walk_stations(wrapper, args, kwargs, options)
         info = _jax_compat.jit_info(wrapper)
         name = _jax_compat.jit_info_function(info)[0] if info is not None else str(getattr(wrapper, "__name__", "?"))
+        defined_at = None
+        if _jax_compat.unknown_name(name) and (found := _jax_compat.unnamed_callable_source(_jax_compat.jit_function(wrapper))):
+            name, defined_at = found[0], SourceLocation(found[1], found[2], found[0])
+        notes = [f"{_name_for_note(fn, name)} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it"
+                 ] if wrapped_by_jaxshow else []
         return StagesReport(
             function=name,
             wrapper=wrapper_station(info, name=name, kind="jax.jit" if info is not None else type(wrapper).__name__,
-                                    static_args=static_values(info, args, kwargs), wrapped_by_jaxshow=bool(notes)),
+                                    static_args=static_values(info, args, kwargs), wrapped_by_jaxshow=wrapped_by_jaxshow,
+                                    defined_at=defined_at),
             traced=result.traced,
             lowered=result.lowered,
             compiled=result.compiled,
@@ -76,3 +80,10 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         )
 
     return walk
+
+
+def _name_for_note(fn: Any, name: str) -> str:
+    """What to call a callable jaxshow jitted: the report's name, else a class's own name or the object's type (read from types only)."""
+    if not _jax_compat.unknown_name(name):
+        return name
+    return type.__dict__["__name__"].__get__(fn) if isinstance(fn, type) else type(fn).__name__

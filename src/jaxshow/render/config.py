@@ -121,7 +121,8 @@ def _changed_line(report: ConfigReport) -> str | None:
     if not costly:
         return f"{differ} from the default; none is in JAX's trace context or jit key, so none costs a cache miss"
     return (f"{differ} from the default; {len(costly)} of them {'is' if len(costly) == 1 else 'are'} in JAX's trace "
-            f"context or jit key (every jitted function misses its cache while they differ): {', '.join(costly)}")
+            f"context or jit key, so changing {'it' if len(costly) == 1 else 'one'} makes every jitted function miss its "
+            f"cache at its next call (a value kept the whole session costs nothing): {', '.join(costly)}")
 
 
 def _caveats(report: ConfigReport) -> list[str]:
