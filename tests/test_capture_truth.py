@@ -23,7 +23,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture import calls as calls_module
 from jaxshow.cellrun import label_cells
 from jaxshow.render import to_text as render_text
-from shellrun import forget_at_exit, run_captured
+from shellrun import forget_at_exit, names_cell_line, run_captured
 
 SETUP = """
 import functools
@@ -204,7 +204,7 @@ def test_traceback_names_the_cell_and_line(shell):
     result, cap, _ = _run(shell, "%%jaxstages -o rep\ny = f(x)\nraise ValueError('boom')")
     assert isinstance(result.error_in_exec, ValueError)
     text = ANSI.sub("", cap.stdout + cap.stderr)
-    assert f"In[{result.execution_count}], line 3" in text
+    assert names_cell_line(text, result.execution_count, 3)
     assert "ValueError: boom" in text
 
 
@@ -553,7 +553,7 @@ def test_syntax_error_cell_is_ipythons_own(shell):
     result, cap, _ = _run(shell, "%%jaxstages -o rep\ny = (")
     assert isinstance(result.error_before_exec, SyntaxError)
     text = ANSI.sub("", cap.stdout + cap.stderr)
-    assert f"Cell In[{result.execution_count}], line 2" in text
+    assert names_cell_line(text, result.execution_count, 2)
     assert "SyntaxError: incomplete input" in text
     assert "jaxshow" not in text
     assert not any("ran normally" in t for t in _texts(cap))

@@ -12,6 +12,7 @@ from IPython.core.error import UsageError
 
 import jaxshow
 from jaxshow import _jax_compat, retrace
+from jaxshow.cellrun import cell_label
 from jaxshow.report import LibraryBlame
 from shellrun import run_captured
 
@@ -102,8 +103,8 @@ def test_the_traceback_points_at_the_users_line(shell):
     run_captured(shell, "%jaxcache freeze step")
     result, cap = run_captured(shell, "y = step(x, 2)\ny = step(x, 7)")
     assert type(result.error_in_exec) is jaxshow.RetraceError
-    cells = [(shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)[1], tb.tb_lineno)
-             for tb in _walk(result.error_in_exec.__traceback__) if shell.compile.format_code_name(tb.tb_frame.f_code.co_filename)]
+    cells = [(cell_label(shell, tb.tb_frame.f_code.co_filename), tb.tb_lineno)
+             for tb in _walk(result.error_in_exec.__traceback__) if cell_label(shell, tb.tb_frame.f_code.co_filename)]
     assert cells == [(f"In[{result.execution_count}]", 2)]
     assert "----> 2 y = step(x, 7)" in _plain(cap.stdout)
 

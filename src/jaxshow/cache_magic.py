@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
@@ -22,7 +22,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import output_name_error, parse_options, usage
+from jaxshow.magic_args import output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import linecache
 import re
 import sys
 import time
@@ -30,7 +31,7 @@ from typing import Any, Callable, Protocol
 
 HOOK_NAME = "__jaxshow_calls__"
 INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
-_TERMINAL_CELL = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
+_TERMINAL_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 _KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
 _PATH_ENDS = frozenset(" \t\n\"'()")
 
@@ -333,17 +334,28 @@ def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
     return value
 
 
+def cell_label(shell: Any, filename: str) -> str | None:
+    """``In[5]`` for one of the shell's cell file names, as tracebacks name it; ``None`` for any other file.
+
+    IPython 8 asks its compiler (``format_code_name``, which ipykernel 6
+    extends to its ``/tmp/ipykernel_…`` files); IPython 7 (Colab's 7.34, with
+    ipykernel 5) names every cell ``<ipython-input-5-…>``, which says its number,
+    and keeps its source in ``linecache`` (a name it did not compile is not its cell).
+    """
+    format_code_name = getattr(shell.compile, "format_code_name", None)
+    try:
+        if format_code_name is not None:
+            found = format_code_name(filename)
+            return found[1] if found else None
+    except Exception:  # noqa: BLE001 - a file name jaxshow cannot read is not a cell's
+        return None
+    match = _TERMINAL_CELL.fullmatch(filename)
+    return f"In[{match.group(1)}]" if match and filename in linecache.cache else None
+
+
 def is_cell_file(shell: Any) -> Callable[[str], bool]:
     """A test for "this file name is one of the shell's cells" (cheap: a dict lookup)."""
-    compiler = shell.compile
-
-    def test(filename: str) -> bool:
-        try:
-            return compiler.format_code_name(filename) is not None
-        except Exception:  # noqa: BLE001
-            return False
-
-    return test
+    return lambda filename: cell_label(shell, filename) is not None
 
 
 def label_cells(shell: Any, text: str) -> str:
@@ -355,8 +367,7 @@ def label_cells(shell: Any, text: str) -> str:
     """
 
     def label(name: str) -> str:
-        found = shell.compile.format_code_name(name)
-        return found[1] if found else name
+        return cell_label(shell, name) or name
 
     if "<ipython-input-" in text:
         text = _TERMINAL_CELL.sub(lambda m: label(m.group()), text)

@@ -15,6 +15,14 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import magic_arguments, parse_argstring, real_name
+
+try:
+    from IPython.core.magic import output_can_be_silenced
+except ImportError:  # IPython 7 (Colab's 7.34): a trailing ';' never silenced a magic's value there
+
+    def output_can_be_silenced(magic: Any) -> Any:
+        return magic
+
 from IPython.utils.process import arg_split
 from IPython.utils.text import DollarFormatter
 

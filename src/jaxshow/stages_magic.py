@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand, output_can_be_silenced
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument
 from IPython.display import display
 from traitlets import Bool, Float, Integer
@@ -23,8 +23,8 @@ from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target
-from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_name_error, parse_options, usage
+from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_magic_cell
+from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
 from jaxshow.stagesdiff import no_previous, stages_diff
@@ -302,6 +302,6 @@ class StagesMagics(Magics):
         """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
         if location is None:
             return None
-        name = self.shell.compile.format_code_name(location.file)
-        return dataclasses.replace(location, file=name[1]) if name else location
+        name = cell_label(self.shell, location.file)
+        return dataclasses.replace(location, file=name) if name else location
 

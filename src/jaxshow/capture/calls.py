@@ -193,7 +193,10 @@ def _ahead_of_time_api(frame: Any) -> str | None:
 
 
 def _location(frame: Any) -> SourceLocation:
-    return SourceLocation(frame.f_code.co_filename, frame.f_lineno or 0, frame.f_code.co_name)
+    name = frame.f_code.co_name
+    if name.startswith("<cell line: "):  # IPython 7 on Python >= 3.10 names a cell's top level so; IPython 8, <module>
+        name = "<module>"
+    return SourceLocation(frame.f_code.co_filename, frame.f_lineno or 0, name)
 
 
 class _ThreadState(threading.local):
