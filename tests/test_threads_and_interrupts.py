@@ -151,6 +151,25 @@ def test_ctrl_c_while_the_report_is_built_is_one_line_and_leaves_nothing_install
     assert shown == ["step"]
 
 
+def test_ctrl_c_while_jaxcache_on_builds_its_report_is_one_line_and_the_session_goes_on(shell, monkeypatch):
+    from jaxshow import retrace
+    from jaxshow.cellrun import INTERRUPTED
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    assert run_captured(shell, "%jaxcache on")[0].success
+    with monkeypatch.context() as patch:
+        patch.setattr(retrace.Session, "report", interrupted)
+        result, cap = run_captured(shell, "@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    assert result.success and cap.stderr == INTERRUPTED + "\n" and cap.outputs == []
+    result, cap = run_captured(shell, "z = step(jnp.ones(5))")
+    [report] = [o for o in cap.outputs if "text/html" in o.data]
+    assert result.success and report.data["text/plain"].splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert "  step " in report.data["text/plain"]
+    assert run_captured(shell, "%jaxcache off")[0].success
+
+
 def jax_config_flag() -> bool:
     import jax
     return bool(jax.config.jax_explain_cache_misses)

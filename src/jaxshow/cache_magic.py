@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import types
 from collections import deque
 from typing import Any
@@ -21,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import is_cell_file, label_cells, run_magic_cell
+from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell
 from jaxshow.magic_args import output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -250,12 +251,13 @@ class CacheMagics(Magics):
         try:
             error = getattr(result, "error_in_exec", None)
             report = session.report(hits_counted=False, cell_error=error if isinstance(error, Exception) else None)
+            self._observed_compiles.extend(report.persistent)
+            if report.functions:
+                display(self._with_cell_names(report))
+        except KeyboardInterrupt:  # Ctrl-C after the cell, while its report was built
+            print(INTERRUPTED, file=sys.stderr)
         except Exception as exc:  # noqa: BLE001 - never disturb the cell
             print(f"jaxshow: could not build the %jaxcache report: {type(exc).__name__}: {exc}")
-            return
-        self._observed_compiles.extend(report.persistent)
-        if report.functions:
-            display(self._with_cell_names(report))
 
     def _with_cell_names(self, report: Any) -> Any:
         """Cell file names read ``In[5]`` in call sites, definitions, JAX's quoted explanations and the cell's error."""
