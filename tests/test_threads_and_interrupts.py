@@ -72,6 +72,15 @@ def test_a_background_threads_compile_is_alongside_not_the_headline(shell):
     assert shell.user_ns["events"] == ["noise traced"]
 
 
+def test_the_cells_own_library_call_headlines_before_another_threads_function(shell):
+    assert shell.run_cell("import optax\nparams = {'w': jnp.ones(23)}\nopt = optax.adam(1e-3)\nstate = opt.init(params)\n"
+                          "hold = False\n" + BACKGROUND).success
+    rep, _ = _run(shell, "%%jaxstages -o rep\ngo.set(); done.wait(30)\nupdates, state = opt.update(params, state, params)")
+    [report] = rep.reports
+    assert (report.function, report.kind, report.other_thread) == ("tree_bias_correction", "library", False)
+    assert rep.other_threads.names == ("noise",)
+
+
 def test_a_call_still_under_way_on_another_thread_is_named_not_walked(shell):
     assert shell.run_cell("hold = True\n" + BACKGROUND).success
     rep, cap = _run(shell, "%%jaxstages -o rep\ngo.set()\nwhile not events: time.sleep(0.001)\n"

@@ -120,17 +120,15 @@ def _folded(events: list, records: list[CallRecord]) -> HelperCompiles:
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
-    """The call a report shows by default: the last of the user's, from the cell's own thread first.
+    """The call a report shows by default: the cell's own thread's last call of the user's, else of a library's.
 
     A thread the cell did not start (a data loader, an async checkpoint) may
-    compile while the cell runs; its calls headline only a cell that made none.
+    compile while the cell runs; its calls headline only a cell whose own thread made none.
     """
-    users = [r for r in candidates if r.kind == "user"]
-    for pool in ([r for r in users if r.thread_id == main_thread], users,
-                 [r for r in candidates if r.thread_id == main_thread], candidates):
-        if pool:
-            return pool[-1]
-    return None
+    own = [r for r in candidates if r.thread_id == main_thread]
+    pool = own or candidates
+    users = [r for r in pool if r.kind == "user"]
+    return (users or pool)[-1] if pool else None
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
