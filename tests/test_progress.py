@@ -50,14 +50,13 @@ def test_progress_can_be_turned_off(shell):
     assert result.success and _progress(cap) == [] and len(cap.outputs) == 1
 
 
-def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied():
+def _in_a_real_kernel(*cells: str) -> tuple[list[tuple[int, str, str]], object]:
+    """Run ``cells`` as a notebook in a real kernel; each output message as ``(cell, type, text before " (")``, and the notebook."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
-                                          + "x = jnp.ones(3)\nx.block_until_ready();"),
-                nbformat.v4.new_code_cell("%%jaxstages\ny = slow(x)")]
+    nb.cells = [nbformat.v4.new_code_cell(cell) for cell in cells]
     client = NotebookClient(nb, timeout=180, kernel_name="python3")
     shown = []
     output = client.output
@@ -68,6 +67,12 @@ def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied
 
     client.output = spy
     client.execute()
+    return shown, nb
+
+
+def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied():
+    shown, nb = _in_a_real_kernel("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
+                                  + "x = jnp.ones(3)\nx.block_until_ready();", "%%jaxstages\ny = slow(x)")
     assert shown[0] == (1, "display_data", "jaxshow: tracing slow")  # shown by the timer thread, in the cell's output
     texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs]
     assert texts[0] == "" and texts[1].startswith("cell ") and len(texts) == 2  # updated in place, emptied, then the report
@@ -76,25 +81,12 @@ def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied
 def test_in_a_real_kernel_a_thread_started_by_an_earlier_cell_shows_its_line_in_the_running_cell():
     """A thread that runs in an earlier cell's context (``asyncio.to_thread`` and kin copy it) sends its output there;
     the line is the running cell's all the same."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0\n" + SETUP
-                                          + "import threading\ngo, done = threading.Event(), threading.Event()\n"
-                                          "x = jnp.ones(3)\ndef loader():\n    go.wait(60)\n    slow(x)\n    done.set()\n"
-                                          "import contextvars\nthreading.Thread(target=contextvars.copy_context().run, args=(loader,), daemon=True).start()"),
-                nbformat.v4.new_code_cell("%%jaxstages\ngo.set(); done.wait(60)")]
-    client = NotebookClient(nb, timeout=180, kernel_name="python3")
-    shown = []
-    output = client.output
-
-    def spy(outs, msg, display_id, cell_index):
-        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
-        return output(outs, msg, display_id, cell_index)
-
-    client.output = spy
-    client.execute()
+    shown, nb = _in_a_real_kernel(
+        "%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0\n" + SETUP
+        + "import contextvars, threading\ngo, done = threading.Event(), threading.Event()\n"
+        "x = jnp.ones(3)\ndef loader():\n    go.wait(60)\n    slow(x)\n    done.set()\n"
+        "threading.Thread(target=contextvars.copy_context().run, args=(loader,), daemon=True).start()",
+        "%%jaxstages\ngo.set(); done.wait(60)")
     assert nb.cells[0].outputs == []
     assert shown[0] == (1, "display_data", "jaxshow: tracing slow")
 
