@@ -165,6 +165,25 @@ def test_name_may_be_the_variable_a_jit_wrapper_is_bound_to(shell):
     assert [r.function for r in shell.user_ns["by_function"].reports] == ["loss"]
 
 
+def test_names_in_any_script_are_names_for_name_save_and_jaxcache(shell, tmp_path):
+    """``--name 損失`` was "needs a function name", ``--save`` wrote ``function.json`` for it, and
+    ``%jaxcache f̃`` (a combining mark) was "unknown subcommand"; a name typed in fullwidth is the
+    one Python reads (NFKC)."""
+    defined = shell.run_cell("@jax.jit\ndef 損失(v):\n    return v * 2\n@jax.jit\ndef f̃(v):\n    return v + 1", store_history=True)
+    cell = "a = 損失(x)\nb = f̃(x)\nc = f(x)"
+    result, _ = run_captured(shell, f"%%jaxstages --name 損失 --save {tmp_path} -o by_name\n" + cell)
+    assert result.success, result.error_in_exec
+    assert [r.function for r in shell.user_ns["by_name"].reports] == ["損失"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "損失.compiled.hlo.txt", "損失.json",
+                                                          "損失.lowered.stablehlo.mlir", "損失.traced.jaxpr.txt"]
+    result, _ = run_captured(shell, "%%jaxstages --name ｆ -o fullwidth\n" + cell)
+    assert [r.function for r in shell.user_ns["fullwidth"].reports] == ["f"]
+    result, cap = run_captured(shell, "%jaxcache f̃")
+    assert result.success, result.error_in_exec
+    history = cap.outputs[0].data["text/plain"]
+    assert history.splitlines()[:2] == ["%jaxcache f̃ — f̃", f"  defined at: In[{defined.execution_count}]:4"]
+
+
 def test_hlo_and_debug_info_options(shell):
     result, _ = run_captured(shell, "%%jaxstages --hlo --debug-info -o rep\ny = f(x)")
     report = shell.user_ns["rep"].reports[0]

@@ -23,7 +23,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import output_can_be_silenced, output_name_error, parse_options, usage
+from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
 
@@ -191,9 +191,10 @@ class CacheMagics(Magics):
             raise UsageError(f"unknown subcommand {command!r}\n{self._usage()}")
         return retrace.trace_history(command, self._jitted(command))
 
-    def _jitted(self, name: str) -> Any:
-        if not name.replace(".", "").replace("_", "").isalnum() or name[0].isdigit():
-            raise UsageError(f"unknown subcommand {name!r}\n{self._usage()}")
+    def _jitted(self, word: str) -> Any:
+        name = dotted_name(word)
+        if name is None:
+            raise UsageError(f"unknown subcommand {word!r}\n{self._usage()}")
         head, *attrs = name.split(".")
         if head not in self.shell.user_ns:
             raise UsageError(f"{name!r} is neither a subcommand nor a name in the namespace\n{self._usage()}")

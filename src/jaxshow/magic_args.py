@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import unicodedata
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -90,6 +91,15 @@ def expand_variables(shell: Any, line: str) -> str:
         return DollarFormatter().vformat(line, args=[], kwargs=shell.user_ns)
     except Exception:  # noqa: BLE001 - IPython's var_expand keeps the line on any error too
         return line
+
+
+def dotted_name(text: str) -> str | None:
+    """``text`` as Python reads a name (``step``, ``model.step``, ``損失``) in source, or ``None`` if it is not one.
+
+    Python normalises identifiers (NFKC), so ``ｆ`` typed in a magic's line is the ``f`` of the cell.
+    """
+    name = unicodedata.normalize("NFKC", text)
+    return name if all(part.isidentifier() for part in name.split(".")) else None
 
 
 def output_name_error(shell: Any, name: str) -> str | None:

@@ -32,7 +32,8 @@ from jaxshow import render
 from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
 from jaxshow.report import CellReport, SavedFile, SavedReport, StagesReport
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+_UNSAFE = re.compile(r"[^\w.+-]+")
+"""Runs of characters a file name does without: letters and digits of any script stay (``損失.json``)."""
 _STEM_MAX_CHARS = 100
 _TEXT_FIELDS = {
     "traced": ("jaxpr_text", "jaxpr_source_text"),

@@ -24,13 +24,20 @@ from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target
 from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_magic_cell
-from jaxshow.magic_args import cell_magic_arguments, expand_variables, output_can_be_silenced, output_name_error, parse_options, usage
+from jaxshow.magic_args import (
+    cell_magic_arguments,
+    dotted_name,
+    expand_variables,
+    output_can_be_silenced,
+    output_name_error,
+    parse_options,
+    usage,
+)
 from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
 from jaxshow.stagesdiff import no_previous, stages_diff
 from jaxshow.record_files import directory_problem, save_report
 
-_FUNCTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 _TIMEIT = re.compile(r"(?m)^\s*%%?timeit\b")
 TIMEIT_NOTE = ("%timeit's statement runs without jaxshow's call hook, so the times it prints are your calls' alone; "
                "the traces and compiles it caused are reported, its cache hits are not listed")
@@ -239,10 +246,12 @@ class StagesMagics(Magics):
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, self._expand(line))
         usage_line = usage(self.jaxstages)
-        if args.name is not None and not _FUNCTION_NAME.match(args.name):
-            raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
         if args.name is not None:
-            head = args.name.split(".")[0]
+            name = dotted_name(args.name)
+            if name is None:
+                raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
+            args.name = name
+            head = name.split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
                 raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
