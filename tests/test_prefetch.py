@@ -119,8 +119,9 @@ def test_calls_past_the_records_kept_are_counted_and_never_rebuilt(shell, rebuil
     assert "2 more calls reached JAX's Python path in this cell than jaxshow keeps (3); they are not shown" in cap.outputs[-1].data["text/plain"]
 
 
-def _record(name: str) -> CallRecord:
-    return CallRecord(seq=0, path="jit", name=name, compiled=object())
+def _record(name: str, thread_id: int | None = None) -> CallRecord:
+    """A compiled call's record, made on this thread (the cell's, as the prefetcher was) unless ``thread_id`` says otherwise."""
+    return CallRecord(seq=0, path="jit", name=name, compiled=object(), thread_id=threading.get_ident() if thread_id is None else thread_id)
 
 
 def _blocked_reads(monkeypatch) -> tuple[list[str], threading.Event]:
@@ -157,6 +158,22 @@ def test_only_the_newest_waiting_call_is_read_when_the_report_shows_the_last(mon
     assert g.prefetched.after_compile.cancelled()
     assert prefetch.stations_of(h, WalkOptions()) == prefetch.Stations(None, None, None)
     prefetcher.close()
+
+
+def test_another_threads_call_is_read_early_only_when_the_report_may_show_it(monkeypatch):
+    order, release = _blocked_reads(monkeypatch)
+    release.set()
+    for options, read in ((prefetch.PrefetchOptions(WalkOptions()), []),
+                          (prefetch.PrefetchOptions(WalkOptions(), every_call=True), ["loader"]),
+                          (prefetch.PrefetchOptions(WalkOptions(), name=CallName("loader")), ["loader"])):
+        prefetcher = prefetch.Prefetcher(options, lambda: None)
+        record = _record("loader", thread_id=threading.get_ident() + 1)
+        prefetcher.compiled(record, 1.0)
+        if record.prefetched is not None:
+            record.prefetched.after_compile.result(10)
+        assert order == read
+        order.clear()
+        prefetcher.close()
 
 
 def test_every_call_is_read_under_all(monkeypatch):

@@ -406,7 +406,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _read_while_compiling(self, record: CallRecord) -> None:
         """Read a report's Traced and Lowered stations once XLA's compile of it starts."""
-        if self._prefetcher is not None and self._may_be_shown(record):
+        if self._prefetcher is not None and _stations_shown(record):
             self._local.compiling_next = record
 
     def compiling(self) -> None:
@@ -437,7 +437,7 @@ class CallCapture(_jax_compat.CallObserver):
         if record.computation is None or not _stations_shown(record):
             return
         self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
-        if self._prefetcher is not None and record.error is None and self._may_be_shown(record):
+        if self._prefetcher is not None and record.error is None:
             self._prefetcher.compiled(record, sum(e.seconds for e in record.events))
 
     # events ----------------------------------------------------------------------------
@@ -538,12 +538,6 @@ class CallCapture(_jax_compat.CallObserver):
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)
         return record
-
-    def _may_be_shown(self, record: CallRecord) -> bool:
-        """Whether a report may show ``record``: the default report prefers the cell's own thread's calls."""
-        options = self._prefetcher.options if self._prefetcher is not None else None
-        every = options is not None and (options.every_call or options.name is not None)
-        return _stations_shown(record) and (every or record.thread_id == self.thread_id)
 
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
         """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""

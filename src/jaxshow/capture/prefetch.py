@@ -23,6 +23,7 @@ Uses JAX; never IPython.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
@@ -99,6 +100,11 @@ class PrefetchOptions:
     every_call: bool = False
     name: CallName | None = None
 
+    @property
+    def not_only_the_last(self) -> bool:
+        """Whether the report shows more than the last call: every call (``--all``), or one function's (``--name``)."""
+        return self.every_call or self.name is not None
+
 
 class Prefetched(NamedTuple):
     """What a worker read (or is reading) for one record, for ``walk``."""
@@ -115,6 +121,7 @@ class Prefetcher:
 
     def __init__(self, options: PrefetchOptions, on_worker_start: Callable[[], None]) -> None:
         self.options = options
+        self._cell_thread = threading.get_ident()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxshow-stations",
                                                            initializer=on_worker_start)
         self._waiting: list[concurrent.futures.Future] = []
@@ -122,9 +129,8 @@ class Prefetcher:
 
     def compiling(self, record: Any) -> None:
         """XLA started compiling ``record``: read its Traced and Lowered stations meanwhile."""
-        every = self.options.every_call or self.options.name is not None
         if record.jaxpr is None or record.computation is None or not self._shown(record) or (
-                not every and self._early_reads >= EARLY_READS):
+                not self.options.not_only_the_last and self._early_reads >= EARLY_READS):
             return
         self._early_reads += 1
         walk = self.options.walk
@@ -146,8 +152,11 @@ class Prefetcher:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _shown(self, record: Any) -> bool:
+        """Whether the report may show ``record``: every call, one function's, or by default a call of the cell's own thread."""
         name = self.options.name
-        return name is None or name.matches(record.fun, record.name)
+        if name is not None:
+            return name.matches(record.fun, record.name)
+        return self.options.every_call or record.thread_id == self._cell_thread
 
     def _submit(self, read: Callable[..., Stations], *args: Any) -> concurrent.futures.Future:
         if not self.options.every_call:  # not started yet: the report shows only the newest call
