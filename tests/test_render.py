@@ -790,6 +790,14 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
         "  longer  this cell is far too long for",
         "          forty columns",
     ]
+    # A terminal draws CJK characters two columns wide and a combining mark over the letter before it.
+    assert text_table([("損失", "f32[3]"), ("f̃", "f32[2]"), ("loss", "f32[]")], ("name", "type"), budget, rule=True) == [
+        "name  type",
+        "----  ------",
+        "損失  f32[3]",
+        "f̃     f32[2]",
+        "loss  f32[]",
+    ]
     ir = "    %0 = stablehlo.add " + "%a, " * 60 + "%b : tensor<4xf32>"
     report = _report(lowered=LoweredStation("stablehlo", ir.strip(), False, None, "not reported"))
     assert ir in render.to_text(report, budget).splitlines()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+import unicodedata
 from typing import Iterable
 
 from jaxshow.render.limits import TextBudget, line
@@ -20,6 +21,17 @@ FALLBACK_WIDTH = 100
 def text_width(budget: TextBudget) -> int:
     """``budget.width``, or the terminal's width (``shutil.get_terminal_size``, else 100 columns)."""
     return budget.width or shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+
+
+def columns(text: str) -> int:
+    """The terminal columns ``text`` takes: two for an East Asian wide or fullwidth character, none for a combining mark."""
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.category(c) in _ZERO_WIDTH else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+_ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
+"""Unicode categories a terminal draws over the previous character: combining marks, format characters (joiners)."""
 
 
 def wrap(text: str, width: int) -> list[str]:
@@ -54,6 +66,8 @@ def text_table(
 ) -> list[str]:
     """Left-aligned columns two spaces apart, each cell one bounded line; ``rule`` underlines the header.
 
+    Columns are aligned as a terminal draws them (:func:`columns`): ``損失`` takes four.
+
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
     on a line of its own. Where the table is wider than ``budget.width``, the
@@ -63,7 +77,7 @@ def text_table(
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
-    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    widths = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
     lead = len(indent) + sum(w + 2 for w in widths[:-1])
     room = text_width(budget) - lead
     lines = []
@@ -71,7 +85,7 @@ def text_table(
         if isinstance(r, str):
             lines.append(indent + r)
             continue
-        head = indent + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths))
+        head = indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(r[:-1], widths))
         last = wrap(r[-1], room) if room >= 20 and len(r[-1]) > room else [r[-1]]
         lines.append((head + ("  " if len(r) > 1 else "") + last[0]).rstrip())
         lines.extend(" " * lead + piece for piece in last[1:])
