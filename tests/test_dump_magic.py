@@ -7,6 +7,7 @@ in-process tests use hand-made directories (bad input, scale, paths).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -430,3 +431,37 @@ def test_a_function_with_only_jaxpr_files_keeps_its_xla_modules(ip, tmp_path):
     assert result.success
     assert [(m.number, m.module) for m in ip.user_ns["rep"].xla_modules] == [(4, "jit_f")]
     assert "    module_0004.jit_f  2      before optimizations; after optimizations" in cap.outputs[0].data["text/plain"].splitlines()
+
+
+def test_a_file_deleted_while_the_directory_is_listed_is_left_out(tmp_path, monkeypatch):
+    """Before, one file removed between reading the directory and its ``stat`` (a cleanup running beside
+    the notebook) made the whole listing "cannot list DIR: [Errno 2] …"."""
+    for name in ("jax_ir0001_jit_f_compile.mlir", "jax_ir0002_jit_g_compile.mlir", "module_0003.jit_g.before_optimizations.txt"):
+        (tmp_path / name).write_text("module {}\n")
+    real_scandir = os.scandir
+
+    @contextlib.contextmanager
+    def scandir_then_delete(path):
+        with real_scandir(path) as entries:
+            listed = list(entries)
+        (tmp_path / "jax_ir0001_jit_f_compile.mlir").unlink()
+        (tmp_path / "module_0003.jit_g.before_optimizations.txt").unlink()
+        yield iter(listed)
+
+    monkeypatch.setattr(dumps.os, "scandir", scandir_then_delete)
+    rep = dumps.dump_report(directory=str(tmp_path))
+    assert rep.listing_unavailable is None
+    assert [f.name for f in rep.files] == ["jax_ir0002_jit_g_compile.mlir"] and rep.xla_modules == () and rep.other_files == 0
+
+
+def test_a_file_deleted_before_it_is_read_is_said_to_be_unreadable(tmp_path, monkeypatch):
+    (tmp_path / "jax_ir0001_jit_f_compile.mlir").write_text("module {}\n")
+    real_read_head = dumps._read_head
+
+    def delete_then_read(directory, name, max_bytes):
+        (tmp_path / name).unlink()
+        return real_read_head(directory, name, max_bytes)
+
+    monkeypatch.setattr(dumps, "_read_head", delete_then_read)
+    (shown,) = dumps.dump_report("f", directory=str(tmp_path)).texts
+    assert (shown.file, shown.text) == ("jax_ir0001_jit_f_compile.mlir", "(cannot read it: No such file or directory)")

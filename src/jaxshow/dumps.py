@@ -283,26 +283,33 @@ def _scan(directory: str) -> tuple[list[DumpFile], list[XlaDumpModule], int, str
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
-                name = entry.name
-                if entry.is_symlink():
-                    other += 1
+                try:
+                    listed = _list_entry(entry, files, xla)
+                except FileNotFoundError:  # deleted since the directory was read (a cleanup, another process): gone
                     continue
-                parsed = parse_name(name) if entry.is_file() else None
-                if parsed is not None:
-                    st = entry.stat()
-                    files.append(_with_stat(parsed, st.st_size, st.st_mtime))
-                    continue
-                xla_parsed = parse_xla_name(name)
-                if xla_parsed is not None and (entry.is_file() or xla_parsed[2].kind == "module directory"):
-                    number, module, file = xla_parsed
-                    size = entry.stat().st_size if entry.is_file() else 0
-                    xla.setdefault((number, module), []).append(XlaDumpFile(file.name, file.kind, file.pass_name, size))
-                    continue
-                other += 1
+                other += not listed
     except OSError as exc:
         return [], [], 0, f"cannot list {directory}: {exc}"
     modules = [XlaDumpModule(n, m, tuple(sorted(fs, key=lambda f: f.name))) for (n, m), fs in sorted(xla.items())]
     return files, modules, other, None
+
+
+def _list_entry(entry: os.DirEntry, files: list[DumpFile], xla: dict[tuple[int, str], list[XlaDumpFile]]) -> bool:
+    """Add ``entry`` to JAX's ``files`` or to ``xla``'s modules; ``False`` for any other entry (a link is one)."""
+    if entry.is_symlink():
+        return False
+    parsed = parse_name(entry.name) if entry.is_file() else None
+    if parsed is not None:
+        st = entry.stat()
+        files.append(_with_stat(parsed, st.st_size, st.st_mtime))
+        return True
+    xla_parsed = parse_xla_name(entry.name)
+    if xla_parsed is not None and (entry.is_file() or xla_parsed[2].kind == "module directory"):
+        number, module, file = xla_parsed
+        size = entry.stat().st_size if entry.is_file() else 0
+        xla.setdefault((number, module), []).append(XlaDumpFile(file.name, file.kind, file.pass_name, size))
+        return True
+    return False
 
 
 def _with_stat(file: DumpFile, size: int, mtime: float) -> DumpFile:
@@ -540,7 +547,10 @@ def _read_text(directory: str, file: DumpFile | XlaDumpFile, label_text: Callabl
         return DumpText(file.name, "", f"(an HTML page with scripts: open it in a browser, {safe_path(directory, file.name)})", file.size_bytes, 0)
     if isinstance(file, XlaDumpFile) and file.kind in ("object code", "module directory"):
         return DumpText(file.name, "", f"({file.kind}: not text)", file.size_bytes, 0)
-    text, total, read = _read_head(directory, file.name, max_bytes)
+    try:
+        text, total, read = _read_head(directory, file.name, max_bytes)
+    except OSError as exc:  # deleted or made unreadable since it was listed
+        return DumpText(file.name, "", f"(cannot read it: {exc.strerror or exc})", file.size_bytes, 0)
     if read < total and "\n" in text:
         text = text[: text.rfind("\n") + 1]
     if label_text is not None:
