@@ -274,3 +274,15 @@ def test_a_failed_write_lists_the_files_written_before_it_and_the_path(ip, tmp_p
                          f"  OSError: No space left on device: {tmp_path}/lambda.compiled.hlo.txt"]
     assert [row.split()[0] for row in lines[2:]] == ["lambda.traced.jaxpr.txt", "lambda.lowered.stablehlo.mlir"]
     assert sorted(os.listdir(tmp_path)) == ["lambda.lowered.stablehlo.mlir", "lambda.traced.jaxpr.txt"]
+
+
+def test_names_that_differ_only_in_case_get_files_of_their_own(ip, tmp_path):
+    """``F`` and ``f`` were saved as ``F.json`` and ``f.json``: one file on macOS and Windows, whose
+    filesystems ignore case, so the second function's files replaced the first's."""
+    ip.run_cell("import jax, jax.numpy as jnp\nF = jax.jit(lambda x: x * 2)\ndef f(x):\n    return x + 1\nf = jax.jit(f)\n"
+                "def F(x):\n    return x * 2\nF = jax.jit(F)\n")
+    result, _ = run_captured(ip, f"%%jaxstages --all --save {tmp_path} -o rep\na = F(jnp.ones(3))\nb = f(jnp.ones(4))\n")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in ip.user_ns["rep"].reports] == ["F", "f"]
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["F.json", "f-2.json"]
+    assert json.loads(_read(tmp_path / "f-2.json"))["traced"]["args"][0]["shape"] == [4]

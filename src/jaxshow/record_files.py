@@ -102,11 +102,11 @@ def _files(record: StagesReport | CellReport, budget: TextBudget) -> list[tuple[
     """``(file name, what it holds, content)`` for every file of ``record``, in order."""
     reports = record.reports if isinstance(record, CellReport) else (record,)
     files: list[tuple[str, str, str]] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, int] = {}  # by casefolded stem: on macOS and Windows, F.json and f.json are one file
     for report in reports:
         stem = file_stem(report.function)
-        seen[stem] = seen.get(stem, 0) + 1
-        files += _report_files(report, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
+        count = seen[stem.casefold()] = seen.get(stem.casefold(), 0) + 1
+        files += _report_files(report, stem if count == 1 else f"{stem}-{count}")
     html_name = "report.html" if isinstance(record, CellReport) else f"{file_stem(record.function)}.html"
     files.append((html_name, "the report as shown, self-contained HTML", _html_page(record, budget)))
     return files
