@@ -515,7 +515,7 @@ def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
     for attribute in ("traced.args", "traced.out_info", "compiled.inputs", "compiled.outputs", "wrapper.static_args"):
         assert f"\n    … 9,950 more (all in report.{attribute})\n" in text
         assert f"… 9,950 more (all in report.{attribute})" in page
-    assert "op_49×1, … 9,950 more (all in\n    report.traced.primitive_counts)\n" in text
+    assert "op_49×1, …\n    9,950 more (all in report.traced.primitive_counts)\n" in text
     assert "params['layer_49']" in text and "params['layer_50']" not in text + page
     more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
     assert [a["colspan"] for a in more_cells] == ["2", "1", "1", "1", "1"], "columns every row shares are said once"
@@ -782,6 +782,12 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
     assert paragraph("  note: ", "one two three four five six seven eight nine ten", "    ", budget).splitlines() == [
         "  note: one two three four five six",
         "    seven eight nine ten",
+    ]
+    # A long first prefix shortens the first line only; the lines after it fill the width (they were
+    # cut to the first line's room, a thin column under a long miss title).
+    assert paragraph("    1. a long category title: ", "one two three four five six seven eight", "       ", budget).splitlines() == [
+        "    1. a long category title: one two",
+        "       three four five six seven eight",
     ]
     rows = [("x", "a short one"), ("longer", "this cell is far too long for forty columns")]
     assert text_table(rows, ("name", "what"), budget, indent="  ") == [

@@ -42,16 +42,19 @@ def wrap(text: str, width: int) -> list[str]:
 def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     """``first + text`` wrapped at the text width, every later line starting with ``rest``.
 
-    The message's own line breaks stay; each of its lines wraps on its own.
+    The message's own line breaks stay; each of its lines wraps on its own. Only
+    the first line gives up the room a long ``first`` takes: the lines after it
+    fill the width from ``rest``.
     """
     width = text_width(budget)
     out: list[str] = []
     for number, piece in enumerate(text.split("\n")):
         prefix = first if number == 0 else rest
-        room = max(width - len(prefix), 20)
-        pieces = wrap(piece, room) if len(piece) > room else [piece]
-        out.append(prefix + pieces[0])
-        out.extend(rest + p for p in pieces[1:])
+        if len(prefix) + len(piece) <= width:
+            out.append(prefix + piece)
+            continue
+        out.extend(textwrap.wrap(piece, width, initial_indent=prefix, subsequent_indent=rest, break_long_words=False,
+                                 break_on_hyphens=False) or [prefix + piece])
     return "\n".join(out)
 
 
