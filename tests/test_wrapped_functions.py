@@ -125,6 +125,50 @@ def test_jax_numpy_helpers_stay_jaxs_own(shell):
     assert text.splitlines()[1] == "(1 compile of JAX's own helpers folded away: sin)"
 
 
+CHECKIFY = """
+    from jax.experimental import checkify
+    def div(a, b):
+        checkify.check(b != 0, 'b is zero')
+        return a / b
+"""
+
+
+def test_a_closure_jax_makes_around_the_users_function_is_the_users(shell):
+    """``jax.jit(checkify.checkify(div))`` jits checkify's ``checked_fun`` (JAX's closure, in JAX's files):
+    the report said "no jitted call of yours in this cell … JAX compiled its own checked_fun (eager
+    jax.numpy operations)"."""
+    n = _define(shell, CHECKIFY)
+    cell, text = _report(shell, "err, out = jax.jit(checkify.checkify(div))(1., 2.)")
+    (report,) = cell.reports
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("div", "user", f"In[{n}]:2 (div)")
+    assert text.splitlines()[2:4] == [
+        f"div: trace {text.split('div: trace ')[1].split(' (called')[0]} (called at In[{n + 1}]:2)",
+        "  note: JAX names it checked_fun: JAX's wrapper around div (jax/_src/checkify.py)",
+    ]
+    assert cell.helper_compiles.names == ()
+    cell, _ = _report(shell, "y = jax.jit(jnp.sin)(x)")  # JAX's own function, jitted by the user: no user function inside
+    assert cell.reports == () and cell.helper_compiles.names == ("sin",)
+
+
+def test_jaxcache_sees_the_trace_of_a_closure_jax_makes_around_the_users_function(shell):
+    """``%%jaxcache`` said "no cache miss: every jitted call hit the cache" (traced 0, hits 1) for a cell
+    whose ``jax.jit(checkify.checkify(div))`` traced and compiled, and listed checked_fun as defined in
+    JAX's checkify.py."""
+    n = _define(shell, CHECKIFY)
+    cell = "err, out = jax.jit(checkify.checkify(div))(1., 2.)"
+    result, cap = run_captured(shell, "%%jaxcache -o first\n" + cell)
+    assert result.success, result.error_in_exec
+    (stats,) = shell.user_ns["first"].functions
+    assert (stats.function, stats.defined_at, stats.calls, stats.traced, stats.hits) == ("div", f"In[{n}]:2", 1, 1, 0)
+    result, cap = run_captured(shell, "%%jaxcache -o again\n" + cell)
+    (miss,) = shell.user_ns["again"].functions[0].misses
+    assert (miss.category, miss.summary) == ("redefined", "div is a new checkify.checkify wrapper: each call of checkify.checkify "
+                                             "makes a new function object, so JAX's cache cannot find the earlier trace; "
+                                             "make it once, outside the loop or cell")
+    text = cap.outputs[0].data["text/plain"]
+    assert "    1. re-defined function (re-run cell or definition in a loop): div is a new checkify.checkify\n" in text
+
+
 def test_hostile_static_values_are_never_read(shell):
     n = _define(shell, """
         class Hostile:

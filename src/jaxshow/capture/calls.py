@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.carried import carried_function, library_file
+from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import JAX_DIRS, is_user_file
 from jaxshow.capture.stations import (
@@ -122,7 +122,7 @@ class CallRecord:
 def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
     """Name the user's function where JAX's jit info does not: a callable JAX left unnamed (a callable object,
     JAX's ``HashablePartial``), read from its type; a library's jitted function, from the user's function it
-    carries among its static arguments (``eqx.filter_jit``)."""
+    carries among its static arguments (``eqx.filter_jit``); JAX's own closure around it (``checkify``)."""
     if record.source_file is None and _jax_compat.unknown_name(record.name):
         found = _jax_compat.unnamed_callable_source(record.fun)
         if found is not None:
@@ -136,6 +136,14 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
         if carried is not None:
             code = carried.__code__
             record.source_file = code.co_filename
+            record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
+    elif record.kind == "jax":
+        carried = closure_function(record.fun)
+        if carried is not None:  # jax.jit(checkify.checkify(f)): JAX's closure, named for f
+            code = carried.__code__
+            wrapper_file = os.path.relpath(os.path.abspath(record.source_file), os.path.dirname(_jax_compat.JAX_DIR.rstrip(os.sep)))
+            record.notes.append(f"JAX names it {record.name}: JAX's wrapper around {carried.__name__} ({wrapper_file})")
+            record.name, record.source_file = carried.__name__, code.co_filename
             record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
 
 
@@ -352,7 +360,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         record.jaxpr = jaxpr
         name, source = _jax_compat.jaxpr_function(jaxpr)
-        if not _jax_compat.unknown_name(name):
+        if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
             record.name = name
         if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
             record.source_file = source or record.source_file

@@ -1,4 +1,4 @@
-"""The user's function that a library's own jitted function carries (``eqx.filter_jit``).
+"""The user's function that a library's or JAX's own jitted function carries.
 
 Some libraries jit a function of their own that calls the user's, renamed
 after it, and pass the user's function in as a static argument: equinox's
@@ -9,7 +9,14 @@ name and by type only: only plain functions are read (their ``__name__``,
 ``__code__``, ``__wrapped__``), inside tuples, lists, dicts and
 ``functools.partial``; no other object's attributes or ``repr``. A wrapper made
 with ``functools.wraps`` needs none of this: JAX's ``fun_sourceinfo`` follows
-``__wrapped__`` itself. Uses neither JAX nor IPython.
+``__wrapped__`` itself.
+
+Some of JAX's own transformations return a closure made without
+``functools.wraps``: ``jax.jit(checkify.checkify(f))`` jits checkify's
+``checked_fun`` (``jax/_src/checkify.py``), which closes over ``f``. JAX's debug
+info names the closure, in JAX's files, and the call read as one of JAX's own
+eager operations. The user's function is found in the closure's cells. Uses
+neither JAX nor IPython.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from jaxshow.capture.sources import JAX_DIRS, is_user_file
 
 MAX_OBJECTS = 1_000
 """Objects looked at among one call's static values, at most."""
+MAX_CLOSURE_OBJECTS = 32
+"""Objects looked at in the closures of one of JAX's functions, at most."""
 
 
 def library_file(source_file: str | None) -> bool:
@@ -53,4 +62,35 @@ def carried_function(name: str, values: Iterable[Any]) -> types.FunctionType | N
             pending.extend(value.values())
         elif kind is functools.partial:
             pending.extend((value.func, *value.args, *value.keywords.values()))
+    return None
+
+
+def closure_function(fun: Any) -> types.FunctionType | None:
+    """The user's function that ``fun``, a function in JAX's files, closes over (checkify's ``checked_fun``).
+
+    Only JAX's own functions are opened: their closure cells, ``__wrapped__`` and
+    ``functools.partial.func``; a library's function or any other object is not.
+    """
+    pending = collections.deque([fun])
+    for _ in range(MAX_CLOSURE_OBJECTS):
+        if not pending:
+            break
+        value = pending.popleft()
+        if type(value) is functools.partial:
+            pending.append(value.func)
+            continue
+        if type(value) is not types.FunctionType:
+            continue
+        filename = value.__code__.co_filename
+        if value is not fun and is_user_file(filename):
+            return value
+        if not os.path.abspath(filename).startswith(JAX_DIRS):
+            continue
+        if "__wrapped__" in value.__dict__:
+            pending.append(value.__dict__["__wrapped__"])
+        for cell in value.__closure__ or ():
+            try:
+                pending.append(cell.cell_contents)
+            except ValueError:  # a cell not yet filled
+                pass
     return None

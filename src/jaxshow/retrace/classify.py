@@ -18,6 +18,7 @@ from typing import Any
 
 
 from jaxshow import _jax_compat
+from jaxshow.capture.carried import closure_function
 from jaxshow.capture.stations import argument_label
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
@@ -143,7 +144,7 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
         filename = found[1] if found is not None else None
     if not filename:
         return True
-    return _outside_jax(filename)
+    return _outside_jax(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
 
 
 @functools.lru_cache(maxsize=4096)

@@ -26,7 +26,7 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.carried import carried_function, library_file
+from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.stations import parameter_names
 
 
@@ -61,7 +61,9 @@ class _FunctionRecord:
         plain = type(fun) is types.FunctionType  # a user object's attributes are never read
         self.name = str(getattr(debug_info, "func_name", None) or (fun.__name__ if plain else type(fun).__name__))
         self.qualname = str(fun.__qualname__ if plain else self.name)
-        self.source_key = _source_key(fun, self.qualname)
+        if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
+            self.name, self.qualname = carried.__name__, carried.__qualname__
+        self.source_key = _source_key(carried or fun, self.qualname)
         self.made_by = _made_by(fun)
         inner = carried or _unwrapped(fun)
         self.defined_at = _defined_at(inner, debug_info)
@@ -106,7 +108,8 @@ class _FunctionRecord:
 
 
 _TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
-                    "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint"}
+                    "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint",
+                    "checked_fun": "checkify.checkify"}
 def _made_by(fun: Any) -> str | None:
     """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
     if type(fun) is functools.partial:
@@ -158,10 +161,15 @@ def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
     return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
 
 
-def _carried(debug_info: Any, key: Any) -> types.FunctionType | None:
-    """The user's function a library's jitted function carries among the static values of ``key`` (``eqx.filter_jit``)."""
+def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
+    """The user's function a library's jitted function carries among the static values of ``key`` (``eqx.filter_jit``),
+    or that JAX's own ``fun`` closes over (``checkify.checkify``)."""
     source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
-    if key is None or source is None or not library_file(source[1]):
+    if source is None:
+        return None
+    if _jax_made(fun):
+        return closure_function(fun)
+    if key is None or not library_file(source[1]):
         return None
     try:
         return carried_function(source[0], _jax_compat.static_arg_values(key))
@@ -198,7 +206,7 @@ class Registry:
         (a new object with the qualified name and source of one seen before) or
         ``"after_clear"`` (its cache was cleared through jaxshow).
         """
-        carried = _carried(debug_info, key)
+        carried = _carried(fun, debug_info, key)
         with self._lock:
             record = self.lookup(fun)
             if record is not None:
