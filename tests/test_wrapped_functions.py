@@ -169,6 +169,21 @@ def test_jaxcache_sees_the_trace_of_a_closure_jax_makes_around_the_users_functio
     assert "    1. re-defined function (re-run cell or definition in a loop): div is a new checkify.checkify\n" in text
 
 
+def test_jaxcache_leaves_jaxs_own_functions_out_instead_of_calling_their_traces_hits(shell):
+    """A ``%%jaxcache`` cell whose eager ``jnp.cos`` traced and compiled for the first time said "no cache
+    miss: every jitted call hit the cache" with a row ``cos 1 call, 0 traced, 1 hit``, defined in JAX's
+    ufuncs.py, above a persistent-cache table listing ``jit_cos`` as compiled."""
+    _define(shell, "f = jax.jit(lambda v: v * 2)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jnp.cos(x)\ny = jax.jit(jnp.tan)(x)\nz = f(x)\nz = f(x)")
+    assert result.success, result.error_in_exec
+    assert [(s.function, s.calls, s.traced, s.hits) for s in shell.user_ns["rep"].functions] == [("<lambda>", 2, 1, 1)]
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jnp.expm1(x)")
+    assert cap.outputs[0].data["text/plain"].splitlines() == [
+        "%jaxcache — no jitted function of yours was called or traced",
+        "  note: JAX also compiled 1 of its own helper function(s) (eager jax.numpy operations); not shown",
+    ]
+
+
 def test_hostile_static_values_are_never_read(shell):
     n = _define(shell, """
         class Hostile:

@@ -62,7 +62,7 @@ def _count(n: int | None) -> str:
 def _headline(report: CacheReport) -> str:
     traced = sum(f.traced for f in report.functions)
     if not report.functions:
-        return "no jitted function was called or traced"
+        return "no jitted function of yours was called or traced"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import functools
 import os
 import re
+import types
 from typing import Any
 
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
-from jaxshow.capture.stations import argument_label
+from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
@@ -145,6 +146,18 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     if not filename:
         return True
     return _outside_jax(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
+
+
+def jax_own(fun: Any) -> bool:
+    """Whether ``fun``, a jit wrapper's target, is JAX's own function (``jnp.sin``'s, also under ``jax.jit(jnp.sin)``):
+    the traces :func:`_is_user_function` leaves out. Only JAX's wrappers and plain functions are unwrapped."""
+    for _ in range(8):
+        if type(fun) is types.FunctionType:
+            return not _outside_jax(fun.__code__.co_filename) and closure_function(fun) is None
+        if not type_module(type(fun)).startswith(("jax.", "jaxlib.")):
+            return False
+        fun = getattr(fun, "__wrapped__", None)
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

@@ -56,7 +56,7 @@ from jaxshow.report import (
 )
 from jaxshow.irdiff import text_diff
 from jaxshow.retrace.blame import library_blame
-from jaxshow.retrace.classify import _is_user_function, classify_miss
+from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
 from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
@@ -688,10 +688,13 @@ class CallCounter(calls.CallCounter):
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def before(self, wrapper: Any) -> int:
-        return self.session.traced_count(getattr(wrapper, "__wrapped__", wrapper))
+    def before(self, wrapper: Any) -> int | None:
+        target = getattr(wrapper, "__wrapped__", wrapper)
+        return self.session.traced_count(target) if not jax_own(target) else None
 
-    def after(self, wrapper: Any, token: int) -> None:
+    def after(self, wrapper: Any, token: int | None) -> None:
+        if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
+            return
         target = getattr(wrapper, "__wrapped__", wrapper)
         self.session.count_call(wrapper, target, self.session.traced_count(target) > token)
 
