@@ -184,6 +184,21 @@ def test_jaxcache_leaves_jaxs_own_functions_out_instead_of_calling_their_traces_
     ]
 
 
+def test_jaxcache_names_a_custom_jvp_function_that_hit_by_its_own_name(shell):
+    """A ``jax.custom_jvp`` function that hit the cache read ``custom_jvp``, defined at ``—`` (its type's name)."""
+    n = _define(shell, """
+        @jax.custom_jvp
+        def cj(v):
+            return jnp.sin(v)
+        cj.defjvp(lambda p, t: (cj(p[0]), jnp.cos(p[0]) * t[0]))
+        y = jax.jit(cj)(x)
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(cj)(x)")
+    assert result.success, result.error_in_exec
+    (stats,) = shell.user_ns["rep"].functions
+    assert (stats.function, stats.defined_at, stats.calls, stats.traced, stats.hits) == ("cj", f"In[{n}]:1", 1, 0, 1)
+
+
 def test_hostile_static_values_are_never_read(shell):
     n = _define(shell, """
         class Hostile:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import parameter_names
+from jaxshow.capture.stations import parameter_names, type_module
 
 
 HISTORY_LIMIT = 32
@@ -58,14 +58,15 @@ class _FunctionRecord:
         except TypeError:
             self.fun_ref = None
         self.fun_id = id(fun)
-        plain = type(fun) is types.FunctionType  # a user object's attributes are never read
-        self.name = str(getattr(debug_info, "func_name", None) or (fun.__name__ if plain else type(fun).__name__))
-        self.qualname = str(fun.__qualname__ if plain else self.name)
+        inner = carried or _unwrapped(fun)
+        # a user object's attributes are never read: names come from a plain function, else the type
+        named = fun if type(fun) is types.FunctionType else inner if type(inner) is types.FunctionType else None
+        self.name = str(getattr(debug_info, "func_name", None) or (named.__name__ if named else type(fun).__name__))
+        self.qualname = str(named.__qualname__ if named else self.name)
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
         self.source_key = _source_key(carried or fun, self.qualname)
         self.made_by = _made_by(fun)
-        inner = carried or _unwrapped(fun)
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
             found = _jax_compat.unnamed_callable_source(fun)
@@ -132,12 +133,15 @@ def _cell(cell: Any) -> Any:
 
 
 def _unwrapped(fun: Any) -> Any:
-    """The user's function inside JAX's and functools' wrappers (``__wrapped__``, ``partial.func``), read by type only."""
+    """The user's function inside JAX's and functools' wrappers (``__wrapped__``, ``partial.func``, JAX's own
+    ``custom_jvp``/``custom_vjp``), read by type only."""
     for _ in range(16):
         if type(fun) is functools.partial:
             fun = fun.func
         elif type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:
             fun = fun.__dict__["__wrapped__"]
+        elif type_module(type(fun)).startswith("jax.") and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
+            fun = fun.__wrapped__
         else:
             return fun
     return fun
