@@ -9,7 +9,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
-from shellrun import names_cell_line
+from shellrun import names_cell_line, run_captured
 
 
 class Spy:
@@ -136,3 +136,26 @@ def test_under_time_the_magic_still_reports(ip):
     assert "Wall time" in cap.stdout
     [report] = ip.user_ns["rep"].reports
     assert report.function == "<lambda>" and report.traced.args[0].type_str == "f32[29]"
+
+
+def test_a_cell_magic_under_the_magic_runs_as_ipython_runs_it(ip, tmp_path):
+    """``%%jaxstages`` then ``%%time`` (or ``%%capture``, ``%%bash``, ``%%writefile``): the magic's body is that magic's
+    cell. The first line became a comment, which left ``%%time`` on line 2: 'UsageError: Line magic function `%%time`
+    not found.' (``%%bash``: a SyntaxError), and the cell did not run."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n%%time\ny = sq(jnp.ones(31))\ny.shape")
+    assert result.success, result.error_in_exec
+    assert result.result == (31,) and ip.user_ns["y"].shape == (31,) and "Wall time" in cap.stdout
+    [report] = ip.user_ns["rep"].reports
+    assert report.traced.args[0].type_str == "f32[31]" and not report.cache_hit
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n%%time\nz = sq(jnp.ones(31))")
+    [report] = ip.user_ns["rep"].reports
+    assert result.success and report.cache_hit  # the %%time body's own call is seen, not only its traces
+    result, cap = run_captured(ip, "%%jaxcache -o rep\n%%capture out\nprint('quiet')\nsq(jnp.ones(32))")
+    assert result.success and ip.user_ns["out"].stdout == "quiet\n"
+    assert [(f.function, f.traced) for f in ip.user_ns["rep"].functions] == [("<lambda>", 1)]
+    result, cap = run_captured(ip, f"%%jaxstages\n%%writefile {tmp_path / 'w.py'}\nprint(1)")
+    assert result.success and (tmp_path / "w.py").read_text() == "print(1)\n"
+    result, cap = run_captured(ip, "%%jaxstages\n\n%%bash\necho from bash")
+    assert result.success and "from bash" in cap.stdout
+    assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\n\n%%bash\necho from bash"

@@ -8,7 +8,9 @@ top-level ``await``, every ``ast_node_interactivity`` mode, ``Out[n]`` and
 ``_``, ``;``, history, ``%time`` inside, tracebacks naming ``In[n]``, one
 execution. Options that do not parse leave the cell alone, so the registered
 magic raises its usage error before anything runs; a front end that calls
-``run_cell_magic`` directly gets the same capture through :func:`run_cell`.
+``run_cell_magic`` directly gets the same capture through :func:`run_cell`, and
+so does a magic line with another cell magic under it (``%%jaxstages`` then
+``%%time``), whose body only IPython's cell-magic call can run.
 
 While a capture is open, an AST transformer rewrites the cell's own calls
 ``f(x)`` as ``(H.post(H.pre(f, line, col)(x)) or H.after(H.held()()))[0]``
@@ -95,6 +97,8 @@ class CellRunner:
             for name, magic in self.magics.items():
                 head = "%%" + name
                 if line.startswith(head) and (len(line) == len(head) or line[len(head)].isspace()):
+                    if _cell_magic_follows(lines[index + 1:]):
+                        return None  # IPython calls the registered magic, whose body starts with that magic
                     return index, magic, line[len(head):].strip()
             if not (under_other_magics and line.startswith("%%")):
                 return None
@@ -161,6 +165,11 @@ class CellRunner:
 
 
 _MISSING = object()
+
+
+def _cell_magic_follows(lines: list[str]) -> bool:
+    """Whether the first line with text in ``lines`` names a cell magic (``%%time``): a comment cannot stand above it."""
+    return next((line.startswith("%%") for line in lines if line.strip()), False)
 
 
 class _BuiltinName:
@@ -296,25 +305,27 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
     The body is cached under the running cell's own file name, so tracebacks
     and JAX's source locations say ``In[n]``; its trailing expression's value
     is returned for the magic to return. ``hook``, if given, sees the cell's
-    own calls as under IPython's own run.
+    own calls as under IPython's own run, also in code that IPython compiles for
+    a magic in the body (``%time f(x)``, a ``%%time`` body).
     """
     __tracebackhide__ = True
-    code = shell.transform_cell(cell)
-    filename = shell.compile.cache(code, cell_number(shell), raw_code=cell)
-    tree = shell.transform_ast(shell.compile.ast_parse(code, filename=filename))
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
     namespace = shell.user_ns
     rewriter = _CallRewriter(_BuiltinName(hook, cell, namespace)) if hook is not None else None
     if rewriter is not None:
-        tree = rewriter.visit(tree)
-        last = rewriter.visit(last) if last is not None else None
+        shell.ast_transformers.append(rewriter)
     try:
+        code = shell.transform_cell(cell)
+        filename = shell.compile.cache(code, cell_number(shell), raw_code=cell)
+        tree = shell.transform_ast(shell.compile.ast_parse(code, filename=filename))
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
         exec(shell.compile(tree, filename, "exec"), namespace)
         return eval(shell.compile(last, filename, "eval"), namespace) if last is not None else None
     finally:
         if rewriter is not None:
+            if rewriter in shell.ast_transformers:
+                shell.ast_transformers.remove(rewriter)
             rewriter.binding.remove()
 
 
