@@ -9,6 +9,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
+from jaxshow.render import to_text as render_text
 from shellrun import names_cell_line, run_captured
 
 
@@ -159,3 +160,22 @@ def test_a_cell_magic_under_the_magic_runs_as_ipython_runs_it(ip, tmp_path):
     result, cap = run_captured(ip, "%%jaxstages\n\n%%bash\necho from bash")
     assert result.success and "from bash" in cap.stdout
     assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\n\n%%bash\necho from bash"
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])
+def test_under_capture_the_report_is_captured_with_the_rest_of_the_cell(ip, magic):
+    """``%%capture out`` then the magic: the report is part of what the cell showed, so it lands in ``out``.
+    It came after ``%%capture`` had ended, under a cell that was to show nothing."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, f"%%capture out\n{magic} -o rep\nprint('quiet')\ny = sq(jnp.ones(33))")
+    assert result.success and (cap.stdout, cap.outputs) == ("", [])
+    out = ip.user_ns["out"]
+    assert out.stdout == "quiet\n" and ip.user_ns["y"].shape == (33,)
+    [shown] = out.outputs
+    assert shown.data["text/plain"] == render_text(ip.user_ns["rep"])
+    result, cap = run_captured(ip, f"%%capture out\n{magic} -o rep\nsq(jnp.ones(34))\n1 / 0")
+    assert result.success and (cap.stdout, cap.outputs) == ("", [])  # %%capture's own way with an error
+    assert "ZeroDivisionError" in ip.user_ns["out"].stdout
+    assert ip.user_ns["rep"].cell_error.type_name == "ZeroDivisionError"
+    [shown] = ip.user_ns["out"].outputs
+    assert "ZeroDivisionError: division by zero" in shown.data["text/plain"]

@@ -63,6 +63,11 @@ class CellRunner:
         self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
         self._running = 0
         """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell(...)``)."""
+        self._owner = 0
+        """The ``_running`` depth of the cell whose end closes the open capture."""
+        self._body: str | None = None
+        """The open capture's magic line and what follows it, when it came under another cell magic's line
+        (``%%capture`` then ``%%jaxstages``): a magic that runs its body as a cell of its own runs this."""
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -106,24 +111,29 @@ class CellRunner:
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._running += 1
+        raw = getattr(info, "raw_cell", None) or ""
         if self._active is not None:
             if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
+                if self._body is not None and self._owner == self._running - 1 and raw.strip() == self._body.strip():
+                    self._owner = self._running  # the body of the magic above ours (%%capture): it ends there, inside it
                 return
             self._finish(None)
-        raw = getattr(info, "raw_cell", None) or ""
-        found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
+        lines = raw.splitlines(keepends=True)
+        found = self._magic_line(lines, under_other_magics=True)
         if found is None:
             return
-        _, magic, options = found
+        index, magic, options = found
         if not magic.accepts(options, raw):
             return
         hook = magic.open(options, raw)
         rewriter = self._install_call_hook(hook, raw) if hook is not None else None
         self._active = (magic, time.perf_counter(), rewriter)
+        self._owner, self._body = self._running, "".join(lines[index:]) if index else None
 
     def _post_run_cell(self, result: Any = None) -> None:
+        ending = self._running
         self._running = max(self._running - 1, 0)
-        if self._active is None or self._running:
+        if self._active is None or ending != self._owner:
             return
         ran = getattr(result, "error_before_exec", None) is None
         self._finish(getattr(result, "error_in_exec", None), ran=ran)
