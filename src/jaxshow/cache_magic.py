@@ -22,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell
+from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -40,7 +40,7 @@ class CacheMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None, Freeze | None] | None = None
+        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...]] | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
 
     @magic_arguments()
@@ -296,7 +296,7 @@ class CacheMagics(Magics):
         """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
         if self._cell is None:
             return
-        session, _, freeze = self._cell
+        session, _, freeze, _ = self._cell
         try:
             if freeze is not None:
                 freeze.stop()
@@ -325,18 +325,21 @@ class CacheMagics(Magics):
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
-        self._cell = (session, output, freeze)
+        notes = tuple(f"%{name}'s statement runs without jaxshow's call hook: the traces it caused are shown, "
+                      "its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
+        self._cell = (session, output, freeze, notes)
         return DirectCalls(None, retrace.CallCounter(session))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, _ = self._cell
+        session, output, _, notes = self._cell
         self.abandon()
         if not ran:
             return
         try:
             report = self._with_cell_names(session.report(hits_counted=True, cell_error=error))
+            report = dataclasses.replace(report, notes=(*report.notes, *notes))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary.from_exception(error) if error else None)
