@@ -10,7 +10,7 @@ from IPython.utils.capture import capture_output
 
 from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
 from jaxshow.render import to_text as render_text
-from shellrun import names_cell_line, run_captured
+from shellrun import in_a_real_kernel, names_cell_line, run_captured
 
 
 class Spy:
@@ -160,6 +160,28 @@ def test_a_cell_magic_under_the_magic_runs_as_ipython_runs_it(ip, tmp_path):
     result, cap = run_captured(ip, "%%jaxstages\n\n%%bash\necho from bash")
     assert result.success and "from bash" in cap.stdout
     assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\n\n%%bash\necho from bash"
+
+
+def test_a_cell_magic_under_the_magic_is_reported_after_the_cells_value_in_a_real_kernel():
+    """The body runs under the capture IPython's cell opened, so the report comes after ``Out[n]``, at the cell's line."""
+    shown, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)",
+                                 "%%jaxstages -o rep\n%%time\ny = sq(jnp.ones(31))\ny.shape", "rep.reports[0].call_site.file")
+    kinds = [kind for cell, kind, _ in shown if cell == 1]
+    assert kinds == ["stream", "execute_result", "display_data"]
+    assert [o.get("data", {}).get("text/plain") for o in nb.cells[1].outputs][1] == "(31,)"
+    assert nb.cells[2].outputs[0]["data"]["text/plain"] == "'In[2]'"
+    assert "(from " not in nb.cells[1].outputs[2]["data"]["text/plain"].split("\n①")[0]
+
+
+def test_the_magic_called_inside_its_own_cell_runs_under_that_cells_capture(ip):
+    """``get_ipython().run_cell_magic('jaxstages', ...)`` in a %%jaxstages cell: one report of the whole cell.
+    It closed the cell's capture early, with a report of the calls so far, and reported the rest apart."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, "%%jaxstages --all -o rep\n"
+                                   "get_ipython().run_cell_magic('jaxstages', '-o inner', 'a = sq(jnp.ones(35))')\n"
+                                   "b = sq(jnp.ones(36))")
+    assert result.success and len(cap.outputs) == 1 and "inner" not in ip.user_ns
+    assert [r.traced.args[0].type_str for r in ip.user_ns["rep"].reports] == ["f32[35]", "f32[36]"]
 
 
 @pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])

@@ -22,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -117,6 +117,8 @@ class CacheMagics(Magics):
         """
         __tracebackhide__ = True
         args = self._parse(line, cell_form=cell is not None)
+        if cell is not None and self._cell is not None:  # the cell's capture is open: a cell magic under this line
+            return run_cell(self.shell, cell)
         if cell is not None:
             return run_magic_cell(self.shell, self, line, cell)
         report = self._line(args.words, args.max_traces)

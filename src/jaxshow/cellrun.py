@@ -7,10 +7,11 @@ shows the report. Between them IPython runs the cell exactly as any other:
 top-level ``await``, every ``ast_node_interactivity`` mode, ``Out[n]`` and
 ``_``, ``;``, history, ``%time`` inside, tracebacks naming ``In[n]``, one
 execution. Options that do not parse leave the cell alone, so the registered
-magic raises its usage error before anything runs; a front end that calls
-``run_cell_magic`` directly gets the same capture through :func:`run_cell`, and
-so does a magic line with another cell magic under it (``%%jaxstages`` then
-``%%time``), whose body only IPython's cell-magic call can run.
+magic raises its usage error before anything runs; so does a magic line with
+another cell magic under it (``%%jaxstages`` then ``%%time``), whose body only
+IPython's cell-magic call can run: the registered magic then runs it with
+:func:`run_cell` under the capture ``pre_run_cell`` opened. A front end that
+calls ``run_cell_magic`` directly gets the same capture through :func:`run_magic_cell`.
 
 While a capture is open, an AST transformer rewrites the cell's own calls
 ``f(x)`` as ``(H.post(H.pre(f, line, col)(x)) or H.after(H.held()()))[0]``
@@ -103,8 +104,6 @@ class CellRunner:
             for name, magic in self.magics.items():
                 head = "%%" + name
                 if line.startswith(head) and (len(line) == len(head) or line[len(head)].isspace()):
-                    if _cell_magic_follows(lines[index + 1:]):
-                        return None  # IPython calls the registered magic, whose body starts with that magic
                     return index, magic, line[len(head):].strip()
             if not (under_other_magics and line.startswith("%%")):
                 return None
@@ -214,8 +213,8 @@ class _FirstLineTransform:
         if found is None:
             return lines
         index, magic, options = found
-        if not magic.accepts(options, "".join(lines)):
-            return lines
+        if not magic.accepts(options, "".join(lines)) or _cell_magic_follows(lines[index + 1:]):
+            return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
         return [*lines[:index], "# " + lines[index].rstrip("\n") + "\n", *lines[index + 1:]]
 
 

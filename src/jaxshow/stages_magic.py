@@ -23,7 +23,7 @@ from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target
-from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
     cell_magic_arguments,
     dotted_name,
@@ -155,6 +155,8 @@ class StagesMagics(Magics):
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
+        if self._open is not None:  # the cell's capture is open: a cell magic under this line, or a cell inside one
+            return run_cell(self.shell, cell)
         return run_magic_cell(self.shell, self, line, cell)
 
     # ``%jaxstages?`` looks for a line magic only (IPython's _ofind): this one carries the cell
