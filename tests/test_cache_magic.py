@@ -433,3 +433,18 @@ def test_a_trace_that_fails_again_is_a_trace_not_one_that_never_happened(shell):
     assert type(result.error_in_exec) is TypeError and "broken" in cap.outputs[-1].data["text/plain"]
     assert run_captured(shell, "%jaxcache off")[0].success
     assert shell.user_ns["traces"] == ["broken"] * 3
+
+
+def test_on_mode_gives_one_report_per_cell_whatever_cells_run_inside_it(shell):
+    """A cell that runs another (``get_ipython().run_cell``, ``%%capture``) is one cell. The inner cell's start
+    cleared what the outer one had seen (its first trace was lost), each end showed a report (the inner trace twice),
+    and under ``%%capture out`` one report escaped the capture."""
+    assert run_captured(shell, "%jaxcache on")[0].success
+    result, cap = run_captured(shell, "y = f(jnp.ones(10))\nget_ipython().run_cell('z = f(jnp.ones(11))')\nw = f(jnp.ones(12))")
+    assert result.success
+    [report] = [o.data["text/plain"] for o in cap.outputs]
+    assert report.startswith("%jaxcache — 3 traces of 1 jitted function")
+    result, cap = run_captured(shell, "%%capture out\nf(jnp.ones(13))")
+    assert result.success and cap.outputs == []
+    assert shell.user_ns["out"].outputs[-1].data["text/plain"].startswith("%jaxcache — 1 trace of 1 jitted function")
+    assert run_captured(shell, "%jaxcache off")[0].success

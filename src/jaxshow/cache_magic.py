@@ -22,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import INTERRUPTED, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -39,6 +39,10 @@ class CacheMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
+        self._on_cells: list[str] = []
+        """``on`` mode: the raw cells started and not yet ended, outermost first (a cell may run others inside it)."""
+        self._on_owner = 0
+        """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...]] | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
@@ -229,6 +233,7 @@ class CacheMagics(Magics):
         if self._on_session is not None:
             return
         self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell)).start()
+        self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
@@ -244,12 +249,21 @@ class CacheMagics(Magics):
         session.stop()
 
     def _pre_run_cell(self, info: Any = None) -> None:
-        if self._on_session is not None:
+        raw = getattr(info, "raw_cell", None) or ""
+        cells = self._on_cells
+        if not cells and self._on_session is not None:
             self._on_session.reset()
+            self._on_owner = 1
+        elif len(cells) == self._on_owner and is_body_of(cells[-1], raw):
+            self._on_owner += 1  # the body %%capture runs as a cell: its report belongs inside it
+        cells.append(raw)
 
     def _post_run_cell(self, result: Any = None) -> None:
+        ending = len(self._on_cells)
+        if self._on_cells:
+            self._on_cells.pop()
         session = self._on_session
-        if session is None or session.paused:
+        if session is None or session.paused or ending != self._on_owner:
             return
         try:
             error = getattr(result, "error_in_exec", None)

@@ -67,9 +67,9 @@ class CellRunner:
         """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell(...)``)."""
         self._owner = 0
         """The ``_running`` depth of the cell whose end closes the open capture."""
-        self._body: str | None = None
-        """The open capture's magic line and what follows it, when it came under another cell magic's line
-        (``%%capture`` then ``%%jaxstages``): a magic that runs its body as a cell of its own runs this."""
+        self._under: str | None = None
+        """The raw cell of the open capture, when its magic line came under another cell magic's
+        (``%%capture`` then ``%%jaxstages``), whose body may run as a cell of its own."""
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -114,12 +114,11 @@ class CellRunner:
         raw = getattr(info, "raw_cell", None) or ""
         if self._active is not None:
             if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
-                if self._body is not None and self._owner == self._running - 1 and raw.strip() == self._body.strip():
+                if self._under is not None and self._owner == self._running - 1 and is_body_of(self._under, raw):
                     self._owner = self._running  # the body of the magic above ours (%%capture): it ends there, inside it
                 return
             self._finish(None)
-        lines = raw.splitlines(keepends=True)
-        found = self._magic_line(lines, under_other_magics=True)
+        found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
         if found is None:
             return
         index, magic, options = found
@@ -128,7 +127,7 @@ class CellRunner:
         hook = magic.open(options, raw)
         rewriter = self._install_call_hook(hook, raw) if hook is not None else None
         self._active = (magic, time.perf_counter(), rewriter)
-        self._owner, self._body = self._running, "".join(lines[index:]) if index else None
+        self._owner, self._under = self._running, raw if index else None
 
     def _post_run_cell(self, result: Any = None) -> None:
         ending = self._running
@@ -175,6 +174,19 @@ class CellRunner:
 
 
 _MISSING = object()
+
+
+def is_body_of(outer: str, cell: str) -> bool:
+    """Whether ``cell`` is ``outer`` without one or more of its first lines, each a cell magic's (``%%capture out``):
+    the body that magic runs as a cell of its own, inside ``outer``."""
+    lines = outer.splitlines(keepends=True)
+    wanted = cell.strip()
+    for index, line in enumerate(lines):
+        if line.strip() and not line.startswith("%%"):
+            return False
+        if line.strip() and "".join(lines[index + 1:]).strip() == wanted:
+            return True
+    return False
 
 
 def _cell_magic_follows(lines: list[str]) -> bool:
