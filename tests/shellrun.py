@@ -36,3 +36,23 @@ def names_cell_line(traceback: str, number: int, line: int) -> bool:
     cell = rf"<ipython-input-{number}-[0-9a-f]+>"
     return bool(re.search(rf'File "{cell}", line {line}\n', traceback)
                 or re.search(rf"{cell} in [^\n]*\n(?:(?!<ipython-input-).*\n)*?-+> {line} ", traceback))
+
+
+def in_a_real_kernel(*cells: str) -> tuple[list[tuple[int, str, str]], object]:
+    """Run ``cells`` as a notebook in a real kernel; each output message as ``(cell, type, text before " (")``, and the notebook."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(cell) for cell in cells]
+    client = NotebookClient(nb, timeout=180, kernel_name="python3")
+    shown = []
+    output = client.output
+
+    def spy(outs, msg, display_id, cell_index):
+        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
+        return output(outs, msg, display_id, cell_index)
+
+    client.output = spy
+    client.execute()
+    return shown, nb

@@ -411,3 +411,40 @@ def test_a_jaxcache_cell_and_a_frozen_function_run_as_without_jaxshow_when_a_sta
     finally:
         run_captured(shell, "%jaxcache thaw")
     assert _jax_compat._explanation_guard._depth == 0
+
+
+def test_a_trace_that_fails_again_is_a_trace_not_one_that_never_happened(shell):
+    """The same call failing while tracing a second time (a cell re-run after Ctrl-C or an error) traced again:
+    JAX kept nothing of the first trace. It was reported as 'no jitted function was called or traced'."""
+    shell.run_cell("@jax.jit\ndef broken(v):\n    traces.append('broken')\n    return v.reshape(7)", store_history=True)
+    shell.user_ns["traces"].clear()
+    for _ in range(2):
+        result, cap = run_captured(shell, "%%jaxcache -o rep\nbroken(x)")
+        assert type(result.error_in_exec) is TypeError
+    [function] = shell.user_ns["rep"].functions
+    [miss] = function.misses
+    assert (function.function, function.traced, miss.category) == ("broken", 1, "not_kept")
+    assert miss.summary == "that trace of broken failed (an error, or Ctrl-C), or jax.clear_caches() ran since, so JAX traced it again"
+    assert miss.call_site == f"In[{result.execution_count}]:2"
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.startswith("%jaxcache — 1 trace of 1 jitted function") and "signature traced before, not kept by JAX: " in text
+    assert run_captured(shell, "%jaxcache on")[0].success
+    result, cap = run_captured(shell, "broken(x)")
+    assert type(result.error_in_exec) is TypeError and "broken" in cap.outputs[-1].data["text/plain"]
+    assert run_captured(shell, "%jaxcache off")[0].success
+    assert shell.user_ns["traces"] == ["broken"] * 3
+
+
+def test_on_mode_gives_one_report_per_cell_whatever_cells_run_inside_it(shell):
+    """A cell that runs another (``get_ipython().run_cell``, ``%%capture``) is one cell. The inner cell's start
+    cleared what the outer one had seen (its first trace was lost), each end showed a report (the inner trace twice),
+    and under ``%%capture out`` one report escaped the capture."""
+    assert run_captured(shell, "%jaxcache on")[0].success
+    result, cap = run_captured(shell, "y = f(jnp.ones(10))\nget_ipython().run_cell('z = f(jnp.ones(11))')\nw = f(jnp.ones(12))")
+    assert result.success
+    [report] = [o.data["text/plain"] for o in cap.outputs]
+    assert report.startswith("%jaxcache — 3 traces of 1 jitted function")
+    result, cap = run_captured(shell, "%%capture out\nf(jnp.ones(13))")
+    assert result.success and cap.outputs == []
+    assert shell.user_ns["out"].outputs[-1].data["text/plain"].startswith("%jaxcache — 1 trace of 1 jitted function")
+    assert run_captured(shell, "%jaxcache off")[0].success

@@ -9,7 +9,8 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
-from shellrun import names_cell_line
+from jaxshow.render import to_text as render_text
+from shellrun import in_a_real_kernel, names_cell_line, run_captured
 
 
 class Spy:
@@ -136,3 +137,67 @@ def test_under_time_the_magic_still_reports(ip):
     assert "Wall time" in cap.stdout
     [report] = ip.user_ns["rep"].reports
     assert report.function == "<lambda>" and report.traced.args[0].type_str == "f32[29]"
+
+
+def test_a_cell_magic_under_the_magic_runs_as_ipython_runs_it(ip, tmp_path):
+    """``%%jaxstages`` then ``%%time`` (or ``%%capture``, ``%%bash``, ``%%writefile``): the magic's body is that magic's
+    cell. The first line became a comment, which left ``%%time`` on line 2: 'UsageError: Line magic function `%%time`
+    not found.' (``%%bash``: a SyntaxError), and the cell did not run."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n%%time\ny = sq(jnp.ones(31))\ny.shape")
+    assert result.success, result.error_in_exec
+    assert result.result == (31,) and ip.user_ns["y"].shape == (31,) and "Wall time" in cap.stdout
+    [report] = ip.user_ns["rep"].reports
+    assert report.traced.args[0].type_str == "f32[31]" and not report.cache_hit
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n%%time\nz = sq(jnp.ones(31))")
+    [report] = ip.user_ns["rep"].reports
+    assert result.success and report.cache_hit  # the %%time body's own call is seen, not only its traces
+    result, cap = run_captured(ip, "%%jaxcache -o rep\n%%capture out\nprint('quiet')\nsq(jnp.ones(32))")
+    assert result.success and ip.user_ns["out"].stdout == "quiet\n"
+    assert [(f.function, f.traced) for f in ip.user_ns["rep"].functions] == [("<lambda>", 1)]
+    result, cap = run_captured(ip, f"%%jaxstages\n%%writefile {tmp_path / 'w.py'}\nprint(1)")
+    assert result.success and (tmp_path / "w.py").read_text() == "print(1)\n"
+    result, cap = run_captured(ip, "%%jaxstages\n\n%%bash\necho from bash")
+    assert result.success and "from bash" in cap.stdout
+    assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\n\n%%bash\necho from bash"
+
+
+def test_a_cell_magic_under_the_magic_is_reported_after_the_cells_value_in_a_real_kernel():
+    """The body runs under the capture IPython's cell opened, so the report comes after ``Out[n]``, at the cell's line."""
+    shown, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)",
+                                 "%%jaxstages -o rep\n%%time\ny = sq(jnp.ones(31))\ny.shape", "rep.reports[0].call_site.file")
+    kinds = [kind for cell, kind, _ in shown if cell == 1]
+    assert kinds == ["stream", "execute_result", "display_data"]
+    assert [o.get("data", {}).get("text/plain") for o in nb.cells[1].outputs][1] == "(31,)"
+    assert nb.cells[2].outputs[0]["data"]["text/plain"] == "'In[2]'"
+    assert "(from " not in nb.cells[1].outputs[2]["data"]["text/plain"].split("\n①")[0]
+
+
+def test_the_magic_called_inside_its_own_cell_runs_under_that_cells_capture(ip):
+    """``get_ipython().run_cell_magic('jaxstages', ...)`` in a %%jaxstages cell: one report of the whole cell.
+    It closed the cell's capture early, with a report of the calls so far, and reported the rest apart."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, "%%jaxstages --all -o rep\n"
+                                   "get_ipython().run_cell_magic('jaxstages', '-o inner', 'a = sq(jnp.ones(35))')\n"
+                                   "b = sq(jnp.ones(36))")
+    assert result.success and len(cap.outputs) == 1 and "inner" not in ip.user_ns
+    assert [r.traced.args[0].type_str for r in ip.user_ns["rep"].reports] == ["f32[35]", "f32[36]"]
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])
+def test_under_capture_the_report_is_captured_with_the_rest_of_the_cell(ip, magic):
+    """``%%capture out`` then the magic: the report is part of what the cell showed, so it lands in ``out``.
+    It came after ``%%capture`` had ended, under a cell that was to show nothing."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, f"%%capture out\n{magic} -o rep\nprint('quiet')\ny = sq(jnp.ones(33))")
+    assert result.success and (cap.stdout, cap.outputs) == ("", [])
+    out = ip.user_ns["out"]
+    assert out.stdout == "quiet\n" and ip.user_ns["y"].shape == (33,)
+    [shown] = out.outputs
+    assert shown.data["text/plain"] == render_text(ip.user_ns["rep"])
+    result, cap = run_captured(ip, f"%%capture out\n{magic} -o rep\nsq(jnp.ones(34))\n1 / 0")
+    assert result.success and (cap.stdout, cap.outputs) == ("", [])  # %%capture's own way with an error
+    assert "ZeroDivisionError" in ip.user_ns["out"].stdout
+    assert ip.user_ns["rep"].cell_error.type_name == "ZeroDivisionError"
+    [shown] = ip.user_ns["out"].outputs
+    assert "ZeroDivisionError: division by zero" in shown.data["text/plain"]

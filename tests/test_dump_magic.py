@@ -335,6 +335,17 @@ def test_config_update_route_in_process_names_cells(ip, dumping_in_process):
     assert rep.texts[0].language == "stablehlo" and "tensor<5xf32>" in rep.texts[0].text
 
 
+def test_a_file_written_after_a_cell_ran_another_inside_it_is_that_cells(ip, dumping_in_process):
+    """The inner cell's end (``get_ipython().run_cell``, ``%%capture``) ended the outer cell's span: a file its
+    later lines wrote was 'outside any cell (another process, or a thread after its cell ended)'."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nget_ipython().run_cell('pass')\nq(np.ones(5, np.float32));")[0].success
+    number = ip.execution_count - 1
+    assert run_captured(ip, "%%capture out\n@jax.jit\ndef r(v):\n    return v - 2\nr(np.ones(5, np.float32));")[0].success
+    result, cap = run_captured(ip, "%jaxdump -o rep")
+    assert [(f.function, f.cell) for f in ip.user_ns["rep"].files] == [("q", f"In[{number}]"), ("r", f"In[{number + 1}]")]
+
+
 def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_the_same_name_stays_its_own(ip, dumping_in_process):
     assert run_captured(ip, f"import jax, jax.numpy as jnp\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
     assert run_captured(ip, "x = jnp.arange(4.0)\ny = jnp.where(x > 1, jnp.sin(x) * 2, 0).mean()")[0].success

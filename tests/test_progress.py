@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from shellrun import run_captured
+from shellrun import in_a_real_kernel, run_captured
 
 SETUP = ("import time, jax, jax.numpy as jnp\n"
          "@jax.jit\ndef slow(x):\n    time.sleep(0.4)  # a long trace\n    return x * 2\n")
@@ -50,28 +50,8 @@ def test_progress_can_be_turned_off(shell):
     assert result.success and _progress(cap) == [] and len(cap.outputs) == 1
 
 
-def _in_a_real_kernel(*cells: str) -> tuple[list[tuple[int, str, str]], object]:
-    """Run ``cells`` as a notebook in a real kernel; each output message as ``(cell, type, text before " (")``, and the notebook."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(cell) for cell in cells]
-    client = NotebookClient(nb, timeout=180, kernel_name="python3")
-    shown = []
-    output = client.output
-
-    def spy(outs, msg, display_id, cell_index):
-        shown.append((cell_index, msg["msg_type"], msg["content"].get("data", {}).get("text/plain", "").split(" (")[0]))
-        return output(outs, msg, display_id, cell_index)
-
-    client.output = spy
-    client.execute()
-    return shown, nb
-
-
 def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied():
-    shown, nb = _in_a_real_kernel("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
+    shown, nb = in_a_real_kernel("%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0.2\n" + SETUP
                                   + "x = jnp.ones(3)\nx.block_until_ready();", "%%jaxstages\ny = slow(x)")
     assert shown[0] == (1, "display_data", "jaxshow: tracing slow")  # shown by the timer thread, in the cell's output
     texts = [o.get("data", {}).get("text/plain", "") for o in nb.cells[1].outputs]
@@ -81,7 +61,7 @@ def test_in_a_real_kernel_the_timer_threads_line_reaches_the_cell_and_is_emptied
 def test_in_a_real_kernel_a_thread_started_by_an_earlier_cell_shows_its_line_in_the_running_cell():
     """A thread that runs in an earlier cell's context (``asyncio.to_thread`` and kin copy it) sends its output there;
     the line is the running cell's all the same."""
-    shown, nb = _in_a_real_kernel(
+    shown, nb = in_a_real_kernel(
         "%load_ext jaxshow\n%config StagesMagics.progress_after_seconds = 0\n" + SETUP
         + "import contextvars, threading\ngo, done = threading.Event(), threading.Event()\n"
         "x = jnp.ones(3)\ndef loader():\n    go.wait(60)\n    slow(x)\n    done.set()\n"

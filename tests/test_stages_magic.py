@@ -454,6 +454,22 @@ def test_timeit_inside_the_cell_times_the_users_calls_alone(shell):
     assert TIMEIT_NOTE in shell.user_ns["rep"].notes
 
 
+@pytest.mark.parametrize("cell", ["%%prun -q\n{magic} -o rep\nf(x)", "{magic} -o rep\n%prun -q f(x)"], ids=["cell", "line"])
+def test_prun_says_its_cache_hits_are_not_seen(shell, cell):
+    """%prun compiles its statement itself, so the cell's call that hit JAX's cache reaches no hook. The report said
+    'no jitted call of yours in this cell; the cell ran normally' (and %%jaxcache 'no jitted function was called or
+    traced') and nothing more, about a cell that called f."""
+    shell.run_cell("f(x)")
+    result, _ = run_captured(shell, cell.format(magic="%%jaxstages"))
+    assert result.success and shell.user_ns["rep"].notes[-1] == (
+        "%prun compiles its statement itself, without jaxshow's call hook: the traces and compiles it caused are "
+        "reported, its cache hits are not listed")
+    result, _ = run_captured(shell, cell.format(magic="%%jaxcache"))
+    assert result.success and shell.user_ns["rep"].notes[-1] == (
+        "%prun's statement runs without jaxshow's call hook: the traces it caused are shown, its calls that hit the "
+        "cache are not counted")
+
+
 def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert result.success

@@ -510,8 +510,10 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     a jitted function (and of ``cond``/``scan`` bodies) goes through the
     ``weakref_lru_cache`` ``partial_eval.trace_to_jaxpr``; jaxshow puts a thin
     forwarding wrapper in its place and tells a miss from a hit by the cache's
-    own miss counter. C++ fast-path hits never reach it, so a hot loop pays
-    nothing. On jax 0.7-0.8 the tracing cache is the ``lu.cache``'d
+    own miss counter, or by the lookup raising: a hit returns what the cache
+    holds, and a trace that failed again (the same call re-run after a Ctrl-C or
+    an error) leaves that counter where it was. C++ fast-path hits never reach
+    it, so a hot loop pays nothing. On jax 0.7-0.8 the tracing cache is the ``lu.cache``'d
     ``pjit._create_pjit_jaxpr`` instead (:func:`_install_pjit_trace_probe`);
     its keys are :class:`PjitTraceKey`. Returns the function that puts the
     original back, or ``None`` where this JAX has no such cache.
@@ -537,7 +539,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             refusing = probe.refusing(fun, debug_info) if probe.probes else None
             before = info().misses
             stack.append(0)
-            missed = refused = False
+            missed = refused = raised = False
             result = None
             try:
                 if refusing is None:
@@ -547,6 +549,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                         result = original(fun, in_avals, debug_info, *context, **kwargs)
                 return result
             except BaseException as exc:
+                raised = True
                 _drop_own_frame(exc, sys._getframe())
                 if refusing is not None and _refused_by_jax(exc):
                     refused = True
@@ -557,7 +560,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             finally:
                 nested = stack.pop()
                 delta = info().misses - before
-                missed = delta - nested > 0 and not refused
+                missed = (delta - nested > 0 or raised) and not refused
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None

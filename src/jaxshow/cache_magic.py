@@ -22,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, is_cell_file, label_cells, run_magic_cell
+from jaxshow.cellrun import INTERRUPTED, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -39,8 +39,12 @@ class CacheMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
+        self._on_cells: list[str] = []
+        """``on`` mode: the raw cells started and not yet ended, outermost first (a cell may run others inside it)."""
+        self._on_owner = 0
+        """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None, Freeze | None] | None = None
+        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...]] | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
 
     @magic_arguments()
@@ -117,6 +121,8 @@ class CacheMagics(Magics):
         """
         __tracebackhide__ = True
         args = self._parse(line, cell_form=cell is not None)
+        if cell is not None and self._cell is not None:  # the cell's capture is open: a cell magic under this line
+            return run_cell(self.shell, cell)
         if cell is not None:
             return run_magic_cell(self.shell, self, line, cell)
         report = self._line(args.words, args.max_traces)
@@ -227,6 +233,7 @@ class CacheMagics(Magics):
         if self._on_session is not None:
             return
         self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell)).start()
+        self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
@@ -242,12 +249,21 @@ class CacheMagics(Magics):
         session.stop()
 
     def _pre_run_cell(self, info: Any = None) -> None:
-        if self._on_session is not None:
+        raw = getattr(info, "raw_cell", None) or ""
+        cells = self._on_cells
+        if not cells and self._on_session is not None:
             self._on_session.reset()
+            self._on_owner = 1
+        elif len(cells) == self._on_owner and is_body_of(cells[-1], raw):
+            self._on_owner += 1  # the body %%capture runs as a cell: its report belongs inside it
+        cells.append(raw)
 
     def _post_run_cell(self, result: Any = None) -> None:
+        ending = len(self._on_cells)
+        if self._on_cells:
+            self._on_cells.pop()
         session = self._on_session
-        if session is None or session.paused:
+        if session is None or session.paused or ending != self._on_owner:
             return
         try:
             error = getattr(result, "error_in_exec", None)
@@ -296,7 +312,7 @@ class CacheMagics(Magics):
         """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
         if self._cell is None:
             return
-        session, _, freeze = self._cell
+        session, _, freeze, _ = self._cell
         try:
             if freeze is not None:
                 freeze.stop()
@@ -325,18 +341,21 @@ class CacheMagics(Magics):
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
-        self._cell = (session, output, freeze)
+        notes = tuple(f"%{name}'s statement runs without jaxshow's call hook: the traces it caused are shown, "
+                      "its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
+        self._cell = (session, output, freeze, notes)
         return DirectCalls(None, retrace.CallCounter(session))
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, _ = self._cell
+        session, output, _, notes = self._cell
         self.abandon()
         if not ran:
             return
         try:
             report = self._with_cell_names(session.report(hits_counted=True, cell_error=error))
+            report = dataclasses.replace(report, notes=(*report.notes, *notes))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary.from_exception(error) if error else None)

@@ -7,8 +7,11 @@ shows the report. Between them IPython runs the cell exactly as any other:
 top-level ``await``, every ``ast_node_interactivity`` mode, ``Out[n]`` and
 ``_``, ``;``, history, ``%time`` inside, tracebacks naming ``In[n]``, one
 execution. Options that do not parse leave the cell alone, so the registered
-magic raises its usage error before anything runs; a front end that calls
-``run_cell_magic`` directly gets the same capture through :func:`run_cell`.
+magic raises its usage error before anything runs; so does a magic line with
+another cell magic under it (``%%jaxstages`` then ``%%time``), whose body only
+IPython's cell-magic call can run: the registered magic then runs it with
+:func:`run_cell` under the capture ``pre_run_cell`` opened. A front end that
+calls ``run_cell_magic`` directly gets the same capture through :func:`run_magic_cell`.
 
 While a capture is open, an AST transformer rewrites the cell's own calls
 ``f(x)`` as ``(H.post(H.pre(f, line, col)(x)) or H.after(H.held()()))[0]``
@@ -34,6 +37,7 @@ INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself 
 _TERMINAL_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 _KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
 _PATH_ENDS = frozenset(" \t\n\"'()")
+_UNHOOKED = re.compile(r"(?m)^\s*%%?(timeit|prun)\b")
 
 
 class CellMagic(Protocol):
@@ -61,6 +65,11 @@ class CellRunner:
         self._active: tuple[CellMagic, float, _CallRewriter | None] | None = None
         self._running = 0
         """Cells started and not yet ended: above 1, a cell runs inside another (``get_ipython().run_cell(...)``)."""
+        self._owner = 0
+        """The ``_running`` depth of the cell whose end closes the open capture."""
+        self._under: str | None = None
+        """The raw cell of the open capture, when its magic line came under another cell magic's
+        (``%%capture`` then ``%%jaxstages``), whose body may run as a cell of its own."""
         self._transform = _FirstLineTransform(self)
 
     def install(self) -> None:
@@ -102,24 +111,28 @@ class CellRunner:
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._running += 1
+        raw = getattr(info, "raw_cell", None) or ""
         if self._active is not None:
             if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
+                if self._under is not None and self._owner == self._running - 1 and is_body_of(self._under, raw):
+                    self._owner = self._running  # the body of the magic above ours (%%capture): it ends there, inside it
                 return
             self._finish(None)
-        raw = getattr(info, "raw_cell", None) or ""
         found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
         if found is None:
             return
-        _, magic, options = found
+        index, magic, options = found
         if not magic.accepts(options, raw):
             return
         hook = magic.open(options, raw)
         rewriter = self._install_call_hook(hook, raw) if hook is not None else None
         self._active = (magic, time.perf_counter(), rewriter)
+        self._owner, self._under = self._running, raw if index else None
 
     def _post_run_cell(self, result: Any = None) -> None:
+        ending = self._running
         self._running = max(self._running - 1, 0)
-        if self._active is None or self._running:
+        if self._active is None or ending != self._owner:
             return
         ran = getattr(result, "error_before_exec", None) is None
         self._finish(getattr(result, "error_in_exec", None), ran=ran)
@@ -163,6 +176,24 @@ class CellRunner:
 _MISSING = object()
 
 
+def is_body_of(outer: str, cell: str) -> bool:
+    """Whether ``cell`` is ``outer`` without one or more of its first lines, each a cell magic's (``%%capture out``):
+    the body that magic runs as a cell of its own, inside ``outer``."""
+    lines = outer.splitlines(keepends=True)
+    wanted = cell.strip()
+    for index, line in enumerate(lines):
+        if line.strip() and not line.startswith("%%"):
+            return False
+        if line.strip() and "".join(lines[index + 1:]).strip() == wanted:
+            return True
+    return False
+
+
+def _cell_magic_follows(lines: list[str]) -> bool:
+    """Whether the first line with text in ``lines`` names a cell magic (``%%time``): a comment cannot stand above it."""
+    return next((line.startswith("%%") for line in lines if line.strip()), False)
+
+
 class _BuiltinName:
     """The call hook under a name in ``builtins`` that no user namespace shadows, nor the cell names; put back as found by ``remove``."""
 
@@ -194,8 +225,8 @@ class _FirstLineTransform:
         if found is None:
             return lines
         index, magic, options = found
-        if not magic.accepts(options, "".join(lines)):
-            return lines
+        if not magic.accepts(options, "".join(lines)) or _cell_magic_follows(lines[index + 1:]):
+            return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
         return [*lines[:index], "# " + lines[index].rstrip("\n") + "\n", *lines[index + 1:]]
 
 
@@ -283,6 +314,12 @@ def _timing_statement() -> bool:
     return False
 
 
+def unhooked_magics(cell: str) -> tuple[str, ...]:
+    """The magics in ``cell`` whose statement runs without the call hook: ``%timeit`` (left alone, so its times are
+    the user's calls' alone) and ``%prun`` (which compiles its statement itself); their cache hits go unseen."""
+    return tuple(dict.fromkeys(match.group(1) for match in _UNHOOKED.finditer(cell)))
+
+
 def cell_number(shell: Any) -> int:
     """The running cell's ``In[n]``: IPython 9 has already counted it when a cell magic runs, 8.12 not."""
     result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
@@ -296,25 +333,27 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
     The body is cached under the running cell's own file name, so tracebacks
     and JAX's source locations say ``In[n]``; its trailing expression's value
     is returned for the magic to return. ``hook``, if given, sees the cell's
-    own calls as under IPython's own run.
+    own calls as under IPython's own run, also in code that IPython compiles for
+    a magic in the body (``%time f(x)``, a ``%%time`` body).
     """
     __tracebackhide__ = True
-    code = shell.transform_cell(cell)
-    filename = shell.compile.cache(code, cell_number(shell), raw_code=cell)
-    tree = shell.transform_ast(shell.compile.ast_parse(code, filename=filename))
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
     namespace = shell.user_ns
     rewriter = _CallRewriter(_BuiltinName(hook, cell, namespace)) if hook is not None else None
     if rewriter is not None:
-        tree = rewriter.visit(tree)
-        last = rewriter.visit(last) if last is not None else None
+        shell.ast_transformers.append(rewriter)
     try:
+        code = shell.transform_cell(cell)
+        filename = shell.compile.cache(code, cell_number(shell), raw_code=cell)
+        tree = shell.transform_ast(shell.compile.ast_parse(code, filename=filename))
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
         exec(shell.compile(tree, filename, "exec"), namespace)
         return eval(shell.compile(last, filename, "eval"), namespace) if last is not None else None
     finally:
         if rewriter is not None:
+            if rewriter in shell.ast_transformers:
+                shell.ast_transformers.remove(rewriter)
             rewriter.binding.remove()
 
 

@@ -39,6 +39,8 @@ class DumpMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self._cells: deque[tuple[int | None, float, float]] = deque(maxlen=CELLS_KEPT)
         self._running: tuple[int | None, float] | None = None
+        self._inner = 0
+        """Cells running inside the running one (``get_ipython().run_cell``, ``%%capture``): its span covers them."""
         self._loaded_at: float | None = None
         self._watcher = dumps.HitWatcher()
 
@@ -64,10 +66,16 @@ class DumpMagics(Magics):
         self._loaded_at = None
 
     def _pre_run_cell(self, info: Any = None) -> None:
+        if self._running is not None:
+            self._inner += 1
+            return
         number = self.shell.execution_count if getattr(info, "store_history", True) else None
         self._running = (number, time.time())
 
     def _post_run_cell(self, result: Any = None) -> None:
+        if self._inner:
+            self._inner -= 1
+            return
         running, self._running = self._running, None
         if running is not None:
             number = getattr(result, "execution_count", None) or running[0]

@@ -550,12 +550,15 @@ class SavedReport(_Displayable):
 # --- %jaxcache: tracing-cache misses, trace histories, the persistent cache -------------------
 
 MissCategory = Literal[
-    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "other"
+    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "not_kept",
+    "other"
 ]
 MISS_CATEGORIES: tuple[MissCategory, ...] = (
-    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "other"
+    "never_seen", "redefined", "tracing_context", "static_args", "input_pytree", "debug_info", "input_types", "not_kept",
+    "other"
 )
-"""Miss categories in the order JAX's explanation checks them; the first difference wins."""
+"""Miss categories in the order JAX's explanation checks them; the first difference wins. ``not_kept``: no difference
+at all, the same signature as an earlier trace that JAX's cache does not hold (it failed, or the cache was cleared)."""
 
 MISS_TITLES: dict[str, str] = {
     "never_seen": "never-seen function (first trace)",
@@ -565,6 +568,7 @@ MISS_TITLES: dict[str, str] = {
     "input_pytree": "different input pytree",
     "debug_info": "different debug info",
     "input_types": "different input types",
+    "not_kept": "signature traced before, not kept by JAX",
     "other": "other (JAX's words)",
 }
 

@@ -23,7 +23,7 @@ from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target
-from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_magic_cell
+from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
     cell_magic_arguments,
     dotted_name,
@@ -38,9 +38,11 @@ from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
 from jaxshow.stagesdiff import no_previous, stages_diff
 from jaxshow.record_files import directory_problem, save_report
 
-_TIMEIT = re.compile(r"(?m)^\s*%%?timeit\b")
 TIMEIT_NOTE = ("%timeit's statement runs without jaxshow's call hook, so the times it prints are your calls' alone; "
                "the traces and compiles it caused are reported, its cache hits are not listed")
+PRUN_NOTE = ("%prun compiles its statement itself, without jaxshow's call hook: the traces and compiles it caused "
+             "are reported, its cache hits are not listed")
+_UNHOOKED_NOTES = {"timeit": TIMEIT_NOTE, "prun": PRUN_NOTE}
 
 
 @dataclasses.dataclass
@@ -50,7 +52,7 @@ class _OpenCell:
     args: Any
     capture: CallCapture
     progress: StageProgress
-    timeit: bool
+    notes: tuple[str, ...]
 
 
 @magics_class
@@ -153,6 +155,8 @@ class StagesMagics(Magics):
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
+        if self._open is not None:  # the cell's capture is open: a cell magic under this line, or a cell inside one
+            return run_cell(self.shell, cell)
         return run_magic_cell(self.shell, self, line, cell)
 
     # ``%jaxstages?`` looks for a line magic only (IPython's _ofind): this one carries the cell
@@ -174,14 +178,15 @@ class StagesMagics(Magics):
         return True
 
     def open(self, line: str, raw_cell: str) -> DirectCalls:
-        return self._open_capture(self._parse(line, raw_cell), timeit=bool(_TIMEIT.search(raw_cell)))
+        notes = tuple(_UNHOOKED_NOTES[name] for name in unhooked_magics(raw_cell))
+        return self._open_capture(self._parse(line, raw_cell), notes=notes)
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         opened = self._open
         self.abandon()
         if opened is None:
             return
-        args, capture, timeit = opened.args, opened.capture, opened.timeit
+        args, capture = opened.args, opened.capture
         if not ran:
             capture.release()
             return
@@ -189,8 +194,8 @@ class StagesMagics(Magics):
             cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
-            if timeit:
-                report = dataclasses.replace(report, notes=(*report.notes, TIMEIT_NOTE))
+            if opened.notes:
+                report = dataclasses.replace(report, notes=(*report.notes, *opened.notes))
             diffs = self._compared(report.reports, shown=args.diff)
             if args.diff:
                 report = dataclasses.replace(report, diffs=diffs)
@@ -274,14 +279,14 @@ class StagesMagics(Magics):
     def _forget_expansion(self) -> None:
         self._expanded = None
 
-    def _open_capture(self, args: Any, *, timeit: bool = False) -> DirectCalls:
+    def _open_capture(self, args: Any, *, notes: tuple[str, ...] = ()) -> DirectCalls:
         if self._open is not None:
             self.close(None, 0.0)
         progress = StageProgress(self.progress_after_seconds)
         prefetch = PrefetchOptions(self._walk(args), every_call=args.show_all, name=self._call_name(args.name))
         capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
-        self._open = _OpenCell(args, capture, progress, timeit)
+        self._open = _OpenCell(args, capture, progress, notes)
         return DirectCalls(capture)
 
     def _walk(self, args: Any) -> WalkOptions:

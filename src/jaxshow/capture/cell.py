@@ -176,7 +176,8 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     if len(group) > 1:
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
     # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
-    inside = next((r.site.function for r in group if r.site is not None and r.site != r.cell_site), None)
+    # Compared as labelled: a body that a cell magic ran as code of its own (%%jaxstages over %%time) is the cell's.
+    inside = next((r.site.function for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
     return _with_repeats(report, calls, inside)
 
 
@@ -245,7 +246,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes=tuple(notes),
         executed=record.path != "hit" or record.error is None,
         call_site=label(record.site),
-        cell_site=label(record.cell_site) if record.cell_site != record.site else None,
+        cell_site=cell_site if (cell_site := label(record.cell_site)) != label(record.site) else None,
         kind=record.kind,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,

@@ -44,6 +44,7 @@ LEFT_OUT_WORDS = {
     "input_pytree": "different input pytree",
     "debug_info": "different debug info",
     "input_types": "different input types",
+    "not_kept": "after a trace JAX did not keep",
     "other": "other",
 }
 """How the line for the misses not kept in detail counts each category: ``985 different input types``."""

@@ -42,6 +42,8 @@ def classify_miss(
     evidence = ""
     if status != "known":
         old = None
+    if old is not None and _same_key(key, old):
+        return "not_kept", (), "", source, False, None
     text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
     if text and jax_text is not None and text.startswith(_jax_compat.EXPLANATION_UNAVAILABLE):
         text = None  # jaxshow's comparison failed (a static value's repr or ==): JAX's words are the evidence
@@ -77,6 +79,14 @@ def classify_miss(
         elif status == "same_source" or same_line:
             category = "redefined"
     return category, changes, evidence, source, same_line, site
+
+
+def _same_key(key: Any, old: Any) -> bool:
+    """Whether ``key`` is the earlier key ``old`` itself (compared as JAX's cache compares them; a user's ``==`` that raises: no)."""
+    try:
+        return bool(key == old)
+    except Exception:  # noqa: BLE001 - a static value's own __eq__
+        return False
 
 
 def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:

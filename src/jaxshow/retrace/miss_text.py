@@ -118,6 +118,9 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes)
     if category == "tracing_context":
         return "a config option or context manager differs from every earlier trace"
+    if category == "not_kept":
+        return (f"that trace of {function} failed (an error, or Ctrl-C), or jax.clear_caches() ran since, "
+                "so JAX traced it again")
     if category == "debug_info":
         return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
     return {"jax": "see JAX's explanation", "jaxshow": "see jaxshow's comparison with the closest earlier signature"}.get(
