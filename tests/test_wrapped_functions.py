@@ -42,6 +42,12 @@ def wraps_jit(fun):
     return jax.jit(wrapper)
 
 
+def checked(fn, x):
+    """Like flax linen's Scope.param: check a shape with jax.eval_shape of a lambda made per call, then run eagerly."""
+    jax.eval_shape(lambda: fn(x))
+    return fn(x)
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def apply(fn, x):
     """A library's own jitted function that takes a user's function: stays the library's."""
@@ -117,6 +123,21 @@ def test_a_librarys_own_jitted_function_stays_the_librarys(shell):
     assert (report.function, report.kind) == ("apply", "library")
     assert report.wrapper.defined_at.file.endswith("site-packages/fakelib.py")
     assert report.wrapper.static_args == (("fn", "<function inc>"),)
+
+
+def test_a_librarys_own_shape_check_is_not_the_cells_call(shell):
+    # flax linen's model.apply(variables, x) calls jax.eval_shape(lambda: init_fn(...)) for every parameter: a cell
+    # that ran the model eagerly was headlined "<lambda>: trace 366 µs (a library's function) … traced by
+    # jax.eval_shape, not called", a call of flax's the cell never made, instead of saying it made no jitted call.
+    _define(shell, "def double(v):\n    return v * 2\n")
+    cell, text = _report(shell, "y = fakelib.checked(double, x)")
+    assert cell.reports == ()
+    assert cell.notes[0].startswith("no jitted call of yours in this cell; the cell ran normally") and "<lambda>" not in text
+    n = _define(shell, "step = jax.jit(double)\n")
+    cell, text = _report(shell, "y = step(x)\nz = fakelib.checked(double, x)")
+    assert [r.function for r in cell.reports] == ["double"] and "also called" not in text
+    cell, text = _report(shell, "import functools\ns = jax.eval_shape(functools.partial(fakelib.checked, double), x)")  # the cell's own eval_shape stays shown
+    assert [(r.function, r.kind) for r in cell.reports] == [("checked", "library")]
 
 
 def test_jax_numpy_helpers_stay_jaxs_own(shell):

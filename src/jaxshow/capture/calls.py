@@ -84,6 +84,8 @@ class CallRecord:
     repeat_hits: int = 0
     jit_disabled: bool = False
     ahead_of_time: str | None = None
+    traced_by_library: bool = False
+    """A library's code, not the user's, called the ahead-of-time API (flax linen's ``jax.eval_shape`` shape checks)."""
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
     defined_at: SourceLocation | None = None
@@ -172,24 +174,28 @@ _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eva
                         "jit_lower": ".lower()", "jit_trace": ".trace()"}
 
 
-def _ahead_of_time_api(frame: Any) -> str | None:
-    """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call.
+def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
+    """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call, and
+    whether a library's code called it.
 
     A call's trace comes through the wrapper's C++ cache miss (``cache_miss``);
     anything else came through ``jit_trace``, under the JAX function the user
     called, the outermost JAX frame below the user's.
     """
-    api = None
+    api, by_library = None, False
     while frame is not None:
         name, filename = frame.f_code.co_name, frame.f_code.co_filename
         if name == "cache_miss":
-            return None
+            return None, False
         if is_user_file(filename):
             break
-        if name in _AHEAD_OF_TIME_NAMES and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
-            api = _AHEAD_OF_TIME_NAMES[name]
+        in_jax = any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS)
+        if name in _AHEAD_OF_TIME_NAMES and in_jax:
+            api, by_library = _AHEAD_OF_TIME_NAMES[name], False
+        elif api is not None and not in_jax:
+            by_library = True
         frame = frame.f_back
-    return api
+    return api, by_library
 
 
 def _location(frame: Any) -> SourceLocation:
@@ -319,7 +325,7 @@ class CallCapture(_jax_compat.CallObserver):
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
-            record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
+            record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
             frame = _Frame(record, nested=False, phase="trace")

@@ -30,6 +30,8 @@ from jaxshow.report import (
 )
 from jaxshow.timings import timings_from_events
 
+_TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
+"""The ahead-of-time APIs that trace and stop there: JAX lowers and compiles nothing for them."""
 
 @dataclass(frozen=True, slots=True)
 class CellOptions:
@@ -57,7 +59,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     """
     main = capture.thread_id
     records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
-    candidates = [r for r in records if r.kind != "jax" and r.path != "events"]
+    candidates = [r for r in records if r.kind != "jax" and r.path != "events" and not _librarys_own_trace(r)]
     groups: dict[tuple, list[CallRecord]] = {}
     for record in candidates:
         groups.setdefault(_signature_key(record), []).append(record)
@@ -129,6 +131,12 @@ def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | No
     pool = own or candidates
     users = [r for r in pool if r.kind == "user"]
     return (users or pool)[-1] if pool else None
+
+
+def _librarys_own_trace(record: CallRecord) -> bool:
+    """A library's function that the library itself traced without calling it (flax linen checks each parameter's
+    shape with ``jax.eval_shape`` of a lambda): not a call of the cell's, and nothing was compiled."""
+    return record.kind == "library" and record.traced_by_library and record.ahead_of_time in _TRACED_ONLY
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
@@ -209,7 +217,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
-    elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
+    elif record.ahead_of_time in _TRACED_ONLY and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
     linked = _linked(record, lowered, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
