@@ -140,6 +140,26 @@ def test_a_librarys_own_shape_check_is_not_the_cells_call(shell):
     assert [(r.function, r.kind) for r in cell.reports] == [("checked", "library")]
 
 
+def test_jaxcache_leaves_a_librarys_own_shape_checks_out(shell):
+    # A flax TrainState step (state.apply_fn inside the user's jitted train_step) re-traced: %jaxcache listed four
+    # 'Scope.param.<locals>.<lambda>' rows above train_step, in its title ('5 traces of 5 jitted functions'), each
+    # a 're-defined function (re-run cell or definition in a loop)' with a 40-line jaxpr diff: flax's jax.eval_shape
+    # shape check of every parameter, a lambda per call, which the user neither wrote nor jitted.
+    n = _define(shell, """
+        @jax.jit
+        def step(v):
+            return fakelib.checked(jnp.sin, v)
+    """)
+    run_captured(shell, "y = step(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    y = fakelib.checked(jnp.cos, x)\ny = step(jnp.ones(4))")
+    report = shell.user_ns["rep"]
+    assert [(f.function, f.traced) for f in report.functions] == [("step", 1)]
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert ("a library traced 3 functions of its own with jax.eval_shape, jax.make_jaxpr or .trace(), "
+            "which compile nothing (flax linen checks shapes so); not shown") in report.notes
+
+
 def test_jax_numpy_helpers_stay_jaxs_own(shell):
     cell, text = _report(shell, "y = jnp.sin(x)")
     assert cell.reports == () and cell.helper_compiles.names == ("sin",)

@@ -174,6 +174,17 @@ _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eva
                         "jit_lower": ".lower()", "jit_trace": ".trace()"}
 
 
+TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
+"""The ahead-of-time APIs that trace and stop there: JAX lowers and compiles nothing for them."""
+
+
+def traced_only_by_library(frame: Any) -> bool:
+    """Whether the trace under way at ``frame`` is a library's own ``jax.eval_shape`` (or kin) of its own function,
+    as flax linen's shape check of every parameter, from the library's code and not the user's."""
+    api, by_library = _ahead_of_time_api(frame)
+    return by_library and api in TRACED_ONLY
+
+
 def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call, and
     whether a library's code called it.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
+from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
@@ -30,8 +30,6 @@ from jaxshow.report import (
 )
 from jaxshow.timings import timings_from_events
 
-_TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
-"""The ahead-of-time APIs that trace and stop there: JAX lowers and compiles nothing for them."""
 
 @dataclass(frozen=True, slots=True)
 class CellOptions:
@@ -136,7 +134,7 @@ def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | No
 def _librarys_own_trace(record: CallRecord) -> bool:
     """A library's function that the library itself traced without calling it (flax linen checks each parameter's
     shape with ``jax.eval_shape`` of a lambda): not a call of the cell's, and nothing was compiled."""
-    return record.kind == "library" and record.traced_by_library and record.ahead_of_time in _TRACED_ONLY
+    return record.kind == "library" and record.traced_by_library and record.ahead_of_time in TRACED_ONLY
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
@@ -217,7 +215,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
-    elif record.ahead_of_time in _TRACED_ONLY and record.computation is None:
+    elif record.ahead_of_time in TRACED_ONLY and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
     linked = _linked(record, lowered, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
