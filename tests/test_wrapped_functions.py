@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+import jaxshow
+
 from jaxshow import retrace
 from jaxshow.reprs import stable_repr
 from jaxshow.report import ArgChange
@@ -40,6 +42,17 @@ def wraps_jit(fun):
     def wrapper(*args):
         return fun(*args)
     return jax.jit(wrapper)
+
+
+class JitWrapped:
+    """Like flax's nnx.jit: an object of the library's that keeps a jax.jit of its own function and calls it."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.jitted_fn = jax.jit(functools.wraps(fun)(lambda *args: fun(*args)))
+
+    def __call__(self, *args):
+        return self.jitted_fn(*args)
 
 
 def checked(fn, x):
@@ -158,6 +171,37 @@ def test_jaxcache_leaves_a_librarys_own_shape_checks_out(shell):
     assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
     assert ("a library traced 3 functions of its own with jax.eval_shape, jax.make_jaxpr or .trace(), "
             "which compile nothing (flax linen checks shapes so); not shown") in report.notes
+
+
+def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
+    # flax's nnx.jit: after the first call, a cell running train_step(model, opt, x, y) in a loop said "no jitted call
+    # of yours in this cell" (JAX serves it from its cache inside flax, where no hook is reached); --name train_step
+    # said "train_step is a JitWrapped, not a jax.jit wrapper: JAX has no stages to show for it. Wrap it with
+    # jax.jit", and jaxshow.stages(train_step, ...) "train_step is not jitted".
+    n = _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+    """)
+    cell, text = _report(shell, "y = train_step(x)")
+    assert [(r.function, r.kind, str(r.call_site)) for r in cell.reports] == [("train_step", "user", f"In[{n + 1}]:2 (<module>)")]
+    cell, text = _report(shell, "for _ in range(3):\n    y = train_step(x)")
+    assert cell.reports == () and cell.notes == (
+        "train_step (fakelib's JitWrapped) was called 3 times in this cell, each served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call: no stages to show (a call that traces, the first or one after a change, shows them)",)
+    cell, text = _report(shell, "y = train_step(jnp.ones(5))\ny = train_step(jnp.ones(5))\ny = train_step(x)")
+    assert [r.function for r in cell.reports] == ["train_step"] and cell.notes == (
+        "train_step (fakelib's JitWrapped): 2 more calls in this cell were served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call",)
+    result, cap = run_captured(shell, "%%jaxstages -n train_step -o rep\ny = train_step(x)")
+    assert shell.user_ns["rep"].notes == (
+        "train_step (fakelib's JitWrapped) was called 1 time in this cell, served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call: no stages to show (a call that traces, the first or one after a change, shows them)",)
+    result, cap = run_captured(shell, "%%jaxstages -n train_step -o rep\ny = train_step(jnp.ones(6))")
+    assert [r.function for r in shell.user_ns["rep"].reports] == ["train_step"]
+    report = jaxshow.stages(shell.user_ns["train_step"], shell.user_ns["jnp"].ones(7))
+    assert report.notes[0] == ("train_step is jitted inside fakelib (a JitWrapped): jaxshow wrapped it in jax.jit to show what JAX "
+                               "does with it; fakelib's own jit is the inner jit of the jaxpr")
 
 
 def test_jax_numpy_helpers_stay_jaxs_own(shell):

@@ -37,6 +37,7 @@ from jaxshow.capture.stations import (
     StaticValue,
     arguments_for_walk,
     jit_target,
+    library_jit,
     placed_shardings,
     stageable,
     static_arguments,
@@ -119,6 +120,20 @@ class CallRecord:
         """Drop every JAX object and the user's function (after the report is built)."""
         self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
         self.prefetched = None
+
+
+@dataclass(eq=False, slots=True)
+class LibraryCalls:
+    """The cell's calls of one library object that jits inside the library (flax's ``nnx.jit``): a call JAX
+    serves from its cache there reaches no hook and makes no record, so the cell's own calls are counted."""
+
+    name: str
+    holder: str
+    """The object's type and its library: ``flax's JitWrapped``."""
+    wrapper: Any
+    """The library's ``jax.jit`` wrapper; the function it traces (``fun``) is a record's when one of these calls traced."""
+    fun: Any
+    calls: int = 0
 
 
 def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
@@ -261,6 +276,7 @@ class CallCapture(_jax_compat.CallObserver):
         self.progress = progress
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
+        self.library_calls: dict[int, LibraryCalls] = {}
         self.dropped = 0
         self.hooks_installed = False
         self.thread_id = threading.get_ident()
@@ -295,6 +311,7 @@ class CallCapture(_jax_compat.CallObserver):
         for record in self.records:
             record.release()
         self.records.clear()
+        self.library_calls.clear()
 
     def close(self) -> None:
         """Remove the hooks and the event listener; the records stay.
@@ -485,6 +502,17 @@ class CallCapture(_jax_compat.CallObserver):
     def records_made(self) -> int:
         """Records started on this thread so far."""
         return len(self._local.mine)
+
+    def library_call(self, obj: Any, wrapper: Any) -> None:
+        """The cell called ``obj``, a library's object that calls the ``jax.jit`` ``wrapper`` (:class:`LibraryCalls`)."""
+        calls = self.library_calls.get(id(wrapper))
+        if calls is None:
+            name = object.__getattribute__(obj, "__dict__").get("__name__")
+            kind = type(obj)
+            calls = self.library_calls[id(wrapper)] = LibraryCalls(
+                name if isinstance(name, str) else kind.__name__, f"{type_module(kind).split('.')[0]}'s {kind.__name__}",
+                wrapper, _jax_compat.jit_function(wrapper))
+        calls.calls += 1
 
     def own_record(self, since: int, fun: Any) -> CallRecord | None:
         """The first record of a jit call of ``fun`` started on this thread after the first ``since``.
@@ -768,7 +796,14 @@ class DirectCalls:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
             if not from_jax and kind is not functools.partial and kind is not types.MethodType:
-                self._plain[id(kind)] = kind  # held, so the id is never another type's
+                jitted = library_jit(fn)
+                if jitted is None:
+                    self._plain[id(kind)] = kind  # held, so the id is never another type's
+                elif self.capture is not None:
+                    try:
+                        self.capture.library_call(fn, jitted)
+                    except Exception:  # noqa: BLE001 - never disturb the cell
+                        pass
             return fn
         frame = sys._getframe(1)
         code = frame.f_code

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, finish_ahead_of_time
+from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
@@ -87,10 +87,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
     helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events], helpers)
+    unseen = _library_hits(capture, records)
+    notes += [note for _, note in unseen]
     if options.name is not None and not chosen:
-        notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
-    elif not candidates:
-        notes.append(_no_call_note(helper_compiles.names, raised=cell_error is not None))
+        if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
+            notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
+    elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None, library_calls=bool(unseen))):
+        notes.append(note)
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
                      f"({len(capture.records):,}); they are not shown")
@@ -297,13 +300,36 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
-def _no_call_note(names: tuple[str, ...], *, raised: bool) -> str:
+def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
     A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
-    while tracing), and a cell that raised is not said to have run normally.
+    while tracing), and a cell that raised is not said to have run normally. A cell that called a
+    library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
+    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
+    if library_calls:
+        return compiled if names else None
     note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
-    if names:
-        note += f". JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
-    return note
+    return f"{note}. {compiled}" if names else note
+
+
+def _library_hits(capture: CallCapture, records: list[CallRecord]) -> list[tuple[LibraryCalls, str]]:
+    """The cell's calls of a library's jitted object (``nnx.jit``) that JAX served from its cache inside the library,
+    unseen: each such object with a note that says so."""
+    unseen = []
+    for calls in capture.library_calls.values():
+        seen = sum(1 + r.repeat_hits for r in records if r.path == "jit" and r.fun is calls.fun)
+        hits = calls.calls - seen
+        if hits <= 0:
+            continue
+        library = calls.holder.split("'")[0]
+        if seen:
+            note = (f"{calls.name} ({calls.holder}): {hits:,} more call{'s' if hits > 1 else ''} in this cell "
+                    f"{'were' if hits > 1 else 'was'} served from JAX's cache inside {library}, where jaxshow cannot see a call")
+        else:
+            note = (f"{calls.name} ({calls.holder}) was called {hits:,} time{'s' if hits > 1 else ''} in this cell, "
+                    f"{'each' if hits > 1 else ''} served from JAX's cache inside {library}, where jaxshow cannot see a call: "
+                    "no stages to show (a call that traces, the first or one after a change, shows them)")
+        unseen.append((calls, note.replace(",  served", ", served")))
+    return unseen
