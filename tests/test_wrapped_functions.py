@@ -204,6 +204,16 @@ def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
                                "does with it; fakelib's own jit is the inner jit of the jaxpr")
 
 
+def test_a_librarys_calls_not_shown_are_not_called_yours(shell):
+    # nnx.display(model): treescope jits _truncate_part_with_slices once per array shape; the cell line read
+    # "… + your other calls 91.8 ms" and "(1 compile of your other jitted calls …: _truncate_part_with_slices)".
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    cell, text = _report(shell, "y = fakelib.apply(inc, jnp.ones(9))\nz = fakelib.apply(inc, jnp.ones(10))")
+    assert [r.function for r in cell.reports] == ["apply"] and cell.other_compiles.names == ("apply",)
+    assert "(1 compile of other jitted calls (--all shows them) folded away: apply)" in text
+    assert " + other calls " in " ".join(" ".join(text.splitlines()[:2]).split()) and "your other" not in text
+
+
 def test_jax_numpy_helpers_stay_jaxs_own(shell):
     cell, text = _report(shell, "y = jnp.sin(x)")
     assert cell.reports == () and cell.helper_compiles.names == ("sin",)
