@@ -84,6 +84,65 @@ def test_categories_in_jax_order_with_evidence(capfd):
     assert "TRACING CACHE MISS" not in capfd.readouterr().err
 
 
+class _GraphMeta:
+    """Pytree metadata as flax NNX's ``GraphDef`` prints it: over several lines, its attributes as ``Static(value=…)``."""
+
+    def __init__(self, scale, act):
+        self.scale, self.act = scale, act
+
+    def __eq__(self, other):
+        return isinstance(other, _GraphMeta) and (other.scale, other.act) == (self.scale, self.act)
+
+    def __hash__(self):
+        return hash(self.scale)
+
+    def __repr__(self):
+        return (f"GraphDef(nodes=[NodeDef(\n  type='MLP',\n  index=0,\n)], "
+                f"attributes=[('l1', NodeAttr()), ('act', Static(value={self.act})), ('scale', Static(value={self.scale}))])")
+
+
+@jax.tree_util.register_pytree_node_class
+class _Module:
+    def __init__(self, w, meta):
+        self.w, self.meta = w, meta
+
+    def tree_flatten(self):
+        return (self.w,), self.meta
+
+    @classmethod
+    def tree_unflatten(cls, meta, children):
+        return cls(children[0], meta)
+
+
+def test_a_change_in_pytree_metadata_names_the_part_that_changed():
+    # flax NNX: a module's static attribute (model.scale = 2.0) is in its GraphDef, the metadata of the pytree
+    # nnx.jit passes; JAX prints it over 100 lines. The miss read "different static arguments: see JAX's explanation"
+    # (flax's own Static(value=…) taken for JAX's static arguments), the multi-line entry unread. A flax TrainState
+    # with another optimizer (state.replace(tx=…)) printed both whole metadata tuples with their memory addresses.
+    @jax.jit
+    def f(m, x):
+        return m.w * x
+
+    def relu(v):
+        return v
+
+    with jaxshow.explain() as ex:
+        f(_Module(jnp.ones(2), _GraphMeta(1.0, relu)), 1.0)
+        f(_Module(jnp.ones(2), _GraphMeta(2.0, relu)), 1.0)
+        f(_Module(jnp.ones(2), _GraphMeta(2.0, lambda v: v)), 1.0)
+        f(_Module(jnp.ones(2), _GraphMeta(2.0, lambda v: v)), 1.0)
+    _, scale, act, same_repr = _misses(ex, "f")
+    assert (scale.category, scale.changes) == ("input_pytree", (ArgChange(
+        "argument 0 (_Module's pytree metadata)", "…('scale', Static(value=2.0))…", "…('scale', Static(value=1.0))…"),))
+    assert scale.summary == ("argument 0 (_Module's pytree metadata): now …('scale', Static(value=2.0))…, "
+                             "before …('scale', Static(value=1.0))…")
+    assert (act.changes[0].now, act.changes[0].before) == ("…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.<lambda>>)…",
+                                  "…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.relu>)…")
+    assert (same_repr.changes[0].now, same_repr.changes[0].before) == (
+        "…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.<lambda>>)… (another object)",
+        "…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.<lambda>>)…")
+
+
 def test_function_redefined_in_a_loop_is_recognised():
     with jaxshow.explain() as ex:
         for _ in range(3):

@@ -7,6 +7,7 @@ from IPython.core.error import UsageError
 
 from jaxshow import irdiff, render
 from jaxshow.report import ArgChange, QuantityChange
+from jaxshow.stagesdiff import SAME_KEY_PARTS
 from shellrun import run_captured
 from test_browser import ARTIFACTS, EFFECTIVE_COLOURS, VSCODE_DARK, _lab_theme, _lowest_contrast, browser  # noqa: F401 (Chromium fixture)
 
@@ -77,15 +78,28 @@ def test_static_argument_change(shell):
     assert "  ⋯ 6 unchanged lines" in data["text/plain"]
 
 
+def test_a_change_in_an_arguments_pytree_metadata_is_named_as_a_possible_cause(shell):
+    # flax NNX: model.scale = 2.0 (a static attribute, in the GraphDef nnx.jit passes as pytree metadata) re-traced
+    # train_step; --diff listed no key change and blamed only static values' == and re-defined functions.
+    shell.run_cell("import dataclasses\n@partial(jax.tree_util.register_dataclass, data_fields=['w'], meta_fields=['scale'])\n"
+                   "@dataclasses.dataclass\nclass Model:\n    w: jax.Array\n    scale: float\n"
+                   "@jax.jit\ndef h(m, x):\n    return m.w * x * m.scale\n")
+    run_captured(shell, "%%jaxstages\ny = h(Model(jnp.ones(2), 1.0), jnp.ones(2))")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = h(Model(jnp.ones(2), 2.0), jnp.ones(2))")
+    assert diff.key_changes == () and diff.notes == (
+        "JAX traced again, though the arguments, the static values as printed and the config are the same. JAX's cache key "
+        "also holds the metadata of the arguments' pytree nodes (a flax NNX module's static attributes, a dataclass's meta "
+        "fields, a TrainState's tx), compares static values with == and hash, not by their repr (a field the repr leaves out), "
+        "and a re-defined function is a new object; %jaxcache on asks JAX itself why a call traced",)
+
+
 def test_a_static_value_whose_repr_hides_the_change_is_not_called_the_same(shell):
     shell.run_cell("import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass Cfg:\n    scale: int = dataclasses.field(repr=False)\n"
                    "@partial(jax.jit, static_argnums=1)\ndef g(x, cfg):\n    return x * cfg.scale\n")
     run_captured(shell, "%%jaxstages\ny = g(jnp.ones(2), Cfg(2))")
     diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
     assert diff.key_changes == ()
-    assert diff.notes == ("JAX traced again, though the arguments, the static values as printed and the config are the same: "
-                          "JAX compares static values with == and hash, not by their repr (a field the repr leaves out), and a "
-                          "re-defined function is a new object; %jaxcache on asks JAX itself why a call traced",)
+    assert diff.notes == (SAME_KEY_PARTS,)
     assert "  note: JAX traced again, though the arguments, the static values as printed and the config are the\n" in data["text/plain"]
     _, cap = run_captured(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
     assert shell.user_ns["rep"].diffs[0].notes[0].startswith("this call was a cache hit"), "a hit says so instead"

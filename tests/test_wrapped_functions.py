@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+import jaxshow
+
 from jaxshow import retrace
 from jaxshow.reprs import stable_repr
 from jaxshow.report import ArgChange
@@ -40,6 +42,23 @@ def wraps_jit(fun):
     def wrapper(*args):
         return fun(*args)
     return jax.jit(wrapper)
+
+
+class JitWrapped:
+    """Like flax's nnx.jit: an object of the library's that keeps a jax.jit of its own function and calls it."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.jitted_fn = jax.jit(functools.wraps(fun)(lambda *args: fun(*args)))
+
+    def __call__(self, *args):
+        return self.jitted_fn(*args)
+
+
+def checked(fn, x):
+    """Like flax linen's Scope.param: check a shape with jax.eval_shape of a lambda made per call, then run eagerly."""
+    jax.eval_shape(lambda: fn(x))
+    return fn(x)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -117,6 +136,82 @@ def test_a_librarys_own_jitted_function_stays_the_librarys(shell):
     assert (report.function, report.kind) == ("apply", "library")
     assert report.wrapper.defined_at.file.endswith("site-packages/fakelib.py")
     assert report.wrapper.static_args == (("fn", "<function inc>"),)
+
+
+def test_a_librarys_own_shape_check_is_not_the_cells_call(shell):
+    # flax linen's model.apply(variables, x) calls jax.eval_shape(lambda: init_fn(...)) for every parameter: a cell
+    # that ran the model eagerly was headlined "<lambda>: trace 366 µs (a library's function) … traced by
+    # jax.eval_shape, not called", a call of flax's the cell never made, instead of saying it made no jitted call.
+    _define(shell, "def double(v):\n    return v * 2\n")
+    cell, text = _report(shell, "y = fakelib.checked(double, x)")
+    assert cell.reports == ()
+    assert cell.notes[0].startswith("no jitted call of yours in this cell; the cell ran normally") and "<lambda>" not in text
+    n = _define(shell, "step = jax.jit(double)\n")
+    cell, text = _report(shell, "y = step(x)\nz = fakelib.checked(double, x)")
+    assert [r.function for r in cell.reports] == ["double"] and "also called" not in text
+    cell, text = _report(shell, "import functools\ns = jax.eval_shape(functools.partial(fakelib.checked, double), x)")  # the cell's own eval_shape stays shown
+    assert [(r.function, r.kind) for r in cell.reports] == [("checked", "library")]
+
+
+def test_jaxcache_leaves_a_librarys_own_shape_checks_out(shell):
+    # A flax TrainState step (state.apply_fn inside the user's jitted train_step) re-traced: %jaxcache listed four
+    # 'Scope.param.<locals>.<lambda>' rows above train_step, in its title ('5 traces of 5 jitted functions'), each
+    # a 're-defined function (re-run cell or definition in a loop)' with a 40-line jaxpr diff: flax's jax.eval_shape
+    # shape check of every parameter, a lambda per call, which the user neither wrote nor jitted.
+    n = _define(shell, """
+        @jax.jit
+        def step(v):
+            return fakelib.checked(jnp.sin, v)
+    """)
+    run_captured(shell, "y = step(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    y = fakelib.checked(jnp.cos, x)\ny = step(jnp.ones(4))")
+    report = shell.user_ns["rep"]
+    assert [(f.function, f.traced) for f in report.functions] == [("step", 1)]
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert ("a library traced 3 functions of its own with jax.eval_shape, jax.make_jaxpr or .trace(), "
+            "which compile nothing (flax linen checks shapes so); not shown") in report.notes
+
+
+def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
+    # flax's nnx.jit: after the first call, a cell running train_step(model, opt, x, y) in a loop said "no jitted call
+    # of yours in this cell" (JAX serves it from its cache inside flax, where no hook is reached); --name train_step
+    # said "train_step is a JitWrapped, not a jax.jit wrapper: JAX has no stages to show for it. Wrap it with
+    # jax.jit", and jaxshow.stages(train_step, ...) "train_step is not jitted".
+    n = _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+    """)
+    cell, text = _report(shell, "y = train_step(x)")
+    assert [(r.function, r.kind, str(r.call_site)) for r in cell.reports] == [("train_step", "user", f"In[{n + 1}]:2 (<module>)")]
+    cell, text = _report(shell, "for _ in range(3):\n    y = train_step(x)")
+    assert cell.reports == () and cell.notes == (
+        "train_step (fakelib's JitWrapped) was called 3 times in this cell, each served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call: no stages to show (a call that traces, the first or one after a change, shows them)",)
+    cell, text = _report(shell, "y = train_step(jnp.ones(5))\ny = train_step(jnp.ones(5))\ny = train_step(x)")
+    assert [r.function for r in cell.reports] == ["train_step"] and cell.notes == (
+        "train_step (fakelib's JitWrapped): 2 more calls in this cell were served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call",)
+    result, cap = run_captured(shell, "%%jaxstages -n train_step -o rep\ny = train_step(x)")
+    assert shell.user_ns["rep"].notes == (
+        "train_step (fakelib's JitWrapped) was called 1 time in this cell, served from JAX's cache inside fakelib, "
+        "where jaxshow cannot see a call: no stages to show (a call that traces, the first or one after a change, shows them)",)
+    result, cap = run_captured(shell, "%%jaxstages -n train_step -o rep\ny = train_step(jnp.ones(6))")
+    assert [r.function for r in shell.user_ns["rep"].reports] == ["train_step"]
+    report = jaxshow.stages(shell.user_ns["train_step"], shell.user_ns["jnp"].ones(7))
+    assert report.notes[0] == ("train_step is jitted inside fakelib (a JitWrapped): jaxshow wrapped it in jax.jit to show what JAX "
+                               "does with it; fakelib's own jit is the inner jit of the jaxpr")
+
+
+def test_a_librarys_calls_not_shown_are_not_called_yours(shell):
+    # nnx.display(model): treescope jits _truncate_part_with_slices once per array shape; the cell line read
+    # "… + your other calls 91.8 ms" and "(1 compile of your other jitted calls …: _truncate_part_with_slices)".
+    _define(shell, "def inc(v):\n    return v + 1\n")
+    cell, text = _report(shell, "y = fakelib.apply(inc, jnp.ones(9))\nz = fakelib.apply(inc, jnp.ones(10))")
+    assert [r.function for r in cell.reports] == ["apply"] and cell.other_compiles.names == ("apply",)
+    assert "(1 compile of other jitted calls (--all shows them) folded away: apply)" in text
+    assert " + other calls " in " ".join(" ".join(text.splitlines()[:2]).split()) and "your other" not in text
 
 
 def test_jax_numpy_helpers_stay_jaxs_own(shell):

@@ -335,6 +335,8 @@ class HelperCompiles:
     count: int = 0
     seconds: float = 0.0
     names: tuple[str, ...] = ()
+    yours: bool = True
+    """Every function of the group is the user's (a cell's calls not shown: said "your other calls" only then)."""
 
 
 @dataclass(frozen=True, slots=True)

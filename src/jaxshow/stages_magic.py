@@ -22,7 +22,7 @@ from jaxshow.capture.calls import CallCapture, DirectCalls
 from jaxshow.capture.cell import CellOptions, cell_report
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions
-from jaxshow.capture.stations import CallName, WalkOptions, jit_target
+from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
 from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
     cell_magic_arguments,
@@ -303,7 +303,7 @@ class StagesMagics(Magics):
     def _name_note(self, name: str) -> str | None:
         """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""
         value = self.shell.user_ns.get(name.split(".")[0], None) if "." not in name else None
-        if value is None or jit_target(value) is not None:
+        if value is None or jit_target(value) is not None or library_jit(value) is not None:
             return None
         return (f"{name} is a {type(value).__name__}, not a jax.jit wrapper: JAX has no stages to show for it. "
                 f"Wrap it with jax.jit, or call jaxshow.stages({name}, ...), which jits it and says so")

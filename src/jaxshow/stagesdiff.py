@@ -16,6 +16,14 @@ _MEMORY = (("arguments", "argument_size_bytes"), ("outputs", "output_size_bytes"
            ("peak", "peak_memory_bytes"))
 
 
+SAME_KEY_PARTS = ("JAX traced again, though the arguments, the static values as printed and the config are the same. "
+                  "JAX's cache key also holds the metadata of the arguments' pytree nodes (a flax NNX module's static "
+                  "attributes, a dataclass's meta fields, a TrainState's tx), compares static values with == and hash, "
+                  "not by their repr (a field the repr leaves out), and a re-defined function is a new object; "
+                  "%jaxcache on asks JAX itself why a call traced")
+"""The note of a re-trace whose shown key parts did not change."""
+
+
 def where(report: StagesReport) -> str:
     """Where a report's call was made: ``In[3]:2``, or the function's name where no call site is known."""
     site = report.cell_site or report.call_site
@@ -49,9 +57,7 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
     )
     changes = key_changes(before, now)
     if not changes and now.timings.trace_seconds is not None:
-        notes.append("JAX traced again, though the arguments, the static values as printed and the config are the same: "
-                     "JAX compares static values with == and hash, not by their repr (a field the repr leaves out), and a "
-                     "re-defined function is a new object; %jaxcache on asks JAX itself why a call traced")
+        notes.append(SAME_KEY_PARTS)
     return StagesDiff(
         function=now.function,
         before=where(before),

@@ -8,7 +8,15 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture
-from jaxshow.capture.stations import WalkOptions, stageable, static_values, walk_stations, wrapper_station
+from jaxshow.capture.stations import (
+    WalkOptions,
+    library_jit,
+    stageable,
+    static_values,
+    type_module,
+    walk_stations,
+    wrapper_station,
+)
 from jaxshow.report import SourceLocation, StagesReport
 from jaxshow.timings import timings_from_events
 
@@ -61,8 +69,7 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         defined_at = None
         if _jax_compat.unknown_name(name) and (found := _jax_compat.unnamed_callable_source(_jax_compat.jit_function(wrapper))):
             name, defined_at = found[0], SourceLocation(found[1], found[2], found[0])
-        notes = [f"{_name_for_note(fn, name)} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it"
-                 ] if wrapped_by_jaxshow else []
+        notes = [_wrapped_note(fn, name)] if wrapped_by_jaxshow else []
         return StagesReport(
             function=name,
             wrapper=wrapper_station(info, name=name, kind="jax.jit" if info is not None else type(wrapper).__name__,
@@ -80,6 +87,17 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         )
 
     return walk
+
+
+def _wrapped_note(fn: Any, name: str) -> str:
+    """Why jaxshow jitted ``fn``: it is not jitted, or it jits inside a library (flax's ``nnx.jit``), where its own
+    ``jax.jit`` is called with arguments the library makes."""
+    shown = _name_for_note(fn, name)
+    if library_jit(fn) is None:
+        return f"{shown} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it"
+    library = type_module(type(fn)).split(".")[0]
+    return (f"{shown} is jitted inside {library} (a {type(fn).__name__}): jaxshow wrapped it in jax.jit to show what JAX "
+            f"does with it; {library}'s own jit is the inner jit of the jaxpr")
 
 
 def _name_for_note(fn: Any, name: str) -> str:

@@ -37,6 +37,7 @@ from jaxshow.capture.stations import (
     StaticValue,
     arguments_for_walk,
     jit_target,
+    library_jit,
     placed_shardings,
     stageable,
     static_arguments,
@@ -84,6 +85,8 @@ class CallRecord:
     repeat_hits: int = 0
     jit_disabled: bool = False
     ahead_of_time: str | None = None
+    traced_by_library: bool = False
+    """A library's code, not the user's, called the ahead-of-time API (flax linen's ``jax.eval_shape`` shape checks)."""
     pmap: bool = False
     notes: list[str] = field(default_factory=list)
     defined_at: SourceLocation | None = None
@@ -117,6 +120,20 @@ class CallRecord:
         """Drop every JAX object and the user's function (after the report is built)."""
         self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
         self.prefetched = None
+
+
+@dataclass(eq=False, slots=True)
+class LibraryCalls:
+    """The cell's calls of one library object that jits inside the library (flax's ``nnx.jit``): a call JAX
+    serves from its cache there reaches no hook and makes no record, so the cell's own calls are counted."""
+
+    name: str
+    holder: str
+    """The object's type and its library: ``flax's JitWrapped``."""
+    wrapper: Any
+    """The library's ``jax.jit`` wrapper; the function it traces (``fun``) is a record's when one of these calls traced."""
+    fun: Any
+    calls: int = 0
 
 
 def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
@@ -180,24 +197,39 @@ _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eva
                         "jit_lower": ".lower()", "jit_trace": ".trace()"}
 
 
-def _ahead_of_time_api(frame: Any) -> str | None:
-    """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call.
+TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
+"""The ahead-of-time APIs that trace and stop there: JAX lowers and compiles nothing for them."""
+
+
+def traced_only_by_library(frame: Any) -> bool:
+    """Whether the trace under way at ``frame`` is a library's own ``jax.eval_shape`` (or kin) of its own function,
+    as flax linen's shape check of every parameter, from the library's code and not the user's."""
+    api, by_library = _ahead_of_time_api(frame)
+    return by_library and api in TRACED_ONLY
+
+
+def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
+    """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call, and
+    whether a library's code called it.
 
     A call's trace comes through the wrapper's C++ cache miss (``cache_miss``);
     anything else came through ``jit_trace``, under the JAX function the user
     called, the outermost JAX frame below the user's.
     """
-    api = None
+    api, by_library = None, False
     while frame is not None:
         name, filename = frame.f_code.co_name, frame.f_code.co_filename
         if name == "cache_miss":
-            return None
+            return None, False
         if is_user_file(filename):
             break
-        if name in _AHEAD_OF_TIME_NAMES and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
-            api = _AHEAD_OF_TIME_NAMES[name]
+        in_jax = any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS)
+        if name in _AHEAD_OF_TIME_NAMES and in_jax:
+            api, by_library = _AHEAD_OF_TIME_NAMES[name], False
+        elif api is not None and not in_jax:
+            by_library = True
         frame = frame.f_back
-    return api
+    return api, by_library
 
 
 def _location(frame: Any) -> SourceLocation:
@@ -252,6 +284,7 @@ class CallCapture(_jax_compat.CallObserver):
         self.progress = progress
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
+        self.library_calls: dict[int, LibraryCalls] = {}
         self.dropped = 0
         self.hooks_installed = False
         self.thread_id = threading.get_ident()
@@ -286,6 +319,7 @@ class CallCapture(_jax_compat.CallObserver):
         for record in self.records:
             record.release()
         self.records.clear()
+        self.library_calls.clear()
 
     def close(self) -> None:
         """Remove the hooks and the event listener; the records stay.
@@ -327,7 +361,7 @@ class CallCapture(_jax_compat.CallObserver):
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
-            record.ahead_of_time = _ahead_of_time_api(sys._getframe(1))
+            record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
             frame = _Frame(record, nested=False, phase="trace")
@@ -476,6 +510,17 @@ class CallCapture(_jax_compat.CallObserver):
     def records_made(self) -> int:
         """Records started on this thread so far."""
         return len(self._local.mine)
+
+    def library_call(self, obj: Any, wrapper: Any) -> None:
+        """The cell called ``obj``, a library's object that calls the ``jax.jit`` ``wrapper`` (:class:`LibraryCalls`)."""
+        calls = self.library_calls.get(id(wrapper))
+        if calls is None:
+            name = object.__getattribute__(obj, "__dict__").get("__name__")
+            kind = type(obj)
+            calls = self.library_calls[id(wrapper)] = LibraryCalls(
+                name if isinstance(name, str) else kind.__name__, f"{type_module(kind).split('.')[0]}'s {kind.__name__}",
+                wrapper, _jax_compat.jit_function(wrapper))
+        calls.calls += 1
 
     def own_record(self, since: int, fun: Any) -> CallRecord | None:
         """The first record of a jit call of ``fun`` started on this thread after the first ``since``.
@@ -759,7 +804,14 @@ class DirectCalls:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
             if not from_jax and kind is not functools.partial and kind is not types.MethodType:
-                self._plain[id(kind)] = kind  # held, so the id is never another type's
+                jitted = library_jit(fn)
+                if jitted is None:
+                    self._plain[id(kind)] = kind  # held, so the id is never another type's
+                elif self.capture is not None:
+                    try:
+                        self.capture.library_call(fn, jitted)
+                    except Exception:  # noqa: BLE001 - never disturb the cell
+                        pass
             return fn
         frame = sys._getframe(1)
         code = frame.f_code

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import CallCapture, CallRecord, finish_ahead_of_time
+from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
@@ -57,7 +57,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     """
     main = capture.thread_id
     records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
-    candidates = [r for r in records if r.kind != "jax" and r.path != "events"]
+    candidates = [r for r in records if r.kind != "jax" and r.path != "events" and not _librarys_own_trace(r)]
     groups: dict[tuple, list[CallRecord]] = {}
     for record in candidates:
         groups.setdefault(_signature_key(record), []).append(record)
@@ -87,10 +87,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
     helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events], helpers)
+    unseen = _library_hits(capture, records)
+    notes += [note for _, note in unseen]
     if options.name is not None and not chosen:
-        notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
-    elif not candidates:
-        notes.append(_no_call_note(helper_compiles.names, raised=cell_error is not None))
+        if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
+            notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
+    elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None, library_calls=bool(unseen))):
+        notes.append(note)
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
                      f"({len(capture.records):,}); they are not shown")
@@ -102,7 +105,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         cell_seconds=cell_seconds,
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
-        other_compiles=_folded([e for r in own_others for e in r.events], own_others),
+        other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
+                                           yours=all(r.kind == "user" for r in own_others)),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
@@ -129,6 +133,12 @@ def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | No
     pool = own or candidates
     users = [r for r in pool if r.kind == "user"]
     return (users or pool)[-1] if pool else None
+
+
+def _librarys_own_trace(record: CallRecord) -> bool:
+    """A library's function that the library itself traced without calling it (flax linen checks each parameter's
+    shape with ``jax.eval_shape`` of a lambda): not a call of the cell's, and nothing was compiled."""
+    return record.kind == "library" and record.traced_by_library and record.ahead_of_time in TRACED_ONLY
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
@@ -210,7 +220,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
-    elif record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()") and record.computation is None:
+    elif record.ahead_of_time in TRACED_ONLY and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     traced, lowered, compiled = stations_of(record, walk)
     linked = _linked(record, lowered, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
@@ -292,13 +302,36 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
-def _no_call_note(names: tuple[str, ...], *, raised: bool) -> str:
+def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
     A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
-    while tracing), and a cell that raised is not said to have run normally.
+    while tracing), and a cell that raised is not said to have run normally. A cell that called a
+    library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
+    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
+    if library_calls:
+        return compiled if names else None
     note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
-    if names:
-        note += f". JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
-    return note
+    return f"{note}. {compiled}" if names else note
+
+
+def _library_hits(capture: CallCapture, records: list[CallRecord]) -> list[tuple[LibraryCalls, str]]:
+    """The cell's calls of a library's jitted object (``nnx.jit``) that JAX served from its cache inside the library,
+    unseen: each such object with a note that says so."""
+    unseen = []
+    for calls in capture.library_calls.values():
+        seen = sum(1 + r.repeat_hits for r in records if r.path == "jit" and r.fun is calls.fun)
+        hits = calls.calls - seen
+        if hits <= 0:
+            continue
+        library = calls.holder.split("'")[0]
+        if seen:
+            note = (f"{calls.name} ({calls.holder}): {hits:,} more call{'s' if hits > 1 else ''} in this cell "
+                    f"{'were' if hits > 1 else 'was'} served from JAX's cache inside {library}, where jaxshow cannot see a call")
+        else:
+            note = (f"{calls.name} ({calls.holder}) was called {hits:,} time{'s' if hits > 1 else ''} in this cell, "
+                    f"{'each' if hits > 1 else ''} served from JAX's cache inside {library}, where jaxshow cannot see a call: "
+                    "no stages to show (a call that traces, the first or one after a change, shows them)")
+        unseen.append((calls, note.replace(",  served", ", served")))
+    return unseen

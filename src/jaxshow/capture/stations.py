@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import sys
 import threading
 import types
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.buffers import entry_buffers
+from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
@@ -74,6 +76,30 @@ def jit_target(obj: Any) -> tuple[Any, tuple, dict] | None:
         else:
             return None
     return None
+
+
+def library_jit(obj: Any) -> Any | None:
+    """The ``jax.jit`` wrapper a library's callable object jits with (flax's ``nnx.jit`` keeps it in its
+    ``JitWrapped``), else ``None``.
+
+    Only an object of an installed library's class (not JAX's, not the user's)
+    is looked into, and only its instance ``__dict__``, by the values' types.
+    """
+    kind = type(obj)
+    if kind is JIT_TYPE or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+        return None
+    try:
+        attributes = object.__getattribute__(obj, "__dict__")
+    except Exception:  # noqa: BLE001 - a class without __dict__, or one whose __dict__ is computed and fails
+        return None
+    if type(attributes) is not dict:
+        return None
+    return next((value for value in attributes.values() if type(value) is JIT_TYPE), None)
+
+
+def _library_class(kind: type) -> bool:
+    module = sys.modules.get(type_module(kind))
+    return library_file(getattr(module, "__file__", None)) if module is not None else False
 
 
 def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
@@ -227,9 +253,11 @@ class CallName:
 
     @classmethod
     def of(cls, text: str, value: Any = None) -> CallName:
-        """``text``, with ``value`` (what the name is bound to) when it is a jit wrapper (read by type only)."""
+        """``text``, with ``value`` (what the name is bound to) when it is a jit wrapper or a library's object that jits
+        (read by type only)."""
         target = jit_target(value)
-        return cls(text, _jax_compat.jit_function(target[0]) if target is not None else None)
+        wrapper = target[0] if target is not None else library_jit(value)
+        return cls(text, _jax_compat.jit_function(wrapper) if wrapper is not None else None)
 
     def matches(self, fun: Any, name: str) -> bool:
         return (self.function is not None and fun is self.function) or self.text in (name, qualname_of(fun, name))

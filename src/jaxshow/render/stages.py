@@ -178,9 +178,10 @@ def _not_reached(report: StagesReport, budget: TextBudget) -> str:
 
 
 def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
-    """One line per group of compiles not shown as reports: JAX's own helpers, and the user's other calls."""
+    """One line per group of compiles not shown as reports: JAX's own helpers, and the cell's other calls."""
     out = []
-    for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, "of your other jitted calls (--all shows them)")):
+    others = f"of {_your(cell)}other jitted calls (--all shows them)"
+    for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, others)):
         if folded.count:
             out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget)}")
     alongside = cell.other_threads
@@ -359,7 +360,12 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     helpers, others = cell.helper_compiles.seconds, cell.other_compiles.seconds
     rest = max(cell.cell_seconds - trace - lower - compile_ - helpers - others, 0.0)
     return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX's own helpers", helpers),
-            ("your other calls", others), ("the rest (running, Python)", rest)]
+            (f"{_your(cell)}other calls", others), ("the rest (running, Python)", rest)]
+
+
+def _your(cell: CellReport) -> str:
+    """``"your "`` where the calls not shown are all the user's; a library's (treescope's, flax's) are not."""
+    return "your " if cell.other_compiles.yours else ""
 
 
 def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:

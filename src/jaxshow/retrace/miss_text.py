@@ -10,6 +10,7 @@ IPython or the rest of :mod:`jaxshow.retrace`.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -19,8 +20,13 @@ from jaxshow.reprs import changed_texts, stable_text
 
 _CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<where>.+?), now (?P<now>.+) and before (?P<before>.+?)(?:https?://\S+)?$")
-_TREE_LINE = re.compile(r"^\s*\* at (?:input path )?(?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$")
-_STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)")
+_TREE_LINE = re.compile(r"^\s*\* at (?:input path )?(?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$", re.S)
+_STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)", re.S)
+_METADATA = re.compile(r"^<class '(?:[\w.]+\.)?(?P<type>[\w]+)'> with pytree metadata (?P<meta>.*)$", re.S)
+SHORTEST_PART = 24
+"""Characters a changed part of a pytree's metadata is widened to, at least, so it names what changed."""
+LONGEST_PART = 300
+"""Characters of a changed part of a pytree's metadata shown, at most."""
 _HEADER = re.compile(r"^TRACING CACHE MISS at (?P<site>.+?)(?: costing [\d.]+ ms because)?:$")
 _SAME_LINE = "seen another function defined on the same line"
 # jax <= 0.8 wording (pjit.explain_tracing_cache_miss): positions, not names, and values without argument names.
@@ -53,7 +59,7 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 changes.append(ArgChange(f"{CONTEXT_POSITION}[{m.group('i')}]", m.group("now"), m.group("before")))
         return "tracing_context", tuple(changes), same_line, site
     if "different input pytree" in text or "static arg" in text or "static kwarg" in text or "different number of args and kwargs" in text:
-        static = "Static(" in text or "static arg" in text or "static kwarg" in text
+        static = bool(_STATIC_VALUE.search(text)) or "static arg" in text or "static kwarg" in text
         what = None
         for line in lines:
             if m := _OLD_STATIC_HEAD.search(line):
@@ -62,13 +68,9 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
             if what and (m := _OLD_STATIC_LINE.match(line)):
                 changes.append(ArgChange(f"static {what}", *changed_texts(stable_text(m.group("now")), stable_text(m.group("before")))))
                 what = None
-                continue
-            if m := _TREE_LINE.match(line):
-                now, before = m.group("now"), m.group("before")
-                sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
-                if sv_now and sv_before:
-                    now, before = changed_texts(stable_text(sv_now.group("val")), stable_text(sv_before.group("val")))
-                changes.append(ArgChange(_argument_name(m.group("where")) or "(top)", now, before))
+        for entry in _entries(lines):
+            if m := _TREE_LINE.match(entry):
+                changes.append(_tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before")))
         return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
     if "Debug info doesn't match" in text:
         return "debug_info", (), same_line, site
@@ -79,6 +81,108 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 changes.append(ArgChange(m.group("where"), now, before))
         return "input_types", tuple(_drop_common_suffix(c) for c in changes), same_line, site
     return "other", (), same_line, site
+
+
+def _entries(lines: list[str]) -> list[str]:
+    """JAX's ``* at …`` entries, each with the lines a multi-line repr in it ran onto (flax NNX's ``GraphDef``)."""
+    entries: list[str] = []
+    for line in lines:
+        if line.lstrip().startswith("* "):
+            entries.append(line)
+        elif entries:
+            entries[-1] += "\n" + line
+    return entries
+
+
+def _tree_change(where: str, now: str, before: str) -> ArgChange:
+    """One changed input pytree node: a static value as its value, metadata of one node type as the part that changed."""
+    sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
+    if sv_now and sv_before:
+        return ArgChange(where, *changed_texts(stable_text(sv_now.group("val")), stable_text(sv_before.group("val"))))
+    md_now, md_before = _METADATA.match(now), _METADATA.match(before)
+    if md_now and md_before and md_now.group("type") == md_before.group("type"):
+        parts = _changed_parts(md_now.group("meta"), md_before.group("meta"))
+        return ArgChange(f"{where} ({md_now.group('type')}'s pytree metadata)", *changed_texts(*map(stable_text, parts)))
+    return ArgChange(where, now, before)
+
+
+def _changed_parts(now: str, before: str) -> tuple[str, str]:
+    """The smallest bracketed part of two reprs that holds all they differ in, ``…`` where cut: ``…('scale', Static(value=2.0))…``."""
+    texts = " ".join(now.split()), " ".join(before.split())
+    head = len(os.path.commonprefix(texts))
+    tail = len(os.path.commonprefix([t[head:][::-1] for t in texts]))
+    spans = [_part(t, head, len(t) - tail) for t in texts]
+    start = min(s for s, _ in spans)
+    left = min(len(t) - e for t, (_, e) in zip(texts, spans))  # characters after the part, the same in both
+    now, before = (("…" if start else "") + _clipped(t[start:len(t) - left]) + ("…" if left else "") for t in texts)
+    return now, before
+
+
+def _part(text: str, start: int, end: int) -> tuple[int, int]:
+    """The comma-separated element of ``text`` around ``text[start:end]``, widened to its brackets (and the name before
+    them) while it fills them or is shorter than :data:`SHORTEST_PART`."""
+    start, end = _element(text, start, end)
+    while (end - start < SHORTEST_PART or _fills_brackets(text, start, end)) and (start, end) != (0, len(text)):
+        start, end = _element(text, *_group(text, start, end))
+    return start, end
+
+
+def _element(text: str, start: int, end: int) -> tuple[int, int]:
+    closes, opens = _unmatched(text[start:end])
+    start = _scan(text, start, -1, closes, stop_at_comma=True)
+    end = _scan(text, end, 1, opens, stop_at_comma=True)
+    while start < end and text[start] == " ":
+        start += 1
+    return start, end
+
+
+def _group(text: str, start: int, end: int) -> tuple[int, int]:
+    """The brackets around ``text[start:end]``, with the name written before them (``Static(…)``)."""
+    closes, opens = _unmatched(text[start:end])
+    start, end = max(_scan(text, start, -1, closes, stop_at_comma=False) - 1, 0), min(_scan(text, end, 1, opens, stop_at_comma=False) + 1, len(text))
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    return start, end
+
+
+def _scan(text: str, at: int, step: int, depth: int, *, stop_at_comma: bool) -> int:
+    """From ``at`` towards ``step``, the index just inside the first bracket (or comma) that is not closed on the way."""
+    inward, outward = ("([{", ")]}") if step > 0 else (")]}", "([{")
+    i = at if step > 0 else at - 1
+    while 0 <= i < len(text):
+        c = text[i]
+        if c in inward:
+            depth += 1
+        elif c in outward:
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == "," and depth == 0 and stop_at_comma:
+            break
+        i += step
+    return i if step > 0 else i + 1
+
+
+def _unmatched(text: str) -> tuple[int, int]:
+    """``(closing brackets without their opening one, opening brackets without their closing one)`` in ``text``."""
+    closes = opens = 0
+    for c in text:
+        if c in "([{":
+            opens += 1
+        elif c in ")]}":
+            if opens:
+                opens -= 1
+            else:
+                closes += 1
+    return closes, opens
+
+
+def _fills_brackets(text: str, start: int, end: int) -> bool:
+    return 0 < start and end < len(text) and text[start - 1] in "([{" and text[end] in ")]}"
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= LONGEST_PART else f"{text[:LONGEST_PART]}…"
 
 
 def _tidy_type(text: str) -> str:

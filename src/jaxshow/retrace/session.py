@@ -42,6 +42,7 @@ import jax
 
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
+from jaxshow.capture.carried import library_file
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -100,11 +101,13 @@ def _against_definition(earlier: _FunctionRecord) -> str:
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
-    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr")
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys_own")
 
-    def __init__(self, fun: Any, debug_info: Any) -> None:
+    def __init__(self, fun: Any, debug_info: Any, librarys_own: bool = False) -> None:
         self.fun = fun
         self.debug_info = debug_info
+        self.librarys_own = librarys_own
+        """A library's own ``jax.eval_shape`` of its own function (flax linen's shape checks): counted, not shown."""
         self.jaxpr: Any = None
         self.jax_text: str | None = None
         self.output: list[str] = []
@@ -287,6 +290,7 @@ class Session(_jax_compat.TraceProbe):
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
         self._positional_context = False
+        self._library_traces = 0
         self._local = threading.local()
         self._lock = threading.Lock()
         self._stats: dict[int, _Stats] = {}
@@ -346,7 +350,8 @@ class Session(_jax_compat.TraceProbe):
         stack = getattr(self._local, "stack", None)
         if stack is None:
             stack = self._local.stack = []
-        frame = _Frame(fun, debug_info)
+        frame = _Frame(fun, debug_info, library_file(getattr(debug_info, "func_filename", None))
+                       and calls.traced_only_by_library(sys._getframe(1)))
         if self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun):
             frame.flag_context = _jax_compat.explaining_cache_misses()
             frame.flag_context.__enter__()
@@ -372,7 +377,9 @@ class Session(_jax_compat.TraceProbe):
                 frame.flag_context.__exit__(None, None, None)
             if missed and self._entries is not None:
                 self._entries += 1
-            if missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
+            if missed and frame.librarys_own:
+                self._library_traces += 1
+            elif missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
             self.notes.append(f"jaxshow could not record a trace: {type(exc).__name__}: {exc}")
@@ -500,6 +507,9 @@ class Session(_jax_compat.TraceProbe):
         notes = list(self.notes)
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
+        if self._library_traces:
+            notes.append(f"a library traced {self._library_traces} function{'s' if self._library_traces > 1 else ''} of its own with "
+                         "jax.eval_shape, jax.make_jaxpr or .trace(), which compile nothing (flax linen checks shapes so); not shown")
         if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
@@ -523,6 +533,7 @@ class Session(_jax_compat.TraceProbe):
             self._orphans.clear()
             self.notes.clear()
             self._positional_context = False
+            self._library_traces = 0
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
