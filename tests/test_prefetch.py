@@ -4,6 +4,7 @@ a long compile's Compiled while the program runs, equal to those read at the cel
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 
 import pytest
@@ -212,3 +213,35 @@ def test_stations_read_for_another_walk_are_read_again(monkeypatch):
     prefetch.stations_of(record, WalkOptions(dialect="hlo"))
     assert order == ["f", "f"]
     prefetcher.close()
+
+
+def test_the_worker_renders_the_shown_ir_texts_as_the_report_shows_them(shell, monkeypatch):
+    """The IR texts (cell file names labelled In[n]) are rendered on the worker; the report's output is what the main thread renders alone."""
+    from jaxshow import render
+    from jaxshow.render import stages as render_stages
+
+    rendered: list[tuple[str, str]] = []  # (thread, language or "text") of each IR text actually rendered
+
+    def spy(function, form):
+        def rendering(text, *args):
+            rendered.append((threading.current_thread().name, args[0] if form == "html" else "text"))
+            return function(text, *args)
+        return rendering
+
+    for name, form in (("_shown_ir_html", "html"), ("_shown_ir_text", "text")):
+        fresh = getattr(render_stages, name).__wrapped__
+        monkeypatch.setattr(render_stages, name, functools.lru_cache(maxsize=render_stages.IR_KEPT)(spy(fresh, form)))
+    monkeypatch.setattr(prefetch, "MIN_COMPILE_SECONDS", 0.0)
+    result, cap = run_captured(shell, "%%jaxstages --debug-info -o rep\ny = slow(x)")
+    assert result.success
+    assert rendered == [("jaxshow-stations_0", "jaxpr"), ("jaxshow-stations_0", "jaxpr"), ("jaxshow-stations_0", "text"),
+                        ("jaxshow-stations_0", "stablehlo"), ("jaxshow-stations_0", "text"),
+                        ("jaxshow-stations_0", "hlo"), ("jaxshow-stations_0", "text")]
+    report = shell.user_ns["rep"]
+    assert "In[" in report.reports[0].lowered.module_text and "<ipython-input-" not in report.reports[0].lowered.module_text
+    shown = cap.outputs[-1].data
+    for name in ("_shown_ir_html", "_shown_ir_text"):
+        getattr(render_stages, name).cache_clear()
+    assert shown["text/html"] == render.to_html(report)
+    assert shown["text/plain"] == render.to_text(report)
+    assert [thread for thread, _ in rendered[7:]] == ["MainThread"] * 7

@@ -7,6 +7,7 @@ around the cell (IPython runs it, see :mod:`jaxshow.cellrun`), and display.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import OrderedDict
 from typing import Any
@@ -19,9 +20,9 @@ from traitlets import Bool, Float, Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
-from jaxshow.capture.cell import CellOptions, cell_report
+from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
-from jaxshow.capture.prefetch import PrefetchOptions
+from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
 from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
@@ -202,7 +203,7 @@ class StagesMagics(Magics):
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must never mask the cell's outcome
             report = CellReport(reports=(), cell_seconds=seconds, jitted_calls=0,
                                 notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",))
-        budget = render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)
+        budget = self._budget()
         shown = args.all_processes or process_index() == 0  # one report per run, not one per host
         if shown:
             display(render.Rendered(report, budget))
@@ -283,11 +284,21 @@ class StagesMagics(Magics):
         if self._open is not None:
             self.close(None, 0.0)
         progress = StageProgress(self.progress_after_seconds)
-        prefetch = PrefetchOptions(self._walk(args), every_call=args.show_all, name=self._call_name(args.name))
+        walk = self._walk(args)
+        prefetch = PrefetchOptions(walk, every_call=args.show_all, name=self._call_name(args.name),
+                                   prepare=functools.partial(self._prepare, walk, self._budget()))
         capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
         self._open = _OpenCell(args, capture, progress, notes)
         return DirectCalls(capture)
+
+    def _prepare(self, walk: WalkOptions, budget: render.TextBudget, stations: Stations) -> None:
+        """Render a call's IR texts as its report will show them, on the thread that read its stations."""
+        render.prepare_ir(labelled_stations(stations, walk, self._label_text), budget)
+
+    def _budget(self) -> render.TextBudget:
+        """How much of each text the report shows (``max_lines``, ``highlight_max_bytes``)."""
+        return render.TextBudget(highlight_max_bytes=self.highlight_max_bytes, max_lines=self.max_lines)
 
     def _walk(self, args: Any) -> WalkOptions:
         """What the report reads: the IR dialect, source locations, and how much of the jaxpr to print."""

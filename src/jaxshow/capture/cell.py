@@ -15,7 +15,7 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
-from jaxshow.capture.prefetch import stations_of
+from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
@@ -212,6 +212,18 @@ def _defined_at(record: CallRecord) -> SourceLocation | None:
     return defined_at_of(record.jaxpr) if record.jit_info is None else None
 
 
+def labelled_stations(stations: Stations, walk: WalkOptions, label_text: Callable[[str], str]) -> Stations:
+    """``stations`` with the cell file names inside their IR texts labelled by ``label_text``, as a report shows them."""
+    traced, lowered, compiled = stations
+    if traced is not None and traced.jaxpr_source_text:
+        traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
+    if lowered is not None and walk.debug_info:
+        lowered = dataclasses.replace(lowered, module_text=label_text(lowered.module_text))
+    if compiled is not None and compiled.optimized_hlo_text:
+        compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
+    return Stations(traced, lowered, compiled)
+
+
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
                   label_text: Callable[[str], str] = lambda text: text) -> StagesReport:
@@ -222,14 +234,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
     elif record.ahead_of_time in TRACED_ONLY and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
-    traced, lowered, compiled = stations_of(record, walk)
-    linked = _linked(record, lowered, compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
-    if traced is not None and traced.jaxpr_source_text:
-        traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
-    if lowered is not None and walk.debug_info:
-        lowered = dataclasses.replace(lowered, module_text=label_text(lowered.module_text))
-    if compiled is not None and compiled.optimized_hlo_text:
-        compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
+    stations = stations_of(record, walk)
+    linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
+    traced, lowered, compiled = labelled_stations(stations, walk, label_text)
     if record.under_transform and record.computation is None:
         notes.append("traced inside a transformation (jax.grad, jax.vmap or an outer jit): "
                      "what JAX compiled is the transformed function, shown as its own call")

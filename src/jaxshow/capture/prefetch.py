@@ -8,8 +8,9 @@ C++ too: JAX's compile and the program's run release the GIL. So a call's
 Traced and Lowered stations are read while JAX compiles it (from the
 lowered module, which XLA's compile does not change; from the moment XLA
 starts, told by the hook on ``backend_compile_and_load``), and for a long
-compile its Compiled station while the program runs. The report at the cell's end finds
-them ready.
+compile its Compiled station while the program runs. Where the magics ask
+(``PrefetchOptions.prepare``), the worker then renders the stations' IR texts
+too. The report at the cell's end finds them ready.
 
 When the report will show only the last call, a newer call takes the place of
 one still waiting, and only the first :data:`EARLY_READS` calls of a cell are
@@ -99,6 +100,8 @@ class PrefetchOptions:
     walk: WalkOptions
     every_call: bool = False
     name: CallName | None = None
+    prepare: Callable[[Stations], None] | None = None
+    """Called on the worker with each call's stations once read (the magics render their IR texts ahead of the report)."""
 
     @property
     def not_only_the_last(self) -> bool:
@@ -163,9 +166,19 @@ class Prefetcher:
             for waiting in self._waiting:
                 waiting.cancel()
         self._waiting = [f for f in self._waiting if not f.done()]
-        future = self._pool.submit(read, *args)
+        future = self._pool.submit(_read_and_prepare, read, self.options.prepare, *args)
         self._waiting.append(future)
         return future
+
+
+def _read_and_prepare(read: Callable[..., Stations], prepare: Callable[[Stations], None] | None, *args: Any) -> Stations:
+    stations = read(*args)
+    if prepare is not None:
+        try:
+            prepare(stations)
+        except Exception:  # noqa: BLE001 - the report renders them again itself, and shows what fails there
+            pass
+    return stations
 
 
 def _read_after(record: Any, walk: WalkOptions, backend: str, early: concurrent.futures.Future | None) -> Stations:

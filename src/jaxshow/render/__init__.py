@@ -2,7 +2,8 @@
 
 ``to_html`` and ``to_text`` dispatch on the record type; each feature module
 (``stages``, ``cache``, ``config``) registers its own bodies. Every call takes the
-``TextBudget`` to render with; nothing is kept between calls. Importing this
+``TextBudget`` to render with; nothing is kept between calls but the last few
+IR texts rendered (:func:`prepare_ir` renders a call's ahead of its report). Importing this
 package fills :data:`jaxshow.report.RENDERERS`, through which the records'
 own display methods find their renderers. Rendering never imports JAX or
 IPython, and never changes a record.
@@ -18,7 +19,7 @@ from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
 from jaxshow.render.markup import Html, tag
 from jaxshow.render.style import ROOT_STYLE, STYLE_ELEMENT
 
-__all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "text_body", "to_html", "to_text"]
+__all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "prepare_ir", "text_body", "to_html", "to_text"]
 
 
 @singledispatch
@@ -73,6 +74,7 @@ class Rendered:
 
 
 from jaxshow.render import stages as _stages  # noqa: E402,F401  (registers renderers)
+from jaxshow.render.stages import prepare_ir  # noqa: E402
 from jaxshow.render import cache as _cache  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import saved as _saved  # noqa: E402,F401  (registers renderers)
 from jaxshow.render import config as _config  # noqa: E402,F401  (registers renderers)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from jaxshow import render
 from jaxshow.irtext import HLO_TABLES, hlo_frame_tables
@@ -42,6 +42,8 @@ CHUNK_LINES = 2_000
 """An IR text shown with more lines than this is cut into folded pieces of this many lines:
 a browser lays out only the piece that is opened, so a 12 MB module does not freeze the page."""
 SAVE_HINT = "%%jaxstages --save DIR writes every station to files"
+IR_KEPT = 4
+"""IR texts kept rendered per form (a call's jaxpr, jaxpr with source locations, module and optimised HLO): see :func:`prepare_ir`."""
 ARG_HEADER = ("argument", "type", "sharding", "donated")
 OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
@@ -209,6 +211,27 @@ def _all_lines(text: str, shown: str, hidden: int) -> int:
 
 
 def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextBudget) -> Html:
+    shown = _shown_ir_html(text, language, budget)
+    body = list(shown.body)
+    if footer := ir_footer(shown.hidden, shown.cut, budget):
+        body.append(muted(f"{footer}; full text in {attribute} ({SAVE_HINT})"))
+    summary = f"{title} — {plural(shown.lines, 'line')}, {format_bytes(shown.size)}"
+    return details(summary, *body, open=shown.lines - shown.table_lines <= 60)
+
+
+class _ShownIr(NamedTuple):
+    """The costly part of showing an IR text: what is shown of it, in one form, and what its summary and footer count."""
+
+    body: tuple[Html, ...] | str
+    hidden: int
+    cut: int
+    lines: int
+    size: int = 0
+    table_lines: int = 0
+
+
+@functools.lru_cache(maxsize=IR_KEPT)
+def _shown_ir_html(text: str, language: str, budget: TextBudget) -> _ShownIr:
     shown, hidden, cut = clip_ir(text, budget)
     highlight = budget.highlight_max_bytes if len(shown) <= budget.highlight_max_bytes else 0
     tables = hlo_frame_tables(shown) if language == "hlo" else None
@@ -218,12 +241,34 @@ def _ir_html(title: str, text: str, language: str, attribute: str, budget: TextB
     else:
         body = [details(f"lines {first:,}–{last:,}", *_code_html(piece, language, highlight, tables if first == 1 else None))
                 for first, last, piece in pieces]
-    if footer := ir_footer(hidden, cut, budget):
-        body.append(muted(f"{footer}; full text in {attribute} ({SAVE_HINT})"))
-    lines = _all_lines(text, shown, hidden)
-    summary = f"{title} — {plural(lines, 'line')}, {format_bytes(len(text.encode('utf-8', 'ignore')))}"
     table_lines = shown.count("\n", *tables) if tables else 0
-    return details(summary, *body, open=lines - table_lines <= 60)
+    return _ShownIr(tuple(body), hidden, cut, _all_lines(text, shown, hidden), len(text.encode("utf-8", "ignore")), table_lines)
+
+
+@functools.lru_cache(maxsize=IR_KEPT)
+def _shown_ir_text(text: str, budget: TextBudget) -> _ShownIr:
+    shown, hidden, cut = clip_ir(text, budget)
+    return _ShownIr("\n".join("    " + piece for piece in shown.splitlines()), hidden, cut, _all_lines(text, shown, hidden))
+
+
+def prepare_ir(stations: Iterable[TracedStation | LoweredStation | CompiledStation | None], budget: TextBudget) -> None:
+    """Render the IR texts of one call's stations in both forms ahead of its report, which then finds them ready.
+
+    The magics call this on the thread that reads the stations while JAX compiles the call and
+    runs its program; the last :data:`IR_KEPT` texts per form are kept.
+    """
+    for station in stations:
+        if isinstance(station, TracedStation):
+            _shown_ir_html(station.jaxpr_text, "jaxpr", budget)
+            if station.jaxpr_source_text:
+                _shown_ir_html(station.jaxpr_source_text, "jaxpr", budget)
+            _shown_ir_text(station.jaxpr_source_text or station.jaxpr_text, budget)
+        elif isinstance(station, LoweredStation):
+            _shown_ir_html(station.module_text, station.dialect, budget)
+            _shown_ir_text(station.module_text, budget)
+        elif isinstance(station, CompiledStation) and station.optimized_hlo_text:
+            _shown_ir_html(station.optimized_hlo_text, "hlo", budget)
+            _shown_ir_text(station.optimized_hlo_text, budget)
 
 
 def _code_html(text: str, language: str, highlight: int, tables: tuple[int, int] | None) -> list[Html]:
@@ -407,9 +452,9 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
-    shown, hidden, cut = clip_ir(text, budget)
-    out = f"  {title} ({plural(_all_lines(text, shown, hidden), 'line')}):\n" + "\n".join("    " + piece for piece in shown.splitlines()) + "\n"
-    if footer := ir_footer(hidden, cut, budget):
+    shown = _shown_ir_text(text, budget)
+    out = f"  {title} ({plural(shown.lines, 'line')}):\n{shown.body}\n"
+    if footer := ir_footer(shown.hidden, shown.cut, budget):
         out += paragraph("    … ", f"{footer}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
     return out
 
