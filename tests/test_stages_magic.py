@@ -485,3 +485,30 @@ def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html
     assert '"&lt;module>"' in folded[0] and "ENTRY" not in folded[0], "the tables, and only they, are in the fold"
     assert "<b class=k>ENTRY</b>" in folded[1] and "<b class=k>HloModule</b>" in page.split("<summary>stack-frame tables", 1)[0]
     assert "FileNames" in cap.outputs[-1].data["text/plain"], "the text form shows the module as JAX prints it"
+
+
+def test_a_call_jax_refuses_before_tracing_is_the_report_with_its_static_value(shell):
+    # An unhashable static argument makes JAX's C++ dispatch raise before any trace: no hook sees the call.
+    # The report said "no jitted call of yours in this cell" above the cell's ValueError.
+    shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    runs.append('power')\n    return v ** len(n)",
+                   store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nbefore = 1\nr = power(x, n=[1, 2])\nafter = 1")
+    assert isinstance(result.error_in_exec, ValueError) and "Non-hashable static arguments" in str(result.error_in_exec)
+    assert shell.user_ns["runs"] == [] and "after" not in shell.user_ns
+    report = shell.user_ns["rep"]
+    assert [r.function for r in report.reports] == ["power"]
+    power = report.reports[0]
+    assert power.stopped_at == "call" and power.traced is None and power.error.type_name == "ValueError"
+    assert ("n", "[1, 2]") in power.wrapper.static_args
+    text = _report(cap).data["text/plain"]
+    assert "power: failed while dispatching, before any trace (called at In[3]:3)" in text
+    assert "note: JAX refused the call before tracing it: nothing was traced, lowered or compiled" in text
+    assert "no jitted call of yours" not in text
+
+
+def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):
+    shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** len(n)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")
+    assert isinstance(result.error_in_exec, KeyError)
+    report = shell.user_ns["rep"]
+    assert report.reports == () and report.cell_error.type_name == "KeyError"

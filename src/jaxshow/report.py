@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
-Stage = Literal["trace", "lower", "compile", "run"]
+Stage = Literal["trace", "lower", "compile", "run", "call"]
 STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
-"""The stages JAX reports timings for; ``"run"`` (executing the compiled program) is a phase an error can come from."""
-_DOING = {"trace": "tracing", "lower": "lowering", "compile": "compiling", "run": "running"}
+"""The stages JAX reports timings for; ``"run"`` (executing the compiled program) and ``"call"`` (JAX's dispatch, before any
+trace: an unhashable static argument) are phases an error can come from too."""
+_DOING = {"trace": "tracing", "lower": "lowering", "compile": "compiling", "run": "running", "call": "dispatching, before any trace"}
 
 
 class Renderers(NamedTuple):

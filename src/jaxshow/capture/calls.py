@@ -47,7 +47,7 @@ from jaxshow.capture.stations import (
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
-Phase = Literal["trace", "lower", "compile", "run"]
+Phase = Literal["trace", "lower", "compile", "run", "call"]
 Kind = Literal["user", "library", "jax"]
 
 MAX_RECORDS = 2000
@@ -575,6 +575,21 @@ class CallCapture(_jax_compat.CallObserver):
                             "its timings are shown; its stations are not read back (that would trace it again)")
         return record
 
+    def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
+        """A direct call that JAX's C++ dispatch refused before any trace (an unhashable static argument): no hook saw it."""
+        record = self._new_record("jit", None)
+        record.site = record.cell_site = site
+        record.jit_info = info = _jax_compat.jit_info(wrapper)
+        record.fun = _jax_compat.jit_function(wrapper)
+        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record.error, record.failed_in, record.ongoing = error, "call", False
+        try:
+            _name_users_function(record, info, args, kwargs)
+            record.static_args = static_values(info, args, kwargs)
+        except Exception:  # noqa: BLE001 - the name and values are niceties; the error is the user's own
+            pass
+        record.notes.append("JAX refused the call before tracing it: nothing was traced, lowered or compiled")
+
     # internals -------------------------------------------------------------------------
 
     def _new_record(self, path: str, frame: Any) -> CallRecord:
@@ -853,6 +868,27 @@ class DirectCalls:
         except Exception:  # noqa: BLE001 - never disturb the cell
             pass
         return (value,)
+
+    def refused(self, error: BaseException) -> None:
+        """Record the cell's jit call that ``error`` came out of, if JAX refused it before tracing (its C++ dispatch
+        raised, so no hook ran: an unhashable static argument). Called on the cell's thread once it has ended."""
+        stack = getattr(self._local, "stack", None)
+        if not stack or self.capture is None:
+            return
+        pending = stack.pop()
+        stack.clear()
+        call = pending.call
+        code, line = self._codes.get(pending.key[0]), pending.key[1]
+        if call is None or type(pending.wrapper) is not JIT_TYPE or self.capture.records_made() != pending.made_before:
+            return  # the arguments raised, or JAX's Python path ran and its hooks recorded the failure
+        tb = error.__traceback__
+        while tb is not None and not (tb.tb_frame.f_code is code and tb.tb_lineno == line):
+            tb = tb.tb_next
+        if tb is None:
+            return  # the call raised earlier and the cell caught it; the cell's error is another's
+        _, lead, bound = jit_target(call.func)  # type: ignore[misc]
+        site = pending.site or SourceLocation(code.co_filename, line)
+        self.capture.record_refused(pending.wrapper, (*lead, *call.args), {**bound, **call.keywords}, site, error)
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:
