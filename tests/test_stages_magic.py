@@ -512,3 +512,21 @@ def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(
     assert isinstance(result.error_in_exec, KeyError)
     report = shell.user_ns["rep"]
     assert report.reports == () and report.cell_error.type_name == "KeyError"
+
+
+def test_a_cache_hit_that_fails_while_running_is_reported_not_denied(shell):
+    # JAX's C++ fast path runs the cached program and its callback raises: no hook sees this call either.
+    # The report said "no jitted call of yours in this cell".
+    shell.run_cell("def check(v):\n    if v > 0:\n        raise ValueError('positive')\n    return v\n"
+                   "@partial(jax.jit, static_argnames='n')\ndef guarded(v, n):\n"
+                   "    return jax.pure_callback(check, jax.ShapeDtypeStruct((), v.dtype), v) * n\n"
+                   "guarded(jnp.float32(0), n=2)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nguarded(jnp.float32(1), n=2)")
+    assert result.error_in_exec is not None and "positive" in str(result.error_in_exec)
+    text = _report(cap).data["text/plain"]
+    assert "guarded: failed while running (called at In[3]:2)" in text
+    assert ("note: JAX served this call from its cache (nothing was traced, lowered or compiled) and it raised in JAX's C++ "
+            "path, where jaxshow sees no call: its stations are not read back") in " ".join(text.split())
+    assert "② Traced: not read back: JAX ran the call from its cache, and it failed there" in text
+    assert "no jitted call of yours" not in text and "JAX refused the call" not in text
+    assert shell.user_ns["rep"].reports[0].wrapper.static_args == (("n", "2"),)

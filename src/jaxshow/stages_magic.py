@@ -194,7 +194,7 @@ class StagesMagics(Magics):
             return
         try:
             if error is not None:
-                opened.calls.refused(error)
+                opened.calls.raised(error)
             cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)

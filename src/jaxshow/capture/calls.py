@@ -575,20 +575,22 @@ class CallCapture(_jax_compat.CallObserver):
                             "its timings are shown; its stations are not read back (that would trace it again)")
         return record
 
-    def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
-        """A direct call that JAX's C++ dispatch refused before any trace (an unhashable static argument): no hook saw it."""
+    def record_unseen_failure(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None,
+                              error: BaseException, phase: Phase) -> None:
+        """A direct call whose error came out of JAX's C++ dispatch, where no hook runs: refused before any trace
+        (``phase`` ``"call"``: an unhashable static argument), or served from JAX's cache and failed running (``"run"``)."""
         record = self._new_record("jit", None)
         record.site = record.cell_site = site
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
-        record.error, record.failed_in, record.ongoing = error, "call", False
+        record.error, record.failed_in, record.ongoing = error, phase, False
         try:
             _name_users_function(record, info, args, kwargs)
             record.static_args = static_values(info, args, kwargs)
         except Exception:  # noqa: BLE001 - the name and values are niceties; the error is the user's own
             pass
-        record.notes.append("JAX refused the call before tracing it: nothing was traced, lowered or compiled")
+        record.notes.append(_UNSEEN_FAILURES[phase])
 
     # internals -------------------------------------------------------------------------
 
@@ -754,6 +756,19 @@ class _ArgumentList(functools.partial):
         return str(self.args[0])
 
 
+_UNSEEN_FAILURES = {
+    "call": "JAX refused the call before tracing it: nothing was traced, lowered or compiled",
+    "run": "JAX served this call from its cache (nothing was traced, lowered or compiled) and it raised in JAX's C++ path, "
+           "where jaxshow sees no call: its stations are not read back",
+}
+"""The note on a call recorded by :meth:`DirectCalls.raised`, by the phase it failed in."""
+
+
+def _unhashable(value: Any) -> bool:
+    """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs)."""
+    return type(value).__hash__ is None or (type(value) is tuple and any(_unhashable(v) for v in value))
+
+
 class _Pending:
     """A direct call of a jit wrapper between ``pre`` and ``after``.
 
@@ -869,9 +884,10 @@ class DirectCalls:
             pass
         return (value,)
 
-    def refused(self, error: BaseException) -> None:
-        """Record the cell's jit call that ``error`` came out of, if JAX refused it before tracing (its C++ dispatch
-        raised, so no hook ran: an unhashable static argument). Called on the cell's thread once it has ended."""
+    def raised(self, error: BaseException) -> None:
+        """Record the cell's jit call that ``error`` came out of where JAX's C++ dispatch raised, so no hook ran: refused
+        before any trace (a static argument of a type without a hash), else served from JAX's cache and failed running
+        (a callback raised, Ctrl-C). Called on the cell's thread once the cell has ended."""
         stack = getattr(self._local, "stack", None)
         if not stack or self.capture is None:
             return
@@ -887,8 +903,10 @@ class DirectCalls:
         if tb is None:
             return  # the call raised earlier and the cell caught it; the cell's error is another's
         _, lead, bound = jit_target(call.func)  # type: ignore[misc]
-        site = pending.site or SourceLocation(code.co_filename, line)
-        self.capture.record_refused(pending.wrapper, (*lead, *call.args), {**bound, **call.keywords}, site, error)
+        args, kwargs = (*lead, *call.args), {**bound, **call.keywords}
+        refused = any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
+        self.capture.record_unseen_failure(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, line),
+                                           error, "call" if refused else "run")
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:
