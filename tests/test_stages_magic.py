@@ -525,8 +525,11 @@ def test_a_cache_hit_that_fails_while_running_is_reported_not_denied(shell):
     assert result.error_in_exec is not None and "positive" in str(result.error_in_exec)
     text = _report(cap).data["text/plain"]
     assert "guarded: failed while running (called at In[3]:2)" in text
+    assert "no jitted call of yours" not in text and "JAX refused the call" not in text
+    assert shell.user_ns["rep"].reports[0].wrapper.static_args == (("n", "2"),)
+    if jax.__version_info__ < (0, 8):  # jax 0.7 re-runs a failed fast-path call through its Python path: hooks see it
+        assert shell.user_ns["rep"].reports[0].traced is not None and "not read back" not in text
+        return
     assert ("note: JAX served this call from its cache (nothing was traced, lowered or compiled) and it raised in JAX's C++ "
             "path, where jaxshow sees no call: its stations are not read back") in " ".join(text.split())
     assert "② Traced: not read back: JAX ran the call from its cache, and it failed there" in text
-    assert "no jitted call of yours" not in text and "JAX refused the call" not in text
-    assert shell.user_ns["rep"].reports[0].wrapper.static_args == (("n", "2"),)
