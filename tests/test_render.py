@@ -875,3 +875,10 @@ def test_a_value_every_row_shares_wraps_at_the_text_width_like_the_rest():
         "      spec=PartitionSpec('data', None), memory_kind=device)",
         "    donated (all 147): no",
     ]
+
+
+def test_a_cache_report_of_a_raising_cell_does_not_say_nothing_was_called():
+    # %%jaxcache of power(x, n=[1, 2]) (JAX refuses an unhashable static argument before any trace) said
+    # "no jitted function of yours was called or traced": a call that raises never returns, so it is not counted.
+    error = ErrorSummary(type_name="ValueError", message="Non-hashable static arguments are not supported.")
+    assert render.to_text(CacheReport(functions=(), cell_error=error)).splitlines()[0] == "%jaxcache — no jitted function of yours was traced"

@@ -62,8 +62,8 @@ def _count(n: int | None) -> str:
 
 def _headline(report: CacheReport) -> str:
     traced = sum(f.traced for f in report.functions)
-    if not report.functions:
-        return "no jitted function of yours was called or traced"
+    if not report.functions:  # a call that raised is not counted (it never returned), so a raising cell says only this
+        return "no jitted function of yours was traced" if report.cell_error else "no jitted function of yours was called or traced"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)
