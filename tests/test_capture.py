@@ -296,3 +296,30 @@ def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
     report = jaxshow.stages(bump, jax.new_ref(jnp.zeros(3)))
     assert [(a.path, a.type_str) for a in report.traced.args] == [("r", "Ref{f32[3]}")]
     assert "    argument  type         sharding  donated\n    r         Ref{f32[3]}  —         no\n" in render.to_text(report)
+
+
+def test_a_modules_pre_optimisation_cost_is_converted_once_per_text_and_backend():
+    # Lowered.cost_analysis converts StableHLO to HLO (about 2 ms for a one-line module): a cell re-run on a
+    # function JAX has cached paid it every time.
+    class Counted:
+        def __init__(self, lowered):
+            self.lowered, self.calls = lowered, 0
+
+        def as_text(self, *args, **kwargs):
+            return self.lowered.as_text(*args, **kwargs)
+
+        def cost_analysis(self):
+            self.calls += 1
+            return self.lowered.cost_analysis()
+
+    f = jax.jit(lambda x: jnp.cos(x) * 3.25)
+    first, again = Counted(f.lower(jnp.ones(5))), Counted(f.lower(jnp.ones(5)))
+    assert stations.lowered_station(first, backend="cpu") == stations.lowered_station(again, backend="cpu")
+    assert (first.calls, again.calls) == (1, 0)
+    other = Counted(f.lower(jnp.ones(6)))
+    cost = stations.lowered_station(other, backend="cpu").cost  # f32[6]: a cos (transcendental) and a multiply per element
+    assert (cost.flops, cost.transcendentals) == (6, 6)
+    assert other.calls == 1
+    elsewhere = Counted(f.lower(jnp.ones(5)))
+    stations.lowered_station(elsewhere, backend="another backend")
+    assert elsewhere.calls == 1

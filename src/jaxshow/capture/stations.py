@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 import types
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -482,12 +483,41 @@ def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: boo
                   "StableHLO-to-HLO conversion; the compiled cost is XLA's after optimisation, and "
                   "jaxshow.stages() computes this one")
         return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
+    cost, reason = _pre_optimisation_cost(lowered, text, backend or backend_name())
+    return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
+
+
+def _pre_optimisation_cost(lowered: Any, text: str, backend: str) -> tuple[CostAnalysis | None, str | None]:
+    """``Lowered.cost_analysis`` as a record, or why there is none; kept for the last :data:`COSTS_KEPT` modules.
+
+    Its StableHLO-to-HLO conversion costs about 2 ms even for a one-line module, so a cell
+    calling a function JAX has cached would pay it again each run; the same module text
+    on the same backend has the same estimate.
+    """
+    key = (text, backend)
+    with _COSTS_LOCK:
+        known = _COSTS.get(key)
+        if known is not None:
+            _COSTS.move_to_end(key)
+            return known
     try:
         cost = normalise_cost(lowered.cost_analysis(), optimized=False)
-        reason = None if cost else f"backend '{backend or backend_name()}' gives no cost analysis before compilation"
+        known = (cost, None if cost else f"backend '{backend}' gives no cost analysis before compilation")
     except Exception as exc:  # noqa: BLE001 - plugin backends raise here
-        cost, reason = None, f"not available before compilation: {exc}"
-    return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
+        known = (None, f"not available before compilation: {exc}")
+    if len(text) <= COSTS_KEPT_CHARS:
+        with _COSTS_LOCK:
+            _COSTS[key] = known
+            while len(_COSTS) > COSTS_KEPT:
+                _COSTS.popitem(last=False)
+    return known
+
+
+COSTS_KEPT = 64
+"""Modules whose pre-optimisation cost is kept (each at most :data:`COSTS_KEPT_CHARS` characters of text)."""
+COSTS_KEPT_CHARS = 50_000
+_COSTS: OrderedDict[tuple[str, str], tuple[CostAnalysis | None, str | None]] = OrderedDict()
+_COSTS_LOCK = threading.Lock()
 
 
 def _memory_stats(raw: Any, backend: str) -> MemoryStats | None:
