@@ -390,11 +390,47 @@ def _explanation_unavailable(exc: BaseException) -> str:
 _explanation_guard = _ExplanationGuard()
 
 
+class _Explaining(threading.local):
+    """jaxshow's own ``jax.explain_cache_misses(True)`` contexts open on this thread, and the user's value beneath them."""
+
+    depth = 0
+    users_value = False
+
+
+_explaining = _Explaining()
+
+
+def _explain_flag() -> bool:
+    try:
+        return bool(jax.config.jax_explain_cache_misses)
+    except Exception:  # noqa: BLE001 - a JAX without the attribute
+        return bool(jax.config.values.get("jax_explain_cache_misses", False))
+
+
 @contextlib.contextmanager
 def explaining_cache_misses() -> Any:
     """``jax.explain_cache_misses(True)``, where JAX's explanation of a miss never raises into the user's call."""
-    with _explanation_guard, jax.explain_cache_misses(True):
-        yield
+    depth = _explaining.depth
+    if depth == 0:
+        _explaining.users_value = _explain_flag()
+    _explaining.depth = depth + 1
+    try:
+        with _explanation_guard, jax.explain_cache_misses(True):
+            yield
+    finally:
+        _explaining.depth = depth
+
+
+def user_explains_cache_misses() -> bool:
+    """Whether ``jax_explain_cache_misses`` would be on here without jaxshow's own contexts on this thread.
+
+    JAX logs a ``TRACING CACHE MISS`` only while the flag is on, and logs its
+    persistent-cache misses and skipped writes at WARNING instead of DEBUG:
+    what the user set (``jax.config.update``, ``with jax.explain_cache_misses():``
+    around the magic or the lookup) decides whether they would have seen those
+    lines. Read beneath jaxshow's outermost context on this thread, where one is open.
+    """
+    return _explaining.users_value if _explaining.depth else _explain_flag()
 
 
 def refusing_traces() -> Any:

@@ -311,16 +311,16 @@ class Session(_jax_compat.TraceProbe):
     def start(self) -> Session:
         self._logs = _LogCapture(self)
         self._logs.start()
-        if self.jax_text == "always":
-            # A context on this thread, never a global update: whatever the cell does to the
-            # global flag (jax.config.update) is still there after the session.
-            self._flag_context = _jax_compat.explaining_cache_misses()
-            self._flag_context.__enter__()
         self._uninstall = _jax_compat.install_trace_probe(self)
         if self._uninstall is None:
             self.notes.append(
                 f"jax {jax.__version__} has no tracing-cache probe: misses come from JAX's log only, and hits are not counted"
             )
+            if self.jax_text == "always":
+                # A context on this thread, never a global update: whatever the cell does to the
+                # global flag (jax.config.update) is still there after the session.
+                self._flag_context = _jax_compat.explaining_cache_misses()
+                self._flag_context.__enter__()
         self.open = True
         return self
 
@@ -352,7 +352,9 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack = []
         frame = _Frame(fun, debug_info, library_file(getattr(debug_info, "func_filename", None))
                        and calls.traced_only_by_library(sys._getframe(1)))
-        if self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun):
+        if self.jax_text == "always" or (self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun)):
+            # JAX's flag on for this lookup only, never for the whole cell: the cell's own reads of
+            # it, and its compiles' log levels, stay what the user set (user_explains_cache_misses)
             frame.flag_context = _jax_compat.explaining_cache_misses()
             frame.flag_context.__enter__()
         if not stack:
@@ -610,17 +612,28 @@ class _LogCapture:
     def _user_threshold(self, name: str) -> int:
         return _levels.user_level(name)
 
+    def _user_would_see(self, record: logging.LogRecord, explained: bool) -> bool:
+        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well.
+
+        ``explained``: JAX logs it (or logs it at WARNING) only while
+        ``jax_explain_cache_misses`` is on, which jaxshow may have turned on.
+        """
+        if explained and not _jax_compat.user_explains_cache_misses():
+            return False
+        return record.levelno >= self._user_threshold(record.name)
+
     def _filter(self, record: logging.LogRecord) -> bool:
         if self.session.paused:
             return True
         try:
             message = record.getMessage()
             if message.startswith("TRACING CACHE MISS"):
-                return not self.session._note_jax_text(message)
+                self.session._note_jax_text(message)
+                return self._user_would_see(record, explained=True)
             event = persistent.parse_compile_log(message)
             if event is not None:
                 self.compiles.append(event)
-                return False
+                return self._user_would_see(record, explained=event.kind != "hit")
             return record.levelno >= self._user_threshold(record.name)
         except Exception:  # noqa: BLE001 - logging must never break the user's call
             return True
