@@ -485,3 +485,38 @@ def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html
     assert '"&lt;module>"' in folded[0] and "ENTRY" not in folded[0], "the tables, and only they, are in the fold"
     assert "<b class=k>ENTRY</b>" in folded[1] and "<b class=k>HloModule</b>" in page.split("<summary>stack-frame tables", 1)[0]
     assert "FileNames" in cap.outputs[-1].data["text/plain"], "the text form shows the module as JAX prints it"
+
+
+DEBUG_NANS = """
+import jax, jax.numpy as jnp
+runs = []
+
+@jax.jit
+def lg(x):
+    runs.append(1)
+    return jnp.log(x) * 2
+
+ok, bad = jnp.array([1.0, 2.0]), jnp.array([-1.0, 2.0])
+"""
+
+
+@pytest.mark.parametrize("caught", [False, True])
+def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught):
+    """A call JAX served from its cache whose output held a nan: jax_debug_nans raises FloatingPointError from JAX's
+    de-optimized re-run, after the call. It is the cell's call of lg, counted in %%jaxcache, not 'no jitted call of yours'."""
+    ip.run_cell(DEBUG_NANS + "lg(ok)", store_history=True)
+    call = "with jax.debug_nans(True):\n    lg(bad)"
+    body = f"try:\n    {call.replace(chr(10), chr(10) + '    ')}\nexcept FloatingPointError as e:\n    caught = e" if caught else call
+    plain = ip.run_cell(body, store_history=True)
+    runs = len(ip.user_ns["runs"])
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n" + body)
+    assert (result.success, type(result.error_in_exec)) == (plain.success, type(plain.error_in_exec))
+    assert len(ip.user_ns["runs"]) - runs == runs - 1, "JAX's de-optimized re-run ran lg's Python once, as without jaxshow"
+    rep = ip.user_ns["rep"]
+    assert [r.function for r in rep.reports] == ["lg"] and rep.jitted_calls == 1
+    assert rep.reports[0].cache_hit and any("the call raised" in n for n in rep.reports[0].notes)
+    assert not any("no jitted call" in n for n in rep.notes)
+    result, cap = run_captured(ip, "%%jaxcache -o crep\n" + body)
+    [stats] = ip.user_ns["crep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
+

@@ -50,6 +50,10 @@ from jaxshow.timings import EventCollector, StageEvent, keep_listening
 Phase = Literal["trace", "lower", "compile", "run"]
 Kind = Literal["user", "library", "jax"]
 
+RAISED_HIT = ("JAX served this call from its cache (it did not trace, lower or compile it), and the call raised: "
+              "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
+              "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+
 MAX_RECORDS = 2000
 """Records kept per capture; later calls are counted, not recorded (a loop that re-traces every step)."""
 
@@ -553,6 +557,17 @@ class CallCapture(_jax_compat.CallObserver):
         self._quiet_rebuild(record, walk)
         return record
 
+    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None) -> CallRecord:
+        """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`)."""
+        record = self._new_record("hit", None)
+        record.site = record.cell_site = site
+        record.jit_info = info = _jax_compat.jit_info(wrapper)
+        record.fun = _jax_compat.jit_function(wrapper)
+        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record.failed_in = "run"
+        record.notes.append(RAISED_HIT)
+        return record
+
     def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
         """A direct call of a JAX wrapper that compiles outside jit's path (``jax.pmap`` on jax 0.7).
 
@@ -853,6 +868,39 @@ class DirectCalls:
         except Exception:  # noqa: BLE001 - never disturb the cell
             pass
         return (value,)
+
+    def finish(self) -> None:
+        """The cell has ended: its own jit calls that raised, which never reached ``after``, are told apart.
+
+        A call that raised left a record if it traced, lowered, compiled or
+        dispatched in Python (its failure is on it); one that left none was
+        served from JAX's C++ cache and raised while it ran or in a check JAX
+        makes after it (``jax_debug_nans``' re-run): it is recorded without
+        stations, which jaxshow reads from JAX's caches only once a call returns.
+        """
+        stack = getattr(self._local, "stack", None)
+        self._local.stack = []
+        for pending in stack or ():
+            if pending.call is None:  # its arguments raised: no call was made
+                continue
+            pending.call = None
+            try:
+                self._raised(pending)
+            except Exception:  # noqa: BLE001 - never disturb the cell
+                pass
+
+    def _raised(self, pending: _Pending) -> None:
+        if self.counter is not None:
+            self.counter.after(pending.wrapper, pending.token)
+        if self.capture is None or type(pending.wrapper) is not JIT_TYPE:
+            return
+        if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:
+            return
+        first = self._first.get(pending.key)
+        if first is not None and first.failed_in == "run" and first.path == "hit":
+            first.repeat_hits += 1
+        else:
+            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site)
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:

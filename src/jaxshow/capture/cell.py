@@ -239,7 +239,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
     error = _labelled_error(record.error, record.failed_in, label_text)
-    if record.failed_in == "run":
+    if record.failed_in == "run" and record.path != "hit":
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
         function=record.name,
