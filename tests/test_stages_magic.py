@@ -520,3 +520,13 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     [stats] = ip.user_ns["crep"].functions
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
 
+
+def test_a_nan_found_by_debug_nans_on_a_first_call_is_named_not_jaxs_internal_error(ip):
+    ip.run_cell(DEBUG_NANS, store_history=True)
+    result, cap = run_captured(ip, "%%jaxstages -o rep\nwith jax.debug_nans(True):\n    lg(bad)")
+    assert type(result.error_in_exec) is FloatingPointError
+    [report] = ip.user_ns["rep"].reports
+    assert report.stopped_at == "run" and report.compiled is not None
+    assert report.error.type_name == "nan in the output" and "jax_debug_nans's check found nan in the output of jit(lg)" in report.error.message
+    assert "InternalFloatingPointError" not in cap.outputs[-1].data["text/plain"]
+    assert any("run lg again de-optimized" in n for n in report.notes)

@@ -390,6 +390,24 @@ def _explanation_unavailable(exc: BaseException) -> str:
 _explanation_guard = _ExplanationGuard()
 
 
+def special_value_found(exc: BaseException | None) -> tuple[str, str] | None:
+    """``(program, "nan" or "inf")`` where ``exc`` is JAX's signal that ``jax_debug_nans``/``jax_debug_infs`` found one.
+
+    JAX checks a jitted call's output after it ran and raises its internal
+    ``InternalFloatingPointError(name, ty)`` (``jax._src.api_util``, 0.7 to
+    0.12); it catches it itself, runs the function again de-optimized to find
+    the operation, and raises a ``FloatingPointError`` from there. ``None``
+    for any other error, or where this JAX has no such class.
+    """
+    try:
+        from jax._src.api_util import InternalFloatingPointError
+    except ImportError:
+        return None
+    if not isinstance(exc, InternalFloatingPointError):
+        return None
+    return str(getattr(exc, "name", "?")), str(getattr(exc, "ty", "nan"))
+
+
 class _Explaining(threading.local):
     """jaxshow's own ``jax.explain_cache_misses(True)`` contexts open on this thread, and the user's value beneath them."""
 

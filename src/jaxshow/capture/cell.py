@@ -239,7 +239,15 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
     error = _labelled_error(record.error, record.failed_in, label_text)
-    if record.failed_in == "run" and record.path != "hit":
+    if (found := _jax_compat.special_value_found(record.error)) is not None:
+        program, value = found
+        flag = "jax_debug_nans" if value == "nan" else "jax_debug_infs"
+        error = ErrorSummary(f"{value} in the output", f"{flag}'s check found {value} in the output of {program}, after it ran",
+                             record.failed_in)
+        notes.append(f"the program compiled and ran; {flag} then made JAX run {record.name} again de-optimized (its Python, "
+                     "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
+                     "that re-run's compiles are counted among JAX's own helpers")
+    elif record.failed_in == "run" and record.path != "hit":
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
         function=record.name,
