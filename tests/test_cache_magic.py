@@ -505,3 +505,26 @@ def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(s
             jax.config.update(name, value)
         from jax._src import compilation_cache
         compilation_cache.reset_cache()
+
+
+def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trace(shell, tmp_path, monkeypatch):
+    """An edited cell run again, or a module reloaded (importlib.reload, %autoreload 2) with an edited function: the
+    new function object's first trace says which definition it replaces, beside the jaxpr diff against it."""
+    shell.run_cell("@jax.jit\ndef g(x):\n    return jnp.sin(x)", store_history=True)  # In[2]
+    shell.run_cell("%%jaxcache\ng(x)", store_history=True)  # jaxshow knows the traces made under it
+    shell.run_cell("@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2", store_history=True)  # In[4]
+    run_captured(shell, "%%jaxcache -o rep\ng(x)")
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary.startswith("first trace of a new g: it replaces the g defined at In[2]:1 that traced before, with other code")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stepmod_reload.py"
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    return jnp.sin(x)\n")
+    shell.run_cell("%%jaxcache\nimport importlib, stepmod_reload\nstepmod_reload.step(x)", store_history=True)
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    return jnp.cos(x) * 3\n")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(stepmod_reload)\nstepmod_reload.step(x)")
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary.startswith(f"first trace of a new step: it replaces the step defined at {module}:3 that traced before")
+    assert "module reloaded: importlib.reload, %autoreload" in miss.summary
+    assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
+        "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+        "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]

@@ -152,7 +152,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -162,6 +162,8 @@ class _Miss:
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
         self.jaxprs_title = PREVIOUS_TRACE
         self.blame: LibraryBlame | None = None
+        self.replaces: str | None = None
+        """Where the definition this new function object replaces is defined (same name and file, other code)."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -181,7 +183,7 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source),
+                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
@@ -449,6 +451,11 @@ class Session(_jax_compat.TraceProbe):
         miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text, call_site,
                      time.time())
         miss.blame = blame
+        earlier = None
+        if frame.jaxpr is not None and status in ("new", "same_source"):
+            earlier = registry.previous_definition(record, self.is_cell_file)
+            if earlier is not None and status == "new":  # same name and file, other source: its code changed
+                miss.replaces = earlier.defined_at or "?"
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
@@ -458,7 +465,6 @@ class Session(_jax_compat.TraceProbe):
         if key is not None:
             record.remember(key, described, parts)
         if frame.jaxpr is not None:
-            earlier = registry.previous_definition(record, self.is_cell_file) if status in ("new", "same_source") else None
             if record.last_jaxpr is not None:
                 miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
             elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
