@@ -516,6 +516,8 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     assert [r.function for r in rep.reports] == ["lg"] and rep.jitted_calls == 1
     assert rep.reports[0].cache_hit and any("the call raised" in n for n in rep.reports[0].notes)
     assert not any("no jitted call" in n for n in rep.notes)
+    assert "② Traced: not read from JAX's caches (see the note)" in cap.outputs[-1].data["text/plain"]
+    assert "not reached" not in cap.outputs[-1].data["text/html"]
     result, cap = run_captured(ip, "%%jaxcache -o crep\n" + body)
     [stats] = ip.user_ns["crep"].functions
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)

@@ -564,7 +564,6 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
-        record.failed_in = "run"
         record.notes.append(RAISED_HIT)
         return record
 
@@ -897,7 +896,7 @@ class DirectCalls:
         if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:
             return
         first = self._first.get(pending.key)
-        if first is not None and first.failed_in == "run" and first.path == "hit":
+        if first is not None and RAISED_HIT in first.notes:
             first.repeat_hits += 1
         else:
             self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site)

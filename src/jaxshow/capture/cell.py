@@ -247,7 +247,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append(f"the program compiled and ran; {flag} then made JAX run {record.name} again de-optimized (its Python, "
                      "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
                      "that re-run's compiles are counted among JAX's own helpers")
-    elif record.failed_in == "run" and record.path != "hit":
+    elif record.failed_in == "run":
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
         function=record.name,

@@ -174,6 +174,8 @@ def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
 
 
 def _not_reached(report: StagesReport, budget: TextBudget) -> str:
+    if report.cache_hit:
+        return "not read from JAX's caches (see the note)"
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
 
 
@@ -327,7 +329,10 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
 
 
 def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
-    reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
+    if report.cache_hit:
+        reason = "not read from JAX's caches (see the note)"
+    else:
+        reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")
 
 
