@@ -532,3 +532,21 @@ def test_a_nan_found_by_debug_nans_on_a_first_call_is_named_not_jaxs_internal_er
     assert report.error.type_name == "nan in the output" and "jax_debug_nans's check found nan in the output of jit(lg)" in report.error.message
     assert "InternalFloatingPointError" not in cap.outputs[-1].data["text/plain"]
     assert any("run lg again de-optimized" in n for n in report.notes)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_the_jitted_calls_of_jaxs_de_optimized_rerun_do_not_headline_the_cell(ip, cached):
+    """jax_debug_nans re-runs outer's Python after a nan, and outer's jitted inner compiles and runs on its own there:
+    the cell's call is still outer (headlined, with the nan), and inner is named as the re-run's call, shown by --all."""
+    ip.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef inner(x):\n    return jnp.log(x)\n"
+                "@jax.jit\ndef outer(x):\n    return inner(x) * 2 + 1\n" + ("outer(jnp.ones(2))" if cached else ""), store_history=True)
+    cell = "with jax.debug_nans(True):\n    outer(-jnp.ones(2))"
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n" + cell)
+    assert type(result.error_in_exec) is FloatingPointError
+    rep = ip.user_ns["rep"]
+    assert [r.function for r in rep.reports] == ["outer"]
+    assert ("JAX's de-optimized re-run of outer (jax_debug_nans, jax_debug_infs) called its jitted functions each on its own: "
+            "inner (use --all or --name to show them)") in rep.notes
+    assert not any(n.startswith("also called") for n in rep.notes)
+    run_captured(ip, "%%jaxstages --all -o rep\n" + cell)
+    assert sorted(r.function for r in ip.user_ns["rep"].reports) == ["inner", "outer"]

@@ -1136,6 +1136,12 @@ class CallObserver:
     def compiling(self) -> None:
         """XLA is about to compile a lowered module: the calling thread waits in C++, without the GIL, until it is done."""
 
+    def rerun_started(self, fun: Any) -> Any:
+        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output: JAX runs ``fun`` de-optimized."""
+
+    def rerun_ended(self, token: Any) -> None:
+        """That re-run ended (it raises, always)."""
+
 
 def _pjit_module():
     try:
@@ -1180,6 +1186,15 @@ def call_hooks_supported() -> bool:
     )
 
 
+def _api_util_module() -> Any:
+    """``jax._src.api_util``, whose ``maybe_recursive_nan_check`` runs a function de-optimized after a nan (0.7 to 0.12)."""
+    try:
+        from jax._src import api_util
+    except ImportError:
+        return None
+    return api_util
+
+
 def _drop_own_frame(exc: BaseException, frame: Any) -> None:
     """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off)."""
     tb = exc.__traceback__
@@ -1204,7 +1219,9 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     every Python dispatch (a wrapper's miss, and ``jit_p``'s impl under
     ``grad``/``vmap`` or eagerly), and ``_resolve_and_lower`` inside it; then
     ``jax._src.compiler.backend_compile_and_load`` as XLA's compile starts
-    (optional: without it, ``compiling`` is never called). A C++
+    (optional: without it, ``compiling`` is never called), and
+    ``jax._src.api_util.maybe_recursive_nan_check``, JAX's de-optimized re-run
+    after ``jax_debug_nans`` found a nan (optional: ``rerun_started``). A C++
     cache hit reaches none of them, so a hot loop pays nothing. Returns the
     function that puts the originals back (only where they are still ours), or
     ``None`` where this JAX lacks them.
@@ -1267,10 +1284,28 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
             _drop_own_frame(exc, sys._getframe())
             raise
 
+    api_util = _api_util_module()
+    original_rerun = getattr(api_util, "maybe_recursive_nan_check", None)
+
+    def rerun(*args, **kwargs):
+        if observer.busy():
+            return original_rerun(*args, **kwargs)
+        fun = args[1] if len(args) > 1 else kwargs.get("fun")
+        token = _quietly(observer.rerun_started, fun)
+        try:
+            return original_rerun(*args, **kwargs)
+        except BaseException as exc:
+            _drop_own_frame(exc, sys._getframe())
+            raise
+        finally:
+            _quietly(observer.rerun_ended, token)
+
     hooks = [(module, entry_name, entry, original_entry), (module, "_pjit_call_impl_python", run, original_run),
              (module, "_resolve_and_lower", lower, original_lower)]
     if callable(original_compile):  # optional: jaxshow only reads stations earlier with it
         hooks.append((compiler, "backend_compile_and_load", xla_compile, original_compile))
+    if callable(original_rerun):  # optional: the calls of a de-optimized re-run are then told apart
+        hooks.append((api_util, "maybe_recursive_nan_check", rerun, original_rerun))
     for owner, name, hook, original in hooks:
         functools.update_wrapper(hook, original)
         setattr(owner, name, hook)

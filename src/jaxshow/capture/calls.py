@@ -103,6 +103,8 @@ class CallRecord:
     """Its thread is inside the call (from its trace's start to its dispatch's end)."""
     cut_off: bool = False
     """The cell ended while another thread was still inside this call: its stages are not all known, and it is never walked."""
+    rerun_of: str | None = None
+    """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
 
     @property
     def kind(self) -> Kind:
@@ -252,6 +254,8 @@ class _ThreadState(threading.local):
         self.mine: list[CallRecord] = []
         self.compiling_next: CallRecord | None = None
         """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
+        self.reruns: list[str] = []
+        """The functions JAX is running de-optimized on this thread (``jax_debug_nans``), innermost last."""
 
 
 def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
@@ -591,10 +595,22 @@ class CallCapture(_jax_compat.CallObserver):
 
     # internals -------------------------------------------------------------------------
 
+    def rerun_started(self, fun: Any) -> bool:
+        if self.closed:
+            return False
+        name = getattr(fun, "__name__", None)
+        self._local.reruns.append(name if isinstance(name, str) else "?")
+        return True
+
+    def rerun_ended(self, started: bool) -> None:
+        if started and self._local.reruns:
+            self._local.reruns.pop()
+
     def _new_record(self, path: str, frame: Any) -> CallRecord:
         state = self._local
         with self._lock:
             record = CallRecord(seq=len(self.records) + self.dropped, path=path, thread_id=threading.get_ident())  # type: ignore[arg-type]
+            record.rerun_of = state.reruns[-1] if state.reruns else None
             if len(self.records) < MAX_RECORDS:
                 self.records.append(record)
             else:
@@ -711,6 +727,13 @@ class _FanOut(_jax_compat.CallObserver):
     def compiling(self) -> None:
         for capture in self._hooks.captures():
             capture.compiling()
+
+    def rerun_started(self, fun: Any) -> list:
+        return [(c, c.rerun_started(fun)) for c in self._hooks.captures()]
+
+    def rerun_ended(self, tokens: list) -> None:
+        for capture, token in tokens or ():
+            capture.rerun_ended(token)
 
 
 _hooks = _Hooks()

@@ -66,7 +66,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     elif options.show_all:
         chosen = list(groups.values())
     else:
-        last = _headline(candidates, main)
+        last = _headline([r for r in candidates if r.rerun_of is None] or candidates, main)
         chosen = [groups[_signature_key(last)]] if last is not None else []
     notes: list[str] = []
     reports = []
@@ -77,9 +77,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
-    if others and options.name is None:
-        names = list(dict.fromkeys(r.name for r in others))
-        notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
+    if options.name is None:
+        for rerun_of in dict.fromkeys(r.rerun_of for r in others):
+            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
+            listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
+            notes.append(f"also called: {listed}" if rerun_of is None else
+                         f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
+                         f"functions each on its own: {listed}")
     cut = [r for r in capture.records if r.cut_off]
     if cut:
         notes.append("still under way on another thread when the cell ended, so not shown: "
