@@ -448,3 +448,83 @@ def test_on_mode_gives_one_report_per_cell_whatever_cells_run_inside_it(shell):
     assert result.success and cap.outputs == []
     assert shell.user_ns["out"].outputs[-1].data["text/plain"].startswith("%jaxcache — 1 trace of 1 jitted function")
     assert run_captured(shell, "%jaxcache off")[0].success
+
+
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(shell, tmp_path, mode):
+    """What JAX logs because the user turned jax_explain_cache_misses or jax_log_compiles on reaches their handlers
+    under %%jaxcache and %jaxcache on exactly as without jaxshow; what it logs only for jaxshow does not."""
+    cells = lambda folder: [  # noqa: E731
+        "jax.config.update('jax_explain_cache_misses', True)\nf(jnp.ones(31))",
+        "jax.config.update('jax_explain_cache_misses', False)\nwith jax.explain_cache_misses():\n    f(jnp.ones(32))\nf(jnp.ones(33))",
+        f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path / folder)!r})\n"
+        "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+        "with jax.explain_cache_misses():\n    f(jnp.ones(34))\nf(jnp.ones(35))",
+        "jax.clear_caches()\nwith jax.log_compiles():\n    f(jnp.ones(34))",
+    ]
+    handler = _Records()
+    jax_logger = logging.getLogger("jax")
+    jax_logger.addHandler(handler)
+    before = {name: jax.config.values[name] for name in ("jax_explain_cache_misses", "jax_compilation_cache_dir",
+                                                          "jax_persistent_cache_min_compile_time_secs")}
+
+    def shown(prefix, folder):
+        handler.messages.clear()
+        for cell in cells(folder):
+            assert shell.run_cell(prefix + cell, store_history=True).success
+        return [m.split(" at ")[0].split(" with key ")[0] for m in handler.messages
+                if "for f defined" in m or "  f id=" in m or "jit_f " in m or "'jit_f'" in m]  # f's, not the jnp helpers' (compiled once)
+
+    try:
+        plain = shown("", "plain")
+        assert plain.count("TRACING CACHE MISS") == 3 and "Persistent compilation cache hit for 'jit_f'" in plain
+        shell.run_cell("jax.clear_caches(); f = jax.jit(f.__wrapped__)", store_history=True)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+        for name, value in before.items():
+            jax.config.update(name, value)
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "on")
+            magic = shown("", "magic")
+            shell.run_line_magic("jaxcache", "off")
+        else:
+            magic = shown("%%jaxcache\n", "magic")
+        assert magic == plain
+    finally:
+        jax_logger.removeHandler(handler)
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
+def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trace(shell, tmp_path, monkeypatch):
+    """An edited cell run again, or a module reloaded (importlib.reload, %autoreload 2) with an edited function: the
+    new function object's first trace says which definition it replaces, beside the jaxpr diff against it."""
+    shell.run_cell("@jax.jit\ndef g(x):\n    return jnp.sin(x)", store_history=True)  # In[2]
+    shell.run_cell("%%jaxcache\ng(x)", store_history=True)  # jaxshow knows the traces made under it
+    shell.run_cell("@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2", store_history=True)  # In[4]
+    run_captured(shell, "%%jaxcache -o rep\ng(x)")
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary.startswith("first trace of a new g: it replaces the g defined at In[2]:1 that traced before, with other code")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stepmod_reload.py"
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    return jnp.sin(x)\n")
+    shell.run_cell("%%jaxcache\nimport importlib, stepmod_reload\nstepmod_reload.step(x)", store_history=True)
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    return jnp.cos(x) * 3\n")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(stepmod_reload)\nstepmod_reload.step(x)")
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary.startswith(f"first trace of a new step: it replaces the step defined at {module}:3 that traced before")
+    assert "module reloaded: importlib.reload, %autoreload" in miss.summary
+    assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
+        "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+        "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]

@@ -13,10 +13,10 @@ LOGGERS = (_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES)
 
 
 def _pjit_hooks():
-    from jax._src import compiler, pjit
+    from jax._src import api_util, compiler, pjit
 
     names = ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")
-    return (*(getattr(pjit, n, None) for n in names), compiler.backend_compile_and_load)
+    return (*(getattr(pjit, n, None) for n in names), compiler.backend_compile_and_load, api_util.maybe_recursive_nan_check)
 
 
 def _footprint(shell):

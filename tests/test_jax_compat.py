@@ -106,10 +106,11 @@ class _Recorder(_jax_compat.CallObserver):
 
 
 def _pjit_globals():
-    from jax._src import compiler, pjit
+    from jax._src import api_util, compiler, pjit
 
     hooked = {n: getattr(pjit, n, None) for n in ("_infer_params", "_trace_for_jit", "_pjit_call_impl_python", "_resolve_and_lower")}
-    return {**hooked, "backend_compile_and_load": compiler.backend_compile_and_load}
+    return {**hooked, "backend_compile_and_load": compiler.backend_compile_and_load,
+            "maybe_recursive_nan_check": api_util.maybe_recursive_nan_check}
 
 
 def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
@@ -128,6 +129,39 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
     assert _pjit_globals() == before
     assert recorder.seen == [("trace", "hooked"), ("traced", "hooked"), ("run", "hooked", (True,)), ("lowered", False),
                              ("compiling",), ("ran", True)]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_the_rerun_hook_sees_jaxs_de_optimized_run_after_a_nan_and_leaves_no_frame(cached):
+    class Reruns(_Recorder):
+        def rerun_started(self, fun):
+            self.seen.append(("rerun", fun.__name__))
+            return fun.__name__
+
+        def rerun_ended(self, token):
+            self.seen.append(("rerun ended", token))
+
+    def nan_maker(v):
+        return jnp.log(v)
+
+    wrapper = jax.jit(nan_maker)
+    if cached:
+        wrapper(jnp.ones(2))  # then JAX's C++ cache runs it, and its post-hook finds the nan
+    before = _pjit_globals()
+    recorder = Reruns()
+    uninstall = _jax_compat.install_call_hooks(recorder)
+    try:
+        with jax.debug_nans(True), pytest.raises(FloatingPointError) as caught:
+            wrapper(-jnp.ones(2))
+    finally:
+        uninstall()
+    assert _pjit_globals() == before
+    assert ("rerun", "nan_maker") in recorder.seen and recorder.seen[-1] == ("rerun ended", "nan_maker")
+    frames, tb = [], caught.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    assert _jax_compat.__file__ not in frames
 
 
 def test_the_compile_hook_lets_a_compile_error_through_without_its_own_frame():

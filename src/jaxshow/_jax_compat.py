@@ -390,11 +390,65 @@ def _explanation_unavailable(exc: BaseException) -> str:
 _explanation_guard = _ExplanationGuard()
 
 
+def special_value_found(exc: BaseException | None) -> tuple[str, str] | None:
+    """``(program, "nan" or "inf")`` where ``exc`` is JAX's signal that ``jax_debug_nans``/``jax_debug_infs`` found one.
+
+    JAX checks a jitted call's output after it ran and raises its internal
+    ``InternalFloatingPointError(name, ty)`` (``jax._src.api_util``, 0.7 to
+    0.12); it catches it itself, runs the function again de-optimized to find
+    the operation, and raises a ``FloatingPointError`` from there. ``None``
+    for any other error, or where this JAX has no such class.
+    """
+    try:
+        from jax._src.api_util import InternalFloatingPointError
+    except ImportError:
+        return None
+    if not isinstance(exc, InternalFloatingPointError):
+        return None
+    return str(getattr(exc, "name", "?")), str(getattr(exc, "ty", "nan"))
+
+
+class _Explaining(threading.local):
+    """jaxshow's own ``jax.explain_cache_misses(True)`` contexts open on this thread, and the user's value beneath them."""
+
+    depth = 0
+    users_value = False
+
+
+_explaining = _Explaining()
+
+
+def _explain_flag() -> bool:
+    try:
+        return bool(jax.config.jax_explain_cache_misses)
+    except Exception:  # noqa: BLE001 - a JAX without the attribute
+        return bool(jax.config.values.get("jax_explain_cache_misses", False))
+
+
 @contextlib.contextmanager
 def explaining_cache_misses() -> Any:
     """``jax.explain_cache_misses(True)``, where JAX's explanation of a miss never raises into the user's call."""
-    with _explanation_guard, jax.explain_cache_misses(True):
-        yield
+    depth = _explaining.depth
+    if depth == 0:
+        _explaining.users_value = _explain_flag()
+    _explaining.depth = depth + 1
+    try:
+        with _explanation_guard, jax.explain_cache_misses(True):
+            yield
+    finally:
+        _explaining.depth = depth
+
+
+def user_explains_cache_misses() -> bool:
+    """Whether ``jax_explain_cache_misses`` would be on here without jaxshow's own contexts on this thread.
+
+    JAX logs a ``TRACING CACHE MISS`` only while the flag is on, and logs its
+    persistent-cache misses and skipped writes at WARNING instead of DEBUG:
+    what the user set (``jax.config.update``, ``with jax.explain_cache_misses():``
+    around the magic or the lookup) decides whether they would have seen those
+    lines. Read beneath jaxshow's outermost context on this thread, where one is open.
+    """
+    return _explaining.users_value if _explaining.depth else _explain_flag()
 
 
 def refusing_traces() -> Any:
@@ -1082,6 +1136,12 @@ class CallObserver:
     def compiling(self) -> None:
         """XLA is about to compile a lowered module: the calling thread waits in C++, without the GIL, until it is done."""
 
+    def rerun_started(self, fun: Any) -> Any:
+        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output: JAX runs ``fun`` de-optimized."""
+
+    def rerun_ended(self, token: Any) -> None:
+        """That re-run ended (it raises, always)."""
+
 
 def _pjit_module():
     try:
@@ -1126,6 +1186,15 @@ def call_hooks_supported() -> bool:
     )
 
 
+def _api_util_module() -> Any:
+    """``jax._src.api_util``, whose ``maybe_recursive_nan_check`` runs a function de-optimized after a nan (0.7 to 0.12)."""
+    try:
+        from jax._src import api_util
+    except ImportError:
+        return None
+    return api_util
+
+
 def _drop_own_frame(exc: BaseException, frame: Any) -> None:
     """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off)."""
     tb = exc.__traceback__
@@ -1150,7 +1219,9 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     every Python dispatch (a wrapper's miss, and ``jit_p``'s impl under
     ``grad``/``vmap`` or eagerly), and ``_resolve_and_lower`` inside it; then
     ``jax._src.compiler.backend_compile_and_load`` as XLA's compile starts
-    (optional: without it, ``compiling`` is never called). A C++
+    (optional: without it, ``compiling`` is never called), and
+    ``jax._src.api_util.maybe_recursive_nan_check``, JAX's de-optimized re-run
+    after ``jax_debug_nans`` found a nan (optional: ``rerun_started``). A C++
     cache hit reaches none of them, so a hot loop pays nothing. Returns the
     function that puts the originals back (only where they are still ours), or
     ``None`` where this JAX lacks them.
@@ -1213,10 +1284,28 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
             _drop_own_frame(exc, sys._getframe())
             raise
 
+    api_util = _api_util_module()
+    original_rerun = getattr(api_util, "maybe_recursive_nan_check", None)
+
+    def rerun(*args, **kwargs):
+        if observer.busy():
+            return original_rerun(*args, **kwargs)
+        fun = args[1] if len(args) > 1 else kwargs.get("fun")
+        token = _quietly(observer.rerun_started, fun)
+        try:
+            return original_rerun(*args, **kwargs)
+        except BaseException as exc:
+            _drop_own_frame(exc, sys._getframe())
+            raise
+        finally:
+            _quietly(observer.rerun_ended, token)
+
     hooks = [(module, entry_name, entry, original_entry), (module, "_pjit_call_impl_python", run, original_run),
              (module, "_resolve_and_lower", lower, original_lower)]
     if callable(original_compile):  # optional: jaxshow only reads stations earlier with it
         hooks.append((compiler, "backend_compile_and_load", xla_compile, original_compile))
+    if callable(original_rerun):  # optional: the calls of a de-optimized re-run are then told apart
+        hooks.append((api_util, "maybe_recursive_nan_check", rerun, original_rerun))
     for owner, name, hook, original in hooks:
         functools.update_wrapper(hook, original)
         setattr(owner, name, hook)

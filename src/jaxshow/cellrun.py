@@ -141,6 +141,8 @@ class CellRunner:
         """End the open capture; ``mid_cell``: the cell still runs (``%unload_ext jaxshow`` in it), so its hook stays bound to its end."""
         magic, started, rewriter = self._active  # type: ignore[misc]
         self._active = None
+        if rewriter is not None and not mid_cell:
+            _calls_ended(rewriter.binding.hook, error)
         self._remove_call_hook(rewriter, after_cell=mid_cell)
         try:
             magic.close(error, time.perf_counter() - started, ran=ran)
@@ -202,6 +204,7 @@ class _BuiltinName:
         while name in cell or any(name in namespace for namespace in namespaces):
             name = "_" + name
         self.name = name
+        self.hook = hook
         self._saved = builtins.__dict__.get(name, _MISSING)
         builtins.__dict__[name] = hook
 
@@ -357,6 +360,13 @@ def run_cell(shell: Any, cell: str, hook: Any = None) -> Any:
             rewriter.binding.remove()
 
 
+def _calls_ended(hook: Any, error: BaseException | None = None) -> None:
+    """Tell the call hook that the cell's calls are over, raising ``error`` (``finish``): a call that raised never reached its ``after``."""
+    finish = getattr(hook, "finish", None)
+    if finish is not None:
+        finish(error)
+
+
 def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
     """A direct ``run_cell_magic`` call: open the magic's capture, run the body once, close it, re-raise its error."""
     __tracebackhide__ = True
@@ -364,11 +374,14 @@ def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
     try:
         value = run_cell(shell, cell, hook=hook)
     except (KeyboardInterrupt, SystemExit):
+        _calls_ended(hook)
         magic.close(None, 0.0)
         raise
     except BaseException as exc:
+        _calls_ended(hook, exc)
         magic.close(exc, 0.0)
         raise
+    _calls_ended(hook)
     magic.close(None, 0.0)
     return value
 

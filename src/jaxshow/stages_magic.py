@@ -54,7 +54,6 @@ class _OpenCell:
     capture: CallCapture
     progress: StageProgress
     notes: tuple[str, ...]
-    calls: DirectCalls
 
 
 @magics_class
@@ -193,8 +192,6 @@ class StagesMagics(Magics):
             capture.release()
             return
         try:
-            if error is not None:
-                opened.calls.raised(error)
             cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note)
@@ -292,9 +289,8 @@ class StagesMagics(Magics):
                                    prepare=functools.partial(self._prepare, walk, self._budget()))
         capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
-        calls = DirectCalls(capture)
-        self._open = _OpenCell(args, capture, progress, notes, calls)
-        return calls
+        self._open = _OpenCell(args, capture, progress, notes)
+        return DirectCalls(capture)
 
     def _prepare(self, walk: WalkOptions, budget: render.TextBudget, stations: Stations) -> None:
         """Render a call's IR texts as its report will show them, on the thread that read its stations."""

@@ -50,6 +50,10 @@ from jaxshow.timings import EventCollector, StageEvent, keep_listening
 Phase = Literal["trace", "lower", "compile", "run", "call"]
 Kind = Literal["user", "library", "jax"]
 
+RAISED_HIT = ("JAX served this call from its cache (it did not trace, lower or compile it), and the call raised: "
+              "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
+              "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+
 MAX_RECORDS = 2000
 """Records kept per capture; later calls are counted, not recorded (a loop that re-traces every step)."""
 
@@ -99,6 +103,8 @@ class CallRecord:
     """Its thread is inside the call (from its trace's start to its dispatch's end)."""
     cut_off: bool = False
     """The cell ended while another thread was still inside this call: its stages are not all known, and it is never walked."""
+    rerun_of: str | None = None
+    """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
 
     @property
     def kind(self) -> Kind:
@@ -248,6 +254,8 @@ class _ThreadState(threading.local):
         self.mine: list[CallRecord] = []
         self.compiling_next: CallRecord | None = None
         """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
+        self.reruns: list[str] = []
+        """The functions JAX is running de-optimized on this thread (``jax_debug_nans``), innermost last."""
 
 
 def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
@@ -553,6 +561,16 @@ class CallCapture(_jax_compat.CallObserver):
         self._quiet_rebuild(record, walk)
         return record
 
+    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None) -> CallRecord:
+        """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`)."""
+        record = self._new_record("hit", None)
+        record.site = record.cell_site = site
+        record.jit_info = info = _jax_compat.jit_info(wrapper)
+        record.fun = _jax_compat.jit_function(wrapper)
+        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record.notes.append(RAISED_HIT)
+        return record
+
     def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
         """A direct call of a JAX wrapper that compiles outside jit's path (``jax.pmap`` on jax 0.7).
 
@@ -575,29 +593,39 @@ class CallCapture(_jax_compat.CallObserver):
                             "its timings are shown; its stations are not read back (that would trace it again)")
         return record
 
-    def record_unseen_failure(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None,
-                              error: BaseException, phase: Phase) -> None:
-        """A direct call whose error came out of JAX's C++ dispatch, where no hook runs: refused before any trace
-        (``phase`` ``"call"``: an unhashable static argument), or served from JAX's cache and failed running (``"run"``)."""
+    def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
+        """A direct call JAX's C++ dispatch refused before any trace (an unhashable static argument), where no hook runs."""
         record = self._new_record("jit", None)
         record.site = record.cell_site = site
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
-        record.error, record.failed_in, record.ongoing = error, phase, False
+        record.error, record.failed_in, record.ongoing = error, "call", False
         try:
             _name_users_function(record, info, args, kwargs)
             record.static_args = static_values(info, args, kwargs)
         except Exception:  # noqa: BLE001 - the name and values are niceties; the error is the user's own
             pass
-        record.notes.append(_UNSEEN_FAILURES[phase])
+        record.notes.append("JAX refused the call before tracing it: nothing was traced, lowered or compiled")
 
     # internals -------------------------------------------------------------------------
+
+    def rerun_started(self, fun: Any) -> bool:
+        if self.closed:
+            return False
+        name = getattr(fun, "__name__", None)
+        self._local.reruns.append(name if isinstance(name, str) else "?")
+        return True
+
+    def rerun_ended(self, started: bool) -> None:
+        if started and self._local.reruns:
+            self._local.reruns.pop()
 
     def _new_record(self, path: str, frame: Any) -> CallRecord:
         state = self._local
         with self._lock:
             record = CallRecord(seq=len(self.records) + self.dropped, path=path, thread_id=threading.get_ident())  # type: ignore[arg-type]
+            record.rerun_of = state.reruns[-1] if state.reruns else None
             if len(self.records) < MAX_RECORDS:
                 self.records.append(record)
             else:
@@ -715,6 +743,13 @@ class _FanOut(_jax_compat.CallObserver):
         for capture in self._hooks.captures():
             capture.compiling()
 
+    def rerun_started(self, fun: Any) -> list:
+        return [(c, c.rerun_started(fun)) for c in self._hooks.captures()]
+
+    def rerun_ended(self, tokens: list) -> None:
+        for capture, token in tokens or ():
+            capture.rerun_ended(token)
+
 
 _hooks = _Hooks()
 
@@ -754,14 +789,6 @@ class _ArgumentList(functools.partial):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-_UNSEEN_FAILURES = {
-    "call": "JAX refused the call before tracing it: nothing was traced, lowered or compiled",
-    "run": "JAX served this call from its cache (nothing was traced, lowered or compiled) and it raised in JAX's C++ path, "
-           "where jaxshow sees no call: its stations are not read back",
-}
-"""The note on a call recorded by :meth:`DirectCalls.raised`, by the phase it failed in."""
 
 
 def _unhashable(value: Any) -> bool:
@@ -884,29 +911,58 @@ class DirectCalls:
             pass
         return (value,)
 
-    def raised(self, error: BaseException) -> None:
-        """Record the cell's jit call that ``error`` came out of where JAX's C++ dispatch raised, so no hook ran: refused
-        before any trace (a static argument of a type without a hash), else served from JAX's cache and failed running
-        (a callback raised, Ctrl-C). Called on the cell's thread once the cell has ended."""
+    def finish(self, error: BaseException | None = None) -> None:
+        """The cell has ended (raising ``error``, if it did): its own jit calls that raised, which never reached ``after``, are told apart.
+
+        A call that raised left a record if it traced, lowered, compiled or
+        dispatched in Python (its failure is on it). One that left none went no
+        further than JAX's C++ dispatch: refused before any trace where a static
+        argument's type has no hash (recorded with ``error`` when the cell's error
+        came out of it; JAX made no call, so nothing is counted), else served from
+        JAX's cache and raised while it ran or in a check JAX makes after it
+        (``jax_debug_nans``' re-run): recorded without stations, which jaxshow
+        reads from JAX's caches only once a call returns.
+        """
         stack = getattr(self._local, "stack", None)
-        if not stack or self.capture is None:
+        self._local.stack = []
+        for pending in stack or ():
+            call, pending.call = pending.call, None
+            if call is None:  # its arguments raised: no call was made
+                continue
+            try:
+                self._raised(pending, call, error)
+            except Exception:  # noqa: BLE001 - never disturb the cell
+                pass
+
+    def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
+        jitted = type(pending.wrapper) is JIT_TYPE
+        if jitted:
+            _, lead, bound = jit_target(call.func)  # type: ignore[misc]
+            args, kwargs = (*lead, *call.args), {**bound, **call.keywords}
+            if any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs)):
+                if self.capture is not None and error is not None and self._came_from(pending, error):
+                    code = self._codes[pending.key[0]]
+                    self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
+                return
+        if self.counter is not None:
+            self.counter.after(pending.wrapper, pending.token)
+        if self.capture is None or not jitted:
             return
-        pending = stack.pop()
-        stack.clear()
-        call = pending.call
+        if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:
+            return
+        first = self._first.get(pending.key)
+        if first is not None and RAISED_HIT in first.notes:
+            first.repeat_hits += 1
+        else:
+            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site)
+
+    def _came_from(self, pending: _Pending, error: BaseException) -> bool:
+        """Whether ``error`` came out of the call ``pending`` (its traceback passes the call's line), not a later line."""
         code, line = self._codes.get(pending.key[0]), pending.key[1]
-        if call is None or type(pending.wrapper) is not JIT_TYPE or self.capture.records_made() != pending.made_before:
-            return  # the arguments raised, or JAX's Python path ran and its hooks recorded the failure
         tb = error.__traceback__
         while tb is not None and not (tb.tb_frame.f_code is code and tb.tb_lineno == line):
             tb = tb.tb_next
-        if tb is None:
-            return  # the call raised earlier and the cell caught it; the cell's error is another's
-        _, lead, bound = jit_target(call.func)  # type: ignore[misc]
-        args, kwargs = (*lead, *call.args), {**bound, **call.keywords}
-        refused = any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
-        self.capture.record_unseen_failure(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, line),
-                                           error, "call" if refused else "run")
+        return tb is not None
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:

@@ -66,7 +66,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     elif options.show_all:
         chosen = list(groups.values())
     else:
-        last = _headline(candidates, main)
+        last = _headline([r for r in candidates if r.rerun_of is None] or candidates, main)
         chosen = [groups[_signature_key(last)]] if last is not None else []
     notes: list[str] = []
     reports = []
@@ -77,9 +77,13 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
-    if others and options.name is None:
-        names = list(dict.fromkeys(r.name for r in others))
-        notes.append(f"also called: {', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)")
+    if options.name is None:
+        for rerun_of in dict.fromkeys(r.rerun_of for r in others):
+            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
+            listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
+            notes.append(f"also called: {listed}" if rerun_of is None else
+                         f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
+                         f"functions each on its own: {listed}")
     cut = [r for r in capture.records if r.cut_off]
     if cut:
         notes.append("still under way on another thread when the cell ended, so not shown: "
@@ -246,7 +250,15 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
     error = _labelled_error(record.error, record.failed_in, label_text)
-    if record.failed_in == "run":
+    if (found := _jax_compat.special_value_found(record.error)) is not None:
+        program, value = found
+        flag = "jax_debug_nans" if value == "nan" else "jax_debug_infs"
+        error = ErrorSummary(f"{value} in the output", f"{flag}'s check found {value} in the output of {program}, after it ran",
+                             record.failed_in)
+        notes.append(f"the program compiled and ran; {flag} then made JAX run {record.name} again de-optimized (its Python, "
+                     "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
+                     "that re-run's compiles are counted among JAX's own helpers")
+    elif record.failed_in == "run":
         notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
     return StagesReport(
         function=record.name,

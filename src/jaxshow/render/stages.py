@@ -175,13 +175,9 @@ def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
     return DIALECT_NAMES.get(lo.dialect) or line(lo.dialect, budget)
 
 
-NOT_READ_BACK = "not read back: JAX ran the call from its cache, and it failed there"
-"""Why a call that failed while running lacks its stations: only one JAX served from its C++ cache does."""
-
-
 def _not_reached(report: StagesReport, budget: TextBudget) -> str:
-    if report.stopped_at == "run":
-        return NOT_READ_BACK
+    if report.cache_hit:
+        return "not read from JAX's caches (see the note)"
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
 
 
@@ -378,8 +374,8 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
 
 
 def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
-    if report.stopped_at == "run":
-        reason = NOT_READ_BACK
+    if report.cache_hit:
+        reason = "not read from JAX's caches (see the note)"
     else:
         reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")

@@ -209,8 +209,14 @@ def _argument_name(path: str) -> str:
 
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
-                 source: str = "jax") -> str:
-    """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence."""
+                 source: str = "jax", *, replaces: str | None = None) -> str:
+    """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
+
+    ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined.
+    """
+    if category == "never_seen" and replaces is not None:
+        return (f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, "
+                "with other code (an edited cell run again, or its module reloaded: importlib.reload, %autoreload)")
     if category == "never_seen":
         return f"first trace of {function}"
     if category == "redefined" and made_by is not None:

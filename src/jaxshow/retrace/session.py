@@ -152,7 +152,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -162,6 +162,8 @@ class _Miss:
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
         self.jaxprs_title = PREVIOUS_TRACE
         self.blame: LibraryBlame | None = None
+        self.replaces: str | None = None
+        """Where the definition this new function object replaces is defined (same name and file, other code)."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -181,7 +183,7 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source),
+                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
@@ -311,16 +313,16 @@ class Session(_jax_compat.TraceProbe):
     def start(self) -> Session:
         self._logs = _LogCapture(self)
         self._logs.start()
-        if self.jax_text == "always":
-            # A context on this thread, never a global update: whatever the cell does to the
-            # global flag (jax.config.update) is still there after the session.
-            self._flag_context = _jax_compat.explaining_cache_misses()
-            self._flag_context.__enter__()
         self._uninstall = _jax_compat.install_trace_probe(self)
         if self._uninstall is None:
             self.notes.append(
                 f"jax {jax.__version__} has no tracing-cache probe: misses come from JAX's log only, and hits are not counted"
             )
+            if self.jax_text == "always":
+                # A context on this thread, never a global update: whatever the cell does to the
+                # global flag (jax.config.update) is still there after the session.
+                self._flag_context = _jax_compat.explaining_cache_misses()
+                self._flag_context.__enter__()
         self.open = True
         return self
 
@@ -352,7 +354,9 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack = []
         frame = _Frame(fun, debug_info, library_file(getattr(debug_info, "func_filename", None))
                        and calls.traced_only_by_library(sys._getframe(1)))
-        if self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun):
+        if self.jax_text == "always" or (self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun)):
+            # JAX's flag on for this lookup only, never for the whole cell: the cell's own reads of
+            # it, and its compiles' log levels, stay what the user set (user_explains_cache_misses)
             frame.flag_context = _jax_compat.explaining_cache_misses()
             frame.flag_context.__enter__()
         if not stack:
@@ -447,6 +451,11 @@ class Session(_jax_compat.TraceProbe):
         miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text, call_site,
                      time.time())
         miss.blame = blame
+        earlier = None
+        if frame.jaxpr is not None and status in ("new", "same_source"):
+            earlier = registry.previous_definition(record, self.is_cell_file)
+            if earlier is not None and status == "new":  # same name and file, other source: its code changed
+                miss.replaces = earlier.defined_at or "?"
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
@@ -456,7 +465,6 @@ class Session(_jax_compat.TraceProbe):
         if key is not None:
             record.remember(key, described, parts)
         if frame.jaxpr is not None:
-            earlier = registry.previous_definition(record, self.is_cell_file) if status in ("new", "same_source") else None
             if record.last_jaxpr is not None:
                 miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
             elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
@@ -610,17 +618,28 @@ class _LogCapture:
     def _user_threshold(self, name: str) -> int:
         return _levels.user_level(name)
 
+    def _user_would_see(self, record: logging.LogRecord, explained: bool) -> bool:
+        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well.
+
+        ``explained``: JAX logs it (or logs it at WARNING) only while
+        ``jax_explain_cache_misses`` is on, which jaxshow may have turned on.
+        """
+        if explained and not _jax_compat.user_explains_cache_misses():
+            return False
+        return record.levelno >= self._user_threshold(record.name)
+
     def _filter(self, record: logging.LogRecord) -> bool:
         if self.session.paused:
             return True
         try:
             message = record.getMessage()
             if message.startswith("TRACING CACHE MISS"):
-                return not self.session._note_jax_text(message)
+                self.session._note_jax_text(message)
+                return self._user_would_see(record, explained=True)
             event = persistent.parse_compile_log(message)
             if event is not None:
                 self.compiles.append(event)
-                return False
+                return self._user_would_see(record, explained=event.kind != "hit")
             return record.levelno >= self._user_threshold(record.name)
         except Exception:  # noqa: BLE001 - logging must never break the user's call
             return True
