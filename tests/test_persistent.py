@@ -120,3 +120,12 @@ def test_log_lines_fold_into_verdicts():
         PersistentCompile("jit_h", "hit", "served from the persistent cache (a compile in an earlier process)", None),
         PersistentCompile("jit_k", "skipped", "entry of 10 bytes is under jax_persistent_cache_min_entry_size_bytes (100)", None),
     ]
+
+
+def test_a_compile_made_before_the_cache_directory_was_set_says_so_in_the_past():
+    # Shown beside a directory set later in the session, 'no cache directory set' read as if it were still unset.
+    lines = ["PERSISTENT COMPILATION CACHE MISS for 'jit_f' with key 'jit_f-abc'",
+             "Not writing persistent cache entry with key 'jit_f-abc' since cache is disabled/not initialized"]
+    events = [e for e in map(persistent.parse_compile_log, lines) if e is not None]
+    assert persistent.compiles_from_events(events) == [
+        PersistentCompile("jit_f", "not_cached", "no cache directory was set, or the cache was disabled, when it compiled", None)]

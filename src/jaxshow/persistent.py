@@ -64,7 +64,7 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
         reason = f"entry of {int(m.group('n')):,} bytes is under jax_persistent_cache_min_entry_size_bytes ({int(m.group('t')):,})"
         return CompileLogEvent("skipped", None, reason)
     if _NO_CACHE.match(message):
-        return CompileLogEvent("not_cached", None, "no cache directory set, or the cache is disabled")
+        return CompileLogEvent("not_cached", None, "no cache directory was set, or the cache was disabled, when it compiled")
     if m := _WRITE.match(message):
         return CompileLogEvent("written", m.group("m"), "written to the cache directory")
     if m := _SLOW_ENOUGH.match(message):
@@ -102,7 +102,7 @@ def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> t
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
-        mine = [PersistentCompile(v.module, "not_cached", "no cache directory set (jax_compilation_cache_dir)", v.compile_seconds) if v.verdict == "skipped" else v for v in mine]
+        mine = [PersistentCompile(v.module, "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled", v.compile_seconds) if v.verdict == "skipped" else v for v in mine]
     return mine, len(verdicts) - len(mine)
 
 
