@@ -117,13 +117,14 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
     assert _jax_compat.call_hooks_supported()
     before = _pjit_globals()
     recorder = _Recorder()
+    x = jnp.ones(5)  # made before the hooks: the first jnp.ones(5) of a process compiles JAX's broadcast_in_dim
     uninstall = _jax_compat.install_call_hooks(recorder)
 
     def hooked(v):
         return jax.lax.mul(v, v)  # a primitive: no nested jit of a jnp function
 
     try:
-        jax.jit(hooked, donate_argnums=0)(jnp.ones(5))
+        jax.jit(hooked, donate_argnums=0)(x)
     finally:
         uninstall()
     assert _pjit_globals() == before

@@ -259,7 +259,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                      "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
                      "that re-run's compiles are counted among JAX's own helpers")
     elif record.failed_in == "run":
-        notes.append("the program compiled; it failed while running (a callback, a runtime check, memory)")
+        notes.append("the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
+                     "check, memory, a deleted input, a transfer jax.transfer_guard disallows)")
     return StagesReport(
         function=record.name,
         wrapper=_labelled_wrapper(wrapper_station(
