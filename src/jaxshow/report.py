@@ -573,6 +573,13 @@ MISS_TITLES: dict[str, str] = {
     "not_kept": "signature traced before, not kept by JAX",
     "other": "other (JAX's words)",
 }
+LIBRARY_REDEFINED_TITLE = "re-defined function (a library made it again, inside a call of yours)"
+"""The ``redefined`` title where the function is a library's, made again by the library (a miss with a :class:`LibraryBlame`)."""
+
+
+def miss_title(category: str, blamed: bool) -> str | None:
+    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it."""
+    return LIBRARY_REDEFINED_TITLE if category == "redefined" and blamed else MISS_TITLES.get(category)
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,6 +605,22 @@ class LibraryBlame:
     library_function: str
     library_line: str
     traced_function: str
+
+    def effect(self, category: str, changes: tuple[ArgChange, ...]) -> str | None:
+        """What the library did that traced again, for a miss of ``category``: ``which passed factor differently to
+        _scaled``; ``None`` for a first trace, where nothing was traced again."""
+        traced = self.traced_function
+        if category == "never_seen":
+            return None
+        if category == "redefined":
+            return (f"which made a new {traced} function object, so JAX's cache, which is keyed on the function object, "
+                    "could not find the earlier trace")
+        if category == "tracing_context":
+            return f"which called {traced} under another config option or context manager"
+        if category == "not_kept":
+            return f"which called {traced} again after a trace JAX did not keep"
+        changed = " and ".join(dict.fromkeys(c.where for c in changes)) or "its arguments"
+        return f"which passed {changed} differently to {traced}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,3 +57,18 @@ def is_user_file(filename: str) -> bool:
     if len(_answers) < _CACHE_LIMIT:
         _answers[filename] = answer
     return answer
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether ``filename`` is a library's: installed code that is not the standard library, JAX, jaxlib or jaxshow.
+
+    A virtual environment's own ``lib/python3.X`` folder (sysconfig's
+    ``platstdlib`` there) holds its ``site-packages``, so a file in an installed
+    folder is a library's even where it lies under a standard-library folder.
+    """
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith((*JAX_DIRS, JAXSHOW_DIR)):
+        return False
+    return any(f in path for f in _INSTALLED_FOLDERS) or not (path.startswith(STDLIB_DIRS) or is_user_file(filename))
