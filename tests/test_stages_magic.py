@@ -101,6 +101,20 @@ def test_cached_call_reports_cache_hit(shell):
     assert "cache hit" in str(report)
 
 
+def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
+    # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
+    # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same
+    run_captured(shell, "def make():\n    def step_fn(x):\n        runs.append(1)\n        return x * 2\n    return step_fn\n"
+                        "step_fn = make()\ny = jax.jit(step_fn)(x)")
+    before = len(shell.user_ns["runs"])
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nstep2 = jax.jit(step_fn)\ny = step2(x)")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit
+    assert len(shell.user_ns["runs"]) == before, "nothing of the user's was traced again"
+    assert not any("ran JAX's trace again" in n for n in report.notes), report.notes
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 

@@ -245,6 +245,9 @@ class _ThreadState(threading.local):
         self.pending: CallRecord | None = None
         self.busy = False
         self.rebuilding: CallRecord | None = None
+        self.rebuild_events: list[StageEvent] = []
+        """JAX's stage events while ``rebuilding``: each one a stage that jaxshow's read-back ran again, but for a trace
+        event of a lookup that found its jaxpr in JAX's tracing cache."""
         self.mine: list[CallRecord] = []
         self.compiling_next: CallRecord | None = None
         """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
@@ -488,7 +491,7 @@ class CallCapture(_jax_compat.CallObserver):
         state = self._local
         if state.busy:
             if state.rebuilding is not None:
-                state.rebuilding.notes.append(f"jaxshow's read-back of the stations ran JAX's {event.stage} again ({event.fun_name})")
+                state.rebuild_events.append(event)
             return
         if state.stack:
             record = state.stack[0].record
@@ -595,14 +598,18 @@ class CallCapture(_jax_compat.CallObserver):
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
         """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""
         state = self._local
-        state.busy, state.rebuilding = True, record
+        state.busy, state.rebuilding, state.rebuild_events = True, record, []
+        misses = _jax_compat.trace_cache_misses()
         try:
             return build()
         except Exception as exc:  # noqa: BLE001 - the user's call already succeeded or raised its own error
             record.notes.append(f"jaxshow could not read this call's stages back from JAX's caches: {type(exc).__name__}: {exc}")
             return None
         finally:
-            state.busy, state.rebuilding = False, None
+            events, state.busy, state.rebuilding, state.rebuild_events = state.rebuild_events, False, None, []
+            looked_up = misses is not None and _jax_compat.trace_cache_misses() == misses  # JAX's trace event for a cache hit
+            record.notes.extend(f"jaxshow's read-back of the stations ran JAX's {e.stage} again ({e.fun_name})"
+                                for e in events if not (e.stage == "trace" and looked_up))
 
 
 def _stations_shown(record: CallRecord) -> bool:
