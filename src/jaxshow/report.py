@@ -392,6 +392,8 @@ class StagesReport(_Displayable):
     other_thread: bool = False
     jit_disabled: bool = False
     under_transform: bool = False
+    transformed_by: str | None = None
+    """The JAX function that traced this call under its tracers (``jax.lax.scan``, ``jax.grad``), where known."""
     linked: LinkedViews | None = None
     """The linked source and IR views (``--source``), or ``None``."""
     trace_context: tuple[tuple[str, str], ...] = ()
@@ -415,7 +417,7 @@ class StagesReport(_Displayable):
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.under_transform and not self.timings.stages_run:
-            return "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
+            return f"reached inside {self.transformed_by or 'a transformation (jax.grad, jax.vmap, an outer jit)'}: JAX reports no stage timings there"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [

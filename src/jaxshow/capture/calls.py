@@ -81,6 +81,9 @@ class CallRecord:
     error: BaseException | None = None
     failed_in: Phase | None = None
     under_transform: bool = False
+    transformed_by: str | None = None
+    """The JAX function the user's code called that traced this call under its tracers (``jax.lax.scan``,
+    ``jax.grad``), where jaxshow knows it."""
     ran: bool = False
     repeat_hits: int = 0
     jit_disabled: bool = False
@@ -232,6 +235,34 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     return api, by_library
 
 
+_TRANSFORMATIONS = {
+    ("loops.py", "scan"): "jax.lax.scan", ("loops.py", "fori_loop"): "jax.lax.fori_loop",
+    ("loops.py", "while_loop"): "jax.lax.while_loop", ("loops.py", "map"): "jax.lax.map",
+    ("conditionals.py", "cond"): "jax.lax.cond", ("conditionals.py", "switch"): "jax.lax.switch",
+    ("api.py", "grad_f"): "jax.grad", ("api.py", "grad_f_aux"): "jax.grad", ("api.py", "value_and_grad_f"): "jax.value_and_grad",
+    ("api.py", "jacfun"): "jax.jacfwd/jax.jacrev", ("api.py", "vmap_f"): "jax.vmap", ("api.py", "jvp"): "jax.jvp",
+    ("api.py", "vjp"): "jax.vjp", ("api.py", "linearize"): "jax.linearize", ("ad_checkpoint.py", "fun_remat"): "jax.checkpoint",
+}
+"""JAX's functions that trace a function under their tracers, by file name and code name (jax 0.7 to 0.12)."""
+CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "jax.lax.while_loop": "while",
+                "jax.lax.map": "scan", "jax.lax.cond": "cond", "jax.lax.switch": "cond"}
+"""JAX's control flow, with the primitive it compiles as when called outside jit."""
+
+
+def _transformation_api(frame: Any) -> str | None:
+    """The outermost of JAX's tracing functions (:data:`_TRANSFORMATIONS`) below the user's innermost frame."""
+    api = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            break
+        found = _TRANSFORMATIONS.get((os.path.basename(filename), frame.f_code.co_name))
+        if found is not None and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
+            api = found
+        frame = frame.f_back
+    return api
+
+
 def _location(frame: Any) -> SourceLocation:
     name = frame.f_code.co_name
     if name.startswith("<cell line: "):  # IPython 7 on Python >= 3.10 names a cell's top level so; IPython 8, <module>
@@ -364,6 +395,8 @@ class CallCapture(_jax_compat.CallObserver):
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
+            if record.under_transform:
+                record.transformed_by = _transformation_api(sys._getframe(1))
             record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True

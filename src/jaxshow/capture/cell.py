@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
+from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
@@ -231,8 +231,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if compiled is not None and compiled.optimized_hlo_text:
         compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
     if record.under_transform and record.computation is None:
-        notes.append("traced inside a transformation (jax.grad, jax.vmap or an outer jit): "
-                     "what JAX compiled is the transformed function, shown as its own call")
+        notes.append(_transformed_note(record.transformed_by))
     if record.path == "transform":
         notes.append(f"compiled for a transformation of {record.name} (its derivative under jax.grad, its batched form under "
                      "jax.vmap, …): the jaxpr and arguments are the transformed ones")
@@ -262,9 +261,19 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
+        transformed_by=record.transformed_by if record.path == "jit" else None,
         linked=linked,
         trace_context=_jax_compat.describe_trace_context(record.trace_context),
     )
+
+
+def _transformed_note(api: str | None) -> str:
+    """What JAX compiled for a call traced under another function's tracers (``api``, where jaxshow knows it)."""
+    if api in CONTROL_FLOW:
+        return (f"traced inside {api}, called outside jit: JAX compiled the whole {api} with this call inlined, as its own "
+                f"eager {CONTROL_FLOW[api]} (counted among JAX's own helpers), not this function on its own")
+    return (f"traced inside {api or 'a transformation (jax.grad, jax.vmap or an outer jit)'}: "
+            "what JAX compiled is the transformed function, shown as its own call")
 
 
 def _linked(record: CallRecord, lowered: LoweredStation | None, compiled: CompiledStation | None,
