@@ -417,3 +417,25 @@ def test_eqx_filter_jit_history_names_the_users_definition(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = make_step(x, jnp.ones(4))")
     (stats,) = shell.user_ns["rep"].functions
     assert (stats.function, stats.defined_at) == ("make_step", f"In[{n}]:1")
+
+
+def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(shell):
+    # diffrax under eqx.filter_jit: jax.grad(loss)(y0, args) was headlined by loss's trace ("reached inside jax.grad",
+    # nothing lowered or compiled), while the two programs JAX compiled for the derivative were '(a library's
+    # function)', defined at equinox/_jit.py:43, and folded as 'other jitted calls'
+    n = _define(shell, """
+        @fakelib.own_jit
+        def loss(x):
+            return (x ** 2).sum()
+    """)
+    cell, text = _report(shell, "g = jax.grad(loss)(x)")
+    [report] = cell.reports
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("loss", "user", f"In[{n}]:1 (loss)")
+    assert report.stations_reached == ("traced", "lowered", "compiled")
+    assert "a library's function" not in text
+    assert "of other jitted calls" not in text  # the derivative's other program is folded as the user's
+    # a library's jitted function traced in an eager scan's body compiled nothing of its own: the fold is still yours
+    cell, text = _report(shell, "g = jax.grad(loss)(jnp.ones(5))\n"
+                                "c, _ = jax.lax.scan(lambda c, k: (fakelib.apply(jnp.sin, c), k), x, jnp.arange(2.0))")
+    assert cell.reports[0].function == "loss"
+    assert "1 compile of your other jitted calls (--all shows them) folded away: loss" in " ".join(text.split())

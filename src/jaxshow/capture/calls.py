@@ -319,6 +319,10 @@ class CallCapture(_jax_compat.CallObserver):
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
         self.library_calls: dict[int, LibraryCalls] = {}
+        self._carried: dict[tuple[str, str | None], tuple[str, str | None, SourceLocation | None] | None] = {}
+        """The user's function a library's jitted function carried (``eqx.filter_jit``), by the library function's
+        name and file as JAX's debug info gives them: a transformation of that call (``jax.grad`` of it) is named
+        from it, as its jaxpr names only the library. ``None`` where two of the user's functions share the key."""
         self.dropped = 0
         self.hooks_installed = False
         self.thread_id = threading.get_ident()
@@ -391,7 +395,12 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
+            library_key = (record.name, record.source_file)
             _name_users_function(record, jit_info, args, kwargs)
+            if record.defined_at is not None and library_file(library_key[1]):
+                named = (record.name, record.source_file, record.defined_at)
+                with self._lock:
+                    self._carried[library_key] = named if self._carried.get(library_key, named) == named else None
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
@@ -456,6 +465,9 @@ class CallCapture(_jax_compat.CallObserver):
                 record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
                 if record.name == "?":
                     record.name = name
+                carried = self._carried.get((record.name, record.source_file))
+                if carried is not None:  # jax.grad of an eqx.filter_jit function: the user's, as its trace was named
+                    record.name, record.source_file, record.defined_at = carried
                 record.ongoing = True
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")

@@ -106,7 +106,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
-                                           yours=all(r.kind == "user" for r in own_others)),
+                                           yours=all(r.kind == "user" for r in own_others if r.events)),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
