@@ -135,6 +135,25 @@ def test_helper_compiles_are_counted_but_folded(shell):
     assert rep.cell_seconds >= rep.compile_pipeline_seconds
 
 
+def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shell):
+    # diffrax's diffeqsolve runs eager operations on concrete values while it traces: their compiles were added to the
+    # cell line as 'JAX's own helpers' though JAX's trace time of diffeqsolve already held them ('the rest 0 µs')
+    run_captured(shell, "@jax.jit\ndef concrete(v):\n    with jax.ensure_compile_time_eval():\n"
+                        "        c = jnp.tanh(jnp.arange(3.0) * 2.5)\n    return v + c")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = concrete(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    [report] = rep.reports
+    helpers = rep.helper_compiles
+    assert helpers.count >= 1 and "tanh" in helpers.names
+    assert helpers.seconds == 0.0 and helpers.inside_seconds > 0, "they are inside the trace time, and counted once"
+    assert helpers.inside_seconds <= report.timings.trace_seconds
+    assert rep.compile_pipeline_seconds <= rep.cell_seconds
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "JAX's own helpers" not in text.split("(")[0], "the cell line: no helper seconds outside the trace"
+    assert "of them while concrete traced, in its trace time)" in text
+
+
 def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):
     # Found running JAX's vmapped_log_probs.ipynb and convolutions.ipynb under %%jaxstages: a multiply
     # that failed while tracing (caught by the cell) and a subtract under jax.vmap that hit JAX's cache

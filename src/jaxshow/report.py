@@ -337,6 +337,11 @@ class HelperCompiles:
     names: tuple[str, ...] = ()
     yours: bool = True
     """Every function of the group is the user's (a cell's calls not shown: said "your other calls" only then)."""
+    inside_seconds: float = 0.0
+    """Stage seconds of these compiles made while a shown call traced: inside that call's trace time, so not in
+    ``seconds`` (the cell's time line would count them twice)."""
+    inside_of: tuple[str, ...] = ()
+    """The shown calls whose traces ``inside_seconds`` ran in."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,9 @@ class CallRecord:
     donated: tuple[bool, ...] = ()
     events: list[StageEvent] = field(default_factory=list)
     nested_events: list[StageEvent] = field(default_factory=list)
+    nested_in_trace: list[StageEvent] = field(default_factory=list)
+    """Events of other functions while this call was tracing (JAX's eager helpers a library runs on concrete values,
+    an inner jit's trace before jax 0.10): JAX's trace time for this call already holds their seconds."""
     error: BaseException | None = None
     failed_in: Phase | None = None
     under_transform: bool = False
@@ -540,7 +543,10 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if state.stack:
             record = state.stack[0].record
-            (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            if len(state.stack) == 1:
+                record.events.append(event)
+            else:
+                (record.nested_in_trace if state.stack[0].phase == "trace" else record.nested_events).append(event)
             if event.stage == "compile" and len(state.stack) == 1:
                 self._report_progress("running", record.name)
             return

@@ -86,7 +86,9 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                      + ", ".join(f"{r.name} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
-    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events], helpers)
+    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events],
+                              helpers, [e for r in shown if r.thread_id == main for e in r.nested_in_trace],
+                              tuple(dict.fromkeys(r.name for r in shown if r.thread_id == main and r.nested_in_trace)))
     unseen = _library_hits(capture, records)
     notes += [note for _, note in unseen]
     if options.name is not None and not chosen:
@@ -107,7 +109,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         helper_compiles=helper_compiles,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
                                            yours=all(r.kind == "user" for r in own_others if r.events)),
-        other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events)]),
+        other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
     )
@@ -115,12 +117,20 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     return report
 
 
-def _folded(events: list, records: list[CallRecord]) -> HelperCompiles:
-    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled."""
-    compiled = {e.base_name for e in events if e.stage == "compile"}
+def _folded(events: list, records: list[CallRecord], inside: list | None = None, inside_of: tuple[str, ...] = ()) -> HelperCompiles:
+    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled.
+
+    ``inside``: more such events, made while a shown call (of those named ``inside_of``) traced; JAX's trace time
+    for that call holds their seconds, so they are counted and named but their seconds are kept apart
+    (``inside_seconds``).
+    """
+    inside = inside or []
+    compiled = {e.base_name for e in (*events, *inside) if e.stage == "compile"}
     names = [r.name for r in records if r.name in compiled or any(e.stage == "compile" for e in r.events)]
-    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(names)))
+    names += [e.base_name for e in inside if e.stage == "compile"]
+    return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
+                          names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
+                          inside_of=inside_of if inside else ())
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
@@ -143,7 +153,7 @@ def _librarys_own_trace(record: CallRecord) -> bool:
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
     """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
-    events = [e for r in records for e in (*r.events, *r.nested_events)]
+    events = [e for r in records for e in (*r.events, *r.nested_events, *r.nested_in_trace)]
     return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(r.name for r in records)))
 
