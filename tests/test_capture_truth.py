@@ -700,7 +700,7 @@ def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(s
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"
                    "def inference_loop(c0, ks):\n    return jax.lax.scan(one_step, c0, ks)")
-    result, _, rep = _run(shell, "%%jaxstages -o rep\ncarry, ys = inference_loop(1.0, jnp.arange(4.0))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ncarry, ys = inference_loop(1.0, jnp.arange(5.0))")
     assert result.success, result.error_in_exec
     [report] = rep.reports
     assert report.function == "one_step" and not report.cache_hit

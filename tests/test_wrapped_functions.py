@@ -439,3 +439,20 @@ def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(she
                                 "c, _ = jax.lax.scan(lambda c, k: (fakelib.apply(jnp.sin, c), k), x, jnp.arange(2.0))")
     assert cell.reports[0].function == "loss"
     assert "1 compile of your other jitted calls (--all shows them) folded away: loss" in " ".join(text.split())
+
+
+def test_a_library_function_another_library_jits_is_defined_where_it_is(shell, tmp_path):
+    # diffrax's diffeqsolve is an eqx.filter_jit function: it read 'defined at …/equinox/_jit.py:43 (diffeqsolve)',
+    # equinox's wrapper, in %%jaxstages and %jaxcache alike
+    solver = tmp_path / "site-packages" / "fakesolver.py"
+    solver.write_text("import fakelib\n\n\n@fakelib.own_jit\ndef solve(x):\n    return x * 3\n")
+    try:
+        _define(shell, "import fakesolver")
+        cell, text = _report(shell, "y = fakesolver.solve(x)")
+        [report] = cell.reports
+        assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("solve", "library", f"{solver}:4 (solve)")
+        result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakesolver.solve(jnp.ones(7))")
+        [stats] = shell.user_ns["rep"].functions
+        assert stats.defined_at == f"{solver}:4"
+    finally:
+        sys.modules.pop("fakesolver", None)

@@ -153,7 +153,8 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             record.defined_at = SourceLocation(found[1], found[2], found[0])
     if library_file(record.source_file):
         try:
-            carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)))
+            carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)),
+                                       outside=record.source_file)
         except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
             carried = None
         if carried is not None:

@@ -176,7 +176,7 @@ def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
     if key is None or not library_file(source[1]):
         return None
     try:
-        return carried_function(source[0], _jax_compat.static_arg_values(key))
+        return carried_function(source[0], _jax_compat.static_arg_values(key), outside=source[1])
     except Exception:  # noqa: BLE001 - the definition shown is a nicety, never the user's call
         return None
 
