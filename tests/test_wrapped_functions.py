@@ -61,6 +61,11 @@ def checked(fn, x):
     return fn(x)
 
 
+def nested(x):
+    """Like diffrax's diffeqsolve under equinox: a jitted function of the library's that traces more of its own inside."""
+    return jax.jit(lambda v: jax.jit(lambda w: w + 1)(v) * 2)(x)
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def apply(fn, x):
     """A library's own jitted function that takes a user's function: stays the library's."""
@@ -456,3 +461,19 @@ def test_a_library_function_another_library_jits_is_defined_where_it_is(shell, t
         assert stats.defined_at == f"{solver}:4"
     finally:
         sys.modules.pop("fakesolver", None)
+
+
+def test_jaxcache_counts_a_librarys_traces_inside_another_trace_in_one_note(shell):
+    # %%jaxcache over one diffrax.diffeqsolve call listed '84 traces of 81 jitted functions', equinox's and diffrax's
+    # internal lambdas traced inside diffeqsolve's trace, each a 're-defined function', in 300 KB of text
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.nested(x)\ny = fakelib.nested(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    assert sum(f.traced for f in rep.functions) == 2, [f.function for f in rep.functions]  # the two outer lambdas
+    assert ("2 traces of libraries' own jitted functions made inside the traces above (2 fakelib): part of those "
+            "traces and compiled with them; not shown") in rep.notes
+    _define(shell, "@jax.jit\ndef step(v):\n    return fakelib.apply(jnp.sin, v)")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = step(x)")
+    rep = shell.user_ns["rep"]
+    assert [f.function for f in rep.functions] == ["step"]
+    assert any(n.startswith("1 trace of libraries' own jitted functions made inside the traces above (1 fakelib)") for n in rep.notes)

@@ -37,6 +37,15 @@ MAX_CLOSURE_OBJECTS = 32
 """Objects looked at in the closures of one of JAX's functions, at most."""
 
 
+def package_of(source_file: str) -> str:
+    """The top-level package an installed file belongs to (``…/site-packages/equinox/_jit.py`` -> ``equinox``)."""
+    parts = os.path.abspath(source_file).split(os.sep)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] in ("site-packages", "dist-packages"):
+            return parts[i + 1].removesuffix(".py")
+    return os.path.basename(source_file).removesuffix(".py")
+
+
 def library_file(source_file: str | None) -> bool:
     """Whether JAX's debug info names a library's file: installed, and neither JAX's nor jaxlib's."""
     return source_file is not None and not is_user_file(source_file) and not os.path.abspath(source_file).startswith(JAX_DIRS)

@@ -42,7 +42,7 @@ import jax
 
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
-from jaxshow.capture.carried import library_file
+from jaxshow.capture.carried import library_file, package_of
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -291,6 +291,9 @@ class Session(_jax_compat.TraceProbe):
         self._lookups_since_count = 0
         self._positional_context = False
         self._library_traces = 0
+        self._nested_library_traces: dict[str, int] = {}
+        """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
+        diffeqsolve): part of the enclosing trace, counted in one note."""
         self._local = threading.local()
         self._lock = threading.Lock()
         self._stats: dict[int, _Stats] = {}
@@ -379,6 +382,10 @@ class Session(_jax_compat.TraceProbe):
                 self._entries += 1
             if missed and frame.librarys_own:
                 self._library_traces += 1
+            elif missed and stack and library_file(getattr(frame.debug_info, "func_filename", None)):
+                library = package_of(frame.debug_info.func_filename)
+                with self._lock:
+                    self._nested_library_traces[library] = self._nested_library_traces.get(library, 0) + 1
             elif missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
@@ -510,6 +517,11 @@ class Session(_jax_compat.TraceProbe):
         if self._library_traces:
             notes.append(f"a library traced {self._library_traces} function{'s' if self._library_traces > 1 else ''} of its own with "
                          "jax.eval_shape, jax.make_jaxpr or .trace(), which compile nothing (flax linen checks shapes so); not shown")
+        if self._nested_library_traces:
+            count = sum(self._nested_library_traces.values())
+            by_library = ", ".join(f"{n} {name}" for name, n in sorted(self._nested_library_traces.items(), key=lambda kv: -kv[1]))
+            notes.append(f"{count} trace{'s' if count > 1 else ''} of libraries' own jitted functions made inside the traces "
+                         f"above ({by_library}): part of those traces and compiled with them; not shown")
         if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
@@ -534,6 +546,7 @@ class Session(_jax_compat.TraceProbe):
             self.notes.clear()
             self._positional_context = False
             self._library_traces = 0
+            self._nested_library_traces.clear()
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
