@@ -477,3 +477,16 @@ def test_jaxcache_counts_a_librarys_traces_inside_another_trace_in_one_note(shel
     rep = shell.user_ns["rep"]
     assert [f.function for f in rep.functions] == ["step"]
     assert any(n.startswith("1 trace of libraries' own jitted functions made inside the traces above (1 fakelib)") for n in rep.notes)
+
+
+def test_a_users_function_a_library_jits_is_not_blamed_on_the_library(shell):
+    # jax.grad(loss) of an eqx.filter_jit loss read 'a library re-traced: In[4]:6 called equinox._jit._JitWrapper.__call__
+    # (…), which made a new loss function object': the user's own loss, placed in equinox by JAX's debug info
+    _define(shell, "@fakelib.own_jit\ndef loss(v):\n    return (v ** 2).sum()")
+    run_captured(shell, "y = loss(x)")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = loss(jnp.ones(6))")
+    [stats] = shell.user_ns["rep"].functions
+    [miss] = stats.misses
+    assert (stats.function, miss.category) == ("loss", "input_types")
+    assert miss.blame is None and miss.call_site == f"In[{result.execution_count}]:2"
+    assert "a library re-traced" not in str(shell.user_ns["rep"])

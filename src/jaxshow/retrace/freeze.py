@@ -146,7 +146,7 @@ class Freeze(_jax_compat.TraceProbe):
         category, changes, evidence, source, same_line, _ = classify_miss(
             record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
         )
-        blame, call_site = miss_site(frame, record.name, debug_info)
+        blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
         return CacheMiss(

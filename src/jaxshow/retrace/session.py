@@ -129,10 +129,14 @@ class _Tee:
         return getattr(self._target, name)
 
 
-def miss_site(frame: Any, function: str, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
-    """Where to point for a trace of ``function`` seen from ``frame`` out: the library blame and the user's line it
-    names, else the innermost line in the user's code (``None`` when there is none)."""
-    blame = library_blame(frame, function, getattr(debug_info, "func_filename", None))
+def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
+    """Where to point for a trace of ``record``'s function seen from ``frame`` out: the library blame and the user's
+    line it names, else the innermost line in the user's code (``None`` when there is none).
+
+    The function's file is the one its record names: the user's for a function a library's jit carries
+    (``eqx.filter_jit``), which JAX's debug info places in the library.
+    """
+    blame = library_blame(frame, record.name, record.defined_in or getattr(debug_info, "func_filename", None))
     if blame is not None:
         return blame, blame.user_line
     site = calls.user_site(frame)
@@ -444,7 +448,7 @@ class Session(_jax_compat.TraceProbe):
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
-        blame, call_site = miss_site(sys._getframe(1), record.name, debug_info)
+        blame, call_site = miss_site(sys._getframe(1), record, debug_info)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
