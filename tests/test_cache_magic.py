@@ -135,6 +135,20 @@ def test_a_first_trace_nested_in_another_is_never_called_a_redefinition(shell):
         assert "here it is no sign of a re-definition" in text
 
 
+def test_functions_first_traced_in_a_loop_are_first_traces_not_redefinitions(shell):
+    # JAX's same-line hint compares call sites: the second function a loop first traces gets it (so did loss under
+    # jax.grad of an eqx.filter_jit function, after equinox's own lambdas), and was called 're-defined function'
+    shell.run_cell("@jax.jit\ndef first(v):\n    return v + 1\n@jax.jit\ndef second(v):\n    return v * 2")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor fn in (first, second):\n    y = fn(x)")
+    assert result.success
+    misses = {f.function: f.misses for f in shell.user_ns["rep"].functions}
+    assert [(m.category, m.summary) for m in misses["second"]] == [("never_seen", "first trace of second")]
+    text = " ".join(str(shell.user_ns["rep"]).split())
+    assert "re-defined function" not in text and "same name and source" not in text
+    if misses["second"][0].same_line_hint:
+        assert "JAX: another function was traced for the first time from this same call site before" in text
+
+
 def test_a_cell_with_no_miss_says_so(shell):
     shell.run_cell("f(x)")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nf(x)")

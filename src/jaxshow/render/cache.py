@@ -27,6 +27,9 @@ from jaxshow.report import (
     plural,
 )
 
+SAME_CALL_SITE_HINT = ("JAX: another function was traced for the first time from this same call site before "
+                       "(a loop over functions, or an earlier definition of this one: if so, it is re-defined on every run)")
+"""JAX's same-line hint, said as what JAX checks: the call site of the miss, not where the function was defined."""
 TRACE_TIME_NOTE = "ran at trace time: runs once per cache miss, not once per call"
 DEBUG_PRINT_HINT = (
     'to print on every call, use jax.debug.print("x = {x}", x=x): the format string and the values are passed '
@@ -149,7 +152,7 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
     if miss.signature:
         body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
     if miss.same_line_hint:
-        body.append(tag("div", "JAX: another function was defined on the same line; it may be re-defined on every run", style=NOTE_STYLE))
+        body.append(tag("div", SAME_CALL_SITE_HINT, style=NOTE_STYLE))
     if miss.evidence:
         body.append(details(_evidence_source(miss, budget), code_block(escape(block(miss.evidence, budget)))))
     if miss.jaxpr_diff is not None:
@@ -322,7 +325,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     if miss.signature:
         lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
     if miss.same_line_hint:
-        lines.append("       JAX: another function was defined on the same line; it may be re-defined on every run")
+        lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
         lines.extend(_indent(block(miss.evidence, budget), "       | "))

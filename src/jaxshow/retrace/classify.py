@@ -78,7 +78,7 @@ def classify_miss(
     if category == "never_seen":
         if status == "after_clear":
             same_line = False
-        elif status == "same_source" or same_line:
+        elif status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, same_line, site
 
