@@ -174,8 +174,8 @@ def test_jaxcache_leaves_a_librarys_own_shape_checks_out(shell):
     assert [(f.function, f.traced) for f in report.functions] == [("step", 1)]
     text = cap.outputs[-1].data["text/plain"]
     assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
-    assert ("a library traced 3 functions of its own with jax.eval_shape, jax.make_jaxpr or .trace(), "
-            "which compile nothing (flax linen checks shapes so); not shown") in report.notes
+    assert ("libraries traced 3 functions of their own with jax.eval_shape, jax.make_jaxpr or .trace() (3 fakelib), "
+            "which compile nothing (flax linen and equinox check shapes so); not shown") in report.notes
 
 
 def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):

@@ -294,7 +294,8 @@ class Session(_jax_compat.TraceProbe):
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
         self._positional_context = False
-        self._library_traces = 0
+        self._library_traces: dict[str, int] = {}
+        """A library's own jax.eval_shape (or kin) traces of its own functions, by library: counted in one note."""
         self._nested_library_traces: dict[str, int] = {}
         """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
         diffeqsolve): part of the enclosing trace, counted in one note."""
@@ -385,7 +386,9 @@ class Session(_jax_compat.TraceProbe):
             if missed and self._entries is not None:
                 self._entries += 1
             if missed and frame.librarys_own:
-                self._library_traces += 1
+                library = package_of(frame.debug_info.func_filename)
+                with self._lock:
+                    self._library_traces[library] = self._library_traces.get(library, 0) + 1
             elif missed and stack and library_file(getattr(frame.debug_info, "func_filename", None)):
                 library = package_of(frame.debug_info.func_filename)
                 with self._lock:
@@ -519,13 +522,14 @@ class Session(_jax_compat.TraceProbe):
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
         if self._library_traces:
-            notes.append(f"a library traced {self._library_traces} function{'s' if self._library_traces > 1 else ''} of its own with "
-                         "jax.eval_shape, jax.make_jaxpr or .trace(), which compile nothing (flax linen checks shapes so); not shown")
+            count = sum(self._library_traces.values())
+            notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
+                         f"jax.make_jaxpr or .trace() ({_by_library(self._library_traces)}), which compile nothing "
+                         "(flax linen and equinox check shapes so); not shown")
         if self._nested_library_traces:
             count = sum(self._nested_library_traces.values())
-            by_library = ", ".join(f"{n} {name}" for name, n in sorted(self._nested_library_traces.items(), key=lambda kv: -kv[1]))
             notes.append(f"{count} trace{'s' if count > 1 else ''} of libraries' own jitted functions made inside the traces "
-                         f"above ({by_library}): part of those traces and compiled with them; not shown")
+                         f"above ({_by_library(self._nested_library_traces)}): part of those traces and compiled with them; not shown")
         if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
@@ -549,11 +553,16 @@ class Session(_jax_compat.TraceProbe):
             self._orphans.clear()
             self.notes.clear()
             self._positional_context = False
-            self._library_traces = 0
+            self._library_traces.clear()
             self._nested_library_traces.clear()
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def _by_library(counts: dict[str, int]) -> str:
+    """``{"equinox": 75, "diffrax": 30}`` -> ``75 equinox, 30 diffrax`` (most first)."""
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 class _LevelLeases:
