@@ -154,6 +154,18 @@ def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shel
     assert "of them while concrete traced, in its trace time)" in text
 
 
+def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_users_code(shell):
+    # numpyro's svi.run and Predictive run jax.lax.fori_loop / lax.map outside jit: the whole model compiled inside
+    # JAX's eager scan, which the note listed as one of 'its own … (eager jax.numpy operations)', after 8 other names
+    run_captured(shell, "def body(c, k):\n    return c * 1.5 + k, c")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nc, ys = jax.lax.scan(body, 0.5, jnp.linspace(0.0, 1.0, 9))")
+    assert result.success
+    [note] = [n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours")]
+    assert note.startswith("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own scan")
+    assert note.endswith("; scan is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
+                         "compile inside it)")
+
+
 def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):
     # Found running JAX's vmapped_log_probs.ipynb and convolutions.ipynb under %%jaxstages: a multiply
     # that failed while tracing (caught by the cell) and a subtract under jax.vmap that hit JAX's cache

@@ -321,6 +321,11 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
+EAGER_CONTROL_FLOW = ("scan", "while", "cond")
+"""JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
+``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
+
+
 def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
@@ -328,7 +333,15 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     while tracing), and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
-    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
+    loops = [n for n in names if n in EAGER_CONTROL_FLOW]
+    names = (*loops, *(n for n in names if n not in EAGER_CONTROL_FLOW))
+    what = "eager jax.numpy operations"
+    if loops:
+        what += (f"; {loops[0]} is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
+                 "compile inside it" if len(loops) == 1 else
+                 f"; {' and '.join(loops)} are jax.lax loops or branches run outside jit: the functions they run "
+                 "(yours too, if any) compile inside them")
+    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} ({what})"
     if library_calls:
         return compiled if names else None
     note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
