@@ -149,6 +149,15 @@ def test_functions_first_traced_in_a_loop_are_first_traces_not_redefinitions(she
         assert "JAX: another function was traced for the first time from this same call site before" in text
 
 
+def test_a_jitted_bound_method_is_defined_at_its_line(shell):
+    # update = jax.jit(svi.update) (numpyro's SVI) was listed 'defined at: update at', JAX's source info half read
+    n = shell.run_cell("class Stepper:\n    def update(self, s, v):\n        return s + v\nstepper = Stepper()").execution_count
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nupdate = jax.jit(stepper.update)\ns = update(x, x)")
+    assert result.success
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.qualname, stats.defined_at) == ("update", "Stepper.update", f"In[{n}]:2")
+
+
 def test_a_cell_with_no_miss_says_so(shell):
     shell.run_cell("f(x)")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nf(x)")
