@@ -31,7 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import JAX_DIRS, is_user_file
+from jaxshow.capture.sources import JAX_DIRS, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
@@ -84,6 +84,8 @@ class CallRecord:
     error: BaseException | None = None
     failed_in: Phase | None = None
     under_transform: bool = False
+    through_library: str | None = None
+    """The library function the user's code called that made this call (``jaxopt.LBFGS.run``), if a library's did."""
     transformed_by: str | None = None
     """The JAX function the user's code called that traced this call under its tracers (``jax.lax.scan``,
     ``jax.grad``), where jaxshow knows it."""
@@ -189,15 +191,26 @@ def user_site(frame: Any) -> SourceLocation | None:
 
 def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None]:
     """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out."""
-    site = cell = None
+    site, cell, _ = _sites(frame, is_cell_file)
+    return site, cell
+
+
+def _sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None, str | None]:
+    """:func:`user_sites`, and the library function the user's innermost frame called on the way (``None`` where the
+    user's code called JAX itself): a call from there that JAX serves from its C++ cache is never seen."""
+    site = cell = through = None
     while frame is not None:
         filename = frame.f_code.co_filename
         if site is None and is_user_file(filename):
             site = _location(frame)
+        elif site is None and is_library_file(filename):
+            module = frame.f_globals.get("__name__")
+            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
+            through = f"{module}.{name}" if isinstance(module, str) else name
         if is_cell_file(filename):
             cell = _location(frame)
         frame = frame.f_back
-    return site, cell
+    return site, cell, through
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",
@@ -642,7 +655,7 @@ class CallCapture(_jax_compat.CallObserver):
                 record.kept = False
                 self.dropped += 1
         if frame is not None and record.kept:
-            record.site, record.cell_site = user_sites(frame, self.is_cell_file)
+            record.site, record.cell_site, record.through_library = _sites(frame, self.is_cell_file)
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)
         return record

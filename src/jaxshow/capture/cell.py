@@ -72,7 +72,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     reports = []
     for group in chosen:
         try:
-            reports.append(_group_report(group, options.walk, main, label, label_text))
+            counted = any(group[0].fun is calls.fun for calls in capture.library_calls.values())  # said in a note of its own
+            reports.append(_group_report(group, options.walk, main, label, label_text, counted))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
@@ -188,8 +189,12 @@ def _signature_key(record: CallRecord) -> tuple:
 
 def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None],
-                  label_text: Callable[[str], str]) -> StagesReport:
-    """The report of the first call of a group, with the stage seconds of all of them and the call count."""
+                  label_text: Callable[[str], str], counted: bool = False) -> StagesReport:
+    """The report of the first call of a group, with the stage seconds of all of them and the call count.
+
+    ``counted``: the cell's calls of the library object that made these (``nnx.jit``) are counted in a note of
+    their own, so a library's unseen hits are not said here again.
+    """
     first = group[0]
     report = stages_report(first, walk, main_thread, label, label_text)
     calls = len(group) + sum(r.repeat_hits for r in group)
@@ -198,6 +203,8 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
     # Compared as labelled: a body that a cell magic ran as code of its own (%%jaxstages over %%time) is the cell's.
     inside = next((r.site.function for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
+    if not counted:  # a call a library made: its calls that hit JAX's cache there are unseen too
+        inside = inside or next((r.through_library for r in group if r.through_library is not None), None)
     return _with_repeats(report, calls, inside)
 
 
