@@ -151,7 +151,7 @@ def test_functions_first_traced_in_a_loop_are_first_traces_not_redefinitions(she
 
 def test_a_jitted_bound_method_is_defined_at_its_line(shell):
     # update = jax.jit(svi.update) (numpyro's SVI) was listed 'defined at: update at', JAX's source info half read
-    n = shell.run_cell("class Stepper:\n    def update(self, s, v):\n        return s + v\nstepper = Stepper()").execution_count
+    n = run_captured(shell, "class Stepper:\n    def update(self, s, v):\n        return s + v\nstepper = Stepper()")[0].execution_count
     result, _ = run_captured(shell, "%%jaxcache -o rep\nupdate = jax.jit(stepper.update)\ns = update(x, x)")
     assert result.success
     [stats] = shell.user_ns["rep"].functions

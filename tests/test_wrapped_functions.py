@@ -18,7 +18,7 @@ import pytest
 
 import jaxshow
 
-from jaxshow import retrace
+from jaxshow import _jax_compat, retrace
 from jaxshow.reprs import stable_repr
 from jaxshow.report import ArgChange
 from shellrun import run_captured
@@ -456,7 +456,8 @@ def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(she
     cell, text = _report(shell, "g = jax.grad(loss)(jnp.ones(5))\n"
                                 "c, _ = jax.lax.scan(lambda c, k: (fakelib.apply(jnp.sin, c), k), x, jnp.arange(2.0))")
     assert cell.reports[0].function == "loss"
-    assert "1 compile of your other jitted calls (--all shows them) folded away: loss" in " ".join(text.split())
+    if _jax_compat.JAX_VERSION >= (0, 10):  # before, JAX times apply's trace in the scan's body: a library's seconds
+        assert "1 compile of your other jitted calls (--all shows them) folded away: loss" in " ".join(text.split())
 
 
 def test_a_library_function_another_library_jits_is_defined_where_it_is(shell, tmp_path):
