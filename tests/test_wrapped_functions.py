@@ -73,6 +73,29 @@ def loop3(x):
     return x
 
 
+@functools.partial(jax.jit, static_argnums=1)
+def _scaled(x, factor):
+    return x * factor
+
+
+class Wrapper:
+    """Like equinox's _JitWrapper, which lineax's linear_solve is: an object that names itself after the function it wraps."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+
+    def __call__(self, x, i):
+        return self.fn(x, i)
+
+
+def solve(x, i):
+    return _scaled(x, i % 3 + 1)
+
+
+solve = Wrapper(solve)
+
+
 def nested(x):
     """Like diffrax's diffeqsolve under equinox: a jitted function of the library's that traces more of its own inside."""
     return jax.jit(lambda v: jax.jit(lambda w: w + 1)(v) * 2)(x)
@@ -514,3 +537,13 @@ def test_calls_a_library_makes_are_counted_as_at_least(shell):
     assert report.function == "_step"
     assert ("called at least 1 time with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
             "cache are not seen)") in report.notes
+
+
+def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
+    # lx.linear_solve is an equinox _JitWrapper: a re-trace inside it read 'a library re-traced: In[4]:3 called
+    # equinox._jit._JitWrapper.__call__ (…)', the wrapper's method, not the function the user called
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    w = fakelib.solve(x, i)")
+    assert result.success
+    [stats] = shell.user_ns["rep"].functions
+    miss = stats.misses[-1]
+    assert miss.blame is not None and miss.blame.library_function == "fakelib.solve"

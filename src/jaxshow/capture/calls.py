@@ -31,7 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import JAX_DIRS, is_library_file, is_user_file
+from jaxshow.capture.sources import JAX_DIRS, frame_function, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
@@ -204,13 +204,12 @@ def _sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocat
         if site is None and is_user_file(filename):
             site = _location(frame)
         elif site is None and is_library_file(filename):
-            module = frame.f_globals.get("__name__")
-            name = getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
-            through = f"{module}.{name}" if isinstance(module, str) else name
+            through = frame
+
         if is_cell_file(filename):
             cell = _location(frame)
         frame = frame.f_back
-    return site, cell, through
+    return site, cell, frame_function(through) if through is not None else None
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxshow.capture.sources import is_library_file, is_user_file
+from jaxshow.capture.sources import frame_function, is_library_file, is_user_file
 from jaxshow.report import LibraryBlame
 
 
@@ -30,11 +30,9 @@ def library_blame(frame: Any, function: str, defined_in: str | None) -> LibraryB
         if is_user_file(code.co_filename):
             if entry is None:
                 return None
-            name = getattr(entry.f_code, "co_qualname", entry.f_code.co_name)
-            module = entry.f_globals.get("__name__")
             return LibraryBlame(
                 user_line=f"{code.co_filename}:{frame.f_lineno}",
-                library_function=f"{module}.{name}" if module else name,
+                library_function=frame_function(entry),
                 library_line=f"{entry.f_code.co_filename}:{entry.f_lineno}",
                 traced_function=function,
             )
