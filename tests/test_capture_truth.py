@@ -691,8 +691,24 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     if _jax_compat.JAX_VERSION < (0, 10):  # JAX emits the trace event of a nested trace before 0.10
         assert traced.timings.stages_run == ("trace",)
     else:
-        assert traced.outcome == "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
+        assert traced.outcome == "reached inside jax.vmap: JAX reports no stage timings there"
+    assert "traced inside jax.vmap: what JAX compiled is the transformed function, shown as its own call" in traced.notes
     assert compiled.timings.stages_run == ("lower", "compile")
+
+
+def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
+    # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
+    _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"
+                   "def inference_loop(c0, ks):\n    return jax.lax.scan(one_step, c0, ks)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ncarry, ys = inference_loop(1.0, jnp.arange(5.0))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.function == "one_step" and not report.cache_hit
+    if _jax_compat.JAX_VERSION >= (0, 10):  # JAX emits the trace event of a nested trace before 0.10
+        assert report.outcome == "reached inside jax.lax.scan: JAX reports no stage timings there"
+    assert ("traced inside jax.lax.scan, called outside jit: JAX compiled the whole jax.lax.scan with this call inlined, "
+            "as its own eager scan (counted among JAX's own helpers), not this function on its own") in report.notes
+    assert not any("jax.grad" in n for n in report.notes)
 
 
 def test_make_jaxpr_is_not_reported_as_a_call(shell):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
+import sysconfig
 import timeit
+import types
 
 import pytest
 from IPython.core.error import UsageError
@@ -274,6 +277,54 @@ def test_library_blame_names_the_users_line_the_library_function_and_the_paramet
     assert [(c.where, c.now, c.before) for c in miss.changes] == [("factor", "2", "1")]
     text = " ".join(str(shell.user_ns["rep"]).split())
     assert f"a library re-traced: {cell}:3 called scalelib.update ({library}:12), which passed factor differently to _scaled" in text
+
+
+def test_a_library_in_the_environments_own_site_packages_is_blamed(shell, monkeypatch):
+    # a virtual environment's site-packages lies inside its own lib/python3.X, which sysconfig calls platstdlib:
+    # a library there (numpyro's fori_collect re-tracing its _body_fn) is a library, not the standard library
+    library = os.path.join(sysconfig.get_paths()["purelib"], "venvlib_blame", "api.py")
+    module = types.ModuleType("venvlib_blame")
+    exec(compile(LIBRARY, library, "exec"), module.__dict__)
+    monkeypatch.setitem(sys.modules, "venvlib_blame", module)
+    run_captured(shell, "import venvlib_blame")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    w = venvlib_blame.update(x, i)")
+    assert result.success
+    [stats] = shell.user_ns["rep"].functions
+    miss = stats.misses[-1]
+    assert miss.blame is not None, "a library under the environment's lib/python3.X/site-packages is blamed"
+    assert miss.blame.user_line == f"In[{result.execution_count}]:3"
+    assert miss.blame.library_function == "venvlib_blame.update"
+
+
+PER_CALL_LIBRARY = '''
+import jax
+
+
+def collect(x):
+    @jax.jit
+    def _body(x):  # a new function object on every call, as numpyro's fori_collect makes its _body_fn
+        return x + 1
+    return _body(x)
+'''
+
+
+def test_a_library_that_makes_a_new_jitted_function_per_call_is_blamed_for_that(shell, tmp_path, monkeypatch):
+    folder = tmp_path / "site-packages"
+    folder.mkdir()
+    (folder / "percall.py").write_text(PER_CALL_LIBRARY)
+    monkeypatch.syspath_prepend(str(folder))
+    run_captured(shell, "import percall")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nw = percall.collect(x)\nw = percall.collect(x)")
+    assert result.success
+    [first], [again] = (stats.misses for stats in shell.user_ns["rep"].functions)  # two function objects
+    assert (first.category, again.category) == ("never_seen", "redefined")
+    text = " ".join(str(shell.user_ns["rep"]).split())
+    cell = f"In[{result.execution_count}]"
+    assert text.count("a library re-traced:") == 1, "a first trace is not a re-trace"
+    assert "1. re-defined function (a library made it again, inside a call of yours): _body is a new function object" in text
+    assert (f"a library re-traced: {cell}:3 called percall.collect ({folder / 'percall.py'}:9), which made a new _body "
+            "function object, so JAX's cache, which is keyed on the function object, could not find the earlier trace") in text
+    assert "passed its arguments differently" not in text
 
 
 def test_a_frozen_library_retrace_is_blamed_on_the_users_line_cold(shell, tmp_path, monkeypatch):

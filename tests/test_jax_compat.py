@@ -257,3 +257,18 @@ def test_cached_trace_keys_are_the_functions_keys_but_the_one_asked_about():
     others = _jax_compat.cached_trace_keys(h, None, other_than=keys[0])
     assert [_jax_compat.describe_trace_key(k)[0][0][1] for k in others] == [_jax_compat.describe_trace_key(keys[1])[0][0][1]]
     assert _jax_compat.cached_trace_keys(lambda v: v, None) == []
+
+
+def test_trace_cache_misses_counts_traces_not_lookups():
+    def fresh(x):
+        return x + 1
+
+    before = _jax_compat.trace_cache_misses()
+    if before is None:  # jax <= 0.8: its trace event is published only for a trace
+        assert _jax_compat.JAX_VERSION < (0, 9)
+        return
+    jax.jit(fresh)(jnp.ones(2))
+    traced = _jax_compat.trace_cache_misses()
+    assert traced > before
+    jax.jit(fresh).trace(jnp.ones(2))  # another wrapper of the same function: a lookup that finds the jaxpr
+    assert _jax_compat.trace_cache_misses() == traced

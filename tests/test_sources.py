@@ -39,3 +39,14 @@ def test_the_answer_does_not_depend_on_the_working_directory(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path.parent)
     sources._answers.pop(str(own))  # asked afresh, not remembered
     assert inside is sources.is_user_file(str(own)) is True
+
+
+def test_installed_libraries_are_libraries_even_inside_a_standard_library_folder(tmp_path):
+    # in a virtual environment sysconfig's platstdlib is the environment's lib/python3.X, which holds site-packages
+    assert sources.is_library_file(os.path.join(sysconfig.get_paths()["purelib"], "numpyro", "util.py"))
+    assert sources.is_library_file(os.path.join(sysconfig.get_paths()["platstdlib"], "site-packages", "blackjax", "base.py"))
+    assert sources.is_library_file("/usr/lib/python3/dist-packages/numpy/core/numeric.py")
+    assert not sources.is_library_file(os.__file__)
+    assert not sources.is_library_file(jax.__file__)
+    assert not sources.is_library_file(jaxshow.__file__)
+    assert not sources.is_library_file("<ipython-input-4-0123456789ab>")

@@ -101,6 +101,20 @@ def test_cached_call_reports_cache_hit(shell):
     assert "cache hit" in str(report)
 
 
+def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
+    # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
+    # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same
+    run_captured(shell, "def make():\n    def step_fn(x):\n        runs.append(1)\n        return x * 2\n    return step_fn\n"
+                        "step_fn = make()\ny = jax.jit(step_fn)(x)")
+    before = len(shell.user_ns["runs"])
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nstep2 = jax.jit(step_fn)\ny = step2(x)")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit
+    assert len(shell.user_ns["runs"]) == before, "nothing of the user's was traced again"
+    assert not any("ran JAX's trace again" in n for n in report.notes), report.notes
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 
@@ -119,6 +133,37 @@ def test_helper_compiles_are_counted_but_folded(shell):
     assert rep.helper_compiles.count == len(compiled) and "f" not in rep.helper_compiles.names
     assert list(rep.helper_compiles.names) == list(dict.fromkeys(n.removeprefix("jit(").removesuffix(")") for n in compiled))
     assert rep.cell_seconds >= rep.compile_pipeline_seconds
+
+
+def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shell):
+    # diffrax's diffeqsolve runs eager operations on concrete values while it traces: their compiles were added to the
+    # cell line as 'JAX's own helpers' though JAX's trace time of diffeqsolve already held them ('the rest 0 µs')
+    run_captured(shell, "@jax.jit\ndef concrete(v):\n    with jax.ensure_compile_time_eval():\n"
+                        "        c = jnp.tanh(jnp.arange(3.0) * 2.5)\n    return v + c")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = concrete(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    [report] = rep.reports
+    helpers = rep.helper_compiles
+    assert helpers.count >= 1 and "tanh" in helpers.names
+    assert helpers.seconds == 0.0 and helpers.inside_seconds > 0, "they are inside the trace time, and counted once"
+    assert helpers.inside_seconds <= report.timings.trace_seconds
+    assert rep.compile_pipeline_seconds <= rep.cell_seconds
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "JAX's own helpers" not in text.split("(")[0], "the cell line: no helper seconds outside the trace"
+    assert "of them while concrete traced, in its trace time)" in text
+
+
+def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_users_code(shell):
+    # numpyro's svi.run and Predictive run jax.lax.fori_loop / lax.map outside jit: the whole model compiled inside
+    # JAX's eager scan, which the note listed as one of 'its own … (eager jax.numpy operations)', after 8 other names
+    run_captured(shell, "def body(c, k):\n    return c * 1.5 + k, c")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nc, ys = jax.lax.scan(body, 0.5, jnp.linspace(0.0, 1.0, 9))")
+    assert result.success
+    [note] = [n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours")]
+    assert note.startswith("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own scan")
+    assert note.endswith("; scan is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
+                         "compile inside it)")
 
 
 def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):

@@ -18,7 +18,7 @@ import pytest
 
 import jaxshow
 
-from jaxshow import retrace
+from jaxshow import _jax_compat, retrace
 from jaxshow.reprs import stable_repr
 from jaxshow.report import ArgChange
 from shellrun import run_captured
@@ -59,6 +59,46 @@ def checked(fn, x):
     """Like flax linen's Scope.param: check a shape with jax.eval_shape of a lambda made per call, then run eagerly."""
     jax.eval_shape(lambda: fn(x))
     return fn(x)
+
+
+@jax.jit
+def _step(x):
+    return x * 0.5
+
+
+def loop3(x):
+    """Like jaxopt's solver.run: a Python loop in the library over a jitted step, whose cache hits no hook sees."""
+    for _ in range(3):
+        x = _step(x)
+    return x
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _scaled(x, factor):
+    return x * factor
+
+
+class Wrapper:
+    """Like equinox's _JitWrapper, which lineax's linear_solve is: an object that names itself after the function it wraps."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+
+    def __call__(self, x, i):
+        return self.fn(x, i)
+
+
+def solve(x, i):
+    return _scaled(x, i % 3 + 1)
+
+
+solve = Wrapper(solve)
+
+
+def nested(x):
+    """Like diffrax's diffeqsolve under equinox: a jitted function of the library's that traces more of its own inside."""
+    return jax.jit(lambda v: jax.jit(lambda w: w + 1)(v) * 2)(x)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -169,8 +209,8 @@ def test_jaxcache_leaves_a_librarys_own_shape_checks_out(shell):
     assert [(f.function, f.traced) for f in report.functions] == [("step", 1)]
     text = cap.outputs[-1].data["text/plain"]
     assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
-    assert ("a library traced 3 functions of its own with jax.eval_shape, jax.make_jaxpr or .trace(), "
-            "which compile nothing (flax linen checks shapes so); not shown") in report.notes
+    assert ("libraries traced 3 functions of their own with jax.eval_shape, jax.make_jaxpr or .trace() (3 fakelib), "
+            "which compile nothing (flax linen and equinox check shapes so); not shown") in report.notes
 
 
 def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
@@ -193,6 +233,7 @@ def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
     assert [r.function for r in cell.reports] == ["train_step"] and cell.notes == (
         "train_step (fakelib's JitWrapped): 2 more calls in this cell were served from JAX's cache inside fakelib, "
         "where jaxshow cannot see a call",)
+    assert not any(n.startswith("called ") for n in cell.reports[0].notes), "the cell's note counts them"
     result, cap = run_captured(shell, "%%jaxstages -n train_step -o rep\ny = train_step(x)")
     assert shell.user_ns["rep"].notes == (
         "train_step (fakelib's JitWrapped) was called 1 time in this cell, served from JAX's cache inside fakelib, "
@@ -417,3 +458,92 @@ def test_eqx_filter_jit_history_names_the_users_definition(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = make_step(x, jnp.ones(4))")
     (stats,) = shell.user_ns["rep"].functions
     assert (stats.function, stats.defined_at) == ("make_step", f"In[{n}]:1")
+
+
+def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(shell):
+    # diffrax under eqx.filter_jit: jax.grad(loss)(y0, args) was headlined by loss's trace ("reached inside jax.grad",
+    # nothing lowered or compiled), while the two programs JAX compiled for the derivative were '(a library's
+    # function)', defined at equinox/_jit.py:43, and folded as 'other jitted calls'
+    n = _define(shell, """
+        @fakelib.own_jit
+        def loss(x):
+            return (x ** 2).sum()
+    """)
+    cell, text = _report(shell, "g = jax.grad(loss)(x)")
+    [report] = cell.reports
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("loss", "user", f"In[{n}]:1 (loss)")
+    assert report.stations_reached == ("traced", "lowered", "compiled")
+    assert "a library's function" not in text
+    assert "of other jitted calls" not in text  # the derivative's other program is folded as the user's
+    # a library's jitted function traced in an eager scan's body compiled nothing of its own: the fold is still yours
+    cell, text = _report(shell, "g = jax.grad(loss)(jnp.ones(5))\n"
+                                "c, _ = jax.lax.scan(lambda c, k: (fakelib.apply(jnp.sin, c), k), x, jnp.arange(2.0))")
+    assert cell.reports[0].function == "loss"
+    if _jax_compat.JAX_VERSION >= (0, 10):  # before, JAX times apply's trace in the scan's body: a library's seconds
+        assert "1 compile of your other jitted calls (--all shows them) folded away: loss" in " ".join(text.split())
+
+
+def test_a_library_function_another_library_jits_is_defined_where_it_is(shell, tmp_path):
+    # diffrax's diffeqsolve is an eqx.filter_jit function: it read 'defined at …/equinox/_jit.py:43 (diffeqsolve)',
+    # equinox's wrapper, in %%jaxstages and %jaxcache alike
+    solver = tmp_path / "site-packages" / "fakesolver.py"
+    solver.write_text("import fakelib\n\n\n@fakelib.own_jit\ndef solve(x):\n    return x * 3\n")
+    try:
+        _define(shell, "import fakesolver")
+        cell, text = _report(shell, "y = fakesolver.solve(x)")
+        [report] = cell.reports
+        assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("solve", "library", f"{solver}:4 (solve)")
+        result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakesolver.solve(jnp.ones(7))")
+        [stats] = shell.user_ns["rep"].functions
+        assert stats.defined_at == f"{solver}:4"
+    finally:
+        sys.modules.pop("fakesolver", None)
+
+
+def test_jaxcache_counts_a_librarys_traces_inside_another_trace_in_one_note(shell):
+    # %%jaxcache over one diffrax.diffeqsolve call listed '84 traces of 81 jitted functions', equinox's and diffrax's
+    # internal lambdas traced inside diffeqsolve's trace, each a 're-defined function', in 300 KB of text
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.nested(x)\ny = fakelib.nested(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    assert sum(f.traced for f in rep.functions) == 2, [f.function for f in rep.functions]  # the two outer lambdas
+    assert ("2 traces of libraries' own jitted functions made inside the traces above (2 fakelib): part of those "
+            "traces and compiled with them; not shown") in rep.notes
+    _define(shell, "@jax.jit\ndef step(v):\n    return fakelib.apply(jnp.sin, v)")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = step(x)")
+    rep = shell.user_ns["rep"]
+    assert [f.function for f in rep.functions] == ["step"]
+    assert any(n.startswith("1 trace of libraries' own jitted functions made inside the traces above (1 fakelib)") for n in rep.notes)
+
+
+def test_a_users_function_a_library_jits_is_not_blamed_on_the_library(shell):
+    # jax.grad(loss) of an eqx.filter_jit loss read 'a library re-traced: In[4]:6 called equinox._jit._JitWrapper.__call__
+    # (…), which made a new loss function object': the user's own loss, placed in equinox by JAX's debug info
+    _define(shell, "@fakelib.own_jit\ndef loss(v):\n    return (v ** 2).sum()")
+    run_captured(shell, "y = loss(x)")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = loss(jnp.ones(6))")
+    [stats] = shell.user_ns["rep"].functions
+    [miss] = stats.misses
+    assert (stats.function, miss.category) == ("loss", "input_types")
+    assert miss.blame is None and miss.call_site == f"In[{result.execution_count}]:2"
+    assert "a library re-traced" not in str(shell.user_ns["rep"])
+
+
+def test_calls_a_library_makes_are_counted_as_at_least(shell):
+    # jaxopt.LBFGS(...).run(w0) calls its jitted update in a Python loop: the report read 'called 2 times with this
+    # signature in the cell' for 8 iterations, the others served from JAX's C++ cache inside jaxopt, unseen
+    cell, text = _report(shell, "y = fakelib.loop3(x)")
+    [report] = cell.reports
+    assert report.function == "_step"
+    assert ("called at least 1 time with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
+            "cache are not seen)") in report.notes
+
+
+def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
+    # lx.linear_solve is an equinox _JitWrapper: a re-trace inside it read 'a library re-traced: In[4]:3 called
+    # equinox._jit._JitWrapper.__call__ (…)', the wrapper's method, not the function the user called
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    w = fakelib.solve(x, i)")
+    assert result.success
+    [stats] = shell.user_ns["rep"].functions
+    miss = stats.misses[-1]
+    assert miss.blame is not None and miss.blame.library_function == "fakelib.solve"

@@ -246,6 +246,23 @@ def _trace_cache_callable() -> Any:
     return None if old is None else old[0]._create_pjit_jaxpr
 
 
+def trace_cache_misses() -> int | None:
+    """How many lookups in JAX's tracing cache have missed (traced) so far, else ``None`` (jax <= 0.8).
+
+    From jax 0.9 JAX publishes its trace event around the cached
+    ``trace_to_jaxpr``, so a lookup that found its jaxpr (a new ``jax.jit``
+    wrapper of a function traced before) emits the event too; this count tells
+    the two apart.
+    """
+    module = _trace_cache_module()
+    if module is None:
+        return None
+    try:
+        return int(module.trace_to_jaxpr.cache_info().misses)
+    except Exception:  # noqa: BLE001 - a cache without the counter: unknown
+        return None
+
+
 def trace_cache_entries(fun: Any = None) -> int | None:
     """Entries JAX's own explanation compares a miss with, else ``None``.
 

@@ -338,6 +338,11 @@ class HelperCompiles:
     names: tuple[str, ...] = ()
     yours: bool = True
     """Every function of the group is the user's (a cell's calls not shown: said "your other calls" only then)."""
+    inside_seconds: float = 0.0
+    """Stage seconds of these compiles made while a shown call traced: inside that call's trace time, so not in
+    ``seconds`` (the cell's time line would count them twice)."""
+    inside_of: tuple[str, ...] = ()
+    """The shown calls whose traces ``inside_seconds`` ran in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +398,8 @@ class StagesReport(_Displayable):
     other_thread: bool = False
     jit_disabled: bool = False
     under_transform: bool = False
+    transformed_by: str | None = None
+    """The JAX function that traced this call under its tracers (``jax.lax.scan``, ``jax.grad``), where known."""
     linked: LinkedViews | None = None
     """The linked source and IR views (``--source``), or ``None``."""
     trace_context: tuple[tuple[str, str], ...] = ()
@@ -416,7 +423,7 @@ class StagesReport(_Displayable):
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.under_transform and not self.timings.stages_run:
-            return "reached inside a transformation (jax.grad, jax.vmap, an outer jit): JAX reports no stage timings there"
+            return f"reached inside {self.transformed_by or 'a transformation (jax.grad, jax.vmap, an outer jit)'}: JAX reports no stage timings there"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [
@@ -574,6 +581,13 @@ MISS_TITLES: dict[str, str] = {
     "not_kept": "signature traced before, not kept by JAX",
     "other": "other (JAX's words)",
 }
+LIBRARY_REDEFINED_TITLE = "re-defined function (a library made it again, inside a call of yours)"
+"""The ``redefined`` title where the function is a library's, made again by the library (a miss with a :class:`LibraryBlame`)."""
+
+
+def miss_title(category: str, blamed: bool) -> str | None:
+    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it."""
+    return LIBRARY_REDEFINED_TITLE if category == "redefined" and blamed else MISS_TITLES.get(category)
 
 
 @dataclass(frozen=True, slots=True)
@@ -599,6 +613,22 @@ class LibraryBlame:
     library_function: str
     library_line: str
     traced_function: str
+
+    def effect(self, category: str, changes: tuple[ArgChange, ...]) -> str | None:
+        """What the library did that traced again, for a miss of ``category``: ``which passed factor differently to
+        _scaled``; ``None`` for a first trace, where nothing was traced again."""
+        traced = self.traced_function
+        if category == "never_seen":
+            return None
+        if category == "redefined":
+            return (f"which made a new {traced} function object, so JAX's cache, which is keyed on the function object, "
+                    "could not find the earlier trace")
+        if category == "tracing_context":
+            return f"which called {traced} under another config option or context manager"
+        if category == "not_kept":
+            return f"which called {traced} again after a trace JAX did not keep"
+        changed = " and ".join(dict.fromkeys(c.where for c in changes)) or "its arguments"
+        return f"which passed {changed} differently to {traced}"
 
 
 @dataclass(frozen=True, slots=True)

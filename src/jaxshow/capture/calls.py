@@ -31,7 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import JAX_DIRS, is_user_file
+from jaxshow.capture.sources import JAX_DIRS, frame_function, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
@@ -82,9 +82,17 @@ class CallRecord:
     donated: tuple[bool, ...] = ()
     events: list[StageEvent] = field(default_factory=list)
     nested_events: list[StageEvent] = field(default_factory=list)
+    nested_in_trace: list[StageEvent] = field(default_factory=list)
+    """Events of other functions while this call was tracing (JAX's eager helpers a library runs on concrete values,
+    an inner jit's trace before jax 0.10): JAX's trace time for this call already holds their seconds."""
     error: BaseException | None = None
     failed_in: Phase | None = None
     under_transform: bool = False
+    through_library: str | None = None
+    """The library function the user's code called that made this call (``jaxopt.LBFGS.run``), if a library's did."""
+    transformed_by: str | None = None
+    """The JAX function the user's code called that traced this call under its tracers (``jax.lax.scan``,
+    ``jax.grad``), where jaxshow knows it."""
     ran: bool = False
     repeat_hits: int = 0
     jit_disabled: bool = False
@@ -153,7 +161,8 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             record.defined_at = SourceLocation(found[1], found[2], found[0])
     if library_file(record.source_file):
         try:
-            carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)))
+            carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)),
+                                       outside=record.source_file)
         except Exception:  # noqa: BLE001 - the name is a nicety, never the call's outcome
             carried = None
         if carried is not None:
@@ -188,15 +197,25 @@ def user_site(frame: Any) -> SourceLocation | None:
 
 def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None]:
     """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out."""
-    site = cell = None
+    site, cell, _ = _sites(frame, is_cell_file)
+    return site, cell
+
+
+def _sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None, str | None]:
+    """:func:`user_sites`, and the library function the user's innermost frame called on the way (``None`` where the
+    user's code called JAX itself): a call from there that JAX serves from its C++ cache is never seen."""
+    site = cell = through = None
     while frame is not None:
         filename = frame.f_code.co_filename
         if site is None and is_user_file(filename):
             site = _location(frame)
+        elif site is None and is_library_file(filename):
+            through = frame
+
         if is_cell_file(filename):
             cell = _location(frame)
         frame = frame.f_back
-    return site, cell
+    return site, cell, frame_function(through) if through is not None else None
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",
@@ -238,6 +257,34 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     return api, by_library
 
 
+_TRANSFORMATIONS = {
+    ("loops.py", "scan"): "jax.lax.scan", ("loops.py", "fori_loop"): "jax.lax.fori_loop",
+    ("loops.py", "while_loop"): "jax.lax.while_loop", ("loops.py", "map"): "jax.lax.map",
+    ("conditionals.py", "cond"): "jax.lax.cond", ("conditionals.py", "switch"): "jax.lax.switch",
+    ("api.py", "grad_f"): "jax.grad", ("api.py", "grad_f_aux"): "jax.grad", ("api.py", "value_and_grad_f"): "jax.value_and_grad",
+    ("api.py", "jacfun"): "jax.jacfwd/jax.jacrev", ("api.py", "vmap_f"): "jax.vmap", ("api.py", "jvp"): "jax.jvp",
+    ("api.py", "vjp"): "jax.vjp", ("api.py", "linearize"): "jax.linearize", ("ad_checkpoint.py", "fun_remat"): "jax.checkpoint",
+}
+"""JAX's functions that trace a function under their tracers, by file name and code name (jax 0.7 to 0.12)."""
+CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "jax.lax.while_loop": "while",
+                "jax.lax.map": "scan", "jax.lax.cond": "cond", "jax.lax.switch": "cond"}
+"""JAX's control flow, with the primitive it compiles as when called outside jit."""
+
+
+def _transformation_api(frame: Any) -> str | None:
+    """The outermost of JAX's tracing functions (:data:`_TRANSFORMATIONS`) below the user's innermost frame."""
+    api = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            break
+        found = _TRANSFORMATIONS.get((os.path.basename(filename), frame.f_code.co_name))
+        if found is not None and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
+            api = found
+        frame = frame.f_back
+    return api
+
+
 def _location(frame: Any) -> SourceLocation:
     name = frame.f_code.co_name
     if name.startswith("<cell line: "):  # IPython 7 on Python >= 3.10 names a cell's top level so; IPython 8, <module>
@@ -251,6 +298,9 @@ class _ThreadState(threading.local):
         self.pending: CallRecord | None = None
         self.busy = False
         self.rebuilding: CallRecord | None = None
+        self.rebuild_events: list[StageEvent] = []
+        """JAX's stage events while ``rebuilding``: each one a stage that jaxshow's read-back ran again, but for a trace
+        event of a lookup that found its jaxpr in JAX's tracing cache."""
         self.mine: list[CallRecord] = []
         self.compiling_next: CallRecord | None = None
         """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
@@ -293,6 +343,10 @@ class CallCapture(_jax_compat.CallObserver):
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
         self.library_calls: dict[int, LibraryCalls] = {}
+        self._carried: dict[tuple[str, str | None], tuple[str, str | None, SourceLocation | None] | None] = {}
+        """The user's function a library's jitted function carried (``eqx.filter_jit``), by the library function's
+        name and file as JAX's debug info gives them: a transformation of that call (``jax.grad`` of it) is named
+        from it, as its jaxpr names only the library. ``None`` where two of the user's functions share the key."""
         self.dropped = 0
         self.hooks_installed = False
         self.thread_id = threading.get_ident()
@@ -365,10 +419,17 @@ class CallCapture(_jax_compat.CallObserver):
             record = self._new_record("jit", sys._getframe(2))
             record.fun, record.jit_info = fun, jit_info
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
+            library_key = (record.name, record.source_file)
             _name_users_function(record, jit_info, args, kwargs)
+            if record.defined_at is not None and library_file(library_key[1]):
+                named = (record.name, record.source_file, record.defined_at)
+                with self._lock:
+                    self._carried[library_key] = named if self._carried.get(library_key, named) == named else None
             if record.kept:  # what only a report shows
                 _read_arguments(record, jit_info, args, kwargs)
             record.under_transform = not _jax_compat.trace_state_clean()
+            if record.under_transform:
+                record.transformed_by = _transformation_api(sys._getframe(1))
             record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
@@ -428,6 +489,9 @@ class CallCapture(_jax_compat.CallObserver):
                 record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
                 if record.name == "?":
                     record.name = name
+                carried = self._carried.get((record.name, record.source_file))
+                if carried is not None:  # jax.grad of an eqx.filter_jit function: the user's, as its trace was named
+                    record.name, record.source_file, record.defined_at = carried
                 record.ongoing = True
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
@@ -496,11 +560,14 @@ class CallCapture(_jax_compat.CallObserver):
         state = self._local
         if state.busy:
             if state.rebuilding is not None:
-                state.rebuilding.notes.append(f"jaxshow's read-back of the stations ran JAX's {event.stage} again ({event.fun_name})")
+                state.rebuild_events.append(event)
             return
         if state.stack:
             record = state.stack[0].record
-            (record.events if len(state.stack) == 1 else record.nested_events).append(event)
+            if len(state.stack) == 1:
+                record.events.append(event)
+            else:
+                (record.nested_in_trace if state.stack[0].phase == "trace" else record.nested_events).append(event)
             if event.stage == "compile" and len(state.stack) == 1:
                 self._report_progress("running", record.name)
             return
@@ -632,7 +699,7 @@ class CallCapture(_jax_compat.CallObserver):
                 record.kept = False
                 self.dropped += 1
         if frame is not None and record.kept:
-            record.site, record.cell_site = user_sites(frame, self.is_cell_file)
+            record.site, record.cell_site, record.through_library = _sites(frame, self.is_cell_file)
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)
         return record
@@ -640,14 +707,18 @@ class CallCapture(_jax_compat.CallObserver):
     def _quiet_rebuild(self, record: CallRecord, build: Callable[[], Any]) -> Any:
         """Run ``build`` with every hook passing through; a failure is a note, never the user's error."""
         state = self._local
-        state.busy, state.rebuilding = True, record
+        state.busy, state.rebuilding, state.rebuild_events = True, record, []
+        misses = _jax_compat.trace_cache_misses()
         try:
             return build()
         except Exception as exc:  # noqa: BLE001 - the user's call already succeeded or raised its own error
             record.notes.append(f"jaxshow could not read this call's stages back from JAX's caches: {type(exc).__name__}: {exc}")
             return None
         finally:
-            state.busy, state.rebuilding = False, None
+            events, state.busy, state.rebuilding, state.rebuild_events = state.rebuild_events, False, None, []
+            looked_up = misses is not None and _jax_compat.trace_cache_misses() == misses  # JAX's trace event for a cache hit
+            record.notes.extend(f"jaxshow's read-back of the stations ran JAX's {e.stage} again ({e.fun_name})"
+                                for e in events if not (e.stage == "trace" and looked_up))
 
 
 def _stations_shown(record: CallRecord) -> bool:

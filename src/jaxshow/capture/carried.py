@@ -7,7 +7,9 @@ function inside a static tuple. JAX's debug info then points into the
 library. The user's function is found among the call's static values, by
 name and by type only: only plain functions are read (their ``__name__``,
 ``__code__``, ``__wrapped__``), inside tuples, lists, dicts and
-``functools.partial``; no other object's attributes or ``repr``. A wrapper made
+``functools.partial``; no other object's attributes or ``repr``. Where the
+function the library carries is another library's (diffrax's ``diffeqsolve``
+under equinox's ``filter_jit``), that one is found, defined where it is. A wrapper made
 with ``functools.wraps`` needs none of this: JAX's ``fun_sourceinfo`` follows
 ``__wrapped__`` itself.
 
@@ -35,25 +37,42 @@ MAX_CLOSURE_OBJECTS = 32
 """Objects looked at in the closures of one of JAX's functions, at most."""
 
 
+def package_of(source_file: str) -> str:
+    """The top-level package an installed file belongs to (``…/site-packages/equinox/_jit.py`` -> ``equinox``)."""
+    parts = os.path.abspath(source_file).split(os.sep)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] in ("site-packages", "dist-packages"):
+            return parts[i + 1].removesuffix(".py")
+    return os.path.basename(source_file).removesuffix(".py")
+
+
 def library_file(source_file: str | None) -> bool:
     """Whether JAX's debug info names a library's file: installed, and neither JAX's nor jaxlib's."""
     return source_file is not None and not is_user_file(source_file) and not os.path.abspath(source_file).startswith(JAX_DIRS)
 
 
-def carried_function(name: str, values: Iterable[Any]) -> types.FunctionType | None:
+def carried_function(name: str, values: Iterable[Any], outside: str | None = None) -> types.FunctionType | None:
     """The user's function named ``name`` among ``values``, a call's static argument values.
 
-    ``name`` is the name JAX reports: the library named its function after the user's.
+    ``name`` is the name JAX reports: the library named its function after the user's. Where none of the
+    user's is there and ``outside`` (the jitting library's file) is given, a library's function of that name
+    defined in another file: diffrax's ``diffeqsolve``, which equinox's ``filter_jit`` carries.
     """
     pending = collections.deque(values)
+    found = None
     for _ in range(MAX_OBJECTS):
         if not pending:
             break
         value = pending.popleft()
         kind = type(value)
         if kind is types.FunctionType:
-            if value.__name__ == name and is_user_file(value.__code__.co_filename):
-                return value
+            if value.__name__ == name:
+                filename = value.__code__.co_filename
+                if is_user_file(filename):
+                    return value
+                if (found is None and outside is not None and library_file(filename)
+                        and os.path.abspath(filename) != os.path.abspath(outside)):
+                    found = value
             if "__wrapped__" in value.__dict__:
                 pending.append(value.__dict__["__wrapped__"])
         elif kind is tuple or kind is list:
@@ -62,7 +81,7 @@ def carried_function(name: str, values: Iterable[Any]) -> types.FunctionType | N
             pending.extend(value.values())
         elif kind is functools.partial:
             pending.extend((value.func, *value.args, *value.keywords.values()))
-    return None
+    return found
 
 
 def closure_function(fun: Any) -> types.FunctionType | None:

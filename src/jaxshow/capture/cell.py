@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
+from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
@@ -72,7 +72,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     reports = []
     for group in chosen:
         try:
-            reports.append(_group_report(group, options.walk, main, label, label_text))
+            counted = any(group[0].fun is calls.fun for calls in capture.library_calls.values())  # said in a note of its own
+            reports.append(_group_report(group, options.walk, main, label, label_text, counted))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
@@ -90,7 +91,9 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                      + ", ".join(f"{r.name} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
-    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events], helpers)
+    helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events],
+                              helpers, [e for r in shown if r.thread_id == main for e in r.nested_in_trace],
+                              tuple(dict.fromkeys(r.name for r in shown if r.thread_id == main and r.nested_in_trace)))
     unseen = _library_hits(capture, records)
     notes += [note for _, note in unseen]
     if options.name is not None and not chosen:
@@ -110,8 +113,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
-                                           yours=all(r.kind == "user" for r in own_others)),
-        other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events)]),
+                                           yours=all(r.kind == "user" for r in own_others if r.events)),
+        other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
     )
@@ -119,12 +122,20 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     return report
 
 
-def _folded(events: list, records: list[CallRecord]) -> HelperCompiles:
-    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled."""
-    compiled = {e.base_name for e in events if e.stage == "compile"}
+def _folded(events: list, records: list[CallRecord], inside: list | None = None, inside_of: tuple[str, ...] = ()) -> HelperCompiles:
+    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled.
+
+    ``inside``: more such events, made while a shown call (of those named ``inside_of``) traced; JAX's trace time
+    for that call holds their seconds, so they are counted and named but their seconds are kept apart
+    (``inside_seconds``).
+    """
+    inside = inside or []
+    compiled = {e.base_name for e in (*events, *inside) if e.stage == "compile"}
     names = [r.name for r in records if r.name in compiled or any(e.stage == "compile" for e in r.events)]
-    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(names)))
+    names += [e.base_name for e in inside if e.stage == "compile"]
+    return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
+                          names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
+                          inside_of=inside_of if inside else ())
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
@@ -147,7 +158,7 @@ def _librarys_own_trace(record: CallRecord) -> bool:
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
     """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
-    events = [e for r in records for e in (*r.events, *r.nested_events)]
+    events = [e for r in records for e in (*r.events, *r.nested_events, *r.nested_in_trace)]
     return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(r.name for r in records)))
 
@@ -182,8 +193,12 @@ def _signature_key(record: CallRecord) -> tuple:
 
 def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None],
-                  label_text: Callable[[str], str]) -> StagesReport:
-    """The report of the first call of a group, with the stage seconds of all of them and the call count."""
+                  label_text: Callable[[str], str], counted: bool = False) -> StagesReport:
+    """The report of the first call of a group, with the stage seconds of all of them and the call count.
+
+    ``counted``: the cell's calls of the library object that made these (``nnx.jit``) are counted in a note of
+    their own, so a library's unseen hits are not said here again.
+    """
     first = group[0]
     report = stages_report(first, walk, main_thread, label, label_text)
     calls = len(group) + sum(r.repeat_hits for r in group)
@@ -192,6 +207,8 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
     # Compared as labelled: a body that a cell magic ran as code of its own (%%jaxstages over %%time) is the cell's.
     inside = next((r.site.function for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
+    if not counted:  # a call a library made: its calls that hit JAX's cache there are unseen too
+        inside = inside or next((r.through_library for r in group if r.through_library is not None), None)
     return _with_repeats(report, calls, inside)
 
 
@@ -242,8 +259,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
     if record.under_transform and record.computation is None:
-        notes.append("traced inside a transformation (jax.grad, jax.vmap or an outer jit): "
-                     "what JAX compiled is the transformed function, shown as its own call")
+        notes.append(_transformed_note(record.transformed_by))
     if record.path == "transform":
         notes.append(f"compiled for a transformation of {record.name} (its derivative under jax.grad, its batched form under "
                      "jax.vmap, …): the jaxpr and arguments are the transformed ones")
@@ -282,9 +298,19 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         other_thread=record.thread_id != main_thread,
         jit_disabled=record.jit_disabled,
         under_transform=record.under_transform and record.path == "jit",
+        transformed_by=record.transformed_by if record.path == "jit" else None,
         linked=linked,
         trace_context=_jax_compat.describe_trace_context(record.trace_context),
     )
+
+
+def _transformed_note(api: str | None) -> str:
+    """What JAX compiled for a call traced under another function's tracers (``api``, where jaxshow knows it)."""
+    if api in CONTROL_FLOW:
+        return (f"traced inside {api}, called outside jit: JAX compiled the whole {api} with this call inlined, as its own "
+                f"eager {CONTROL_FLOW[api]} (counted among JAX's own helpers), not this function on its own")
+    return (f"traced inside {api or 'a transformation (jax.grad, jax.vmap or an outer jit)'}: "
+            "what JAX compiled is the transformed function, shown as its own call")
 
 
 def _linked(record: CallRecord, lowered: LoweredStation | None, compiled: CompiledStation | None,
@@ -322,6 +348,11 @@ def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation |
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
+EAGER_CONTROL_FLOW = ("scan", "while", "cond")
+"""JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
+``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
+
+
 def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
@@ -329,7 +360,15 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     while tracing), and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
-    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} (eager jax.numpy operations)"
+    loops = [n for n in names if n in EAGER_CONTROL_FLOW]
+    names = (*loops, *(n for n in names if n not in EAGER_CONTROL_FLOW))
+    what = "eager jax.numpy operations"
+    if loops:
+        what += (f"; {loops[0]} is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
+                 "compile inside it" if len(loops) == 1 else
+                 f"; {' and '.join(loops)} are jax.lax loops or branches run outside jit: the functions they run "
+                 "(yours too, if any) compile inside them")
+    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} ({what})"
     if library_calls:
         return compiled if names else None
     note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")

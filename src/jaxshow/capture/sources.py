@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+from typing import Any
 
 from jaxshow import _jax_compat
 
@@ -57,3 +58,36 @@ def is_user_file(filename: str) -> bool:
     if len(_answers) < _CACHE_LIMIT:
         _answers[filename] = answer
     return answer
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether ``filename`` is a library's: installed code that is not the standard library, JAX, jaxlib or jaxshow.
+
+    A virtual environment's own ``lib/python3.X`` folder (sysconfig's
+    ``platstdlib`` there) holds its ``site-packages``, so a file in an installed
+    folder is a library's even where it lies under a standard-library folder.
+    """
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith((*JAX_DIRS, JAXSHOW_DIR)):
+        return False
+    return any(f in path for f in _INSTALLED_FOLDERS) or not (path.startswith(STDLIB_DIRS) or is_user_file(filename))
+
+
+def frame_function(frame: Any) -> str:
+    """``module.qualname`` of the function a library's frame runs; for a wrapper object's ``__call__`` (equinox's
+    ``_JitWrapper``, which ``lx.linear_solve`` and ``diffrax.diffeqsolve`` are) the function it wraps, as named in
+    the object's own ``__dict__`` (``__module__``, ``__qualname__``: read by type, no attribute lookup runs code)."""
+    code = frame.f_code
+    name = getattr(code, "co_qualname", code.co_name)
+    module = frame.f_globals.get("__name__")
+    if code.co_name == "__call__" and code.co_argcount:
+        try:
+            own = object.__getattribute__(frame.f_locals.get(code.co_varnames[0]), "__dict__")
+        except Exception:  # noqa: BLE001 - an object without a __dict__, or a frame without its locals
+            own = {}
+        wrapped_name, wrapped_module = own.get("__qualname__"), own.get("__module__")
+        if type(wrapped_name) is str and type(wrapped_module) is str:
+            return f"{wrapped_module}.{wrapped_name}"
+    return f"{module}.{name}" if isinstance(module, str) else name

@@ -23,9 +23,13 @@ from jaxshow.report import (
     TraceEntry,
     TraceHistory,
     format_bytes,
+    miss_title,
     plural,
 )
 
+SAME_CALL_SITE_HINT = ("JAX: another function was traced for the first time from this same call site before "
+                       "(a loop over functions, or an earlier definition of this one: if so, it is re-defined on every run)")
+"""JAX's same-line hint, said as what JAX checks: the call site of the miss, not where the function was defined."""
 TRACE_TIME_NOTE = "ran at trace time: runs once per cache miss, not once per call"
 DEBUG_PRINT_HINT = (
     'to print on every call, use jax.debug.print("x = {x}", x=x): the format string and the values are passed '
@@ -81,11 +85,7 @@ _GATE_HEADER = ("option", "value", "meaning")
 
 
 def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
-    return f"{i}. {_category(miss.category, budget)}"
-
-
-def _category(category: str, budget: TextBudget) -> str:
-    return MISS_TITLES.get(category) or line(category, budget)
+    return f"{i}. {miss_title(miss.category, miss.blame is not None) or line(miss.category, budget)}"
 
 
 def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
@@ -147,12 +147,12 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes], budget, more=more))
     if miss.call_site:
         body.append(tag("div", muted("called at "), line(miss.call_site, budget)))
-    if miss.blame is not None:
-        body.append(tag("div", muted("a library re-traced: "), message(_blame(miss), budget)))
+    if (blamed := _blame(miss)) is not None:
+        body.append(tag("div", muted("a library re-traced: "), message(blamed, budget)))
     if miss.signature:
         body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
     if miss.same_line_hint:
-        body.append(tag("div", "JAX: another function was defined on the same line; it may be re-defined on every run", style=NOTE_STYLE))
+        body.append(tag("div", SAME_CALL_SITE_HINT, style=NOTE_STYLE))
     if miss.evidence:
         body.append(details(_evidence_source(miss, budget), code_block(escape(block(miss.evidence, budget)))))
     if miss.jaxpr_diff is not None:
@@ -307,11 +307,12 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
-def _blame(miss: CacheMiss) -> str:
-    """``In[5]:2 called mylib.update (mylib.py:12), which passed factor differently to _scaled``."""
+def _blame(miss: CacheMiss) -> str | None:
+    """``In[5]:2 called mylib.update (mylib.py:12), which passed factor differently to _scaled``; ``None`` for a
+    first trace, which no library made again."""
     b = miss.blame
-    changed = " and ".join(dict.fromkeys(c.where for c in miss.changes)) or "its arguments"
-    return f"{b.user_line} called {b.library_function} ({b.library_line}), which passed {changed} differently to {b.traced_function}"
+    effect = b.effect(miss.category, miss.changes) if b is not None else None
+    return f"{b.user_line} called {b.library_function} ({b.library_line}), {effect}" if effect else None
 
 
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
@@ -319,12 +320,12 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", message(miss.summary, budget), "       ", budget)]
     if miss.call_site:
         lines.append(f"       called at {line(miss.call_site, budget)}")
-    if miss.blame is not None:
-        lines.append(paragraph("       a library re-traced: ", message(_blame(miss), budget), "         ", budget))
+    if (blamed := _blame(miss)) is not None:
+        lines.append(paragraph("       a library re-traced: ", message(blamed, budget), "         ", budget))
     if miss.signature:
         lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
     if miss.same_line_hint:
-        lines.append("       JAX: another function was defined on the same line; it may be re-defined on every run")
+        lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
         lines.extend(_indent(block(miss.evidence, budget), "       | "))

@@ -187,13 +187,19 @@ def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
     others = f"of {_your(cell)}other jitted calls (--all shows them)"
     for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, others)):
         if folded.count:
-            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget)}")
+            inside = (f"; {format_seconds(folded.inside_seconds)} of them while {_names_of(folded.inside_of, budget)} traced, "
+                      "in its trace time") if folded.inside_seconds else ""
+            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget)}{inside}")
     alongside = cell.other_threads
     if alongside.seconds:
         compiles = f", {plural(alongside.count, 'compile')}" if alongside.count else ""
         out.append(f"JAX's stages on other threads, alongside the cell and not in its time above: "
                    f"{format_seconds(alongside.seconds)}{compiles}: {_names(alongside, budget)}")
     return out
+
+
+def _names_of(names: tuple[str, ...], budget: TextBudget) -> str:
+    return " and ".join(line(name, budget) for name in names[:3]) + (" …" if len(names) > 3 else "") or "a shown call"
 
 
 def _names(folded: HelperCompiles, budget: TextBudget) -> str:

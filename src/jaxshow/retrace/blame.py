@@ -2,23 +2,16 @@
 
 "The user's own files" are what :func:`jaxshow.capture.sources.is_user_file`
 says (cells, and any file not installed under ``site-packages``, the standard
-library, JAX or jaxshow). A library frame is any other file but the standard
-library's, JAX's or jaxshow's. Reads Python frames only; no IPython.
+library, JAX or jaxshow). A library frame is one in a file
+:func:`jaxshow.capture.sources.is_library_file` calls a library's. Reads Python frames only; no IPython.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from jaxshow.capture.sources import JAX_DIRS, JAXSHOW_DIR, STDLIB_DIRS, is_user_file
+from jaxshow.capture.sources import frame_function, is_library_file, is_user_file
 from jaxshow.report import LibraryBlame
-
-_NOT_LIBRARY_DIRS = (*JAX_DIRS, JAXSHOW_DIR, *STDLIB_DIRS)
-
-
-def _library_frame(filename: str) -> bool:
-    return not filename.startswith("<") and not os.path.abspath(filename).startswith(_NOT_LIBRARY_DIRS)
 
 
 def library_blame(frame: Any, function: str, defined_in: str | None) -> LibraryBlame | None:
@@ -37,15 +30,13 @@ def library_blame(frame: Any, function: str, defined_in: str | None) -> LibraryB
         if is_user_file(code.co_filename):
             if entry is None:
                 return None
-            name = getattr(entry.f_code, "co_qualname", entry.f_code.co_name)
-            module = entry.f_globals.get("__name__")
             return LibraryBlame(
                 user_line=f"{code.co_filename}:{frame.f_lineno}",
-                library_function=f"{module}.{name}" if module else name,
+                library_function=frame_function(entry),
                 library_line=f"{entry.f_code.co_filename}:{entry.f_lineno}",
                 traced_function=function,
             )
-        if _library_frame(code.co_filename):
+        if is_library_file(code.co_filename):
             entry = frame
         frame = frame.f_back
     return None

@@ -23,7 +23,7 @@ from jaxshow.capture.carried import closure_function
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, parse_explanation
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, NO_SITE_HINT, SAME_LINE_HINT, parse_explanation
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int
@@ -69,6 +69,8 @@ def classify_miss(
         category, changes, same_line, site = "never_seen", (), False, None
     else:
         category, changes, same_line, site = "other", (), False, None
+    if source == "jax" and not same_line and SAME_LINE_HINT in evidence:
+        evidence += f"\n{NO_SITE_HINT}"
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
     elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
@@ -76,7 +78,7 @@ def classify_miss(
     if category == "never_seen":
         if status == "after_clear":
             same_line = False
-        elif status == "same_source" or same_line:
+        elif status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, same_line, site
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.errors import RetraceError
-from jaxshow.report import MISS_TITLES, CacheMiss
+from jaxshow.report import CacheMiss, miss_title
 from jaxshow.retrace.classify import _is_user_function, classify_miss
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
 from jaxshow.retrace.miss_text import miss_summary
@@ -146,7 +146,7 @@ class Freeze(_jax_compat.TraceProbe):
         category, changes, evidence, source, same_line, _ = classify_miss(
             record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
         )
-        blame, call_site = miss_site(frame, record.name, debug_info)
+        blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
         return CacheMiss(
@@ -187,12 +187,13 @@ def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]
 def retrace_message(miss: CacheMiss, allowed: int) -> str:
     """The text of a :class:`RetraceError`: what changed, where it was called, and how to let it trace."""
     lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
-             f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): {MISS_TITLES[miss.category]}"]
+             f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): {miss_title(miss.category, miss.blame is not None)}"]
     lines += [f"  {c.where}: now {c.now}, before {c.before}" for c in miss.changes] or [f"  {miss.summary}"]
     if miss.blame is not None:
         b = miss.blame
-        lines.append(f"  called at {b.user_line}, through the library function {b.library_function} ({b.library_line}), "
-                     f"which passed {' and '.join(c.where for c in miss.changes) or 'these arguments'} differently to {b.traced_function}")
+        effect = b.effect(miss.category, miss.changes)
+        lines.append(f"  called at {b.user_line}, through the library function {b.library_function} ({b.library_line})"
+                     + (f", {effect}" if effect else ""))
     elif miss.call_site:
         lines.append(f"  called at {miss.call_site}")
     lines.append("JAX did not trace or compile it. %jaxcache thaw lets it trace again.")

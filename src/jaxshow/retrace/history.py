@@ -138,6 +138,8 @@ def _unwrapped(fun: Any) -> Any:
     for _ in range(16):
         if type(fun) is functools.partial:
             fun = fun.func
+        elif type(fun) is types.MethodType:  # jax.jit(svi.update): the method's function
+            fun = fun.__func__
         elif type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:
             fun = fun.__dict__["__wrapped__"]
         elif type_module(type(fun)).startswith("jax.") and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
@@ -176,7 +178,7 @@ def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
     if key is None or not library_file(source[1]):
         return None
     try:
-        return carried_function(source[0], _jax_compat.static_arg_values(key))
+        return carried_function(source[0], _jax_compat.static_arg_values(key), outside=source[1])
     except Exception:  # noqa: BLE001 - the definition shown is a nicety, never the user's call
         return None
 
@@ -185,6 +187,9 @@ def _defined_at(fun: Any, debug_info: Any) -> str | None:
     code = fun.__code__ if type(fun) is types.FunctionType else None
     if code is not None:
         return f"{code.co_filename}:{code.co_firstlineno}"
+    parsed = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
+    if parsed is not None:  # JAX's "f at /path/file.py:12"
+        return f"{parsed[1]}:{parsed[2]}" if parsed[2] else parsed[1]
     src = getattr(debug_info, "func_src_info", None)
     return str(src) if src else None
 

@@ -28,7 +28,11 @@ SHORTEST_PART = 24
 LONGEST_PART = 300
 """Characters of a changed part of a pytree's metadata shown, at most."""
 _HEADER = re.compile(r"^TRACING CACHE MISS at (?P<site>.+?)(?: costing [\d.]+ ms because)?:$")
-_SAME_LINE = "seen another function defined on the same line"
+SAME_LINE_HINT = "seen another function defined on the same line"
+_NO_SITE = re.compile(r"^TRACING CACHE MISS at\s*(?:costing [\d.]+ ms because)?:$")
+"""A miss JAX logged with no call site: a trace nested in another (a jitted step that jax.lax.scan traces)."""
+NO_SITE_HINT = ("(JAX's same-line hint compares call sites, and a trace nested in another has none, so every nested "
+                "first trace after another gets it: here it is no sign of a re-definition)")
 # jax <= 0.8 wording (pjit.explain_tracing_cache_miss): positions, not names, and values without argument names.
 _OLD_CONTEXT_LINE = re.compile(r"^\s*\[(?P<i>\d+)\]: now (?P<now>.*) and before (?P<before>.*?)(?:, and)?$")
 _OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
@@ -47,7 +51,8 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
     site = None
     if lines and (m := _HEADER.match(lines[0].strip())):
         site = m.group("site")
-    same_line = _SAME_LINE in text
+    # JAX keys its hint on the call site, which a nested trace lacks: any two nested first traces share "no site"
+    same_line = SAME_LINE_HINT in text and not (lines and _NO_SITE.match(lines[0].strip()))
     changes: list[ArgChange] = []
     if "never seen function" in text:
         return "never_seen", (), same_line, site

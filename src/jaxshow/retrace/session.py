@@ -42,7 +42,7 @@ import jax
 
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
-from jaxshow.capture.carried import library_file
+from jaxshow.capture.carried import library_file, package_of
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -129,10 +129,14 @@ class _Tee:
         return getattr(self._target, name)
 
 
-def miss_site(frame: Any, function: str, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
-    """Where to point for a trace of ``function`` seen from ``frame`` out: the library blame and the user's line it
-    names, else the innermost line in the user's code (``None`` when there is none)."""
-    blame = library_blame(frame, function, getattr(debug_info, "func_filename", None))
+def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
+    """Where to point for a trace of ``record``'s function seen from ``frame`` out: the library blame and the user's
+    line it names, else the innermost line in the user's code (``None`` when there is none).
+
+    The function's file is the one its record names: the user's for a function a library's jit carries
+    (``eqx.filter_jit``), which JAX's debug info places in the library.
+    """
+    blame = library_blame(frame, record.name, record.defined_in or getattr(debug_info, "func_filename", None))
     if blame is not None:
         return blame, blame.user_line
     site = calls.user_site(frame)
@@ -292,7 +296,11 @@ class Session(_jax_compat.TraceProbe):
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
         self._positional_context = False
-        self._library_traces = 0
+        self._library_traces: dict[str, int] = {}
+        """A library's own jax.eval_shape (or kin) traces of its own functions, by library: counted in one note."""
+        self._nested_library_traces: dict[str, int] = {}
+        """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
+        diffeqsolve): part of the enclosing trace, counted in one note."""
         self._local = threading.local()
         self._lock = threading.Lock()
         self._stats: dict[int, _Stats] = {}
@@ -382,7 +390,13 @@ class Session(_jax_compat.TraceProbe):
             if missed and self._entries is not None:
                 self._entries += 1
             if missed and frame.librarys_own:
-                self._library_traces += 1
+                library = package_of(frame.debug_info.func_filename)
+                with self._lock:
+                    self._library_traces[library] = self._library_traces.get(library, 0) + 1
+            elif missed and stack and library_file(getattr(frame.debug_info, "func_filename", None)):
+                library = package_of(frame.debug_info.func_filename)
+                with self._lock:
+                    self._nested_library_traces[library] = self._nested_library_traces.get(library, 0) + 1
             elif missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
@@ -441,7 +455,7 @@ class Session(_jax_compat.TraceProbe):
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
-        blame, call_site = miss_site(sys._getframe(1), record.name, debug_info)
+        blame, call_site = miss_site(sys._getframe(1), record, debug_info)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
@@ -516,8 +530,14 @@ class Session(_jax_compat.TraceProbe):
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
         if self._library_traces:
-            notes.append(f"a library traced {self._library_traces} function{'s' if self._library_traces > 1 else ''} of its own with "
-                         "jax.eval_shape, jax.make_jaxpr or .trace(), which compile nothing (flax linen checks shapes so); not shown")
+            count = sum(self._library_traces.values())
+            notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
+                         f"jax.make_jaxpr or .trace() ({_by_library(self._library_traces)}), which compile nothing "
+                         "(flax linen and equinox check shapes so); not shown")
+        if self._nested_library_traces:
+            count = sum(self._nested_library_traces.values())
+            notes.append(f"{count} trace{'s' if count > 1 else ''} of libraries' own jitted functions made inside the traces "
+                         f"above ({_by_library(self._nested_library_traces)}): part of those traces and compiled with them; not shown")
         if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
@@ -541,10 +561,16 @@ class Session(_jax_compat.TraceProbe):
             self._orphans.clear()
             self.notes.clear()
             self._positional_context = False
-            self._library_traces = 0
+            self._library_traces.clear()
+            self._nested_library_traces.clear()
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def _by_library(counts: dict[str, int]) -> str:
+    """``{"equinox": 75, "diffrax": 30}`` -> ``75 equinox, 30 diffrax`` (most first)."""
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 class _LevelLeases:
