@@ -610,12 +610,8 @@ class CallCapture(_jax_compat.CallObserver):
 
     def record_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call that hit the C++ cache: its stations from JAX's caches, in this (the call's) context."""
-        record = self._new_record("hit", None)
-        record.site = record.cell_site = site
+        record, info = self._direct_record("hit", wrapper, site)
         record.jit_disabled = _jax_compat.jit_disabled()
-        record.jit_info = info = _jax_compat.jit_info(wrapper)
-        record.fun = _jax_compat.jit_function(wrapper)
-        record.name, record.source_file = _jax_compat.jit_info_function(info)
         _name_users_function(record, info, args, kwargs)
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
@@ -630,11 +626,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def record_raised_hit(self, wrapper: Any, site: SourceLocation | None) -> CallRecord:
         """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`)."""
-        record = self._new_record("hit", None)
-        record.site = record.cell_site = site
-        record.jit_info = info = _jax_compat.jit_info(wrapper)
-        record.fun = _jax_compat.jit_function(wrapper)
-        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record, _ = self._direct_record("hit", wrapper, site)
         record.notes.append(RAISED_HIT)
         return record
 
@@ -662,11 +654,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
         """A direct call JAX's C++ dispatch refused before any trace (an unhashable static argument), where no hook runs."""
-        record = self._new_record("jit", None)
-        record.site = record.cell_site = site
-        record.jit_info = info = _jax_compat.jit_info(wrapper)
-        record.fun = _jax_compat.jit_function(wrapper)
-        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        record, info = self._direct_record("jit", wrapper, site)
         record.error, record.failed_in, record.ongoing = error, "call", False
         try:
             _name_users_function(record, info, args, kwargs)
@@ -676,6 +664,15 @@ class CallCapture(_jax_compat.CallObserver):
         record.notes.append("JAX refused the call before tracing it: nothing was traced, lowered or compiled")
 
     # internals -------------------------------------------------------------------------
+
+    def _direct_record(self, path: str, wrapper: Any, site: SourceLocation | None) -> tuple[CallRecord, Any]:
+        """A new record of a cell's direct call of the jit ``wrapper`` at ``site``, named from JAX's jit info; and that info."""
+        record = self._new_record(path, None)
+        record.site = record.cell_site = site
+        record.jit_info = info = _jax_compat.jit_info(wrapper)
+        record.fun = _jax_compat.jit_function(wrapper)
+        record.name, record.source_file = _jax_compat.jit_info_function(info)
+        return record, info
 
     def rerun_started(self, fun: Any) -> bool:
         if self.closed:
