@@ -707,8 +707,16 @@ def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(s
     if _jax_compat.JAX_VERSION >= (0, 10):  # JAX emits the trace event of a nested trace before 0.10
         assert report.outcome == "reached inside jax.lax.scan: JAX reports no stage timings there"
     assert ("traced inside jax.lax.scan, called outside jit: JAX compiled the whole jax.lax.scan with this call inlined, "
-            "as its own eager scan (counted among JAX's own helpers), not this function on its own") in report.notes
+            "as its own eager scan (in the cell line's eager loops), not this function on its own") in report.notes
     assert not any("jax.grad" in n for n in report.notes)
+    # the cell's time line: the scan JAX compiled with one_step inside it is its own part, named, not JAX's helpers
+    assert (rep.eager_loops.count, rep.eager_loops.names) == (1, ("scan running one_step (In[1]:1)",))
+    assert (rep.helper_compiles.count, rep.helper_compiles.names) == (1, ("iota",))
+    text = " ".join(render_text(rep).split())
+    traced = r"trace \S+ \S+ \+ " if _jax_compat.JAX_VERSION < (0, 10) else ""  # the nested trace's event, before 0.10
+    assert re.match(rf"cell \S+ \S+ = {traced}eager jax\.lax loops \S+ \S+ \+ JAX's own helpers \S+ \S+ \+ the rest", text), text
+    assert ("(1 compile of an eager jax.lax loop or branch, with the functions it runs: scan running one_step (In[1]:1)) "
+            "(1 compile of JAX's own helpers folded away: iota") in text
 
 
 def test_make_jaxpr_is_not_reported_as_a_call(shell):

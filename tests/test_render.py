@@ -259,6 +259,23 @@ def test_cell_report_breakdown_sums_to_cell_time():
     assert repr(_report()) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
 
 
+def test_eager_loops_are_their_own_part_of_the_cell_line_and_bar():
+    cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=1,
+                      eager_loops=HelperCompiles(2, 0.02, ("scan running step (In[3]:2)", "cond")),
+                      helper_compiles=HelperCompiles(1, 0.01, ("iota",)))
+    text = render.to_text(cell, render.TextBudget(width=200))
+    assert text.splitlines()[:4] == [
+        "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + eager jax.lax loops 20.0 ms + JAX's own helpers "
+        "10.0 ms + the rest (running, Python) 34.0 ms",
+        "(2 compiles of eager jax.lax loops and branches, with the functions they run: scan running step (In[3]:2), cond)",
+        "(1 compile of JAX's own helpers folded away: iota)",
+        "",
+    ]
+    html = render.to_html(cell)
+    assert 'title="eager jax.lax loops: 20.0 ms"' in html and 'title="JAX\'s own helpers: 10.0 ms"' in html
+    assert cell.compile_pipeline_seconds == pytest.approx(0.066)
+
+
 def test_missing_stations_say_where_the_call_stopped():
     report = _report(lowered=None, compiled=None, stopped_at="lower", error=ErrorSummary("NotImplementedError", "no rule", "lower"))
     text = render.to_text(report)

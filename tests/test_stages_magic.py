@@ -160,10 +160,14 @@ def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_use
     run_captured(shell, "def body(c, k):\n    return c * 1.5 + k, c")
     result, cap = run_captured(shell, "%%jaxstages -o rep\nc, ys = jax.lax.scan(body, 0.5, jnp.linspace(0.0, 1.0, 9))")
     assert result.success
-    [note] = [n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours")]
-    assert note.startswith("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own scan")
-    assert note.endswith("; scan is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
-                         "compile inside it)")
+    rep = shell.user_ns["rep"]
+    [note] = [n for n in rep.notes if n.startswith("no jitted call of yours")]
+    assert note == ("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own scan, _linspace "
+                    "(eager jax.numpy operations; scan is a jax.lax loop or branch run outside jit, compiled with the "
+                    "functions it runs: body (In[2]:1))")
+    # its seconds are the cell line's own part, the scan named with the function it ran; not among JAX's own helpers
+    assert rep.eager_loops.names == ("scan running body (In[2]:1)",) and rep.eager_loops.seconds > 0
+    assert rep.helper_compiles.names == ("_linspace",)
 
 
 def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):

@@ -515,6 +515,8 @@ class CellReport(_Displayable):
     helper_compiles: HelperCompiles = field(default_factory=HelperCompiles)
     notes: tuple[str, ...] = ()
     cell_error: ErrorSummary | None = None
+    eager_loops: HelperCompiles = field(default_factory=HelperCompiles)
+    """Compiles of ``jax.lax`` loops and branches run outside jit, each named with the functions it runs (``scan running step (In[4]:2)``)."""
     other_compiles: HelperCompiles = field(default_factory=HelperCompiles)
     """Stage seconds of the user's jitted calls not shown as reports (``--all`` shows them)."""
     diffs: tuple[StagesDiff, ...] = ()
@@ -526,7 +528,7 @@ class CellReport(_Displayable):
     def compile_pipeline_seconds(self) -> float:
         """JAX's stage seconds on the cell's own thread."""
         shown = sum(r.timings.total_seconds for r in self.reports if not r.other_thread)
-        return shown + self.helper_compiles.seconds + self.other_compiles.seconds
+        return shown + self.eager_loops.seconds + self.helper_compiles.seconds + self.other_compiles.seconds
 
     def _summary(self) -> str:
         names = ", ".join(repr(r.function) for r in self.reports) or "no jitted call"

@@ -16,6 +16,8 @@ from jaxshow import _jax_compat
 from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
+from jaxshow.capture.programs import functions_run_by
+from jaxshow.capture.sources import JAX_DIRS
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
@@ -91,6 +93,10 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                      + ", ".join(f"{r.name} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
+    loops = [r for r in helpers if r.kind == "jax" and r.name in EAGER_CONTROL_FLOW]
+    helpers = [r for r in helpers if all(r is not loop for loop in loops)]
+    eager_loops = dataclasses.replace(_folded([e for r in loops for e in r.events], loops),
+                                      names=tuple(dict.fromkeys(_loop_name(r, label) for r in loops if _compiled(r))))
     helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events],
                               helpers, [e for r in shown if r.thread_id == main for e in r.nested_in_trace],
                               tuple(dict.fromkeys(r.name for r in shown if r.thread_id == main and r.nested_in_trace)))
@@ -99,7 +105,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if options.name is not None and not chosen:
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
             notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
-    elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None, library_calls=bool(unseen))):
+    elif not candidates and (note := _no_call_note(helper_compiles.names, eager_loops.names, raised=cell_error is not None,
+                                                   library_calls=bool(unseen))):
         notes.append(note)
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
@@ -112,6 +119,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         cell_seconds=cell_seconds,
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
+        eager_loops=eager_loops,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
                                            yours=all(r.kind == "user" for r in own_others if r.events)),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
@@ -308,7 +316,7 @@ def _transformed_note(api: str | None) -> str:
     """What JAX compiled for a call traced under another function's tracers (``api``, where jaxshow knows it)."""
     if api in CONTROL_FLOW:
         return (f"traced inside {api}, called outside jit: JAX compiled the whole {api} with this call inlined, as its own "
-                f"eager {CONTROL_FLOW[api]} (counted among JAX's own helpers), not this function on its own")
+                f"eager {CONTROL_FLOW[api]} (in the cell line's eager loops), not this function on its own")
     return (f"traced inside {api or 'a transformation (jax.grad, jax.vmap or an outer jit)'}: "
             "what JAX compiled is the transformed function, shown as its own call")
 
@@ -353,26 +361,44 @@ EAGER_CONTROL_FLOW = ("scan", "while", "cond")
 ``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
-def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
-    """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
+def _no_call_note(names: tuple[str, ...], loops: tuple[str, ...] = (), *, raised: bool, library_calls: bool = False) -> str | None:
+    """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it;
+    ``loops``: its eager loops and branches that compiled (:func:`_loop_name`).
 
     A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
     while tracing), and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
-    loops = [n for n in names if n in EAGER_CONTROL_FLOW]
-    names = (*loops, *(n for n in names if n not in EAGER_CONTROL_FLOW))
-    what = "eager jax.numpy operations"
-    if loops:
-        what += (f"; {loops[0]} is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
-                 "compile inside it" if len(loops) == 1 else
-                 f"; {' and '.join(loops)} are jax.lax loops or branches run outside jit: the functions they run "
-                 "(yours too, if any) compile inside them")
-    compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} ({what})"
+    kinds = list(dict.fromkeys(loop.split(" ", 1)[0] for loop in loops))
+    listed = (*kinds, *names)
+    what = ["eager jax.numpy operations"] if names else []
+    if kinds:
+        bodies = list(dict.fromkeys(body for loop in loops if " running " in loop for body in loop.split(" running ", 1)[1].split(", ")))
+        runs = f": {', '.join(bodies[:6])}{' …' if len(bodies) > 6 else ''}" if bodies else ""
+        what.append(f"{kinds[0]} is a jax.lax loop or branch run outside jit, compiled with the functions it runs{runs}"
+                    if len(kinds) == 1 else
+                    f"{', '.join(kinds[:-1])} and {kinds[-1]} are jax.lax loops or branches run outside jit, compiled with the functions "
+                    f"they run{runs}")
+    compiled = f"JAX compiled its own {', '.join(listed[:8])}{' …' if len(listed) > 8 else ''} ({'; '.join(what)})"
     if library_calls:
-        return compiled if names else None
+        return compiled if listed else None
     note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
-    return f"{note}. {compiled}" if names else note
+    return f"{note}. {compiled}" if listed else note
+
+
+def _compiled(record: CallRecord) -> bool:
+    return any(e.stage == "compile" for e in record.events)
+
+
+def _loop_name(record: CallRecord, label: Callable[[SourceLocation | None], SourceLocation | None]) -> str:
+    """``scan running step (In[4]:2)``: an eager loop or branch, with the functions it runs that are not JAX's own."""
+    bodies = []
+    for name, file, line in functions_run_by(record.jaxpr, EAGER_CONTROL_FLOW) if record.jaxpr is not None else ():
+        if not file.startswith(JAX_DIRS):
+            shown = label(SourceLocation(file, line))
+            where = shown.file if shown is not None and shown.file != file else default_file_label(file)
+            bodies.append(f"{name} ({where}:{line})" if line else f"{name} ({where})")
+    return f"{record.name} running {', '.join(dict.fromkeys(bodies))}" if bodies else record.name
 
 
 def _library_hits(capture: CallCapture, records: list[CallRecord]) -> list[tuple[LibraryCalls, str]]:

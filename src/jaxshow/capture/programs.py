@@ -111,6 +111,20 @@ def _dot_flops(eqn: Any) -> float:
         return 0.0
 
 
+def functions_run_by(closed: Any, primitives: tuple[str, ...]) -> tuple[tuple[str, str, int], ...]:
+    """``(name, file, line)`` of each function the top-level ``primitives`` equations of a jaxpr run (a ``scan``'s
+    body, a ``while``'s condition and body, a ``cond``'s branches), from JAX's debug info, each once."""
+    found = []
+    for eqn in getattr(getattr(closed, "jaxpr", closed), "eqns", ()):
+        if eqn.primitive.name in primitives:
+            for param in eqn.params.values():
+                for sub in subjaxprs(param):
+                    source = _jax_compat.parse_source_info(getattr(getattr(sub, "debug_info", None), "func_src_info", None))
+                    if source is not None:
+                        found.append(source)
+    return tuple(dict.fromkeys(found))
+
+
 def subjaxprs(value: Any):
     """The jaxprs inside one equation parameter (a jaxpr, a closed jaxpr, or a tuple of them: ``cond`` branches)."""
     if hasattr(value, "eqns") and hasattr(value, "invars"):

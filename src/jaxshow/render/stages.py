@@ -182,9 +182,13 @@ def _not_reached(report: StagesReport, budget: TextBudget) -> str:
 
 
 def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
-    """One line per group of compiles not shown as reports: JAX's own helpers, and the cell's other calls."""
+    """One line per group of compiles not shown as reports: eager loops, JAX's own helpers, and the cell's other calls."""
     out = []
     others = f"of {_your(cell)}other jitted calls (--all shows them)"
+    if cell.eager_loops.count:
+        what = ("an eager jax.lax loop or branch, with the functions it runs" if cell.eager_loops.count == 1 else
+                "eager jax.lax loops and branches, with the functions they run")
+        out.append(f"{plural(cell.eager_loops.count, 'compile')} of {what}: {_names(cell.eager_loops, budget)}")
     for folded, whose in ((cell.helper_compiles, "of JAX's own helpers"), (cell.other_compiles, others)):
         if folded.count:
             inside = (f"; {format_seconds(folded.inside_seconds)} of them while {_names_of(folded.inside_of, budget)} traced, "
@@ -413,9 +417,9 @@ def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
     trace = sum(x.trace_seconds or 0 for x in t)
     lower = sum(x.lowering_seconds or 0 for x in t)
     compile_ = sum(x.compile_seconds or 0 for x in t)
-    helpers, others = cell.helper_compiles.seconds, cell.other_compiles.seconds
-    rest = max(cell.cell_seconds - trace - lower - compile_ - helpers - others, 0.0)
-    return [("trace", trace), ("lower", lower), ("compile", compile_), ("JAX's own helpers", helpers),
+    loops, helpers, others = cell.eager_loops.seconds, cell.helper_compiles.seconds, cell.other_compiles.seconds
+    rest = max(cell.cell_seconds - trace - lower - compile_ - loops - helpers - others, 0.0)
+    return [("trace", trace), ("lower", lower), ("compile", compile_), ("eager jax.lax loops", loops), ("JAX's own helpers", helpers),
             (f"{_your(cell)}other calls", others), ("the rest (running, Python)", rest)]
 
 
@@ -434,7 +438,7 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
 
 
-_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#9a6700", "#1a7f37", "#8c959f")
+_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#bc4c00", "#9a6700", "#1a7f37", "#8c959f")
 
 
 @render.html_body.register
