@@ -696,6 +696,29 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     assert compiled.timings.stages_run == ("lower", "compile")
 
 
+def test_a_jitted_call_made_by_the_users_code_under_a_transformation_names_it(shell):
+    # a loss that calls a jitted model, under jax.grad or jax.vmap: the user's own frame (loss) lies between the call and
+    # JAX's transformation, and the report said only "a transformation (jax.grad, jax.vmap, an outer jit)"
+    _define(shell, "@jax.jit\ndef model(w, x):\n    return jnp.tanh(w * x)\ndef loss(w, x):\n    return model(w, x).sum()")
+    for api, cell in (("jax.grad", "g = jax.grad(loss)(1.0, jnp.ones(3))"),
+                      ("jax.vmap", "g = jax.vmap(loss, in_axes=(0, None))(jnp.ones(2), jnp.ones(3))"),
+                      ("jax.lax.scan", "c, _ = jax.lax.scan(lambda c, x: (loss(c, x), x), 1.0, jnp.ones((2, 3)))")):
+        result, _, rep = _run(shell, "%%jaxstages --all -o rep\n" + cell)
+        assert result.success, result.error_in_exec
+        traced, *compiled = rep.reports
+        assert traced.function == "model" and traced.transformed_by == api
+        if _jax_compat.JAX_VERSION >= (0, 10):  # JAX emits the trace event of a nested trace before 0.10
+            assert traced.outcome == f"reached inside {api}: JAX reports no stage timings there"
+        if api == "jax.lax.scan":  # compiled inside JAX's eager scan, not as a program of its own
+            assert compiled == [] and rep.eager_loops.names == (f"scan running <lambda> (In[{shell.execution_count - 1}]:2)",)
+        else:  # the derivative's forward and backward programs; the batched program
+            assert len(compiled) == (2 if api == "jax.grad" else 1)
+            for program in compiled:
+                assert (program.function, program.wrapper.kind) == ("model", "jit_p (inside a transformation)")
+                assert (f"compiled for a transformation of model under {api}: the jaxpr and arguments are the transformed "
+                        "ones") in program.notes
+
+
 def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"

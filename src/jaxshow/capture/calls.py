@@ -272,15 +272,19 @@ CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "j
 
 
 def _transformation_api(frame: Any) -> str | None:
-    """The outermost of JAX's tracing functions (:data:`_TRANSFORMATIONS`) below the user's innermost frame."""
+    """The JAX function (:data:`_TRANSFORMATIONS`) whose tracers a call made at ``frame`` is under: the outermost one
+    in the first stretch of JAX's own frames below the call that holds one (``jax.grad`` over the ``vjp`` it calls).
+
+    The user's and libraries' frames between are passed over: a loss that calls a jitted model under
+    ``jax.grad``, a lambda that calls one under ``jax.lax.scan``.
+    """
     api = None
     while frame is not None:
         filename = frame.f_code.co_filename
-        if is_user_file(filename):
-            break
-        found = _TRANSFORMATIONS.get((os.path.basename(filename), frame.f_code.co_name))
-        if found is not None and any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS):
-            api = found
+        if not filename.startswith("<") and os.path.abspath(filename).startswith(JAX_DIRS):
+            api = _TRANSFORMATIONS.get((os.path.basename(filename), frame.f_code.co_name), api)
+        elif api is not None:  # the stretch of JAX's frames that held one has ended
+            return api
         frame = frame.f_back
     return api
 
@@ -485,6 +489,7 @@ class CallCapture(_jax_compat.CallObserver):
             if record is None:
                 keep_listening()
                 record = self._new_record("transform", sys._getframe(2))
+                record.transformed_by = _transformation_api(sys._getframe(1))
                 record.jaxpr = jaxpr
                 record.name, record.source_file = _jax_compat.jaxpr_function(jaxpr)
                 if record.name == "?":

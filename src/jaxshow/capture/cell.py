@@ -269,8 +269,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.under_transform and record.computation is None:
         notes.append(_transformed_note(record.transformed_by))
     if record.path == "transform":
-        notes.append(f"compiled for a transformation of {record.name} (its derivative under jax.grad, its batched form under "
-                     "jax.vmap, …): the jaxpr and arguments are the transformed ones")
+        how = (f"under {record.transformed_by}" if record.transformed_by else
+               "(its derivative under jax.grad, its batched form under jax.vmap, …)")
+        notes.append(f"compiled for a transformation of {record.name} {how}: the jaxpr and arguments are the transformed ones")
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
     error = _labelled_error(record.error, record.failed_in, label_text)
