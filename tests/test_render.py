@@ -793,7 +793,7 @@ def test_stylesheet_follows_the_theme_and_hides_from_sanitisers():
 
 
 def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
-    from jaxshow.render.plain import paragraph, text_table
+    from jaxshow.render.plain import columns, paragraph, text_table
 
     budget = render.TextBudget(width=40)
     assert paragraph("  note: ", "one two three four five six seven eight nine ten", "    ", budget).splitlines() == [
@@ -821,6 +821,10 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
         "f̃     f32[2]",
         "loss  f32[]",
     ]
+    # ... and wraps prose and a table's last column by those columns: 損失 is 4 wide, not 2
+    wide = "損失 " * 12
+    assert [columns(piece) for piece in paragraph("note: ", wide, "  ", budget).splitlines()] == [40, 26]
+    assert text_table([("x", wide)], None, budget) == ["x  損失 損失 損失 損失 損失 損失 損失", "   損失 損失 損失 損失 損失"]
     ir = "    %0 = stablehlo.add " + "%a, " * 60 + "%b : tensor<4xf32>"
     report = _report(lowered=LoweredStation("stablehlo", ir.strip(), False, None, "not reported"))
     assert ir in render.to_text(report, budget).splitlines()

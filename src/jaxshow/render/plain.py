@@ -1,7 +1,7 @@
 """Plain-text building blocks shared by the text renderers. No JAX, no IPython.
 
 Prose (notes, messages, head lines, lists) and the last column of a table wrap
-at the text width (:func:`text_width`); IR lines never do: they are code, shown
+at the text width (:func:`text_width`), counted in terminal columns (:func:`columns`); IR lines never do: they are code, shown
 as they are, and a terminal scrolls or clips them.
 """
 
@@ -34,9 +34,21 @@ _ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
 """Unicode categories a terminal draws over the previous character: combining marks, format characters (joiners)."""
 
 
-def wrap(text: str, width: int) -> list[str]:
-    """``text`` wrapped at spaces to ``width`` columns; a word longer than that stays whole."""
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, drop_whitespace=True) or [text]
+def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """``first + text`` wrapped at spaces to ``width`` terminal columns (:func:`columns`), later lines starting with
+    ``rest``; a word longer than that stays whole."""
+    if text.isascii():
+        return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                             break_on_hyphens=False) or [first + text]
+    lines: list[str] = []
+    current, used, words = first, columns(first), 0
+    for word in text.split():
+        size = columns(word)
+        if words and used + 1 + size > width:
+            lines.append(current)
+            current, used, words = rest, columns(rest), 0
+        current, used, words = (current + " " + word, used + 1 + size, words + 1) if words else (current + word, used + size, 1)
+    return [*lines, current] if words else lines or [first + text]
 
 
 def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
@@ -50,11 +62,10 @@ def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     out: list[str] = []
     for number, piece in enumerate(text.split("\n")):
         prefix = first if number == 0 else rest
-        if len(prefix) + len(piece) <= width:
+        if len(prefix) + columns(piece) <= width:
             out.append(prefix + piece)
             continue
-        out.extend(textwrap.wrap(piece, width, initial_indent=prefix, subsequent_indent=rest, break_long_words=False,
-                                 break_on_hyphens=False) or [prefix + piece])
+        out.extend(wrap(piece, width, prefix, rest))
     return "\n".join(out)
 
 
@@ -89,7 +100,7 @@ def text_table(
             lines.append(indent + r)
             continue
         head = indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(r[:-1], widths))
-        last = wrap(r[-1], room) if room >= 20 and len(r[-1]) > room else [r[-1]]
+        last = wrap(r[-1], room) if room >= 20 and columns(r[-1]) > room else [r[-1]]
         lines.append((head + ("  " if len(r) > 1 else "") + last[0]).rstrip())
         lines.extend(" " * lead + piece for piece in last[1:])
     if header and rule:
