@@ -645,4 +645,4 @@ def test_the_jitted_calls_of_jaxs_de_optimized_rerun_do_not_headline_the_cell(ip
             "inner (use --all or --name to show them)") in rep.notes
     assert not any(n.startswith("also called") for n in rep.notes)
     run_captured(ip, "%%jaxstages --all -o rep\n" + cell)
-    assert sorted(r.function for r in ip.user_ns["rep"].reports) == ["inner", "outer"]
+    assert [r.function for r in ip.user_ns["rep"].reports] == ["outer", "inner"], "in the order the calls were made"

@@ -629,10 +629,18 @@ class CallCapture(_jax_compat.CallObserver):
         self._quiet_rebuild(record, walk)
         return record
 
-    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None) -> CallRecord:
-        """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`)."""
+    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None, since: int) -> CallRecord:
+        """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`).
+
+        Made once the cell has ended, it is put before the records this thread started while the call ran (after the
+        first ``since``: its de-optimized re-run's calls under ``jax_debug_nans``), in the order the calls were made.
+        """
         record, _ = self._direct_record("hit", wrapper, site)
         record.notes.append(RAISED_HIT)
+        during = self._local.mine[since:-1]
+        with self._lock:
+            if during and during[0] in self.records and self.records[-1] is record:
+                self.records.insert(self.records.index(during[0]), self.records.pop())
         return record
 
     def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
@@ -1027,7 +1035,7 @@ class DirectCalls:
         if first is not None and RAISED_HIT in first.notes:
             first.repeat_hits += 1
         else:
-            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site)
+            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before)
 
     def _came_from(self, pending: _Pending, error: BaseException) -> bool:
         """Whether ``error`` came out of the call ``pending`` (its traceback passes the call's line), not a later line."""
