@@ -250,6 +250,36 @@ def test_donated_argument_is_walked_after_deletion(shell):
     assert report.compiled.memory.alias_size_bytes == 32
 
 
+DONATED_STATE = """
+@jax.tree_util.register_pytree_node_class
+class State:
+    def __init__(self, w):
+        print("State built")
+        self.w = w
+    def tree_flatten(self):
+        return (self.w,), None
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+step = jax.jit(lambda s: s.w * 2, donate_argnums=0)
+"""
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_donated_pytree_of_the_users_is_not_rebuilt_for_the_report(shell, warm):
+    # jaxshow replaced a donated argument by its ShapeDtypeStructs before the call (jax.tree_util.tree_map), which
+    # rebuilt the user's State: its __init__ ran once more, and the cell printed "State built" twice.
+    shell.run_cell(DONATED_STATE + ("step(State(jnp.ones(2)))" if warm else ""), store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ns = State(jnp.ones(2))\ny = step(s)\nprint(s.w.is_deleted())")
+    built = 1 if warm else 2  # the cell's State, and (cold) the one of tracers JAX builds to trace step
+    assert result.success and cap.stdout == "State built\n" * built + "True\n"
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit is warm
+    assert [(a.path, a.donated) for a in report.traced.args] == [("s[0]", True)]
+    assert report.compiled.memory.alias_size_bytes == 8
+
+
 def test_static_argument_call(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** n")
     run_captured(shell, "%%jaxstages -o rep\nr = power(x, n=3)")

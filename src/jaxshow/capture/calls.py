@@ -35,7 +35,6 @@ from jaxshow.capture.sources import JAX_DIRS, frame_function, is_library_file, i
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
-    arguments_for_walk,
     jit_target,
     library_jit,
     placed_shardings,
@@ -1040,7 +1039,7 @@ class DirectCalls:
         pending.made_before = self.capture.records_made()
         if pending.fresh and type(pending.wrapper) is JIT_TYPE:
             _, lead, bound = jit_target(call.func)  # type: ignore[misc]  # CPython may have merged a partial into ``call``
-            pending.walk_args = arguments_for_walk(pending.wrapper, (*lead, *call.args), {**bound, **call.keywords})
+            pending.walk_args = (*lead, *call.args), {**bound, **call.keywords}
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:

@@ -264,35 +264,6 @@ class CallName:
         return (self.function is not None and fun is self.function) or self.text in (name, qualname_of(fun, name))
 
 
-# --- abstract arguments ----------------------------------------------------------------------
-
-
-def _abstract_leaf(leaf: Any) -> Any:
-    """An array becomes a ``ShapeDtypeStruct`` that hits the same jit cache entries."""
-    if isinstance(leaf, jax.Array):
-        aval = getattr(leaf, "aval", None)
-        sharding = leaf.sharding if getattr(leaf, "committed", False) else None
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=bool(getattr(aval, "weak_type", False)), sharding=sharding)
-    if isinstance(leaf, (np.ndarray, np.generic)):
-        return jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype)
-    return leaf
-
-
-def arguments_for_walk(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """A call's arguments, safe to trace again after the call: donated ones abstract, the rest as they are.
-
-    A donated array is deleted by the call, so it is replaced by its
-    ``ShapeDtypeStruct`` before; every other argument is kept as passed, so no
-    pytree is rebuilt (a user pytree's constructor would run again).
-    """
-    options = _jax_compat.jit_options(fn) or {}
-    donated = set(positions(options.get("donate_argnums", ()), len(args)))
-    donated_names = set(options.get("donate_argnames", ()))
-    new_args = tuple(jax.tree_util.tree_map(_abstract_leaf, a) if i in donated else a for i, a in enumerate(args))
-    new_kwargs = {k: jax.tree_util.tree_map(_abstract_leaf, v) if k in donated_names else v for k, v in kwargs.items()}
-    return new_args, new_kwargs
-
-
 # --- stations -------------------------------------------------------------------------------
 
 
