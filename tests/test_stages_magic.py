@@ -581,6 +581,68 @@ def test_a_call_jax_refuses_before_tracing_is_the_report_with_its_static_value(s
     assert "no jitted call of yours" not in text
 
 
+REFUSING = """
+class NoHash:
+    def __hash__(self):
+        raise RuntimeError("no hash")
+
+class NoEq:
+    def __hash__(self):
+        return 1
+    def __eq__(self, other):
+        raise RuntimeError("no eq")
+
+@jax.tree_util.register_pytree_node_class
+class NoFlatten:
+    def tree_flatten(self):
+        raise ValueError("flatten boom")
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls()
+
+@jax.tree_util.register_pytree_node_class
+class Meta:
+    def __init__(self, v, aux):
+        self.v, self.aux = v, aux
+    def tree_flatten(self):
+        return (self.v,), self.aux
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+@partial(jax.jit, static_argnums=1)
+def scaled(v, s):
+    return v * 2
+
+@jax.jit
+def first(m):
+    return m.v + 1
+"""
+
+
+@pytest.mark.parametrize(("before", "call", "error"), [
+    ("", "scaled(x, NoHash())", "RuntimeError: no hash"),
+    ("scaled(x, NoEq())", "scaled(x, NoEq())", "ValueError: static arguments should be comparable using __eq__"),
+    ("", "first(NoFlatten())", "ValueError: flatten boom"),
+    ("first(Meta(x, NoEq()))", "first(Meta(x, NoEq()))", "ValueError: Exception raised while checking equality of metadata"),
+])
+def test_a_call_refused_over_the_users_hash_eq_or_flatten_is_not_a_cache_hit(shell, before, call, error):
+    # JAX's C++ dispatch runs a static value's __hash__/__eq__, a pytree's flatten and its metadata's __eq__ before any
+    # cache lookup. When they raised, the report read 'cache hit: JAX did not trace, lower or compile this call' with
+    # 'JAX served this call from its cache ... and the call raised: while its program ran', and %%jaxcache counted a hit.
+    shell.run_cell(REFUSING + before, store_history=True)
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\ny = {call}")
+    assert f"{type(result.error_in_exec).__name__}: {result.error_in_exec}".startswith(error)
+    report = shell.user_ns["rep"].reports[-1]
+    assert report.stopped_at == "call" and not report.cache_hit and report.error.type_name == error.split(":")[0]
+    text = _report(cap).data["text/plain"]
+    assert f"{call.split('(')[0]}: failed while dispatching, before any trace (called at In[3]:2)" in text
+    assert "note: JAX refused the call before tracing it: nothing was traced, lowered or compiled" in text
+    assert "cache hit" not in text and "JAX served this call from its cache" not in text
+    run_captured(shell, f"%%jaxcache -o crep\ny = {call}")
+    assert [(s.function, s.calls, s.hits) for s in shell.user_ns["crep"].functions] == []
+
+
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** len(n)", store_history=True)
     result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")
