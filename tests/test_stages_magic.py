@@ -210,6 +210,20 @@ def test_name_may_be_the_variable_a_jit_wrapper_is_bound_to(shell):
     assert [r.function for r in shell.user_ns["by_function"].reports] == ["loss"]
 
 
+def test_a_jitted_method_or_partial_is_named_by_its_qualname_as_jaxcache_names_it(shell):
+    # ① read 'function  cm' for jax.jit(K.cm) and 'function  apply' for jax.jit(nt.apply), where %jaxcache's table
+    # reads K.cm and NT.apply (and jax.jit(K.sm), a plain function, read K.sm); --name NT.apply matched nothing.
+    shell.run_cell("from typing import NamedTuple\nclass K:\n    @classmethod\n    def cm(cls, v):\n        return v * 4\n"
+                   "class NT(NamedTuple):\n    w: float\n    def apply(self, v):\n        return v * self.w\n"
+                   "def base(a, b):\n    return a * b\n", store_history=True)
+    cell = "a = jax.jit(K.cm)(x)\nb = jax.jit(NT(2.0).apply)(x)\nc = jax.jit(partial(base, 2.0))(x)"
+    _, cap = run_captured(shell, "%%jaxstages --all -o rep\n" + cell)
+    assert [r.wrapper.qualname for r in shell.user_ns["rep"].reports] == ["K.cm", "NT.apply", "base"]
+    assert "    function         NT.apply\n" in _report(cap).data["text/plain"]
+    run_captured(shell, "%%jaxstages --name NT.apply -o only\n" + cell)
+    assert [r.function for r in shell.user_ns["only"].reports] == ["apply"]
+
+
 def test_names_in_any_script_are_names_for_name_save_and_jaxcache(shell, tmp_path):
     """``--name 損失`` was "needs a function name", ``--save`` wrote ``function.json`` for it, and
     ``%jaxcache f̃`` (a combining mark) was "unknown subcommand"; a name typed in fullwidth is the

@@ -240,7 +240,10 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
 
 
 def qualname_of(fun: Any, default: str) -> str:
-    """A plain function's ``__qualname__``; anything else keeps ``default`` (no user attribute is read)."""
+    """The ``__qualname__`` of a plain function, or of the one a bound method or ``functools.partial`` calls; anything
+    else keeps ``default`` (read by type: no user attribute is read)."""
+    while type(fun) in (types.MethodType, functools.partial):
+        fun = fun.__func__ if type(fun) is types.MethodType else fun.func
     return fun.__qualname__ if type(fun) is types.FunctionType else default
 
 
