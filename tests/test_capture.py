@@ -229,37 +229,6 @@ def test_records_are_immutable_and_comparable(params):
         a.function = "other"  # type: ignore[misc]
 
 
-def test_walk_arguments_abstract_only_what_the_call_donates():
-    f = jax.jit(lambda x, y, s: x * s + y, static_argnums=2, donate_argnums=0)
-    x, y = jnp.ones(3), jnp.ones(3)
-    args, kwargs = stations.arguments_for_walk(f, (x, y, 2.0), {})
-    assert isinstance(args[0], jax.ShapeDtypeStruct) and args[1] is y and args[2] == 2.0
-    committed = jax.device_put(x, jax.devices()[0])
-    args, _ = stations.arguments_for_walk(f, (committed, y, 2.0), {})
-    assert args[0].sharding == committed.sharding
-
-
-def test_walk_arguments_never_rebuild_a_user_pytree():
-    built = []
-
-    @jax.tree_util.register_pytree_node_class
-    class Box:
-        def __init__(self, v):
-            built.append(1)
-            self.v = v
-
-        def tree_flatten(self):
-            return (self.v,), None
-
-        @classmethod
-        def tree_unflatten(cls, aux, children):
-            return cls(*children)
-
-    box = Box(jnp.ones(2))
-    args, _ = stations.arguments_for_walk(jax.jit(lambda b: b.v), (box,), {})
-    assert args[0] is box and built == [1]
-
-
 def test_loop_bodies_counted_once_are_flagged_next_to_the_costs():
     @jax.jit
     def looped(x):

@@ -166,6 +166,13 @@ def test_bad_kind_is_a_value_error():
         config_report(kind="flags")
 
 
+@pytest.mark.parametrize("wrong", [42, b"x64", ["x64"]])
+def test_a_filter_that_is_not_a_str_is_a_type_error_naming_the_argument(wrong):
+    # jaxshow.config_report(42) raised "TypeError: 'int' object is not iterable" from config_inventory._matches.
+    with pytest.raises(TypeError, match=f"^filter must be a str \\(part of an option's name, or a glob\\) or None, got {type(wrong).__name__}$"):
+        jaxshow.config_report(wrong)
+
+
 def test_public_api_is_the_inventory():
     report = jaxshow.config_report("x64", kind="scopable")
     assert isinstance(report, jaxshow.ConfigReport)

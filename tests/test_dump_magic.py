@@ -422,6 +422,19 @@ def test_dir_expands_home_and_namespace_values(ip, tmp_path, monkeypatch):
         assert _flat(cap.outputs[0].data["text/plain"]).startswith(heading)
 
 
+def test_the_api_takes_a_counter_as_an_int_and_a_directory_as_a_path(tmp_path):
+    # jaxshow.dump_report(1) raised "AttributeError: 'int' object has no attribute 'isdigit'" from dumps.select, and
+    # dump_report(directory=42) "expected str, bytes or os.PathLike object, not int" from posixpath.realpath.
+    (tmp_path / "jax_ir0001_jit_f_compile.mlir").write_text(_module_text("3"))
+    by_int = jaxshow.dump_report(1, directory=tmp_path)
+    assert by_int == jaxshow.dump_report("1", directory=str(tmp_path))
+    assert [f.name for f in by_int.files] == ["jax_ir0001_jit_f_compile.mlir"]
+    with pytest.raises(TypeError, match="^name must be a function or file name, or a counter \\(str or int\\), got float$"):
+        jaxshow.dump_report(1.0, directory=tmp_path)
+    with pytest.raises(TypeError, match="^directory must be a path \\(str or os.PathLike\\), got int$"):
+        jaxshow.dump_report(directory=42)
+
+
 def test_a_tilde_in_jax_dump_ir_to_is_flagged_since_jax_does_not_expand_it(ip, dumping_in_process, monkeypatch):
     monkeypatch.setenv("HOME", "/home/someone")
     monkeypatch.chdir(dumping_in_process)

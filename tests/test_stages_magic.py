@@ -215,6 +215,20 @@ def test_name_may_be_the_variable_a_jit_wrapper_is_bound_to(shell):
     assert [r.function for r in shell.user_ns["by_function"].reports] == ["loss"]
 
 
+def test_a_jitted_method_or_partial_is_named_by_its_qualname_as_jaxcache_names_it(shell):
+    # ① read 'function  cm' for jax.jit(K.cm) and 'function  apply' for jax.jit(nt.apply), where %jaxcache's table
+    # reads K.cm and NT.apply (and jax.jit(K.sm), a plain function, read K.sm); --name NT.apply matched nothing.
+    shell.run_cell("from typing import NamedTuple\nclass K:\n    @classmethod\n    def cm(cls, v):\n        return v * 4\n"
+                   "class NT(NamedTuple):\n    w: float\n    def apply(self, v):\n        return v * self.w\n"
+                   "def base(a, b):\n    return a * b\n", store_history=True)
+    cell = "a = jax.jit(K.cm)(x)\nb = jax.jit(NT(2.0).apply)(x)\nc = jax.jit(partial(base, 2.0))(x)"
+    _, cap = run_captured(shell, "%%jaxstages --all -o rep\n" + cell)
+    assert [r.wrapper.qualname for r in shell.user_ns["rep"].reports] == ["K.cm", "NT.apply", "base"]
+    assert "    function         NT.apply\n" in _report(cap).data["text/plain"]
+    run_captured(shell, "%%jaxstages --name NT.apply -o only\n" + cell)
+    assert [r.function for r in shell.user_ns["only"].reports] == ["apply"]
+
+
 def test_names_in_any_script_are_names_for_name_save_and_jaxcache(shell, tmp_path):
     """``--name 損失`` was "needs a function name", ``--save`` wrote ``function.json`` for it, and
     ``%jaxcache f̃`` (a combining mark) was "unknown subcommand"; a name typed in fullwidth is the
@@ -253,6 +267,36 @@ def test_donated_argument_is_walked_after_deletion(shell):
     assert [a.donated for a in report.traced.args] == [True, False]
     assert report.traced.args[1].weak_type
     assert report.compiled.memory.alias_size_bytes == 32
+
+
+DONATED_STATE = """
+@jax.tree_util.register_pytree_node_class
+class State:
+    def __init__(self, w):
+        print("State built")
+        self.w = w
+    def tree_flatten(self):
+        return (self.w,), None
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+step = jax.jit(lambda s: s.w * 2, donate_argnums=0)
+"""
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_donated_pytree_of_the_users_is_not_rebuilt_for_the_report(shell, warm):
+    # jaxshow replaced a donated argument by its ShapeDtypeStructs before the call (jax.tree_util.tree_map), which
+    # rebuilt the user's State: its __init__ ran once more, and the cell printed "State built" twice.
+    shell.run_cell(DONATED_STATE + ("step(State(jnp.ones(2)))" if warm else ""), store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ns = State(jnp.ones(2))\ny = step(s)\nprint(s.w.is_deleted())")
+    built = 1 if warm else 2  # the cell's State, and (cold) the one of tracers JAX builds to trace step
+    assert result.success and cap.stdout == "State built\n" * built + "True\n"
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit is warm
+    assert [(a.path, a.donated) for a in report.traced.args] == [("s[0]", True)]
+    assert report.compiled.memory.alias_size_bytes == 8
 
 
 def test_static_argument_call(shell):
@@ -554,6 +598,68 @@ def test_a_call_jax_refuses_before_tracing_is_the_report_with_its_static_value(s
     assert "power: failed while dispatching, before any trace (called at In[3]:3)" in text
     assert "note: JAX refused the call before tracing it: nothing was traced, lowered or compiled" in text
     assert "no jitted call of yours" not in text
+
+
+REFUSING = """
+class NoHash:
+    def __hash__(self):
+        raise RuntimeError("no hash")
+
+class NoEq:
+    def __hash__(self):
+        return 1
+    def __eq__(self, other):
+        raise RuntimeError("no eq")
+
+@jax.tree_util.register_pytree_node_class
+class NoFlatten:
+    def tree_flatten(self):
+        raise ValueError("flatten boom")
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls()
+
+@jax.tree_util.register_pytree_node_class
+class Meta:
+    def __init__(self, v, aux):
+        self.v, self.aux = v, aux
+    def tree_flatten(self):
+        return (self.v,), self.aux
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0], aux)
+
+@partial(jax.jit, static_argnums=1)
+def scaled(v, s):
+    return v * 2
+
+@jax.jit
+def first(m):
+    return m.v + 1
+"""
+
+
+@pytest.mark.parametrize(("before", "call", "error"), [
+    ("", "scaled(x, NoHash())", "RuntimeError: no hash"),
+    ("scaled(x, NoEq())", "scaled(x, NoEq())", "ValueError: static arguments should be comparable using __eq__"),
+    ("", "first(NoFlatten())", "ValueError: flatten boom"),
+    ("first(Meta(x, NoEq()))", "first(Meta(x, NoEq()))", "ValueError: Exception raised while checking equality of metadata"),
+])
+def test_a_call_refused_over_the_users_hash_eq_or_flatten_is_not_a_cache_hit(shell, before, call, error):
+    # JAX's C++ dispatch runs a static value's __hash__/__eq__, a pytree's flatten and its metadata's __eq__ before any
+    # cache lookup. When they raised, the report read 'cache hit: JAX did not trace, lower or compile this call' with
+    # 'JAX served this call from its cache ... and the call raised: while its program ran', and %%jaxcache counted a hit.
+    shell.run_cell(REFUSING + before, store_history=True)
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\ny = {call}")
+    assert f"{type(result.error_in_exec).__name__}: {result.error_in_exec}".startswith(error)
+    report = shell.user_ns["rep"].reports[-1]
+    assert report.stopped_at == "call" and not report.cache_hit and report.error.type_name == error.split(":")[0]
+    text = _report(cap).data["text/plain"]
+    assert f"{call.split('(')[0]}: failed while dispatching, before any trace (called at In[3]:2)" in text
+    assert "note: JAX refused the call before tracing it: nothing was traced, lowered or compiled" in text
+    assert "cache hit" not in text and "JAX served this call from its cache" not in text
+    run_captured(shell, f"%%jaxcache -o crep\ny = {call}")
+    assert [(s.function, s.calls, s.hits) for s in shell.user_ns["crep"].functions] == []
 
 
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):

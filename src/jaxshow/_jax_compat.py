@@ -1335,6 +1335,20 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     return uninstall
 
 
+_DISPATCH_REFUSALS = (
+    "Non-hashable static arguments are not supported",
+    "static arguments should be comparable using __eq__",
+    "Exception raised while checking equality of metadata fields of pytree",
+)
+"""How jaxlib's C++ dispatch words an error it raises for a call's arguments, before any cache lookup (0.7 to 0.12)."""
+
+
+def dispatch_refusal(error: BaseException) -> bool:
+    """Whether ``error`` is jaxlib's refusal of a call's static arguments or pytree metadata (unhashable, or ``__eq__`` raised)."""
+    message = error.args[0] if type(error) is ValueError and error.args else None
+    return isinstance(message, str) and message.startswith(_DISPATCH_REFUSALS)
+
+
 def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any]:
     """``(jaxpr, donated flags, lowered computation)`` of a jit wrapper's call, from JAX's caches.
 

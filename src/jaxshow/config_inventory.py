@@ -50,6 +50,8 @@ def config_report(
         A :class:`~jaxshow.report.ConfigReport` with the selected options,
         sorted by name, and the counts of all options.
     """
+    if filter is not None and not isinstance(filter, str):
+        raise TypeError(f"filter must be a str (part of an option's name, or a glob) or None, got {type(filter).__name__}")
     if kind not in (None, "scopable", "flag"):
         raise ValueError(f"kind must be 'scopable', 'flag' or None, got {kind!r}")
     names = sorted(jax.config.values)

@@ -393,7 +393,16 @@ def dump_report(
 
     Raises:
         LookupError: ``name`` matches no file, counter or function (the message lists what exists).
+        TypeError: ``name`` is not a str or int, or ``directory`` not a path.
     """
+    if type(name) is int:
+        name = str(name)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a function or file name, or a counter (str or int), got {type(name).__name__}")
+    if directory is not None:
+        if not isinstance(directory, (str, os.PathLike)) or not isinstance(path := os.fspath(directory), str):
+            raise TypeError(f"directory must be a path (str or os.PathLike), got {type(directory).__name__}")
+        directory = path
     setting_rows, warnings = settings()
     notes: list[str] = []
     configured, why_none = dump_directory()

@@ -35,7 +35,6 @@ from jaxshow.capture.sources import JAX_DIRS, frame_function, is_library_file, i
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
-    arguments_for_walk,
     jit_target,
     library_jit,
     placed_shardings,
@@ -666,7 +665,8 @@ class CallCapture(_jax_compat.CallObserver):
         return record
 
     def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
-        """A direct call JAX's C++ dispatch refused before any trace (an unhashable static argument), where no hook runs."""
+        """A direct call JAX's C++ dispatch refused before any trace (a static argument it cannot hash or compare, a pytree whose
+        flatten raised), where no hook runs."""
         record, info = self._direct_record("jit", wrapper, site)
         record.error, record.failed_in, record.ongoing = error, "call", False
         try:
@@ -877,6 +877,23 @@ def _unhashable(value: Any) -> bool:
     return type(value).__hash__ is None or (type(value) is tuple and any(_unhashable(v) for v in value))
 
 
+def _refused(error: BaseException, below: types.TracebackType | None) -> bool:
+    """Whether JAX's C++ dispatch refused a call over its arguments, told from the ``error`` out of its line and what ran ``below`` it.
+
+    Before any cache lookup the dispatch runs Python of the user's (or a
+    library's): a static value's ``__hash__`` and ``__eq__``, a pytree node's
+    flatten and its aux data's ``__eq__``. Their error comes out as it was
+    raised, the first frame below the call theirs (JAX's own, where a program
+    that ran raised in JAX's Python: a deleted input), or wrapped in one of
+    jaxlib's messages. ``FloatingPointError`` is JAX's de-optimized re-run
+    (``jax_debug_nans``), which runs the user's function below the call.
+    """
+    if _jax_compat.dispatch_refusal(error):
+        return True
+    return (below is not None and not isinstance(error, FloatingPointError)
+            and not os.path.abspath(below.tb_frame.f_code.co_filename).startswith(JAX_DIRS))
+
+
 class _Pending:
     """A direct call of a jit wrapper between ``pre`` and ``after``.
 
@@ -998,8 +1015,10 @@ class DirectCalls:
         A call that raised left a record if it traced, lowered, compiled or
         dispatched in Python (its failure is on it). One that left none went no
         further than JAX's C++ dispatch: refused before any trace where a static
-        argument's type has no hash (recorded with ``error`` when the cell's error
-        came out of it; JAX made no call, so nothing is counted), else served from
+        argument's type has no hash, or the cell's error came out of the call from
+        a ``__hash__``, ``__eq__`` or pytree flatten the dispatch ran (:func:`_refused`;
+        recorded with ``error`` when the cell's error came out of it; JAX made no
+        call, so nothing is counted), else served from
         JAX's cache and raised while it ran or in a check JAX makes after it
         (``jax_debug_nans``' re-run): recorded without stations, which jaxshow
         reads from JAX's caches only once a call returns.
@@ -1020,8 +1039,10 @@ class DirectCalls:
         if jitted:
             _, lead, bound = jit_target(call.func)  # type: ignore[misc]
             args, kwargs = (*lead, *call.args), {**bound, **call.keywords}
-            if any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs)):
-                if self.capture is not None and error is not None and self._came_from(pending, error):
+            at_call = self._raised_at(pending, error) if error is not None else None
+            if (any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
+                    or (at_call is not None and _refused(error, at_call.tb_next))):  # type: ignore[arg-type]
+                if self.capture is not None and at_call is not None:
                     code = self._codes[pending.key[0]]
                     self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
                 return
@@ -1037,13 +1058,13 @@ class DirectCalls:
         else:
             self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before)
 
-    def _came_from(self, pending: _Pending, error: BaseException) -> bool:
-        """Whether ``error`` came out of the call ``pending`` (its traceback passes the call's line), not a later line."""
+    def _raised_at(self, pending: _Pending, error: BaseException) -> types.TracebackType | None:
+        """Where ``error``'s traceback passes the line of the call ``pending``: ``None`` if it came out of a later line."""
         code, line = self._codes.get(pending.key[0]), pending.key[1]
         tb = error.__traceback__
         while tb is not None and not (tb.tb_frame.f_code is code and tb.tb_lineno == line):
             tb = tb.tb_next
-        return tb is not None
+        return tb
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:
@@ -1053,7 +1074,7 @@ class DirectCalls:
         pending.made_before = self.capture.records_made()
         if pending.fresh and type(pending.wrapper) is JIT_TYPE:
             _, lead, bound = jit_target(call.func)  # type: ignore[misc]  # CPython may have merged a partial into ``call``
-            pending.walk_args = arguments_for_walk(pending.wrapper, (*lead, *call.args), {**bound, **call.keywords})
+            pending.walk_args = (*lead, *call.args), {**bound, **call.keywords}
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:

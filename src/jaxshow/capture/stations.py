@@ -240,7 +240,10 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
 
 
 def qualname_of(fun: Any, default: str) -> str:
-    """A plain function's ``__qualname__``; anything else keeps ``default`` (no user attribute is read)."""
+    """The ``__qualname__`` of a plain function, or of the one a bound method or ``functools.partial`` calls; anything
+    else keeps ``default`` (read by type: no user attribute is read)."""
+    while type(fun) in (types.MethodType, functools.partial):
+        fun = fun.__func__ if type(fun) is types.MethodType else fun.func
     return fun.__qualname__ if type(fun) is types.FunctionType else default
 
 
@@ -262,35 +265,6 @@ class CallName:
 
     def matches(self, fun: Any, name: str) -> bool:
         return (self.function is not None and fun is self.function) or self.text in (name, qualname_of(fun, name))
-
-
-# --- abstract arguments ----------------------------------------------------------------------
-
-
-def _abstract_leaf(leaf: Any) -> Any:
-    """An array becomes a ``ShapeDtypeStruct`` that hits the same jit cache entries."""
-    if isinstance(leaf, jax.Array):
-        aval = getattr(leaf, "aval", None)
-        sharding = leaf.sharding if getattr(leaf, "committed", False) else None
-        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, weak_type=bool(getattr(aval, "weak_type", False)), sharding=sharding)
-    if isinstance(leaf, (np.ndarray, np.generic)):
-        return jax.ShapeDtypeStruct(np.shape(leaf), leaf.dtype)
-    return leaf
-
-
-def arguments_for_walk(fn: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """A call's arguments, safe to trace again after the call: donated ones abstract, the rest as they are.
-
-    A donated array is deleted by the call, so it is replaced by its
-    ``ShapeDtypeStruct`` before; every other argument is kept as passed, so no
-    pytree is rebuilt (a user pytree's constructor would run again).
-    """
-    options = _jax_compat.jit_options(fn) or {}
-    donated = set(positions(options.get("donate_argnums", ()), len(args)))
-    donated_names = set(options.get("donate_argnames", ()))
-    new_args = tuple(jax.tree_util.tree_map(_abstract_leaf, a) if i in donated else a for i, a in enumerate(args))
-    new_kwargs = {k: jax.tree_util.tree_map(_abstract_leaf, v) if k in donated_names else v for k, v in kwargs.items()}
-    return new_args, new_kwargs
 
 
 # --- stations -------------------------------------------------------------------------------
