@@ -57,6 +57,8 @@ SCRIPT = textwrap.dedent(
         "collectives": [[c.kind, c.count] for c in compiled.collectives],
         "all_reduce_in_hlo": len(re.findall(r"= [^\\n]*? all-reduce(?:-start)?\\(", compiled.optimized_hlo_text)),
         "per_device_caveat": "per device: one of 8 devices' share" in text,
+        "memory_per_device": "  memory analysis, per device: what each of the 8 devices holds:" in text.splitlines(),
+        "buffers_per_device": "; per device: each value's shape is one device's shard):" in text,
         "mesh_line": "  mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) · 8 devices" in text.splitlines(),
         "grid_html": cap.outputs[0].data["text/html"].count('class="js-grid"'),
         "ok": ok,
@@ -86,9 +88,12 @@ def test_sharded_program_on_eight_devices():
     assert result["arg_shardings"] == result["input_shardings"]
     assert result["mesh"] == "Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" and result["device_count"] == 8
     assert result["mesh_line"] and result["per_device_caveat"]
+    # XLA's memory analysis of a partitioned program is one device's: x's f32[16,32] argument is a f32[8,8] shard there
+    assert result["memory_per_device"] and result["buffers_per_device"]
     # The device grids match the arrays' own shards (Array.addressable_shards), block by block.
     assert {k: result["views"][k] for k in result["expected_views"]} == result["expected_views"]
     assert len(result["expected_views"]["P('data', 'model')"]) == 8 and len(result["expected_views"]["P('model', None)"]) == 4
     assert result["grid_html"] == len(result["views"])
     assert result["collectives"] == [["all-reduce", result["all_reduce_in_hlo"]]] and result["all_reduce_in_hlo"] >= 1
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]
+
