@@ -97,3 +97,57 @@ def test_sharded_program_on_eight_devices():
     assert result["collectives"] == [["all-reduce", result["all_reduce_in_hlo"]]] and result["all_reduce_in_hlo"] >= 1
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]
 
+
+RECOMPILE_SCRIPT = textwrap.dedent(
+    """
+    import json
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "jaxshow")
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = (AxisType.Auto, AxisType.Auto)
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=auto)
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+
+    @jax.jit
+    def layer(x, w):
+        return jnp.tanh(x @ w).sum(axis=0)
+    layer(x, w)
+    ''').success
+    texts = []
+    for cell in (
+        # same shapes, another sharding of x: under Auto axes JAX reuses the trace and compiles again
+        "%%jaxcache -o moved\\nx2 = jax.device_put(x, NamedSharding(mesh, P('model', 'data')))\\ny = layer(x2, w)",
+        # another mesh with the same axis names: JAX traces again, and spells both types the same
+        "%%jaxcache -o remeshed\\nmesh2 = jax.make_mesh((4, 2), ('data', 'model'), axis_types=auto)\\n"
+        "y = layer(jax.device_put(x, NamedSharding(mesh2, P('data', 'model'))), "
+        "jax.device_put(w, NamedSharding(mesh2, P('model', None))))",
+    ):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts.append(cap.outputs[-1].data["text/plain"])
+    moved, remeshed = ip.user_ns["moved"], ip.user_ns["remeshed"]
+    print(json.dumps({
+        "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
+    }))
+    """
+)
+
+
+def test_a_trace_for_a_new_mesh_names_the_meshes():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", RECOMPILE_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
+    assert result["remeshed"] == [["input_types", [
+        ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
+        ["w", "f32[8,16] on mesh ('data': 4, 'model': 2)", "f32[8,16] on mesh ('data': 2, 'model': 4)"]]]]
