@@ -136,17 +136,28 @@ RECOMPILE_SCRIPT = textwrap.dedent(
         texts.append(cap.outputs[-1].data["text/plain"])
     moved, remeshed = ip.user_ns["moved"], ip.user_ns["remeshed"]
     print(json.dumps({
+        "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
+        "moved_head": texts[0].splitlines()[0],
+        "moved_note": [n for n in moved.notes if n.startswith("layer:")],
         "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
     }))
     """
 )
 
 
-def test_a_trace_for_a_new_mesh_names_the_meshes():
+def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     out = subprocess.run([sys.executable, "-c", RECOMPILE_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
+    placed = "x P('model', 'data'), w P('model', None) on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))"
+    # was: 'no cache miss: every jitted call hit the cache', a hit, while JAX lowered and compiled layer again
+    assert result["moved"] == [["layer", 1, 0, 0, [placed]]]
+    assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled again from a reused trace (see the note)"
+    assert result["moved_note"] == [
+        "layer: 1 call compiled again without a new trace: JAX reused the trace and lowered it anew for what it does not "
+        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, or the "
+        "options of another jax.jit wrapper of layer"]
     # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
