@@ -57,6 +57,8 @@ SCRIPT = textwrap.dedent(
         "collectives": [[c.kind, c.count] for c in compiled.collectives],
         "all_reduce_in_hlo": len(re.findall(r"= [^\\n]*? all-reduce(?:-start)?\\(", compiled.optimized_hlo_text)),
         "per_device_caveat": "per device: one of 8 devices' share" in text,
+        "memory_per_device": "  memory analysis, per device: what each of the 8 devices holds:" in text.splitlines(),
+        "buffers_per_device": "; per device: each value's shape is one device's shard):" in text,
         "mesh_line": "  mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) · 8 devices" in text.splitlines(),
         "grid_html": cap.outputs[0].data["text/html"].count('class="js-grid"'),
         "ok": ok,
@@ -86,9 +88,77 @@ def test_sharded_program_on_eight_devices():
     assert result["arg_shardings"] == result["input_shardings"]
     assert result["mesh"] == "Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" and result["device_count"] == 8
     assert result["mesh_line"] and result["per_device_caveat"]
+    # XLA's memory analysis of a partitioned program is one device's: x's f32[16,32] argument is a f32[8,8] shard there
+    assert result["memory_per_device"] and result["buffers_per_device"]
     # The device grids match the arrays' own shards (Array.addressable_shards), block by block.
     assert {k: result["views"][k] for k in result["expected_views"]} == result["expected_views"]
     assert len(result["expected_views"]["P('data', 'model')"]) == 8 and len(result["expected_views"]["P('model', None)"]) == 4
     assert result["grid_html"] == len(result["views"])
     assert result["collectives"] == [["all-reduce", result["all_reduce_in_hlo"]]] and result["all_reduce_in_hlo"] >= 1
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]
+
+
+RECOMPILE_SCRIPT = textwrap.dedent(
+    """
+    import json
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "jaxshow")
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = (AxisType.Auto, AxisType.Auto)
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=auto)
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+
+    @jax.jit
+    def layer(x, w):
+        return jnp.tanh(x @ w).sum(axis=0)
+    layer(x, w)
+    ''').success
+    texts = []
+    for cell in (
+        # same shapes, another sharding of x: under Auto axes JAX reuses the trace and compiles again
+        "%%jaxcache -o moved\\nx2 = jax.device_put(x, NamedSharding(mesh, P('model', 'data')))\\ny = layer(x2, w)",
+        # another mesh with the same axis names: JAX traces again, and spells both types the same
+        "%%jaxcache -o remeshed\\nmesh2 = jax.make_mesh((4, 2), ('data', 'model'), axis_types=auto)\\n"
+        "y = layer(jax.device_put(x, NamedSharding(mesh2, P('data', 'model'))), "
+        "jax.device_put(w, NamedSharding(mesh2, P('model', None))))",
+    ):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts.append(cap.outputs[-1].data["text/plain"])
+    moved, remeshed = ip.user_ns["moved"], ip.user_ns["remeshed"]
+    print(json.dumps({
+        "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
+        "moved_head": texts[0].splitlines()[0],
+        "moved_note": [n for n in moved.notes if n.startswith("layer:")],
+        "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
+    }))
+    """
+)
+
+
+def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", RECOMPILE_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    placed = "x P('model', 'data'), w P('model', None) on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))"
+    # was: 'no cache miss: every jitted call hit the cache', a hit, while JAX lowered and compiled layer again
+    assert result["moved"] == [["layer", 1, 0, 0, [placed]]]
+    assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled again from a reused trace (see the note)"
+    assert result["moved_note"] == [
+        "layer: 1 call compiled again without a new trace: JAX reused the trace and lowered it anew for what it does not "
+        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, or the "
+        "options of another jax.jit wrapper of layer"]
+    # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
+    assert result["remeshed"] == [["input_types", [
+        ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
+        ["w", "f32[8,16] on mesh ('data': 4, 'model': 2)", "f32[8,16] on mesh ('data': 2, 'model': 4)"]]]]

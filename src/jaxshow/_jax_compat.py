@@ -945,20 +945,21 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     return str(diff[-1])
 
 
-def describe_trace_key(key: Any) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
+def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     """A tracing-cache key as printable parts: ``((arg, "f32[3]"), ...)``, pytree text, trace context.
 
-    Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
+    ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``),
+    which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
     on jax >= 0.9 and :class:`PjitTraceKey` on jax <= 0.8. Returns ``None`` for
     any other shape.
     """
     if isinstance(key, PjitTraceKey):
-        return _describe_pjit_key(key)
+        return _describe_pjit_key(key, mesh)
     try:
         context, (in_avals, debug_info, *_), _ = key
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
-        types = tuple((str(n), _aval_text(a)) for n, a in zip(names, avals))
+        types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
         return types, str(in_avals.tree), tuple(context)
     except Exception:  # noqa: BLE001
         return None
@@ -1033,7 +1034,7 @@ def only_types_differ(new: TraceKeyParts, old: TraceKeyParts) -> bool:
     )
 
 
-def _describe_pjit_key(key: PjitTraceKey) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
+def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     try:
         transforms, _, _, (arg_types, *_), context = key.key
         avals = tuple(getattr(a, "aval", a) for a in arg_types)
@@ -1043,19 +1044,31 @@ def _describe_pjit_key(key: PjitTraceKey) -> tuple[tuple[tuple[str, str], ...], 
             names = tuple(safe(len(avals)))
         if not any(names):
             names = tuple(f"[{i}]" for i in range(len(avals)))
-        types = tuple((str(n), _aval_text(a)) for n, a in zip(names, avals))
+        types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
         trees = [str(t[1][0]) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
         return types, (trees[0] if trees else ""), tuple(context)
     except Exception:  # noqa: BLE001
         return None
 
 
-def _aval_text(aval: Any) -> str:
+def _aval_text(aval: Any, mesh: bool = False) -> str:
     short = getattr(aval, "str_short", None)
     text = short(True) if short is not None else str(aval)
     if getattr(aval, "weak_type", False):
         text += "{weak_type=True}"
+    if mesh and (sizes := _mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))):
+        text += f" on mesh ({sizes})"
     return text
+
+
+def _mesh_sizes(mesh: Any) -> str | None:
+    """``'data': 4, 'model': 2`` for a mesh (concrete or abstract), ``None`` for an empty one or none."""
+    try:
+        if mesh is None or getattr(mesh, "empty", True):
+            return None
+        return ", ".join(f"{name!r}: {size}" for name, size in zip(mesh.axis_names, mesh.axis_sizes))
+    except Exception:  # noqa: BLE001 - a mesh type of another shape: said as JAX says it
+        return None
 
 
 def persistent_cache_initialized() -> bool | None:

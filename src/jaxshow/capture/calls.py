@@ -838,11 +838,18 @@ _hooks = _Hooks()
 class CallCounter:
     """What :class:`DirectCalls` tells about each direct call of a jit wrapper (``%%jaxcache`` counts them)."""
 
-    def before(self, wrapper: Any) -> Any:  # pragma: no cover - interface
+    def before(self, wrapper: Any, call: Any) -> Any:  # pragma: no cover - interface
+        """``call`` holds the call's arguments (``call.args``, ``call.keywords``), to be read only after it."""
         raise NotImplementedError
 
     def after(self, wrapper: Any, token: Any) -> None:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+def call_arguments(call: Any) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` of a direct call :class:`CallCounter` saw, a ``functools.partial`` merged in."""
+    _, lead, bound = jit_target(call.func)
+    return (*lead, *call.args), {**bound, **call.keywords}
 
 
 class _Arguments(functools.partial):
@@ -1068,7 +1075,7 @@ class DirectCalls:
 
     def _before(self, pending: _Pending, call: _Arguments) -> None:
         if self.counter is not None:
-            pending.token = self.counter.before(pending.wrapper)
+            pending.token = self.counter.before(pending.wrapper, call)
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()

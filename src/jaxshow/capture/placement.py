@@ -5,7 +5,8 @@ formats into :class:`~jaxshow.report.PlacementSpec` rows; ``mesh_summary``
 names the one mesh they share; ``sharding_views`` draws, per distinct
 sharding, which device holds which block of an array (what
 ``jax.debug.visualize_array_sharding`` draws), from
-``Sharding.devices_indices_map``. ``type_level_sharding`` is the sharding a
+``Sharding.devices_indices_map``; ``placement_text`` says in a few words
+where a call's array arguments are placed (``%jaxcache``). ``type_level_sharding`` is the sharding a
 ``Traced`` aval carries, shown only where it means something (an Explicit
 mesh axis). Uses JAX, never IPython.
 """
@@ -103,6 +104,48 @@ def sharding_views(leaves: Sequence[tuple[str, Any, tuple[int, ...] | None]]) ->
             views[key] = view
     shown = list(views.values())
     return tuple(shown[:SHARDING_VIEWS_MAX]), max(0, len(shown) - SHARDING_VIEWS_MAX)
+
+
+PLACEMENT_LEAVES_SHOWN = 4
+"""Arguments named in :func:`placement_text`; the others are counted."""
+
+
+def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str | None:
+    """Where a call's array arguments are placed, in a few words: ``x P('model', 'data'), w P('model', None) on Mesh(...)``.
+
+    Each array leaf by its parameter name (``parameters``: the positional ones)
+    and its spec, the mesh named once; a single-device placement by its device.
+    ``None`` when no argument is an array.
+    """
+    shown, meshes, count = [], set(), 0
+    for path, leaf in jax.tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        if not isinstance(leaf, jax.Array) or isinstance(leaf, jax.core.Tracer):
+            continue
+        count += 1
+        if len(shown) == PLACEMENT_LEAVES_SHOWN:
+            continue
+        sharding = leaf.sharding
+        spec = _spec_text(sharding)
+        if spec is not None:
+            meshes.add(str(sharding.mesh))
+        else:
+            devices = getattr(sharding, "device_set", ())
+            spec = f"on {next(iter(devices))}" if len(devices) == 1 else str(sharding)
+        shown.append(f"{_leaf_name(path, parameters)} {spec}")
+    if not shown:
+        return None
+    text = ", ".join(shown) + (f", … {count - len(shown)} more" if count > len(shown) else "")
+    return text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+
+
+def _leaf_name(path: tuple, parameters: Sequence[str]) -> str:
+    head, key, rest = path[0], path[1], path[2:]
+    if getattr(head, "idx", None) == 0:
+        index = key.idx
+        name = parameters[index] if index < len(parameters) else f"args[{index}]"
+    else:
+        name = str(getattr(key, "key", key))
+    return name + jax.tree_util.keystr(rest)
 
 
 def _spec_text(sharding: Any) -> str | None:

@@ -68,6 +68,9 @@ def _headline(report: CacheReport) -> str:
     traced = sum(f.traced for f in report.functions)
     if not report.functions:  # a call that raised is not counted (it never returned), so a raising cell says only this
         return "no jitted function of yours was traced" if report.cell_error else "no jitted function of yours was called or traced"
+    recompiled = sum(len(f.recompiled) for f in report.functions)
+    if traced == 0 and recompiled:
+        return f"no trace, but {plural(recompiled, 'call')} compiled again from a reused trace (see the note)"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)

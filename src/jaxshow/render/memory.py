@@ -105,8 +105,11 @@ def _key_html(p: Part, scale: int | None) -> Html:
                f"{LABELS[p.label]} {format_bytes(p.size_bytes)}{share}", cls="js-key")
 
 
-def memory_html(memory: MemoryStats, figures: Html, budget: TextBudget) -> Html:
-    """The memory section: the bar and the peak to one scale, a legend, then ``figures`` (the table of every number)."""
+def memory_html(memory: MemoryStats, figures: Html, budget: TextBudget, devices: int | None = None) -> Html:
+    """The memory section: the bar and the peak to one scale, a legend, then ``figures`` (the table of every number).
+
+    ``devices``: the number of devices a partitioned program runs on, each of which holds what XLA reports.
+    """
     drawn = parts(memory)
     if drawn is None:
         picture = [muted(_missing(memory))]
@@ -121,7 +124,7 @@ def memory_html(memory: MemoryStats, figures: Html, budget: TextBudget) -> Html:
         else:
             picture.append(tag("div", muted(_peak_line(memory, budget))))
         picture.append(tag("div", Html(" · ".join(keys)), cls="js-legend"))
-    return details("memory analysis (Compiled.memory_analysis)", *picture, figures, open=True)
+    return details("memory analysis (Compiled.memory_analysis)" + per_device(devices), *picture, figures, open=True)
 
 
 def buffers_html(c: CompiledStation, budget: TextBudget) -> Html:
@@ -139,15 +142,16 @@ def _text_legend(drawn: tuple[Part, ...]) -> str:
     return " · ".join(f"{p.glyph} {LABELS[p.label]} {format_bytes(p.size_bytes)}" for p in drawn)
 
 
-def memory_text(memory: MemoryStats, budget: TextBudget) -> list[str]:
-    """The bar in Unicode blocks, the peak bar to the same scale, and the legend; lines indented four spaces."""
+def memory_text(memory: MemoryStats, budget: TextBudget, devices: int | None = None) -> list[str]:
+    """The heading, the bar in Unicode blocks, the peak bar to the same scale, and the legend."""
     drawn = parts(memory)
+    head = f"  memory analysis{per_device(devices)}:"
     if drawn is None:
-        return ["    " + _missing(memory)]
+        return [head, "    " + _missing(memory)]
     scale = _scale(drawn, memory)
     widths = text_widths([p.size_bytes for p in drawn], scale)
     bar = "".join(p.glyph * w for p, w in zip(drawn, widths))
-    out = [f"    {_caption(drawn)}:", f"    [{bar.ljust(TEXT_WIDTH, '·')}] {format_bytes(sum(p.size_bytes for p in drawn))}"]
+    out = [head, f"    {_caption(drawn)}:", f"    [{bar.ljust(TEXT_WIDTH, '·')}] {format_bytes(sum(p.size_bytes for p in drawn))}"]
     if memory.peak_memory_bytes is not None:
         peak = GLYPHS["peak"] * text_widths([memory.peak_memory_bytes], scale)[0]
         out.append(f"    [{peak.ljust(TEXT_WIDTH, '·')}] {_peak_line(memory, budget)}")
@@ -172,8 +176,14 @@ _BUFFERS_NOTE = ("each value's own size; XLA may place temporaries whose lifetim
                  "and values inside loops and fusions are not listed")
 
 
+def per_device(devices: int | None) -> str:
+    """What a partitioned program's memory figures are: each device's, not the whole program's."""
+    return f", per device: what each of the {devices} devices holds" if devices and devices > 1 else ""
+
+
 def _buffers_title(c: CompiledStation) -> str:
-    return f"largest buffers (optimised HLO, entry computation: {plural(c.buffer_count, 'value')})"
+    shards = "; per device: each value's shape is one device's shard" if c.per_device else ""
+    return f"largest buffers (optimised HLO, entry computation: {plural(c.buffer_count, 'value')}{shards})"
 
 
 def _buffer_rows(buffers: tuple[BufferSpec, ...] | list[BufferSpec]) -> list[tuple[str, ...]]:

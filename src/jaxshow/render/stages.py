@@ -363,7 +363,7 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
     else:
         body.append(tag("div", "cost analysis: ", muted(message(c.cost_unavailable or "not reported", budget))))
     if c.memory:
-        body.append(memory_html(c.memory, table(None, _memory_rows(c.memory), budget), budget))
+        body.append(memory_html(c.memory, table(None, _memory_rows(c.memory), budget), budget, c.device_count if c.per_device else None))
     else:
         body.append(tag("div", "memory analysis: ", muted(message(c.memory_unavailable or "not reported", budget))))
     if c.buffers:
@@ -532,8 +532,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         else:
             out.append(paragraph("  cost analysis: ", message(c.cost_unavailable or 'not reported', budget), "    ", budget))
         if c.memory:
-            out.append("  memory analysis:")
-            out += memory_text(c.memory, budget)
+            out += memory_text(c.memory, budget, c.device_count if c.per_device else None)
             out.append(_text_rows(None, _memory_rows(c.memory), budget))
         else:
             out.append(paragraph("  memory analysis: ", message(c.memory_unavailable or 'not reported', budget), "    ", budget))

@@ -71,6 +71,8 @@ def classify_miss(
         category, changes, same_line, site = "other", (), False, None
     if source == "jax" and not same_line and SAME_LINE_HINT in evidence:
         evidence += f"\n{NO_SITE_HINT}"
+    if category == "input_types" and key is not None and any(c.now == c.before for c in changes):
+        changes = _with_meshes(changes, key, old, record)
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
     elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
@@ -89,6 +91,32 @@ def _same_key(key: Any, old: Any) -> bool:
         return bool(key == old)
     except Exception:  # noqa: BLE001 - a static value's own __eq__
         return False
+
+
+def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _FunctionRecord) -> tuple[ArgChange, ...]:
+    """A type change JAX spells the same both ways (``f32[8,8]({Auto: ('data', 'model')})`` twice: only the
+    mesh's axis sizes differ, as after ``jax.make_mesh((4, 2), ...)`` replaced a ``(2, 4)`` mesh), said with the meshes.
+
+    The earlier key is ``old`` (the closest jaxshow kept), else the latest of JAX's cached keys whose types
+    differ from this one's only in their meshes where JAX saw a change (a trace made before the session).
+    """
+    now = _jax_compat.describe_trace_key(key, mesh=True)
+    if now is None:
+        return changes
+    names = [name for name, _ in now[0]]
+    wanted = [names.index(c.where) for c in changes if c.now == c.before and c.where in names]
+    if old is not None:
+        candidates = [old]
+    else:
+        fun = record.fun_ref() if record.fun_ref is not None else None
+        candidates = list(reversed(_jax_compat.cached_trace_keys(fun, _jax_compat.trace_key_context(key)[1], other_than=key) or ()))
+    for candidate in candidates:  # by position: a key JAX kept may carry no argument names
+        described = _jax_compat.describe_trace_key(candidate, mesh=True)
+        before = [text for _, text in described[0]] if described else []
+        if len(before) == len(names) and wanted and all(before[i] != now[0][i][1] for i in wanted):
+            return tuple(ArgChange(c.where, now[0][names.index(c.where)][1], before[names.index(c.where)])
+                         if c.now == c.before and c.where in names else c for c in changes)
+    return changes
 
 
 def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:

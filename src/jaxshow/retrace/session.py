@@ -43,6 +43,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
+from jaxshow.capture.placement import placement_text
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -54,6 +55,7 @@ from jaxshow.report import (
     TextDiff,
     TraceEntry,
     TraceHistory,
+    plural,
 )
 from jaxshow.irdiff import text_diff
 from jaxshow.retrace.blame import library_blame
@@ -223,7 +225,7 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "first", "last", "left_out", "output")
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -232,6 +234,8 @@ class _Stats:
         self.traced = 0
         self.calls = 0
         self.hits = 0
+        self.recompiled: list[str] = []
+        """Per call that compiled without tracing: where its arguments were placed."""
         self.first: list[_Miss] = []
         self.last: deque[_Miss] = deque()
         self.left_out: dict[str, int] = {}
@@ -257,6 +261,7 @@ class _Stats:
             traced=self.traced,
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
+            recompiled=tuple(self.recompiled),
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
             misses=tuple(m.reported() for m in (*self.first, *self.last)),
             trace_time_output=tuple(self.output),
@@ -500,7 +505,18 @@ class Session(_jax_compat.TraceProbe):
         stats = self._stats.get(id(fun))
         return stats.traced if stats is not None and stats.fun is fun else 0
 
-    def count_call(self, wrapper: Any, fun: Any, traced: bool) -> None:
+    def compile_events(self) -> int:
+        """How many compiles JAX has logged in this session so far."""
+        return len(self._logs.compiles) if self._logs is not None else 0
+
+    def compiled_since(self, events: int, fun: Any) -> bool:
+        """Whether JAX compiled ``fun``'s module since the first ``events`` compiles of the session."""
+        record = registry.lookup(fun)
+        module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
+        return self._logs is not None and any(e.module == module for e in self._logs.compiles[events:])
+
+    def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None) -> None:
+        """One direct call: traced, a hit, or (``compiled_at``, where its arguments were placed) compiled from a reused trace."""
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
@@ -508,7 +524,9 @@ class Session(_jax_compat.TraceProbe):
                 stats = self._stats[id(fun)] = _Stats(fun, record)
             stats.wrapper = wrapper
             stats.calls += 1
-            if not traced:
+            if compiled_at is not None:
+                stats.recompiled.append(compiled_at)
+            elif not traced:
                 stats.hits += 1
 
     # freezing ----------------------------------------------------------------------------
@@ -543,6 +561,13 @@ class Session(_jax_compat.TraceProbe):
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
                 "'trace context [i]' is its position in the tuple of jax._src.config.trace_context()"
             )
+        for f in functions:
+            if f.recompiled:
+                notes.append(
+                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled again without a new trace: JAX reused "
+                    "the trace and lowered it anew for what it does not trace for: an argument's sharding or device "
+                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, or the options of another "
+                    f"jax.jit wrapper of {f.function}")
         if not hits_counted:
             notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
         error = ErrorSummary.from_exception(cell_error) if cell_error is not None else None
@@ -744,15 +769,22 @@ class CallCounter(calls.CallCounter):
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def before(self, wrapper: Any) -> int | None:
+    def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any] | None:
         target = getattr(wrapper, "__wrapped__", wrapper)
-        return self.session.traced_count(target) if not jax_own(target) else None
+        return (self.session.traced_count(target), self.session.compile_events(), call) if not jax_own(target) else None
 
-    def after(self, wrapper: Any, token: int | None) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any] | None) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
         target = getattr(wrapper, "__wrapped__", wrapper)
-        self.session.count_call(wrapper, target, self.session.traced_count(target) > token)
+        traced_before, compiles_before, call = token
+        traced = self.session.traced_count(target) > traced_before
+        placed = None
+        if not traced and self.session.compiled_since(compiles_before, target):
+            # JAX reused the trace and compiled again: placed says where this call's arguments are
+            record = registry.lookup(target) or registry.record_for(target, None)[0]
+            placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
+        self.session.count_call(wrapper, target, traced, placed)
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:
