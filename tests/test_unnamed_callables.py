@@ -66,6 +66,19 @@ def test_a_jitted_callable_object_is_named_by_its_class_and_is_the_users(shell):
     assert "<unknown>" not in text and "no Python source" not in text and "a library's function" not in text
 
 
+def test_a_function_made_by_exec_in_the_notebook_is_the_users(shell):
+    # code made from a string has the file "<string>": it read "(a library's function)"; one made in a library's
+    # own namespace (a namedtuple's or dataclass's generated methods live in their module) stays a library's
+    run_captured(shell, "exec('def g(v):\\n    return v * 7')\nns = {'__name__': 'somelib'}\n"
+                        "exec('def h(v):\\n    return v * 5', ns)\nh = ns['h']")
+    result, cap = run_captured(shell, "%%jaxstages --all -o rep\ny = jax.jit(g)(x)\nz = jax.jit(h)(x)")
+    assert result.success
+    assert [(r.function, r.kind) for r in shell.user_ns["rep"].reports] == [("g", "user"), ("h", "library")]
+    text = cap.outputs[-1].data["text/plain"]
+    assert "g: trace" in text and "(a library's function)" in text.split("\nh: ")[1].splitlines()[0]
+    assert "(a library's function)" not in text.split("\nh: ")[0]
+
+
 def test_an_eager_shard_map_is_jaxs_own_work_not_an_unknown_library_call(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\nz = matmul(x, x)")
     assert result.success

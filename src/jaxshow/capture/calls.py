@@ -121,7 +121,12 @@ class CallRecord:
         path = os.path.abspath(self.source_file)
         if any(path.startswith(d) for d in JAX_DIRS):
             return "jax"
-        return "user" if is_user_file(self.source_file) else "library"
+        if is_user_file(self.source_file):
+            return "user"
+        # code made from a string (exec, eval) has no file: the user's where it runs in the notebook's own namespace
+        fun = self.fun
+        made_from_text = self.source_file.startswith("<") and type(fun) is types.FunctionType
+        return "user" if made_from_text and fun.__globals__.get("__name__") == "__main__" else "library"
 
     @property
     def stages_run(self) -> tuple[str, ...]:
