@@ -69,6 +69,10 @@ SCRIPT = textwrap.dedent(
         "hlo_has_all_reduce": "all-reduce" in report.compiled.optimized_hlo_text,
         "num_partitions": "num_partitions = 8" in report.lowered.module_text,
         "html_ok": "axis_types=(Auto, Auto)) · 8 devices" in cap.outputs[0].data["text/html"],
+        "traced_text": text.split("② Traced")[1].split("  effects")[0].splitlines(),
+        "traced_html": "mesh Mesh(&#x27;data&#x27;: 2" in cap.outputs[0].data["text/html"] or
+                       "mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) (each sharding below is a spec on it)"
+                       in cap.outputs[0].data["text/html"],
     }))
     """
 )
@@ -86,6 +90,17 @@ def test_sharded_program_on_eight_devices():
     # Under Auto axes an aval's type says P(None, None) whatever the placement: the Traced station shows where
     # the caller placed each argument, as the compiled program's input shardings do.
     assert result["arg_shardings"] == result["input_shardings"]
+    # ... as a spec under the mesh, named once (the whole NamedSharding was ~150 characters a row)
+    assert result["traced_text"] == [
+        ": 3 equations, 2 inputs → 1 output",
+        "  mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) (each sharding below is a spec on it)",
+        "    argument  type        sharding            donated",
+        "    x         f32[16,32]  P('data', 'model')  no",
+        "    w         f32[32,8]   P('model', None)    no",
+        "    output  type   sharding",
+        "    result  f32[]  —",
+    ]
+    assert result["traced_html"]
     assert result["mesh"] == "Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))" and result["device_count"] == 8
     assert result["mesh_line"] and result["per_device_caveat"]
     # XLA's memory analysis of a partitioned program is one device's: x's f32[16,32] argument is a f32[8,8] shard there

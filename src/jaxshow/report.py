@@ -83,6 +83,9 @@ class ArgSpec:
     donated: bool = False
     ref: bool = False
     """A mutable array reference (``jax.new_ref``), not an array."""
+    spec: str | None = None
+    """The sharding's ``P(...)`` where it has a mesh (``mesh``): what a table shows once the mesh is named above it."""
+    mesh: str | None = None
 
     @property
     def type_str(self) -> str:

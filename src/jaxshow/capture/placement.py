@@ -8,7 +8,7 @@ sharding, which device holds which block of an array (what
 ``Sharding.devices_indices_map``; ``placement_text`` says in a few words
 where a call's array arguments are placed (``%jaxcache``). ``type_level_sharding`` is the sharding a
 ``Traced`` aval carries, shown only where it means something (an Explicit
-mesh axis). Uses JAX, never IPython.
+mesh axis); ``sharding_texts`` writes a sharding as its spec and its mesh. Uses JAX, never IPython.
 """
 
 from __future__ import annotations
@@ -39,7 +39,29 @@ def process_index() -> int:
         return 0
 
 
-def type_level_sharding(aval: Any) -> str | None:
+HOME_MEMORY_KINDS = ("device", "unpinned_host", None)
+"""Memory kinds an array has where nothing was asked (a device's own; a CPU's, on jax 0.7): not said beside a spec."""
+
+
+def sharding_texts(sharding: Any) -> tuple[str, str | None, str | None]:
+    """``(the whole sharding, its spec, its mesh)``: ``P('data', None)`` and ``Mesh('data': 2, 'model': 4,
+    axis_types=(Auto, Auto))``, a memory kind asked for added to the spec (``(pinned_host)``); spec and mesh ``None``
+    for a sharding without a mesh. A traced type's ``AbstractMesh`` is written as a ``Mesh`` is, so a call's
+    placed arguments and its outputs' types name one mesh."""
+    whole, spec, mesh = str(sharding), _spec_text(sharding), getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        return whole, None, None
+    kind = getattr(sharding, "memory_kind", None)
+    if kind not in HOME_MEMORY_KINDS:
+        spec += f" ({kind})"
+    try:
+        axes = ", ".join(f"{name!r}: {size}" for name, size in dict(mesh.shape).items())
+        return whole, spec, f"Mesh({axes}, axis_types=({', '.join(map(repr, mesh.axis_types))}))"
+    except Exception:  # noqa: BLE001 - a mesh without named axis sizes or types: JAX's own text
+        return whole, spec, str(mesh)
+
+
+def type_level_sharding(aval: Any) -> Any:
     """The sharding in an abstract value's type, when one of its mesh's axes is Explicit.
 
     Under Auto (GSPMD) or Manual axes the type says nothing about where the
@@ -53,7 +75,7 @@ def type_level_sharding(aval: Any) -> str | None:
     explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
     if explicit is None or explicit not in tuple(getattr(mesh, "axis_types", ()) or ()):
         return None
-    return str(sharding)
+    return sharding
 
 
 def placements(names: Sequence[str], shardings: Sequence[Any], formats: Sequence[Any] | None) -> tuple[PlacementSpec, ...]:

@@ -31,7 +31,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
-from jaxshow.capture.placement import mesh_summary, placements, sharding_views, type_level_sharding
+from jaxshow.capture.placement import mesh_summary, placements, sharding_texts, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
 from jaxshow.reprs import stable_repr
 from jaxshow.report import (
@@ -173,8 +173,9 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[StaticValue
     return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in static_arguments(jit_info, args, kwargs)))
 
 
-def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | None, ...] | None:
-    """The mesh shardings of a call's dynamic array arguments, flat in JAX's order; ``None`` when no argument has one.
+def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str | None, str | None] | None, ...] | None:
+    """The mesh shardings of a call's dynamic array arguments (:func:`sharding_texts`), flat in JAX's order; ``None`` when
+    no argument has one.
 
     What the caller placed (``jax.device_put(x, NamedSharding(...))``) is the
     truth under Auto mesh axes, where the traced types read ``P(None, ...)``.
@@ -191,7 +192,7 @@ def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[str | No
     return shardings if any(shardings) else None
 
 
-def _placed(leaf: Any) -> str | None:
+def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
     """A concrete array's (or an abstract argument's) mesh sharding; never a tracer's (under vmap, grad)."""
     if isinstance(leaf, jax.core.Tracer) or not isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct)):
         return None
@@ -199,7 +200,7 @@ def _placed(leaf: Any) -> str | None:
         sharding = leaf.sharding
     except Exception:  # noqa: BLE001 - a deleted (donated) array
         return None
-    return str(sharding) if hasattr(sharding, "spec") else None
+    return sharding_texts(sharding) if hasattr(sharding, "spec") else None
 
 
 def _source_location(source_info: Any) -> SourceLocation | None:
@@ -304,10 +305,16 @@ def _path_text(path: tuple) -> str:
     return jax.tree_util.keystr(path) or "result"
 
 
-def _sharding_text(value: Any, aval: Any) -> str | None:
-    """The value's sharding, else its type-level sharding where that means something (an Explicit mesh axis)."""
+def _sharding_fields(value: Any, aval: Any) -> dict[str, str | None]:
+    """The value's sharding, else its type-level sharding where that means something (an Explicit mesh axis), as
+    :class:`ArgSpec` fields."""
     sharding = getattr(value, "sharding", None) if isinstance(value, (jax.ShapeDtypeStruct, jax.Array)) else None
-    return str(sharding) if sharding is not None else type_level_sharding(aval)
+    if sharding is None:
+        sharding = type_level_sharding(aval)
+    if sharding is None:
+        return {}
+    whole, spec, mesh = sharding_texts(sharding)
+    return {"sharding": whole, "spec": spec, "mesh": mesh}
 
 
 def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
@@ -317,9 +324,9 @@ def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
         shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
         dtype=_dtype_name(getattr(aval, "dtype", "?")),
         weak_type=bool(getattr(aval, "weak_type", False)),
-        sharding=_sharding_text(value, aval),
         donated=donated,
         ref=_jax_compat.is_ref_aval(aval),
+        **_sharding_fields(value, aval),
     )
 
 
@@ -352,7 +359,8 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
 
 
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
-                              shardings: tuple[str | None, ...] | None = None, max_lines: int | None = None) -> TracedStation:
+                              shardings: tuple[tuple[str, str | None, str | None] | None, ...] | None = None,
+                              max_lines: int | None = None) -> TracedStation:
     """The ``Traced`` station of the jaxpr a call traced, from its flat avals and JAX's own names.
 
     ``shardings`` are the call's placed argument shardings (:func:`placed_shardings`).
@@ -365,7 +373,7 @@ def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_
     if shardings is None or len(shardings) != len(avals):
         shardings = (None,) * len(avals)
     args = tuple(
-        dataclasses.replace(spec, sharding=placed) if placed is not None else spec
+        dataclasses.replace(spec, sharding=placed[0], spec=placed[1], mesh=placed[2]) if placed is not None else spec
         for spec, placed in zip(
             (_spec_from_aval(n, a, donated=bool(donated[i]) if i < len(donated) else False) for i, (n, a) in enumerate(zip(names, avals))),
             shardings))

@@ -77,10 +77,19 @@ def _wrapper_rows(w: WrapperStation, budget: TextBudget) -> tuple[list[tuple[str
     return table_rows, more
 
 
-def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool) -> list[tuple[str, ...]]:
+def _traced_mesh(t: TracedStation) -> str | None:
+    """The one mesh every sharded input and output of the Traced station is on: named once above its tables, which then
+    give each leaf's spec."""
+    sharded = [s for s in (*t.args, *t.out_info) if s.sharding is not None]
+    meshes = {s.mesh for s in sharded}
+    return meshes.pop() if sharded and len(meshes) == 1 and None not in meshes else None
+
+
+def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool, mesh: str | None) -> list[tuple[str, ...]]:
     rows = []
     for s in specs:
-        row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), s.sharding or "—")
+        where = s.spec if mesh is not None and s.spec is not None else s.sharding
+        row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), where or "—")
         rows.append(row + (("yes" if s.donated else "no"),) if with_donation else row)
     return rows
 
@@ -319,17 +328,22 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
     chips = [tag("span", f"{line(name, budget)} ×{n}", cls="js-chip") for name, n in primitives]
     if more_primitives:
         chips.append(muted(more_primitives))
+    mesh = _traced_mesh(t)
     body = [
         tag("div", "arguments (args_info)"),
-        grouped_html(ARG_HEADER, _arg_rows(t.args, with_donation=True), budget, "report.traced.args", _arg_facts(t.args)) if t.args else muted("no array arguments"),
+        grouped_html(ARG_HEADER, _arg_rows(t.args, with_donation=True, mesh=mesh), budget, "report.traced.args",
+                     _arg_facts(t.args)) if t.args else muted("no array arguments"),
         tag("div", "outputs (out_info)"),
-        grouped_html(OUT_HEADER, _arg_rows(t.out_info, with_donation=False), budget, "report.traced.out_info", _arg_facts(t.out_info)) if t.out_info else muted("no outputs"),
+        grouped_html(OUT_HEADER, _arg_rows(t.out_info, with_donation=False, mesh=mesh), budget, "report.traced.out_info",
+                     _arg_facts(t.out_info)) if t.out_info else muted("no outputs"),
         tag("div", "effects: ", line(", ".join(t.effects), budget) if t.effects else muted("none (pure)")),
         tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips)) if chips else "none"),
         _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     if t.const_count:
         body.insert(4, tag("div", f"{plural(t.const_count, 'closed-over constant')} baked into the jaxpr"))
+    if mesh is not None:
+        body.insert(0, tag("div", line(f"mesh {mesh} (each sharding below is a spec on it)", budget)))
     body[:0] = [tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in t.notes]
     if t.jaxpr_source_text:
         body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text", budget))
@@ -491,10 +505,15 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     t = report.traced
     if t:
         out.append(f"② Traced: {_traced_summary(t).replace(' · ', ', ')}")
+        mesh = _traced_mesh(t)
+        if mesh is not None:
+            out.append(paragraph("  mesh ", f"{line(mesh, budget)} (each sharding below is a spec on it)", "    ", budget))
         if t.args:
-            out.append("\n".join(grouped_text(ARG_HEADER, _arg_rows(t.args, with_donation=True), budget, "report.traced.args", _arg_facts(t.args))))
+            out.append("\n".join(grouped_text(ARG_HEADER, _arg_rows(t.args, with_donation=True, mesh=mesh), budget, "report.traced.args",
+                                              _arg_facts(t.args))))
         if t.out_info:
-            out.append("\n".join(grouped_text(OUT_HEADER, _arg_rows(t.out_info, with_donation=False), budget, "report.traced.out_info", _arg_facts(t.out_info))))
+            out.append("\n".join(grouped_text(OUT_HEADER, _arg_rows(t.out_info, with_donation=False, mesh=mesh), budget,
+                                              "report.traced.out_info", _arg_facts(t.out_info))))
         out.extend(paragraph("  note: ", message(note, budget), "    ", budget) for note in t.notes)
         if t.const_count:
             out.append(f"  {plural(t.const_count, 'closed-over constant')} baked into the jaxpr")
