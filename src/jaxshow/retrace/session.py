@@ -187,7 +187,8 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces),
+                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces,
+                                     written=record.written),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
