@@ -269,6 +269,21 @@ def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
     assert rep.reports[0].kind == "user" and rep.reports[0].compiled is not None
 
 
+def test_grad_of_a_jitted_function_says_its_other_program_is_not_another_call(shell):
+    # JAX's thinking_in_jax notebook, grad(jit(grad(...)))(1.0): the report on the backward pass read 'note: also
+    # called: sum_logistic', the function it headlines: JAX compiles a forward and a backward program for it
+    _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = jax.grad(s)(1.0)")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in rep.reports] == ["s"]
+    assert [n for n in rep.notes if n.startswith("also")] == [
+        "also compiled for s under a transformation: 1 more program (jax.grad compiles a forward and a backward pass, "
+        "jax.vmap a batched one; use --all to show it)"]
+    _, _, every = _run(shell, "%%jaxstages --all -o rep\nout = jax.grad(s)(jnp.ones(()))")
+    assert [r.traced.args[0].type_str for r in every.reports] == ["f32[]", "f32[]", "f32[]"]  # traced; forward; backward
+    assert not any(n.startswith("also") for n in every.notes)
+
+
 def test_time_magic_inside_the_cell(shell):
     result, cap, rep = _run(shell, "%%jaxstages -o rep\n%time f(x)")
     assert result.success, result.error_in_exec

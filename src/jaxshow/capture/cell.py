@@ -79,8 +79,15 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
     if options.name is None:
-        for rerun_of in dict.fromkeys(r.rerun_of for r in others):
-            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
+        programs = _more_programs(others, shown)
+        for name in dict.fromkeys(r.name for r in programs if r.path == "transform"):
+            n = sum(1 for r in programs if r.name == name and r.path == "transform")
+            notes.append(f"also compiled for {name} under a transformation: {n} more program{'s' if n > 1 else ''} (jax.grad "
+                         f"compiles a forward and a backward pass, jax.vmap a batched one; use --all to show "
+                         f"{'them' if n > 1 else 'it'})")
+        listed_others = [r for r in others if all(r is not p for p in programs)]
+        for rerun_of in dict.fromkeys(r.rerun_of for r in listed_others):
+            names = list(dict.fromkeys(r.name for r in listed_others if r.rerun_of == rerun_of))
             listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
             notes.append(f"also called: {listed}" if rerun_of is None else
                          f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
@@ -136,6 +143,15 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
                           inside_of=inside_of if inside else ())
+
+
+def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[CallRecord]:
+    """The records of a shown function under a transformation (``grad`` of a jitted ``f``: its trace inside ``grad``,
+    the forward pass beside the backward one shown): not other calls, though JAX called ``f``'s ``jit_p`` for each.
+    A transformed program knows its function by the name and file of its jaxpr only."""
+    functions = {(r.name, r.source_file) for r in shown}
+    return [r for r in others if (r.path == "transform" or r.under_transform) and r.rerun_of is None
+            and (r.name, r.source_file) in functions]
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
