@@ -369,6 +369,11 @@ EAGER_CONTROL_FLOW = ("scan", "while", "cond")
 ``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
+EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")
+"""The functions ``jax.shard_map`` called outside jit compiles (``jax/_src/shard_map.py``): each operation of the
+user's function on every device's block, and the moves between the global array and those blocks."""
+
+
 def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
@@ -377,13 +382,18 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
     loops = [n for n in names if n in EAGER_CONTROL_FLOW]
-    names = (*loops, *(n for n in names if n not in EAGER_CONTROL_FLOW))
+    sharded = [n for n in EAGER_SHARD_MAP if n in names]
+    names = (*loops, *sharded, *(n for n in names if n not in EAGER_CONTROL_FLOW + EAGER_SHARD_MAP))
     what = "eager jax.numpy operations"
     if loops:
         what += (f"; {loops[0]} is a jax.lax loop or branch run outside jit: the functions it runs (yours too, if any) "
                  "compile inside it" if len(loops) == 1 else
                  f"; {' and '.join(loops)} are jax.lax loops or branches run outside jit: the functions they run "
                  "(yours too, if any) compile inside them")
+    if sharded:
+        what += (f"; {', '.join(sharded)}: jax.shard_map run outside jit, which runs the function it maps (yours too, "
+                 "if any) one operation at a time on each device's block and splits and joins the arrays; under "
+                 "jax.jit it compiles as one program")
     compiled = f"JAX compiled its own {', '.join(names[:8])}{' …' if len(names) > 8 else ''} ({what})"
     if library_calls:
         return compiled if names else None
