@@ -658,3 +658,20 @@ def test_the_jitted_calls_of_jaxs_de_optimized_rerun_do_not_headline_the_cell(ip
     assert not any(n.startswith("also called") for n in rep.notes)
     run_captured(ip, "%%jaxstages --all -o rep\n" + cell)
     assert sorted(r.function for r in ip.user_ns["rep"].reports) == ["inner", "outer"]
+
+
+def test_a_long_sharding_wraps_in_its_own_column_of_the_text_argument_table(shell, monkeypatch):
+    # JAX's shard_map notebook in a terminal: the argument table's sharding column (a NamedSharding's repr, 120
+    # characters) ran past the width, for only the last column of a text table wrapped and 'donated' is last
+    monkeypatch.setenv("COLUMNS", "80")
+    shell.run_cell("from jax.sharding import NamedSharding, PartitionSpec as P\nmesh = jax.make_mesh((1,), ('batch',))\n"
+                   "xs = jax.device_put(x, NamedSharding(mesh, P('batch')))")
+    _, cap = run_captured(shell, "%%jaxstages\ny = f(xs)")
+    text = cap.outputs[-1].data["text/plain"].splitlines()
+    start = text.index(next(t for t in text if t.startswith("    argument")))
+    end = text.index(next(t for t in text if t.startswith("    output")))
+    table = text[start:end]
+    assert len(table) > 2 and max(len(t) for t in table) <= 80, table  # the sharding wrapped: three lines or more
+    assert table[0].index("donated") == table[1].index("no") == len(table[1]) - 2, "donated stays a column"
+    sharding = " ".join(t[len("    x         f32[3]  "):].removesuffix("no").strip() for t in table[1:])
+    assert sharding == str(shell.user_ns["xs"].sharding)

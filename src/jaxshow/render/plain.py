@@ -1,7 +1,7 @@
 """Plain-text building blocks shared by the text renderers. No JAX, no IPython.
 
-Prose (notes, messages, head lines, lists) and the last column of a table wrap
-at the text width (:func:`text_width`); IR lines never do: they are code, shown
+Prose (notes, messages, head lines, lists) and one column of a table wrap at
+the text width (:func:`text_width`); IR lines never do: they are code, shown
 as they are, and a terminal scrolls or clips them.
 """
 
@@ -39,6 +39,17 @@ def wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, drop_whitespace=True) or [text]
 
 
+def _extent(rows: list[tuple[str, ...]], widths: list[int], indent: str) -> int:
+    """The columns the widest row takes, its trailing empty cells none (a header over a column left empty stays)."""
+    extent = 0
+    for r in rows:
+        filled = [i for i, c in enumerate(r) if c]
+        if filled:
+            last = filled[-1]
+            extent = max(extent, len(indent) + sum(w + 2 for w in widths[:last]) + columns(r[last]))
+    return extent
+
+
 def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     """``first + text`` wrapped at the text width, every later line starting with ``rest``.
 
@@ -74,27 +85,30 @@ def text_table(
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
     on a line of its own. Where the table is wider than ``budget.width``, the
-    last column wraps under itself (the other columns are short: names, types).
+    column that wrapping at spaces shortens most wraps under itself (a sharding
+    beside names, types and yes/no; prose beside file names), the columns after
+    it staying aligned.
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
     widths = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
-    lead = len(indent) + sum(w + 2 for w in widths[:-1])
-    room = text_width(budget) - lead
+    words = [max(columns(w) for r in cells for w in r[i].split(" ")) for i in range(len(widths))]
+    wide = max(range(len(widths)), key=lambda i: (widths[i] - words[i], i))  # the one wrapping shortens most
+    room = text_width(budget) - len(indent) - sum(w + 2 for i, w in enumerate(widths) if i != wide)
+    if room >= 20 and widths[wide] > room and _extent(cells[1:] if header else cells, widths, indent) > text_width(budget):
+        widths[wide] = max(room, *(columns(w) for r in cells for w in wrap(r[wide], room)))
     lines = []
     for r in all_rows:
         if isinstance(r, str):
             lines.append(indent + r)
             continue
-        head = indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(r[:-1], widths))
-        last = wrap(r[-1], room) if room >= 20 and len(r[-1]) > room else [r[-1]]
-        lines.append((head + ("  " if len(r) > 1 else "") + last[0]).rstrip())
-        lines.extend(" " * lead + piece for piece in last[1:])
+        pieces = wrap(r[wide], widths[wide]) if columns(r[wide]) > widths[wide] else [r[wide]]
+        for n, piece in enumerate(pieces):
+            row = [piece if i == wide else c if n == 0 else "" for i, c in enumerate(r)]
+            lines.append((indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(row, widths))).rstrip())
     if header and rule:
         lines.insert(1, indent + "  ".join("-" * w for w in widths))
-    if more:
-        lines.append(indent + more)
-    return lines
+    return lines + ([indent + more] if more else [])
 
