@@ -658,6 +658,22 @@ def test_ahead_of_time_lowering_in_the_cell_is_the_calls_own(shell):
     assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
 
 
+def test_ahead_of_time_lowering_of_a_scan_is_the_calls_own(shell):
+    # JAX's host-offloading notebook: f.lower(args).compile() of a function with jax.lax.scan read 'scanned: trace
+    # 26.0 ms' and '(10 compiles of JAX's own helpers folded away: ..., scanned, ...)': lowering the scan traces JAX's
+    # own jitted less and dynamic_index_in_dim, which took the place of scanned's record
+    _define(shell, "def scanned(w, v):\n    runs.append(1)\n"
+                   "    return jnp.sum(jax.lax.scan(lambda c, wi: (c * wi, None), v, w)[0])\nws = jnp.ones((4, 3))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nfs = jax.jit(scanned)\ncompiled = fs.lower(ws, x).compile()")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "scanned" and _fully_staged(report)
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in report.notes
+    assert rep.helper_compiles.count == 0 and "scanned" not in rep.helper_compiles.names
+
+
 def test_compile_then_call_again_is_reported_as_the_compile(shell):
     _define(shell, "def g(v):\n    runs.append('g')\n    return v * 5")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nfg = jax.jit(g)\nfg(x)\nfg(x)")
