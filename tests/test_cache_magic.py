@@ -341,6 +341,10 @@ def test_two_transformations_of_one_function_are_two_functions_not_a_redefinitio
                       "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell"),
     ]
     assert second[0].misses[0].jaxpr_diff is None
+    # the rows, which read 'soft' twice, name each function as written
+    assert [f.qualname for f in first + second] == ["grad(soft)", "grad(jit(grad(soft)))", "jacfwd(jacrev(soft))",
+                                                    "jacfwd(jacrev(soft))"]
+    assert [f.function for f in first] == ["soft", "soft"]
 
 
 def test_jaxs_quoted_explanation_names_cells_in_n(shell):

@@ -108,10 +108,10 @@ class _FunctionRecord:
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
 
-    @property
-    def written(self) -> str:
-        """The function as the user wrote its transformations: ``grad(jit(grad(f)))`` (``f`` when there are none)."""
-        written = self.name
+    def written(self, name: str) -> str:
+        """``name`` (the function's name or qualified name) with its transformations as the user wrote them:
+        ``grad(jit(grad(f)))`` (``f`` when there are none)."""
+        written = name
         for layer in reversed([t for t in self.transforms if t]):
             written = f"{layer}({written})"
         return written
