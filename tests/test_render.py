@@ -803,6 +803,12 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
         "x    NamedSharding(mesh=Mesh('data':  no",
         "     8), spec=P('data'))",
     ]
+    # ... but the last column wraps where its words fit: a %jaxdump file's note, not its description
+    rows = [("f.mlir", "module jit_f, stage compile (handed to XLA)", "a hit, served from the persistent cache")]
+    assert text_table(rows, None, render.TextBudget(width=80)) == [
+        "f.mlir  module jit_f, stage compile (handed to XLA)  a hit, served from the",
+        "                                                     persistent cache",
+    ]
     rows = [("jax_ir0001_jit_f_compile.mlir", "module jit_f, stage compile (handed to XLA)")]
     assert text_table(rows, None, render.TextBudget(width=60)) == [
         "jax_ir0001_jit_f_compile.mlir  module jit_f, stage compile",

@@ -84,10 +84,10 @@ def text_table(
 
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
-    on a line of its own. Where the table is wider than ``budget.width``, the
-    column that wrapping at spaces shortens most wraps under itself (a sharding
-    beside names, types and yes/no; prose beside file names), the columns after
-    it staying aligned.
+    on a line of its own. Where the table is wider than ``budget.width``, the last
+    column wraps under itself where its words fit the room left, else the column
+    that wrapping at spaces shortens most (a sharding beside a last yes/no), the
+    columns after it staying aligned.
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
@@ -95,10 +95,15 @@ def text_table(
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
     widths = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
     words = [max(columns(w) for r in cells for w in r[i].split(" ")) for i in range(len(widths))]
-    wide = max(range(len(widths)), key=lambda i: (widths[i] - words[i], i))  # the one wrapping shortens most
-    room = text_width(budget) - len(indent) - sum(w + 2 for i, w in enumerate(widths) if i != wide)
-    if room >= 20 and widths[wide] > room and _extent(cells[1:] if header else cells, widths, indent) > text_width(budget):
-        widths[wide] = max(room, *(columns(w) for r in cells for w in wrap(r[wide], room)))
+    rooms = [text_width(budget) - len(indent) - sum(w + 2 for j, w in enumerate(widths) if j != i) for i in range(len(widths))]
+    can = [i for i in range(len(widths)) if rooms[i] >= 20 and widths[i] > rooms[i]]
+    last = len(widths) - 1
+    if can and _extent(cells[1:] if header else cells, widths, indent) > text_width(budget):
+        # the last column where its words fit the room, else the one wrapping shortens most
+        wide = last if last in can and words[last] <= rooms[last] else max(can, key=lambda i: (widths[i] - words[i], i))
+        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in wrap(r[wide], rooms[wide])))
+    else:
+        wide = last
     lines = []
     for r in all_rows:
         if isinstance(r, str):
