@@ -323,6 +323,30 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
 
 
+def test_two_transformations_of_one_function_are_two_functions_not_a_redefinition(shell):
+    # JAX's thinking_in_jax notebook: grad(jit(grad(jit(grad(f))))) then jit(jacfwd(jacrev(f))) in a later cell. The
+    # second jitted wrapper read 're-defined function: soft is a new jax.grad wrapper ... make it once', and the hessian
+    # 'soft is a new jax.jacfwd/jacrev wrapper' with a jaxpr diff against the gradient: each is a first trace.
+    shell.run_cell("from jax import grad, jit, jacfwd, jacrev\ndef soft(v):\n    return jnp.sum(jnp.log1p(jnp.exp(v)))",
+                   store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\ngrad(jit(grad(jit(grad(soft)))))(1.0)")
+    first = shell.user_ns["rep"].functions
+    run_captured(shell, "%%jaxcache -o rep\njit(jacfwd(jacrev(soft)))(jnp.ones(3))\njit(jacfwd(jacrev(soft)))(jnp.ones(3))")
+    second = shell.user_ns["rep"].functions
+    assert [(m.category, m.summary) for f in first + second for m in f.misses] == [
+        ("never_seen", "first trace of grad(soft)"),
+        ("never_seen", "first trace of grad(jit(grad(soft)))"),
+        ("never_seen", "first trace of jacfwd(jacrev(soft))"),
+        ("redefined", "soft is a new jax.jacfwd/jacrev wrapper: each call of jax.jacfwd/jacrev makes a new function "
+                      "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell"),
+    ]
+    assert second[0].misses[0].jaxpr_diff is None
+    # the rows, which read 'soft' twice, name each function as written
+    assert [f.qualname for f in first + second] == ["grad(soft)", "grad(jit(grad(soft)))", "jacfwd(jacrev(soft))",
+                                                    "jacfwd(jacrev(soft))"]
+    assert [f.function for f in first] == ["soft", "soft"]
+
+
 def test_jaxs_quoted_explanation_names_cells_in_n(shell):
     result, _ = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(jnp.ones(4))")
     evidence = shell.user_ns["rep"].functions[0].misses[1].evidence

@@ -269,6 +269,21 @@ def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
     assert rep.reports[0].kind == "user" and rep.reports[0].compiled is not None
 
 
+def test_grad_of_a_jitted_function_says_its_other_program_is_not_another_call(shell):
+    # JAX's thinking_in_jax notebook, grad(jit(grad(...)))(1.0): the report on the backward pass read 'note: also
+    # called: sum_logistic', the function it headlines: JAX compiles a forward and a backward program for it
+    _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = jax.grad(s)(1.0)")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in rep.reports] == ["s"]
+    assert [n for n in rep.notes if n.startswith("also")] == [
+        "also compiled for s under a transformation: 1 more program (jax.grad compiles a forward and a backward pass, "
+        "jax.vmap a batched one; use --all to show it)"]
+    _, _, every = _run(shell, "%%jaxstages --all -o rep\nout = jax.grad(s)(jnp.ones(()))")
+    assert [r.traced.args[0].type_str for r in every.reports] == ["f32[]", "f32[]", "f32[]"]  # traced; forward; backward
+    assert not any(n.startswith("also") for n in every.notes)
+
+
 def test_time_magic_inside_the_cell(shell):
     result, cap, rep = _run(shell, "%%jaxstages -o rep\n%time f(x)")
     assert result.success, result.error_in_exec
@@ -641,6 +656,22 @@ def test_ahead_of_time_lowering_in_the_cell_is_the_calls_own(shell):
     assert "lowered ahead of time in the cell (.lower()); compiled too" in report.notes
     assert "f" not in rep.helper_compiles.names
     assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
+
+
+def test_ahead_of_time_lowering_of_a_scan_is_the_calls_own(shell):
+    # JAX's host-offloading notebook: f.lower(args).compile() of a function with jax.lax.scan read 'scanned: trace
+    # 26.0 ms' and '(10 compiles of JAX's own helpers folded away: ..., scanned, ...)': lowering the scan traces JAX's
+    # own jitted less and dynamic_index_in_dim, which took the place of scanned's record
+    _define(shell, "def scanned(w, v):\n    runs.append(1)\n"
+                   "    return jnp.sum(jax.lax.scan(lambda c, wi: (c * wi, None), v, w)[0])\nws = jnp.ones((4, 3))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nfs = jax.jit(scanned)\ncompiled = fs.lower(ws, x).compile()")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1]
+    [report] = rep.reports
+    assert report.function == "scanned" and _fully_staged(report)
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in report.notes
+    assert rep.helper_compiles.count == 0 and "scanned" not in rep.helper_compiles.names
 
 
 def test_compile_then_call_again_is_reported_as_the_compile(shell):

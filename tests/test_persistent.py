@@ -129,3 +129,20 @@ def test_a_compile_made_before_the_cache_directory_was_set_says_so_in_the_past()
     events = [e for e in map(persistent.parse_compile_log, lines) if e is not None]
     assert persistent.compiles_from_events(events) == [
         PersistentCompile("jit_f", "not_cached", "no cache directory was set, or the cache was disabled, when it compiled", None)]
+
+
+def test_without_a_directory_every_gate_reads_the_same():
+    # JAX's vmapped_log_probs notebook under %%jaxcache: one table read 'no cache directory was set, or the cache was
+    # disabled, when it compiled' for normal_sample (JAX logged 'cache is disabled/not initialized') and 'no cache
+    # directory was set (jax_compilation_cache_dir) when it compiled' for elbo (too fast to be written)
+    assert jax.config.values["jax_compilation_cache_dir"] is None
+    lines = ["PERSISTENT COMPILATION CACHE MISS for 'jit_normal_sample' with key 'jit_normal_sample-abc'",
+             "Not writing persistent cache entry with key 'jit_normal_sample-abc' since cache is disabled/not initialized",
+             "PERSISTENT COMPILATION CACHE MISS for 'jit_elbo' with key 'jit_elbo-def'",
+             "Not writing persistent cache entry for 'jit_elbo' because it took < 1.00 seconds to compile (0.03s)"]
+    events = [e for e in map(persistent.parse_compile_log, lines) if e is not None]
+    mine, others = persistent.split_compiles(events, {"normal_sample", "elbo"})
+    assert [(v.module, v.verdict, v.reason) for v in mine] == [
+        ("jit_normal_sample", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
+        ("jit_elbo", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
+    ] and others == 0

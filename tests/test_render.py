@@ -813,6 +813,24 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
         "  longer  this cell is far too long for",
         "          forty columns",
     ]
+    # The column wrapping shortens most wraps, not the last: a sharding beside yes/no, prose beside a file name.
+    rows = [("x", "NamedSharding(mesh=Mesh('data': 8), spec=P('data'))", "no")]
+    assert text_table(rows, ("arg", "sharding", "donated"), budget) == [
+        "arg  sharding                         donated",
+        "x    NamedSharding(mesh=Mesh('data':  no",
+        "     8), spec=P('data'))",
+    ]
+    # ... but the last column wraps where its words fit: a %jaxdump file's note, not its description
+    rows = [("f.mlir", "module jit_f, stage compile (handed to XLA)", "a hit, served from the persistent cache")]
+    assert text_table(rows, None, render.TextBudget(width=80)) == [
+        "f.mlir  module jit_f, stage compile (handed to XLA)  a hit, served from the",
+        "                                                     persistent cache",
+    ]
+    rows = [("jax_ir0001_jit_f_compile.mlir", "module jit_f, stage compile (handed to XLA)")]
+    assert text_table(rows, None, render.TextBudget(width=60)) == [
+        "jax_ir0001_jit_f_compile.mlir  module jit_f, stage compile",
+        "                               (handed to XLA)",
+    ]
     # A terminal draws CJK characters two columns wide and a combining mark over the letter before it.
     assert text_table([("損失", "f32[3]"), ("f̃", "f32[2]"), ("loss", "f32[]")], ("name", "type"), budget, rule=True) == [
         "name  type",

@@ -201,9 +201,12 @@ def test_saving_again_to_a_directory_says_what_it_replaced_and_what_was_there(ip
     assert result.success
     lines = cap.outputs[-1].data["text/plain"].splitlines()
     assert lines[0] == f"saved 5 files to {tmp_path} (replacing 1 file of the same name):"
-    assert [row.split()[0] for row in lines[1:6]] == [f"g.{suffix}" for suffix in STATION_FILES] + ["report.html"]
-    assert [row.endswith("  replaced") for row in lines[1:6]] == [False, False, False, False, True]
-    assert " ".join(piece.strip() for piece in lines[6:]) == (
+    rows = [row for row in lines[1:] if not row.startswith(("   ", "  note"))]  # a long description wraps under itself
+    assert [row.split()[0] for row in rows] == [f"g.{suffix}" for suffix in STATION_FILES] + ["report.html"]
+    assert [row.endswith("  replaced") for row in rows] == [False, False, False, False, True]
+    note = next(i for i, row in enumerate(lines) if row.startswith("  note"))
+    assert max(len(row) for row in lines[1:note]) <= 100
+    assert " ".join(piece.strip() for piece in lines[note:]) == (
         "note: 4 entries already in this directory, not part of this report, left as they were: "
         "lambda.compiled.hlo.txt, lambda.json, lambda.lowered.stablehlo.mlir, lambda.traced.jaxpr.txt")
     html = cap.outputs[-1].data["text/html"]

@@ -170,6 +170,22 @@ def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_use
     assert rep.helper_compiles.names == ("_linspace",)
 
 
+def test_an_eager_shard_map_in_a_cell_without_jitted_calls_is_said_to_run_the_users_code(shell):
+    # JAX's shard_map notebook: c = matmul_basic(a, b) of a @jax.shard_map function, outside jit, read 'JAX compiled
+    # its own iota, reshape, _unmatch, _prim_applier, _match (eager jax.numpy operations)': the user's function ran,
+    # one operation at a time on each block
+    run_captured(shell, "from jax.sharding import PartitionSpec as P\nmesh = jax.make_mesh((1,), ('i',))\n"
+                        "@jax.shard_map(mesh=mesh, in_specs=P('i'), out_specs=P('i'))\ndef double(v):\n    return 2 * v\n"
+                        "v = jax.device_put(jnp.ones(4), jax.NamedSharding(mesh, P('i')))")
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nw = double(v)")
+    assert result.success
+    [note] = [n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours")]
+    assert note == ("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own _prim_applier, "
+                    "_match, _unmatch (_prim_applier, _match, _unmatch: jax.shard_map run "
+                    "outside jit, which runs the function it maps (yours too, if any) one operation at a time on each "
+                    "device's block and splits and joins the arrays; under jax.jit it compiles as one program)")
+
+
 def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran_normally(shell):
     # Found running JAX's vmapped_log_probs.ipynb and convolutions.ipynb under %%jaxstages: a multiply
     # that failed while tracing (caught by the cell) and a subtract under jax.vmap that hit JAX's cache
@@ -753,3 +769,20 @@ def test_the_jitted_calls_of_jaxs_de_optimized_rerun_do_not_headline_the_cell(ip
     assert not any(n.startswith("also called") for n in rep.notes)
     run_captured(ip, "%%jaxstages --all -o rep\n" + cell)
     assert [r.function for r in ip.user_ns["rep"].reports] == ["outer", "inner"], "in the order the calls were made"
+
+
+def test_a_sharded_argument_table_names_the_mesh_once_and_fits_the_terminal(shell, monkeypatch):
+    # JAX's shard_map notebook in a terminal: the argument table's sharding column (a NamedSharding's repr, 120
+    # characters) ran past the width; the mesh is now said once above the table and each row gives its spec
+    monkeypatch.setenv("COLUMNS", "80")
+    shell.run_cell("from jax.sharding import NamedSharding, PartitionSpec as P\nmesh = jax.make_mesh((1,), ('batch',))\n"
+                   "xs = jax.device_put(x, NamedSharding(mesh, P('batch')))")
+    _, cap = run_captured(shell, "%%jaxstages\ny = f(xs)")
+    text = cap.outputs[-1].data["text/plain"].splitlines()
+    start = text.index(next(t for t in text if t.startswith("  mesh ")))
+    end = text.index(next(t for t in text if t.startswith("    output")))
+    axis_type = repr(shell.user_ns["mesh"].axis_types[0])
+    assert text[start:end] == [f"  mesh Mesh('batch': 1, axis_types=({axis_type},)) (each sharding below is a spec",
+                               "    on it)",
+                               "    argument  type    sharding    donated",
+                               "    x         f32[3]  P('batch')  no"]

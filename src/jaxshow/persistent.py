@@ -47,6 +47,12 @@ _WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache")
 _SLOW_ENOUGH = re.compile(r"^'(?P<m>[^']*)' took at least [\d.]+ seconds to compile \((?P<s>[\d.]+)s\)")
 
 
+NO_CACHE_THEN = "no cache directory was set, or the cache was disabled, when it compiled"
+"""JAX's 'cache is disabled/not initialized': what it says, where a directory is set now (it may have been set since)."""
+NO_DIRECTORY = "no cache directory was set (jax_compilation_cache_dir) when it compiled"
+"""Every compile's verdict while no directory is set, whichever gate JAX's log line names."""
+
+
 def parse_compile_log(message: str) -> CompileLogEvent | None:
     """One of JAX's persistent-cache log messages as an event, or ``None`` for any other message."""
     if m := _HIT.match(message):
@@ -64,7 +70,7 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
         reason = f"entry of {int(m.group('n')):,} bytes is under jax_persistent_cache_min_entry_size_bytes ({int(m.group('t')):,})"
         return CompileLogEvent("skipped", None, reason)
     if _NO_CACHE.match(message):
-        return CompileLogEvent("not_cached", None, "no cache directory was set, or the cache was disabled, when it compiled")
+        return CompileLogEvent("not_cached", None, NO_CACHE_THEN)
     if m := _WRITE.match(message):
         return CompileLogEvent("written", m.group("m"), "written to the cache directory")
     if m := _SLOW_ENOUGH.match(message):
@@ -102,7 +108,8 @@ def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> t
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
-        mine = [PersistentCompile(v.module, "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled", v.compile_seconds) if v.verdict == "skipped" else v for v in mine]
+        mine = [PersistentCompile(v.module, "not_cached", NO_DIRECTORY, v.compile_seconds)
+                if v.verdict == "skipped" or v.reason == NO_CACHE_THEN else v for v in mine]
     return mine, len(verdicts) - len(mine)
 
 

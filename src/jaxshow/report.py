@@ -668,6 +668,7 @@ class FunctionCacheStats:
 
     function: str
     qualname: str
+    """As shown: the qualified name with the transformations written around it (``grad(jit(Model.loss))``)."""
     defined_at: str | None
     traced: int
     calls: int | None = None

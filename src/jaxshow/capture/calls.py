@@ -261,6 +261,19 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     return api, by_library
 
 
+def _lowering_ahead_of_time(frame: Any) -> bool:
+    """Whether a trace starting at ``frame`` is part of lowering a call traced ahead of time (``Traced.lower``, which
+    ``f.lower(x)`` calls): a ``jax.lax.scan`` there traces JAX's own jitted ``less`` and ``dynamic_index_in_dim``."""
+    while frame is not None:
+        code = frame.f_code
+        if is_user_file(code.co_filename):
+            return False
+        if code.co_name == "lower" and os.path.basename(code.co_filename) == "stages.py":
+            return any(os.path.abspath(code.co_filename).startswith(d) for d in JAX_DIRS)
+        frame = frame.f_back
+    return False
+
+
 _TRANSFORMATIONS = {
     ("loops.py", "scan"): "jax.lax.scan", ("loops.py", "fori_loop"): "jax.lax.fori_loop",
     ("loops.py", "while_loop"): "jax.lax.while_loop", ("loops.py", "map"): "jax.lax.map",
@@ -422,6 +435,8 @@ class CallCapture(_jax_compat.CallObserver):
         state = self._local
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
+        elif state.pending is not None and state.pending.ahead_of_time is not None and _lowering_ahead_of_time(sys._getframe(2)):
+            frame = _Frame(state.pending, nested=True, phase="run")  # JAX's own jitted helpers, traced to lower a scan
         else:
             keep_listening()
             record = self._new_record("jit", sys._getframe(2))
@@ -573,11 +588,11 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if state.stack:
             record = state.stack[0].record
-            if len(state.stack) == 1:
+            if len(state.stack) == 1 and not state.stack[0].nested:
                 record.events.append(event)
             else:
                 (record.nested_in_trace if state.stack[0].phase == "trace" else record.nested_events).append(event)
-            if event.stage == "compile" and len(state.stack) == 1:
+            if event.stage == "compile" and len(state.stack) == 1 and not state.stack[0].nested:
                 self._report_progress("running", record.name)
             return
         if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace

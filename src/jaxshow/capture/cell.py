@@ -81,8 +81,15 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
     if options.name is None:
-        for rerun_of in dict.fromkeys(r.rerun_of for r in others):
-            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
+        programs = _more_programs(others, shown)
+        for name in dict.fromkeys(r.name for r in programs if r.path == "transform"):
+            n = sum(1 for r in programs if r.name == name and r.path == "transform")
+            notes.append(f"also compiled for {name} under a transformation: {n} more program{'s' if n > 1 else ''} (jax.grad "
+                         f"compiles a forward and a backward pass, jax.vmap a batched one; use --all to show "
+                         f"{'them' if n > 1 else 'it'})")
+        listed_others = [r for r in others if all(r is not p for p in programs)]
+        for rerun_of in dict.fromkeys(r.rerun_of for r in listed_others):
+            names = list(dict.fromkeys(r.name for r in listed_others if r.rerun_of == rerun_of))
             listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
             notes.append(f"also called: {listed}" if rerun_of is None else
                          f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
@@ -144,6 +151,15 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
                           inside_of=inside_of if inside else ())
+
+
+def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[CallRecord]:
+    """The records of a shown function under a transformation (``grad`` of a jitted ``f``: its trace inside ``grad``,
+    the forward pass beside the backward one shown): not other calls, though JAX called ``f``'s ``jit_p`` for each.
+    A transformed program knows its function by the name and file of its jaxpr only."""
+    functions = {(r.name, r.source_file) for r in shown}
+    return [r for r in others if (r.path == "transform" or r.under_transform) and r.rerun_of is None
+            and (r.name, r.source_file) in functions]
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
@@ -362,6 +378,11 @@ EAGER_CONTROL_FLOW = ("scan", "while", "cond")
 ``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
+EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")
+"""The functions ``jax.shard_map`` called outside jit compiles (``jax/_src/shard_map.py``): each operation of the
+user's function on every device's block, and the moves between the global array and those blocks."""
+
+
 def _no_call_note(names: tuple[str, ...], loops: tuple[str, ...] = (), *, raised: bool, library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it;
     ``loops``: its eager loops and branches that compiled (:func:`_loop_name`).
@@ -371,8 +392,10 @@ def _no_call_note(names: tuple[str, ...], loops: tuple[str, ...] = (), *, raised
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
     kinds = list(dict.fromkeys(loop.split(" ", 1)[0] for loop in loops))
-    listed = (*kinds, *names)
-    what = ["eager jax.numpy operations"] if names else []
+    sharded = [n for n in EAGER_SHARD_MAP if n in names]
+    others = [n for n in names if n not in EAGER_SHARD_MAP]
+    listed = (*kinds, *sharded, *others)
+    what = ["eager jax.numpy operations"] if others else []
     if kinds:
         bodies = list(dict.fromkeys(body for loop in loops if " running " in loop for body in loop.split(" running ", 1)[1].split(", ")))
         runs = f": {', '.join(bodies[:6])}{' …' if len(bodies) > 6 else ''}" if bodies else ""
@@ -380,6 +403,10 @@ def _no_call_note(names: tuple[str, ...], loops: tuple[str, ...] = (), *, raised
                     if len(kinds) == 1 else
                     f"{', '.join(kinds[:-1])} and {kinds[-1]} are jax.lax loops or branches run outside jit, compiled with the functions "
                     f"they run{runs}")
+    if sharded:
+        what.append(f"{', '.join(sharded)}: jax.shard_map run outside jit, which runs the function it maps (yours too, if any) "
+                    "one operation at a time on each device's block and splits and joins the arrays; under jax.jit it "
+                    "compiles as one program")
     compiled = f"JAX compiled its own {', '.join(listed[:8])}{' …' if len(listed) > 8 else ''} ({'; '.join(what)})"
     if library_calls:
         return compiled if listed else None

@@ -56,7 +56,7 @@ def sharding_texts(sharding: Any) -> tuple[str, str | None, str | None]:
         spec += f" ({kind})"
     try:
         axes = ", ".join(f"{name!r}: {size}" for name, size in dict(mesh.shape).items())
-        return whole, spec, f"Mesh({axes}, axis_types=({', '.join(map(repr, mesh.axis_types))}))"
+        return whole, spec, f"Mesh({axes}, axis_types={tuple(mesh.axis_types)!r})"
     except Exception:  # noqa: BLE001 - a mesh without named axis sizes or types: JAX's own text
         return whole, spec, str(mesh)
 

@@ -1,7 +1,7 @@
 """Plain-text building blocks shared by the text renderers. No JAX, no IPython.
 
-Prose (notes, messages, head lines, lists) and the last column of a table wrap
-at the text width (:func:`text_width`), counted in terminal columns (:func:`columns`); IR lines never do: they are code, shown
+Prose (notes, messages, head lines, lists) and one column of a table wrap at
+the text width (:func:`text_width`), counted in terminal columns (:func:`columns`); IR lines never do: they are code, shown
 as they are, and a terminal scrolls or clips them.
 """
 
@@ -51,6 +51,17 @@ def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     return [*lines, current] if words else lines or [first + text]
 
 
+def _extent(rows: list[tuple[str, ...]], widths: list[int], indent: str) -> int:
+    """The columns the widest row takes, its trailing empty cells none (a header over a column left empty stays)."""
+    extent = 0
+    for r in rows:
+        filled = [i for i, c in enumerate(r) if c]
+        if filled:
+            last = filled[-1]
+            extent = max(extent, len(indent) + sum(w + 2 for w in widths[:last]) + columns(r[last]))
+    return extent
+
+
 def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     """``first + text`` wrapped at the text width, every later line starting with ``rest``.
 
@@ -84,28 +95,36 @@ def text_table(
 
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
-    on a line of its own. Where the table is wider than ``budget.width``, the
-    last column wraps under itself (the other columns are short: names, types).
+    on a line of its own. Where the table is wider than ``budget.width``, the last
+    column wraps under itself where its words fit the room left, else the column
+    that wrapping at spaces shortens most (a sharding beside a last yes/no), the
+    columns after it staying aligned.
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
     widths = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
-    lead = len(indent) + sum(w + 2 for w in widths[:-1])
-    room = text_width(budget) - lead
+    words = [max(columns(w) for r in cells for w in r[i].split(" ")) for i in range(len(widths))]
+    rooms = [text_width(budget) - len(indent) - sum(w + 2 for j, w in enumerate(widths) if j != i) for i in range(len(widths))]
+    can = [i for i in range(len(widths)) if rooms[i] >= 20 and widths[i] > rooms[i]]
+    last = len(widths) - 1
+    if can and _extent(cells[1:] if header else cells, widths, indent) > text_width(budget):
+        # the last column where its words fit the room, else the one wrapping shortens most
+        wide = last if last in can and words[last] <= rooms[last] else max(can, key=lambda i: (widths[i] - words[i], i))
+        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in wrap(r[wide], rooms[wide])))
+    else:
+        wide = last
     lines = []
     for r in all_rows:
         if isinstance(r, str):
             lines.append(indent + r)
             continue
-        head = indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(r[:-1], widths))
-        last = wrap(r[-1], room) if room >= 20 and columns(r[-1]) > room else [r[-1]]
-        lines.append((head + ("  " if len(r) > 1 else "") + last[0]).rstrip())
-        lines.extend(" " * lead + piece for piece in last[1:])
+        pieces = wrap(r[wide], widths[wide]) if columns(r[wide]) > widths[wide] else [r[wide]]
+        for n, piece in enumerate(pieces):
+            row = [piece if i == wide else c if n == 0 else "" for i, c in enumerate(r)]
+            lines.append((indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(row, widths))).rstrip())
     if header and rule:
         lines.insert(1, indent + "  ".join("-" * w for w in widths))
-    if more:
-        lines.append(indent + more)
-    return lines
+    return lines + ([indent + more] if more else [])
 

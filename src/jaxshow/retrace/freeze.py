@@ -152,7 +152,7 @@ class Freeze(_jax_compat.TraceProbe):
         return CacheMiss(
             function=record.name,
             category=category,
-            summary=miss_summary(category, changes, record.name, record.made_by, source),
+            summary=miss_summary(category, changes, record.name, record.made_by, source, written=record.written(record.name)),
             changes=changes,
             evidence=self.label(evidence),
             evidence_source=source,

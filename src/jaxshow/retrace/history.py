@@ -49,7 +49,7 @@ class _Kept:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "parameters",
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "transforms", "parameters",
                  "keys", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
@@ -65,7 +65,8 @@ class _FunctionRecord:
         self.qualname = str(named.__qualname__ if named else self.name)
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
-        self.source_key = _source_key(carried or fun, self.qualname)
+        self.transforms = _transforms(fun)
+        self.source_key = _source_key(carried or fun, self.qualname, self.transforms)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
@@ -107,6 +108,14 @@ class _FunctionRecord:
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
 
+    def written(self, name: str) -> str:
+        """``name`` (the function's name or qualified name) with its transformations as the user wrote them:
+        ``grad(jit(grad(f)))`` (``f`` when there are none)."""
+        written = name
+        for layer in reversed([t for t in self.transforms if t]):
+            written = f"{layer}({written})"
+        return written
+
 
 _TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
                     "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint",
@@ -119,6 +128,35 @@ def _made_by(fun: Any) -> str | None:
         return None
     inner = [fun.__code__.co_name] + [c.cell_contents.__code__.co_name for c in fun.__closure__ or () if _jax_made(_cell(c))]
     return next((_TRANSFORM_NAMES[n] for n in inner if n in _TRANSFORM_NAMES), "JAX transformation")
+
+
+def _transforms(fun: Any) -> tuple[str, ...]:
+    """The JAX transformations and jits around the user's function, outermost first, read by type only:
+    ``jax.grad(jax.jit(jax.grad(f)))`` -> ``("grad", "jit", "grad")``. One function transformed two ways is two
+    functions (``grad(f)``, ``jacfwd(jacrev(f))``), never one re-defined. ``""``: a wrapper that is part of the
+    identity but not of how the function is written (``functools.partial``, a ``custom_jvp`` object)."""
+    layers: list[str] = []
+    for _ in range(16):
+        if type(fun) is functools.partial:
+            layers.append("")
+            fun = fun.func
+        elif _jax_made(fun) and "__wrapped__" in fun.__dict__:
+            layers.append(_transform_name(fun))
+            fun = fun.__dict__["__wrapped__"]
+        elif type_module(type(fun)).startswith(("jax.", "jaxlib.")) and callable(getattr(fun, "__wrapped__", None)):
+            layers.append("jit" if type(fun).__name__ == "PjitFunction" else "")
+            fun = fun.__wrapped__
+        else:
+            break
+    return tuple(layers)
+
+
+def _transform_name(fun: types.FunctionType) -> str:
+    """The JAX function that made the wrapper ``fun`` (``grad``, ``jacfwd``, ``vmap``), from the code it runs."""
+    for code in (fun, *(_cell(c) for c in fun.__closure__ or ())):
+        if _jax_made(code) and code.__code__.co_name in _TRANSFORM_NAMES:
+            return code.__code__.co_qualname.partition(".<locals>")[0]
+    return ""
 
 
 def _jax_made(fun: Any) -> bool:
@@ -156,7 +194,7 @@ def _signature(fun: Any) -> inspect.Signature | None:
         return None
 
 
-def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
+def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]] | None:
     try:
         source = inspect.getsource(fun)
     except (OSError, TypeError):
@@ -164,7 +202,7 @@ def _source_key(fun: Any, qualname: str) -> tuple[str, str] | None:
         if code is None:
             return None
         source = repr((code.co_code, code.co_consts, code.co_names))
-    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest()
+    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms
 
 
 def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
@@ -200,9 +238,9 @@ class Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_id: OrderedDict[int, _FunctionRecord] = OrderedDict()
-        self._by_source: dict[tuple[str, str], weakref.ref] = {}
-        self._cleared: set[tuple[str, str]] = set()
-        self._definitions: OrderedDict[tuple[str, ...], weakref.ref] = OrderedDict()
+        self._by_source: dict[tuple[str, str, tuple[str, ...]], weakref.ref] = {}
+        self._cleared: set[tuple[str, str, tuple[str, ...]]] = set()
+        self._definitions: OrderedDict[tuple[Any, ...], weakref.ref] = OrderedDict()
 
     def lookup(self, fun: Any) -> _FunctionRecord | None:
         record = self._by_id.get(id(fun))
@@ -240,7 +278,8 @@ class Registry:
             return record, status
 
     def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
-        """The record of the definition ``record`` replaces, if it traced: same qualified name, same file (any cell for a cell).
+        """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
+        file (any cell for a cell).
 
         A lambda's previous definition is also on the same line: all lambdas share one name.
 
@@ -249,7 +288,7 @@ class Registry:
         """
         if record.defined_in is None:
             return None
-        where: tuple[str, ...] = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname)
+        where: tuple[Any, ...] = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname, record.transforms)
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
             # Every lambda is named <lambda>: only one defined on the same line (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell.

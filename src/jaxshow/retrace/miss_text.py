@@ -214,16 +214,17 @@ def _argument_name(path: str) -> str:
 
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
-                 source: str = "jax", *, replaces: str | None = None) -> str:
+                 source: str = "jax", *, replaces: str | None = None, written: str | None = None) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined.
+    ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first trace.
     """
     if category == "never_seen" and replaces is not None:
         return (f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, "
                 "with other code (an edited cell run again, or its module reloaded: importlib.reload, %autoreload)")
     if category == "never_seen":
-        return f"first trace of {function}"
+        return f"first trace of {written or function}"
     if category == "redefined" and made_by is not None:
         return (f"{function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")

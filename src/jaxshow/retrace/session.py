@@ -189,7 +189,8 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces),
+                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces,
+                                     written=record.written(record.name)),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
@@ -256,7 +257,7 @@ class _Stats:
         record = self.record
         return FunctionCacheStats(
             function=record.name,
-            qualname=record.qualname,
+            qualname=record.written(record.qualname),
             defined_at=record.defined_at,
             traced=self.traced,
             calls=self.calls if hits_counted and self.wrapper is not None else None,
