@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-SCRIPT = textwrap.dedent(
+SHELL = textwrap.dedent(
     """
     import json
     import jax
@@ -20,6 +20,12 @@ SCRIPT = textwrap.dedent(
     config.HistoryAccessor.enabled = False
     ip = InteractiveShell.instance(config=config)
     ip.run_line_magic("load_ext", "jaxshow")
+    """
+)
+"""A child process's IPython shell with jaxshow loaded (8 CPU devices: :func:`_run`)."""
+
+SCRIPT = SHELL + textwrap.dedent(
+    """
     assert ip.run_cell('''
     import jax, jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
@@ -78,11 +84,16 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_sharded_program_on_eight_devices():
+def _run(script: str) -> dict:
+    """The JSON ``script`` prints last, run in a fresh process on 8 CPU devices."""
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_sharded_program_on_eight_devices():
+    result = _run(SCRIPT)
     assert result["ok"] and result["devices"] == 8
     assert result["compiles"] == 1, "the walk compiled the sharded program again"
     assert ["('data', 'model')" in result["input_shardings"][0], "('model', None)" in result["input_shardings"][1]] == [True, True], result
@@ -113,17 +124,8 @@ def test_sharded_program_on_eight_devices():
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]
 
 
-RECOMPILE_SCRIPT = textwrap.dedent(
+RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
     """
-    import json
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.utils.capture import capture_output
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryAccessor.enabled = False
-    ip = InteractiveShell.instance(config=config)
-    ip.run_line_magic("load_ext", "jaxshow")
     assert ip.run_cell('''
     import jax, jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
@@ -161,10 +163,7 @@ RECOMPILE_SCRIPT = textwrap.dedent(
 
 
 def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", RECOMPILE_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _run(RECOMPILE_SCRIPT)
     placed = "x P('model', 'data'), w P('model', None) on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))"
     # was: 'no cache miss: every jitted call hit the cache', a hit, while JAX lowered and compiled layer again
     assert result["moved"] == [["layer", 1, 0, 0, [placed]]]
