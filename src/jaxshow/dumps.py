@@ -19,6 +19,7 @@ It imports JAX and never IPython; anything private goes through
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import difflib
 import os
 import re
@@ -43,6 +44,8 @@ READ_MAX_BYTES = 2_000_000
 """Bytes read of one file to show or diff it; the rest stays on disk (a 10 MB module is not read whole)."""
 MTIME_SLACK_SECONDS = 0.05
 """File times come from the kernel's coarse clock, which may lag ``time.time()`` by a tick (1–10 ms)."""
+CLOCK_TICK_SECONDS = 0.01
+"""The most a file's time lags ``time.time()`` (a tick of the kernel's coarse clock at 100 Hz)."""
 HITS_KEPT = 10_000
 
 BEFORE_LOAD = "before jaxshow was loaded"
@@ -350,7 +353,23 @@ def _attribute(files: list[DumpFile], spans: Sequence[CellSpan], loaded_at: floa
         hit = hit_time is not None and f.mtime <= hit_time + MTIME_SLACK_SECONDS
         out.append(DumpFile(f.name, f.kind, f.counter, f.module, f.function, f.stage, f.size_bytes, f.mtime,
                             cell_of(f.mtime, spans, loaded_at, ends), hit, f.function in jax_names))
+    modules = sorted((f for f in out if f.kind == "stablehlo"), key=_order)
+    for i, f in enumerate(out):
+        if f.kind != "stablehlo" and (later := _tied_with_next(f.mtime, spans, ends)) is not None:
+            # cells run back to back: a jaxpr written in the tick before the next cell began is that cell's when the
+            # module its trace was lowered to (the same function's next module dump) is
+            lowered = next((m for m in modules if m.function == f.function and m.mtime >= f.mtime), None)
+            if lowered is not None and lowered.cell == later:
+                out[i] = dataclasses.replace(f, cell=later)
     return out
+
+
+def _tied_with_next(mtime: float, spans: Sequence[CellSpan], ends: Sequence[float]) -> str | None:
+    """``In[n]`` of the cell after the one :func:`cell_of` gives, where ``mtime`` lies within a clock tick of its start."""
+    k = bisect.bisect_left(ends, mtime)
+    if k + 1 < len(spans) and spans[k + 1].number is not None and mtime >= spans[k + 1].start - CLOCK_TICK_SECONDS:
+        return f"In[{spans[k + 1].number}]"
+    return None
 
 
 def dump_directory() -> tuple[str | None, str | None]:
