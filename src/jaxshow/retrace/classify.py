@@ -178,6 +178,8 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
 
 
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
+    if _jax_transpose_jit(fun):
+        return False
     filename = getattr(debug_info, "func_filename", None)
     if not filename and fun is not None:
         # a callable JAX could not name: eager shard_map's per-primitive HashablePartials are JAX's own
@@ -186,6 +188,17 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     if not filename:
         return True
     return _outside_jax(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
+
+
+JAX_TRANSPOSE_JITS = frozenset({("pjit.py", "transposed")})
+"""``(file, function)`` of JAX's own functions it jits while transposing a jitted call under ``jax.grad`` (jax 0.12's
+``_transpose_jaxpr_fancy``). Their debug info names the user's function, but the trace is JAX's backward pass."""
+
+
+def _jax_transpose_jit(fun: Any) -> bool:
+    code = fun.__code__ if type(fun) is types.FunctionType else None
+    return (code is not None and (os.path.basename(code.co_filename), code.co_name) in JAX_TRANSPOSE_JITS
+            and not _outside_jax(code.co_filename))
 
 
 def jax_own(fun: Any) -> bool:
