@@ -867,7 +867,7 @@ class CallCounter:
 
 
 def call_arguments(call: Any) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of a direct call :class:`CallCounter` saw, a ``functools.partial`` merged in."""
+    """``(args, kwargs)`` of a direct call of a jit wrapper, a ``functools.partial`` CPython merged into it unpacked."""
     _, lead, bound = jit_target(call.func)
     return (*lead, *call.args), {**bound, **call.keywords}
 
@@ -1064,8 +1064,7 @@ class DirectCalls:
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
         jitted = type(pending.wrapper) is JIT_TYPE
         if jitted:
-            _, lead, bound = jit_target(call.func)  # type: ignore[misc]
-            args, kwargs = (*lead, *call.args), {**bound, **call.keywords}
+            args, kwargs = call_arguments(call)
             at_call = self._raised_at(pending, error) if error is not None else None
             if (any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
                     or (at_call is not None and _refused(error, at_call.tb_next))):  # type: ignore[arg-type]
@@ -1100,8 +1099,7 @@ class DirectCalls:
             return
         pending.made_before = self.capture.records_made()
         if pending.fresh and type(pending.wrapper) is JIT_TYPE:
-            _, lead, bound = jit_target(call.func)  # type: ignore[misc]  # CPython may have merged a partial into ``call``
-            pending.walk_args = (*lead, *call.args), {**bound, **call.keywords}
+            pending.walk_args = call_arguments(call)
 
     def _after(self, pending: _Pending) -> None:
         if self.counter is not None:
