@@ -31,7 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import JAX_DIRS, frame_function, is_library_file, is_user_file
+from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
@@ -118,8 +118,7 @@ class CallRecord:
         """Whose function this is: the user's (a cell or the user's files), a library's, or JAX's own."""
         if self.source_file is None:
             return "library"
-        path = os.path.abspath(self.source_file)
-        if any(path.startswith(d) for d in JAX_DIRS):
+        if is_jax_file(self.source_file):
             return "jax"
         if is_user_file(self.source_file):
             return "user"
@@ -252,7 +251,7 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
             return None, False
         if is_user_file(filename):
             break
-        in_jax = any(os.path.abspath(filename).startswith(d) for d in JAX_DIRS)
+        in_jax = is_jax_file(filename)
         if name in _AHEAD_OF_TIME_NAMES and in_jax:
             api, by_library = _AHEAD_OF_TIME_NAMES[name], False
         elif api is not None and not in_jax:
@@ -269,7 +268,7 @@ def _lowering_ahead_of_time(frame: Any) -> bool:
         if is_user_file(code.co_filename):
             return False
         if code.co_name == "lower" and os.path.basename(code.co_filename) == "stages.py":
-            return any(os.path.abspath(code.co_filename).startswith(d) for d in JAX_DIRS)
+            return is_jax_file(code.co_filename)
         frame = frame.f_back
     return False
 
@@ -298,7 +297,7 @@ def _transformation_api(frame: Any) -> str | None:
     api = None
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith("<") and os.path.abspath(filename).startswith(JAX_DIRS):
+        if is_jax_file(filename):
             api = _TRANSFORMATIONS.get((os.path.basename(filename), frame.f_code.co_name), api)
         elif api is not None:  # the stretch of JAX's frames that held one has ended
             return api
@@ -918,7 +917,7 @@ def _refused(error: BaseException, below: types.TracebackType | None) -> bool:
     if _jax_compat.dispatch_refusal(error):
         return True
     return (below is not None and not isinstance(error, FloatingPointError)
-            and not os.path.abspath(below.tb_frame.f_code.co_filename).startswith(JAX_DIRS))
+            and not is_jax_file(below.tb_frame.f_code.co_filename))
 
 
 class _Pending:

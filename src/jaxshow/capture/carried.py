@@ -29,7 +29,7 @@ import os
 import types
 from typing import Any, Iterable
 
-from jaxshow.capture.sources import JAX_DIRS, is_user_file
+from jaxshow.capture.sources import is_jax_file, is_user_file
 
 MAX_OBJECTS = 1_000
 """Objects looked at among one call's static values, at most."""
@@ -48,7 +48,7 @@ def package_of(source_file: str) -> str:
 
 def library_file(source_file: str | None) -> bool:
     """Whether JAX's debug info names a library's file: installed, and neither JAX's nor jaxlib's."""
-    return source_file is not None and not is_user_file(source_file) and not os.path.abspath(source_file).startswith(JAX_DIRS)
+    return source_file is not None and not is_user_file(source_file) and not is_jax_file(source_file)
 
 
 def carried_function(name: str, values: Iterable[Any], outside: str | None = None) -> types.FunctionType | None:
@@ -103,7 +103,7 @@ def closure_function(fun: Any) -> types.FunctionType | None:
         filename = value.__code__.co_filename
         if value is not fun and is_user_file(filename):
             return value
-        if not os.path.abspath(filename).startswith(JAX_DIRS):
+        if not is_jax_file(filename):
             continue
         if "__wrapped__" in value.__dict__:
             pending.append(value.__dict__["__wrapped__"])

@@ -17,7 +17,7 @@ from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRe
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
-from jaxshow.capture.sources import JAX_DIRS
+from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
 from jaxshow.report import (
     CellReport,
@@ -422,7 +422,7 @@ def _loop_name(record: CallRecord, label: Callable[[SourceLocation | None], Sour
     """``scan running step (In[4]:2)``: an eager loop or branch, with the functions it runs that are not JAX's own."""
     bodies = []
     for name, file, line in functions_run_by(record.jaxpr, EAGER_CONTROL_FLOW) if record.jaxpr is not None else ():
-        if not file.startswith(JAX_DIRS):
+        if not is_jax_file(file):
             shown = label(SourceLocation(file, line))
             where = shown.file if shown is not None and shown.file != file else default_file_label(file)
             bodies.append(f"{name} ({where}:{line})" if line else f"{name} ({where})")

@@ -14,6 +14,7 @@ JAX and jaxlib; never IPython.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -58,6 +59,13 @@ def is_user_file(filename: str) -> bool:
     if len(_answers) < _CACHE_LIMIT:
         _answers[filename] = answer
     return answer
+
+
+@functools.lru_cache(maxsize=4096)
+def is_jax_file(filename: str) -> bool:
+    """Whether ``filename`` (a code object's ``co_filename``) is in JAX's or jaxlib's folders; never code made from a
+    string (``<string>``, a cell's ``<ipython-input-…>``)."""
+    return not filename.startswith("<") and os.path.abspath(filename).startswith(JAX_DIRS)
 
 
 def is_library_file(filename: str) -> bool:
