@@ -9,8 +9,9 @@ record becomes plain data here, and its JAX objects are dropped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
@@ -102,8 +103,10 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
     loops = [r for r in helpers if r.kind == "jax" and r.name in EAGER_CONTROL_FLOW]
     helpers = [r for r in helpers if all(r is not loop for loop in loops)]
+    loop_runs = [(r.name, _loop_bodies(r, label)) for r in loops if _compiled(r)]
     eager_loops = dataclasses.replace(_folded([e for r in loops for e in r.events], loops),
-                                      names=tuple(dict.fromkeys(_loop_name(r, label) for r in loops if _compiled(r))))
+                                      names=tuple(dict.fromkeys(f"{kind} running {', '.join(bodies)}" if bodies else kind
+                                                                for kind, bodies in loop_runs)))
     helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events],
                               helpers, [e for r in shown if r.thread_id == main for e in r.nested_in_trace],
                               tuple(dict.fromkeys(r.name for r in shown if r.thread_id == main and r.nested_in_trace)))
@@ -112,7 +115,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if options.name is not None and not chosen:
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
             notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
-    elif not candidates and (note := _no_call_note(helper_compiles.names, eager_loops.names, raised=cell_error is not None,
+    elif not candidates and (note := _no_call_note(helper_compiles.names, loop_runs, raised=cell_error is not None,
                                                    library_calls=bool(unseen))):
         notes.append(note)
     if capture.dropped:
@@ -146,7 +149,7 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     """
     inside = inside or []
     compiled = {e.base_name for e in (*events, *inside) if e.stage == "compile"}
-    names = [r.name for r in records if r.name in compiled or any(e.stage == "compile" for e in r.events)]
+    names = [r.name for r in records if r.name in compiled or _compiled(r)]
     names += [e.base_name for e in inside if e.stage == "compile"]
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
@@ -342,12 +345,9 @@ def _linked(record: CallRecord, lowered: LoweredStation | None, compiled: Compil
             label: Callable[[SourceLocation | None], SourceLocation | None], notes: list[str],
             jaxpr_max_lines: int | None) -> LinkedViews | None:
     """The linked views of a record, from the JAX objects taken inside the call; a failure is a note."""
-    def file_label(file: str) -> str:
-        shown = label(SourceLocation(file, 0))
-        return shown.file if shown is not None and shown.file != file else default_file_label(file)
-
     try:
-        return linked_views(record.jaxpr, located_stablehlo(record.lowered, lowered), compiled.optimized_hlo_text if compiled else None, file_label,
+        return linked_views(record.jaxpr, located_stablehlo(record.lowered, lowered), compiled.optimized_hlo_text if compiled else None,
+                            functools.partial(_file_label, label=label),
                             jaxpr_max_lines)
     except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
         notes.append(f"jaxshow could not link the source to the IR: {type(exc).__name__}: {exc}")
@@ -383,21 +383,22 @@ EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")
 user's function on every device's block, and the moves between the global array and those blocks."""
 
 
-def _no_call_note(names: tuple[str, ...], loops: tuple[str, ...] = (), *, raised: bool, library_calls: bool = False) -> str | None:
+def _no_call_note(names: tuple[str, ...], loops: Sequence[tuple[str, tuple[str, ...]]] = (), *, raised: bool,
+                  library_calls: bool = False) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it;
-    ``loops``: its eager loops and branches that compiled (:func:`_loop_name`).
+    ``loops``: its eager loops and branches that compiled, each with the functions it ran (:func:`_loop_bodies`).
 
     A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
     while tracing), and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
     """
-    kinds = list(dict.fromkeys(loop.split(" ", 1)[0] for loop in loops))
+    kinds = list(dict.fromkeys(kind for kind, _ in loops))
     sharded = [n for n in EAGER_SHARD_MAP if n in names]
     others = [n for n in names if n not in EAGER_SHARD_MAP]
     listed = (*kinds, *sharded, *others)
     what = ["eager jax.numpy operations"] if others else []
     if kinds:
-        bodies = list(dict.fromkeys(body for loop in loops if " running " in loop for body in loop.split(" running ", 1)[1].split(", ")))
+        bodies = list(dict.fromkeys(body for _, ran in loops for body in ran))
         runs = f": {', '.join(bodies[:6])}{' …' if len(bodies) > 6 else ''}" if bodies else ""
         what.append(f"{kinds[0]} is a jax.lax loop or branch run outside jit, compiled with the functions it runs{runs}"
                     if len(kinds) == 1 else
@@ -418,15 +419,20 @@ def _compiled(record: CallRecord) -> bool:
     return any(e.stage == "compile" for e in record.events)
 
 
-def _loop_name(record: CallRecord, label: Callable[[SourceLocation | None], SourceLocation | None]) -> str:
-    """``scan running step (In[4]:2)``: an eager loop or branch, with the functions it runs that are not JAX's own."""
+def _loop_bodies(record: CallRecord, label: Callable[[SourceLocation | None], SourceLocation | None]) -> tuple[str, ...]:
+    """``("step (In[4]:2)",)``: the functions an eager loop or branch ran that are not JAX's own."""
     bodies = []
     for name, file, line in functions_run_by(record.jaxpr, EAGER_CONTROL_FLOW) if record.jaxpr is not None else ():
         if not is_jax_file(file):
-            shown = label(SourceLocation(file, line))
-            where = shown.file if shown is not None and shown.file != file else default_file_label(file)
+            where = _file_label(file, label)
             bodies.append(f"{name} ({where}:{line})" if line else f"{name} ({where})")
-    return f"{record.name} running {', '.join(dict.fromkeys(bodies))}" if bodies else record.name
+    return tuple(dict.fromkeys(bodies))
+
+
+def _file_label(file: str, label: Callable[[SourceLocation | None], SourceLocation | None]) -> str:
+    """``In[4]`` for a cell's file (as ``label`` names it), else the file's base name."""
+    shown = label(SourceLocation(file, 0))
+    return shown.file if shown is not None and shown.file != file else default_file_label(file)
 
 
 def _library_hits(capture: CallCapture, records: list[CallRecord]) -> list[tuple[LibraryCalls, str]]:
