@@ -126,8 +126,8 @@ def _made_by(fun: Any) -> str | None:
         return "functools.partial"
     if not _jax_made(fun):
         return None
-    inner = [fun.__code__.co_name] + [c.cell_contents.__code__.co_name for c in fun.__closure__ or () if _jax_made(_cell(c))]
-    return next((_TRANSFORM_NAMES[n] for n in inner if n in _TRANSFORM_NAMES), "JAX transformation")
+    made = _transformation_code(fun)
+    return _TRANSFORM_NAMES[made.co_name] if made is not None else "JAX transformation"
 
 
 def _transforms(fun: Any) -> tuple[str, ...]:
@@ -153,10 +153,17 @@ def _transforms(fun: Any) -> tuple[str, ...]:
 
 def _transform_name(fun: types.FunctionType) -> str:
     """The JAX function that made the wrapper ``fun`` (``grad``, ``jacfwd``, ``vmap``), from the code it runs."""
-    for code in (fun, *(_cell(c) for c in fun.__closure__ or ())):
-        if _jax_made(code) and code.__code__.co_name in _TRANSFORM_NAMES:
-            return code.__code__.co_qualname.partition(".<locals>")[0]
-    return ""
+    made = _transformation_code(fun)
+    return made.co_qualname.partition(".<locals>")[0] if made is not None else ""
+
+
+def _transformation_code(fun: types.FunctionType) -> types.CodeType | None:
+    """The code of a JAX transformation's wrapper (:data:`_TRANSFORM_NAMES`: ``grad_f``, ``vmap_f``) that ``fun``, a
+    function of JAX's, runs itself or holds in its closure."""
+    for held in (fun, *(_cell(c) for c in fun.__closure__ or ())):
+        if _jax_made(held) and held.__code__.co_name in _TRANSFORM_NAMES:
+            return held.__code__
+    return None
 
 
 def _jax_made(fun: Any) -> bool:
