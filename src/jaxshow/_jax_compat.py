@@ -1056,12 +1056,12 @@ def _aval_text(aval: Any, mesh: bool = False) -> str:
     text = short(True) if short is not None else str(aval)
     if getattr(aval, "weak_type", False):
         text += "{weak_type=True}"
-    if mesh and (sizes := _mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))):
+    if mesh and (sizes := mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))):
         text += f" on mesh ({sizes})"
     return text
 
 
-def _mesh_sizes(mesh: Any) -> str | None:
+def mesh_sizes(mesh: Any) -> str | None:
     """``'data': 4, 'model': 2`` for a mesh (concrete or abstract), ``None`` for an empty one or none."""
     try:
         if mesh is None or getattr(mesh, "empty", True):

@@ -54,11 +54,10 @@ def sharding_texts(sharding: Any) -> tuple[str, str | None, str | None]:
     kind = getattr(sharding, "memory_kind", None)
     if kind not in HOME_MEMORY_KINDS:
         spec += f" ({kind})"
-    try:
-        axes = ", ".join(f"{name!r}: {size}" for name, size in dict(mesh.shape).items())
-        return whole, spec, f"Mesh({axes}, axis_types={tuple(mesh.axis_types)!r})"
-    except Exception:  # noqa: BLE001 - a mesh without named axis sizes or types: JAX's own text
+    sizes, axis_types = _jax_compat.mesh_sizes(mesh), getattr(mesh, "axis_types", None)
+    if sizes is None or axis_types is None:  # a mesh without named axis sizes or types: JAX's own text
         return whole, spec, str(mesh)
+    return whole, spec, f"Mesh({sizes}, axis_types={tuple(axis_types)!r})"
 
 
 def type_level_sharding(aval: Any) -> Any:
