@@ -44,6 +44,8 @@ a browser lays out only the piece that is opened, so a 12 MB module does not fre
 SAVE_HINT = "%%jaxstages --save DIR writes every station to files"
 IR_KEPT = 4
 """IR texts kept rendered per form (a call's jaxpr, jaxpr with source locations, module and optimised HLO): see :func:`prepare_ir`."""
+NOT_READ_FROM_CACHES = "not read from JAX's caches (see the note)"
+"""A station a cache hit that raised does not show (both forms)."""
 ARG_HEADER = ("argument", "type", "sharding", "donated")
 OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
@@ -186,7 +188,7 @@ def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
 
 def _not_reached(report: StagesReport, budget: TextBudget) -> str:
     if report.cache_hit:
-        return "not read from JAX's caches (see the note)"
+        return NOT_READ_FROM_CACHES
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
 
 
@@ -399,7 +401,7 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
 
 def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
     if report.cache_hit:
-        reason = "not read from JAX's caches (see the note)"
+        reason = NOT_READ_FROM_CACHES
     else:
         reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")
