@@ -394,6 +394,35 @@ def test_names_parse_across_versions():
     assert dumps.parse_xla_name("module_0001.jit_f.gpu_after_optimizations-buffer-assignment.txt")[2].kind == "buffer assignment"
 
 
+# What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
+H200_FILES = {
+    "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",
+    "before_config_assignment.txt": "before config assignment", "before_optimizations.txt": "before optimizations",
+    "config.pbtxt": "module config", "debug_options": "debug options", "gpu_target_config.pbtxt": "GPU target",
+    "sm_9.0a_gpu_after_optimizations-buffer-assignment.txt": "buffer assignment",
+    "sm_9.0a_gpu_after_optimizations-buffer-assignment-values.txt": "buffer assignment values",
+    "sm_9.0a_gpu_after_optimizations-live-range.txt": "live ranges",
+    "sm_9.0a_gpu_after_optimizations-memory-usage-report.txt": "memory usage report",
+    "sm_9.0a_gpu_after_optimizations.txt": "after optimizations",
+    "thunk_metadata.txt": "thunk metadata", "thunk_sequence.txt": "thunk sequence",
+}
+
+
+def test_a_gpus_dump_files_are_each_named_and_its_optimised_hlo_is_shown(ip, tmp_path):
+    """On a GPU, XLA's names hold the compute capability (sm_9.0a_gpu_after_optimizations.txt): each of the 14 files read
+    'other' ("module directory; other ×12; before optimizations; debug options"), and `%jaxdump f` showed no optimised HLO."""
+    assert {rest: dumps.parse_xla_name(f"module_1325.jit_f.{rest}")[2].kind for rest in H200_FILES} == H200_FILES
+    for rest in H200_FILES:
+        (tmp_path / f"module_1325.jit_f.{rest}").write_text("HloModule jit_f\n")
+    result, cap = run_captured(ip, f"%jaxdump --dir {tmp_path} jit_f")
+    assert result.success
+    text = cap.outputs[0].data["text/plain"]
+    assert "other" not in text
+    assert "    module_1325.jit_f  14     before optimizations; after optimizations; buffer assignment; buffer" in text.splitlines()
+    assert [line.strip().split(" (")[0] for line in text.splitlines() if line.startswith("  module_1325.jit_f.")] == [
+        "module_1325.jit_f.before_optimizations.txt", "module_1325.jit_f.sm_9.0a_gpu_after_optimizations.txt"]
+
+
 def test_compat_shims_on_the_installed_jax(tmp_path):
     before = jax.config.values["jax_dump_ir_to"]
     try:

@@ -63,18 +63,29 @@ _XLA = re.compile(r"^module_(?P<n>\d+)\.(?P<m>[^.]+)(?:\.(?P<rest>.+))?$")
 _XLA_PASS = re.compile(r"^(?P<i>\d{4})\.(?P<pipe>[\w-]+)\.after_(?P<after>[\w-]+)\.before_(?P<before>[\w-]+)\.txt$")
 _XLA_KINDS = (
     (re.compile(r"^before_optimizations\.txt$"), "before optimizations"),
-    (re.compile(r"^\w+_after_optimizations\.txt$"), "after optimizations"),
-    (re.compile(r"^\w+_after_optimizations-buffer-assignment\.txt$"), "buffer assignment"),
-    (re.compile(r"^\w+_after_optimizations-buffer-assignment-values\.txt$"), "buffer assignment values"),
-    (re.compile(r"^\w+_after_optimizations-live-range\.txt$"), "live ranges"),
-    (re.compile(r"^\w+_after_optimizations-memory-usage-report\.txt$"), "memory usage report"),
+    # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu)
+    (re.compile(r"^[\w.]+_after_optimizations\.txt$"), "after optimizations"),
+    (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment\.txt$"), "buffer assignment"),
+    (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment-values\.txt$"), "buffer assignment values"),
+    (re.compile(r"^[\w.]+_after_optimizations-live-range\.txt$"), "live ranges"),
+    (re.compile(r"^[\w.]+_after_optimizations-memory-usage-report\.txt$"), "memory usage report"),
+    (re.compile(r"^after_spmd_partitioner\.txt$"), "after SPMD partitioning"),
+    (re.compile(r"^before_config_assignment\.txt$"), "before config assignment"),
+    (re.compile(r"^autotune_results\.pbtxt$"), "autotuning results"),
+    (re.compile(r"^gpu_target_config\.pbtxt$"), "GPU target"),
+    (re.compile(r"^config\.pbtxt$"), "module config"),
+    (re.compile(r"^thunk_sequence\.txt$"), "thunk sequence"),
+    (re.compile(r"^thunk_metadata\.txt$"), "thunk metadata"),
     (re.compile(r"^debug_options$"), "debug options"),
     (re.compile(r".*\.ll$"), "LLVM IR"),
     (re.compile(r".*\.o$"), "object code"),
     (re.compile(r".*\.ptx$"), "PTX"),
     (re.compile(r".*\.mlir$"), "MLIR"),
 )
-XLA_HLO_KINDS = frozenset({"before optimizations", "after optimizations", "pass"})
+_XLA_KIND_ORDER = {kind: rank for rank, kind in enumerate(
+    ("before optimizations", "after optimizations", "pass", *(k for _, k in _XLA_KINDS[2:]), "module directory"))}
+XLA_HLO_KINDS = frozenset({"before optimizations", "after optimizations", "after SPMD partitioning",
+                           "before config assignment", "pass"})
 _XLA_DUMP_TO = re.compile(r"^--xla_dump_to=(?P<d>.*)$")
 _XLA_PASS_RE = re.compile(r"^--xla_dump_hlo_pass_re=(?P<r>.*)$")
 
@@ -256,6 +267,11 @@ def _group_of_function(function: str) -> str:
     return function_of_module(module_name(function))
 
 
+def _xla_file_order(file: XlaDumpFile) -> tuple[int, str]:
+    """XLA's files of one module: the HLO before and after optimisation first, then the passes, the rest, unknown last."""
+    return _XLA_KIND_ORDER.get(file.kind, len(_XLA_KIND_ORDER)), file.name
+
+
 def parse_xla_name(name: str, size_bytes: int = 0) -> tuple[int, str, XlaDumpFile] | None:
     """``module_0004.jit_f.before_optimizations.txt`` -> ``(4, 'jit_f', file)``, or ``None``."""
     m = _XLA.match(name)
@@ -293,7 +309,7 @@ def _scan(directory: str) -> tuple[list[DumpFile], list[XlaDumpModule], int, str
                 other += not listed
     except OSError as exc:
         return [], [], 0, f"cannot list {directory}: {exc}"
-    modules = [XlaDumpModule(n, m, tuple(sorted(fs, key=lambda f: f.name))) for (n, m), fs in sorted(xla.items())]
+    modules = [XlaDumpModule(n, m, tuple(sorted(fs, key=_xla_file_order))) for (n, m), fs in sorted(xla.items())]
     return files, modules, other, None
 
 
