@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import sysconfig
 
 import jax
@@ -10,6 +11,7 @@ import jaxlib
 
 import jaxshow
 from jaxshow.capture import sources
+from shellrun import run_captured
 
 
 def test_cells_and_files_outside_installed_code_are_the_users(tmp_path):
@@ -50,3 +52,44 @@ def test_installed_libraries_are_libraries_even_inside_a_standard_library_folder
     assert not sources.is_library_file(jax.__file__)
     assert not sources.is_library_file(jaxshow.__file__)
     assert not sources.is_library_file("<ipython-input-4-0123456789ab>")
+
+
+def _library_in(folder, *, installed: bool):
+    """A package ``helperlib`` in ``folder`` calling its own jitted function; pip's ``*.dist-info`` beside it if ``installed``."""
+    (folder / "helperlib").mkdir(parents=True)
+    (folder / "helperlib" / "__init__.py").write_text(
+        "import jax\n\n\n@jax.jit\ndef double(x):\n    return x * 2\n\n\ndef apply(x):\n    return double(x)\n")
+    if installed:
+        (folder / "helperlib-1.0.dist-info").mkdir()
+        (folder / "helperlib-1.0.dist-info" / "METADATA").write_text("Name: helperlib\nVersion: 1.0\n")
+    return str(folder / "helperlib" / "__init__.py")
+
+
+def test_a_folder_on_sys_path_that_pip_installed_into_holds_libraries(tmp_path, monkeypatch):
+    installed = _library_in(tmp_path / "target", installed=True)  # pip install --target target; PYTHONPATH=target
+    own = _library_in(tmp_path / "project", installed=False)  # the user's own folder on sys.path
+    monkeypatch.syspath_prepend(str(tmp_path / "target"))
+    monkeypatch.syspath_prepend(str(tmp_path / "project"))
+    assert (sources.is_user_file(installed), sources.is_library_file(installed)) == (False, True)
+    assert (sources.is_user_file(own), sources.is_library_file(own)) == (True, False)
+
+
+def test_a_library_installed_with_pip_target_is_reported_as_a_library(ip, tmp_path, monkeypatch):
+    """With IPython or a library installed by ``pip install --target`` (packages carried as wheels to a GPU machine),
+    their files counted as the user's: a call made inside ``helperlib.apply`` was 'called at .../helperlib/__init__.py:10
+    in apply', and ``%timeit``'s call site was IPython's execution.py:168."""
+    _library_in(tmp_path / "target", installed=True)
+    monkeypatch.syspath_prepend(str(tmp_path / "target"))
+    monkeypatch.delitem(sys.modules, "helperlib", raising=False)
+    assert ip.run_cell("import helperlib, jax.numpy as jnp", store_history=True).success
+    result, cap = run_captured(ip, "%%jaxstages\ny = helperlib.apply(1.0)")
+    assert result.success
+    lines = cap.outputs[0].data["text/plain"].splitlines()
+    assert lines[2].startswith(f"double: trace ") and lines[2].endswith(
+        f"(called at In[{result.execution_count}]:2) (a library's function)")
+    result, cap = run_captured(ip, "%%jaxcache\ny = helperlib.apply(jnp.ones(2))")
+    lines = cap.outputs[0].data["text/plain"].splitlines()
+    assert f"       called at In[{result.execution_count}]:2" in lines
+    words = " ".join(cap.outputs[0].data["text/plain"].split())  # the line wraps where the temporary path ends
+    assert (f"a library re-traced: In[{result.execution_count}]:2 called helperlib.apply "
+            f"({tmp_path}/target/helperlib/__init__.py:10), which passed x differently to double") in words
