@@ -34,7 +34,7 @@ the report and the hooks to it: what jaxshow costs where nothing overlaps (a
 busy CPU), against about the report and the hooks where the worker's reads
 overlap JAX's compile and the program's run on free cores.
 
-    python benchmarks/real_models.py [--models transformer scan gpt2-small sharded gpt2-xl wide] [--repeats 3]
+    python benchmarks/real_models.py [--models transformer scan gpt2-small sharded gpt2-xl wide] [--repeats 3] [--platform cuda]
 
 ``sharded`` runs in a child process with 8 CPU devices; ``gpt2-xl`` is lowered
 and compiled ahead of time from abstract arguments (``.trace().lower().compile()``
@@ -151,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["transformer", "scan", "gpt2-small", "sharded", "gpt2-xl", "wide"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--platform", default="cpu", help="JAX_PLATFORMS for the models (cuda on a GPU machine); sharded always runs on 8 CPU devices")
     parser.add_argument("--child")
     args = parser.parse_args()
     if args.child:
@@ -161,7 +162,7 @@ def main() -> None:
           "| stages, magic - plain | waiting for the result, magic - plain | hooks in the trace | worker CPU | jaxshow CPU / JAX | HTML | text | HTML / text |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model in args.models:
-        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        env = dict(os.environ, JAX_PLATFORMS="cpu" if model == "sharded" else args.platform)
         if model == "sharded":
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
         out = subprocess.run([sys.executable, __file__, "--child", model, "--repeats", str(args.repeats)],
