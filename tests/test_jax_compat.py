@@ -272,3 +272,12 @@ def test_trace_cache_misses_counts_traces_not_lookups():
     assert traced > before
     jax.jit(fresh).trace(jnp.ones(2))  # another wrapper of the same function: a lookup that finds the jaxpr
     assert _jax_compat.trace_cache_misses() == traced
+
+
+def test_is_default_layout_reads_both_attribute_spellings():
+    import types
+    new = lambda order, tiling=(), bits=0: types.SimpleNamespace(major_to_minor=order, tiling=tiling, sub_byte_element_size_in_bits=bits)  # noqa: E731
+    old = types.SimpleNamespace(major_to_minor=(0, 1), _tiling=(), _sub_byte_element_size_in_bits=0)  # jax 0.7's names
+    assert [_jax_compat.is_default_layout(layout) for layout in (new((0, 1)), new(()), old)] == [True, True, True]
+    assert [_jax_compat.is_default_layout(layout) for layout in (new((1, 0)), new((0, 1), ((8, 128),)), new((0,), bits=4), None)] == [
+        False, False, False, False]

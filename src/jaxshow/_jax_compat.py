@@ -1071,6 +1071,15 @@ def mesh_sizes(mesh: Any) -> str | None:
         return None
 
 
+def is_default_layout(layout: Any) -> bool:
+    """Whether a compiled program's ``Layout`` is XLA's default: row-major (``major_to_minor=(0, 1)`` for a matrix),
+    untiled, whole-byte elements. jax 0.7 names the last two ``_tiling`` and ``_sub_byte_element_size_in_bits``."""
+    order = getattr(layout, "major_to_minor", None)
+    tiling = getattr(layout, "tiling", getattr(layout, "_tiling", None))
+    sub_byte = getattr(layout, "sub_byte_element_size_in_bits", getattr(layout, "_sub_byte_element_size_in_bits", None))
+    return isinstance(order, tuple) and order == tuple(range(len(order))) and tiling == () and sub_byte == 0
+
+
 def persistent_cache_initialized() -> bool | None:
     """Whether JAX has opened its persistent cache in this process (it does so at the first compile)."""
     try:

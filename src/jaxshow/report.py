@@ -240,6 +240,8 @@ class PlacementSpec:
     layout: str | None
     spec: str | None = None
     memory_kind: str | None = None
+    default_layout: bool = False
+    """Whether ``layout`` is XLA's default: row-major, untiled."""
 
 
 @dataclass(frozen=True, slots=True)

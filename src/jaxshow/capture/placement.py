@@ -89,6 +89,7 @@ def placements(names: Sequence[str], shardings: Sequence[Any], formats: Sequence
             layout=None if layout is None else str(layout),
             spec=_spec_text(sharding),
             memory_kind=getattr(sharding, "memory_kind", None),
+            default_layout=layout is not None and _jax_compat.is_default_layout(layout),
         ))
     return tuple(rows)
 

@@ -22,7 +22,8 @@ _GRID_MAX_PX = 360
 
 
 def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[tuple[str, str, str]]:
-    """``(path, where, layout)``: the spec alone when the mesh is named once, else the whole sharding."""
+    """``(path, where, layout)``: the spec alone when the mesh is named once, else the whole sharding; XLA's default
+    layout in a word."""
     rows = []
     for p in specs:
         if p.sharding is None:
@@ -31,8 +32,20 @@ def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[t
             where = p.spec if (c.mesh and p.spec is not None) else p.sharding
             if p.memory_kind not in DEFAULT_MEMORY_KINDS and c.mesh:
                 where += f" in {p.memory_kind}"
-        rows.append((p.path, where, p.layout or "—"))
+        rows.append((p.path, where, "default (row-major)" if p.default_layout else p.layout or "—"))
     return rows
+
+
+def one_placement_line(c: CompiledStation) -> str | None:
+    """``shardings and formats: all 9 inputs and 9 outputs alike, SingleDeviceSharding(…), in default layouts`` when
+    every leaf is placed alike in XLA's default layout (a program on one device, or replicated); else ``None``."""
+    rows = placement_rows(c, (*c.inputs, *c.outputs))
+    if not (c.inputs and c.outputs) or len({where for _, where, _ in rows}) > 1 or not all(
+            p.default_layout for p in (*c.inputs, *c.outputs)):
+        return None
+    counts = ((len(c.inputs), "input", "inputs"), (len(c.outputs), "output", "outputs"))
+    leaves = " and ".join(f"the {one}" if n == 1 else plural(n, one, many) for n, one, many in counts)
+    return f"shardings and formats: {'' if len(rows) == 2 else 'all '}{leaves} alike, {rows[0][1]}, in default layouts (row-major)"
 
 
 def mesh_line(c: CompiledStation) -> str | None:
@@ -146,7 +159,9 @@ def placement_html(c: CompiledStation, budget: TextBudget) -> Html:
                              table(("collective", "count", "where"), _collective_rows(c.collectives), budget),
                              code_block(code_html(collective_excerpt(c, budget), "hlo", budget.highlight_max_bytes))))
     where = "spec" if c.mesh else "sharding"
-    for title, column, leaves, attribute in _tables(c):
+    if alike := one_placement_line(c):
+        parts.append(tag("div", line(alike, budget)))
+    for title, column, leaves, attribute in () if alike else _tables(c):
         parts += [tag("div", title), grouped_html((column, where, "layout"), placement_rows(c, leaves), budget, attribute)
                   if leaves else muted(f"no {title}")]
     title = "input and output shardings and formats"
@@ -171,7 +186,9 @@ def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
         out += text_table(_collective_rows(c.collectives), None, budget, indent="    ")
         out += ["      " + row for row in collective_excerpt(c, budget).splitlines()]
     where = "spec" if c.mesh else "sharding"
-    for title, column, leaves, attribute in _tables(c):
+    if alike := one_placement_line(c):
+        out.append(paragraph("  ", alike, "    ", budget))
+    for title, column, leaves, attribute in () if alike else _tables(c):
         out += grouped_text((column, where, "layout"), placement_rows(c, leaves), budget, attribute) if leaves else [f"  no {title}"]
     return out
 
