@@ -618,3 +618,19 @@ def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
     [row] = shell.user_ns["rep"].functions
     assert [(m.category, m.summary) for m in row.misses] == [
         ("redefined", "triple is a new function object with the same name and source as one traced before")]
+
+
+def test_a_jit_of_a_jit_wrapper_made_again_is_named_as_the_cause(shell):
+    # the outer jax.jit traces the inner wrapper object: a cell that makes 'update' again re-traces update2's function. It
+    # read 'update_raw is a new function object with the same name and source', though update_raw was the same object
+    shell.run_cell("def update_raw(v):\n    return v * 2 + 1", store_history=True)
+    cell = "%%jaxcache -o rep\nupdate = jax.jit(update_raw)\nupdate2 = jax.jit(update)\nupdate2(x)"
+    run_captured(shell, cell)
+    assert [(f.qualname, f.calls, f.traced) for f in shell.user_ns["rep"].functions] == [("update_raw", None, 1),
+                                                                                      ("jit(update_raw)", 1, 1)]
+    run_captured(shell, cell)
+    [row] = shell.user_ns["rep"].functions
+    assert (row.qualname, row.calls, row.traced) == ("jit(update_raw)", 1, 1)
+    assert [(m.category, m.summary) for m in row.misses] == [
+        ("redefined", "update_raw is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
+                      "cache cannot find the earlier trace; make it once, outside the loop or cell")]

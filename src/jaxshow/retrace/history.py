@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import parameter_names, type_module
+from jaxshow.capture.stations import JIT_TYPE, parameter_names, type_module
 
 
 HISTORY_LIMIT = 32
@@ -124,6 +124,8 @@ def _made_by(fun: Any) -> str | None:
     """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
     if type(fun) is functools.partial:
         return "functools.partial"
+    if type(fun) is JIT_TYPE:  # jax.jit(jax.jit(f)): the outer jit traces the inner wrapper, a new object per jax.jit call
+        return "jax.jit"
     if not _jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
         return None
     made = _transformation_code(fun)
