@@ -593,3 +593,44 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
+
+
+PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
+
+
+@pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap compiles outside jit's path, where no probe sees a trace")
+def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
+    # %%jaxcache read 'no jitted function of yours was called or traced' where %%jaxstages named the call: JAX traces
+    # its own _fun (jax/_src/pmap.py), whose closure holds the user's function in a linear_util.WrappedFun
+    shell.run_cell("def triple(v):\n    return 3 * v", store_history=True)
+    defined = shell.execution_count - 1
+    result, _ = run_captured(shell, "%%jaxcache -o rep\npg = jax.pmap(triple, axis_name='d'); pg(jnp.arange(1.0))")
+    assert result.success and list(shell.user_ns["pg"](jax.numpy.arange(1.0))) == [0.0]
+    [row] = shell.user_ns["rep"].functions
+    assert (row.function, row.qualname, row.defined_at, row.calls, row.traced, row.hits) == (
+        "triple", "triple", f"In[{defined}]:1", 1, 1, 0)
+    assert [(m.category, m.summary) for m in row.misses] == [("never_seen", "first trace of triple")]
+    run_captured(shell, "%%jaxcache -o rep\npg = jax.pmap(triple, axis_name='d'); pg(jnp.arange(1.0)); pg(jnp.arange(1.0))")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.function, row.calls, row.traced, row.hits) == ("triple", 2, 0, 2)
+    shell.run_cell("def triple(v):\n    return 3 * v", store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\npg = jax.pmap(triple, axis_name='d'); pg(jnp.arange(1.0))")
+    [row] = shell.user_ns["rep"].functions
+    assert [(m.category, m.summary) for m in row.misses] == [
+        ("redefined", "triple is a new function object with the same name and source as one traced before")]
+
+
+def test_a_jit_of_a_jit_wrapper_made_again_is_named_as_the_cause(shell):
+    # the outer jax.jit traces the inner wrapper object: a cell that makes 'update' again re-traces update2's function. It
+    # read 'update_raw is a new function object with the same name and source', though update_raw was the same object
+    shell.run_cell("def update_raw(v):\n    return v * 2 + 1", store_history=True)
+    cell = "%%jaxcache -o rep\nupdate = jax.jit(update_raw)\nupdate2 = jax.jit(update)\nupdate2(x)"
+    run_captured(shell, cell)
+    assert [(f.qualname, f.calls, f.traced) for f in shell.user_ns["rep"].functions] == [("update_raw", None, 1),
+                                                                                      ("jit(update_raw)", 1, 1)]
+    run_captured(shell, cell)
+    [row] = shell.user_ns["rep"].functions
+    assert (row.qualname, row.calls, row.traced) == ("jit(update_raw)", 1, 1)
+    assert [(m.category, m.summary) for m in row.misses] == [
+        ("redefined", "update_raw is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
+                      "cache cannot find the earlier trace; make it once, outside the loop or cell")]

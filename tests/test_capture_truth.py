@@ -796,3 +796,13 @@ def test_calls_from_inside_a_function_are_counted_as_at_least(shell):
     [report] = rep.reports
     assert report.notes[-1] == ("called at least 1 time with this signature in the cell "
                                 "(calls from inside loop that hit JAX's cache are not seen)")
+
+
+@pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap is reported from its events, by DirectCalls, already")
+def test_a_pmap_called_in_a_loop_is_one_report_of_every_call(shell):
+    _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nfor _ in range(3):\n    r = pf(xp)")
+    assert result.success and shell.user_ns["runs"] == ["pmap"]
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind, report.repeat_hits) == ("pm", "jax.pmap", 2), report.notes
+    assert "called 3 times with this signature in the cell" in report.notes

@@ -1512,6 +1512,13 @@ def _identity(x: Any) -> Any:
     return x
 
 
+def pmap_wrapper_code() -> types.CodeType | None:
+    """The code of the function ``jax.pmap`` returns where it is a plain Python function (jax >= 0.8, whose ``pmap``
+    is a jit of ``shard_map``), else ``None`` (jax 0.7's ``PmapFunction``)."""
+    wrapper = jax.pmap(_identity)
+    return wrapper.__code__ if type(wrapper) is types.FunctionType else None
+
+
 def jit_disabled() -> bool:
     """Whether ``jax.disable_jit()`` is in effect on this thread."""
     try:
@@ -1541,6 +1548,18 @@ def pmapped_function(fun: Any) -> tuple[str, str | None] | None:
 
 def pmapped_source_info(fun: Any) -> str | None:
     """JAX's ``"f at /path/file.py:12"`` for the user's function under ``jax.pmap``'s jit body (jax >= 0.8), else ``None``."""
+    source = getattr(getattr(_pmapped_wrapped(fun), "debug_info", None), "func_src_info", None)
+    return str(source) if source else None
+
+
+def pmapped_target(fun: Any) -> Any:
+    """The callable given to ``jax.pmap`` when ``fun`` is the jit body it builds (jax >= 0.8: the ``f`` of the
+    ``linear_util.WrappedFun`` that ``_fun`` closes over), else ``None``."""
+    return getattr(_pmapped_wrapped(fun), "f", None)
+
+
+def _pmapped_wrapped(fun: Any) -> Any:
+    """The ``linear_util.WrappedFun`` that ``jax.pmap``'s jit body ``_fun`` (``jax/_src/pmap.py``) closes over as ``fun``."""
     while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
         fun = fun.__dict__["__wrapped__"]
     code = fun.__code__ if type(fun) is types.FunctionType else None
@@ -1550,8 +1569,7 @@ def pmapped_source_info(fun: Any) -> str | None:
         wrapped = fun.__closure__[code.co_freevars.index("fun")].cell_contents
     except (ValueError, IndexError, TypeError):
         return None
-    source = getattr(getattr(wrapped, "debug_info", None), "func_src_info", None)
-    return str(source) if source else None
+    return wrapped if type(wrapped).__name__ == "WrappedFun" else None
 
 
 _operation_names: list[Any] = [None, frozenset()]

@@ -34,6 +34,7 @@ from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
+    PMAP_CODE,
     StaticValue,
     jit_target,
     library_jit,
@@ -172,7 +173,7 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             code = carried.__code__
             record.source_file = code.co_filename
             record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
-    elif record.kind == "jax":
+    elif record.kind == "jax" and _jax_compat.pmapped_target(record.fun) is None:  # jax.pmap's body: named on its trace
         carried = closure_function(record.fun)
         if carried is not None:  # jax.jit(checkify.checkify(f)): JAX's closure, named for f
             code = carried.__code__
@@ -620,6 +621,10 @@ class CallCapture(_jax_compat.CallObserver):
                 wrapper, _jax_compat.jit_function(wrapper))
         calls.calls += 1
 
+    def own_records(self, since: int) -> list[CallRecord]:
+        """The records started on this thread after the first ``since``."""
+        return self._local.mine[since:]
+
     def own_record(self, since: int, fun: Any) -> CallRecord | None:
         """The first record of a jit call of ``fun`` started on this thread after the first ``since``.
 
@@ -854,6 +859,11 @@ class _FanOut(_jax_compat.CallObserver):
 _hooks = _Hooks()
 
 
+def pmapped_jit(wrapper: Any) -> bool:
+    """Whether ``wrapper`` is ``jax.pmap``'s, where pmap is a jit of ``shard_map`` (jax >= 0.8) that JAX's hooks see."""
+    return type(wrapper) is types.FunctionType and wrapper.__code__ is PMAP_CODE
+
+
 class CallCounter:
     """What :class:`DirectCalls` tells about each direct call of a jit wrapper (``%%jaxcache`` counts them)."""
 
@@ -977,9 +987,12 @@ class DirectCalls:
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
         kind = type(fn)
-        if self._plain.get(id(kind)) is kind:
+        if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
+            target: tuple | None = (fn, (), {})
+        elif self._plain.get(id(kind)) is kind:
             return fn
-        target = jit_target(fn)
+        else:
+            target = jit_target(fn)
         from_jax = type_module(kind).startswith("jax")
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
@@ -1106,6 +1119,13 @@ class DirectCalls:
         if self.capture is None:
             return
         key = pending.key
+        if pmapped_jit(pending.wrapper):  # a jit of JAX's own: its record, if the call traced, is pmap's jit body's
+            own = next((r for r in self.capture.own_records(pending.made_before) if r.pmap), None)
+            if key not in self._first:
+                self._first[key] = own
+            elif own is None and self._first[key] is not None:
+                self._first[key].repeat_hits += 1  # type: ignore[union-attr]
+            return
         if type(pending.wrapper) is not JIT_TYPE:
             if key in self._first:
                 self._first[key].repeat_hits += 1  # type: ignore[union-attr]

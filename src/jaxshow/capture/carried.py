@@ -17,8 +17,9 @@ Some of JAX's own transformations return a closure made without
 ``functools.wraps``: ``jax.jit(checkify.checkify(f))`` jits checkify's
 ``checked_fun`` (``jax/_src/checkify.py``), which closes over ``f``. JAX's debug
 info names the closure, in JAX's files, and the call read as one of JAX's own
-eager operations. The user's function is found in the closure's cells. Uses
-neither JAX nor IPython.
+eager operations. The user's function is found in the closure's cells, and in
+the ``linear_util.WrappedFun`` that ``jax.pmap``'s jit body closes over (read
+through :mod:`jaxshow._jax_compat`). No IPython.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import os
 import types
 from typing import Any, Iterable
 
+from jaxshow import _jax_compat
 from jaxshow.capture.sources import is_jax_file, is_user_file
 
 MAX_OBJECTS = 1_000
@@ -107,6 +109,8 @@ def closure_function(fun: Any) -> types.FunctionType | None:
             continue
         if "__wrapped__" in value.__dict__:
             pending.append(value.__dict__["__wrapped__"])
+        if (pmapped := _jax_compat.pmapped_target(value)) is not None:  # jax.pmap's jit body: the function pmap was given
+            pending.append(pmapped)
         for cell in value.__closure__ or ():
             try:
                 pending.append(cell.cell_contents)

@@ -55,6 +55,8 @@ _jax_compat.exclude_from_source_info(PACKAGE_DIR)
 
 
 JIT_TYPE = _jax_compat.jit_wrapper_type()
+PMAP_CODE = _jax_compat.pmap_wrapper_code()
+"""The code of a ``jax.pmap`` wrapper where it is a plain function (jax >= 0.8: a jit of ``shard_map``), else ``None``."""
 
 
 def jit_target(obj: Any) -> tuple[Any, tuple, dict] | None:

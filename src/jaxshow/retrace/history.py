@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import parameter_names, type_module
+from jaxshow.capture.stations import JIT_TYPE, parameter_names, type_module
 
 
 HISTORY_LIMIT = 32
@@ -124,7 +124,9 @@ def _made_by(fun: Any) -> str | None:
     """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
     if type(fun) is functools.partial:
         return "functools.partial"
-    if not _jax_made(fun):
+    if type(fun) is JIT_TYPE:  # jax.jit(jax.jit(f)): the outer jit traces the inner wrapper, a new object per jax.jit call
+        return "jax.jit"
+    if not _jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
         return None
     made = _transformation_code(fun)
     return _TRANSFORM_NAMES[made.co_name] if made is not None else "JAX transformation"
@@ -248,6 +250,8 @@ class Registry:
         self._by_source: dict[tuple[str, str, tuple[str, ...]], weakref.ref] = {}
         self._cleared: set[tuple[str, str, tuple[str, ...]]] = set()
         self._definitions: OrderedDict[tuple[Any, ...], weakref.ref] = OrderedDict()
+        self._pmapped: OrderedDict[int, tuple[weakref.ref, weakref.ref]] = OrderedDict()
+        """``id(f)`` -> ``(f, the jit body jax.pmap built for f)``, by weak reference: what a call of ``jax.pmap(f)`` traces."""
 
     def lookup(self, fun: Any) -> _FunctionRecord | None:
         record = self._by_id.get(id(fun))
@@ -269,6 +273,7 @@ class Registry:
                     record.carrying(carried)
                 return record, "known"
             record = _FunctionRecord(fun, debug_info, carried)
+            self._index_pmapped(fun)
             status = "new"
             if record.source_key in self._cleared:
                 self._cleared.discard(record.source_key)
@@ -283,6 +288,23 @@ class Registry:
             while len(self._by_id) > REGISTRY_LIMIT:
                 self._by_id.popitem(last=False)
             return record, status
+
+    def _index_pmapped(self, fun: Any) -> None:
+        target = _jax_compat.pmapped_target(fun)
+        if target is None:
+            return
+        try:
+            self._pmapped[id(target)] = (weakref.ref(target), weakref.ref(fun))
+        except TypeError:  # a callable that takes no weak reference: its pmap calls are not counted
+            return
+        while len(self._pmapped) > REGISTRY_LIMIT:
+            self._pmapped.popitem(last=False)
+
+    def pmapped_body(self, target: Any) -> Any:
+        """The jit body ``jax.pmap`` built for ``target`` that jaxshow saw trace (jax >= 0.8), else ``None``."""
+        with self._lock:
+            refs = self._pmapped.get(id(target))
+        return refs[1]() if refs is not None and refs[0]() is target else None
 
     def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
         """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
@@ -328,6 +350,7 @@ class Registry:
             self._by_id.clear()
             self._by_source.clear()
             self._cleared.clear()
+            self._pmapped.clear()
             self._definitions.clear()
 
 

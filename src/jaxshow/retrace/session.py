@@ -771,13 +771,17 @@ class CallCounter(calls.CallCounter):
         self.session = session
 
     def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any] | None:
-        target = getattr(wrapper, "__wrapped__", wrapper)
-        return (self.session.traced_count(target), self.session.compile_events(), call) if not jax_own(target) else None
+        if jax_own(getattr(wrapper, "__wrapped__", wrapper)):
+            return None
+        target = _traced_function(wrapper)
+        return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call)
 
     def after(self, wrapper: Any, token: tuple[int, int, Any] | None) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
-        target = getattr(wrapper, "__wrapped__", wrapper)
+        target = _traced_function(wrapper)
+        if target is None:  # a jax.pmap whose body never traced while jaxshow looked: nothing to count it on
+            return
         traced_before, compiles_before, call = token
         traced = self.session.traced_count(target) > traced_before
         placed = None
@@ -786,6 +790,13 @@ class CallCounter(calls.CallCounter):
             record = registry.lookup(target) or registry.record_for(target, None)[0]
             placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
         self.session.count_call(wrapper, target, traced, placed)
+
+
+def _traced_function(wrapper: Any) -> Any:
+    """What JAX traces for a call of ``wrapper``: a jit wrapper's function; for ``jax.pmap(f)`` (jax >= 0.8, a jit of
+    ``shard_map``) the jit body JAX built for ``f``, once jaxshow saw it trace."""
+    target = getattr(wrapper, "__wrapped__", wrapper)
+    return registry.pmapped_body(target) if calls.pmapped_jit(wrapper) else target
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:
