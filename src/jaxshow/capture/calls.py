@@ -29,12 +29,14 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
+from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     JIT_TYPE,
     StaticValue,
+    dynamic_arguments,
     jit_target,
     library_jit,
     placed_shardings,
@@ -474,7 +476,7 @@ class CallCapture(_jax_compat.CallObserver):
             stack.pop()
         return None if frame is None or frame.nested else frame.record
 
-    def trace_ended(self, frame: _Frame, jaxpr: Any, error: BaseException | None) -> None:
+    def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
         state = self._local
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
@@ -484,6 +486,8 @@ class CallCapture(_jax_compat.CallObserver):
             self._report_progress(None, record.name, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
+        if record.kept:
+            record.arg_shardings = placed_shardings(args_flat)
         name, source = _jax_compat.jaxpr_function(jaxpr)
         if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
             record.name = name
@@ -639,9 +643,15 @@ class CallCapture(_jax_compat.CallObserver):
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record
+        users = users_code(dynamic_arguments(info, args, kwargs), [v for _, v in static_arguments(info, args, kwargs)])
+        if users is not None:
+            record.notes.append(f"its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                                f"again, which would run your {users} a second time")
+            return record
 
         def walk() -> None:
-            record.jaxpr, record.donated, record.computation = _jax_compat.lower_cached(wrapper, args, kwargs)
+            record.jaxpr, record.donated, record.computation, args_flat = _jax_compat.lower_cached(wrapper, args, kwargs)
+            record.arg_shardings = placed_shardings(args_flat)
             _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
@@ -756,10 +766,9 @@ def _stations_shown(record: CallRecord) -> bool:
 
 
 def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
-    """What the call's arguments and context say, read in the call: static values, trace-context config, placements."""
+    """What the call's arguments and context say, read in the call: static values, trace-context config."""
     record.static_args = static_values(jit_info, args, kwargs)
     record.trace_context = _jax_compat.trace_context_snapshot()
-    record.arg_shardings = placed_shardings(jit_info, args, kwargs)
 
 
 def finish_ahead_of_time(record: CallRecord) -> None:
@@ -824,9 +833,9 @@ class _FanOut(_jax_compat.CallObserver):
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> list:
         return [(c, c.trace_started(fun, jit_info, args, kwargs)) for c in self._hooks.captures()]
 
-    def trace_ended(self, tokens: list, jaxpr: Any, error: BaseException | None) -> None:
+    def trace_ended(self, tokens: list, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
         for capture, frame in tokens or ():
-            capture.trace_ended(frame, jaxpr, error)
+            capture.trace_ended(frame, jaxpr, args_flat, error)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
