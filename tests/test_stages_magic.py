@@ -681,6 +681,34 @@ def test_a_call_refused_over_the_users_hash_eq_or_flatten_is_not_a_cache_hit(she
     assert [(s.function, s.calls, s.hits) for s in shell.user_ns["crep"].functions] == []
 
 
+@pytest.mark.parametrize(("call", "error", "users"), [
+    ("scaled(x, NoHash())", "RuntimeError", "NoHash.__hash__"),
+    ("first(NoFlatten())", "ValueError", "NoFlatten.tree_flatten"),
+    ("scaled(x, jnp.ones(2))", "ValueError", None),  # a JAX array is never hashable: refused for certain
+])
+def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(shell, call, error, users):
+    # The cell caught the refusal, so jaxshow never saw its error: the call read 'cache hit: JAX did not trace, lower or
+    # compile this call' with 'JAX served this call from its cache ... and the call raised', and %%jaxcache counted a hit.
+    shell.run_cell(REFUSING + "scaled(x, 2); first(Meta(x, 1))", store_history=True)
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\ntry:\n    y = {call}\nexcept {error}:\n    pass")
+    assert result.success and "y" not in shell.user_ns
+    text = _report(cap).data["text/plain"]
+    assert "cache hit:" not in text and "JAX served this call from its cache" not in text
+    if users is None:
+        assert shell.user_ns["rep"].reports == ()
+    else:
+        [report] = shell.user_ns["rep"].reports
+        assert report.raised_unseen and not report.cache_hit and report.traced is None
+        name = call.split("(")[0]
+        assert (f"{name}: raised, and the cell caught the error: refused before any trace, or a cache hit that raised "
+                f"(called at In[3]:3)") in " ".join(text.split())
+        assert report.notes == (f"jaxshow does not see an error the cell catches: JAX refused the call if your {users} raised "
+                                "before its cache lookup, else the call hit the cache and raised while running; telling "
+                                f"which would run your {users} again",)
+    run_captured(shell, f"%%jaxcache -o crep\ntry:\n    y = {call}\nexcept {error}:\n    pass")
+    assert shell.user_ns["crep"].functions == ()
+
+
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** len(n)", store_history=True)
     result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")

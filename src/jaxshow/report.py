@@ -416,13 +416,21 @@ class StagesReport(_Displayable):
     @property
     def cache_hit(self) -> bool:
         """JAX did none of trace, lower or compile for this call, nothing failed, jit was on, and no transformation hid it."""
-        return self.error is None and not self.jit_disabled and not self.under_transform and not self.timings.stages_run
+        return (self.error is None and self.stopped_at is None and not self.jit_disabled and not self.under_transform
+                and not self.timings.stages_run)
+
+    @property
+    def raised_unseen(self) -> bool:
+        """The call raised an error the cell caught, refused before JAX's cache lookup or a hit that raised: jaxshow saw neither."""
+        return self.stopped_at == "call" and self.error is None
 
     @property
     def outcome(self) -> str:
         """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
         if self.error is not None and self.stopped_at is not None:
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
+        if self.raised_unseen:
+            return "raised, and the cell caught the error: refused before any trace, or a cache hit that raised"
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.under_transform and not self.timings.stages_run:

@@ -671,6 +671,20 @@ class CallCapture(_jax_compat.CallObserver):
                 self.records.insert(self.records.index(during[0]), self.records.pop())
         return record
 
+    def record_unseen_raise(self, wrapper: Any, site: SourceLocation | None, users: str) -> CallRecord:
+        """A direct call that raised an error the cell caught, before JAX's cache lookup or after it: jaxshow saw neither.
+
+        JAX's dispatch ran ``users`` (the user's flatten or ``__hash__``) before
+        the lookup; only running it again would tell a refusal from a hit that
+        raised, so the record claims neither.
+        """
+        record, _ = self._direct_record("jit", wrapper, site)
+        record.failed_in, record.ongoing = "call", False  # and no error: it was not seen
+        record.notes.append(f"jaxshow does not see an error the cell catches: JAX refused the call if your {users} raised "
+                            f"before its cache lookup, else the call hit the cache and raised while running; telling which "
+                            f"would run your {users} again")
+        return record
+
     def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
         """A direct call of a JAX wrapper that compiles outside jit's path (``jax.pmap`` on jax 0.7).
 
@@ -870,7 +884,9 @@ class CallCounter:
         """``call`` holds the call's arguments (``call.args``, ``call.keywords``), to be read only after it."""
         raise NotImplementedError
 
-    def after(self, wrapper: Any, token: Any) -> None:  # pragma: no cover - interface
+    def after(self, wrapper: Any, token: Any, maybe_refused: bool = False) -> None:  # pragma: no cover - interface
+        """The call returned, or raised; ``maybe_refused``: it raised an error the cell caught, and JAX may have refused
+        it before any cache lookup (counted only if it traced)."""
         raise NotImplementedError
 
 
@@ -908,8 +924,10 @@ class _ArgumentList(functools.partial):
 
 
 def _unhashable(value: Any) -> bool:
-    """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs)."""
-    return type(value).__hash__ is None or (type(value) is tuple and any(_unhashable(v) for v in value))
+    """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs):
+    no ``__hash__``, a JAX array's (which raises), or a tuple holding one."""
+    return (type(value).__hash__ is None or isinstance(value, jax.Array)
+            or (type(value) is tuple and any(_unhashable(v) for v in value)))
 
 
 def _refused(error: BaseException, below: types.TracebackType | None) -> bool:
@@ -1071,24 +1089,31 @@ class DirectCalls:
 
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
         jitted = type(pending.wrapper) is JIT_TYPE
+        users = None
         if jitted:
             args, kwargs = call_arguments(call)
+            info = _jax_compat.jit_info(pending.wrapper)
+            statics = [value for _, value in static_arguments(info, args, kwargs)]
             at_call = self._raised_at(pending, error) if error is not None else None
-            if (any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
-                    or (at_call is not None and _refused(error, at_call.tb_next))):  # type: ignore[arg-type]
+            if any(_unhashable(value) for value in statics) or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
                 if self.capture is not None and at_call is not None:
                     code = self._codes[pending.key[0]]
                     self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
                 return
+            if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
+                users = users_code(dynamic_arguments(info, args, kwargs), statics)
         if self.counter is not None:
-            self.counter.after(pending.wrapper, pending.token)
+            self.counter.after(pending.wrapper, pending.token, maybe_refused=users is not None)
         if self.capture is None or not jitted:
             return
         if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:
             return
         first = self._first.get(pending.key)
-        if first is not None and RAISED_HIT in first.notes:
+        unseen = first is not None and first.failed_in == "call" and first.error is None
+        if first is not None and (unseen if users is not None else RAISED_HIT in first.notes):
             first.repeat_hits += 1
+        elif users is not None:
+            self._first[pending.key] = self.capture.record_unseen_raise(pending.wrapper, pending.site, users)
         else:
             self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before)
 
