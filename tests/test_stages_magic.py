@@ -709,6 +709,20 @@ def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(s
     assert shell.user_ns["crep"].functions == ()
 
 
+def test_a_refused_calls_error_line_leaves_out_the_traceback_jax_wrote_into_its_message(shell):
+    # A static value's __hash__ that raised TypeError: JAX's ValueError embeds that error's whole traceback (the cell's
+    # IPython frames among them), and the report's error line repeated it, a dozen lines the cell's own traceback shows.
+    shell.run_cell("class Hashless:\n    def __hash__(self):\n        raise TypeError('no hash here')\n"
+                   "@partial(jax.jit, static_argnums=1)\ndef scaled(v, s):\n    return v * 2", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = scaled(x, Hashless())")
+    assert "Traceback (most recent call last):" in str(result.error_in_exec)
+    [report] = shell.user_ns["rep"].reports
+    assert report.error.message.startswith("Non-hashable static arguments are not supported.")
+    assert report.error.message.endswith(". The error was:\nTypeError: no hash here")
+    text = _report(cap).data["text/plain"]
+    assert "Traceback" not in text and "interactiveshell.py" not in text
+
+
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** len(n)", store_history=True)
     result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")

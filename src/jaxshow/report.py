@@ -107,15 +107,35 @@ class ErrorSummary:
         """The exception's type name and at most 20 lines of its message: the first 12 and the last 7.
 
         A long message keeps its end: a callback's error from JAX ends with
-        the Python exception that caused it.
+        the Python exception that caused it. A Python traceback JAX wrote into
+        its message (a static value's ``__hash__`` that raised) is cut to that
+        exception's line: the cell's own traceback shows where it was raised.
         """
         try:
-            lines = str(exc).strip().splitlines()
+            lines = _without_tracebacks(str(exc).strip().splitlines())
         except Exception:  # noqa: BLE001 - a user exception whose __str__ raises
             lines = [f"<{type(exc).__name__} object; its str() raised>"]
         if len(lines) > 20:
             lines = [*lines[:12], f"… {len(lines) - 19:,} lines …", *lines[-7:]]
         return cls(type(exc).__name__, "\n".join(lines), stage)
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def _without_tracebacks(lines: list[str]) -> list[str]:
+    """``lines`` with each embedded Python traceback's header and frames (its indented lines) left out."""
+    kept, in_traceback = [], False
+    for text in lines:
+        if _TRACEBACK in text:
+            head = text[:text.index(_TRACEBACK)].rstrip()
+            if head:
+                kept.append(head)
+            in_traceback = True
+        elif not (in_traceback and text[:1].isspace()):
+            kept.append(text)
+            in_traceback = False
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
