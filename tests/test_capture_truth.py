@@ -578,16 +578,82 @@ def test_syntax_error_cell_is_ipythons_own(shell):
 # hostile and unusual input -----------------------------------------------------------------------
 
 
-def test_a_user_pytree_is_not_rebuilt_for_the_report(shell):
-    _define(shell, "built = []\n@jax.tree_util.register_pytree_node_class\nclass Box:\n"
-                   "    def __init__(self, v):\n        built.append(1)\n        self.v = v\n"
-                   "    def tree_flatten(self):\n        return (self.v,), None\n"
-                   "    @classmethod\n    def tree_unflatten(cls, aux, children):\n        return cls(*children)\n"
-                   "box = Box(jnp.ones(2))\nboxed = jax.jit(lambda b: b.v * 2)\nboxed(box)\nbuilt.clear()")
-    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = boxed(box)")
-    assert result.success and shell.user_ns["built"] == [], "the hit's stations came from JAX's caches, no rebuilt Box"
+PARSED = """
+ran = []
+
+@jax.tree_util.register_pytree_node_class
+class Box:
+    def __init__(self, v):
+        ran.append("init")
+        self.v = v
+    def tree_flatten(self):
+        ran.append("flatten")
+        return (self.v,), None
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+class Key:
+    def __hash__(self):
+        ran.append("hash")
+        return id(self)
+    def __eq__(self, other):
+        ran.append("eq")
+        return self is other
+
+def body(b, k=None):
+    return getattr(b, "v", b) * 2
+
+plain = jax.jit(body)
+static = jax.jit(body, static_argnums=1)
+donating = jax.jit(body, donate_argnums=0)
+key = Key()
+box = Box(jnp.ones(2))
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages -o rep", "%%jaxstages --all -o rep", "%%jaxcache -o rep"])
+@pytest.mark.parametrize(("warm", "cell", "flattens"), [
+    (False, "plain(box)\nplain(box)", None),  # a miss, then a hit on the next line
+    (True, "plain(box)", 1),  # a hit: JAX's C++ dispatch flattens once
+    (True, "plain(box)\nplain(box)", 2),
+    (True, "static(box, key)", 1),
+    (True, "static(box.v, key)", 0),
+    (False, "static(box, key)", None),
+    (True, "donating(Box(jnp.ones(2)))", 1),
+    (False, "donating(Box(jnp.ones(2)))", None),
+    (True, f"with {X64}:\n    plain(box)", None),
+    (True, "with jax.disable_jit():\n    plain(box)\n    static(box, key)", 0),
+])
+def test_the_users_flatten_hash_and_eq_run_as_often_as_in_a_plain_cell(shell, magic, warm, cell, flattens):
+    # A hit's stations were looked up by parsing its arguments again, and its placements read by flattening them:
+    # a flatten that printed printed three times under %%jaxstages for once in a plain cell (a miss: five for four).
+    def run(prefix):
+        _define(shell, PARSED + ("plain(box); static(box, key); static(box.v, key); donating(Box(jnp.ones(2)))\n" if warm else "") + "ran.clear()")
+        result, _, _ = _run(shell, prefix + cell)
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"])
+
+    expected = run("")
+    if flattens is not None:
+        assert expected.count("flatten") == flattens
+    assert run(magic + "\n") == expected
+    if magic.startswith("%%jaxstages") and warm and "with" not in cell:  # the hits
+        hit = shell.user_ns["rep"].reports[-1]
+        assert hit.cache_hit and hit.traced is None and hit.compiled is None
+        assert hit.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                                 f"again, which would run your {'Key.__hash__' if 'box.v' in cell else 'Box.tree_flatten'} a second time")
+
+
+def test_a_hit_whose_arguments_run_no_code_of_the_users_is_read_from_jaxs_caches(shell):
+    _define(shell, "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+                   "mesh = jax.make_mesh((1,), ('data',))\nxs = jax.device_put(jnp.ones(4), NamedSharding(mesh, P('data')))\n"
+                   "g = jax.jit(lambda t: t['v'] * 2)\ng({'v': xs})")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nout = g({'v': xs})")
+    assert result.success, result.error_in_exec
     [report] = rep.reports
     assert report.cache_hit and _fully_staged(report)
+    assert [(a.path, a.spec) for a in report.traced.args] == [("t['v']", "P('data')")]
 
 
 @pytest.mark.parametrize("name, why", [

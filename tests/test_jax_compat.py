@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import jax
@@ -89,8 +90,8 @@ class _Recorder(_jax_compat.CallObserver):
     def trace_started(self, fun, jit_info, args, kwargs):
         self.seen.append(("trace", _jax_compat.jit_info_function(jit_info)[0]))
 
-    def trace_ended(self, token, jaxpr, error):
-        self.seen.append(("traced", _jax_compat.jaxpr_function(jaxpr)[0] if jaxpr is not None else None))
+    def trace_ended(self, token, jaxpr, args_flat, error):
+        self.seen.append(("traced", _jax_compat.jaxpr_function(jaxpr)[0] if jaxpr is not None else None, args_flat))
 
     def run_started(self, jaxpr, name, donated):
         self.seen.append(("run", name, donated))
@@ -128,7 +129,7 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
     finally:
         uninstall()
     assert _pjit_globals() == before
-    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked"), ("run", "hooked", (True,)), ("lowered", False),
+    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked", [x]), ("run", "hooked", (True,)), ("lowered", False),
                              ("compiling",), ("ran", True)]
 
 
@@ -195,8 +196,8 @@ def test_lowered_from_computation_and_lower_cached_reuse_jaxs_objects():
     f = jax.jit(lambda v: jnp.cos(v) + 1)
     x = jnp.ones(6)
     f(x)
-    jaxpr, donated, computation = _jax_compat.lower_cached(f, (x,), {})
-    assert donated == (False,) and _jax_compat.computation_compiled(computation)
+    jaxpr, donated, computation, args_flat = _jax_compat.lower_cached(f, (x,), {})
+    assert donated == (False,) and _jax_compat.computation_compiled(computation) and args_flat == [x]
     lowered = _jax_compat.lowered_from_computation(computation, jaxpr, donated)
     compiles = []
     listener = lambda event, secs, **kw: compiles.append(event) if event.endswith("backend_compile_duration") else None
@@ -207,6 +208,35 @@ def test_lowered_from_computation_and_lower_cached_reuse_jaxs_objects():
         _jax_compat.unregister_duration_listener(listener)
     assert compiles == [], "the executable JAX cached is reused"
     assert lowered.as_text() == f.lower(x).as_text() and compiled.as_text() == f.lower(x).compile().as_text()
+
+
+def test_pytree_flatten_code_is_the_python_function_jaxs_registry_runs():
+    @jax.tree_util.register_pytree_node_class
+    class Box:
+        def tree_flatten(self):
+            return (), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls()
+
+    class Pair:
+        pass
+
+    def flatten_pair(p):
+        return (), None
+
+    jax.tree_util.register_pytree_node(Pair, flatten_pair, lambda aux, children: Pair())
+
+    @partial(jax.tree_util.register_dataclass, data_fields=["a"], meta_fields=[])
+    @dataclasses.dataclass
+    class Data:
+        a: object
+
+    assert _jax_compat.pytree_flatten_code(Box) is Box.tree_flatten.__code__
+    assert _jax_compat.pytree_flatten_code(Pair) is flatten_pair.__code__
+    assert _jax_compat.pytree_flatten_code(Data).co_filename.startswith(_jax_compat.JAX_DIR)  # JAX's own, run in C++
+    assert _jax_compat.pytree_flatten_code(Pair()) is None and _jax_compat.pytree_flatten_code(int) is None
 
 
 def test_pmapped_function_names_the_users_function_where_pmap_is_a_jit():

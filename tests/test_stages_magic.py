@@ -311,6 +311,9 @@ def test_a_donated_pytree_of_the_users_is_not_rebuilt_for_the_report(shell, warm
     assert result.success and cap.stdout == "State built\n" * built + "True\n"
     [report] = shell.user_ns["rep"].reports
     assert report.cache_hit is warm
+    if warm:  # looking the hit up in JAX's caches would run State.tree_flatten again
+        assert report.traced is None and "would run your State.tree_flatten a second time" in report.notes[-1]
+        return
     assert [(a.path, a.donated) for a in report.traced.args] == [("s[0]", True)]
     assert report.compiled.memory.alias_size_bytes == 8
 
@@ -676,6 +679,48 @@ def test_a_call_refused_over_the_users_hash_eq_or_flatten_is_not_a_cache_hit(she
     assert "cache hit" not in text and "JAX served this call from its cache" not in text
     run_captured(shell, f"%%jaxcache -o crep\ny = {call}")
     assert [(s.function, s.calls, s.hits) for s in shell.user_ns["crep"].functions] == []
+
+
+@pytest.mark.parametrize(("call", "error", "users"), [
+    ("scaled(x, NoHash())", "RuntimeError", "NoHash.__hash__"),
+    ("first(NoFlatten())", "ValueError", "NoFlatten.tree_flatten"),
+    ("scaled(x, jnp.ones(2))", "ValueError", None),  # a JAX array is never hashable: refused for certain
+])
+def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(shell, call, error, users):
+    # The cell caught the refusal, so jaxshow never saw its error: the call read 'cache hit: JAX did not trace, lower or
+    # compile this call' with 'JAX served this call from its cache ... and the call raised', and %%jaxcache counted a hit.
+    shell.run_cell(REFUSING + "scaled(x, 2); first(Meta(x, 1))", store_history=True)
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\ntry:\n    y = {call}\nexcept {error}:\n    pass")
+    assert result.success and "y" not in shell.user_ns
+    text = _report(cap).data["text/plain"]
+    assert "cache hit:" not in text and "JAX served this call from its cache" not in text
+    if users is None:
+        assert shell.user_ns["rep"].reports == ()
+    else:
+        [report] = shell.user_ns["rep"].reports
+        assert report.raised_unseen and not report.cache_hit and report.traced is None
+        name = call.split("(")[0]
+        assert (f"{name}: raised, and the cell caught the error: refused before any trace, or a cache hit that raised "
+                f"(called at In[3]:3)") in " ".join(text.split())
+        assert report.notes == (f"jaxshow does not see an error the cell catches: JAX refused the call if your {users} raised "
+                                "before its cache lookup, else the call hit the cache and raised while running; telling "
+                                f"which would run your {users} again",)
+    run_captured(shell, f"%%jaxcache -o crep\ntry:\n    y = {call}\nexcept {error}:\n    pass")
+    assert shell.user_ns["crep"].functions == ()
+
+
+def test_a_refused_calls_error_line_leaves_out_the_traceback_jax_wrote_into_its_message(shell):
+    # A static value's __hash__ that raised TypeError: JAX's ValueError embeds that error's whole traceback (the cell's
+    # IPython frames among them), and the report's error line repeated it, a dozen lines the cell's own traceback shows.
+    shell.run_cell("class Hashless:\n    def __hash__(self):\n        raise TypeError('no hash here')\n"
+                   "@partial(jax.jit, static_argnums=1)\ndef scaled(v, s):\n    return v * 2", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = scaled(x, Hashless())")
+    assert "Traceback (most recent call last):" in str(result.error_in_exec)
+    [report] = shell.user_ns["rep"].reports
+    assert report.error.message.startswith("Non-hashable static arguments are not supported.")
+    assert report.error.message.endswith(". The error was:\nTypeError: no hash here")
+    text = _report(cap).data["text/plain"]
+    assert "Traceback" not in text and "interactiveshell.py" not in text
 
 
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import importlib
 import inspect
+import operator
 import os
 import sys
 import threading
@@ -1156,8 +1157,8 @@ class CallObserver:
         """JAX's Python path for a jit wrapper's call started (a C++ cache miss, ``.trace`` or ``.lower``)."""
         raise NotImplementedError
 
-    def trace_ended(self, token: Any, jaxpr: Any, error: BaseException | None) -> None:  # pragma: no cover
-        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) or ``error``."""
+    def trace_ended(self, token: Any, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:  # pragma: no cover
+        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) and the flat arguments JAX made for it (its consts first), or ``error``."""
         raise NotImplementedError
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> Any:  # pragma: no cover
@@ -1281,10 +1282,10 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         try:
             result = original_entry(fun, ji, args, kwargs)
         except BaseException as exc:
-            _quietly(observer.trace_ended, token, None, exc)
+            _quietly(observer.trace_ended, token, None, None, exc)
             _drop_own_frame(exc, sys._getframe())
             raise
-        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], None)
+        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], result[1], None)
         return result
 
     def run(*args, **params):
@@ -1371,8 +1372,8 @@ def dispatch_refusal(error: BaseException) -> bool:
     return isinstance(message, str) and message.startswith(_DISPATCH_REFUSALS)
 
 
-def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any]:
-    """``(jaxpr, donated flags, lowered computation)`` of a jit wrapper's call, from JAX's caches.
+def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any, list]:
+    """``(jaxpr, donated flags, lowered computation, flat arguments)`` of a jit wrapper's call, from JAX's caches.
 
     What ``wrapper.trace(*args).lower()`` looks up, without building a
     ``Traced``: that unflattens the arguments' pytree (``args_info``), so a user
@@ -1391,7 +1392,27 @@ def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bo
     arg_types = [to_type(a) for a in args_flat] if to_type is not None else args_flat
     computation = module._resolve_and_lower(arg_types, **params, lowering_platforms=None,
                                             lowering_parameters=mlir.LoweringParameters(), pgle_profiler=None)
-    return params["jaxpr"], tuple(bool(d) for d in params["donated_invars"]), computation
+    return params["jaxpr"], tuple(bool(d) for d in params["donated_invars"]), computation, args_flat
+
+
+def pytree_flatten_code(kind: type) -> types.CodeType | None:
+    """The Python code JAX's pytree registry runs to flatten an object of type ``kind``.
+
+    The function given to ``register_pytree_node`` (or ``register_pytree_with_keys``), or the class's own
+    ``tree_flatten`` for ``register_pytree_node_class``; ``None`` for a type JAX does not know or flattens in C++
+    (tuples, dicts, ``register_dataclass``, whose entry is JAX's own code). JAX has no public reader of its
+    registry: ``jax._src.tree_util._registry`` maps each type registered from Python to its flatten, 0.7 to 0.12.
+    """
+    from jax._src import tree_util
+
+    flatten = getattr(getattr(tree_util, "_registry", {}).get(kind), "to_iter", None)
+    if isinstance(flatten, operator.methodcaller):
+        flatten = getattr(kind, flatten.__reduce__()[1][0], None)
+    flatten = getattr(flatten, "__func__", flatten)
+    if isinstance(flatten, functools.partial):
+        flatten = flatten.func
+    code = getattr(flatten, "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
 
 
 def computation_compiled(computation: Any) -> bool:

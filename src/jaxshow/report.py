@@ -107,15 +107,35 @@ class ErrorSummary:
         """The exception's type name and at most 20 lines of its message: the first 12 and the last 7.
 
         A long message keeps its end: a callback's error from JAX ends with
-        the Python exception that caused it.
+        the Python exception that caused it. A Python traceback JAX wrote into
+        its message (a static value's ``__hash__`` that raised) is cut to that
+        exception's line: the cell's own traceback shows where it was raised.
         """
         try:
-            lines = str(exc).strip().splitlines()
+            lines = _without_tracebacks(str(exc).strip().splitlines())
         except Exception:  # noqa: BLE001 - a user exception whose __str__ raises
             lines = [f"<{type(exc).__name__} object; its str() raised>"]
         if len(lines) > 20:
             lines = [*lines[:12], f"… {len(lines) - 19:,} lines …", *lines[-7:]]
         return cls(type(exc).__name__, "\n".join(lines), stage)
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def _without_tracebacks(lines: list[str]) -> list[str]:
+    """``lines`` with each embedded Python traceback's header and frames (its indented lines) left out."""
+    kept, in_traceback = [], False
+    for text in lines:
+        if _TRACEBACK in text:
+            head = text[:text.index(_TRACEBACK)].rstrip()
+            if head:
+                kept.append(head)
+            in_traceback = True
+        elif not (in_traceback and text[:1].isspace()):
+            kept.append(text)
+            in_traceback = False
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,13 +438,21 @@ class StagesReport(_Displayable):
     @property
     def cache_hit(self) -> bool:
         """JAX did none of trace, lower or compile for this call, nothing failed, jit was on, and no transformation hid it."""
-        return self.error is None and not self.jit_disabled and not self.under_transform and not self.timings.stages_run
+        return (self.error is None and self.stopped_at is None and not self.jit_disabled and not self.under_transform
+                and not self.timings.stages_run)
+
+    @property
+    def raised_unseen(self) -> bool:
+        """The call raised an error the cell caught, refused before JAX's cache lookup or a hit that raised: jaxshow saw neither."""
+        return self.stopped_at == "call" and self.error is None
 
     @property
     def outcome(self) -> str:
         """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
         if self.error is not None and self.stopped_at is not None:
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
+        if self.raised_unseen:
+            return "raised, and the cell caught the error: refused before any trace, or a cache hit that raised"
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.under_transform and not self.timings.stages_run:

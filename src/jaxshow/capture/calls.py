@@ -29,6 +29,7 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
+from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
@@ -36,6 +37,7 @@ from jaxshow.capture.stations import (
     JIT_TYPE,
     PMAP_CODE,
     StaticValue,
+    dynamic_arguments,
     jit_target,
     library_jit,
     placed_shardings,
@@ -475,7 +477,7 @@ class CallCapture(_jax_compat.CallObserver):
             stack.pop()
         return None if frame is None or frame.nested else frame.record
 
-    def trace_ended(self, frame: _Frame, jaxpr: Any, error: BaseException | None) -> None:
+    def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
         state = self._local
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
@@ -485,6 +487,8 @@ class CallCapture(_jax_compat.CallObserver):
             self._report_progress(None, record.name, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
+        if record.kept:
+            record.arg_shardings = placed_shardings(args_flat)
         name, source = _jax_compat.jaxpr_function(jaxpr)
         if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
             record.name = name
@@ -644,9 +648,15 @@ class CallCapture(_jax_compat.CallObserver):
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record
+        users = users_code(dynamic_arguments(info, args, kwargs), [v for _, v in static_arguments(info, args, kwargs)])
+        if users is not None:
+            record.notes.append(f"its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                                f"again, which would run your {users} a second time")
+            return record
 
         def walk() -> None:
-            record.jaxpr, record.donated, record.computation = _jax_compat.lower_cached(wrapper, args, kwargs)
+            record.jaxpr, record.donated, record.computation, args_flat = _jax_compat.lower_cached(wrapper, args, kwargs)
+            record.arg_shardings = placed_shardings(args_flat)
             _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
@@ -664,6 +674,20 @@ class CallCapture(_jax_compat.CallObserver):
         with self._lock:
             if during and during[0] in self.records and self.records[-1] is record:
                 self.records.insert(self.records.index(during[0]), self.records.pop())
+        return record
+
+    def record_unseen_raise(self, wrapper: Any, site: SourceLocation | None, users: str) -> CallRecord:
+        """A direct call that raised an error the cell caught, before JAX's cache lookup or after it: jaxshow saw neither.
+
+        JAX's dispatch ran ``users`` (the user's flatten or ``__hash__``) before
+        the lookup; only running it again would tell a refusal from a hit that
+        raised, so the record claims neither.
+        """
+        record, _ = self._direct_record("jit", wrapper, site)
+        record.failed_in, record.ongoing = "call", False  # and no error: it was not seen
+        record.notes.append(f"jaxshow does not see an error the cell catches: JAX refused the call if your {users} raised "
+                            f"before its cache lookup, else the call hit the cache and raised while running; telling which "
+                            f"would run your {users} again")
         return record
 
     def record_wrapper_call(self, since: int, wrapper: Any, site: SourceLocation | None) -> CallRecord:
@@ -761,10 +785,9 @@ def _stations_shown(record: CallRecord) -> bool:
 
 
 def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
-    """What the call's arguments and context say, read in the call: static values, trace-context config, placements."""
+    """What the call's arguments and context say, read in the call: static values, trace-context config."""
     record.static_args = static_values(jit_info, args, kwargs)
     record.trace_context = _jax_compat.trace_context_snapshot()
-    record.arg_shardings = placed_shardings(jit_info, args, kwargs)
 
 
 def finish_ahead_of_time(record: CallRecord) -> None:
@@ -829,9 +852,9 @@ class _FanOut(_jax_compat.CallObserver):
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> list:
         return [(c, c.trace_started(fun, jit_info, args, kwargs)) for c in self._hooks.captures()]
 
-    def trace_ended(self, tokens: list, jaxpr: Any, error: BaseException | None) -> None:
+    def trace_ended(self, tokens: list, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
         for capture, frame in tokens or ():
-            capture.trace_ended(frame, jaxpr, error)
+            capture.trace_ended(frame, jaxpr, args_flat, error)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
@@ -871,7 +894,9 @@ class CallCounter:
         """``call`` holds the call's arguments (``call.args``, ``call.keywords``), to be read only after it."""
         raise NotImplementedError
 
-    def after(self, wrapper: Any, token: Any) -> None:  # pragma: no cover - interface
+    def after(self, wrapper: Any, token: Any, maybe_refused: bool = False) -> None:  # pragma: no cover - interface
+        """The call returned, or raised; ``maybe_refused``: it raised an error the cell caught, and JAX may have refused
+        it before any cache lookup (counted only if it traced)."""
         raise NotImplementedError
 
 
@@ -909,8 +934,10 @@ class _ArgumentList(functools.partial):
 
 
 def _unhashable(value: Any) -> bool:
-    """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs)."""
-    return type(value).__hash__ is None or (type(value) is tuple and any(_unhashable(v) for v in value))
+    """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs):
+    no ``__hash__``, a JAX array's (which raises), or a tuple holding one."""
+    return (type(value).__hash__ is None or isinstance(value, jax.Array)
+            or (type(value) is tuple and any(_unhashable(v) for v in value)))
 
 
 def _refused(error: BaseException, below: types.TracebackType | None) -> bool:
@@ -1075,24 +1102,31 @@ class DirectCalls:
 
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
         jitted = type(pending.wrapper) is JIT_TYPE
+        users = None
         if jitted:
             args, kwargs = call_arguments(call)
+            info = _jax_compat.jit_info(pending.wrapper)
+            statics = [value for _, value in static_arguments(info, args, kwargs)]
             at_call = self._raised_at(pending, error) if error is not None else None
-            if (any(_unhashable(value) for _, value in static_arguments(_jax_compat.jit_info(pending.wrapper), args, kwargs))
-                    or (at_call is not None and _refused(error, at_call.tb_next))):  # type: ignore[arg-type]
+            if any(_unhashable(value) for value in statics) or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
                 if self.capture is not None and at_call is not None:
                     code = self._codes[pending.key[0]]
                     self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
                 return
+            if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
+                users = users_code(dynamic_arguments(info, args, kwargs), statics)
         if self.counter is not None:
-            self.counter.after(pending.wrapper, pending.token)
+            self.counter.after(pending.wrapper, pending.token, maybe_refused=users is not None)
         if self.capture is None or not jitted:
             return
         if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:
             return
         first = self._first.get(pending.key)
-        if first is not None and RAISED_HIT in first.notes:
+        unseen = first is not None and first.failed_in == "call" and first.error is None
+        if first is not None and (unseen if users is not None else RAISED_HIT in first.notes):
             first.repeat_hits += 1
+        elif users is not None:
+            self._first[pending.key] = self.capture.record_unseen_raise(pending.wrapper, pending.site, users)
         else:
             self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before)
 

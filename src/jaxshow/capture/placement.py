@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import jax
 
 from jaxshow import _jax_compat
+from jaxshow.capture.arguments import leaves_with_path
 from jaxshow.report import DeviceTile, PlacementSpec, ShardingView
 
 SHARDING_VIEWS_MAX = 8
@@ -137,10 +138,11 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
 
     Each array leaf by its parameter name (``parameters``: the positional ones)
     and its spec, the mesh named once; a single-device placement by its device.
-    ``None`` when no argument is an array.
+    ``None`` when no argument is an array. A pytree whose flatten is the user's
+    own is not flattened again (:func:`~jaxshow.capture.arguments.leaves_with_path`).
     """
     shown, meshes, count = [], set(), 0
-    for path, leaf in jax.tree_util.tree_flatten_with_path((args, kwargs))[0]:
+    for path, leaf in leaves_with_path((args, kwargs)):
         if not isinstance(leaf, jax.Array) or isinstance(leaf, jax.core.Tracer):
             continue
         count += 1

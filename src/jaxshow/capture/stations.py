@@ -175,22 +175,24 @@ def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[StaticValue
     return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in static_arguments(jit_info, args, kwargs)))
 
 
-def placed_shardings(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str | None, str | None] | None, ...] | None:
-    """The mesh shardings of a call's dynamic array arguments (:func:`sharding_texts`), flat in JAX's order; ``None`` when
-    no argument has one.
+def dynamic_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call's arguments JAX flattens, positional and by keyword: every one that is not static."""
+    options = _jax_compat.jit_options_of_info(jit_info) or {}
+    static = set(positions(options.get("static_argnums", ()), len(args)))
+    return (tuple(a for i, a in enumerate(args) if i not in static),
+            {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())})
+
+
+def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None] | None, ...] | None:
+    """The mesh shardings (:func:`sharding_texts`) of the flat arguments JAX made for a call (its consts, then the
+    dynamic leaves: one per jaxpr input); ``None`` when no argument has one.
 
     What the caller placed (``jax.device_put(x, NamedSharding(...))``) is the
     truth under Auto mesh axes, where the traced types read ``P(None, ...)``.
     """
-    try:
-        options = _jax_compat.jit_options_of_info(jit_info) or {}
-        static = set(positions(options.get("static_argnums", ()), len(args)))
-        dynamic = tuple(a for i, a in enumerate(args) if i not in static)
-        named = {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())}
-        leaves = jax.tree_util.tree_leaves((dynamic, named))
-    except Exception:  # noqa: BLE001 - a pytree whose flatten raises: JAX's own trace reports that
+    if args_flat is None:
         return None
-    shardings = tuple(_placed(leaf) for leaf in leaves)
+    shardings = tuple(_placed(leaf) for leaf in args_flat)
     return shardings if any(shardings) else None
 
 

@@ -187,7 +187,7 @@ def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
 
 
 def _not_reached(report: StagesReport, budget: TextBudget) -> str:
-    if report.cache_hit:
+    if report.cache_hit or report.raised_unseen:
         return NOT_READ_FROM_CACHES
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
 
@@ -400,7 +400,7 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
 
 
 def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
-    if report.cache_hit:
+    if report.cache_hit or report.raised_unseen:
         reason = NOT_READ_FROM_CACHES
     else:
         reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"

@@ -776,7 +776,7 @@ class CallCounter(calls.CallCounter):
         target = _traced_function(wrapper)
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call)
 
-    def after(self, wrapper: Any, token: tuple[int, int, Any] | None) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any] | None, maybe_refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
         target = _traced_function(wrapper)
@@ -784,6 +784,8 @@ class CallCounter(calls.CallCounter):
             return
         traced_before, compiles_before, call = token
         traced = self.session.traced_count(target) > traced_before
+        if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
+            return
         placed = None
         if not traced and self.session.compiled_since(compiles_before, target):
             # JAX reused the trace and compiled again: placed says where this call's arguments are
