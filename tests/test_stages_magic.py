@@ -583,7 +583,7 @@ def test_prun_says_its_cache_hits_are_not_seen(shell, cell):
         "cache are not counted")
 
 
-def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html(shell):
+def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html_and_left_out_of_text(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert result.success
     hlo = shell.user_ns["rep"].reports[0].compiled.optimized_hlo_text
@@ -597,7 +597,10 @@ def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html
     folded = page.split("<summary>stack-frame tables", 1)[1].split("</details>", 1)
     assert '"&lt;module>"' in folded[0] and "ENTRY" not in folded[0], "the tables, and only they, are in the fold"
     assert "<b class=k>ENTRY</b>" in folded[1] and "<b class=k>HloModule</b>" in page.split("<summary>stack-frame tables", 1)[0]
-    assert "FileNames" in cap.outputs[-1].data["text/plain"], "the text form shows the module as JAX prints it"
+    text = cap.outputs[-1].data["text/plain"]  # the text form leaves them out in one line (it printed them all)
+    assert (f"    (stack-frame tables, {tables.count(chr(10)) + 1} lines: FileNames … StackFrames, the source of each "
+            "stack_frame_id; left out here)") in text.splitlines()
+    assert "\n    FileNames\n" not in text and "\n    ENTRY %main" in text
 
 
 def test_a_call_jax_refuses_before_tracing_is_the_report_with_its_static_value(shell):

@@ -271,6 +271,11 @@ def _shown_ir_html(text: str, language: str, budget: TextBudget) -> _ShownIr:
 @functools.lru_cache(maxsize=IR_KEPT)
 def _shown_ir_text(text: str, budget: TextBudget) -> _ShownIr:
     shown, hidden, cut = clip_ir(text, budget)
+    tables = hlo_frame_tables(shown) if text.startswith("HloModule") else None
+    if tables is not None:  # one line for them, as the HTML folds them
+        start, end = tables
+        shown = (f"{shown[:start]}{_TABLES_LEFT_OUT.format(lines=plural(shown.count(chr(10), start, end), 'line'))}\n\n"
+                 f"{shown[end:]}")
     return _ShownIr("\n".join("    " + piece for piece in shown.splitlines()), hidden, cut, _all_lines(text, shown, hidden))
 
 
@@ -292,6 +297,9 @@ def prepare_ir(stations: Iterable[TracedStation | LoweredStation | CompiledStati
         elif isinstance(station, CompiledStation) and station.optimized_hlo_text:
             _shown_ir_html(station.optimized_hlo_text, "hlo", budget)
             _shown_ir_text(station.optimized_hlo_text, budget)
+
+
+_TABLES_LEFT_OUT = f"(stack-frame tables, {{lines}}: {HLO_TABLES[0]} … {HLO_TABLES[-1]}, the source of each stack_frame_id; left out here)"
 
 
 def _code_html(text: str, language: str, highlight: int, tables: tuple[int, int] | None) -> list[Html]:
