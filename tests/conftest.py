@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from shellrun import forget_at_exit
 from traitlets.config import Config
+
+# The text form wraps at the terminal's width, and the tests assert lines as wrapped at 100 columns (the width when
+# there is no terminal): pinned, so that a run in an 80-column terminal, or with COLUMNS set, asserts the same lines.
+os.environ["COLUMNS"] = "100"
 
 
 @pytest.fixture

@@ -49,12 +49,6 @@ WIDE = render.TextBudget(width=100_000)
 """A budget whose text form never wraps: for the tests of clipping."""
 
 
-@pytest.fixture(autouse=True)
-def _terminal_width(monkeypatch):
-    """The text form wraps at the terminal's width: these snapshots are taken at 100 columns."""
-    monkeypatch.setenv("COLUMNS", "100")
-
-
 def _wrapper(name="step"):
     return WrapperStation(name=name, qualname=name, kind="jax.jit", defined_at=SourceLocation("model.py", 12, name))
 
