@@ -674,6 +674,35 @@ def test_ahead_of_time_lowering_of_a_scan_is_the_calls_own(shell):
     assert rep.helper_compiles.count == 0 and "scanned" not in rep.helper_compiles.names
 
 
+def test_interleaved_ahead_of_time_stages_are_each_calls_own(shell):
+    # 't1 = jf.trace(1.0); t2 = jg.trace(2.0); c = t1.lower().compile()' showed g with f's StableHLO (module @jit_f) and
+    # f's compiled HLO: the lowering and compile went to whichever call was traced last
+    _define(shell, "def sine(v):\n    return jnp.sin(v)\ndef cosine(v):\n    return jnp.cos(v)\njs, jc = jax.jit(sine), jax.jit(cosine)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nt1 = js.trace(1.0); t2 = jc.trace(2.0); c = t1.lower().compile()")
+    assert result.success, result.error_in_exec
+    sine, cosine = rep.reports
+    assert (sine.function, cosine.function) == ("sine", "cosine")
+    assert sine.timings.stages_run == ("trace", "lower", "compile") and cosine.timings.stages_run == ("trace",)
+    assert sine.lowered.module_text.startswith("module @jit_sine") and "stablehlo.sine" in sine.lowered.module_text
+    assert sine.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["c"].as_text())
+    assert cosine.stations_reached == ("traced",) and "cos" in cosine.traced.jaxpr_text
+    assert "traced by .trace(), not called: JAX lowered and compiled nothing for it" in cosine.notes
+    assert rep.helper_compiles.count == 0
+
+
+def test_an_ahead_of_time_compile_after_another_call_is_its_own(shell):
+    _define(shell, "def sine(v):\n    return jnp.sin(v)\ndef cosine(v):\n    return jnp.cos(v)\njs, jc = jax.jit(sine), jax.jit(cosine)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nlo = js.lower(x)\ny = jc(x)\nc = lo.compile()")
+    assert result.success, result.error_in_exec
+    sine, cosine = rep.reports
+    assert (sine.function, cosine.function) == ("sine", "cosine")
+    assert sine.timings.stages_run == cosine.timings.stages_run == ("trace", "lower", "compile")
+    assert sine.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["c"].as_text())
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in sine.notes
+    assert "HloModule jit_cosine" in cosine.compiled.optimized_hlo_text
+    assert "sine" not in rep.helper_compiles.names
+
+
 def test_compile_then_call_again_is_reported_as_the_compile(shell):
     _define(shell, "def g(v):\n    runs.append('g')\n    return v * 5")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nfg = jax.jit(g)\nfg(x)\nfg(x)")
