@@ -279,6 +279,10 @@ def test_grad_of_a_jitted_function_says_its_other_program_is_not_another_call(sh
     assert [n for n in rep.notes if n.startswith("also")] == [
         "also compiled for s under a transformation: 1 more program (jax.grad compiles a forward and a backward pass, "
         "jax.vmap a batched one; use --all to show it)"]
+    # its seconds read 'your other calls 55.9 ms', with '(1 compile of your other jitted calls … folded away: s)'
+    assert (rep.other_compiles.count, rep.more_programs.count, rep.more_programs.names) == (0, 1, ("s",))
+    text = render_text(rep)
+    assert " + more programs for s " in text.splitlines()[0] and "other calls" not in text and "folded away: s" not in text
     _, _, every = _run(shell, "%%jaxstages --all -o rep\nout = jax.grad(s)(jnp.ones(()))")
     assert [r.traced.args[0].type_str for r in every.reports] == ["f32[]", "f32[]", "f32[]"]  # traced; forward; backward
     assert not any(n.startswith("also") for n in every.notes)
