@@ -815,6 +815,20 @@ def test_make_jaxpr_is_not_reported_as_a_call(shell):
     assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)
 
 
+def test_traces_ahead_of_time_beside_a_call_are_not_called(shell):
+    # 'print(jax.make_jaxpr(g)(1.0)); y = k(2.0)' read 'note: also called: g' and 'your other calls 2.0 ms'
+    _define(shell, "def g(v):\n    return jnp.cos(v)\ndef h(v):\n    return jnp.tan(v)\njh = jax.jit(h)")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nprint(jax.make_jaxpr(g)(1.0))\nc = jh.trace(2.0).lower().compile()\ny = f(x)")
+    assert result.success, result.error_in_exec
+    assert cap.stdout == str(jax.make_jaxpr(shell.user_ns["g"])(1.0)) + "\n"
+    assert [r.function for r in rep.reports] == ["f"]
+    assert [n for n in rep.notes if n.startswith("also")] == [
+        "also traced, not called: g (jax.make_jaxpr), h (.trace(), then lowered and compiled) (use --all or --name to show them)"]
+    assert rep.other_compiles.seconds == 0 and rep.ahead_of_time.count == 1 and rep.ahead_of_time.seconds > 0
+    head = render_text(rep).splitlines()[0]
+    assert " + ahead of time, not called " in head and "other calls" not in head
+
+
 def test_a_transformed_program_says_where_its_function_is_defined(shell):
     setup = _define(shell, "@jax.jit\ndef wave(v):\n    return jnp.sum(jnp.sin(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(wave)(jnp.ones(3))")

@@ -529,12 +529,14 @@ class CellReport(_Displayable):
     more_programs: HelperCompiles = field(default_factory=HelperCompiles)
     """Stage seconds of the other programs JAX compiled for a shown function under a transformation (``jax.grad``'s
     forward pass beside the backward one shown), not shown as reports; ``names``: those functions."""
+    ahead_of_time: HelperCompiles = field(default_factory=HelperCompiles)
+    """Stage seconds of the calls traced ahead of time and not called (``jax.make_jaxpr``, ``.trace()``, ``.lower()``), not shown as reports."""
 
     @property
     def compile_pipeline_seconds(self) -> float:
         """JAX's stage seconds on the cell's own thread."""
         shown = sum(r.timings.total_seconds for r in self.reports if not r.other_thread)
-        folded = (self.eager_loops, self.helper_compiles, self.other_compiles, self.more_programs)
+        folded = (self.eager_loops, self.helper_compiles, self.other_compiles, self.more_programs, self.ahead_of_time)
         return shown + sum(f.seconds for f in folded)
 
     def _summary(self) -> str:

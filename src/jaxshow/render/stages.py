@@ -436,7 +436,7 @@ def _cell_breakdown(cell: CellReport, budget: TextBudget) -> list[tuple[str, flo
     parts = [("trace", trace), ("lower", lower), ("compile", compile_),
              (f"more programs for {_names(cell.more_programs, budget)}", cell.more_programs.seconds),
              ("eager jax.lax loops", cell.eager_loops.seconds), ("JAX's own helpers", cell.helper_compiles.seconds),
-             (f"{_your(cell)}other calls", cell.other_compiles.seconds)]
+             (f"{_your(cell)}other calls", cell.other_compiles.seconds), ("ahead of time, not called", cell.ahead_of_time.seconds)]
     return [*parts, ("the rest (running, Python)", max(cell.cell_seconds - sum(s for _, s in parts), 0.0))]
 
 
@@ -455,7 +455,7 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
 
 
-_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#cf222e", "#bc4c00", "#9a6700", "#1a7f37", "#8c959f")
+_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#cf222e", "#bc4c00", "#9a6700", "#1a7f37", "#57606a", "#8c959f")
 
 
 @render.html_body.register
