@@ -279,6 +279,10 @@ def test_grad_of_a_jitted_function_says_its_other_program_is_not_another_call(sh
     assert [n for n in rep.notes if n.startswith("also")] == [
         "also compiled for s under a transformation: 1 more program (jax.grad compiles a forward and a backward pass, "
         "jax.vmap a batched one; use --all to show it)"]
+    # its seconds read 'your other calls 55.9 ms', with '(1 compile of your other jitted calls … folded away: s)'
+    assert (rep.other_compiles.count, rep.more_programs.count, rep.more_programs.names) == (0, 1, ("s",))
+    text = render_text(rep)
+    assert " + more programs for s " in text.splitlines()[0] and "other calls" not in text and "folded away: s" not in text
     _, _, every = _run(shell, "%%jaxstages --all -o rep\nout = jax.grad(s)(jnp.ones(()))")
     assert [r.traced.args[0].type_str for r in every.reports] == ["f32[]", "f32[]", "f32[]"]  # traced; forward; backward
     assert not any(n.startswith("also") for n in every.notes)
@@ -740,6 +744,35 @@ def test_ahead_of_time_lowering_of_a_scan_is_the_calls_own(shell):
     assert rep.helper_compiles.count == 0 and "scanned" not in rep.helper_compiles.names
 
 
+def test_interleaved_ahead_of_time_stages_are_each_calls_own(shell):
+    # 't1 = jf.trace(1.0); t2 = jg.trace(2.0); c = t1.lower().compile()' showed g with f's StableHLO (module @jit_f) and
+    # f's compiled HLO: the lowering and compile went to whichever call was traced last
+    _define(shell, "def sine(v):\n    return jnp.sin(v)\ndef cosine(v):\n    return jnp.cos(v)\njs, jc = jax.jit(sine), jax.jit(cosine)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nt1 = js.trace(1.0); t2 = jc.trace(2.0); c = t1.lower().compile()")
+    assert result.success, result.error_in_exec
+    sine, cosine = rep.reports
+    assert (sine.function, cosine.function) == ("sine", "cosine")
+    assert sine.timings.stages_run == ("trace", "lower", "compile") and cosine.timings.stages_run == ("trace",)
+    assert sine.lowered.module_text.startswith("module @jit_sine") and "stablehlo.sine" in sine.lowered.module_text
+    assert sine.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["c"].as_text())
+    assert cosine.stations_reached == ("traced",) and "cos" in cosine.traced.jaxpr_text
+    assert "traced by .trace(), not called: JAX lowered and compiled nothing for it" in cosine.notes
+    assert rep.helper_compiles.count == 0
+
+
+def test_an_ahead_of_time_compile_after_another_call_is_its_own(shell):
+    _define(shell, "def sine(v):\n    return jnp.sin(v)\ndef cosine(v):\n    return jnp.cos(v)\njs, jc = jax.jit(sine), jax.jit(cosine)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nlo = js.lower(x)\ny = jc(x)\nc = lo.compile()")
+    assert result.success, result.error_in_exec
+    sine, cosine = rep.reports
+    assert (sine.function, cosine.function) == ("sine", "cosine")
+    assert sine.timings.stages_run == cosine.timings.stages_run == ("trace", "lower", "compile")
+    assert sine.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["c"].as_text())
+    assert "lowered ahead of time in the cell (.lower()); compiled too" in sine.notes
+    assert "HloModule jit_cosine" in cosine.compiled.optimized_hlo_text
+    assert "sine" not in rep.helper_compiles.names
+
+
 def test_compile_then_call_again_is_reported_as_the_compile(shell):
     _define(shell, "def g(v):\n    runs.append('g')\n    return v * 5")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nfg = jax.jit(g)\nfg(x)\nfg(x)")
@@ -846,6 +879,20 @@ def test_make_jaxpr_is_not_reported_as_a_call(shell):
     assert report.wrapper.kind == "jax.jit (inside jax.make_jaxpr)" and report.stations_reached == ("traced",)
     assert "traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it" in report.notes
     assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)
+
+
+def test_traces_ahead_of_time_beside_a_call_are_not_called(shell):
+    # 'print(jax.make_jaxpr(g)(1.0)); y = k(2.0)' read 'note: also called: g' and 'your other calls 2.0 ms'
+    _define(shell, "def g(v):\n    return jnp.cos(v)\ndef h(v):\n    return jnp.tan(v)\njh = jax.jit(h)")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nprint(jax.make_jaxpr(g)(1.0))\nc = jh.trace(2.0).lower().compile()\ny = f(x)")
+    assert result.success, result.error_in_exec
+    assert cap.stdout == str(jax.make_jaxpr(shell.user_ns["g"])(1.0)) + "\n"
+    assert [r.function for r in rep.reports] == ["f"]
+    assert [n for n in rep.notes if n.startswith("also")] == [
+        "also traced, not called: g (jax.make_jaxpr), h (.trace(), then lowered and compiled) (use --all or --name to show them)"]
+    assert rep.other_compiles.seconds == 0 and rep.ahead_of_time.count == 1 and rep.ahead_of_time.seconds > 0
+    head = render_text(rep).splitlines()[0]
+    assert " + ahead of time, not called " in head and "other calls" not in head
 
 
 def test_a_transformed_program_says_where_its_function_is_defined(shell):

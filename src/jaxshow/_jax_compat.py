@@ -1165,6 +1165,9 @@ class CallObserver:
         """JAX's Python dispatch of ``jaxpr`` started: it lowers, compiles (or finds both cached) and runs."""
         raise NotImplementedError
 
+    def lower_started(self, jaxpr: Any) -> None:
+        """Lowering of ``jaxpr`` (or its cache lookup) starts: in a dispatch, or ahead of time (``Traced.lower()``)."""
+
     def lowered(self, computation: Any, error: BaseException | None) -> None:  # pragma: no cover
         """Lowering (or its cache lookup) ended with ``computation`` or ``error``."""
         raise NotImplementedError
@@ -1304,6 +1307,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     def lower(*args, **kwargs):
         if observer.busy():
             return original_lower(*args, **kwargs)
+        _quietly(observer.lower_started, kwargs.get("jaxpr"))  # a keyword in the dispatch and in Traced.lower(), 0.7 to 0.12
         try:
             computation = original_lower(*args, **kwargs)
         except BaseException as exc:
@@ -1413,6 +1417,21 @@ def pytree_flatten_code(kind: type) -> types.CodeType | None:
         flatten = flatten.func
     code = getattr(flatten, "__code__", None)
     return code if isinstance(code, types.CodeType) else None
+
+
+def computation_compiling(frame: Any) -> Any:
+    """The lowered computation whose ``compile()`` runs at ``frame`` or outside it (``Lowered.compile()`` calls it),
+    or ``None``: ``MeshComputation.compile`` of ``jax._src.interpreters.pxla``, 0.7 to 0.12."""
+    try:
+        from jax._src.interpreters import pxla
+        code = pxla.MeshComputation.compile.__code__
+    except (ImportError, AttributeError):
+        return None
+    while frame is not None:
+        if frame.f_code is code:
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
 
 
 def computation_compiled(computation: Any) -> bool:

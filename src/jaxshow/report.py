@@ -556,12 +556,18 @@ class CellReport(_Displayable):
     """``--diff``: each shown report against the previous compile of its function."""
     other_threads: HelperCompiles = field(default_factory=HelperCompiles)
     """Stage seconds on threads other than the cell's, alongside it: not in the cell's time line (the other fields are its own thread's)."""
+    more_programs: HelperCompiles = field(default_factory=HelperCompiles)
+    """Stage seconds of the other programs JAX compiled for a shown function under a transformation (``jax.grad``'s
+    forward pass beside the backward one shown), not shown as reports; ``names``: those functions."""
+    ahead_of_time: HelperCompiles = field(default_factory=HelperCompiles)
+    """Stage seconds of the calls traced ahead of time and not called (``jax.make_jaxpr``, ``.trace()``, ``.lower()``), not shown as reports."""
 
     @property
     def compile_pipeline_seconds(self) -> float:
         """JAX's stage seconds on the cell's own thread."""
         shown = sum(r.timings.total_seconds for r in self.reports if not r.other_thread)
-        return shown + self.eager_loops.seconds + self.helper_compiles.seconds + self.other_compiles.seconds
+        folded = (self.eager_loops, self.helper_compiles, self.other_compiles, self.more_programs, self.ahead_of_time)
+        return shown + sum(f.seconds for f in folded)
 
     def _summary(self) -> str:
         names = ", ".join(repr(r.function) for r in self.reports) or "no jitted call"

@@ -263,19 +263,6 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     return api, by_library
 
 
-def _lowering_ahead_of_time(frame: Any) -> bool:
-    """Whether a trace starting at ``frame`` is part of lowering a call traced ahead of time (``Traced.lower``, which
-    ``f.lower(x)`` calls): a ``jax.lax.scan`` there traces JAX's own jitted ``less`` and ``dynamic_index_in_dim``."""
-    while frame is not None:
-        code = frame.f_code
-        if is_user_file(code.co_filename):
-            return False
-        if code.co_name == "lower" and os.path.basename(code.co_filename) == "stages.py":
-            return is_jax_file(code.co_filename)
-        frame = frame.f_back
-    return False
-
-
 _TRANSFORMATIONS = {
     ("loops.py", "scan"): "jax.lax.scan", ("loops.py", "fori_loop"): "jax.lax.fori_loop",
     ("loops.py", "while_loop"): "jax.lax.while_loop", ("loops.py", "map"): "jax.lax.map",
@@ -319,6 +306,8 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.stack: list[_Frame] = []
         self.pending: CallRecord | None = None
+        self.lowering: CallRecord | None = None
+        """The call traced ahead of time whose ``.lower()`` is under way on this thread (matched by its jaxpr)."""
         self.busy = False
         self.rebuilding: CallRecord | None = None
         self.rebuild_events: list[StageEvent] = []
@@ -437,8 +426,8 @@ class CallCapture(_jax_compat.CallObserver):
         state = self._local
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
-        elif state.pending is not None and state.pending.ahead_of_time is not None and _lowering_ahead_of_time(sys._getframe(2)):
-            frame = _Frame(state.pending, nested=True, phase="run")  # JAX's own jitted helpers, traced to lower a scan
+        elif state.lowering is not None:
+            frame = _Frame(state.lowering, nested=True, phase="run")  # JAX's own jitted helpers, traced to lower a scan
         else:
             keep_listening()
             record = self._new_record("jit", sys._getframe(2))
@@ -528,11 +517,15 @@ class CallCapture(_jax_compat.CallObserver):
         state.stack.append(frame)
         return frame
 
+    def lower_started(self, jaxpr: Any) -> None:
+        if not self._local.stack:  # an ahead-of-time Traced.lower(): the call traced to this jaxpr, whichever came last
+            self._local.lowering = self._ahead_of_time(lambda r: r.jaxpr is jaxpr)
+
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         stack = self._local.stack
-        if not stack:  # an ahead-of-time Traced.lower() of the call traced last on this thread
-            record = self._local.pending
-            if record is not None and record.ahead_of_time is not None and error is None:
+        if not stack:
+            record, self._local.lowering = self._local.lowering, None
+            if record is not None and error is None:
                 record.computation = computation
                 self._read_while_compiling(record)
             return
@@ -553,11 +546,21 @@ class CallCapture(_jax_compat.CallObserver):
 
     def compiling(self) -> None:
         record, self._local.compiling_next = self._local.compiling_next, None
-        stack, pending = self._local.stack, self._local.pending
-        if not stack and pending is not None and pending.ahead_of_time is not None:  # .compile() of a call traced ahead of time
-            self._report_progress("compiling", pending.name)
-        if record is not None and record is (stack[-1].record if stack else pending):
+        stack = self._local.stack
+        compiled = stack[-1].record if stack else self._compiled_ahead_of_time(sys._getframe(1))
+        if not stack and compiled is not None:
+            self._report_progress("compiling", compiled.name)
+        if record is not None and record is compiled:
             self._prefetcher.compiling(record)  # type: ignore[union-attr]  # set only with a prefetcher
+
+    def _ahead_of_time(self, match: Callable[[CallRecord], bool]) -> CallRecord | None:
+        """This thread's last call traced ahead of time (``.trace()``, ``.lower()``) that ``match``es."""
+        return next((r for r in reversed(self._local.mine) if r.ahead_of_time is not None and match(r)), None)
+
+    def _compiled_ahead_of_time(self, frame: Any) -> CallRecord | None:
+        """The call traced ahead of time whose lowering ``Lowered.compile()`` is compiling at ``frame``, by its computation."""
+        computation = _jax_compat.computation_compiling(frame)
+        return None if computation is None else self._ahead_of_time(lambda r: r.computation is computation)
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
@@ -599,10 +602,11 @@ class CallCapture(_jax_compat.CallObserver):
             if event.stage == "compile" and len(state.stack) == 1 and not state.stack[0].nested:
                 self._report_progress("running", record.name)
             return
-        if state.pending is not None and state.pending.ahead_of_time is not None:  # .lower(), .compile() after its trace
-            state.pending.events.append(event)
+        aot = state.lowering or (self._compiled_ahead_of_time(sys._getframe(1)) if event.stage == "compile" else None)
+        if aot is not None:  # .lower(), .compile() after its trace
+            aot.events.append(event)
             if event.stage == "compile":
-                self._report_progress(None, state.pending.name)
+                self._report_progress(None, aot.name)
             return
         record = self._new_record("events", sys._getframe(1))
         record.name = event.base_name
@@ -858,6 +862,10 @@ class _FanOut(_jax_compat.CallObserver):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
+
+    def lower_started(self, jaxpr: Any) -> None:
+        for capture in self._hooks.captures():
+            capture.lower_started(jaxpr)
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         for capture in self._hooks.captures():

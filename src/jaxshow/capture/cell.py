@@ -81,16 +81,22 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
+    programs = _more_programs(others, shown)
+    others = [r for r in others if all(r is not p for p in programs)]
+    ahead = [r for r in others if r.ahead_of_time is not None]
+    others = [r for r in others if r.ahead_of_time is None]
     if options.name is None:
-        programs = _more_programs(others, shown)
         for name in dict.fromkeys(r.name for r in programs if r.path == "transform"):
             n = sum(1 for r in programs if r.name == name and r.path == "transform")
             notes.append(f"also compiled for {name} under a transformation: {n} more program{'s' if n > 1 else ''} (jax.grad "
                          f"compiles a forward and a backward pass, jax.vmap a batched one; use --all to show "
                          f"{'them' if n > 1 else 'it'})")
-        listed_others = [r for r in others if all(r is not p for p in programs)]
-        for rerun_of in dict.fromkeys(r.rerun_of for r in listed_others):
-            names = list(dict.fromkeys(r.name for r in listed_others if r.rerun_of == rerun_of))
+        if ahead:
+            traced = list(dict.fromkeys(_ahead_of_time_text(r) for r in ahead))
+            notes.append(f"also traced, not called: {', '.join(traced[:12])}{' …' if len(traced) > 12 else ''} "
+                         "(use --all or --name to show them)")
+        for rerun_of in dict.fromkeys(r.rerun_of for r in others):
+            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
             listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
             notes.append(f"also called: {listed}" if rerun_of is None else
                          f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
@@ -124,6 +130,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if not capture.hooks_installed:
         notes.append("this JAX's miss path could not be hooked: only the cell's own calls were seen, with JAX's events")
     own_others = [r for r in others if r.thread_id == main]
+    own_programs = [r for r in programs if r.thread_id == main]
+    own_ahead = [r for r in ahead if r.thread_id == main]
     report = CellReport(
         reports=tuple(reports),
         cell_seconds=cell_seconds,
@@ -132,6 +140,9 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         eager_loops=eager_loops,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
                                            yours=all(r.kind == "user" for r in own_others if r.events)),
+        more_programs=dataclasses.replace(_folded([e for r in own_programs for e in r.events], own_programs),
+                                          names=tuple(dict.fromkeys(r.name for r in own_programs))),
+        ahead_of_time=_folded([e for r in own_ahead for e in r.events], own_ahead),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
@@ -154,6 +165,14 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
                           inside_of=inside_of if inside else ())
+
+
+def _ahead_of_time_text(record: CallRecord) -> str:
+    """``f (jax.make_jaxpr)``, ``g (.trace(), then lowered and compiled)``: a call traced ahead of time and what followed."""
+    compiled = _compiled(record)
+    then = (" and compiled" if compiled else "") if record.ahead_of_time == ".lower()" else (
+        ", then lowered and compiled" if compiled else ", then lowered" if record.computation is not None else "")
+    return f"{record.name} ({record.ahead_of_time}{then})"
 
 
 def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[CallRecord]:

@@ -435,16 +435,17 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     return tag("div", *parts, cls="js-report")
 
 
-def _cell_breakdown(cell: CellReport) -> list[tuple[str, float]]:
+def _cell_breakdown(cell: CellReport, budget: TextBudget) -> list[tuple[str, float]]:
     """The cell's wall time by what its own thread did (other threads' stages ran alongside: :func:`_folded_lines`)."""
     t = [r.timings for r in cell.reports if not r.other_thread]
     trace = sum(x.trace_seconds or 0 for x in t)
     lower = sum(x.lowering_seconds or 0 for x in t)
     compile_ = sum(x.compile_seconds or 0 for x in t)
-    loops, helpers, others = cell.eager_loops.seconds, cell.helper_compiles.seconds, cell.other_compiles.seconds
-    rest = max(cell.cell_seconds - trace - lower - compile_ - loops - helpers - others, 0.0)
-    return [("trace", trace), ("lower", lower), ("compile", compile_), ("eager jax.lax loops", loops), ("JAX's own helpers", helpers),
-            (f"{_your(cell)}other calls", others), ("the rest (running, Python)", rest)]
+    parts = [("trace", trace), ("lower", lower), ("compile", compile_),
+             (f"more programs for {_names(cell.more_programs, budget)}", cell.more_programs.seconds),
+             ("eager jax.lax loops", cell.eager_loops.seconds), ("JAX's own helpers", cell.helper_compiles.seconds),
+             (f"{_your(cell)}other calls", cell.other_compiles.seconds), ("ahead of time, not called", cell.ahead_of_time.seconds)]
+    return [*parts, ("the rest (running, Python)", max(cell.cell_seconds - sum(s for _, s in parts), 0.0))]
 
 
 def _your(cell: CellReport) -> str:
@@ -462,12 +463,12 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
 
 
-_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#bc4c00", "#9a6700", "#1a7f37", "#8c959f")
+_BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#cf222e", "#bc4c00", "#9a6700", "#1a7f37", "#57606a", "#8c959f")
 
 
 @render.html_body.register
 def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
-    breakdown = _cell_breakdown(cell)
+    breakdown = _cell_breakdown(cell, budget)
     phrase = " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label == "the rest (running, Python)")
     parts: list[Html] = [tag("div", tag("b", f"cell {format_seconds(cell.cell_seconds)}"), " = ", phrase, cls="js-head")]
     if cell.cell_seconds > 0:
@@ -582,7 +583,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _cell_text(cell: CellReport, budget: TextBudget) -> str:
-    breakdown = _cell_breakdown(cell)
+    breakdown = _cell_breakdown(cell, budget)
     head = f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))
     out = [paragraph("", head, "  ", budget)]
     out.extend(paragraph("(", f"{text})", " ", budget) for text in _folded_lines(cell, budget))
