@@ -895,6 +895,18 @@ def test_traces_ahead_of_time_beside_a_call_are_not_called(shell):
     assert " + ahead of time, not called " in head and "other calls" not in head
 
 
+def test_a_trace_made_after_a_call_does_not_take_its_headline(shell):
+    # the report was headed g, 'cache hit: JAX did not trace, lower or compile this call', and k, the cell's only call,
+    # was folded into 'your other calls'
+    _define(shell, "def g(v):\n    return jnp.cos(v)\ndef h(v):\n    return jnp.tan(v)\njg, jh = jax.jit(g), jax.jit(h)\n"
+                   "@jax.jit\ndef k(v):\n    return v * 2\ns = jax.eval_shape(jg, 1.0)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nl = jh.lower(3.0)\ny = k(3.0)\ns = jax.eval_shape(jg, 1.0)")
+    assert result.success, result.error_in_exec
+    assert [(r.function, r.call_site.line) for r in rep.reports] == [("k", 3)]
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nl = jh.lower(4.0)\ns = jax.eval_shape(jg, 2.0)")
+    assert [(r.function, r.call_site.line) for r in rep.reports] == [("h", 2)]  # lowered beats traced
+
+
 def test_a_transformed_program_says_where_its_function_is_defined(shell):
     setup = _define(shell, "@jax.jit\ndef wave(v):\n    return jnp.sum(jnp.sin(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(wave)(jnp.ones(3))")

@@ -185,15 +185,23 @@ def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[Ca
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
-    """The call a report shows by default: the cell's own thread's last call of the user's, else of a library's.
+    """The call a report shows by default: the cell's own thread's last call of the user's, else of a library's; a
+    call before a lowering ahead of time before a trace alone.
 
     A thread the cell did not start (a data loader, an async checkpoint) may
     compile while the cell runs; its calls headline only a cell whose own thread made none.
     """
     own = [r for r in candidates if r.thread_id == main_thread]
     pool = own or candidates
-    users = [r for r in pool if r.kind == "user"]
-    return (users or pool)[-1] if pool else None
+    pool = [r for r in pool if r.kind == "user"] or pool
+    best = max(map(_called_rank, pool), default=0)
+    return next((r for r in reversed(pool) if _called_rank(r) == best), None)
+
+
+def _called_rank(record: CallRecord) -> int:
+    """A call the cell made (2) before one lowered ahead of time (1) before one only traced (0: ``jax.eval_shape``,
+    ``jax.make_jaxpr``, ``.trace()``): a trace made after a real call never takes its headline."""
+    return 2 if record.ahead_of_time is None else 1 if record.computation is not None else 0
 
 
 def _librarys_own_trace(record: CallRecord) -> bool:
