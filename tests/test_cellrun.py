@@ -162,6 +162,54 @@ def test_a_cell_magic_under_the_magic_runs_as_ipython_runs_it(ip, tmp_path):
     assert ip.history_manager.input_hist_raw[-1] == "%%jaxstages\n\n%%bash\necho from bash"
 
 
+STACKED = ("%%jaxstages -o rep\n%%time\ny = 1\nz = sq(jnp.ones(41))",
+           "%%time\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(42))",
+           "%%jaxstages -o rep\n%%timeit -n1 -r1\ny = 1\nz = sq(jnp.ones(43))",
+           "%%timeit -n1 -r1\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(44))",
+           "%%jaxstages -o rep\n%%capture out\ny = 1\nz = sq(jnp.ones(45))",
+           "%%capture out\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(46))")
+
+
+@pytest.mark.parametrize("cell", STACKED)
+def test_a_call_under_two_cell_magics_is_at_its_line_of_the_cell(ip, cell):
+    """Lines count from the cell's first line, magic lines included, as in a cell without ``%%time``: ``z = sq(...)``
+    is line 4. Either order of ``%%jaxstages`` and ``%%time`` (``%%timeit``, ``%%capture``) read 'called at In[2]:1',
+    the line that ran the other magic, and ``%%jaxstages`` over ``%%capture`` 'called at In[3]:2 (from In[2]:1)'."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, cell)
+    assert result.success, result.error_in_exec
+    [report] = ip.user_ns["rep"].reports
+    number = result.execution_count
+    assert (report.call_site.file, report.call_site.line) == (f"In[{number}]", 4)
+    assert report.cell_site is None  # the same line
+    shown = ip.user_ns["out"].outputs if cell.startswith("%%capture") else cap.outputs
+    assert f"(called at In[{number}]:4)\n" in shown[0].data["text/plain"]
+
+
+def test_a_hit_and_a_function_defined_under_time_are_at_their_lines_of_the_cell(ip):
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, _ = run_captured(ip, "%%jaxstages -o rep\n%%time\ndef g(v):\n    return sq(v) + 1\nz = g(jnp.ones(47))")
+    [report] = ip.user_ns["rep"].reports
+    number = result.execution_count
+    assert (report.call_site.file, report.call_site.line, report.call_site.function) == (f"In[{number}]", 4, "g")
+    assert (report.cell_site.file, report.cell_site.line) == (f"In[{number}]", 5)
+    result, cap = run_captured(ip, "%%jaxstages -o rep\n%%time\ny = 1\nz = sq(jnp.ones(47))\nz = sq(jnp.ones(47))")
+    [report] = ip.user_ns["rep"].reports
+    number = result.execution_count
+    assert report.cache_hit and (report.call_site.file, report.call_site.line) == (f"In[{number}]", 4)
+    text = cap.outputs[0].data["text/plain"]
+    assert f"(called at In[{number}]:4)\n" in text and "\n  note: called 2 times with this signature in the cell\n" in text
+
+
+@pytest.mark.parametrize("cell", ["%%jaxcache -o rep\n%%time\ny = 1\nz = sq(jnp.ones(48))",
+                                  "%%time\n%%jaxcache -o rep\ny = 1\nz = sq(jnp.ones(49))"])
+def test_a_trace_under_time_is_at_its_line_of_the_cell_for_jaxcache(ip, cell):
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, _ = run_captured(ip, cell)
+    [function] = ip.user_ns["rep"].functions
+    assert [m.call_site for m in function.misses] == [f"In[{result.execution_count}]:4"]
+
+
 def test_a_cell_magic_under_the_magic_is_reported_after_the_cells_value_in_a_real_kernel():
     """The body runs under the capture IPython's cell opened, so the report comes after ``Out[n]``, at the cell's line."""
     shown, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)",

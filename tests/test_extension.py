@@ -8,6 +8,7 @@ import logging
 import jax
 
 from jaxshow import _jax_compat, persistent
+from shellrun import run_captured
 
 LOGGERS = (_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES)
 
@@ -30,6 +31,9 @@ def _footprint(shell):
         "ast_transformers": list(shell.ast_transformers),
         "pre_run_cell": list(events["pre_run_cell"]),
         "post_run_cell": list(events["post_run_cell"]),
+        "pre_execute": list(events["pre_execute"]),
+        "post_execute": list(events["post_execute"]),
+        "post_transformers": list(shell.input_transformers_post),
         "cell_magics": sorted(shell.magics_manager.magics["cell"]),
         "line_magics": sorted(shell.magics_manager.magics["line"]),
         "registry": sorted(shell.magics_manager.registry),
@@ -77,7 +81,7 @@ def _kinds(footprint):
     def kind(value):
         return getattr(value, "__qualname__", None) or type(value).__qualname__
 
-    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell") else value
+    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell", "pre_execute", "post_execute") else value
              for key, value in footprint.items()}
     kinds["listeners"] = tuple(tuple(kind(v) for v in group) for group in footprint["listeners"])
     return kinds
@@ -104,3 +108,20 @@ def test_reload_ext_is_one_installation(ip):
     assert sum(1 for t in ip.input_transformers_cleanup if type(t).__name__ == "_FirstLineTransform") == 1
     result = ip.run_cell("%%jaxstages -o rep\nimport jax\njax.jit(lambda v: v + 1)(1.0)", store_history=True)
     assert result.success and len(ip.user_ns["rep"].reports) == 1
+
+
+def test_unload_with_jaxcache_on_forgets_every_trace_and_leaves_a_plain_cell(ip):
+    ip.run_line_magic("unload_ext", "jaxshow")
+    ip.run_cell("import jax, jax.numpy as jnp\nx = jnp.ones(3)", store_history=True)
+    before = _footprint(ip)
+    for cell in ("%load_ext jaxshow", "%jaxcache on", "cb2 = jax.jit(lambda v: v+1); cb2(x)", "%unload_ext jaxshow"):
+        assert ip.run_cell(cell, store_history=True).success, cell
+    assert _footprint(ip) == before
+    result, cap = run_captured(ip, "y = cb2(jnp.ones(4))")
+    assert result.success and cap.outputs == [] and cap.stdout == ""
+    run_captured(ip, "%load_ext jaxshow")
+    result, cap = run_captured(ip, "%jaxcache cb2")
+    text = cap.outputs[0].data["text/plain"]
+    assert "traces observed by jaxshow: 0\n" in text
+    assert "jaxshow has not observed a trace of this function" in text
+    assert "never-seen function" not in text

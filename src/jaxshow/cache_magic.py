@@ -22,7 +22,7 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -232,7 +232,8 @@ class CacheMagics(Magics):
     def _turn_on(self) -> None:
         if self._on_session is not None:
             return
-        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell)).start()
+        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell),
+                                           cell_line=cell_line(self.shell)).start()
         self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
@@ -337,7 +338,8 @@ class CacheMagics(Magics):
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
-        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell)).start()
+        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell),
+                                  cell_line=cell_line(self.shell)).start()
         freeze = None
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))

@@ -405,6 +405,48 @@ def cell_label(shell: Any, filename: str) -> str | None:
     return f"In[{match.group(1)}]" if match and filename in linecache.cache else None
 
 
+_MAGIC_BODIES = frozenset({"<timed exec>", "<timed eval>", "<magic-timeit>"})
+"""The file names IPython compiles a ``%time``/``%%time`` or ``%timeit``/``%%timeit`` statement under."""
+_TOP_LEVEL = ("<module>", "<cell line: ")
+_RUN_MAGIC = ("run_cell_magic", "run_line_magic")
+
+
+def cell_line(shell: Any) -> Callable[[Any], tuple[str, int, Any] | None]:
+    """A reader of where a frame's line is in the cell as the user sees it (line 1 is the cell's first line).
+
+    It returns ``(cell file, line, outermost frame that line stands for)``, or
+    ``None`` for a frame of no cell. A cell magic's body (``%%time``'s
+    ``<timed exec>``, the cell ``%%capture`` runs, the body
+    :func:`run_cell` runs under ``%%jaxstages``) numbers its lines from its
+    own first line: its line k is line L + k of the cell whose line L ran the
+    magic, also in a function the body defined while the body runs; a line
+    magic's statement (``%time f(x)``) is on the magic's line.
+    """
+
+    def located(frame: Any) -> tuple[str, int, Any] | None:
+        filename = frame.f_code.co_filename
+        if filename not in _MAGIC_BODIES and cell_label(shell, filename) is None:
+            return None
+        line, outer = frame.f_lineno or 0, frame.f_back
+        while outer is not None:
+            code = outer.f_code
+            if code.co_name in _RUN_MAGIC and outer.f_globals.get("__name__") == "IPython.core.interactiveshell":
+                runner = outer.f_back
+                found = located(runner) if runner is not None and runner.f_code.co_name.startswith(_TOP_LEVEL) else None
+                if found is None:
+                    break
+                return found[0], found[1] + line if code.co_name == "run_cell_magic" else found[1], found[2]
+            if code.co_filename == filename and code.co_name.startswith(_TOP_LEVEL):  # a function the body defined
+                found = located(outer)
+                return (found[0], found[1] + line - (outer.f_lineno or 0), frame) if found is not None else None
+            if code.co_filename in _MAGIC_BODIES or cell_label(shell, code.co_filename) is not None:
+                break
+            outer = outer.f_back
+        return (filename, line, frame) if filename not in _MAGIC_BODIES else None
+
+    return located
+
+
 def is_cell_file(shell: Any) -> Callable[[str], bool]:
     """A test for "this file name is one of the shell's cells" (cheap: a dict lookup)."""
     return lambda filename: cell_label(shell, filename) is not None

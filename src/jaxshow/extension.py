@@ -7,7 +7,8 @@ events), its persistent-hit listener and the ``post_execute`` event at which
 ``%%jaxstages`` forgets a cell's filled-in line;
 ``unload_ipython_extension`` ends any open capture, lets each magics class undo
 its own changes (JAX hooks, log handlers, config flags), removes the runner and
-the magics, and closes every ``jax.monitoring`` collector. Loading twice is
+the magics, closes every ``jax.monitoring`` collector and forgets the trace
+histories ``%jaxcache`` kept, so a reload starts afresh. Loading twice is
 harmless, and ten load/unload cycles leave what one leaves.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxshow import timings
+from jaxshow import retrace, timings
 from jaxshow.cache_magic import CacheMagics
 from jaxshow.cellrun import CellRunner
 from jaxshow.config_magic import JaxConfigMagics
@@ -70,4 +71,5 @@ def unload_ipython_extension(shell: Any) -> None:
         while magics in shell.configurables:
             shell.configurables.remove(magics)
     timings.close_all_collectors()
+    retrace.registry.clear()
     delattr(shell, _INSTALLED)

@@ -24,7 +24,7 @@ from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import cell_label, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
     cell_magic_arguments,
     dotted_name,
@@ -287,7 +287,7 @@ class StagesMagics(Magics):
         walk = self._walk(args)
         prefetch = PrefetchOptions(walk, every_call=args.show_all, name=self._call_name(args.name),
                                    prepare=functools.partial(self._prepare, walk, self._budget()))
-        capture = CallCapture(is_cell_file=is_cell_file(self.shell), progress=progress, prefetch=prefetch)
+        capture = CallCapture(cell_line=cell_line(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
         self._open = _OpenCell(args, capture, progress, notes)
         return DirectCalls(capture)

@@ -192,34 +192,51 @@ class _Frame:
     phase: Literal["trace", "run"]
 
 
-def user_site(frame: Any) -> SourceLocation | None:
-    """The innermost frame in the user's code from ``frame`` out: the first of :func:`user_sites`, found without walking further."""
+CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
+"""Where a frame's line is in a notebook cell as the user sees it: ``(cell file, line, the outermost frame that line
+stands for)``, or ``None`` for a frame of no cell; the front end knows (``%%time``'s body is its cell's next lines)."""
+
+
+def no_cell(frame: Any) -> None:
+    """The :data:`CellLine` with no notebook: no frame is a cell's."""
+    return None
+
+
+def _in_cell(frame: Any, cell_line: CellLine) -> tuple[SourceLocation, Any] | None:
+    """``frame``'s line as its cell shows it, and the outermost frame it stands for; ``None`` for a frame of no cell."""
+    filename = frame.f_code.co_filename
+    found = cell_line(frame) if filename.startswith("<") or is_user_file(filename) else None
+    return (SourceLocation(found[0], found[1], _location(found[2]).function), found[2]) if found is not None else None
+
+
+def user_site(frame: Any, cell_line: CellLine = no_cell) -> SourceLocation | None:
+    """The innermost frame in the user's code from ``frame`` out, its line as the cell shows it (``cell_line``): the
+    first of :func:`_sites`, found without walking further."""
     while frame is not None:
+        in_cell = _in_cell(frame, cell_line)
+        if in_cell is not None:
+            return in_cell[0]
         if is_user_file(frame.f_code.co_filename):
             return _location(frame)
         frame = frame.f_back
     return None
 
 
-def user_sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None]:
-    """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out."""
-    site, cell, _ = _sites(frame, is_cell_file)
-    return site, cell
-
-
-def _sites(frame: Any, is_cell_file: Callable[[str], bool]) -> tuple[SourceLocation | None, SourceLocation | None, str | None]:
-    """:func:`user_sites`, and the library function the user's innermost frame called on the way (``None`` where the
-    user's code called JAX itself): a call from there that JAX serves from its C++ cache is never seen."""
+def _sites(frame: Any, cell_line: CellLine) -> tuple[SourceLocation | None, SourceLocation | None, str | None]:
+    """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out, each line as
+    the cell shows it (``cell_line``), and the library function the user's innermost frame called on the way (``None``
+    where the user's code called JAX itself): a call from there that JAX serves from its C++ cache is never seen."""
     site = cell = through = None
     while frame is not None:
         filename = frame.f_code.co_filename
-        if site is None and is_user_file(filename):
+        in_cell = _in_cell(frame, cell_line)
+        if in_cell is not None:
+            cell, frame = in_cell
+            site = site or cell
+        elif site is None and is_user_file(filename):
             site = _location(frame)
         elif site is None and is_library_file(filename):
             through = frame
-
-        if is_cell_file(filename):
-            cell = _location(frame)
         frame = frame.f_back
     return site, cell, frame_function(through) if through is not None else None
 
@@ -320,26 +337,11 @@ class _ThreadState(threading.local):
         """The functions JAX is running de-optimized on this thread (``jax_debug_nans``), innermost last."""
 
 
-def _remembered(test: Callable[[str], bool]) -> Callable[[str], bool]:
-    """``test``, answered once per file name (every frame of every trace asks; a cell's name keeps its answer)."""
-    answers: dict[str, bool] = {}
-
-    def remembered(filename: str) -> bool:
-        answer = answers.get(filename)
-        if answer is None:
-            answer = test(filename)
-            if len(answers) < 10_000:
-                answers[filename] = answer
-        return answer
-
-    return remembered
-
-
 class CallCapture(_jax_compat.CallObserver):
     """Open while a cell runs: every jitted call's records, in the order JAX started them.
 
     Args:
-        is_cell_file: tells a notebook cell's file name (the front end knows);
+        cell_line: where a frame's line is in a notebook cell (:data:`CellLine`, the front end knows);
             used to find the cell line a call came from.
         progress: called as each stage of a call starts, ``progress("compiling", "f")``,
             and with ``None`` when the call's stages end, ``progress(None, "f", "compile")``
@@ -347,10 +349,10 @@ class CallCapture(_jax_compat.CallObserver):
         prefetch: read the stations of the calls a report shows while JAX compiles and runs them, for this walk.
     """
 
-    def __init__(self, is_cell_file: Callable[[str], bool] = lambda name: False,
+    def __init__(self, cell_line: CellLine = no_cell,
                  progress: Callable[..., None] | None = None,
                  prefetch: PrefetchOptions | None = None) -> None:
-        self.is_cell_file = _remembered(is_cell_file)
+        self.cell_line = cell_line
         self.progress = progress
         self._prefetcher = Prefetcher(prefetch, self._mark_busy) if prefetch is not None else None
         self.records: list[CallRecord] = []
@@ -761,7 +763,7 @@ class CallCapture(_jax_compat.CallObserver):
                 record.kept = False
                 self.dropped += 1
         if frame is not None and record.kept:
-            record.site, record.cell_site, record.through_library = _sites(frame, self.is_cell_file)
+            record.site, record.cell_site, record.through_library = _sites(frame, self.cell_line)
         if len(state.mine) < MAX_RECORDS:
             state.mine.append(record)
         return record
@@ -1054,9 +1056,12 @@ class DirectCalls:
     def _site(self, frame: Any, line: int) -> SourceLocation:
         """The call's line: in the cell, or, for code IPython compiles itself (``%timeit``), the cell line that ran it."""
         filename = frame.f_code.co_filename
+        in_cell = self.capture.cell_line(frame) if self.capture is not None else None
+        if in_cell is not None and in_cell[2] is not frame:  # a cell magic's body: its lines follow the magic's line
+            return SourceLocation(in_cell[0], in_cell[1] + line - (frame.f_lineno or 0))
         if is_user_file(filename) or self.capture is None:
             return SourceLocation(filename, line)
-        return user_sites(frame, self.capture.is_cell_file)[0] or SourceLocation(filename, line)
+        return _sites(frame, self.capture.cell_line)[0] or SourceLocation(filename, line)
 
     def post(self, value: Any) -> tuple:
         """``(value,)`` for a call made; ``()`` for a jit call's arguments, which ``held`` hands back to the cell to call."""

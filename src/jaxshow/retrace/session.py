@@ -131,7 +131,8 @@ class _Tee:
         return getattr(self._target, name)
 
 
-def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any) -> tuple[LibraryBlame | None, str | None]:
+def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any,
+              cell_line: calls.CellLine = calls.no_cell) -> tuple[LibraryBlame | None, str | None]:
     """Where to point for a trace of ``record``'s function seen from ``frame`` out: the library blame and the user's
     line it names, else the innermost line in the user's code (``None`` when there is none).
 
@@ -141,7 +142,7 @@ def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any) -> tuple[Lib
     blame = library_blame(frame, record.name, record.defined_in or getattr(debug_info, "func_filename", None))
     if blame is not None:
         return blame, blame.user_line
-    site = calls.user_site(frame)
+    site = calls.user_site(frame, cell_line)
     return None, f"{site.file}:{site.line}" if site is not None else None
 
 
@@ -283,6 +284,8 @@ class Session(_jax_compat.TraceProbe):
             kept in detail (the others are counted by category); ``None`` keeps all.
         is_cell_file: tells a notebook cell's file name: a function re-defined in any cell is
             compared with its previous definition (a re-run cell compiles to a new file name).
+        cell_line: where a frame's line is in a cell as the user sees it (:data:`jaxshow.capture.calls.CellLine`),
+            for a call made in a ``%%time`` cell's body.
     """
 
     def __init__(
@@ -291,6 +294,7 @@ class Session(_jax_compat.TraceProbe):
         *,
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
         is_cell_file: Callable[[str], bool] = lambda name: False,
+        cell_line: calls.CellLine = calls.no_cell,
     ) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
@@ -298,6 +302,7 @@ class Session(_jax_compat.TraceProbe):
             raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
+        self.cell_line = cell_line
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
@@ -461,7 +466,7 @@ class Session(_jax_compat.TraceProbe):
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
-        blame, call_site = miss_site(sys._getframe(1), record, debug_info)
+        blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
