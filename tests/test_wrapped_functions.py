@@ -371,6 +371,28 @@ def test_jaxcache_names_the_users_definition(shell):
     assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
 
 
+def test_jaxcache_counts_the_calls_of_a_library_object_that_jits_inside(shell):
+    """flax's ``nnx.jit`` and ``eqx.filter_jit`` return an object of the library's that calls a ``jax.jit`` of its own.
+    ``%%jaxcache`` counted none of the cell's calls of it: the row read ``calls —, hits —, cache entries —``, and a
+    loop whose calls all hit said "no jitted function of yours was called or traced" (``%%jaxstages`` counted them)."""
+    n = _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+    """)
+    rows = []
+    for cell in ("y = train_step(x)", "for _ in range(3):\n    y = train_step(x)", "y = train_step(jnp.ones(4))\ny = train_step(x)"):
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, result.error_in_exec
+        rows += [(s.function, s.defined_at, s.calls, s.traced, s.hits, s.cache_size) for s in shell.user_ns["rep"].functions]
+    assert rows == [("train_step", f"In[{n}]:1", 1, 1, 0, 1), ("train_step", f"In[{n}]:1", 3, 0, 3, 1),
+                    ("train_step", f"In[{n}]:1", 2, 1, 1, 2)]
+    assert cap.outputs[0].data["text/plain"].splitlines()[2:4] == [
+        "  ----------  -----  ------  ----  -------------  ----------",
+        f"  train_step  2      1       1     2              In[{n}]:1",
+    ]
+
+
 def test_stable_repr_leaves_addresses_out_and_returns_them():
     def local(v):
         return v

@@ -866,8 +866,9 @@ class CallCounter:
 
 
 def call_arguments(call: Any) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of a direct call of a jit wrapper, a ``functools.partial`` CPython merged into it unpacked."""
-    _, lead, bound = jit_target(call.func)
+    """``(args, kwargs)`` of a direct call of a jit wrapper, a ``functools.partial`` CPython merged into it unpacked;
+    a library's object that calls one (flax's ``nnx.jit``) is called with the arguments as written."""
+    _, lead, bound = jit_target(call.func) or (None, (), {})
     return (*lead, *call.args), {**bound, **call.keywords}
 
 
@@ -984,16 +985,20 @@ class DirectCalls:
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
-            if not from_jax and kind is not functools.partial and kind is not types.MethodType:
-                jitted = library_jit(fn)
-                if jitted is None:
-                    self._plain[id(kind)] = kind  # held, so the id is never another type's
-                elif self.capture is not None:
-                    try:
-                        self.capture.library_call(fn, jitted)
-                    except Exception:  # noqa: BLE001 - never disturb the cell
-                        pass
-            return fn
+            if from_jax or kind is functools.partial or kind is types.MethodType:
+                return fn
+            jitted = library_jit(fn)
+            if jitted is None:
+                self._plain[id(kind)] = kind  # held, so the id is never another type's
+                return fn
+            if self.capture is not None:
+                try:
+                    self.capture.library_call(fn, jitted)
+                except Exception:  # noqa: BLE001 - never disturb the cell
+                    pass
+            if self.counter is None:
+                return fn
+            target = (jitted,)  # %%jaxcache counts the call as one of the jax.jit wrapper the library calls
         frame = sys._getframe(1)
         code = frame.f_code
         key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call
