@@ -393,6 +393,29 @@ def test_jaxcache_counts_the_calls_of_a_library_object_that_jits_inside(shell):
     ]
 
 
+def test_jaxs_same_line_hint_is_no_redefinition_where_the_line_is_a_librarys(shell):
+    """flax's mnist tutorial: eval_step's first trace, called at its own cell line after train_step's, read "JAX: another
+    function was traced for the first time from this same call site before (a loop over functions, or an earlier
+    definition of this one …)": JAX's call site of every ``nnx.jit`` function is the one line in flax that calls it."""
+    _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+
+        @fakelib.JitWrapped
+        def eval_step(v):
+            return v + 1
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = train_step(x)\nz = eval_step(x)")
+    assert result.success, result.error_in_exec
+    assert [(f.function, [(m.category, m.same_line_hint) for m in f.misses]) for f in shell.user_ns["rep"].functions] == [
+        ("train_step", [("never_seen", False)]), ("eval_step", [("never_seen", False)])]
+    text = cap.outputs[0].data["text/plain"]
+    assert "from this same call site" not in text
+    assert text.count("(JAX's same-line hint compares call sites, and this one is a line of fakelib's, which calls every "
+                      "function it jits from there: here it is no sign of a re-definition)") == 1
+
+
 def test_stable_repr_leaves_addresses_out_and_returns_them():
     def local(v):
         return v
