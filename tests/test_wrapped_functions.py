@@ -26,6 +26,8 @@ from shellrun import run_captured
 LIBRARY = '''
 import functools
 import jax
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
 
 
 def own_jit(fun):
@@ -105,6 +107,22 @@ def nested(x):
 def apply(fn, x):
     """A library's own jitted function that takes a user's function: stays the library's."""
     return fn(x)
+
+
+def _shape_checked(x):
+    """Like lineax's structure_equal, which equinox's primitives run while JAX lowers them: a jax.eval_shape of a lambda."""
+    jax.eval_shape(lambda: x)
+    return x * 2
+
+
+doubled_p = Primitive("fakelib_doubled")
+doubled_p.def_impl(_shape_checked)
+doubled_p.def_abstract_eval(lambda x: x)
+mlir.register_lowering(doubled_p, mlir.lower_fun(_shape_checked, multiple_results=False))
+
+
+def doubled(x):
+    return doubled_p.bind(x)
 '''
 
 SETUP = """\
@@ -414,6 +432,23 @@ def test_jaxs_same_line_hint_is_no_redefinition_where_the_line_is_a_librarys(she
     assert "from this same call site" not in text
     assert text.count("(JAX's same-line hint compares call sites, and this one is a line of fakelib's, which calls every "
                       "function it jits from there: here it is no sign of a re-definition)") == 1
+
+
+def test_jaxcache_leaves_out_a_librarys_shape_check_made_while_jax_lowers_a_call(shell):
+    """diffrax's stiff ODE example: a jitted ``main`` solving with Kvaerno5 listed two rows
+    ``structure_equal.<locals>.<lambda>  —  1  —  —  …/lineax/_misc.py:101`` (and :102), "never-seen function", beside
+    ``main``: lineax's ``jax.eval_shape(lambda: x)``, run while JAX lowered equinox's linear-solve primitive, after the
+    trace. Such a trace of a library's own is counted in the note, as during a trace."""
+    _define(shell, "f = jax.jit(lambda v: fakelib.doubled(v) + 1)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)")
+    assert result.success, result.error_in_exec
+    report = shell.user_ns["rep"]
+    assert [(s.function, s.traced) for s in report.functions] == [("<lambda>", 1)]
+    assert ("libraries traced 1 function of their own with jax.eval_shape, jax.make_jaxpr or .trace() (1 fakelib), "
+            "which compile nothing (flax linen and equinox check shapes so); not shown") in report.notes
+    result, cap = run_captured(shell, "%jaxcache on\ny = f(jnp.ones(5))")
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function" and "_shape_checked" not in text
 
 
 def test_stable_repr_leaves_addresses_out_and_returns_them():

@@ -242,14 +242,14 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
 
     A call's trace comes through the wrapper's C++ cache miss (``cache_miss``);
     anything else came through ``jit_trace``, under the JAX function the user
-    called, the outermost JAX frame below the user's.
+    called, the outermost JAX frame below the user's. The walk stops at a call's
+    cache miss: below it, an API found is a library's own, made while JAX lowered
+    or ran that call (lineax's ``jax.eval_shape`` in equinox's primitives).
     """
     api, by_library = None, False
     while frame is not None:
         name, filename = frame.f_code.co_name, frame.f_code.co_filename
-        if name == "cache_miss":
-            return None, False
-        if is_user_file(filename):
+        if name == "cache_miss" or is_user_file(filename):
             break
         in_jax = is_jax_file(filename)
         if name in _AHEAD_OF_TIME_NAMES and in_jax:
