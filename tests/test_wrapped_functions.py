@@ -176,6 +176,24 @@ def test_a_function_a_library_jits_inside_its_own_is_the_users(shell):
     assert "a library's function" not in text
 
 
+def test_the_jit_options_of_a_librarys_own_function_are_said_to_be_the_librarys(shell):
+    """diffrax's steady-state example: ``@eqx.filter_jit def make_step(model, opt_state, target)`` read ``wrapper jax.jit``,
+    ``static_argnums (2,)``, ``donate_argnums (0,)`` under ``function make_step``: as if target were static and model
+    donated. They number the arguments of equinox's own function (``dynamic_donate``, ``dynamic_nodonate``, ``static``)."""
+    _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = step(x)")
+    assert cell.reports[0].wrapper.kind == "jax.jit of fakelib's own function around step: the options below are fakelib's, not step's"
+    assert ("    wrapper          jax.jit of fakelib's own function around step: the options below are fakelib's,\n"
+            "                     not step's\n") in text
+    assert _row(text, "static_argnums") == "static_argnums   (0,)"
+    cell, text = _report(shell, "y = fakelib.JitWrapped(lambda v: v + 1)(x)")
+    assert cell.reports[0].wrapper.kind == "jax.jit"
+
+
 def test_a_functools_wraps_wrapper_is_the_users_too(shell):
     n = _define(shell, """
         @fakelib.wraps_jit

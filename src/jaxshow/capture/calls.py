@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.carried import carried_function, closure_function, library_file
+from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -102,6 +102,9 @@ class CallRecord:
     notes: list[str] = field(default_factory=list)
     defined_at: SourceLocation | None = None
     """Where the user's function is defined, where JAX's jit info does not say (:func:`_name_users_function`)."""
+    jitted_by: str | None = None
+    """The library whose own function JAX jitted, carrying the user's (``equinox`` for ``eqx.filter_jit``): the jit
+    options are that function's, not the user's."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -170,6 +173,7 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             carried = None
         if carried is not None:
             code = carried.__code__
+            record.jitted_by = package_of(record.source_file)
             record.source_file = code.co_filename
             record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
     elif record.kind == "jax":

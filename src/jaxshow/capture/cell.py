@@ -366,7 +366,12 @@ def _wrapper_kind(record: CallRecord) -> str:
         return "jax.pmap"
     if record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape"):
         return f"jax.jit (inside {record.ahead_of_time})"
-    return "jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"
+    if record.path == "transform":
+        return "jit_p (inside a transformation)"
+    if record.jitted_by is not None:
+        library, name = record.jitted_by, record.name
+        return f"jax.jit of {library}'s own function around {name}: the options below are {library}'s, not {name}'s"
+    return "jax.jit"
 
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
