@@ -907,6 +907,21 @@ def test_a_trace_made_after_a_call_does_not_take_its_headline(shell):
     assert [(r.function, r.call_site.line) for r in rep.reports] == [("h", 2)]  # lowered beats traced
 
 
+def test_eval_shape_of_a_partial_of_a_jitted_function_says_whose_jit_options_are_shown(shell):
+    """flax's key-concepts guide: ``jax.eval_shape(partial(init_state, dim, nlayers))`` of
+    ``@partial(jax.jit, static_argnums=(0, 1)) def init_state`` read ``function init_state``, ``static_argnums none``:
+    the options of the jit jax.eval_shape made around the partial, shown as init_state's own."""
+    _define(shell, "import functools\n@functools.partial(jax.jit, static_argnums=0)\ndef scaled(n, v):\n    return v * n")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ns = jax.eval_shape(functools.partial(scaled, 3), jnp.ones(3))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.wrapper.static_argnums) == ("scaled", ())
+    assert report.wrapper.kind == ("jax.jit that jax.eval_shape made around functools.partial(scaled, …): the options below "
+                                   "are that jit's, not scaled's")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ns = jax.eval_shape(functools.partial(lambda n, v: v * n, 3), jnp.ones(3))")
+    assert rep.reports[0].wrapper.kind == "jax.jit (inside jax.eval_shape)"
+
+
 def test_a_transformed_program_says_where_its_function_is_defined(shell):
     setup = _define(shell, "@jax.jit\ndef wave(v):\n    return jnp.sum(jnp.sin(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(wave)(jnp.ones(3))")

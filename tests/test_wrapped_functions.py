@@ -26,6 +26,8 @@ from shellrun import run_captured
 LIBRARY = '''
 import functools
 import jax
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
 
 
 def own_jit(fun):
@@ -105,6 +107,22 @@ def nested(x):
 def apply(fn, x):
     """A library's own jitted function that takes a user's function: stays the library's."""
     return fn(x)
+
+
+def _shape_checked(x):
+    """Like lineax's structure_equal, which equinox's primitives run while JAX lowers them: a jax.eval_shape of a lambda."""
+    jax.eval_shape(lambda: x)
+    return x * 2
+
+
+doubled_p = Primitive("fakelib_doubled")
+doubled_p.def_impl(_shape_checked)
+doubled_p.def_abstract_eval(lambda x: x)
+mlir.register_lowering(doubled_p, mlir.lower_fun(_shape_checked, multiple_results=False))
+
+
+def doubled(x):
+    return doubled_p.bind(x)
 '''
 
 SETUP = """\
@@ -156,6 +174,24 @@ def test_a_function_a_library_jits_inside_its_own_is_the_users(shell):
     assert _row(text, "defined at") == f"defined at       In[{n}]:1 (step)"
     assert _row(text, "static static") == "static static    (None, <function step>)"
     assert "a library's function" not in text
+
+
+def test_the_jit_options_of_a_librarys_own_function_are_said_to_be_the_librarys(shell):
+    """diffrax's steady-state example: ``@eqx.filter_jit def make_step(model, opt_state, target)`` read ``wrapper jax.jit``,
+    ``static_argnums (2,)``, ``donate_argnums (0,)`` under ``function make_step``: as if target were static and model
+    donated. They number the arguments of equinox's own function (``dynamic_donate``, ``dynamic_nodonate``, ``static``)."""
+    _define(shell, """
+        @fakelib.own_jit
+        def step(x):
+            return x * 2
+    """)
+    cell, text = _report(shell, "y = step(x)")
+    assert cell.reports[0].wrapper.kind == "jax.jit of fakelib's own function around step: the options below are fakelib's, not step's"
+    assert ("    wrapper          jax.jit of fakelib's own function around step: the options below are fakelib's,\n"
+            "                     not step's\n") in text
+    assert _row(text, "static_argnums") == "static_argnums   (0,)"
+    cell, text = _report(shell, "y = fakelib.JitWrapped(lambda v: v + 1)(x)")
+    assert cell.reports[0].wrapper.kind == "jax.jit"
 
 
 def test_a_functools_wraps_wrapper_is_the_users_too(shell):
@@ -369,6 +405,68 @@ def test_jaxcache_names_the_users_definition(shell):
     (stats,) = shell.user_ns["rep"].functions
     assert (stats.function, stats.defined_at, stats.traced) == ("step", f"In[{n}]:1", 2)
     assert [m.category for m in stats.misses] == ["never_seen", "input_types"]
+
+
+def test_jaxcache_counts_the_calls_of_a_library_object_that_jits_inside(shell):
+    """flax's ``nnx.jit`` and ``eqx.filter_jit`` return an object of the library's that calls a ``jax.jit`` of its own.
+    ``%%jaxcache`` counted none of the cell's calls of it: the row read ``calls —, hits —, cache entries —``, and a
+    loop whose calls all hit said "no jitted function of yours was called or traced" (``%%jaxstages`` counted them)."""
+    n = _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+    """)
+    rows = []
+    for cell in ("y = train_step(x)", "for _ in range(3):\n    y = train_step(x)", "y = train_step(jnp.ones(4))\ny = train_step(x)"):
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, result.error_in_exec
+        rows += [(s.function, s.defined_at, s.calls, s.traced, s.hits, s.cache_size) for s in shell.user_ns["rep"].functions]
+    assert rows == [("train_step", f"In[{n}]:1", 1, 1, 0, 1), ("train_step", f"In[{n}]:1", 3, 0, 3, 1),
+                    ("train_step", f"In[{n}]:1", 2, 1, 1, 2)]
+    assert cap.outputs[0].data["text/plain"].splitlines()[2:4] == [
+        "  ----------  -----  ------  ----  -------------  ----------",
+        f"  train_step  2      1       1     2              In[{n}]:1",
+    ]
+
+
+def test_jaxs_same_line_hint_is_no_redefinition_where_the_line_is_a_librarys(shell):
+    """flax's mnist tutorial: eval_step's first trace, called at its own cell line after train_step's, read "JAX: another
+    function was traced for the first time from this same call site before (a loop over functions, or an earlier
+    definition of this one …)": JAX's call site of every ``nnx.jit`` function is the one line in flax that calls it."""
+    _define(shell, """
+        @fakelib.JitWrapped
+        def train_step(v):
+            return v * 3
+
+        @fakelib.JitWrapped
+        def eval_step(v):
+            return v + 1
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = train_step(x)\nz = eval_step(x)")
+    assert result.success, result.error_in_exec
+    assert [(f.function, [(m.category, m.same_line_hint) for m in f.misses]) for f in shell.user_ns["rep"].functions] == [
+        ("train_step", [("never_seen", False)]), ("eval_step", [("never_seen", False)])]
+    text = cap.outputs[0].data["text/plain"]
+    assert "from this same call site" not in text
+    assert text.count("(JAX's same-line hint compares call sites, and this one is a line of fakelib's, which calls every "
+                      "function it jits from there: here it is no sign of a re-definition)") == 1
+
+
+def test_jaxcache_leaves_out_a_librarys_shape_check_made_while_jax_lowers_a_call(shell):
+    """diffrax's stiff ODE example: a jitted ``main`` solving with Kvaerno5 listed two rows
+    ``structure_equal.<locals>.<lambda>  —  1  —  —  …/lineax/_misc.py:101`` (and :102), "never-seen function", beside
+    ``main``: lineax's ``jax.eval_shape(lambda: x)``, run while JAX lowered equinox's linear-solve primitive, after the
+    trace. Such a trace of a library's own is counted in the note, as during a trace."""
+    _define(shell, "f = jax.jit(lambda v: fakelib.doubled(v) + 1)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)")
+    assert result.success, result.error_in_exec
+    report = shell.user_ns["rep"]
+    assert [(s.function, s.traced) for s in report.functions] == [("<lambda>", 1)]
+    assert ("libraries traced 1 function of their own with jax.eval_shape, jax.make_jaxpr or .trace() (1 fakelib), "
+            "which compile nothing (flax linen and equinox check shapes so); not shown") in report.notes
+    result, cap = run_captured(shell, "%jaxcache on\ny = f(jnp.ones(5))")
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function" and "_shape_checked" not in text
 
 
 def test_stable_repr_leaves_addresses_out_and_returns_them():

@@ -30,7 +30,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
-from jaxshow.capture.carried import carried_function, closure_function, library_file
+from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -105,6 +105,9 @@ class CallRecord:
     notes: list[str] = field(default_factory=list)
     defined_at: SourceLocation | None = None
     """Where the user's function is defined, where JAX's jit info does not say (:func:`_name_users_function`)."""
+    jitted_by: str | None = None
+    """The library whose own function JAX jitted, carrying the user's (``equinox`` for ``eqx.filter_jit``): the jit
+    options are that function's, not the user's."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -173,6 +176,7 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             carried = None
         if carried is not None:
             code = carried.__code__
+            record.jitted_by = package_of(record.source_file)
             record.source_file = code.co_filename
             record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
     elif record.kind == "jax" and _jax_compat.pmapped_target(record.fun) is None:  # jax.pmap's body: named on its trace
@@ -262,14 +266,14 @@ def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
 
     A call's trace comes through the wrapper's C++ cache miss (``cache_miss``);
     anything else came through ``jit_trace``, under the JAX function the user
-    called, the outermost JAX frame below the user's.
+    called, the outermost JAX frame below the user's. The walk stops at a call's
+    cache miss: below it, an API found is a library's own, made while JAX lowered
+    or ran that call (lineax's ``jax.eval_shape`` in equinox's primitives).
     """
     api, by_library = None, False
     while frame is not None:
         name, filename = frame.f_code.co_name, frame.f_code.co_filename
-        if name == "cache_miss":
-            return None, False
-        if is_user_file(filename):
+        if name == "cache_miss" or is_user_file(filename):
             break
         in_jax = is_jax_file(filename)
         if name in _AHEAD_OF_TIME_NAMES and in_jax:
@@ -911,8 +915,9 @@ class CallCounter:
 
 
 def call_arguments(call: Any) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` of a direct call of a jit wrapper, a ``functools.partial`` CPython merged into it unpacked."""
-    _, lead, bound = jit_target(call.func)
+    """``(args, kwargs)`` of a direct call of a jit wrapper, a ``functools.partial`` CPython merged into it unpacked;
+    a library's object that calls one (flax's ``nnx.jit``) is called with the arguments as written."""
+    _, lead, bound = jit_target(call.func) or (None, (), {})
     return (*lead, *call.args), {**bound, **call.keywords}
 
 
@@ -1034,16 +1039,20 @@ class DirectCalls:
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
-            if not from_jax and kind is not functools.partial and kind is not types.MethodType:
-                jitted = library_jit(fn)
-                if jitted is None:
-                    self._plain[id(kind)] = kind  # held, so the id is never another type's
-                elif self.capture is not None:
-                    try:
-                        self.capture.library_call(fn, jitted)
-                    except Exception:  # noqa: BLE001 - never disturb the cell
-                        pass
-            return fn
+            if from_jax or kind is functools.partial or kind is types.MethodType:
+                return fn
+            jitted = library_jit(fn)
+            if jitted is None:
+                self._plain[id(kind)] = kind  # held, so the id is never another type's
+                return fn
+            if self.capture is not None:
+                try:
+                    self.capture.library_call(fn, jitted)
+                except Exception:  # noqa: BLE001 - never disturb the cell
+                    pass
+            if self.counter is None:
+                return fn
+            target = (jitted,)  # %%jaxcache counts the call as one of the jax.jit wrapper the library calls
         frame = sys._getframe(1)
         code = frame.f_code
         key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call

@@ -19,7 +19,15 @@ from jaxshow.capture.linked import default_file_label, linked_views, located_sta
 from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
 from jaxshow.capture.sources import is_jax_file
-from jaxshow.capture.stations import CallName, WalkOptions, defined_at_of, pmapped_defined_at, qualname_of, wrapper_station
+from jaxshow.capture.stations import (
+    CallName,
+    WalkOptions,
+    defined_at_of,
+    jit_target,
+    pmapped_defined_at,
+    qualname_of,
+    wrapper_station,
+)
 from jaxshow.report import (
     CellReport,
     CompiledStation,
@@ -392,8 +400,16 @@ def _wrapper_kind(record: CallRecord) -> str:
     if record.pmap or record.path == "wrapper":
         return "jax.pmap"
     if record.ahead_of_time in ("jax.make_jaxpr", "jax.eval_shape"):
+        if type(record.fun) is functools.partial and jit_target(record.fun) is not None:  # eval_shape(partial(f, 3)), f jitted
+            return (f"jax.jit that {record.ahead_of_time} made around functools.partial({record.name}, …): the options below "
+                    f"are that jit's, not {record.name}'s")
         return f"jax.jit (inside {record.ahead_of_time})"
-    return "jax.jit" if record.path != "transform" else "jit_p (inside a transformation)"
+    if record.path == "transform":
+        return "jit_p (inside a transformation)"
+    if record.jitted_by is not None:
+        library, name = record.jitted_by, record.name
+        return f"jax.jit of {library}'s own function around {name}: the options below are {library}'s, not {name}'s"
+    return "jax.jit"
 
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:

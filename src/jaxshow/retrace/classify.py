@@ -19,7 +19,7 @@ from typing import Any
 
 
 from jaxshow import _jax_compat
-from jaxshow.capture.carried import closure_function
+from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
@@ -69,8 +69,12 @@ def classify_miss(
         category, changes, same_line, site = "never_seen", (), False, None
     else:
         category, changes, same_line, site = "other", (), False, None
-    if source == "jax" and not same_line and SAME_LINE_HINT in evidence:
-        evidence += f"\n{NO_SITE_HINT}"
+    if source == "jax" and SAME_LINE_HINT in evidence:
+        if not same_line:
+            evidence += f"\n{NO_SITE_HINT}"
+        elif (library := _library_site(site)) is not None:
+            same_line = False
+            evidence += f"\n{_library_site_hint(library)}"
     if category == "input_types" and key is not None and any(c.now == c.before for c in changes):
         changes = _with_meshes(changes, key, old, record)
     if category == "static_args":
@@ -83,6 +87,22 @@ def classify_miss(
         elif status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, same_line, site
+
+
+_SITE_FILE = re.compile(r"^(?P<file>.+?):\d+(?::\d+)? \(")
+
+
+def _library_site(site: str | None) -> str | None:
+    """The library whose file JAX's call site of a miss is in (flax's ``nnx.jit`` calls every function it jits from one line
+    of ``compilation.py``), else ``None``."""
+    match = _SITE_FILE.match(site or "")
+    return package_of(match.group("file")) if match and library_file(match.group("file")) else None
+
+
+def _library_site_hint(library: str) -> str:
+    """Why JAX's same-line hint says nothing where its call site is a library's line."""
+    return (f"(JAX's same-line hint compares call sites, and this one is a line of {library}'s, which calls every function "
+            "it jits from there: here it is no sign of a re-definition)")
 
 
 def _same_key(key: Any, old: Any) -> bool:
