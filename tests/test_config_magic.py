@@ -91,7 +91,7 @@ def subprocess_facts():
                           "text": str(config_report("num_cpu"))}))
     """)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
-    env.update(JAX_DEBUG_NANS="1", PYTHONPATH=SRC)
+    env.update(JAX_DEBUG_NANS="1", PYTHONPATH=os.pathsep.join(filter(None, (SRC, os.environ.get("PYTHONPATH")))))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

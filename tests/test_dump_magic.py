@@ -64,7 +64,8 @@ def _run_script(tmp_path, body: str, env: dict[str, str] | None = None, name: st
     script = tmp_path / name
     script.write_text(SHELL_PRELUDE + textwrap.dedent(body) + "\nprint('@@JSON@@' + json.dumps(OUT))\n")
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_DUMP", "XLA_FLAGS", "JAX_COMPILATION"))}
-    full_env.update({"PYTHONPATH": SRC, "JAX_PLATFORMS": "cpu"}, **(env or {}))
+    full_env.update({"PYTHONPATH": os.pathsep.join(filter(None, (SRC, os.environ.get("PYTHONPATH")))), "JAX_PLATFORMS": "cpu"},
+                    **(env or {}))  # the caller's PYTHONPATH kept: where the packages were installed with --target
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=full_env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.split("@@JSON@@", 1)[1])
