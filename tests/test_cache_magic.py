@@ -634,3 +634,15 @@ def test_a_jit_of_a_jit_wrapper_made_again_is_named_as_the_cause(shell):
     assert [(m.category, m.summary) for m in row.misses] == [
         ("redefined", "update_raw is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
                       "cache cannot find the earlier trace; make it once, outside the loop or cell")]
+
+
+def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
+    """``normal = jax.jit(jax.random.normal, static_argnums=1)`` re-traced for each shape, and %%jaxcache said 'no jitted
+    function of yours was called or traced': JAX's own functions were left out, also in a jit the user made."""
+    shell.run_cell("normal = jax.jit(jax.random.normal, static_argnums=1)\nk = jax.random.key(0)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = normal(k, (3,))\ny = normal(k, (4,))\ny = normal(k, (4,))\nz = jnp.sin(x)")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits) == ("normal", 3, 2, 1)
+    assert [m.category for m in stats.misses] == ["never_seen", "static_args"]
+    assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()

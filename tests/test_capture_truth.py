@@ -946,3 +946,21 @@ def test_a_pmap_called_in_a_loop_is_one_report_of_every_call(shell):
     [report] = rep.reports
     assert (report.function, report.wrapper.kind, report.repeat_hits) == ("pm", "jax.pmap", 2), report.notes
     assert "called 3 times with this signature in the cell" in report.notes
+
+
+def test_a_jit_the_user_made_of_a_function_of_jaxs_is_the_users_call(shell):
+    # 'normal = jax.jit(jax.random.normal, static_argnums=1); y = normal(key, (3,))' read 'no jitted call of yours in
+    # this cell; ... JAX compiled its own stage, _threefry_seed, normal (eager jax.numpy operations)'
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nnormal = jax.jit(jax.random.normal, static_argnums=1)\n"
+                                   "y = normal(jax.random.key(0), (3,))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.call_site.line, report.timings.stages_run) == ("normal", 3, ("trace", "lower", "compile"))
+    assert report.notes[0] == "jax.jit of JAX's own normal, made by your code: shown as your call"
+    assert report.wrapper.static_argnums == (1,) and report.compiled is not None
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\ny = jax.jit(jnp.sin)(x)")
+    [report] = rep.reports
+    assert report.function == "sin" and report.lowered is not None and report.compiled is not None
+    assert not any("ahead of time" in note for note in report.notes)
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\ny = jnp.cos(x)")  # JAX's own jitted cos, called eagerly
+    assert rep.reports == () and rep.helper_compiles.names == ("cos",)

@@ -118,10 +118,15 @@ class CallRecord:
     """The cell ended while another thread was still inside this call: its stages are not all known, and it is never walked."""
     rerun_of: str | None = None
     """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
+    users_jit: bool = False
+    """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
 
     @property
     def kind(self) -> Kind:
-        """Whose function this is: the user's (a cell or the user's files), a library's, or JAX's own."""
+        """Whose function this is: the user's (a cell or the user's files, or JAX's in a jit the user made), a library's,
+        or JAX's own."""
+        if self.users_jit:
+            return "user"
         if self.source_file is None:
             return "library"
         if is_jax_file(self.source_file):
@@ -650,6 +655,10 @@ class CallCapture(_jax_compat.CallObserver):
                 return record
         return None
 
+    def read_back(self, record: CallRecord) -> None:
+        """Read a dispatched call's Lowered and Compiled stations from JAX's caches, after the call."""
+        self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
+
     def record_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call that hit the C++ cache: its stations from JAX's caches, in this (the call's) context."""
         record, info = self._direct_record("hit", wrapper, site)
@@ -743,6 +752,7 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
+        _mark_users_jit(record, wrapper)
         return record, info
 
     def rerun_started(self, fun: Any) -> bool:
@@ -787,6 +797,27 @@ class CallCapture(_jax_compat.CallObserver):
             looked_up = misses is not None and _jax_compat.trace_cache_misses() == misses  # JAX's trace event for a cache hit
             record.notes.extend(f"jaxshow's read-back of the stations ran JAX's {e.stage} again ({e.fun_name})"
                                 for e in events if not (e.stage == "trace" and looked_up))
+
+
+def _mark_users_jit(record: CallRecord, wrapper: Any) -> bool:
+    """Mark a cell's direct call of a function of JAX's as the user's where the user's code made its ``jax.jit``
+    (``jax.jit(jnp.linalg.solve)``, :func:`users_jit_of_jax`), and say whether it did."""
+    if record.kind != "jax" or not users_jit_of_jax(wrapper):
+        return False
+    record.users_jit = True
+    record.notes.append(f"jax.jit of JAX's own {record.name}, made by your code: shown as your call")
+    return True
+
+
+def users_jit_of_jax(wrapper: Any) -> bool:
+    """Whether a jit wrapper of a function of JAX's was made by code outside JAX: JAX's own jitted functions
+    (``jnp.sin``) are the wrappers their modules hold under the function's name (all 240 of jnp, lax, nn, random,
+    scipy and linalg, jax 0.7 to 0.12); ``jax.jit(jnp.sin)`` and ``jax.jit(jax.random.normal)`` are not."""
+    try:
+        fun = _jax_compat.jit_function(wrapper)
+        return getattr(sys.modules.get(fun.__module__), fun.__name__, None) is not wrapper
+    except Exception:  # noqa: BLE001 - a function without a module or name: JAX's, as found
+        return False
 
 
 def _stations_shown(record: CallRecord) -> bool:
@@ -1200,6 +1231,8 @@ class DirectCalls:
                 first.repeat_hits += 1
             return
         if own is not None:
+            if _mark_users_jit(own, pending.wrapper) and own.computation is not None and own.lowered is None:
+                self.capture.read_back(own)  # its dispatch took it for JAX's own and read no stations
             self._first[key] = own
         elif pending.walk_args is not None:
             self._first[key] = self.capture.record_hit(pending.wrapper, *pending.walk_args, pending.site)
