@@ -12,9 +12,6 @@ from traitlets.config import Config
 # The text form wraps at the terminal's width, and the tests assert lines as wrapped at 100 columns (the width when
 # there is no terminal): pinned, so that a run in an 80-column terminal, or with COLUMNS set, asserts the same lines.
 os.environ["COLUMNS"] = "100"
-# The tests assert what JAX does on CPU, as CI runs them (no Lowered cost on a GPU; a callback's error raised by the
-# call on CPU, by block_until_ready on a GPU): on a machine with a GPU they still run on the CPU, unless asked otherwise.
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 
 @pytest.fixture
