@@ -19,6 +19,7 @@ import jax
 import pytest
 from IPython.core.error import UsageError
 
+import jaxshow
 from jaxshow import _jax_compat
 from jaxshow.capture import calls as calls_module
 from jaxshow.cellrun import label_cells
@@ -814,8 +815,9 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     _define(shell, "def soft(v):\n    runs.append('soft')\n    return jnp.log1p(jnp.exp(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\nout = jax.vmap(jax.jit(jax.grad(soft)))(jnp.arange(3.0))")
     assert result.success and shell.user_ns["runs"] == ["soft"]
+    # the program JAX compiled under jax.vmap has no function of its own: it is named as the call it transformed
     assert [(r.function, r.wrapper.kind, r.stations_reached) for r in rep.reports] == [
-        ("soft", "jax.jit", ("traced",)), ("soft", "jit_p (inside a transformation)", ("traced", "lowered", "compiled"))]
+        ("grad(soft)", "jax.jit", ("traced",)), ("grad(soft)", "jit_p (inside a transformation)", ("traced", "lowered", "compiled"))]
     traced, compiled = rep.reports
     assert not traced.cache_hit
     if _jax_compat.JAX_VERSION < (0, 10):  # JAX emits the trace event of a nested trace before 0.10
@@ -824,6 +826,33 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
         assert traced.outcome == "reached inside jax.vmap: JAX reports no stage timings there"
     assert "traced inside jax.vmap: what JAX compiled is the transformed function, shown as its own call" in traced.notes
     assert compiled.timings.stages_run == ("lower", "compile")
+
+
+def test_both_magics_name_a_function_as_it_was_written(shell):
+    """``%%jaxstages`` over ``jax.jit(jax.grad(g))(1.0)`` was headed ``g`` (its ① function row ``g``), and over
+    ``up2(1.0)``, a jit of the jit wrapper ``up = jax.jit(g)``, ``g`` too, where ``%%jaxcache`` on the same line
+    says ``grad(g)`` and ``jit(g)``. ``--name g`` still selects both; ``jaxshow.stages`` names them alike."""
+    _define(shell, "def g(v):\n    return jnp.sin(v) * v\nup = jax.jit(g)\nup2 = jax.jit(up)")
+    for cell, written in (("y = jax.jit(jax.grad(g))(1.0)", "grad(g)"), ("y = up2(1.0)", "jit(g)")):
+        result, cap, rep = _run(shell, f"%%jaxstages -o rep\n{cell}")
+        assert result.success, result.error_in_exec
+        text = cap.outputs[-1].data["text/plain"].splitlines()
+        head = next(line for line in text if line.endswith(f" (called at In[{result.execution_count}]:2)"))
+        assert head.startswith(f"{written}: trace ")
+        assert f"    function         {written}" in text
+        assert [(r.function, r.wrapper.qualname) for r in rep.reports] == [(written, written)]
+        result, _, rep = _run(shell, f"%%jaxcache -o rep\n{cell.replace('1.0', 'jnp.float32(2.0)')}")
+        assert result.success, result.error_in_exec
+        assert written in [f.qualname for f in rep.functions]
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = jax.jit(jax.grad(g))(3.0)\nb = up2(jnp.ones(2))")
+    assert [r.function for r in rep.reports] == ["jit(g)"]
+    assert "also called: grad(g) (use --all or --name to show them)" in rep.notes
+    result, _, rep = _run(shell, "%%jaxstages -n g -o rep\na = jax.jit(jax.grad(g))(4.0)\nb = up2(jnp.ones(3))")
+    assert [r.function for r in rep.reports] == ["grad(g)", "jit(g)"]
+    g = shell.user_ns["g"]
+    assert [jaxshow.stages(fn, 1.0).function for fn in (jax.jit(jax.grad(g)), shell.user_ns["up2"])] == ["grad(g)", "jit(g)"]
+    assert jaxshow.stages(jax.grad(g), 1.0).notes[0] == ("grad(g) is not jitted: jaxshow wrapped it in jax.jit to show what "
+                                                          "JAX would do with it")
 
 
 def test_a_jitted_call_made_by_the_users_code_under_a_transformation_names_it(shell):
@@ -915,7 +944,7 @@ def test_eval_shape_of_a_partial_of_a_jitted_function_says_whose_jit_options_are
     result, _, rep = _run(shell, "%%jaxstages -o rep\ns = jax.eval_shape(functools.partial(scaled, 3), jnp.ones(3))")
     assert result.success, result.error_in_exec
     [report] = rep.reports
-    assert (report.function, report.wrapper.static_argnums) == ("scaled", ())
+    assert (report.function, report.wrapper.static_argnums) == ("jit(scaled)", ())  # as %jaxcache names it
     assert report.wrapper.kind == ("jax.jit that jax.eval_shape made around functools.partial(scaled, …): the options below "
                                    "are that jit's, not scaled's")
     result, _, rep = _run(shell, "%%jaxstages -o rep\ns = jax.eval_shape(functools.partial(lambda n, v: v * n, 3), jnp.ones(3))")

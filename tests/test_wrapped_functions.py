@@ -308,15 +308,17 @@ CHECKIFY = """
 def test_a_closure_jax_makes_around_the_users_function_is_the_users(shell):
     """``jax.jit(checkify.checkify(div))`` jits checkify's ``checked_fun`` (JAX's closure, in JAX's files):
     the report said "no jitted call of yours in this cell … JAX compiled its own checked_fun (eager
-    jax.numpy operations)"."""
+    jax.numpy operations)". Then it was headed ``div``, its ① function row ``checkify.<locals>.checked_fun``,
+    where ``%jaxcache`` says ``checkify(div)``: both are ``checkify(div)`` now."""
     n = _define(shell, CHECKIFY)
     cell, text = _report(shell, "err, out = jax.jit(checkify.checkify(div))(1., 2.)")
     (report,) = cell.reports
-    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("div", "user", f"In[{n}]:2 (div)")
+    assert (report.function, report.kind, str(report.wrapper.defined_at)) == ("checkify(div)", "user", f"In[{n}]:2 (div)")
     lines = text.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("div: trace "))
+    head = next(i for i, line in enumerate(lines) if line.startswith("checkify(div): trace "))
     assert lines[head].endswith(f" (called at In[{n + 1}]:2)")
     assert lines[head + 1] == "  note: JAX names it checked_fun: JAX's wrapper around div (jax/_src/checkify.py)"
+    assert _row(text, "function ") == "function         checkify(div)"
     assert cell.helper_compiles.names == ()
     cell, _ = _report(shell, "y = jax.jit(jnp.sin)(x)")  # JAX's own function in a jit the user made: the user's call
     assert [r.function for r in cell.reports] == ["sin"] and cell.helper_compiles.names == ()

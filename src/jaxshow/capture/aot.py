@@ -17,6 +17,7 @@ from jaxshow.capture.stations import (
     walk_stations,
     wrapper_station,
 )
+from jaxshow.capture.written import transforms, written
 from jaxshow.report import SourceLocation, StagesReport
 from jaxshow.timings import timings_from_events
 
@@ -69,6 +70,7 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         defined_at = None
         if _jax_compat.unknown_name(name) and (found := _jax_compat.unnamed_callable_source(_jax_compat.jit_function(wrapper))):
             name, defined_at = found[0], SourceLocation(found[1], found[2], found[0])
+        name = written(name, transforms(_jax_compat.jit_function(wrapper)))  # grad(g), as %jaxcache and %%jaxstages name it
         notes = [_wrapped_note(fn, name)] if wrapped_by_jaxshow else []
         return StagesReport(
             function=name,

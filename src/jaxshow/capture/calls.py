@@ -46,6 +46,7 @@ from jaxshow.capture.stations import (
     static_values,
     type_module,
 )
+from jaxshow.capture.written import written
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
@@ -68,6 +69,9 @@ class CallRecord:
     path: Literal["jit", "transform", "hit", "events", "wrapper"]
     name: str = "?"
     source_file: str | None = None
+    transforms: tuple[str, ...] = ()
+    """The JAX transformations and jits written around the function, outermost first (``("grad",)`` for
+    ``jax.jit(jax.grad(g))``): read when the cell's report is built (:func:`jaxshow.capture.cell.cell_report`)."""
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[StaticValue, ...] = ()
@@ -137,6 +141,11 @@ class CallRecord:
         fun = self.fun
         made_from_text = self.source_file.startswith("<") and type(fun) is types.FunctionType
         return "user" if made_from_text and fun.__globals__.get("__name__") == "__main__" else "library"
+
+    @property
+    def written(self) -> str:
+        """The function as the user wrote it, as ``%jaxcache`` names it: ``grad(g)`` (``name`` stays ``g``)."""
+        return written(self.name, self.transforms)
 
     @property
     def stages_run(self) -> tuple[str, ...]:

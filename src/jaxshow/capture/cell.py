@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from jaxshow import _jax_compat
+from jaxshow.capture.carried import closure_function
 from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
@@ -28,6 +29,7 @@ from jaxshow.capture.stations import (
     qualname_of,
     wrapper_station,
 )
+from jaxshow.capture.written import innermost, jax_made, transforms, written
 from jaxshow.report import (
     CellReport,
     CompiledStation,
@@ -67,6 +69,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         name_note: why ``options.name`` made no jitted call, when the front end can tell.
     """
     main = capture.thread_id
+    _read_transforms(capture.records)
     records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
     candidates = [r for r in records if r.kind != "jax" and r.path != "events" and not _librarys_own_trace(r)]
     groups: dict[tuple, list[CallRecord]] = {}
@@ -86,7 +89,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             counted = any(group[0].fun is calls.fun for calls in capture.library_calls.values())  # said in a note of its own
             reports.append(_group_report(group, options.walk, main, label, label_text, counted))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
-            notes.append(f"jaxshow could not read the stations of {group[0].name}: {type(exc).__name__}: {exc}")
+            notes.append(f"jaxshow could not read the stations of {group[0].written}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
     others = [r for r in candidates if all(r is not s for s in shown)]
     programs = _more_programs(others, shown)
@@ -94,8 +97,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     ahead = [r for r in others if r.ahead_of_time is not None]
     others = [r for r in others if r.ahead_of_time is None]
     if options.name is None:
-        for name in dict.fromkeys(r.name for r in programs if r.path == "transform"):
-            n = sum(1 for r in programs if r.name == name and r.path == "transform")
+        for name in dict.fromkeys(r.written for r in programs if r.path == "transform"):
+            n = sum(1 for r in programs if r.written == name and r.path == "transform")
             notes.append(f"also compiled for {name} under a transformation: {n} more program{'s' if n > 1 else ''} (jax.grad "
                          f"compiles a forward and a backward pass, jax.vmap a batched one; use --all to show "
                          f"{'them' if n > 1 else 'it'})")
@@ -104,7 +107,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             notes.append(f"also traced, not called: {', '.join(traced[:12])}{' …' if len(traced) > 12 else ''} "
                          "(use --all or --name to show them)")
         for rerun_of in dict.fromkeys(r.rerun_of for r in others):
-            names = list(dict.fromkeys(r.name for r in others if r.rerun_of == rerun_of))
+            names = list(dict.fromkeys(r.written for r in others if r.rerun_of == rerun_of))
             listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
             notes.append(f"also called: {listed}" if rerun_of is None else
                          f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
@@ -112,7 +115,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     cut = [r for r in capture.records if r.cut_off]
     if cut:
         notes.append("still under way on another thread when the cell ended, so not shown: "
-                     + ", ".join(f"{r.name} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
+                     + ", ".join(f"{r.written} ({_stage_under_way(r)})" for r in cut[:8]) + (" …" if len(cut) > 8 else ""))
     own = [r for r in records if r.thread_id == main]
     helpers = [r for r in own if r.kind == "jax" or r.path == "events"]
     loops = [r for r in helpers if r.kind == "jax" and r.name in EAGER_CONTROL_FLOW]
@@ -123,7 +126,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                                                                 for kind, bodies in loop_runs)))
     helper_compiles = _folded([e for r in helpers for e in r.events] + [e for r in shown if r.thread_id == main for e in r.nested_events],
                               helpers, [e for r in shown if r.thread_id == main for e in r.nested_in_trace],
-                              tuple(dict.fromkeys(r.name for r in shown if r.thread_id == main and r.nested_in_trace)))
+                              tuple(dict.fromkeys(r.written for r in shown if r.thread_id == main and r.nested_in_trace)))
     unseen = _library_hits(capture, records)
     notes += [note for _, note in unseen]
     if options.name is not None and not chosen:
@@ -146,11 +149,11 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
         helper_compiles=helper_compiles,
         eager_loops=eager_loops,
-        other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others),
+        other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others, named=_as_written),
                                            yours=all(r.kind == "user" for r in own_others if r.events)),
         more_programs=dataclasses.replace(_folded([e for r in own_programs for e in r.events], own_programs),
-                                          names=tuple(dict.fromkeys(r.name for r in own_programs))),
-        ahead_of_time=_folded([e for r in own_ahead for e in r.events], own_ahead),
+                                          names=tuple(dict.fromkeys(r.written for r in own_programs))),
+        ahead_of_time=_folded([e for r in own_ahead for e in r.events], own_ahead, named=_as_written),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
         notes=tuple(notes),
         cell_error=_labelled_error(cell_error, None, label_text),
@@ -159,16 +162,17 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     return report
 
 
-def _folded(events: list, records: list[CallRecord], inside: list | None = None, inside_of: tuple[str, ...] = ()) -> HelperCompiles:
+def _folded(events: list, records: list[CallRecord], inside: list | None = None, inside_of: tuple[str, ...] = (),
+            named: Callable[[CallRecord], str] = lambda r: r.name) -> HelperCompiles:
     """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled.
 
     ``inside``: more such events, made while a shown call (of those named ``inside_of``) traced; JAX's trace time
     for that call holds their seconds, so they are counted and named but their seconds are kept apart
-    (``inside_seconds``).
+    (``inside_seconds``). ``named``: how a record is named (JAX's helpers by JAX's name, the user's calls as written).
     """
     inside = inside or []
     compiled = {e.base_name for e in (*events, *inside) if e.stage == "compile"}
-    names = [r.name for r in records if r.name in compiled or _compiled(r)]
+    names = [named(r) for r in records if r.name in compiled or _compiled(r)]
     names += [e.base_name for e in inside if e.stage == "compile"]
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
@@ -180,7 +184,24 @@ def _ahead_of_time_text(record: CallRecord) -> str:
     compiled = _compiled(record)
     then = (" and compiled" if compiled else "") if record.ahead_of_time == ".lower()" else (
         ", then lowered and compiled" if compiled else ", then lowered" if record.computation is not None else "")
-    return f"{record.name} ({record.ahead_of_time}{then})"
+    return f"{record.written} ({record.ahead_of_time}{then})"
+
+
+def _as_written(record: CallRecord) -> str:
+    """The name a report gives the user's call (:attr:`CallRecord.written`), for :func:`_folded`."""
+    return record.written
+
+
+def _read_transforms(records: list[CallRecord]) -> None:
+    """Read the transformations written around each record's function (:attr:`CallRecord.transforms`), so that a report
+    names it as ``%jaxcache`` does: ``grad(g)``. A program JAX compiled under a transformation has no function of its
+    own: it takes those of the latest call before it of a function with its name and file, the call it transformed."""
+    latest: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    for record in sorted(records, key=lambda r: r.seq):
+        if record.fun is not None:
+            record.transforms = latest[(record.name, record.source_file)] = transforms(record.fun)
+        elif record.path == "transform":
+            record.transforms = latest.get((record.name, record.source_file), ())
 
 
 def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[CallRecord]:
@@ -222,7 +243,7 @@ def _alongside(records: list[CallRecord]) -> HelperCompiles:
     """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
     events = [e for r in records for e in (*r.events, *r.nested_events, *r.nested_in_trace)]
     return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(r.name for r in records)))
+                          names=tuple(dict.fromkeys(r.written for r in records)))
 
 
 def _stage_under_way(record: CallRecord) -> str:
@@ -325,7 +346,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "transform":
         how = (f"under {record.transformed_by}" if record.transformed_by else
                "(its derivative under jax.grad, its batched form under jax.vmap, …)")
-        notes.append(f"compiled for a transformation of {record.name} {how}: the jaxpr and arguments are the transformed ones")
+        notes.append(f"compiled for a transformation of {record.written} {how}: the jaxpr and arguments are the transformed ones")
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
     error = _labelled_error(record.error, record.failed_in, label_text)
@@ -334,16 +355,17 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         flag = "jax_debug_nans" if value == "nan" else "jax_debug_infs"
         error = ErrorSummary(f"{value} in the output", f"{flag}'s check found {value} in the output of {program}, after it ran",
                              record.failed_in)
-        notes.append(f"the program compiled and ran; {flag} then made JAX run {record.name} again de-optimized (its Python, "
+        notes.append(f"the program compiled and ran; {flag} then made JAX run {record.written} again de-optimized (its Python, "
                      "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
                      "that re-run's compiles are counted among JAX's own helpers")
     elif record.failed_in == "run":
         notes.append("the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
                      "check, memory, a deleted input, a transfer jax.transfer_guard disallows)")
     return StagesReport(
-        function=record.name,
+        function=record.written,
         wrapper=_labelled_wrapper(wrapper_station(
-            record.jit_info, name=record.name, qualname=record.name if record.pmap else qualname_of(record.fun, record.name),
+            record.jit_info, name=record.written,
+            qualname=written(_qualname(record), record.transforms),
             kind=_wrapper_kind(record),
             static_args=record.static_args, defined_at=_defined_at(record)), label),
         traced=traced,
@@ -365,6 +387,17 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         linked=linked,
         trace_context=_jax_compat.describe_trace_context(record.trace_context),
     )
+
+
+def _qualname(record: CallRecord) -> str:
+    """The qualified name of the user's function inside JAX's wrappers (a jit wrapper, checkify's ``checked_fun``);
+    the body of a ``jax.pmap`` is named for the function it carries."""
+    if record.pmap:
+        return record.name
+    inner = innermost(record.fun)
+    if jax_made(inner):  # JAX's own closure around the user's function
+        inner = closure_function(inner) or inner
+    return qualname_of(inner, record.name)
 
 
 def _transformed_note(api: str | None) -> str:

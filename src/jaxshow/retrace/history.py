@@ -5,8 +5,9 @@ functions, :data:`HISTORY_LIMIT` signatures each) and :func:`closest_key`, the
 earlier signature a miss is compared with. Reads JAX's trace keys only through
 :mod:`jaxshow._jax_compat`, a signature's parameters through
 :mod:`jaxshow.capture.stations`, and the user's function a library's jitted
-function carries (``eqx.filter_jit``) through :mod:`jaxshow.capture.carried`;
-no IPython, and no other module of :mod:`jaxshow.retrace`.
+function carries (``eqx.filter_jit``) through :mod:`jaxshow.capture.carried`, the
+transformations written around it through :mod:`jaxshow.capture.written`; no
+IPython, and no other module of :mod:`jaxshow.retrace`.
 
 A function re-created with the same qualified name and source (a re-run cell, a
 ``jax.jit(lambda ...)`` in a loop) is recognised by jaxshow itself, because
@@ -18,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import os
 import threading
 import types
 import weakref
@@ -28,6 +28,7 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.stations import JIT_TYPE, parameter_names, type_module
+from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 
 
 HISTORY_LIMIT = 32
@@ -65,7 +66,7 @@ class _FunctionRecord:
         self.qualname = str(named.__qualname__ if named else self.name)
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
-        self.transforms = _transforms(fun)
+        self.transforms = transforms(fun)
         self.source_key = _source_key(carried or fun, self.qualname, self.transforms)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(inner, debug_info)
@@ -111,72 +112,19 @@ class _FunctionRecord:
     def written(self, name: str) -> str:
         """``name`` (the function's name or qualified name) with its transformations as the user wrote them:
         ``grad(jit(grad(f)))`` (``f`` when there are none)."""
-        written = name
-        for layer in reversed([t for t in self.transforms if t]):
-            written = f"{layer}({written})"
-        return written
+        return written(name, self.transforms)
 
 
-_TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
-                    "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint",
-                    "checked_fun": "checkify.checkify"}
 def _made_by(fun: Any) -> str | None:
     """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
     if type(fun) is functools.partial:
         return "functools.partial"
     if type(fun) is JIT_TYPE:  # jax.jit(jax.jit(f)): the outer jit traces the inner wrapper, a new object per jax.jit call
         return "jax.jit"
-    if not _jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
+    if not jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
         return None
-    made = _transformation_code(fun)
-    return _TRANSFORM_NAMES[made.co_name] if made is not None else "JAX transformation"
-
-
-def _transforms(fun: Any) -> tuple[str, ...]:
-    """The JAX transformations and jits around the user's function, outermost first, read by type only:
-    ``jax.grad(jax.jit(jax.grad(f)))`` -> ``("grad", "jit", "grad")``. One function transformed two ways is two
-    functions (``grad(f)``, ``jacfwd(jacrev(f))``), never one re-defined. ``""``: a wrapper that is part of the
-    identity but not of how the function is written (``functools.partial``, a ``custom_jvp`` object)."""
-    layers: list[str] = []
-    for _ in range(16):
-        if type(fun) is functools.partial:
-            layers.append("")
-            fun = fun.func
-        elif _jax_made(fun) and "__wrapped__" in fun.__dict__:
-            layers.append(_transform_name(fun))
-            fun = fun.__dict__["__wrapped__"]
-        elif type_module(type(fun)).startswith(("jax.", "jaxlib.")) and callable(getattr(fun, "__wrapped__", None)):
-            layers.append("jit" if type(fun).__name__ == "PjitFunction" else "")
-            fun = fun.__wrapped__
-        else:
-            break
-    return tuple(layers)
-
-
-def _transform_name(fun: types.FunctionType) -> str:
-    """The JAX function that made the wrapper ``fun`` (``grad``, ``jacfwd``, ``vmap``), from the code it runs."""
-    made = _transformation_code(fun)
-    return made.co_qualname.partition(".<locals>")[0] if made is not None else ""
-
-
-def _transformation_code(fun: types.FunctionType) -> types.CodeType | None:
-    """The code of a JAX transformation's wrapper (:data:`_TRANSFORM_NAMES`: ``grad_f``, ``vmap_f``) that ``fun``, a
-    function of JAX's, runs itself or holds in its closure."""
-    for held in (fun, *(_cell(c) for c in fun.__closure__ or ())):
-        if _jax_made(held) and held.__code__.co_name in _TRANSFORM_NAMES:
-            return held.__code__
-    return None
-
-
-def _jax_made(fun: Any) -> bool:
-    return type(fun) is types.FunctionType and os.path.abspath(fun.__code__.co_filename).startswith(_jax_compat.JAX_DIR)
-
-
-def _cell(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell
-        return None
+    made = transformation_code(fun)
+    return TRANSFORM_NAMES[made.co_name] if made is not None else "JAX transformation"
 
 
 def _unwrapped(fun: Any) -> Any:
@@ -220,7 +168,7 @@ def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
     source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
     if source is None:
         return None
-    if _jax_made(fun):
+    if jax_made(fun):
         return closure_function(fun)
     if key is None or not library_file(source[1]):
         return None
