@@ -989,7 +989,7 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_the_users_call(shell):
     assert report.wrapper.static_argnums == (1,) and report.compiled is not None
     result, cap, rep = _run(shell, "%%jaxstages -o rep\ny = jax.jit(jnp.sin)(x)")
     [report] = rep.reports
-    assert report.function == "sin" and report.lowered is not None and report.compiled is not None
+    assert report.function == "jit(sin)" and report.lowered is not None and report.compiled is not None
     assert not any("ahead of time" in note for note in report.notes)
     result, cap, rep = _run(shell, "%%jaxstages -o rep\ny = jnp.cos(x)")  # JAX's own jitted cos, called eagerly
     assert rep.reports == () and rep.helper_compiles.names == ("cos",)
