@@ -849,6 +849,12 @@ def test_both_magics_name_a_function_as_it_was_written(shell):
     assert "also called: grad(g) (use --all or --name to show them)" in rep.notes
     result, _, rep = _run(shell, "%%jaxstages -n g -o rep\na = jax.jit(jax.grad(g))(4.0)\nb = up2(jnp.ones(3))")
     assert [r.function for r in rep.reports] == ["grad(g)", "jit(g)"]
+    # the headline's name works as --name: 'grad(g)' was "--name needs a function name, got 'grad(g)'"
+    result, _, rep = _run(shell, "%%jaxstages -n grad(g) -o rep\na = jax.jit(jax.grad(g))(5.0)\nb = up2(jnp.ones(4))")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in rep.reports] == ["grad(g)"]
+    result, _, rep = _run(shell, "%%jaxstages -n 'jit( g )' -o rep\na = jax.jit(jax.grad(g))(6.0)\nb = up2(jnp.ones(5))")
+    assert [r.function for r in rep.reports] == ["jit(g)"]
     g = shell.user_ns["g"]
     assert [jaxshow.stages(fn, 1.0).function for fn in (jax.jit(jax.grad(g)), shell.user_ns["up2"])] == ["grad(g)", "jit(g)"]
     assert jaxshow.stages(jax.grad(g), 1.0).notes[0] == ("grad(g) is not jitted: jaxshow wrapped it in jax.jit to show what "

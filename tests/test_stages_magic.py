@@ -425,6 +425,12 @@ def test_the_line_form_only_says_it_is_a_cell_magic(ip):
 def test_unknown_name_is_rejected_before_running(shell):
     with pytest.raises(UsageError, match="no such name"):
         shell.run_cell_magic("jaxstages", "--name nowhere", "sentinel = 1")
+    with pytest.raises(UsageError, match="--name grad\\(nowhere\\): no such name"):
+        shell.run_cell_magic("jaxstages", "--name grad(nowhere)", "sentinel = 1")
+    for bad in ("grad(f", "grad()", "(f)", "grad(1f)"):
+        with pytest.raises(UsageError) as info:
+            shell.run_cell_magic("jaxstages", f"--name '{bad}'", "sentinel = 1")
+        assert str(info.value).splitlines()[0] == f"--name needs a function name (f, model.step, grad(f)), got {bad!r}"
     assert "sentinel" not in shell.user_ns
 
 

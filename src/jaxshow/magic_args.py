@@ -102,6 +102,25 @@ def dotted_name(text: str) -> str | None:
     return name if all(part.isidentifier() for part in name.split(".")) else None
 
 
+def written_name(text: str) -> str | None:
+    """``text`` as a report names a function, ``step``, ``model.step`` or with the transformations written around it
+    (``grad(g)``, ``jit(vmap(f))``), normalised as :func:`dotted_name`; ``None`` if it is none of these."""
+    layers = []
+    name = text.replace(" ", "")
+    while name.endswith(")") and "(" in name:
+        layer, _, name = name[:-1].partition("(")
+        if not layer.isidentifier():
+            return None
+        layers.append(layer)
+    inner = dotted_name(name)
+    return None if inner is None else "".join(f"{layer}(" for layer in layers) + inner + ")" * len(layers)
+
+
+def bare_name(written: str) -> str:
+    """The function's own name in a name :func:`written_name` gives: ``g`` in ``grad(jit(g))``."""
+    return written[written.rfind("(") + 1:].rstrip(")")
+
+
 def output_name_error(shell: Any, name: str) -> str | None:
     """Why ``name`` cannot receive a report (``-o NAME``), or ``None`` when it can.
 

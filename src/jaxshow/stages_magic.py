@@ -26,13 +26,14 @@ from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
 from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import (
+    bare_name,
     cell_magic_arguments,
-    dotted_name,
     expand_variables,
     output_can_be_silenced,
     output_name_error,
     parse_options,
     usage,
+    written_name,
 )
 from jaxshow.progress import StageProgress
 from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
@@ -253,11 +254,11 @@ class StagesMagics(Magics):
         args = parse_options(self.jaxstages, self._expand(line))
         usage_line = usage(self.jaxstages)
         if args.name is not None:
-            name = dotted_name(args.name)
+            name = written_name(args.name)
             if name is None:
-                raise UsageError(f"--name needs a function name, got {args.name!r}\n{usage_line}")
+                raise UsageError(f"--name needs a function name (f, model.step, grad(f)), got {args.name!r}\n{usage_line}")
             args.name = name
-            head = name.split(".")[0]
+            head = bare_name(name).split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
                 raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
         if args.save is not None and (why := directory_problem(args.save)):
@@ -309,7 +310,10 @@ class StagesMagics(Magics):
 
     def _call_name(self, name: str | None) -> CallName | None:
         """``--name NAME``, also matching the function a jit wrapper bound to the variable NAME wraps (read by type only)."""
-        return None if name is None else CallName.of(name, self.shell.user_ns.get(name) if "." not in name else None)
+        if name is None:
+            return None
+        bare = bare_name(name)
+        return CallName.of(name, self.shell.user_ns.get(bare) if bare == name and "." not in name else None, bare)
 
     def _name_note(self, name: str) -> str | None:
         """Why ``--name NAME`` found nothing, when NAME is a variable that is not a jit wrapper."""

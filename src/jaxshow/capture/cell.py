@@ -76,7 +76,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     for record in candidates:
         groups.setdefault(_signature_key(record), []).append(record)
     if options.name is not None:
-        chosen = [g for g in groups.values() if options.name.matches(g[0].fun, g[0].name)]
+        chosen = [g for g in groups.values() if options.name.matches(g[0].fun, g[0].name, g[0].written)]
     elif options.show_all:
         chosen = list(groups.values())
     else:

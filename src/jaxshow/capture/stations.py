@@ -258,18 +258,28 @@ class CallName:
     wrapper bound to this name wraps (``train = jax.jit(loss)``; ``scale = jax.jit(Scale(2))``)."""
 
     text: str
+    """As given: ``g``, ``model.step``, or as a report writes it, ``grad(g)``."""
     function: Any = None
+    bare: str = ""
+    """The function's own name in ``text`` (``g`` in ``grad(g)``); ``text`` itself when empty."""
 
     @classmethod
-    def of(cls, text: str, value: Any = None) -> CallName:
+    def of(cls, text: str, value: Any = None, bare: str = "") -> CallName:
         """``text``, with ``value`` (what the name is bound to) when it is a jit wrapper or a library's object that jits
         (read by type only)."""
         target = jit_target(value)
         wrapper = target[0] if target is not None else library_jit(value)
-        return cls(text, _jax_compat.jit_function(wrapper) if wrapper is not None else None)
+        return cls(text, _jax_compat.jit_function(wrapper) if wrapper is not None else None, bare)
 
-    def matches(self, fun: Any, name: str) -> bool:
-        return (self.function is not None and fun is self.function) or self.text in (name, qualname_of(fun, name))
+    def matches(self, fun: Any, name: str, written: str | None = None) -> bool:
+        """A bare name matches its function under any transformation; ``grad(g)`` only where the call is written so
+        (``written``: ``None`` while the call is under way, before the report reads its transformations)."""
+        if self.function is not None and fun is self.function:
+            return True
+        bare = self.bare or self.text
+        if bare not in (name, qualname_of(fun, name)):
+            return False
+        return bare == self.text or written is None or written == self.text
 
 
 # --- stations -------------------------------------------------------------------------------
