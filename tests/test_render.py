@@ -708,21 +708,21 @@ def test_only_ops_types_keywords_symbols_and_comments_are_marked():
 
 
 def test_path_parts_and_groups():
-    from jaxshow.render.groups import Group, group_rows, path_parts
+    from jaxshow.render.groups import Group, Hidden, group_rows, path_parts
 
     assert path_parts("params['a]b'][0].w") == ["params", "['a]b']", "[0]", ".w"]
     assert path_parts("x") == ["x"] and path_parts("[0]") == ["[0]"] and path_parts("a[unclosed") == ["a[unclosed"]
     assert group_rows([f"x[{i}]" for i in range(24)]) is None, "24 rows stay flat"
     assert group_rows([f"params['layer_{i}']['w']" for i in range(100)]) is None, "no two leaves share a prefix: nothing to group"
     blocks, hidden = group_rows(_model_paths())
-    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == 0
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == Hidden(0, 0)
     inner = blocks[0].blocks
     assert [b.prefix if isinstance(b, Group) else b for b in inner] == [0, *(f"params['layer{i}']" for i in range(12)), 145]
     assert inner[1].blocks == tuple(range(1, 13)) and inner[1].indices == tuple(range(1, 13))
     blocks, hidden = group_rows(_model_paths(), max_blocks=3)
-    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == 0
+    assert [b.prefix if isinstance(b, Group) else b for b in blocks] == ["params", 146] and hidden == Hidden(0, 0)
     assert [b.prefix if isinstance(b, Group) else b for b in blocks[0].blocks] == [0, "params['layer0']", "params['layer1']"]
-    assert blocks[0].hidden == 146 - 25 and len(blocks[0].indices) == 146
+    assert blocks[0].hidden == Hidden(rows=10 + 1, arrays=146 - 25) and len(blocks[0].indices) == 146, "layer2…11 and pos"
 
 
 def test_long_argument_tables_are_grouped_by_pytree_prefix_in_both_forms():

@@ -218,6 +218,17 @@ def test_all_and_name_options(shell):
     assert [r.function for r in shell.user_ns["only"].reports] == ["g"]
 
 
+def test_a_grouped_tables_line_for_the_rest_counts_rows_and_arrays(shell):
+    # A model output of 64 layers of 2 arrays (flax's key-concepts guide) showed 50 rows "result['blocks'][i] — 2 arrays"
+    # and then "… 28 more": 28 arrays, 14 rows.
+    shell.run_cell("@jax.jit\ndef layers(v):\n    return {'blocks': [{'w': v, 'b': v + 1} for _ in range(64)]}", store_history=True)
+    _, cap = run_captured(shell, "%%jaxstages\ny = layers(x)")
+    text, page = _report(cap).data["text/plain"], _report(cap).data["text/html"]
+    assert "    result['blocks'][49] — 2 arrays, 24 B\n    … 14 more rows, 28 arrays (all in report.traced.out_info)\n" in text
+    assert "result['blocks'][50] — " not in text + page
+    assert page.count("… 14 more rows, 28 arrays (all in report.traced.out_info)") == 1
+
+
 def test_name_may_be_the_variable_a_jit_wrapper_is_bound_to(shell):
     shell.run_cell("def loss(v):\n    return (v ** 2).sum()\ntrain = jax.jit(loss)\n"
                    "class Scale:\n    def __call__(self, v):\n        return v * 3\nscale = jax.jit(Scale())\n", store_history=True)

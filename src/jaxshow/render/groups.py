@@ -17,7 +17,7 @@ import itertools
 import operator
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
+from typing import Callable, NamedTuple, Sequence, Union
 
 from jaxshow.render.limits import TextBudget, limit_rows, line
 from jaxshow.render.markup import Html, details, join, table, tag
@@ -36,18 +36,25 @@ def path_parts(path: str) -> list[str]:
     return parts if "".join(parts) == path else [path]
 
 
+class Hidden(NamedTuple):
+    """What a level leaves out past its ``max_rows`` blocks: ``rows`` (a leaf or a group each) of ``arrays`` leaves."""
+
+    rows: int = 0
+    arrays: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Group:
     """Leaves sharing ``prefix``: the first blocks of its row indices (``int``) or smaller groups, in order.
 
-    ``indices`` holds every leaf of the group; ``hidden`` how many of them its
-    ``blocks`` leave out (past the budget's ``max_rows`` blocks).
+    ``indices`` holds every leaf of the group; ``hidden`` what its ``blocks``
+    leave out (past the budget's ``max_rows`` blocks).
     """
 
     prefix: str
     blocks: tuple[Block, ...]
     indices: tuple[int, ...]
-    hidden: int = 0
+    hidden: Hidden = Hidden()
 
 
 Block = Union[int, Group]
@@ -72,29 +79,30 @@ class _Prefixes:
         return all(self.paths[i].startswith(key) and (len(self.paths[i]) == n or self.paths[i][n] in "[.") for i in indices)
 
 
-def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[tuple[Block, ...], int] | None:
-    """The first ``max_blocks`` (0: all) grouped blocks of a table with these leaf paths, and the leaves left out.
+def group_rows(paths: Sequence[str], max_blocks: int = 0) -> tuple[tuple[Block, ...], Hidden] | None:
+    """The first ``max_blocks`` (0: all) grouped blocks of a table with these leaf paths, and what is left out.
 
     ``None`` when the table stays flat: up to ``FOLD_ROWS`` rows, or no two of
-    the leaves shown share a prefix. Only the rows shown are parsed, so a table
-    of 10,000 leaves costs what its first blocks cost.
+    the leaves shown share a prefix. Past the rows shown, a path is parsed only
+    as deep as its row, to count the rows left out.
     """
     return None if len(paths) <= FOLD_ROWS else _grouped(tuple(paths), max_blocks)
 
 
 @functools.lru_cache(maxsize=8)
-def _grouped(paths: tuple[str, ...], max_blocks: int) -> tuple[tuple[Block, ...], int] | None:
+def _grouped(paths: tuple[str, ...], max_blocks: int) -> tuple[tuple[Block, ...], Hidden] | None:
     """:func:`group_rows`, once per table: a report groups the same paths in both forms, and inputs in two stations."""
     blocks, hidden = _blocks(list(range(len(paths))), _Prefixes(paths), 1, max_blocks)
     return (tuple(blocks), hidden) if any(isinstance(b, Group) for b in blocks) else None
 
 
-def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int) -> tuple[list[Block], int]:
+def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int) -> tuple[list[Block], Hidden]:
     first = prefixes.key(indices[0], depth)
     if prefixes.share(indices, first):
         if all(len(prefixes.paths[i]) == len(first) for i in indices):
             shown = indices[:max_blocks] if max_blocks > 0 else indices
-            return list(shown), len(indices) - len(shown)
+            left = len(indices) - len(shown)
+            return list(shown), Hidden(left, left)
         return _blocks(indices, prefixes, depth + 1, max_blocks)
     blocks: list[Block] = []
     start = 0
@@ -111,7 +119,8 @@ def _blocks(indices: list[int], prefixes: _Prefixes, depth: int, max_blocks: int
             inner, hidden = _blocks(members, prefixes, depth + 1, max_blocks)
             blocks.append(Group(key, tuple(inner), tuple(members), hidden))
         start = end
-    return blocks, len(indices) - start
+    left = indices[start:]
+    return blocks, Hidden(sum(1 for _ in itertools.groupby(left, lambda i: prefixes.key(i, depth))), len(left))
 
 
 def relative(path: str, prefix: str) -> str:
@@ -148,9 +157,16 @@ def _heading(group: Group, outer: str, facts: Facts | None) -> str:
     return f"{relative(group.prefix, outer)} — {plural(len(group.indices), 'array')}" + (f", {extra}" if extra else "")
 
 
-def _more(hidden: int, attribute: str) -> str | None:
-    """The line for the leaves a level leaves out: ``'… 9,950 more (all in report.traced.args)'``."""
-    return f"… {hidden:,} more (all in {attribute})" if hidden else None
+def _more(hidden: Hidden, attribute: str) -> str | None:
+    """The line for the rows a level leaves out: ``'… 14 more rows, 28 arrays (all in report.traced.out_info)'``.
+
+    Where each row left out is one leaf: ``'… 9,950 more (all in report.traced.args)'``, as a flat table says it.
+    """
+    if not hidden.arrays:
+        return None
+    if hidden.rows == hidden.arrays:
+        return f"… {hidden.arrays:,} more (all in {attribute})"
+    return f"… {plural(hidden.rows, 'more row')}, {plural(hidden.arrays, 'array')} (all in {attribute})"
 
 
 def _opens(group: Group) -> bool:
