@@ -209,13 +209,25 @@ def test_all_and_name_options(shell):
     cell = "a = f(x)\nb = g(x, x)\nc = f(x)\nd = f(jnp.ones(4))"
     run_captured(shell, "%%jaxstages -o last\n" + cell)
     assert [r.function for r in shell.user_ns["last"].reports] == ["f"]
-    assert "also called: f, g (use --all or --name to show them)" in shell.user_ns["last"].notes  # f: its f32[3] calls
+    # It read "also called: f, g", as if another function f had been called beside the f shown.
+    assert shell.user_ns["last"].notes == ("also called: f with another signature (f32[3]), g (use --all or --name to show them)",)
     run_captured(shell, "%%jaxstages --all -o every\n" + cell)
     reports = shell.user_ns["every"].reports
     assert [(r.function, r.traced.args[0].type_str) for r in reports] == [("f", "f32[3]"), ("g", "f32[3]"), ("f", "f32[4]")]
     assert any("called 2 times" in n for n in reports[0].notes)
     run_captured(shell, "%%jaxstages --name g -o only\n" + cell)
     assert [r.function for r in shell.user_ns["only"].reports] == ["g"]
+    shell.run_cell("h = jax.jit(lambda v, n: v * n, static_argnums=1)", store_history=True)
+    run_captured(shell, "%%jaxstages -o statics\nh(x, 2)\nh(x, 3)\nh(x, 4)\nh(x, 5)")
+    assert shell.user_ns["statics"].notes == (
+        "also called: <lambda> with 3 other sets of static arguments (n=2; n=3; n=4) (use --all or --name to show them)",)
+    number = shell.execution_count
+    others = "h(x, 2)\ny = f(1.0)\n@jax.jit\ndef f(v):\n    return v + 1\ny = f(x)\ntry:\n    f(x, x)\nexcept TypeError:\n    pass\nf(x)"
+    run_captured(shell, "%%jaxstages -o named\n" + others)
+    assert [(r.function, r.call_site.line) for r in shell.user_ns["named"].reports] == [("f", 7)]
+    assert shell.user_ns["named"].notes == (
+        f"also called: <lambda>, f, another function of that name (called at In[{number}]:3), f, a call that raised "
+        "(use --all or --name to show them)",)
 
 
 def test_a_grouped_tables_line_for_the_rest_counts_rows_and_arrays(shell):

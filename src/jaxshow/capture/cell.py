@@ -107,7 +107,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
             notes.append(f"also traced, not called: {', '.join(traced[:12])}{' …' if len(traced) > 12 else ''} "
                          "(use --all or --name to show them)")
         for rerun_of in dict.fromkeys(r.rerun_of for r in others):
-            names = list(dict.fromkeys(r.written for r in others if r.rerun_of == rerun_of))
+            names = _also_called([r for r in others if r.rerun_of == rerun_of], shown, label)
             listed = f"{', '.join(names[:12])}{' …' if len(names) > 12 else ''} (use --all or --name to show them)"
             notes.append(f"also called: {listed}" if rerun_of is None else
                          f"JAX's de-optimized re-run of {rerun_of} (jax_debug_nans, jax_debug_infs) called its jitted "
@@ -177,6 +177,68 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
                           names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
                           inside_of=inside_of if inside else ())
+
+
+def _also_called(records: list[CallRecord], shown: list[CallRecord],
+                 label: Callable[[SourceLocation | None], SourceLocation | None]) -> list[str]:
+    """How 'also called' names the calls not shown: by name, and beside a shown call of that name by what sets them apart.
+
+    ``f with another signature (f32[4])``, ``f with 2 other signatures (f32[4]; i32[2])``, ``f with other static
+    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``.
+    """
+    details: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        kind, detail = _set_apart(record, [s for s in shown if s.written == record.written], label)
+        found = details.setdefault((record.written, kind), [])
+        if detail and detail not in found:
+            found.append(detail)
+    return [_also_called_text(name, kind, found) for (name, kind), found in details.items()]
+
+
+def _set_apart(record: CallRecord, namesakes: list[CallRecord],
+               label: Callable[[SourceLocation | None], SourceLocation | None]) -> tuple[str, str | None]:
+    """What sets a call apart from the shown calls of its name, and its detail (the types, the static values, the site)."""
+    if not namesakes:
+        return "", None
+    if all(s.fun is not record.fun for s in namesakes):
+        site = label(record.site)
+        return "function", f"{site.file}:{site.line}" if site else None
+    if record.failed_in is not None and all(s.failed_in is None for s in namesakes):
+        return "raised", None
+    types = _arg_types(record)
+    if types is not None and all(_arg_types(s) != types for s in namesakes):
+        return "signature", _first(types)
+    if record.static_args and all(s.static_args != record.static_args for s in namesakes):
+        return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
+    return "signature", None
+
+
+def _also_called_text(name: str, kind: str, details: list[str]) -> str:
+    n = len(details)
+    shown = f"{'; '.join(details[:4])}{'; …' if n > 4 else ''}"
+    listed = f" ({shown})" if details else ""
+    if kind == "function":
+        return f"{name}, another function of that name" + (f" (called at {shown})" if details else "")
+    if kind == "raised":
+        return f"{name}, a call that raised"
+    if kind == "signature":
+        return f"{name} with " + (f"{n} other signatures" if n > 1 else "another signature") + listed
+    if kind == "static":
+        return f"{name} with " + (f"{n} other sets of static arguments" if n > 1 else "other static arguments") + listed
+    return name
+
+
+def _first(items: list[str], n: int = 4) -> str:
+    return ", ".join(items[:n]) + (f", … ({len(items):,} in all)" if len(items) > n else "")
+
+
+def _arg_types(record: CallRecord) -> list[str] | None:
+    """The types of a call's array arguments as its jaxpr spells them (``f32[3]``); ``None`` where it has no jaxpr."""
+    avals = getattr(record.jaxpr, "in_avals", None)
+    if avals is None:
+        return None
+    return [(a.str_short(True) if hasattr(a, "str_short") else str(a)) + ("{weak_type=True}" if getattr(a, "weak_type", False) else "")
+            for a in avals]
 
 
 def _ahead_of_time_text(record: CallRecord) -> str:
