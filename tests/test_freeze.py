@@ -281,6 +281,26 @@ def test_library_blame_names_the_users_line_the_library_function_and_the_paramet
     assert f"a library re-traced: {cell}:3 called scalelib.update ({library}:12), which passed factor differently to _scaled" in text
 
 
+def test_library_blame_under_time_names_the_bodys_line(shell, tmp_path, monkeypatch):
+    # Under %%time the blame read "a library re-traced: In[n]:1 called IPython.core.interactiveshell.InteractiveShell
+    # .run_cell_magic (…/interactiveshell.py:2644)": the walk took %%time's <timed exec> body for no file of the user's.
+    library = _install(tmp_path, monkeypatch, "lib/python3/site-packages", "scalelib")
+    run_captured(shell, "import scalelib")
+    body = "y = 1\nfor i in range(2):\n    w = scalelib.update(x, i)"
+    result, _ = run_captured(shell, "%%jaxcache -o rep\n%%time\n" + body)
+    [stats] = shell.user_ns["rep"].functions
+    cell = f"In[{result.execution_count}]"
+    assert stats.misses[-1].blame == LibraryBlame(
+        user_line=f"{cell}:5", library_function="scalelib.update", library_line=f"{library}:12", traced_function="_scaled",
+    )
+    assert stats.misses[-1].call_site == f"{cell}:5"
+    run_captured(shell, "%jaxcache on")
+    result, cap = run_captured(shell, "%%time\n" + body.replace("range(2)", "range(2, 3)"))
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    cell = f"In[{result.execution_count}]"
+    assert f"called at {cell}:4 a library re-traced: {cell}:4 called scalelib.update ({library}:12)" in text
+
+
 def test_a_library_in_the_environments_own_site_packages_is_blamed(shell, monkeypatch):
     # a virtual environment's site-packages lies inside its own lib/python3.X, which sysconfig calls platstdlib:
     # a library there (numpyro's fori_collect re-tracing its _body_fn) is a library, not the standard library

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxshow.capture.calls import CellLine, no_cell
 from jaxshow.capture.sources import frame_function, is_library_file, is_user_file
 from jaxshow.report import LibraryBlame
 
 
-def library_blame(frame: Any, function: str, defined_in: str | None) -> LibraryBlame | None:
+def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: CellLine = no_cell) -> LibraryBlame | None:
     """Blame for a trace of ``function`` (defined in the file ``defined_in``) seen from ``frame`` out, or ``None``.
 
     ``None`` when the function is the user's own, or no frame of a library
     lies between the user's line and the trace. Otherwise the innermost frame
-    in the user's own code, the outermost library frame it called (the
+    in the user's own code (a cell magic's body too, at its line of the cell
+    as ``cell_line`` reads it), the outermost library frame it called (the
     library function the user called) and that function's current line.
     """
     if not defined_in or is_user_file(defined_in):
@@ -27,11 +29,12 @@ def library_blame(frame: Any, function: str, defined_in: str | None) -> LibraryB
     entry = None
     while frame is not None:
         code = frame.f_code
-        if is_user_file(code.co_filename):
+        in_cell = cell_line(frame)
+        if in_cell is not None or is_user_file(code.co_filename):
             if entry is None:
                 return None
             return LibraryBlame(
-                user_line=f"{code.co_filename}:{frame.f_lineno}",
+                user_line=f"{in_cell[0]}:{in_cell[1]}" if in_cell is not None else f"{code.co_filename}:{frame.f_lineno}",
                 library_function=frame_function(entry),
                 library_line=f"{entry.f_code.co_filename}:{entry.f_lineno}",
                 traced_function=function,

@@ -139,7 +139,7 @@ def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any,
     The function's file is the one its record names: the user's for a function a library's jit carries
     (``eqx.filter_jit``), which JAX's debug info places in the library.
     """
-    blame = library_blame(frame, record.name, record.defined_in or getattr(debug_info, "func_filename", None))
+    blame = library_blame(frame, record.name, record.defined_in or getattr(debug_info, "func_filename", None), cell_line)
     if blame is not None:
         return blame, blame.user_line
     site = calls.user_site(frame, cell_line)
