@@ -713,12 +713,13 @@ def test_a_call_refused_over_the_users_hash_eq_or_flatten_is_not_a_cache_hit(she
     assert [(s.function, s.calls, s.hits) for s in shell.user_ns["crep"].functions] == []
 
 
-@pytest.mark.parametrize(("call", "error", "users"), [
+@pytest.mark.parametrize(("call", "error", "why"), [  # why: the user's code JAX ran, or why it refuses the call for certain
     ("scaled(x, NoHash())", "RuntimeError", "NoHash.__hash__"),
     ("first(NoFlatten())", "ValueError", "NoFlatten.tree_flatten"),
-    ("scaled(x, jnp.ones(2))", "ValueError", None),  # a JAX array is never hashable: refused for certain
+    ("scaled(x, jnp.ones(2))", "ValueError", "s is a JAX array, whose hash raises"),
+    ("scaled(x, [1, 2])", "ValueError", "s is a list, which has no hash"),
 ])
-def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(shell, call, error, users):
+def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(shell, call, error, why):
     # The cell caught the refusal, so jaxshow never saw its error: the call read 'cache hit: JAX did not trace, lower or
     # compile this call' with 'JAX served this call from its cache ... and the call raised', and %%jaxcache counted a hit.
     shell.run_cell(REFUSING + "scaled(x, 2); first(Meta(x, 1))", store_history=True)
@@ -726,17 +727,21 @@ def test_a_call_that_raised_an_error_the_cell_caught_is_not_called_a_cache_hit(s
     assert result.success and "y" not in shell.user_ns
     text = _report(cap).data["text/plain"]
     assert "cache hit:" not in text and "JAX served this call from its cache" not in text
-    if users is None:
-        assert shell.user_ns["rep"].reports == ()
+    [report] = shell.user_ns["rep"].reports
+    if why.startswith("s is "):
+        # It read 'no jitted call of yours in this cell', though JAX refuses this call, caught or not, before any trace.
+        assert report.caught_refusal and report.error is None and not report.raised_unseen and report.traced is None
+        assert ("scaled: failed while dispatching, before any trace; the cell caught the error (called at In[3]:3)\n"
+                f"  note: JAX refused the call before tracing it, as it refuses every call whose static argument {why}: "
+                "nothing was traced, lowered or compiled") in text.replace("\n    ", " ")
     else:
-        [report] = shell.user_ns["rep"].reports
         assert report.raised_unseen and not report.cache_hit and report.traced is None
         name = call.split("(")[0]
         assert (f"{name}: raised, and the cell caught the error: refused before any trace, or a cache hit that raised "
                 f"(called at In[3]:3)") in " ".join(text.split())
-        assert report.notes == (f"jaxshow does not see an error the cell catches: JAX refused the call if your {users} raised "
+        assert report.notes == (f"jaxshow does not see an error the cell catches: JAX refused the call if your {why} raised "
                                 "before its cache lookup, else the call hit the cache and raised while running; telling "
-                                f"which would run your {users} again",)
+                                f"which would run your {why} again",)
     run_captured(shell, f"%%jaxcache -o crep\ntry:\n    y = {call}\nexcept {error}:\n    pass")
     assert shell.user_ns["crep"].functions == ()
 
@@ -760,7 +765,10 @@ def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(
     result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")
     assert isinstance(result.error_in_exec, KeyError)
     report = shell.user_ns["rep"]
-    assert report.reports == () and report.cell_error.type_name == "KeyError"
+    [refused] = report.reports
+    assert (refused.function, refused.error, refused.outcome) == (
+        "power", None, "failed while dispatching, before any trace; the cell caught the error")
+    assert report.cell_error.type_name == "KeyError"
 
 
 def test_a_cache_hit_whose_callback_raises_is_the_cells_call_and_not_called_refused(shell):

@@ -429,6 +429,8 @@ class StagesReport(_Displayable):
     """The linked source and IR views (``--source``), or ``None``."""
     trace_context: tuple[tuple[str, str], ...] = ()
     """The config options in JAX's trace context (part of its cache key) as the call saw them: ``("jax_enable_x64", "True")``."""
+    caught_refusal: bool = False
+    """JAX refused the call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
@@ -444,13 +446,15 @@ class StagesReport(_Displayable):
     @property
     def raised_unseen(self) -> bool:
         """The call raised an error the cell caught, refused before JAX's cache lookup or a hit that raised: jaxshow saw neither."""
-        return self.stopped_at == "call" and self.error is None
+        return self.stopped_at == "call" and self.error is None and not self.caught_refusal
 
     @property
     def outcome(self) -> str:
         """One phrase: ``failed while running``, ``cache hit``, or the stages JAX ran with their seconds."""
         if self.error is not None and self.stopped_at is not None:
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
+        if self.caught_refusal:
+            return f"failed while {_DOING['call']}; the cell caught the error"
         if self.raised_unseen:
             return "raised, and the cell caught the error: refused before any trace, or a cache hit that raised"
         if self.jit_disabled:

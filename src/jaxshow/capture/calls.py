@@ -124,6 +124,8 @@ class CallRecord:
     """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
     users_jit: bool = False
     """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
+    caught_refusal: bool = False
+    """JAX refused this call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
 
     @property
     def kind(self) -> Kind:
@@ -740,17 +742,25 @@ class CallCapture(_jax_compat.CallObserver):
                             "its timings are shown; its stations are not read back (that would trace it again)")
         return record
 
-    def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None, error: BaseException) -> None:
+    def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None,
+                       error: BaseException | None, unhashable: str | None = None) -> CallRecord:
         """A direct call JAX's C++ dispatch refused before any trace (a static argument it cannot hash or compare, a pytree whose
-        flatten raised), where no hook runs."""
+        flatten raised), where no hook runs.
+
+        ``error`` is ``None`` where the cell caught it; JAX refused the call for
+        certain all the same, for the static argument ``unhashable`` names
+        (``s is a list, which has no hash``).
+        """
         record, info = self._direct_record("jit", wrapper, site)
-        record.error, record.failed_in, record.ongoing = error, "call", False
+        record.error, record.failed_in, record.ongoing, record.caught_refusal = error, "call", False, error is None
         try:
             _name_users_function(record, info, args, kwargs)
             record.static_args = static_values(info, args, kwargs)
         except Exception:  # noqa: BLE001 - the name and values are niceties; the error is the user's own
             pass
-        record.notes.append("JAX refused the call before tracing it: nothing was traced, lowered or compiled")
+        why = f", as it refuses every call whose static argument {unhashable}" if error is None else ""
+        record.notes.append(f"JAX refused the call before tracing it{why}: nothing was traced, lowered or compiled")
+        return record
 
     # internals -------------------------------------------------------------------------
 
@@ -995,6 +1005,16 @@ def _unhashable(value: Any) -> bool:
             or (type(value) is tuple and any(_unhashable(v) for v in value)))
 
 
+def _unhashable_text(name: str, value: Any) -> str:
+    """``s is a list, which has no hash``: why JAX refuses a call with this static value (:func:`_unhashable`), from its type alone."""
+    if isinstance(value, jax.Array):
+        return f"{name} is a JAX array, whose hash raises"
+    if type(value) is tuple:
+        return f"{name} is a tuple holding a value JAX cannot hash"
+    kind = type(value).__name__
+    return f"{name} is {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}, which has no hash"
+
+
 def _refused(error: BaseException, below: types.TracebackType | None) -> bool:
     """Whether JAX's C++ dispatch refused a call over its arguments, told from the ``error`` out of its line and what ran ``below`` it.
 
@@ -1168,12 +1188,20 @@ class DirectCalls:
         if jitted:
             args, kwargs = call_arguments(call)
             info = _jax_compat.jit_info(pending.wrapper)
-            statics = [value for _, value in static_arguments(info, args, kwargs)]
+            named = static_arguments(info, args, kwargs)
+            statics = [value for _, value in named]
             at_call = self._raised_at(pending, error) if error is not None else None
-            if any(_unhashable(value) for value in statics) or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
+            unhashable = next((_unhashable_text(name, value) for name, value in named if _unhashable(value)), None)
+            if unhashable is not None or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
                 if self.capture is not None and at_call is not None:
                     code = self._codes[pending.key[0]]
                     self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
+                elif self.capture is not None:  # the cell caught it: refused for certain all the same
+                    first = self._first.get(pending.key)
+                    if first is not None and first.caught_refusal:
+                        first.repeat_hits += 1
+                    else:
+                        self._first[pending.key] = self.capture.record_refused(pending.wrapper, args, kwargs, pending.site, None, unhashable)
                 return
             if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
                 users = users_code(dynamic_arguments(info, args, kwargs), statics)
