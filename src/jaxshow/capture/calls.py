@@ -603,7 +603,7 @@ class CallCapture(_jax_compat.CallObserver):
         self._report_progress(None, record.name, record.failed_in if error is not None else None)
         if record.computation is None or not _stations_shown(record):
             return
-        self._quiet_rebuild(record, functools.partial(_lower_and_compile, record))
+        self.read_back(record)
         if self._prefetcher is not None and record.error is None:
             self._prefetcher.compiled(record, sum(e.seconds for e in record.events))
 

@@ -69,12 +69,14 @@ def is_jax_file(filename: str) -> bool:
     return not filename.startswith("<") and os.path.abspath(filename).startswith(JAX_DIRS)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_library_file(filename: str) -> bool:
     """Whether ``filename`` is a library's: installed code that is not the standard library, JAX, jaxlib or jaxshow.
 
     A virtual environment's own ``lib/python3.X`` folder (sysconfig's
     ``platstdlib`` there) holds its ``site-packages``, so a file in an installed
-    folder is a library's even where it lies under a standard-library folder.
+    folder is a library's even where it lies under a standard-library folder. Answered once per file name, as
+    :func:`is_user_file` is: the walk over a call's frames asks for each.
     """
     if filename.startswith("<"):
         return False

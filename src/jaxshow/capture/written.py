@@ -2,17 +2,16 @@
 
 Read by type and code only, never by calling a user object or reading its
 attributes. Uses neither JAX's objects nor IPython: only where JAX's own code
-lives (:data:`jaxshow._jax_compat.JAX_DIR`).
+lives (:func:`jaxshow.capture.sources.is_jax_file`).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import types
 from typing import Any, Iterator
 
-from jaxshow import _jax_compat
+from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import type_module
 
 TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
@@ -69,7 +68,7 @@ def transformation_code(fun: types.FunctionType) -> types.CodeType | None:
 
 def jax_made(fun: Any) -> bool:
     """Whether ``fun`` is a plain function defined in JAX's own files (a transformation's wrapper, ``checked_fun``)."""
-    return type(fun) is types.FunctionType and os.path.abspath(fun.__code__.co_filename).startswith(_jax_compat.JAX_DIR)
+    return type(fun) is types.FunctionType and is_jax_file(fun.__code__.co_filename)
 
 
 def _cell(cell: Any) -> Any:

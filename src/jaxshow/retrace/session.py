@@ -782,10 +782,11 @@ class CallCounter(calls.CallCounter):
         self.session = session
 
     def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any] | None:
-        if jax_own(getattr(wrapper, "__wrapped__", wrapper)):
+        inner = getattr(wrapper, "__wrapped__", wrapper)
+        if jax_own(inner):
             if not calls.users_jit_of_jax(wrapper):
                 return None
-            self.session.users_jit(getattr(wrapper, "__wrapped__", wrapper))  # jax.jit(jnp.linalg.solve): the user's
+            self.session.users_jit(inner)  # jax.jit(jnp.linalg.solve): the user's
         target = _traced_function(wrapper)
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call)
 
