@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from jaxshow import _jax_compat
 from jaxshow.capture.programs import printed_part, subjaxprs
-from jaxshow.capture.sources import is_user_file
+from jaxshow.capture.sources import is_jax_file, is_user_file
 from jaxshow.irtext import HLO_TABLES, closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
 
@@ -143,7 +143,7 @@ def _jaxpr_lines(closed: Any, left_out: int = 0) -> list[tuple[str, Frame | None
     user_of: dict[Frame, Frame | None] = {}
     for eqn in _equations(closed.jaxpr):
         frames = _jax_compat.equation_frames(eqn)
-        shown = next((f for f in frames if not f[0].startswith(_jax_compat.JAX_DIR)), None)
+        shown = next((f for f in frames if not is_jax_file(f[0])), None)
         if shown is not None and shown not in user_of:
             user_of[shown] = _user_frame(frames)
     out = []

@@ -33,6 +33,7 @@ from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, placements, sharding_texts, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
+from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import stable_repr
 from jaxshow.report import (
     ArgSpec,
@@ -116,7 +117,7 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
         return None
     code = obj.__code__ if type(obj) is types.FunctionType else None
     from_jax = type_module(type(obj)).startswith(("jax.", "jaxlib.")) or (
-        code is not None and os.path.abspath(code.co_filename).startswith(_jax_compat.JAX_DIR)
+        code is not None and is_jax_file(code.co_filename)
     )
     return (obj, (), {}) if from_jax else None
 

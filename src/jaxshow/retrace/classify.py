@@ -11,7 +11,6 @@ never :mod:`jaxshow.retrace.session`, and no IPython.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import types
@@ -20,6 +19,7 @@ from typing import Any
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function, library_file, package_of
+from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
@@ -207,7 +207,7 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
         filename = found[1] if found is not None else None
     if not filename:
         return True
-    return _outside_jax(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
+    return not is_jax_file(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
 
 
 JAX_TRANSPOSE_JITS = frozenset({("pjit.py", "transposed")})
@@ -218,7 +218,7 @@ JAX_TRANSPOSE_JITS = frozenset({("pjit.py", "transposed")})
 def _jax_transpose_jit(fun: Any) -> bool:
     code = fun.__code__ if type(fun) is types.FunctionType else None
     return (code is not None and (os.path.basename(code.co_filename), code.co_name) in JAX_TRANSPOSE_JITS
-            and not _outside_jax(code.co_filename))
+            and is_jax_file(code.co_filename))
 
 
 def jax_own(fun: Any) -> bool:
@@ -226,13 +226,9 @@ def jax_own(fun: Any) -> bool:
     the traces :func:`_is_user_function` leaves out. Only JAX's wrappers and plain functions are unwrapped."""
     for _ in range(8):
         if type(fun) is types.FunctionType:
-            return not _outside_jax(fun.__code__.co_filename) and closure_function(fun) is None
+            return is_jax_file(fun.__code__.co_filename) and closure_function(fun) is None
         if not type_module(type(fun)).startswith(("jax.", "jaxlib.")):
             return False
         fun = getattr(fun, "__wrapped__", None)
     return False
 
-
-@functools.lru_cache(maxsize=4096)
-def _outside_jax(filename: str) -> bool:
-    return not os.path.abspath(filename).startswith(_jax_compat.JAX_DIR)
