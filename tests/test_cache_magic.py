@@ -323,6 +323,20 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
 
 
+def test_a_partial_made_per_call_is_named_as_the_cause_not_an_edited_definition(shell):
+    # JAX's jit guide (201/jit.md) jits a fresh partial(unjitted_loop_body) in a loop: each trace after the first read
+    # 'first trace of a new unjitted_loop_body: it replaces the unjitted_loop_body defined at In[n]:1 that traced before,
+    # with other code (an edited cell run again, or its module reloaded ...)', though no code had changed.
+    shell.run_cell("def body(v):\n    return v + 1", store_history=True)
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nfor _ in range(3):\n    y = jax.jit(partial(body))(x)")
+    assert result.success
+    rows = shell.user_ns["rep"].functions
+    assert [(f.function, f.traced) for f in rows] == [("body", 1)] * 3
+    assert [(m.category, m.summary) for f in rows for m in f.misses] == [("never_seen", "first trace of body")] + [
+        ("redefined", "body is a new functools.partial wrapper: each call of functools.partial makes a new function "
+                      "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")] * 2
+
+
 def test_two_transformations_of_one_function_are_two_functions_not_a_redefinition(shell):
     # JAX's thinking_in_jax notebook: grad(jit(grad(jit(grad(f))))) then jit(jacfwd(jacrev(f))) in a later cell. The
     # second jitted wrapper read 're-defined function: soft is a new jax.grad wrapper ... make it once', and the hessian
