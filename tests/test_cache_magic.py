@@ -594,7 +594,10 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
     shell.run_cell("@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2", store_history=True)  # In[4]
     run_captured(shell, "%%jaxcache -o rep\ng(x)")
     (miss,) = shell.user_ns["rep"].functions[0].misses
-    assert miss.summary.startswith("first trace of a new g: it replaces the g defined at In[2]:1 that traced before, with other code")
+    # JAX's tutorials define f anew cell after cell: this read '(an edited cell run again, or its module reloaded:
+    # importlib.reload, %autoreload)', no module being involved and the likeliest cause left out
+    assert miss.summary == ("first trace of a new g: it replaces the g defined at In[2]:1 that traced before, with other code "
+                            "(a cell that defines g anew, or an edited cell run again)")
     monkeypatch.syspath_prepend(str(tmp_path))
     module = tmp_path / "stepmod_reload.py"
     module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef step(x):\n    return jnp.sin(x)\n")
@@ -603,7 +606,7 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
     _, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(stepmod_reload)\nstepmod_reload.step(x)")
     (miss,) = shell.user_ns["rep"].functions[0].misses
     assert miss.summary.startswith(f"first trace of a new step: it replaces the step defined at {module}:3 that traced before")
-    assert "module reloaded: importlib.reload, %autoreload" in miss.summary
+    assert miss.summary.endswith("that traced before, with other code (its module reloaded: importlib.reload, %autoreload)")
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
