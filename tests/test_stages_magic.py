@@ -230,6 +230,33 @@ def test_all_and_name_options(shell):
         "(use --all or --name to show them)",)
 
 
+def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(shell):
+    # JAX's jit guide (201/jit.md): a pytree's metadata changed between two calls of equal argument types, and JAX
+    # traced again; %%jaxstages read 'called 3 times with this signature' under the first call's jaxpr and line (a
+    # config context likewise: the call outside jax.default_matmul_precision read as the one inside it).
+    shell.run_cell("import dataclasses\n@partial(jax.tree_util.register_dataclass, data_fields=['v'], meta_fields=['mul'])\n"
+                   "@dataclasses.dataclass\nclass C:\n    v: object\n    mul: bool\n"
+                   "@jax.jit\ndef calc(c, y):\n    return c.v * y if c.mul else y\n"
+                   "mm = jax.jit(lambda a, b: a @ b)\nm = jnp.ones((2, 2))", store_history=True)
+    number = shell.execution_count
+    run_captured(shell, "%%jaxstages --all -o rep\na = calc(C(2, True), 3)\nb = calc(C(2, False), 3)\nc = calc(C(2, True), 4)")
+    reports = shell.user_ns["rep"].reports
+    assert [(r.call_site.line, r.traced.jaxpr_text, r.notes) for r in reports] == [
+        (2, "{ lambda ; a:i32[] b:i32[]. let c:i32[] = mul a b in (c,) }", ("called 2 times with this signature in the cell",)),
+        (3, "{ lambda ; a:i32[] b:i32[]. let  in (b,) }", ())]
+    run_captured(shell, "%%jaxstages -o rep\na = calc(C(2, True), 3)\nb = calc(C(2, False), 3)")
+    (report,) = shell.user_ns["rep"].reports
+    assert (report.call_site.file, report.call_site.line, report.cache_hit) == (f"In[{number + 1}]", 3, True)
+    assert shell.user_ns["rep"].notes == ("also called: calc with another input pytree (the same argument types, traced "
+                                          "again) (use --all or --name to show them)",)
+    run_captured(shell, "%%jaxstages -o rep\nwith jax.default_matmul_precision('highest'):\n    y = mm(m, m)\ny = mm(m, m)")
+    (report,) = shell.user_ns["rep"].reports
+    assert (report.call_site.line, report.notes) == (4, ())
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert shell.user_ns["rep"].notes == ("also called: <lambda> in another config context "
+                                          "(jax_default_matmul_precision='highest') (use --all or --name to show them)",)
+
+
 def test_a_grouped_tables_line_for_the_rest_counts_rows_and_arrays(shell):
     # A model output of 64 layers of 2 arrays (flax's key-concepts guide) showed 50 rows "result['blocks'][i] — 2 arrays"
     # and then "… 28 more": 28 arrays, 14 rows.

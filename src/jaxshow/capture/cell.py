@@ -184,7 +184,8 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
     """How 'also called' names the calls not shown: by name, and beside a shown call of that name by what sets them apart.
 
     ``f with another signature (f32[4])``, ``f with 2 other signatures (f32[4]; i32[2])``, ``f with other static
-    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``.
+    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f in
+    another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
     for record in records:
@@ -210,7 +211,20 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "signature", _first(types)
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
-    return "signature", None
+    if types is None:
+        return "signature", None
+    changed = _context_changes(record, namesakes)
+    return ("context", _first(changed)) if changed else ("pytree", None)
+
+
+def _context_changes(record: CallRecord, namesakes: list[CallRecord]) -> list[str]:
+    """The config options whose values set a call's context apart from every shown call's (``option=value``)."""
+    own = dict(_jax_compat.describe_trace_context(record.trace_context))
+    apart = [s for s in namesakes if dict(_jax_compat.describe_trace_context(s.trace_context)) != own]
+    if len(apart) < len(namesakes):
+        return []
+    theirs = dict(_jax_compat.describe_trace_context(apart[0].trace_context))
+    return [f"{name}={value}" for name, value in own.items() if theirs.get(name) != value]
 
 
 def _also_called_text(name: str, kind: str, details: list[str]) -> str:
@@ -225,6 +239,10 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
         return f"{name} with " + (f"{n} other signatures" if n > 1 else "another signature") + listed
     if kind == "static":
         return f"{name} with " + (f"{n} other sets of static arguments" if n > 1 else "other static arguments") + listed
+    if kind == "context":
+        return f"{name} in another config context{listed}"
+    if kind == "pytree":
+        return f"{name} with another input pytree (the same argument types, traced again)"
     return name
 
 
@@ -322,16 +340,12 @@ def _signature_key(record: CallRecord) -> tuple:
 
     A transformed call (``grad``'s forward and backward programs) is its own
     jaxpr; a call that failed is kept apart from those that did not.
+    A call's jaxpr is the entry JAX's tracing cache gave it, so calls with one jaxpr are the calls JAX found one
+    signature in: argument types, static values, and also the input pytree and the config context, which two calls
+    of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
     """
     jaxpr = record.jaxpr
-    if record.path == "transform" or jaxpr is None:
-        shape: Any = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("record", record.seq)
-    else:
-        shape = tuple(jaxpr.in_avals)  # JAX's own cache-key equality: shape, dtype, weak type, sharding
-        try:
-            hash(shape)
-        except TypeError:
-            shape = tuple(str(a) for a in shape)
+    shape = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("record", record.seq)
     return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
             record.static_args, record.failed_in)
 

@@ -67,7 +67,8 @@ class _FunctionRecord:
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
         self.transforms = transforms(fun)
-        self.source_key = _source_key(carried or fun, self.qualname, self.transforms)
+        # a functools.partial has no source of its own: a new one of the same function is that function made again
+        self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms)
         self.made_by = _made_by(fun)
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it

@@ -214,15 +214,18 @@ def _argument_name(path: str) -> str:
 
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
-                 source: str = "jax", *, replaces: str | None = None, written: str | None = None) -> str:
+                 source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
+                 written: str | None = None) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
-    ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined.
+    ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
+    ``replaces_cell``: in a cell (so another cell may have defined the name anew), not a module.
     ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first trace.
     """
     if category == "never_seen" and replaces is not None:
-        return (f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, "
-                "with other code (an edited cell run again, or its module reloaded: importlib.reload, %autoreload)")
+        how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
+               else "its module reloaded: importlib.reload, %autoreload")
+        return f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, with other code ({how})"
     if category == "never_seen":
         return f"first trace of {written or function}"
     if category == "redefined" and made_by is not None:

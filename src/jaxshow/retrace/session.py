@@ -159,7 +159,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -171,6 +171,8 @@ class _Miss:
         self.blame: LibraryBlame | None = None
         self.replaces: str | None = None
         """Where the definition this new function object replaces is defined (same name and file, other code)."""
+        self.replaces_cell = False
+        """That definition is a cell's (any cell: another may define the name anew), not a module's."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -190,7 +192,7 @@ class _Miss:
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces,
+                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces, replaces_cell=self.replaces_cell,
                                      written=record.written(record.name)),
                 changes=changes,
                 evidence=evidence,
@@ -487,6 +489,7 @@ class Session(_jax_compat.TraceProbe):
             earlier = registry.previous_definition(record, self.is_cell_file)
             if earlier is not None and status == "new":  # same name and file, other source: its code changed
                 miss.replaces = earlier.defined_at or "?"
+                miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
