@@ -192,6 +192,31 @@ def test_on_mode_reports_under_following_cells_until_off(shell):
     assert _jax_state() == before
 
 
+def test_on_mode_lists_a_jit_the_user_made_of_a_function_of_jaxs(shell):
+    # 'normal = jax.jit(jax.random.normal, static_argnums=1)', then 'normal(k, (3,))' and 'normal(k, (4,))' in later
+    # cells got no report under %jaxcache on (it has no call hook to tell the user's jit from JAX's own), though
+    # %%jaxcache explained the re-trace. Shapes no other test traces: JAX's tracing cache is keyed on jax.random.normal,
+    # the same function in every test
+    run_captured(shell, "%jaxcache on")
+    shell.run_cell("normal = jax.jit(jax.random.normal, static_argnums=1)\nk = jax.random.key(0)", store_history=True)
+    result, cap = run_captured(shell, "y = normal(k, (2,))")
+    [text] = [o.data["text/plain"] for o in cap.outputs]
+    lines = text.splitlines()
+    assert lines[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert lines[3].split()[:5] == ["normal", "—", "1", "—", "—"]
+    assert lines[5:7] == ["    1. never-seen function (first trace): first trace of normal",
+                          f"       called at In[{result.execution_count}]:1"]
+    result, cap = run_captured(shell, "z = jax.random.normal(k, (5,))\ny = normal(k, (7,))\nz = jnp.sin(x)")
+    [text] = [o.data["text/plain"] for o in cap.outputs]
+    lines = text.splitlines()
+    assert lines[0] == "%jaxcache — 1 trace of 1 jitted function"  # JAX's own eager calls are not rows
+    assert lines[5:7] == ["    1. different static arguments: shape: now (7,), before (2,)",
+                          f"       called at In[{result.execution_count}]:2"]
+    _, cap = run_captured(shell, "z = jax.random.normal(k, (6,))\nz = jnp.cos(x)")
+    assert not cap.outputs, "JAX's own functions called eagerly are not the user's"
+    run_captured(shell, "%jaxcache off")
+
+
 def test_name_history_and_clear(shell):
     shell.run_cell("%%jaxcache\nf(x); f(jnp.ones(2))")
     _, cap = run_captured(shell, "%jaxcache f -o hist")

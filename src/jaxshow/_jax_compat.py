@@ -1661,6 +1661,34 @@ def jit_function(wrapper: Any) -> Any:
     return getattr(wrapper, "_fun", None)
 
 
+JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def jit_caller(frame: Any) -> Any:
+    """The frame that called the ``jax.jit`` wrapper whose trace is under way at ``frame``, else ``None``.
+
+    From ``frame`` out, past jaxshow's probe, through ``pjit.py``'s frames only
+    to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
+    ``reraise_with_filtered_traceback`` around it (0.7 to 0.12). ``None`` where
+    another frame comes first: the trace is not that call's own (``.trace()``,
+    ``jax.make_jaxpr``; a jvp JAX traces for a call under ``jax.grad``).
+    """
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):
+        frame = frame.f_back
+    seen = set()
+    while frame is not None and frame.f_code.co_name != "cache_miss":
+        seen.add(frame.f_code.co_filename)
+        if len(seen) > 1:
+            return None
+        frame = frame.f_back
+    if frame is None or seen - {frame.f_code.co_filename}:
+        return None
+    frame = frame.f_back
+    while frame is not None and frame.f_code.co_name == "reraise_with_filtered_traceback":
+        frame = frame.f_back
+    return frame
+
+
 def trace_state_clean() -> bool:
     """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread."""
     try:

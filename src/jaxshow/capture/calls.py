@@ -839,6 +839,21 @@ def users_jit_of_jax(wrapper: Any) -> bool:
         return False
 
 
+def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> bool:
+    """Whether a trace of ``fun``, a function of JAX's, under way at ``frame`` is of a ``jax.jit`` the user's code made
+    and called (``normal = jax.jit(jax.random.normal)``; ``normal(k, (3,))``): the user's, as :func:`users_jit_of_jax`
+    tells for a cell's direct call. The wrapper's caller is the user's, and JAX's module does not hold a jit of ``fun``
+    under its name, as it holds ``jnp.sin``'s, which the user's code also calls directly."""
+    caller = _jax_compat.jit_caller(frame)
+    if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
+        return False
+    try:
+        held = getattr(sys.modules.get(fun.__module__), fun.__name__, None)
+    except Exception:  # noqa: BLE001 - a callable without a module or name: JAX's, as found
+        return False
+    return _jax_compat.jit_function(held) is not fun
+
+
 def _stations_shown(record: CallRecord) -> bool:
     """Whether a report may show this record's stations: never JAX's own eager operations', nor a record past MAX_RECORDS."""
     return record.kept and record.kind != "jax"
