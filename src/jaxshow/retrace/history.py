@@ -165,12 +165,10 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[s
 def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
     """The user's function a library's jitted function carries among the static values of ``key`` (``eqx.filter_jit``),
     or that JAX's own ``fun`` closes over (``checkify.checkify``)."""
-    source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
-    if source is None:
-        return None
-    if jax_made(fun):
+    if jax_made(fun):  # also without debug info: a call counted, never traced while jaxshow looked (jax.pmap's body)
         return closure_function(fun)
-    if key is None or not library_file(source[1]):
+    source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
+    if source is None or key is None or not library_file(source[1]):
         return None
     try:
         return carried_function(source[0], _jax_compat.static_arg_values(key), outside=source[1])

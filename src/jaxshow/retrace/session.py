@@ -786,10 +786,13 @@ class CallCounter(calls.CallCounter):
     def after(self, wrapper: Any, token: tuple[int, int, Any] | None, maybe_refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
-        target = _traced_function(wrapper)
-        if target is None:  # a jax.pmap whose body never traced while jaxshow looked: nothing to count it on
-            return
         traced_before, compiles_before, call = token
+        target = _traced_function(wrapper)
+        if target is None and calls.pmapped_jit(wrapper):  # a jax.pmap whose body never traced while jaxshow looked
+            found, _ = calls.pmap_jit_call(wrapper, *calls.call_arguments(call))
+            target = _jax_compat.jit_function(found[0]) if found is not None else None
+        if target is None:  # nothing to count it on: looking it up would run the user's code again
+            return
         traced = self.session.traced_count(target) > traced_before
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
             return
