@@ -40,6 +40,7 @@ from jaxshow.capture.stations import (
     dynamic_arguments,
     jit_target,
     library_jit,
+    library_wrapped_jit,
     placed_shardings,
     stageable,
     static_arguments,
@@ -1143,8 +1144,11 @@ class DirectCalls:
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
         kind = type(fn)
+        jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
+        elif kind is types.FunctionType and "__wrapped__" in fn.__dict__ and (jitting := library_wrapped_jit(fn)) is not None:
+            target = None  # nnx.cached_partial(train_step, ...): a call of the nnx.jit it wraps
         elif self._plain.get(id(kind)) is kind:
             return fn
         else:
@@ -1153,15 +1157,15 @@ class DirectCalls:
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
-            if from_jax or kind is functools.partial or kind is types.MethodType:
+            if jitting is None and (from_jax or kind is functools.partial or kind is types.MethodType):
                 return fn
-            jitted = library_jit(fn)
+            obj, jitted = jitting or (fn, library_jit(fn))
             if jitted is None:
                 self._plain[id(kind)] = kind  # held, so the id is never another type's
                 return fn
             if self.capture is not None:
                 try:
-                    self.capture.library_call(fn, jitted)
+                    self.capture.library_call(obj, jitted)
                 except Exception:  # noqa: BLE001 - never disturb the cell
                     pass
             if self.counter is None:

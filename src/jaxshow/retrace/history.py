@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import JIT_TYPE, parameter_names, type_module
+from jaxshow.capture.stations import JIT_TYPE, library_wrapped, parameter_names, type_module
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 
 
@@ -129,7 +129,7 @@ def _made_by(fun: Any) -> str | None:
 
 def _unwrapped(fun: Any) -> Any:
     """The user's function inside JAX's and functools' wrappers (``__wrapped__``, ``partial.func``, JAX's own
-    ``custom_jvp``/``custom_vjp``), read by type only."""
+    ``custom_jvp``/``custom_vjp``, a library's callable object's ``__wrapped__``), read by type only."""
     for _ in range(16):
         if type(fun) is functools.partial:
             fun = fun.func
@@ -139,6 +139,8 @@ def _unwrapped(fun: Any) -> Any:
             fun = fun.__dict__["__wrapped__"]
         elif type_module(type(fun)).startswith("jax.") and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
             fun = fun.__wrapped__
+        elif (wrapped := library_wrapped(fun)) is not None:  # nnx.jit's JitFn: the user's function
+            fun = wrapped
         else:
             return fun
     return fun
