@@ -983,6 +983,36 @@ def test_a_pmap_called_in_a_loop_is_one_report_of_every_call(shell):
     assert "called 3 times with this signature in the cell" in report.notes
 
 
+@pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap is reported from its events, by DirectCalls, already")
+def test_a_pmap_that_hits_in_a_later_cell_is_named_a_cache_hit(shell):
+    # 'pf = jax.pmap(pm); r = pf(xp)', then '%%jaxstages' over 'r = pf(xp)' in the next cell read 'no jitted call of
+    # yours in this cell; the cell ran normally': the call was a hit of the jit pmap calls, which no hook sees
+    _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))\nr = pf(xp)")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nr = pf(xp)\nr = pf(xp)")
+    assert result.success and shell.user_ns["runs"] == ["pmap"]
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind, report.cache_hit, report.repeat_hits) == ("pm", "jax.pmap", True, 1)
+    assert _fully_staged(report) and report.timings.stages_run == ()
+    assert _texts(cap)[0].splitlines()[2] == (f"pm: cache hit: JAX did not trace, lower or compile this call "
+                                              f"(called at In[{result.execution_count}]:2)")
+    assert not any("ran JAX's" in note for note in report.notes), report.notes  # read from JAX's caches, nothing again
+    # a static value whose __hash__ is the user's: looking the jit up again would run it a second time
+    _define(shell, "class Scale:\n    def __init__(self, k):\n        self.k = k\n    def __hash__(self):\n"
+                   "        runs.append('hash')\n        return hash(self.k)\n    def __eq__(self, other):\n"
+                   "        return self.k == other.k\ndef pk(v, s):\n    return v * s.k\n"
+                   "pks = jax.pmap(pk, static_broadcasted_argnums=1)\ns = Scale(2)\nr = pks(xp, s)")
+    hashes = shell.user_ns["runs"].count
+    before = hashes("hash")
+    _define(shell, "r = pks(xp, s)")
+    plain, before = hashes("hash") - before, hashes("hash")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nr = pks(xp, s)")
+    assert result.success and plain > 0 and hashes("hash") - before == plain
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind, report.cache_hit, report.traced) == ("pk", "jax.pmap", True, None)
+    assert report.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                                "again, which would run your Scale.__hash__ a second time")
+
+
 def test_a_jit_the_user_made_of_a_function_of_jaxs_is_the_users_call(shell):
     # 'normal = jax.jit(jax.random.normal, static_argnums=1); y = normal(key, (3,))' read 'no jitted call of yours in
     # this cell; ... JAX compiled its own stage, _threefry_seed, normal (eager jax.numpy operations)'

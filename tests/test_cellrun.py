@@ -167,14 +167,18 @@ STACKED = ("%%jaxstages -o rep\n%%time\ny = 1\nz = sq(jnp.ones(41))",
            "%%jaxstages -o rep\n%%timeit -n1 -r1\ny = 1\nz = sq(jnp.ones(43))",
            "%%timeit -n1 -r1\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(44))",
            "%%jaxstages -o rep\n%%capture out\ny = 1\nz = sq(jnp.ones(45))",
-           "%%capture out\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(46))")
+           "%%capture out\n%%jaxstages -o rep\ny = 1\nz = sq(jnp.ones(46))",
+           "%%jaxstages -o rep\n%%prun -q\ny = 1\nz = sq(jnp.ones(50))",
+           "%%jaxstages -o rep\n%%time\n%%prun -q\nz = sq(jnp.ones(51))")
 
 
 @pytest.mark.parametrize("cell", STACKED)
 def test_a_call_under_two_cell_magics_is_at_its_line_of_the_cell(ip, cell):
     """Lines count from the cell's first line, magic lines included, as in a cell without ``%%time``: ``z = sq(...)``
     is line 4. Either order of ``%%jaxstages`` and ``%%time`` (``%%timeit``, ``%%capture``) read 'called at In[2]:1',
-    the line that ran the other magic, and ``%%jaxstages`` over ``%%capture`` 'called at In[3]:2 (from In[2]:1)'."""
+    the line that ran the other magic, and ``%%jaxstages`` over ``%%capture`` 'called at In[3]:2 (from In[2]:1)';
+    over ``%%prun`` (whose statement cProfile compiles as ``<string>``) 'called at In[2]:2', and over ``%%time`` over
+    ``%%prun`` 'called at In[2]:3', the ``%%prun`` line."""
     ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
     result, cap = run_captured(ip, cell)
     assert result.success, result.error_in_exec
@@ -202,7 +206,8 @@ def test_a_hit_and_a_function_defined_under_time_are_at_their_lines_of_the_cell(
 
 
 @pytest.mark.parametrize("cell", ["%%jaxcache -o rep\n%%time\ny = 1\nz = sq(jnp.ones(48))",
-                                  "%%time\n%%jaxcache -o rep\ny = 1\nz = sq(jnp.ones(49))"])
+                                  "%%time\n%%jaxcache -o rep\ny = 1\nz = sq(jnp.ones(49))",
+                                  "%%jaxcache -o rep\n%%prun -q\ny = 1\nz = sq(jnp.ones(52))"])
 def test_a_trace_under_time_is_at_its_line_of_the_cell_for_jaxcache(ip, cell):
     ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
     result, _ = run_captured(ip, cell)

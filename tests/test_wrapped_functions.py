@@ -57,6 +57,36 @@ class JitWrapped:
         return self.jitted_fn(*args)
 
 
+class JitFn:
+    """Like flax's JitFn: the function nnx.jit's jax.jit traces is an object of the library's around the user's."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.f = fun
+
+    def __call__(self, *args):
+        return self.f(*args)
+
+
+class ObjectJitWrapped:
+    """Like flax's nnx.jit: an object of the library's that keeps a jax.jit of a JitFn."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.jitted_fn = jax.jit(JitFn(fun))
+
+    def __call__(self, *args):
+        return self.jitted_fn(*args)
+
+
+def cached_partial(f, *cached):
+    """Like flax's nnx.cached_partial: a functools.wraps function of the library's that calls f with cached arguments first."""
+    @functools.wraps(f)
+    def cache_args_wrapper(*args):
+        return f(*cached, *args)
+    return cache_args_wrapper
+
+
 def checked(fn, x):
     """Like flax linen's Scope.param: check a shape with jax.eval_shape of a lambda made per call, then run eagerly."""
     jax.eval_shape(lambda: fn(x))
@@ -279,6 +309,33 @@ def test_calls_a_library_serves_from_jaxs_cache_are_said_and_counted(shell):
     report = jaxshow.stages(shell.user_ns["train_step"], shell.user_ns["jnp"].ones(7))
     assert report.notes[0] == ("train_step is jitted inside fakelib (a JitWrapped): jaxshow wrapped it in jax.jit to show what JAX "
                                "does with it; fakelib's own jit is the inner jit of the jaxpr")
+
+
+def test_a_librarys_wraps_partial_of_its_jit_is_a_call_of_the_users_function(shell):
+    # flax's nnx.cached_partial(train_step, model, optimizer), called in a loop, was invisible: %%jaxstages said "no
+    # jitted call of yours in this cell" and %%jaxcache "no jitted function of yours was called or traced" (the cell
+    # calls flax's cache_args_wrapper, a plain function); and %%jaxcache named an nnx.jit function whose trace it never
+    # saw by flax's class, "JitFn", defined at "—"
+    n = _define(shell, """
+        @fakelib.ObjectJitWrapped
+        def train_step(scale, v):
+            return v * scale
+        y = train_step(2.0, x)
+        cached = fakelib.cached_partial(train_step, 2.0)
+    """)
+    cell, text = _report(shell, "for _ in range(3):\n    y = cached(x)")
+    assert cell.reports == () and cell.notes == (
+        "train_step (fakelib's ObjectJitWrapped) was called 3 times in this cell, each served from JAX's cache inside "
+        "fakelib, where jaxshow cannot see a call: no stages to show (a call that traces, the first or one after a change, "
+        "shows them)",)
+    cell, text = _report(shell, "y = cached(jnp.ones(5))\ny = cached(jnp.ones(5))")
+    assert [(r.function, str(r.call_site)) for r in cell.reports] == [("train_step", f"In[{n + 2}]:2 (<module>)")]
+    assert cell.notes == ("train_step (fakelib's ObjectJitWrapped): 1 more call in this cell was served from JAX's cache "
+                          "inside fakelib, where jaxshow cannot see a call",)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nfor _ in range(3):\n    y = cached(x)")
+    assert result.success, result.error_in_exec
+    assert [(s.function, s.qualname, s.defined_at, s.calls, s.traced, s.hits) for s in shell.user_ns["rep"].functions] == [
+        ("train_step", "train_step", f"In[{n}]:1", 3, 0, 3)]
 
 
 def test_a_librarys_calls_not_shown_are_not_called_yours(shell):

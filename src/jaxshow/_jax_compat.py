@@ -1598,17 +1598,44 @@ def pmapped_target(fun: Any) -> Any:
     return getattr(_pmapped_wrapped(fun), "f", None)
 
 
+def pmap_static_argnums(wrapper: Any) -> tuple[int, ...]:
+    """The ``static_broadcasted_argnums`` of a ``jax.pmap`` wrapper (jax >= 0.8), from its ``infer_params``; else ``()``."""
+    found = _closure_value(_closure_value(wrapper, "infer_params"), "static_broadcasted_tuple")
+    return tuple(found) if isinstance(found, tuple) else ()
+
+
+def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, list] | None:
+    """``(the jax.jit wrapper, its flat arguments)`` a call of ``jax.pmap``'s wrapper with these arguments calls
+    (jax >= 0.8), looked up again by pmap's own ``infer_params``: its ``lu.cache`` of shard_map jits, all lookups. It
+    flattens the arguments and hashes the static ones, as the call did. ``None`` where this JAX's pmap has no such
+    function, or on several processes, where ``infer_params`` also makes global arrays of the arguments.
+    """
+    infer = _closure_value(wrapper, "infer_params")
+    if infer is None or jax.process_count() > 1:
+        return None
+    found = infer(*args, **kwargs)  # (cached, jitted_f, dyn_args_flat, dyn_args_tree, donate_tuple, process_count, clean)
+    return found[1], list(found[2])
+
+
+def _closure_value(fun: Any, name: str) -> Any:
+    """The value a plain function's closure holds under ``name``, else ``None``."""
+    code = fun.__code__ if type(fun) is types.FunctionType else None
+    if code is None or name not in code.co_freevars:
+        return None
+    try:
+        return fun.__closure__[code.co_freevars.index(name)].cell_contents
+    except (IndexError, TypeError, ValueError):  # ValueError: an empty cell
+        return None
+
+
 def _pmapped_wrapped(fun: Any) -> Any:
     """The ``linear_util.WrappedFun`` that ``jax.pmap``'s jit body ``_fun`` (``jax/_src/pmap.py``) closes over as ``fun``."""
     while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
         fun = fun.__dict__["__wrapped__"]
     code = fun.__code__ if type(fun) is types.FunctionType else None
-    if code is None or not code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py")) or "fun" not in code.co_freevars:
+    if code is None or not code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py")):
         return None
-    try:
-        wrapped = fun.__closure__[code.co_freevars.index("fun")].cell_contents
-    except (ValueError, IndexError, TypeError):
-        return None
+    wrapped = _closure_value(fun, "fun")
     return wrapped if type(wrapped).__name__ == "WrappedFun" else None
 
 
@@ -1659,6 +1686,34 @@ def is_ref_aval(aval: Any) -> bool:
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)
+
+
+JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def jit_caller(frame: Any) -> Any:
+    """The frame that called the ``jax.jit`` wrapper whose trace is under way at ``frame``, else ``None``.
+
+    From ``frame`` out, past jaxshow's probe, through ``pjit.py``'s frames only
+    to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
+    ``reraise_with_filtered_traceback`` around it (0.7 to 0.12). ``None`` where
+    another frame comes first: the trace is not that call's own (``.trace()``,
+    ``jax.make_jaxpr``; a jvp JAX traces for a call under ``jax.grad``).
+    """
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):
+        frame = frame.f_back
+    seen = set()
+    while frame is not None and frame.f_code.co_name != "cache_miss":
+        seen.add(frame.f_code.co_filename)
+        if len(seen) > 1:
+            return None
+        frame = frame.f_back
+    if frame is None or seen - {frame.f_code.co_filename}:
+        return None
+    frame = frame.f_back
+    while frame is not None and frame.f_code.co_name == "reraise_with_filtered_traceback":
+        frame = frame.f_back
+    return frame
 
 
 def trace_state_clean() -> bool:

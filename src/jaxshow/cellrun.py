@@ -406,7 +406,8 @@ def cell_label(shell: Any, filename: str) -> str | None:
 
 
 _MAGIC_BODIES = frozenset({"<timed exec>", "<timed eval>", "<magic-timeit>"})
-"""The file names IPython compiles a ``%time``/``%%time`` or ``%timeit``/``%%timeit`` statement under."""
+"""The file names IPython compiles a ``%time``/``%%time`` or ``%timeit``/``%%timeit`` statement under (``%prun``'s
+is cProfile's ``<string>``: :func:`_profiled_body`)."""
 _TOP_LEVEL = ("<module>", "<cell line: ")
 _RUN_MAGIC = ("run_cell_magic", "run_line_magic")
 
@@ -425,7 +426,8 @@ def cell_line(shell: Any) -> Callable[[Any], tuple[str, int, Any] | None]:
 
     def located(frame: Any) -> tuple[str, int, Any] | None:
         filename = frame.f_code.co_filename
-        if filename not in _MAGIC_BODIES and cell_label(shell, filename) is None:
+        body = filename in _MAGIC_BODIES or _profiled_body(frame)
+        if not body and cell_label(shell, filename) is None:
             return None
         line, outer = frame.f_lineno or 0, frame.f_back
         while outer is not None:
@@ -442,9 +444,17 @@ def cell_line(shell: Any) -> Callable[[Any], tuple[str, int, Any] | None]:
             if code.co_filename in _MAGIC_BODIES or cell_label(shell, code.co_filename) is not None:
                 break
             outer = outer.f_back
-        return (filename, line, frame) if filename not in _MAGIC_BODIES else None
+        return (filename, line, frame) if not body else None
 
     return located
+
+
+def _profiled_body(frame: Any) -> bool:
+    """Whether ``frame`` is the statement ``%prun``/``%%prun`` runs: a string cProfile compiled (``<string>``) and runs
+    from its ``runctx``; never the other code made from a string (a dataclass's ``__init__``)."""
+    caller = frame.f_back
+    return (frame.f_code.co_filename == "<string>" and caller is not None and caller.f_code.co_name == "runctx"
+            and caller.f_globals.get("__name__") in ("cProfile", "profile"))
 
 
 def is_cell_file(shell: Any) -> Callable[[str], bool]:

@@ -40,6 +40,7 @@ from jaxshow.capture.stations import (
     dynamic_arguments,
     jit_target,
     library_jit,
+    library_wrapped_jit,
     placed_shardings,
     stageable,
     static_arguments,
@@ -692,6 +693,27 @@ class CallCapture(_jax_compat.CallObserver):
         self._quiet_rebuild(record, walk)
         return record
 
+    def record_pmap_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
+        """A direct call of ``jax.pmap``'s wrapper (jax >= 0.8) that hit JAX's cache: the hit of the jit it called, read as
+        :meth:`record_hit` reads one, with the jit and flat arguments pmap looks up again (:func:`_jax_compat.pmap_jit_call`).
+        Where that would run the user's code again (a pytree flatten, a static value's ``__hash__``), or this JAX's
+        pmap cannot be asked, the hit is named with no stations."""
+        found, users = pmap_jit_call(wrapper, args, kwargs)
+        if found is not None:
+            return self.record_hit(found[0], tuple(found[1]), {}, site)
+        record = self._new_record("hit", None)
+        record.site = record.cell_site = site
+        record.pmap = True
+        inner = getattr(wrapper, "__wrapped__", None)  # the user's function, which JAX's wrapper wraps
+        if type(inner) is types.FunctionType:
+            code = inner.__code__
+            record.name, record.source_file = inner.__name__, code.co_filename
+            record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, inner.__name__)
+        why = (f"looking them up parses the call's arguments again, which would run your {users} a second time" if users
+               else f"jax {jax.__version__}'s pmap cannot be asked for the jit it called without calling it again")
+        record.notes.append(f"its stations are not read from JAX's caches: {why}")
+        return record
+
     def record_raised_hit(self, wrapper: Any, site: SourceLocation | None, since: int) -> CallRecord:
         """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`).
 
@@ -771,6 +793,10 @@ class CallCapture(_jax_compat.CallObserver):
         record.jit_info = info = _jax_compat.jit_info(wrapper)
         record.fun = _jax_compat.jit_function(wrapper)
         record.name, record.source_file = _jax_compat.jit_info_function(info)
+        pmapped = _jax_compat.pmapped_function(record.fun)
+        if pmapped is not None:  # the jit jax.pmap calls (jax >= 0.8): named for the user's function, as on its trace
+            record.name, record.source_file = pmapped
+            record.pmap = True
         _mark_users_jit(record, wrapper)
         return record, info
 
@@ -837,6 +863,21 @@ def users_jit_of_jax(wrapper: Any) -> bool:
         return getattr(sys.modules.get(fun.__module__), fun.__name__, None) is not wrapper
     except Exception:  # noqa: BLE001 - a function without a module or name: JAX's, as found
         return False
+
+
+def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> bool:
+    """Whether a trace of ``fun``, a function of JAX's, under way at ``frame`` is of a ``jax.jit`` the user's code made
+    and called (``normal = jax.jit(jax.random.normal)``; ``normal(k, (3,))``): the user's, as :func:`users_jit_of_jax`
+    tells for a cell's direct call. The wrapper's caller is the user's, and JAX's module does not hold a jit of ``fun``
+    under its name, as it holds ``jnp.sin``'s, which the user's code also calls directly."""
+    caller = _jax_compat.jit_caller(frame)
+    if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
+        return False
+    try:
+        held = getattr(sys.modules.get(fun.__module__), fun.__name__, None)
+    except Exception:  # noqa: BLE001 - a callable without a module or name: JAX's, as found
+        return False
+    return _jax_compat.jit_function(held) is not fun
 
 
 def _stations_shown(record: CallRecord) -> bool:
@@ -944,6 +985,20 @@ class _FanOut(_jax_compat.CallObserver):
 
 
 _hooks = _Hooks()
+
+
+def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[tuple[Any, list] | None, str | None]:
+    """``(the jit and flat arguments a call of jax.pmap's wrapper called, looked up again; None)``, or ``(None, the
+    user's code looking them up would run a second time)``: a pytree flatten, a static value's ``__hash__``.
+    ``(None, None)`` where this JAX's pmap cannot be asked (:func:`_jax_compat.pmap_jit_call`)."""
+    statics = [args[i] for i in _jax_compat.pmap_static_argnums(wrapper) if -len(args) <= i < len(args)]
+    users = users_code((args, kwargs), statics)
+    if users is not None:
+        return None, users
+    try:
+        return _jax_compat.pmap_jit_call(wrapper, args, kwargs), None
+    except Exception:  # noqa: BLE001 - the call already succeeded; what it called is a nicety
+        return None, None
 
 
 def pmapped_jit(wrapper: Any) -> bool:
@@ -1089,8 +1144,11 @@ class DirectCalls:
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
         kind = type(fn)
+        jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
+        elif kind is types.FunctionType and "__wrapped__" in fn.__dict__ and (jitting := library_wrapped_jit(fn)) is not None:
+            target = None  # nnx.cached_partial(train_step, ...): a call of the nnx.jit it wraps
         elif self._plain.get(id(kind)) is kind:
             return fn
         else:
@@ -1099,15 +1157,15 @@ class DirectCalls:
         if target is None and from_jax:
             target = stageable(fn)  # another JAX wrapper: jax.pmap on jax 0.7
         if target is None:
-            if from_jax or kind is functools.partial or kind is types.MethodType:
+            if jitting is None and (from_jax or kind is functools.partial or kind is types.MethodType):
                 return fn
-            jitted = library_jit(fn)
+            obj, jitted = jitting or (fn, library_jit(fn))
             if jitted is None:
                 self._plain[id(kind)] = kind  # held, so the id is never another type's
                 return fn
             if self.capture is not None:
                 try:
-                    self.capture.library_call(fn, jitted)
+                    self.capture.library_call(obj, jitted)
                 except Exception:  # noqa: BLE001 - never disturb the cell
                     pass
             if self.counter is None:
@@ -1234,7 +1292,7 @@ class DirectCalls:
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
-        if pending.fresh and type(pending.wrapper) is JIT_TYPE:
+        if pending.fresh and (type(pending.wrapper) is JIT_TYPE or pmapped_jit(pending.wrapper)):
             pending.walk_args = call_arguments(call)
 
     def _after(self, pending: _Pending) -> None:
@@ -1246,6 +1304,8 @@ class DirectCalls:
         if pmapped_jit(pending.wrapper):  # a jit of JAX's own: its record, if the call traced, is pmap's jit body's
             own = next((r for r in self.capture.own_records(pending.made_before) if r.pmap), None)
             if key not in self._first:
+                if own is None and pending.walk_args is not None:  # a hit: JAX's C++ cache served pmap's jit
+                    own = self.capture.record_pmap_hit(pending.wrapper, *pending.walk_args, pending.site)
                 self._first[key] = own
             elif own is None and self._first[key] is not None:
                 self._first[key].repeat_hits += 1  # type: ignore[union-attr]

@@ -101,6 +101,32 @@ def library_jit(obj: Any) -> Any | None:
     return next((value for value in attributes.values() if type(value) is JIT_TYPE), None)
 
 
+def library_wrapped(obj: Any) -> types.FunctionType | None:
+    """The plain function a library's callable object wraps with ``functools.update_wrapper`` (flax's ``JitFn``, the
+    function ``nnx.jit`` jits), read from its instance ``__dict__`` only, else ``None``."""
+    kind = type(obj)
+    if kind is types.FunctionType or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+        return None
+    try:
+        wrapped = object.__getattribute__(obj, "__dict__").get("__wrapped__")
+    except Exception:  # noqa: BLE001 - a class without __dict__, or one whose __dict__ is computed and fails
+        return None
+    return wrapped if type(wrapped) is types.FunctionType else None
+
+
+def library_wrapped_jit(fun: types.FunctionType) -> tuple[Any, Any] | None:
+    """``(the library's jitting object, its jax.jit wrapper)`` a library's plain function made with ``functools.wraps``
+    calls, as flax's ``nnx.cached_partial`` of an ``nnx.jit`` function does, else ``None``.
+
+    Only a function of a library's file is looked into, and only its ``__wrapped__``.
+    """
+    wrapped = fun.__dict__.get("__wrapped__")
+    if wrapped is None or type(wrapped) is types.FunctionType or not library_file(fun.__code__.co_filename):
+        return None
+    jitted = library_jit(wrapped)
+    return (wrapped, jitted) if jitted is not None else None
+
+
 def _library_class(kind: type) -> bool:
     module = sys.modules.get(type_module(kind))
     return library_file(getattr(module, "__file__", None)) if module is not None else False

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import JIT_TYPE, parameter_names, type_module
+from jaxshow.capture.stations import JIT_TYPE, library_wrapped, parameter_names, type_module
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 
 
@@ -130,7 +130,7 @@ def _made_by(fun: Any) -> str | None:
 
 def _unwrapped(fun: Any) -> Any:
     """The user's function inside JAX's and functools' wrappers (``__wrapped__``, ``partial.func``, JAX's own
-    ``custom_jvp``/``custom_vjp``), read by type only."""
+    ``custom_jvp``/``custom_vjp``, a library's callable object's ``__wrapped__``), read by type only."""
     for _ in range(16):
         if type(fun) is functools.partial:
             fun = fun.func
@@ -140,6 +140,8 @@ def _unwrapped(fun: Any) -> Any:
             fun = fun.__dict__["__wrapped__"]
         elif type_module(type(fun)).startswith("jax.") and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
             fun = fun.__wrapped__
+        elif (wrapped := library_wrapped(fun)) is not None:  # nnx.jit's JitFn: the user's function
+            fun = wrapped
         else:
             return fun
     return fun
@@ -166,12 +168,10 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[s
 def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
     """The user's function a library's jitted function carries among the static values of ``key`` (``eqx.filter_jit``),
     or that JAX's own ``fun`` closes over (``checkify.checkify``)."""
-    source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
-    if source is None:
-        return None
-    if jax_made(fun):
+    if jax_made(fun):  # also without debug info: a call counted, never traced while jaxshow looked (jax.pmap's body)
         return closure_function(fun)
-    if key is None or not library_file(source[1]):
+    source = _jax_compat.parse_source_info(getattr(debug_info, "func_src_info", None))
+    if source is None or key is None or not library_file(source[1]):
         return None
     try:
         return carried_function(source[0], _jax_compat.static_arg_values(key), outside=source[1])

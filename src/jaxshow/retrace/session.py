@@ -323,8 +323,6 @@ class Session(_jax_compat.TraceProbe):
         self._stdout_before: Any = None
         self._tee: _Tee | None = None
         self._orphans: list[CacheMiss] = []
-        self._users_jits: dict[int, Any] = {}
-        """JAX's functions in a ``jax.jit`` the user's code made (``jax.jit(jnp.linalg.solve)``), by id: traced as the user's."""
         self.notes: list[str] = []
         self.open = False
         self.paused = False
@@ -367,14 +365,11 @@ class Session(_jax_compat.TraceProbe):
 
     # probe callbacks (on the tracing thread) ----------------------------------------------
 
-    def users_jit(self, fun: Any) -> None:
-        """``fun``, a function of JAX's, is about to be called through a ``jax.jit`` the user made: its traces are the user's."""
-        self._users_jits[id(fun)] = fun
-
     def enter(self, fun: Any, debug_info: Any) -> _Frame | None:
-        if self.paused or not (_is_user_function(debug_info, fun) or self._users_jits.get(id(fun)) is fun):
+        if self.paused or not (_is_user_function(debug_info, fun) or calls.users_jit_traced(fun, sys._getframe(1), self.cell_line)):
             # JAX's own functions (the jax.numpy operations a trace calls): never recorded, and JAX
             # explains no miss of theirs; what runs inside them belongs to the enclosing user trace.
+            # A jax.jit the user's code made of one (jax.jit(jnp.linalg.solve)) is the user's.
             return None
         stack = getattr(self._local, "stack", None)
         if stack is None:
@@ -786,20 +781,21 @@ class CallCounter(calls.CallCounter):
 
     def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any] | None:
         inner = getattr(wrapper, "__wrapped__", wrapper)
-        if jax_own(inner):
-            if not calls.users_jit_of_jax(wrapper):
-                return None
-            self.session.users_jit(inner)  # jax.jit(jnp.linalg.solve): the user's
+        if jax_own(inner) and not calls.users_jit_of_jax(wrapper):  # jax.jit(jnp.linalg.solve) is the user's
+            return None
         target = _traced_function(wrapper)
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call)
 
     def after(self, wrapper: Any, token: tuple[int, int, Any] | None, maybe_refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
-        target = _traced_function(wrapper)
-        if target is None:  # a jax.pmap whose body never traced while jaxshow looked: nothing to count it on
-            return
         traced_before, compiles_before, call = token
+        target = _traced_function(wrapper)
+        if target is None and calls.pmapped_jit(wrapper):  # a jax.pmap whose body never traced while jaxshow looked
+            found, _ = calls.pmap_jit_call(wrapper, *calls.call_arguments(call))
+            target = _jax_compat.jit_function(found[0]) if found is not None else None
+        if target is None:  # nothing to count it on: looking it up would run the user's code again
+            return
         traced = self.session.traced_count(target) > traced_before
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
             return
