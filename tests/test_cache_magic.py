@@ -341,10 +341,10 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
     defined = shell.execution_count - 1
     result, _ = run_captured(shell, "%%jaxcache -o rep\nfor _ in range(2):\n    jax.jit(jax.grad(soft))(3.0)")
     assert result.success
-    first, second = [f for f in shell.user_ns["rep"].functions if f.function == "soft"]  # two wrapper objects
-    assert (first.defined_at, second.defined_at) == (f"In[{defined}]:1", f"In[{defined}]:1")
-    assert [m.category for m in first.misses + second.misses] == ["never_seen", "redefined"]
-    assert second.misses[0].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
+    (row,) = [f for f in shell.user_ns["rep"].functions if f.function == "soft"]  # two wrapper objects, one row
+    assert (row.defined_at, row.objects, row.traced) == (f"In[{defined}]:1", 2, 2)
+    assert [m.category for m in row.misses] == ["never_seen", "redefined"]
+    assert row.misses[1].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
 
 
@@ -355,11 +355,11 @@ def test_a_partial_made_per_call_is_named_as_the_cause_not_an_edited_definition(
     shell.run_cell("def body(v):\n    return v + 1", store_history=True)
     result, _ = run_captured(shell, "%%jaxcache -o rep\nfor _ in range(3):\n    y = jax.jit(partial(body))(x)")
     assert result.success
-    rows = shell.user_ns["rep"].functions
-    assert [(f.function, f.traced) for f in rows] == [("body", 1)] * 3
-    assert [(m.category, m.summary) for f in rows for m in f.misses] == [("never_seen", "first trace of body")] + [
+    (row,) = shell.user_ns["rep"].functions  # three function objects, one row
+    assert (row.function, row.objects, row.traced, row.misses_left_out) == ("body", 3, 3, 1)
+    assert [(m.category, m.summary) for m in row.misses] == [("never_seen", "first trace of body"),
         ("redefined", "body is a new functools.partial wrapper: each call of functools.partial makes a new function "
-                      "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")] * 2
+                      "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")]
 
 
 def test_two_transformations_of_one_function_are_two_functions_not_a_redefinition(shell):
@@ -372,6 +372,7 @@ def test_two_transformations_of_one_function_are_two_functions_not_a_redefinitio
     first = shell.user_ns["rep"].functions
     run_captured(shell, "%%jaxcache -o rep\njit(jacfwd(jacrev(soft)))(jnp.ones(3))\njit(jacfwd(jacrev(soft)))(jnp.ones(3))")
     second = shell.user_ns["rep"].functions
+    assert [f.objects for f in first + second] == [1, 1, 2]  # the hessian's two wrapper objects are one row
     assert [(m.category, m.summary) for f in first + second for m in f.misses] == [
         ("never_seen", "first trace of grad(soft)"),
         ("never_seen", "first trace of grad(jit(grad(soft)))"),
@@ -381,8 +382,7 @@ def test_two_transformations_of_one_function_are_two_functions_not_a_redefinitio
     ]
     assert second[0].misses[0].jaxpr_diff is None
     # the rows, which read 'soft' twice, name each function as written
-    assert [f.qualname for f in first + second] == ["grad(soft)", "grad(jit(grad(soft)))", "jacfwd(jacrev(soft))",
-                                                    "jacfwd(jacrev(soft))"]
+    assert [f.qualname for f in first + second] == ["grad(soft)", "grad(jit(grad(soft)))", "jacfwd(jacrev(soft))"]
     assert [f.function for f in first] == ["soft", "soft"]
 
 
@@ -701,3 +701,83 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("normal", 3, 2, 1)
     assert [m.category for m in stats.misses] == ["never_seen", "static_args"]
     assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()
+
+
+NEW_OBJECT_PER_CALL = """
+traced = []
+def body(v):
+    traced.append(1)
+    return v + 1
+def p_loop():
+    for i in range(4):
+        jax.jit(partial(body))(i)
+def l_loop():
+    for i in range(4):
+        jax.jit(lambda v: body(v))(i)
+"""
+NEW_OBJECT_CELL = "%timeit -n2 -r2 p_loop()\n%timeit -n2 -r2 l_loop()\nfor n in (3, 4, 5):\n    y = f(jnp.ones(n))"
+
+
+def _folded_lines(defined, cell, line):
+    """The folded rows and sections of NEW_OBJECT_CELL's report, with f's re-trace history as it always reads."""
+    return [
+        "%jaxcache — 35 traces of 3 jitted functions (33 function objects)",
+        "  function                                        calls  traced  hits  cache entries  defined at",
+        "  ----------------------------------------------  -----  ------  ----  -------------  ----------",
+        f"  body (16 function objects)                      —      16      —     —              In[{defined}]:2",
+        f"  l_loop.<locals>.<lambda> (16 function objects)  —      16      —     —              In[{defined}]:10",
+    ], [
+        f"    … 14 more function objects of body, each traced once as in 2.: called at In[{defined}]:7 ×14",
+        "    … 14 more function objects of l_loop.<locals>.<lambda>, each traced once as in 2.: called at",
+        f"      In[{defined}]:10 ×14",
+        "  f:",
+        "    1. never-seen function (first trace): first trace of f",
+        f"       called at In[{cell}]:{line}",
+        "       signature traced: x: f32[3]",
+    ]
+
+
+def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
+    # JAX's jit guides (201/jit.md, jit-compilation.md) time loops of jax.jit(partial(body))(i) and
+    # jax.jit(lambda x: body(x))(i): the report read "241 traces of 241 jitted functions", 50 equal rows "body 1"
+    # and 50 sections, each "1. re-defined function ...", 858 lines.
+    shell.run_cell(NEW_OBJECT_PER_CALL, store_history=True)
+    defined = shell.execution_count - 1
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + NEW_OBJECT_CELL)
+    assert result.success and len(shell.user_ns["traced"]) == 32 and shell.user_ns["traces"] == [1, 1, 1]
+    rows = shell.user_ns["rep"].functions
+    assert [(f.function, f.objects, f.traced, f.misses_left_out, f.folded_sites) for f in rows] == [
+        ("body", 16, 16, 14, ((f"In[{defined}]:7", 14),)),
+        ("<lambda>", 16, 16, 14, ((f"In[{defined}]:10", 14),)),
+        ("f", 1, 3, 0, ()),
+    ]
+    assert sum(f.traced for f in rows) == len(shell.user_ns["traced"]) + len(shell.user_ns["traces"])  # nothing lost
+    assert [[m.category for m in f.misses] for f in rows] == [["never_seen", "redefined"]] * 2 + [
+        ["never_seen", "input_types", "input_types"]]
+    text = cap.outputs[-1].data["text/plain"]
+    head, folded = _folded_lines(defined, result.execution_count, 5)
+    assert text.splitlines()[:6] == head + ["  f                                               3      3       0     3              "
+                                            f"In[{defined - 1}]:5"]
+    for piece in folded:
+        assert f"\n{piece}\n" in text
+    assert text.count("re-defined function (re-run cell or definition in a loop)") == 2
+    assert "    3. different input types: x: now f32[5], before f32[4]\n" in text  # f's history reads as it always has
+    page = cap.outputs[-1].data["text/html"]
+    assert page.count("body (16 function objects)") == 2  # its row and its one section
+    assert page.count("l_loop.&lt;locals>.&lt;lambda> (16 function objects)") == 2
+    assert "… 14 more function objects of body, each traced once as in 2.: called at In[" in page
+    assert [ln for ln in text.splitlines() if ln.startswith("  ") and ln[2] != " " and ln.endswith(":")] == [
+        "  body (16 function objects):", "  l_loop.<locals>.<lambda> (16 function objects):", "  f:", "  persistent compilation cache:"]
+
+
+def test_new_function_objects_per_call_fold_in_on_mode(shell):
+    shell.run_cell(NEW_OBJECT_PER_CALL, store_history=True)
+    defined = shell.execution_count - 1
+    run_captured(shell, "%jaxcache on")
+    result, cap = run_captured(shell, NEW_OBJECT_CELL)
+    assert result.success
+    text = cap.outputs[-1].data["text/plain"]
+    head, folded = _folded_lines(defined, result.execution_count, 4)
+    assert text.splitlines()[:5] == head
+    for piece in folded:
+        assert f"\n{piece}\n" in text

@@ -338,12 +338,12 @@ def test_a_library_that_makes_a_new_jitted_function_per_call_is_blamed_for_that(
     run_captured(shell, "import percall")
     result, _ = run_captured(shell, "%%jaxcache -o rep\nw = percall.collect(x)\nw = percall.collect(x)")
     assert result.success
-    [first], [again] = (stats.misses for stats in shell.user_ns["rep"].functions)  # two function objects
+    [(first, again)] = (stats.misses for stats in shell.user_ns["rep"].functions)  # two function objects, one row
     assert (first.category, again.category) == ("never_seen", "redefined")
     text = " ".join(str(shell.user_ns["rep"]).split())
     cell = f"In[{result.execution_count}]"
     assert text.count("a library re-traced:") == 1, "a first trace is not a re-trace"
-    assert "1. re-defined function (a library made it again, inside a call of yours): _body is a new function object" in text
+    assert "2. re-defined function (a library made it again, inside a call of yours): _body is a new function object" in text
     assert (f"a library re-traced: {cell}:3 called percall.collect ({folder / 'percall.py'}:9), which made a new _body "
             "function object, so JAX's cache, which is keyed on the function object, could not find the earlier trace") in text
     assert "passed its arguments differently" not in text

@@ -8,6 +8,9 @@ import subprocess
 import sys
 import textwrap
 
+import jax
+import pytest
+
 SHELL = textwrap.dedent(
     """
     import json
@@ -176,3 +179,51 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
         ["w", "f32[8,16] on mesh ('data': 4, 'model': 2)", "f32[8,16] on mesh ('data': 2, 'model': 4)"]]]]
+
+
+REDUCED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    mesh = jax.make_mesh((2,), ('i',)); jax.set_mesh(mesh)
+    x_sharded = jax.device_put(jnp.arange(8.), jax.P('i'))
+    x_unreduced = jnp.einsum('i,i->', x_sharded, x_sharded, out_sharding=jax.P(unreduced={'i'}))
+    x_reduced = jax.reshard(jnp.arange(4.), jax.P(reduced={'i'}))
+    ''').success
+    texts = []
+    for cell in (
+        # the shard_map guide's eager call: JAX's own jitted _unmatch/_match helpers carry each argument's spec
+        "%%jaxstages\\n@jax.shard_map(in_specs=(jax.P('i'), jax.P(), jax.P(unreduced={'i'}), jax.P(reduced={'i'})), "
+        "out_specs=jax.P('i'))\\ndef f(a, b, c, d): return a\\n_ = f(x_sharded, jnp.arange(4.), x_unreduced, x_reduced)",
+        "%%jaxstages\\n_ = jax.jit(f)(x_sharded, jnp.arange(4.), x_unreduced, x_reduced)",
+    ):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts.append(cap.outputs[-1].data["text/plain"])
+    print(json.dumps({"eager": texts[0].splitlines(), "jitted": texts[1].splitlines()}))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(jax, "reshard"), reason=f"jax {jax.__version__} has no jax.reshard, jax.set_mesh or reduced axes")
+def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_writes_them():
+    # was: "jaxshow could not read the stations of <unknown>: ValueError: Using *pspec is dangerous when PartitionSpec
+    # has non-empty unreduced/reduced set" and "also compiled for <unknown> under a transformation: 1 more program"
+    result = _run(REDUCED_SCRIPT)
+    assert result["eager"][1:] == [
+        "(5 compiles of JAX's own helpers folded away: _unmatch, _match)",
+        "note: no jitted call of yours in this cell; the cell ran normally. JAX compiled its own _match,",
+        "  _unmatch (_match, _unmatch: jax.shard_map run outside jit, which runs the function it maps (yours",
+        "  too, if any) one operation at a time on each device's block and splits and joins the arrays; under",
+        "  jax.jit it compiles as one program)",
+    ]
+    start = result["jitted"].index("② Traced: 1 equation, 4 inputs → 1 output")
+    kind = ", unreduced_kind=sum" if hasattr(jax.P(), "unreduced_kind") else ""  # jax >= 0.11 writes the kind
+    assert [" ".join(row.split()) for row in result["jitted"][start + 1:start + 7]] == [
+        "mesh Mesh('i': 2, axis_types=(Explicit,)) (each sharding below is a spec on it)",
+        "argument type sharding donated",
+        "a f32[8] P('i') no",
+        "b f32[4] P(None) no",
+        f"c f32[] P(unreduced={{'i'}}{kind}) no",
+        "d f32[4] P(None, reduced={'i'}) no",
+    ]

@@ -921,3 +921,22 @@ def test_leaves_placed_alike_in_default_layouts_are_one_line_not_a_table_per_lea
     assert rows["used"].startswith("used SingleDeviceSharding(") and rows["used"].endswith(" default (row-major)")
     assert rows["result"].startswith("result SingleDeviceSharding(") and rows["result"].endswith(" default (row-major)")
     assert rows["unused"] == "unused — (argument unused, pruned) —" and not any("shardings and formats:" in line for line in lines)
+
+
+def test_a_call_whose_argument_placements_cannot_be_read_is_still_the_users_call(shell, monkeypatch):
+    # A sharding jaxshow could not read (a PartitionSpec with reduced axes, before jaxshow read its partitions) broke
+    # the record of the call as it traced: its dispatch then read as a program compiled "for <unknown> under a
+    # transformation", and the report said "jaxshow could not read the stations of <unknown>".
+    from jaxshow.capture import calls
+
+    def unreadable(args_flat):
+        raise ValueError("a sharding of another kind")
+
+    monkeypatch.setattr(calls, "placed_shardings", unreadable)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(5))")
+    assert result.success and shell.user_ns["runs"] == [1]
+    (report,) = shell.user_ns["rep"].reports
+    assert (report.function, report.call_site.file, report.call_site.line) == ("f", f"In[{result.execution_count}]", 2)
+    assert "jaxshow could not read where this call's arguments are placed: ValueError: a sharding of another kind" in report.notes
+    text = cap.outputs[0].data["text/plain"]
+    assert "<unknown>" not in text and "under a transformation" not in text

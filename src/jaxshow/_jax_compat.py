@@ -1072,6 +1072,16 @@ def mesh_sizes(mesh: Any) -> str | None:
         return None
 
 
+def spec_partitions(spec: Any) -> tuple[Any, ...]:
+    """A ``PartitionSpec``'s partitions, one per array dimension, without iterating it: from jax 0.8 a spec with
+    reduced or unreduced axes refuses ``tuple(spec)`` and ``*spec`` (``ValueError: Using *pspec is dangerous``).
+    ``spec.partitions`` from jax 0.8, ``spec._partitions`` before."""
+    partitions = getattr(spec, "partitions", None)
+    if partitions is None:
+        partitions = getattr(spec, "_partitions", None)
+    return tuple(partitions) if partitions is not None else tuple(spec)
+
+
 def is_default_layout(layout: Any) -> bool:
     """Whether a compiled program's ``Layout`` is XLA's default: row-major (``major_to_minor=(0, 1)`` for a matrix),
     untiled, whole-byte elements. jax 0.7 names the last two ``_tiling`` and ``_sub_byte_element_size_in_bits``."""

@@ -290,6 +290,7 @@ class CacheMagics(Magics):
                                                      blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)),
                                                      jaxpr_diff=m.jaxpr_diff and dataclasses.replace(m.jaxpr_diff, stage=name(m.jaxpr_diff.stage)))
                                  for m in f.misses),
+                    folded_sites=tuple((name(site), n) for site, n in f.folded_sites),
                 )
                 for f in report.functions
             )

@@ -703,7 +703,8 @@ class FunctionCacheStats:
     function that missed many times the first and the last few (in order, the
     gap after the first ``left_out_after``). The ``misses_left_out`` others are
     counted by category in ``left_out_by_category`` (in the order of
-    :data:`MISS_CATEGORIES`); ``traced`` counts every trace.
+    :data:`MISS_CATEGORIES`); ``traced`` counts every trace. A row may count
+    several function objects of one definition (``objects``).
     """
 
     function: str
@@ -721,6 +722,11 @@ class FunctionCacheStats:
     misses_left_out: int = 0
     left_out_by_category: tuple[tuple[MissCategory, int], ...] = ()
     left_out_after: int = 0
+    objects: int = 1
+    """Function objects counted in this row: more than one where calls made new objects of one definition, each traced
+    once for the same reason (``jax.jit(lambda …)`` or ``functools.partial`` in a loop); the misses left out are theirs."""
+    folded_sites: tuple[tuple[str, int], ...] = ()
+    """Of a folded row (``objects > 1``): where the misses left out were called, and how many at each site."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]

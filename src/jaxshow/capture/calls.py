@@ -500,7 +500,10 @@ class CallCapture(_jax_compat.CallObserver):
             return
         record.jaxpr = jaxpr
         if record.kept:
-            record.arg_shardings = placed_shardings(args_flat)
+            try:
+                record.arg_shardings = placed_shardings(args_flat)
+            except Exception as exc:  # noqa: BLE001 - the call's record must still meet its dispatch, or it reads as another program
+                record.notes.append(f"jaxshow could not read where this call's arguments are placed: {type(exc).__name__}: {exc}")
         name, source = _jax_compat.jaxpr_function(jaxpr)
         if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
             record.name = name

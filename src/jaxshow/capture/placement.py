@@ -173,10 +173,16 @@ def _leaf_name(path: tuple, parameters: Sequence[str]) -> str:
 
 
 def _spec_text(sharding: Any) -> str | None:
+    """``P('data', None)``; reduced and unreduced axes as JAX writes them, sorted: ``P('i', unreduced={'j'})``."""
     spec = getattr(sharding, "spec", None)
     if spec is None:
         return None
-    return "P(" + ", ".join(repr(p) if isinstance(p, str) or p is None else str(p) for p in tuple(spec)) + ")"
+    parts = [repr(p) if isinstance(p, str) or p is None else str(p) for p in _jax_compat.spec_partitions(spec)]
+    axes = [f"{kind}={{{', '.join(repr(a) for a in sorted(named, key=str))}}}"
+            for kind in ("unreduced", "reduced") if (named := getattr(spec, kind, None))]
+    if axes and (unreduced_kind := getattr(spec, "unreduced_kind", None)):  # JAX writes the kind beside either set
+        axes.append(f"unreduced_kind={getattr(unreduced_kind, 'name', unreduced_kind)}")
+    return "P(" + ", ".join(parts + axes) + ")"
 
 
 def _view(sharding: Any, shape: tuple[int, ...], *, example: str, leaves: int) -> ShardingView | None:

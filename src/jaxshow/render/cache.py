@@ -74,11 +74,19 @@ def _headline(report: CacheReport) -> str:
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)
-    return f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
+    objects = sum(f.objects for f in report.functions)
+    head = f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
+    return f"{head} ({plural(objects, 'function object')})" if objects > names else head
 
 
-def _function_rows(functions: Sequence[FunctionCacheStats]) -> list[tuple[str, ...]]:
-    return [(f.qualname, _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size), f.defined_at or "—") for f in functions]
+def _named(f: FunctionCacheStats, budget: TextBudget) -> str:
+    """The row's function: ``body (120 function objects)`` for a folded row."""
+    name = line(f.qualname, budget)
+    return f"{name} ({plural(f.objects, 'function object')})" if f.objects > 1 else name
+
+
+def _function_rows(functions: Sequence[FunctionCacheStats], budget: TextBudget) -> list[tuple[str, ...]]:
+    return [(_named(f, budget), _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size), f.defined_at or "—") for f in functions]
 
 
 _FUNCTION_HEADER = ("function", "calls", "traced", "hits", "cache entries", "defined at")
@@ -121,10 +129,27 @@ def _numbered(f: FunctionCacheStats, misses: Sequence[CacheMiss]) -> list[tuple[
 
 
 def _left_out(f: FunctionCacheStats, budget: TextBudget) -> str:
-    """``… 990 more misses of f, counted but not kept: 985 different input types, 5 different static arguments``."""
+    """``… 990 more misses of f, counted but not kept: 985 different input types, 5 different static arguments``;
+    of a folded row, ``… 118 more function objects of body, each traced once as in 2.: called at In[2]:4 ×118``."""
+    if f.objects > 1:
+        return (f"… {f.misses_left_out:,} more function objects of {line(f.qualname, budget)}, each traced once "
+                f"as in {f.left_out_after}.: called at {_sites(f.folded_sites, budget)}")
     counts = ", ".join(f"{n:,} {LEFT_OUT_WORDS.get(c) or line(c, budget)}" for c, n in f.left_out_by_category)
     more = f"… {f.misses_left_out:,} more miss{'es' if f.misses_left_out != 1 else ''} of {line(f.qualname, budget)}, counted but not kept"
     return f"{more}: {counts}" if counts else more
+
+
+FOLDED_SITES_NAMED = 3
+"""Call sites named on a folded row's line; the others are counted."""
+
+
+def _sites(sites: Sequence[tuple[str, int]], budget: TextBudget) -> str:
+    """``In[2]:4 ×60, In[2]:9 ×58, and 2 more call sites ×2``."""
+    named = ", ".join(f"{line(site, budget)} ×{n:,}" for site, n in sites[:FOLDED_SITES_NAMED])
+    others = sites[FOLDED_SITES_NAMED:]
+    if not others:
+        return named
+    return f"{named}, and {plural(len(others), 'more call site')} ×{sum(n for _, n in others):,}"
 
 
 def _miss_budget(budget: TextBudget) -> TextBudget:
@@ -184,7 +209,7 @@ def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
                 style=NOTE_STYLE,
             )
         )
-    summary = join([line(f.qualname, budget), " ", muted(f"traced {f.traced}×" + (f", {plural(f.hits, 'hit')}" if f.hits is not None else ""))])
+    summary = join([_named(f, budget), " ", muted(f"traced {f.traced}×" + (f", {plural(f.hits, 'hit')}" if f.hits is not None else ""))])
     return details(summary, *body, open=True)
 
 
@@ -193,7 +218,7 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
     parts: list[object] = [tag("div", tag("strong", "%jaxcache"), " — ", _headline(report), cls="js-head")]
     if report.functions:
         functions, more = limit_rows(report.functions, budget, "report.functions")
-        parts.append(table(_FUNCTION_HEADER, _function_rows(functions), budget, more=more))
+        parts.append(table(_FUNCTION_HEADER, _function_rows(functions, budget), budget, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     parts.extend(_function_html(k, f, budget) for k, f in sections)
     if more_sections:
@@ -318,6 +343,11 @@ def _blame(miss: CacheMiss) -> str | None:
     return f"{b.user_line} called {b.library_function} ({b.library_line}), {effect}" if effect else None
 
 
+def _left_out_text(f: FunctionCacheStats, budget: TextBudget) -> str:
+    """The line for the misses left out, wrapped where it names call sites (a folded row's)."""
+    return paragraph("    ", _left_out(f, budget), "      ", budget) if f.objects > 1 else f"    {_left_out(f, budget)}"
+
+
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
     lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", message(miss.summary, budget), "       ", budget)]
@@ -342,19 +372,19 @@ def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache — {_headline(report)}"]
     functions, more = limit_rows(report.functions, budget, "report.functions")
     if functions:
-        lines.extend(text_table(_function_rows(functions), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
+        lines.extend(text_table(_function_rows(functions, budget), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     for k, f in sections:
-        lines.append(f"  {line(f.qualname, budget)}:")
+        lines.append(f"  {_named(f, budget)}:")
         misses, more_misses = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
         for j, (i, miss) in enumerate(_numbered(f, misses)):
             if f.misses_left_out and j == f.left_out_after:
-                lines.append(f"    {_left_out(f, budget)}")
+                lines.append(_left_out_text(f, budget))
             lines.extend(_miss_text(i, miss, budget))
         if more_misses:
             lines.append(f"    {more_misses}")
         if f.misses_left_out and f.left_out_after >= len(misses):
-            lines.append(f"    {_left_out(f, budget)}")
+            lines.append(_left_out_text(f, budget))
         if f.trace_time_output:
             lines.append(paragraph("    ", f"printed while {line(f.function, budget)} was being traced: {TRACE_TIME_NOTE}", "      ", budget))
             lines.extend(_indent(block("".join(f.trace_time_output), budget), "       > "))

@@ -58,6 +58,7 @@ from jaxshow.report import (
     plural,
 )
 from jaxshow.irdiff import text_diff
+from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
 from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
@@ -273,6 +274,32 @@ class _Stats:
             left_out_by_category=tuple((c, self.left_out[c]) for c in MISS_CATEGORIES if self.left_out.get(c)),
             left_out_after=len(self.first) if self.left_out else 0,
         )
+
+
+def _folded(group: list[_Stats], hits_counted: bool) -> FunctionCacheStats:
+    """One row for function objects of one definition (:func:`fold.groups`): the definition's first trace and its
+    first re-definition in detail, the other re-definitions counted with their call sites."""
+    shown = group[:2] if group[0].first[0].category == "never_seen" else group[:1]
+    rest = [s.first[0] for s in group[len(shown):]]
+    for miss in rest:
+        miss.jaxprs = None  # counted, never shown: its jaxprs are let go
+    counted = hits_counted and all(s.wrapper is not None for s in group)
+    sizes = [_jax_compat.cache_size(s.wrapper) if s.wrapper is not None else None for s in group]
+    return dataclasses.replace(
+        group[0].frozen(hits_counted),
+        traced=sum(s.traced for s in group),
+        calls=sum(s.calls for s in group) if counted else None,
+        hits=sum(s.hits for s in group) if counted else None,
+        cache_size=None if None in sizes else sum(sizes),
+        recompiled=tuple(r for s in group for r in s.recompiled),
+        misses=tuple(s.first[0].reported() for s in shown),
+        trace_time_output=tuple(o for s in group for o in s.output),
+        misses_left_out=len(rest),
+        left_out_by_category=(("redefined", len(rest)),) if rest else (),
+        left_out_after=len(shown) if rest else 0,
+        objects=len(group),
+        folded_sites=fold.sites(rest),
+    )
 
 
 class Session(_jax_compat.TraceProbe):
@@ -545,7 +572,8 @@ class Session(_jax_compat.TraceProbe):
         """Freeze what the session saw into a :class:`CacheReport` (plain data; no functions kept)."""
         with self._lock:
             stats_list = list(self._stats.values())
-        functions = [s.frozen(hits_counted) for s in stats_list]
+        grouped = fold.groups(stats_list) if self._first_limit is not None else [[s] for s in stats_list]
+        functions = [g[0].frozen(hits_counted) if len(g) == 1 else _folded(g, hits_counted) for g in grouped]
         if self._orphans:
             by_name: dict[str, list[CacheMiss]] = {}
             for miss in self._orphans:
