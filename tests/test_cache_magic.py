@@ -701,3 +701,17 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("normal", 3, 2, 1)
     assert [m.category for m in stats.misses] == ["never_seen", "static_args"]
     assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()
+
+
+def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(shell):
+    # 'compiled = lowered.compile()' of a Lowered made in an earlier cell read 'JAX also compiled 1 of its own helper
+    # function(s) (eager jax.numpy operations)': JAX compiled the user's f, with no trace
+    assert shell.run_cell("lowered = f.trace(x).lower()", store_history=True).success
+    notes = []
+    for cell in ("%%jaxcache -o rep\ncompiled = lowered.compile()", "%%jaxcache -o rep\ny = compiled(x)"):
+        result, cap = run_captured(shell, cell)
+        assert result.success, result.error_in_exec
+        rep = shell.user_ns["rep"]
+        assert rep.functions == () and shell.user_ns["traces"] == [1]
+        notes.append([n for n in rep.notes if "helper" in n or "ahead of time" in n])
+    assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]
