@@ -781,3 +781,17 @@ def test_new_function_objects_per_call_fold_in_on_mode(shell):
     assert text.splitlines()[:5] == head
     for piece in folded:
         assert f"\n{piece}\n" in text
+
+
+def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(shell):
+    # 'compiled = lowered.compile()' of a Lowered made in an earlier cell read 'JAX also compiled 1 of its own helper
+    # function(s) (eager jax.numpy operations)': JAX compiled the user's f, with no trace
+    assert shell.run_cell("lowered = f.trace(x).lower()", store_history=True).success
+    notes = []
+    for cell in ("%%jaxcache -o rep\ncompiled = lowered.compile()", "%%jaxcache -o rep\ny = compiled(x)"):
+        result, cap = run_captured(shell, cell)
+        assert result.success, result.error_in_exec
+        rep = shell.user_ns["rep"]
+        assert rep.functions == () and shell.user_ns["traces"] == [1]
+        notes.append([n for n in rep.notes if "helper" in n or "ahead of time" in n])
+    assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]

@@ -774,6 +774,65 @@ def test_an_ahead_of_time_compile_after_another_call_is_its_own(shell):
     assert "sine" not in rep.helper_compiles.names
 
 
+def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
+    # JAX's AOT tutorial, a stage per cell: 'lowered = traced.lower()' read 'note: no jitted call of yours in this cell',
+    # 'compiled = lowered.compile()' '(1 compile of JAX's own helpers folded away: f)', and 'z = compiled(x, y)' 'no
+    # jitted call of yours': JAX's work on a Traced or Lowered made before the cell matched no record of the cell's
+    _define(shell, "def mm(a, b):\n    runs.append(1)\n    return jnp.sin(a) @ b\nm = jnp.ones((3, 3))")
+    _define(shell, "traced = jax.jit(mm, donate_argnums=1).trace(m, m)")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nlowered = traced.lower()")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    cell = f"In[{shell.execution_count - 1}]"
+    assert (report.function, report.kind, report.continued) == ("mm", "user", "Traced")
+    assert report.timings.stages_run == ("lower",) and rep.helper_compiles.count == 0
+    assert [(a.path, a.donated) for a in report.traced.args] == [("a", False), ("b", True)]
+    assert report.wrapper.defined_at == jaxshow.report.SourceLocation(f"In[{shell.execution_count - 3}]", 1, "mm")
+    assert report.call_site.file == cell and report.call_site.line == 2
+    if jax.__version_info__ < (0, 8):  # its Traced lowers with the function it was made with, outside jaxshow's hooks
+        assert report.stations_reached == ("traced",)
+        assert (f"lowered from a jax.stages.Traced made before this cell (.lower()); jax {jax.__version__}'s Traced lowers "
+                "where jaxshow does not see the lowering, so the Lowered station is not shown") in report.notes
+    else:
+        assert report.stations_reached == ("traced", "lowered")
+        assert report.lowered.module_text == label_cells(shell, shell.user_ns["lowered"].as_text())
+        assert "lowered from a jax.stages.Traced made before this cell (.lower()); not compiled" in report.notes
+    assert report.wrapper.options_unavailable == "not known: the jax.stages.Traced made before this cell does not keep them"
+
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\ncompiled = lowered.compile()")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.kind, report.continued) == ("mm", "user", "Lowered")
+    assert report.timings.stages_run == ("compile",) and rep.helper_compiles.count == 0
+    assert report.stations_reached == ("lowered", "compiled")
+    assert report.lowered.module_text == label_cells(shell, shell.user_ns["lowered"].as_text())
+    assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
+    assert "compiled from a jax.stages.Lowered made before this cell (.compile())" in report.notes
+    text = ANSI.sub("", _texts(cap)[-1])
+    assert "② Traced: not kept in the jax.stages.Lowered made before this cell" in text
+    assert "no jitted call of yours" not in text and "helpers" not in text
+
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nz = compiled(m, jnp.ones((3, 3)))\nz = compiled(m, jnp.ones((3, 3)))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.kind, report.continued) == ("mm", "user", "Compiled")
+    assert report.outcome == ("ran its executable compiled ahead of time (a jax.stages.Compiled): JAX did not trace, "
+                              "lower or compile this call")
+    assert report.stations_reached == ("compiled",) and report.repeat_hits == 1
+    assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
+    assert report.call_site.line == 2 and shell.user_ns["runs"] == [1]
+    assert "③ Lowered: not kept in the jax.stages.Compiled made before this cell" in ANSI.sub("", _texts(cap)[-1])
+
+
+def test_a_call_of_a_compiled_stage_that_raises_is_named(shell):
+    _define(shell, "compiled = f.lower(x).compile()")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ncompiled(jnp.ones(2))")
+    assert isinstance(result.error_in_exec, TypeError)
+    [report] = rep.reports
+    assert (report.function, report.continued, report.stopped_at) == ("f", "Compiled", "call")
+    assert report.error.type_name == "TypeError"
+
+
 def test_compile_then_call_again_is_reported_as_the_compile(shell):
     _define(shell, "def g(v):\n    runs.append('g')\n    return v * 5")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nfg = jax.jit(g)\nfg(x)\nfg(x)")

@@ -311,3 +311,24 @@ def test_is_default_layout_reads_both_attribute_spellings():
     assert [_jax_compat.is_default_layout(layout) for layout in (new((0, 1)), new(()), old)] == [True, True, True]
     assert [_jax_compat.is_default_layout(layout) for layout in (new((1, 0)), new((0, 1), ((8, 128),)), new((0,), bits=4), None)] == [
         False, False, False, False]
+
+
+def test_stage_objects_name_their_function_and_flatten_nothing_of_the_users():
+    def g(a, b):
+        return jnp.sin(a) @ b
+
+    m = jnp.ones((3, 3))
+    traced = jax.jit(g, donate_argnums=1).trace(m, m)
+    lowered = traced.lower()
+    compiled = lowered.compile()
+    info = _jax_compat.program_debug_info(lowered._lowering)
+    assert _jax_compat.debug_info_function(info) == ("g", __file__)
+    assert _jax_compat.program_debug_info(_jax_compat.compiled_executable(compiled)) is info
+    assert _jax_compat.traced_donated(traced) == (False, True)
+    assert _jax_compat.traced_lowering(None) is None
+    flat = _jax_compat.flat_compiled(compiled)
+    assert flat.as_text() == compiled.as_text() and len(flat.input_shardings[0]) == 2
+    assert _jax_compat.lowered_from_computation(lowered._lowering, None, ()).as_text() == lowered.as_text()
+    # fallbacks: an object without these private attributes
+    assert _jax_compat.program_debug_info(object()) is None and _jax_compat.traced_donated(object()) == ()
+    assert _jax_compat.debug_info_function(None) == ("?", None)

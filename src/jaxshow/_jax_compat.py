@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import functools
 import importlib
 import inspect
@@ -1175,8 +1176,9 @@ class CallObserver:
         """JAX's Python dispatch of ``jaxpr`` started: it lowers, compiles (or finds both cached) and runs."""
         raise NotImplementedError
 
-    def lower_started(self, jaxpr: Any) -> None:
-        """Lowering of ``jaxpr`` (or its cache lookup) starts: in a dispatch, or ahead of time (``Traced.lower()``)."""
+    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
+        """Lowering of ``jaxpr`` (or its cache lookup) starts: in a dispatch, or ahead of time (``Traced.lower()``);
+        ``donated``: which of its arguments are donated."""
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:  # pragma: no cover
         """Lowering (or its cache lookup) ended with ``computation`` or ``error``."""
@@ -1317,7 +1319,8 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
     def lower(*args, **kwargs):
         if observer.busy():
             return original_lower(*args, **kwargs)
-        _quietly(observer.lower_started, kwargs.get("jaxpr"))  # a keyword in the dispatch and in Traced.lower(), 0.7 to 0.12
+        # keywords in the dispatch and in Traced.lower(), 0.7 to 0.12
+        _quietly(observer.lower_started, kwargs.get("jaxpr"), tuple(bool(d) for d in kwargs.get("donated_invars", ())))
         try:
             computation = original_lower(*args, **kwargs)
         except BaseException as exc:
@@ -1444,6 +1447,26 @@ def computation_compiling(frame: Any) -> Any:
     return None
 
 
+def traced_lowering(frame: Any) -> Any:
+    """The ``jax.stages.Traced`` whose ``.lower()`` runs at ``frame`` or outside it, or ``None``: where ``Traced.lower``
+    reaches no hook (jax 0.7's ``Traced`` calls the ``_resolve_and_lower`` it was made with)."""
+    code = getattr(getattr(jax.stages.Traced, "lower", None), "__code__", None)
+    while frame is not None and code is not None:
+        if frame.f_code is code:
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
+def traced_donated(traced: Any) -> tuple[bool, ...]:
+    """Which arguments of a ``jax.stages.Traced``'s jaxpr are donated: its ``_params`` (jax >= 0.8) or the keywords of
+    its ``_lower_callable`` (0.7); ``()`` where neither is there."""
+    params = getattr(traced, "_params", None)
+    if not isinstance(params, dict):
+        params = getattr(getattr(traced, "_lower_callable", None), "keywords", None)
+    return tuple(bool(d) for d in params.get("donated_invars", ())) if isinstance(params, dict) else ()
+
+
 def computation_compiled(computation: Any) -> bool:
     """Whether a lowered computation holds its compiled executable (JAX caches it on the first ``compile()``)."""
     return getattr(computation, "_executable", None) is not None
@@ -1454,16 +1477,61 @@ def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, 
 
     ``Lowered(lowering, args_info, out_tree)`` takes these three first
     parameters from jax 0.7 to 0.12; ``.compile()`` then returns the cached
-    executable that ran.
+    executable that ran. With no ``jaxpr`` (a ``Lowered`` made before the cell),
+    the argument and output types are the computation's own (:func:`_program_avals`).
     """
     from jax._src import stages as _stages
 
-    in_avals = tuple(jaxpr.in_avals)
+    in_avals, out_avals = (tuple(jaxpr.in_avals), list(jaxpr.out_avals)) if jaxpr is not None else _program_avals(computation)
     in_tree = jax.tree_util.tree_structure((in_avals, {}))
     donate_argnums = tuple(i for i, d in enumerate(donated) if d)
     args_info = _stages.make_args_info(in_tree, in_avals, donate_argnums)
-    out_tree = jax.tree_util.tree_structure(list(jaxpr.out_avals))
+    out_tree = jax.tree_util.tree_structure(list(out_avals))
     return _stages.Lowered(computation, args_info, out_tree)
+
+
+def _all_args_info(program: Any) -> Any:
+    """``pxla.AllArgsInfo`` (every argument's type, dead ones too, and the traced function's ``DebugInfo``) of a lowered
+    computation (``compile_args``) or a compiled executable (``_all_args_info``): ``MeshComputation`` and
+    ``MeshExecutable`` hold it from jax 0.7 to 0.12."""
+    compile_args = getattr(program, "compile_args", None)
+    return compile_args.get("all_args_info") if isinstance(compile_args, dict) else getattr(program, "_all_args_info", None)
+
+
+def _program_avals(program: Any) -> tuple[tuple, list]:
+    """``(argument types, output types)`` of a lowered computation or compiled executable, as ``Compiled.args_info`` has them."""
+    outputs = program.compile_args["global_out_avals"] if hasattr(program, "compile_args") else program.out_avals
+    return tuple(_all_args_info(program).in_avals), list(outputs)
+
+
+def program_debug_info(program: Any) -> Any:
+    """The ``DebugInfo`` of the function a lowered computation or compiled executable was traced from; ``None`` where
+    this JAX keeps none."""
+    return getattr(_all_args_info(program), "debug_info", None)
+
+
+def debug_info_function(info: Any) -> tuple[str, str | None]:
+    """``(function name, source file or None)`` from a ``DebugInfo`` (``"?"`` where there is none)."""
+    name = str(getattr(info, "func_name", None) or "?")
+    return name, _file_of_source_info(getattr(info, "func_src_info", None))
+
+
+def compiled_executable(compiled: Any) -> Any:
+    """The executable a ``jax.stages.Compiled`` runs (``_executable``, a ``MeshExecutable``, jax 0.7 to 0.12), or ``None``."""
+    return getattr(compiled, "_executable", None)
+
+
+def flat_compiled(compiled: Any) -> Any:
+    """A copy of a ``jax.stages.Compiled`` whose arguments and outputs are flat lists of types: its shardings and
+    formats are then read without unflattening the user's pytrees (a registered class's constructor would run).
+    ``args_info`` and ``out_tree`` are public attributes from 0.7 to 0.12; the types come from its executable."""
+    from jax._src import stages as _stages
+
+    in_avals, out_avals = _program_avals(compiled_executable(compiled))
+    flat = copy.copy(compiled)
+    flat.args_info = _stages.make_args_info(jax.tree_util.tree_structure((in_avals, {})), in_avals, ())
+    flat.out_tree = jax.tree_util.tree_structure(list(out_avals))
+    return flat
 
 
 def jaxpr_prefix(closed: Any, equations: int) -> Any:
@@ -1486,10 +1554,7 @@ def jaxpr_prefix(closed: Any, equations: int) -> Any:
 
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
-    info = getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
-    name = str(getattr(info, "func_name", None) or "?")
-    source = getattr(info, "func_src_info", None)
-    return name, _file_of_source_info(source)
+    return debug_info_function(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None))
 
 
 def jit_info_function(jit_info: Any) -> tuple[str, str | None]:

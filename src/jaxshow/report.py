@@ -431,6 +431,9 @@ class StagesReport(_Displayable):
     """The config options in JAX's trace context (part of its cache key) as the call saw them: ``("jax_enable_x64", "True")``."""
     caught_refusal: bool = False
     """JAX refused the call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
+    continued: Literal["Traced", "Lowered", "Compiled"] | None = None
+    """The ``jax.stages`` object made before the cell that this call went on from (``traced.lower()``,
+    ``lowered.compile()``, ``compiled(x)``): the stations before it are not kept in it."""
 
     @property
     def stations_reached(self) -> tuple[str, ...]:
@@ -455,12 +458,16 @@ class StagesReport(_Displayable):
             return f"failed while {_DOING.get(self.stopped_at, self.stopped_at)}"
         if self.caught_refusal:
             return f"failed while {_DOING['call']}; the cell caught the error"
+        if self.raised_unseen and self.continued == "Compiled":
+            return "raised, and the cell caught the error"
         if self.raised_unseen:
             return "raised, and the cell caught the error: refused before any trace, or a cache hit that raised"
         if self.jit_disabled:
             return "ran op by op: jax.disable_jit() was in effect, so JAX did not trace, lower or compile it"
         if self.under_transform and not self.timings.stages_run:
             return f"reached inside {self.transformed_by or 'a transformation (jax.grad, jax.vmap, an outer jit)'}: JAX reports no stage timings there"
+        if self.cache_hit and self.continued == "Compiled":
+            return "ran its executable compiled ahead of time (a jax.stages.Compiled): JAX did not trace, lower or compile this call"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [

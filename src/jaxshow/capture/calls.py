@@ -34,6 +34,7 @@ from jaxshow.capture.carried import carried_function, closure_function, library_
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
+    COMPILED_TYPE,
     JIT_TYPE,
     PMAP_CODE,
     StaticValue,
@@ -42,6 +43,7 @@ from jaxshow.capture.stations import (
     library_jit,
     library_wrapped_jit,
     placed_shardings,
+    source_location,
     stageable,
     static_arguments,
     static_values,
@@ -127,6 +129,10 @@ class CallRecord:
     """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
     caught_refusal: bool = False
     """JAX refused this call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
+    continued: str | None = None
+    """The stage object made before the cell that this record goes on from: ``"Traced"`` (its ``.lower()``),
+    ``"Lowered"`` (its ``.compile()``) or ``"Compiled"`` (a call of it, which ran its ``executable``)."""
+    executable: Any = None
 
     @property
     def kind(self) -> Kind:
@@ -159,7 +165,7 @@ class CallRecord:
     def release(self) -> None:
         """Drop every JAX object and the user's function (after the report is built)."""
         self.fun = self.jit_info = self.jaxpr = self.computation = self.lowered = self.compiled = self.error = None
-        self.prefetched = None
+        self.prefetched = self.executable = None
 
 
 @dataclass(eq=False, slots=True)
@@ -543,9 +549,10 @@ class CallCapture(_jax_compat.CallObserver):
         state.stack.append(frame)
         return frame
 
-    def lower_started(self, jaxpr: Any) -> None:
+    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
         if not self._local.stack:  # an ahead-of-time Traced.lower(): the call traced to this jaxpr, whichever came last
-            self._local.lowering = self._ahead_of_time(lambda r: r.jaxpr is jaxpr)
+            self._local.lowering = self._ahead_of_time(lambda r: r.jaxpr is jaxpr) or self._continued(
+                "Traced", sys._getframe(1), jaxpr=jaxpr, donated=donated)
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         stack = self._local.stack
@@ -584,9 +591,42 @@ class CallCapture(_jax_compat.CallObserver):
         return next((r for r in reversed(self._local.mine) if r.ahead_of_time is not None and match(r)), None)
 
     def _compiled_ahead_of_time(self, frame: Any) -> CallRecord | None:
-        """The call traced ahead of time whose lowering ``Lowered.compile()`` is compiling at ``frame``, by its computation."""
+        """The call traced ahead of time whose lowering ``Lowered.compile()`` is compiling at ``frame``, by its computation;
+        a lowering the cell did not make is a ``Lowered`` made before it."""
         computation = _jax_compat.computation_compiling(frame)
-        return None if computation is None else self._ahead_of_time(lambda r: r.computation is computation)
+        if computation is None:
+            return None
+        found = self._ahead_of_time(lambda r: r.computation is computation)
+        if found is None:  # lowered where no hook saw it (jax 0.7's Traced.lower): its jaxpr's debug info is the computation's
+            info = _jax_compat.program_debug_info(computation)
+            found = self._ahead_of_time(lambda r: r.computation is None and r.jaxpr is not None and info is not None
+                                        and getattr(r.jaxpr.jaxpr, "debug_info", None) is info)
+            if found is not None:
+                found.computation = computation
+        return found or self._continued("Lowered", frame, computation=computation)
+
+    def _lowered_unhooked(self, frame: Any) -> CallRecord | None:
+        """The call whose ``Traced.lower()`` emitted a lowering event at ``frame`` without reaching a hook (jax 0.7's
+        Traced calls the ``_resolve_and_lower`` it was made with): the cell's own trace of its jaxpr, or a Traced
+        made before the cell."""
+        traced = _jax_compat.traced_lowering(frame)
+        if traced is None:
+            return None
+        jaxpr = traced.jaxpr
+        return self._ahead_of_time(lambda r: r.jaxpr is jaxpr) or self._continued(
+            "Traced", frame, jaxpr=jaxpr, donated=_jax_compat.traced_donated(traced))
+
+    def _continued(self, stage: str, frame: Any, *, jaxpr: Any = None, donated: tuple[bool, ...] = (),
+                   computation: Any = None) -> CallRecord:
+        """A record of JAX's work on a ``stage`` object made before this cell (``Traced.lower()``, ``Lowered.compile()``):
+        named from the jaxpr the Traced holds, or the debug info the lowering keeps."""
+        keep_listening()
+        record = self._new_record("jit", frame)
+        record.continued, record.ahead_of_time = stage, (".lower()" if stage == "Traced" else ".compile()")
+        record.jaxpr, record.donated, record.computation = jaxpr, donated, computation
+        info = _jax_compat.program_debug_info(computation) if jaxpr is None else getattr(jaxpr.jaxpr, "debug_info", None)
+        _name_from_debug_info(record, info)
+        return record
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
         record = self._closed(frame)
@@ -628,7 +668,8 @@ class CallCapture(_jax_compat.CallObserver):
             if event.stage == "compile" and len(state.stack) == 1 and not state.stack[0].nested:
                 self._report_progress("running", record.name)
             return
-        aot = state.lowering or (self._compiled_ahead_of_time(sys._getframe(1)) if event.stage == "compile" else None)
+        aot = state.lowering or (self._compiled_ahead_of_time(sys._getframe(1)) if event.stage == "compile" else
+                                 self._lowered_unhooked(sys._getframe(1)) if event.stage == "lower" else None)
         if aot is not None:  # .lower(), .compile() after its trace
             aot.events.append(event)
             if event.stage == "compile":
@@ -715,6 +756,18 @@ class CallCapture(_jax_compat.CallObserver):
         why = (f"looking them up parses the call's arguments again, which would run your {users} a second time" if users
                else f"jax {jax.__version__}'s pmap cannot be asked for the jit it called without calling it again")
         record.notes.append(f"its stations are not read from JAX's caches: {why}")
+        return record
+
+    def record_compiled_call(self, compiled: Any, site: SourceLocation | None) -> CallRecord:
+        """A direct call of a ``jax.stages.Compiled``: it ran the executable compiled ahead of time, with no trace, lowering
+        or compile; named from the debug info its executable keeps, its Compiled station read from it."""
+        record = self._new_record("hit", None)
+        record.site = record.cell_site = site
+        record.continued = "Compiled"
+        record.executable = _jax_compat.compiled_executable(compiled)
+        _name_from_debug_info(record, _jax_compat.program_debug_info(record.executable))
+        if _stations_shown(record):
+            record.compiled = self._quiet_rebuild(record, functools.partial(_jax_compat.flat_compiled, compiled))
         return record
 
     def record_raised_hit(self, wrapper: Any, site: SourceLocation | None, since: int) -> CallRecord:
@@ -847,6 +900,12 @@ class CallCapture(_jax_compat.CallObserver):
                                 for e in events if not (e.stage == "trace" and looked_up))
 
 
+def _name_from_debug_info(record: CallRecord, info: Any) -> None:
+    """Name a record of a stage object made before the cell, and place its function, from JAX's ``DebugInfo``."""
+    record.name, record.source_file = _jax_compat.debug_info_function(info)
+    record.defined_at = source_location(getattr(info, "func_src_info", None))
+
+
 def _mark_users_jit(record: CallRecord, wrapper: Any) -> bool:
     """Mark a cell's direct call of a function of JAX's as the user's where the user's code made its ``jax.jit``
     (``jax.jit(jnp.linalg.solve)``, :func:`users_jit_of_jax`), and say whether it did."""
@@ -899,7 +958,7 @@ def finish_ahead_of_time(record: CallRecord) -> None:
 
     The executable is taken only if JAX has it cached: nothing is compiled for the report.
     """
-    if record.lowered is not None or record.computation is None or record.jaxpr is None:
+    if record.lowered is not None or record.computation is None or (record.jaxpr is None and record.continued != "Lowered"):
         return
     record.lowered = _jax_compat.lowered_from_computation(record.computation, record.jaxpr, record.donated)
     if _jax_compat.computation_compiled(record.computation):
@@ -963,9 +1022,9 @@ class _FanOut(_jax_compat.CallObserver):
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
 
-    def lower_started(self, jaxpr: Any) -> None:
+    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
         for capture in self._hooks.captures():
-            capture.lower_started(jaxpr)
+            capture.lower_started(jaxpr, donated)
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         for capture in self._hooks.captures():
@@ -1150,6 +1209,10 @@ class DirectCalls:
         jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
+        elif kind is COMPILED_TYPE:  # runs its executable through C++: no hook sees the call
+            if self.capture is None:
+                return fn
+            target = (fn, (), {})
         elif kind is types.FunctionType and "__wrapped__" in fn.__dict__ and (jitting := library_wrapped_jit(fn)) is not None:
             target = None  # nnx.cached_partial(train_step, ...): a call of the nnx.jit it wraps
         elif self._plain.get(id(kind)) is kind:
@@ -1244,6 +1307,11 @@ class DirectCalls:
                 pass
 
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
+        if type(pending.wrapper) is COMPILED_TYPE and self.capture is not None:  # its check of the arguments, or its program, raised
+            record = self.capture.record_compiled_call(pending.wrapper, pending.site)
+            at_call = self._raised_at(pending, error) if error is not None else None
+            record.error, record.failed_in = (error if at_call is not None else None), "call"
+            return
         jitted = type(pending.wrapper) is JIT_TYPE
         users = None
         if jitted:
@@ -1312,6 +1380,12 @@ class DirectCalls:
                 self._first[key] = own
             elif own is None and self._first[key] is not None:
                 self._first[key].repeat_hits += 1  # type: ignore[union-attr]
+            return
+        if type(pending.wrapper) is COMPILED_TYPE:
+            if key in self._first:
+                self._first[key].repeat_hits += 1  # type: ignore[union-attr]
+            else:
+                self._first[key] = self.capture.record_compiled_call(pending.wrapper, pending.site)
             return
         if type(pending.wrapper) is not JIT_TYPE:
             if key in self._first:

@@ -13,6 +13,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import jax
+
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
 from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
@@ -262,6 +264,10 @@ def _arg_types(record: CallRecord) -> list[str] | None:
 def _ahead_of_time_text(record: CallRecord) -> str:
     """``f (jax.make_jaxpr)``, ``g (.trace(), then lowered and compiled)``: a call traced ahead of time and what followed."""
     compiled = _compiled(record)
+    if record.continued is not None:
+        done = "lowered" if record.continued == "Traced" else "compiled"
+        return (f"{record.written} ({done} from a jax.stages.{record.continued} made before this cell"
+                f"{', and compiled' if compiled and done == 'lowered' else ''})")
     then = (" and compiled" if compiled else "") if record.ahead_of_time == ".lower()" else (
         ", then lowered and compiled" if compiled else ", then lowered" if record.computation is not None else "")
     return f"{record.written} ({record.ahead_of_time}{then})"
@@ -345,7 +351,8 @@ def _signature_key(record: CallRecord) -> tuple:
     of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
     """
     jaxpr = record.jaxpr
-    shape = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("record", record.seq)
+    program = record.computation if record.continued == "Lowered" else record.executable
+    shape = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("program", id(program)) if program is not None else ("record", record.seq)
     return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
             record.static_args, record.failed_in)
 
@@ -411,7 +418,18 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     notes = list(record.notes)
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
-        notes.append("lowered ahead of time in the cell (.lower()); " + ("compiled too" if record.compiled is not None else "not compiled"))
+        compiled = "compiled too" if record.compiled is not None else "not compiled"
+        if record.continued == "Traced" and record.compiled is not None and not _compiled(record):
+            compiled = "compiled before this cell (its Compiled station is the executable JAX kept)"
+        notes.append("lowered ahead of time in the cell (.lower()); " + compiled if record.continued is None else
+                     f"lowered from a jax.stages.Traced made before this cell (.lower()); {compiled}" if record.continued == "Traced" else
+                     "compiled from a jax.stages.Lowered made before this cell (.compile())")
+    elif record.continued == "Traced":  # jax 0.7's Traced lowers with the function it was made with, where no hook is
+        notes.append(f"lowered from a jax.stages.Traced made before this cell (.lower()); jax {jax.__version__}'s Traced lowers "
+                     "where jaxshow does not see the lowering, so the Lowered station is not shown")
+    elif record.continued == "Compiled":
+        notes.append("a call of a jax.stages.Compiled made before this cell (lowered.compile()): it ran the executable compiled "
+                     "then")
     elif record.ahead_of_time in TRACED_ONLY and record.computation is None:
         notes.append(f"traced by {record.ahead_of_time}, not called: JAX lowered and compiled nothing for it")
     stations = stations_of(record, walk)
@@ -443,7 +461,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
             record.jit_info, name=record.written,
             qualname=written(_qualname(record), record.transforms),
             kind=_wrapper_kind(record),
-            static_args=record.static_args, defined_at=_defined_at(record)), label),
+            static_args=record.static_args, defined_at=_defined_at(record),
+            options_unavailable=f"not known: the jax.stages.{record.continued} made before this cell does not keep them"
+            if record.continued else None), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,
@@ -463,6 +483,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         linked=linked,
         trace_context=_jax_compat.describe_trace_context(record.trace_context),
         caught_refusal=record.caught_refusal,
+        continued=record.continued,  # type: ignore[arg-type]
     )
 
 

@@ -56,6 +56,8 @@ _jax_compat.exclude_from_source_info(PACKAGE_DIR)
 
 
 JIT_TYPE = _jax_compat.jit_wrapper_type()
+COMPILED_TYPE = jax.stages.Compiled
+"""What ``Lowered.compile()`` returns; calling it runs its executable through C++, where no hook is."""
 PMAP_CODE = _jax_compat.pmap_wrapper_code()
 """The code of a ``jax.pmap`` wrapper where it is a plain function (jax >= 0.8: a jit of ``shard_map``), else ``None``."""
 
@@ -234,7 +236,7 @@ def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
     return sharding_texts(sharding) if hasattr(sharding, "spec") else None
 
 
-def _source_location(source_info: Any) -> SourceLocation | None:
+def source_location(source_info: Any) -> SourceLocation | None:
     """JAX's ``"f at /path/file.py:12"`` as a location."""
     parts = _jax_compat.parse_source_info(source_info)
     return None if parts is None else SourceLocation(parts[1], parts[2], parts[0])
@@ -242,29 +244,29 @@ def _source_location(source_info: Any) -> SourceLocation | None:
 
 def defined_at_of(jaxpr: Any) -> SourceLocation | None:
     """Where the function a jaxpr was traced from is defined, from JAX's debug info."""
-    return _source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
+    return source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
 
 
 def pmapped_defined_at(fun: Any) -> SourceLocation | None:
     """Where the user's function under ``jax.pmap`` (jax >= 0.8: a jit of ``shard_map`` of JAX's own ``_fun``) is defined."""
-    return _source_location(_jax_compat.pmapped_source_info(fun))
+    return source_location(_jax_compat.pmapped_source_info(fun))
 
 
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
                     static_args: tuple[StaticValue, ...] = (), wrapped_by_jaxshow: bool = False,
-                    defined_at: SourceLocation | None = None) -> WrapperStation:
+                    defined_at: SourceLocation | None = None, options_unavailable: str | None = None) -> WrapperStation:
     """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
     options = _jax_compat.jit_options_of_info(jit_info)
     return WrapperStation(
         name=name,
         qualname=qualname or name,
         kind=kind,
-        defined_at=defined_at or _source_location(getattr(jit_info, "fun_sourceinfo", None)),
+        defined_at=defined_at or source_location(getattr(jit_info, "fun_sourceinfo", None)),
         static_argnums=options["static_argnums"] if options else (),
         static_argnames=options["static_argnames"] if options else (),
         donate_argnums=options["donate_argnums"] if options else (),
         donate_argnames=options["donate_argnames"] if options else (),
-        options_unavailable=None if options else f"{kind} does not expose its jit options",
+        options_unavailable=None if options else (options_unavailable or f"{kind} does not expose its jit options"),
         wrapped_by_jaxshow=wrapped_by_jaxshow,
         static_args=tuple((name, text) for name, text, _ in static_args),
         static_objects=tuple((name, addresses) for name, _, addresses in static_args if addresses),

@@ -186,7 +186,9 @@ def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
     return DIALECT_NAMES.get(lo.dialect) or line(lo.dialect, budget)
 
 
-def _not_reached(report: StagesReport, budget: TextBudget) -> str:
+def _not_reached(report: StagesReport, budget: TextBudget, station: str = "") -> str:
+    if _before_continued(report, station):
+        return f"not kept in the jax.stages.{report.continued} made before this cell"
     if report.cache_hit or report.raised_unseen:
         return NOT_READ_FROM_CACHES
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
@@ -407,8 +409,16 @@ def _compiled_html(c: CompiledStation, loops: str | None, caveat: str, budget: T
     return _station("④", "Compiled", " · ".join(bits) or "executable", body, open=False)
 
 
+def _before_continued(report: StagesReport, station: str) -> bool:
+    """Whether ``station`` comes before the stage object made before the cell that ``report``'s call went on from."""
+    order = ("Traced", "Lowered", "Compiled")
+    return report.continued is not None and station in order and order.index(station) < order.index(report.continued)
+
+
 def _missing_station(number: str, title: str, report: StagesReport, budget: TextBudget) -> Html:
-    if report.cache_hit or report.raised_unseen:
+    if _before_continued(report, title):
+        reason = f"not kept in the jax.stages.{report.continued} made before this cell"
+    elif report.cache_hit or report.raised_unseen:
         reason = NOT_READ_FROM_CACHES
     else:
         reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
@@ -536,7 +546,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         else:
             out.append(_text_ir("jaxpr", t.jaxpr_text, "report.traced.jaxpr_text", budget).rstrip("\n"))
     else:
-        out.append(f"② Traced: {_not_reached(report, budget)}")
+        out.append(f"② Traced: {_not_reached(report, budget, 'Traced')}")
     lo = report.lowered
     if lo:
         name = _dialect(lo, budget)
@@ -550,7 +560,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append(paragraph("  cost analysis: ", message(lo.cost_unavailable or 'not reported', budget), "    ", budget))
         out.append(_text_ir(name, lo.module_text, "report.lowered.module_text", budget).rstrip("\n"))
     else:
-        out.append(f"③ Lowered: {_not_reached(report, budget)}")
+        out.append(f"③ Lowered: {_not_reached(report, budget, 'Lowered')}")
     c = report.compiled
     if c:
         out.append("④ Compiled")
@@ -574,7 +584,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         else:
             out.append(paragraph("  optimised HLO: ", message(c.hlo_unavailable or 'not reported', budget), "    ", budget))
     else:
-        out.append(f"④ Compiled: {_not_reached(report, budget)}")
+        out.append(f"④ Compiled: {_not_reached(report, budget, 'Compiled')}")
     if report.linked is not None:
         out.append("⇄ Linked views: each line after the source line that made it")
         out.append(linked_text(report.linked, budget))

@@ -44,6 +44,7 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
+from jaxshow.capture.sources import is_user_file
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -338,6 +339,8 @@ class Session(_jax_compat.TraceProbe):
         self._positional_context = False
         self._library_traces: dict[str, int] = {}
         """A library's own jax.eval_shape (or kin) traces of its own functions, by library: counted in one note."""
+        self._compiled_ahead: dict[str, str] = {}
+        """The user's functions JAX compiled with no trace, from a ``jax.stages.Lowered`` (``lowered.compile()``), by module."""
         self._nested_library_traces: dict[str, int] = {}
         """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
         diffeqsolve): part of the enclosing trace, counted in one note."""
@@ -542,6 +545,14 @@ class Session(_jax_compat.TraceProbe):
         stats = self._stats.get(id(fun))
         return stats.traced if stats is not None and stats.fun is fun else 0
 
+    def _compiling_ahead(self, module: str, frame: Any) -> None:
+        """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
+        computation = _jax_compat.computation_compiling(frame)
+        name, source = _jax_compat.debug_info_function(_jax_compat.program_debug_info(computation))
+        if computation is not None and source is not None and (is_user_file(source) or self.is_cell_file(source)):
+            with self._lock:
+                self._compiled_ahead[module] = name
+
     def compile_events(self) -> int:
         """How many compiles JAX has logged in this session so far."""
         return len(self._logs.compiles) if self._logs is not None else 0
@@ -580,9 +591,12 @@ class Session(_jax_compat.TraceProbe):
                 by_name.setdefault(miss.function, []).append(miss)
             for name, misses in by_name.items():
                 functions.append(FunctionCacheStats(function=name, qualname=name, defined_at=None, traced=len(misses), misses=tuple(misses)))
-        traced_names = {f.function for f in functions}
+        traced_names = {f.function for f in functions} | set(self._compiled_ahead.values())
         compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], traced_names)
         notes = list(self.notes)
+        if self._compiled_ahead:
+            names = ", ".join(dict.fromkeys(self._compiled_ahead.values()))
+            notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
         if self._library_traces:
@@ -626,6 +640,7 @@ class Session(_jax_compat.TraceProbe):
             self._positional_context = False
             self._library_traces.clear()
             self._nested_library_traces.clear()
+            self._compiled_ahead.clear()
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
@@ -728,6 +743,8 @@ class _LogCapture:
             event = persistent.parse_compile_log(message)
             if event is not None:
                 self.compiles.append(event)
+                if event.module is not None:
+                    self.session._compiling_ahead(event.module, sys._getframe(1))
                 return self._user_would_see(record, explained=event.kind != "hit")
             return record.levelno >= self._user_threshold(record.name)
         except Exception:  # noqa: BLE001 - logging must never break the user's call
