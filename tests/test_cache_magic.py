@@ -646,3 +646,28 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("normal", 3, 2, 1)
     assert [m.category for m in stats.misses] == ["never_seen", "static_args"]
     assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()
+
+
+@pytest.mark.parametrize("disable", ["with jax.disable_jit():\n    y = f(x)\n    y = f(x)",
+                                     "jax.config.update('jax_disable_jit', True)\ny = f(x)\ny = f(x)\njax.config.update('jax_disable_jit', False)"],
+                         ids=["context", "config-update"])
+def test_a_call_under_disable_jit_is_said_to_run_op_by_op_not_to_hit(shell, disable):
+    result, cap = run_captured(shell, f"%%jaxcache -o rep\n{disable}")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1, 1], "the body ran op by op, once per call"
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits, stats.jit_disabled) == ("f", 2, 0, 0, 2)
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — no trace: 2 calls ran op by op under jax.disable_jit() (see the note)"
+    assert "f: 2 calls ran op by op: jax.disable_jit() was in effect, so JAX did not look up its cache, trace or compile " \
+           "them (not counted as hits)" in " ".join(text.split())
+
+
+def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(x)\nwith jax.disable_jit():\n    y = f(x)")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, stats.jit_disabled) == (3, 1, 1, 1)
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text

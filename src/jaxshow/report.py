@@ -721,6 +721,8 @@ class FunctionCacheStats:
     misses_left_out: int = 0
     left_out_by_category: tuple[tuple[MissCategory, int], ...] = ()
     left_out_after: int = 0
+    jit_disabled: int = 0
+    """Calls that ran op by op under ``jax.disable_jit()``: counted in ``calls``, neither traced nor hits."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
