@@ -1179,8 +1179,9 @@ class CallObserver:
     def compiling(self) -> None:
         """XLA is about to compile a lowered module: the calling thread waits in C++, without the GIL, until it is done."""
 
-    def rerun_started(self, fun: Any) -> Any:
-        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output: JAX runs ``fun`` de-optimized."""
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> Any:
+        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output (``signal``, JAX's internal
+        error: :func:`special_value_found` reads it): JAX runs ``fun`` de-optimized."""
 
     def rerun_ended(self, token: Any) -> None:
         """That re-run ended (it raises, always)."""
@@ -1335,7 +1336,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         if observer.busy():
             return original_rerun(*args, **kwargs)
         fun = args[1] if len(args) > 1 else kwargs.get("fun")
-        token = _quietly(observer.rerun_started, fun)
+        token = _quietly(observer.rerun_started, fun, args[0] if args else kwargs.get("e"))
         try:
             return original_rerun(*args, **kwargs)
         except BaseException as exc:
