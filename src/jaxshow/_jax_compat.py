@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dis
 import functools
 import importlib
 import inspect
@@ -135,6 +136,29 @@ def trace_context_names() -> tuple[str, ...] | None:
 
         return tuple(_config.trace_context_names())
     except Exception:  # noqa: BLE001 - NotImplementedError on older jaxlib
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def trace_context_positions() -> tuple[str, ...] | None:
+    """The name of each position of JAX's trace-context tuple: :func:`trace_context_names` (jax >= 0.10.2), else, where
+    ``trace_context()`` is Python (jax 0.7), the global each of its ``X.value`` reads comes from, by the option's name
+    (``jax_enable_x64``; a context manager's global, ``mesh_context_manager``); ``None`` where neither can be read."""
+    listed = trace_context_names()
+    if listed is not None:
+        return listed
+    try:
+        from jax._src import config as _config
+
+        function = _config.trace_context
+        names, read = [], None
+        for instruction in dis.get_instructions(function.__code__):
+            if instruction.opname == "LOAD_ATTR" and instruction.argval == "value" and read is not None:
+                name = getattr(vars(_config).get(read), "_name", None)
+                names.append(name if isinstance(name, str) else read)
+            read = instruction.argval if instruction.opname == "LOAD_GLOBAL" else None
+        return tuple(names) if len(names) == len(function()) else None
+    except Exception:  # noqa: BLE001 - a C++ trace context (jax 0.8 to 0.10.1) has no code to read
         return None
 
 
