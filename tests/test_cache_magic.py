@@ -524,7 +524,7 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-@pytest.mark.parametrize("mode", ["cell"])
+@pytest.mark.parametrize("mode", ["cell", "on"])
 def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(shell, tmp_path, mode):
     """What JAX logs because the user turned jax_explain_cache_misses or jax_log_compiles on reaches their handlers
     under %%jaxcache and %jaxcache on exactly as without jaxshow; what it logs only for jaxshow does not."""
@@ -676,7 +676,7 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
 
 
-@pytest.mark.parametrize("mode", ["cell"])
+@pytest.mark.parametrize("mode", ["cell", "on"])
 @pytest.mark.parametrize("context, option, now, before", [
     (X64, "jax_enable_x64", "True", "False"),
     ("jax.numpy_rank_promotion('raise')", "jax_numpy_rank_promotion", "raise", "allow"),
@@ -697,3 +697,14 @@ def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mo
             f"called at In[") in text, text
     assert "does not name the config option" not in text and "trace context [" not in text, text
 
+
+def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(shell):
+    """A notebook's JAX tracing cache soon holds more than 32 entries, and `%jaxcache on` then classifies with its own
+    history: f traced before the session is not a first trace, and the x64 context is the cause."""
+    shell.run_cell("for i in range(40):\n    jax.jit(lambda v: v + i).trace(jnp.ones(i + 1))\ny = f(x)", store_history=True)
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, f"with {X64}:\n    y = f(x)")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
+            f"called at In[{shell.execution_count - 1}]:2") in text, text
+    assert "never-seen" not in text and "first trace" not in text

@@ -60,7 +60,7 @@ from jaxshow.report import (
 from jaxshow.irdiff import text_diff
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
-from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
+from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry, remember_cached
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
@@ -474,6 +474,8 @@ class Session(_jax_compat.TraceProbe):
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
+        if status == "new" and remember_cached(record, fun, debug_info, key):
+            status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
         blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
