@@ -795,3 +795,65 @@ def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(she
         assert rep.functions == () and shell.user_ns["traces"] == [1]
         notes.append([n for n in rep.notes if "helper" in n or "ahead of time" in n])
     assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]
+
+
+@pytest.mark.parametrize("disable", ["with jax.disable_jit():\n    y = f(x)\n    y = f(x)",
+                                     "jax.config.update('jax_disable_jit', True)\ny = f(x)\ny = f(x)\njax.config.update('jax_disable_jit', False)"],
+                         ids=["context", "config-update"])
+def test_a_call_under_disable_jit_is_said_to_run_op_by_op_not_to_hit(shell, disable):
+    result, cap = run_captured(shell, f"%%jaxcache -o rep\n{disable}")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1, 1], "the body ran op by op, once per call"
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits, stats.jit_disabled) == ("f", 2, 0, 0, 2)
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — no trace: 2 calls ran op by op under jax.disable_jit() (see the note)"
+    assert "f: 2 calls ran op by op: jax.disable_jit() was in effect, so JAX did not look up its cache, trace or compile " \
+           "them (not counted as hits)" in " ".join(text.split())
+
+
+def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\ny = f(x)\nwith jax.disable_jit():\n    y = f(x)")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, stats.jit_disabled) == (3, 1, 1, 1)
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
+
+
+X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
+
+
+@pytest.mark.parametrize("mode", ["cell", "on"])
+@pytest.mark.parametrize("context, option, now, before", [
+    (X64, "jax_enable_x64", "True", "False"),
+    ("jax.numpy_rank_promotion('raise')", "jax_numpy_rank_promotion", "raise", "allow"),
+    ("jax.default_matmul_precision('highest')", "jax_default_matmul_precision", "highest", "None"),
+])
+def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mode, context, option, now, before):
+    """jax 0.7's explanation gives the context's position only ('[5]: now True and before False'); the option is named
+    on every JAX, with no note that this JAX does not name it."""
+    shell.run_cell("import jax.experimental\ny = f(x)", store_history=True)
+    cell = f"with {context}:\n    y = f(x)"
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+        _, cap = run_captured(shell, cell)
+    else:
+        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert (f"1. different tracing context (a config option or context manager): {option}: now {now}, before {before} "
+            f"called at In[") in text, text
+    assert "does not name the config option" not in text and "trace context [" not in text, text
+
+
+def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(shell):
+    """A notebook's JAX tracing cache soon holds more than 32 entries, and `%jaxcache on` then classifies with its own
+    history: f traced before the session is not a first trace, and the x64 context is the cause."""
+    shell.run_cell("for i in range(40):\n    jax.jit(lambda v: v + i).trace(jnp.ones(i + 1))\ny = f(x)", store_history=True)
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, f"with {X64}:\n    y = f(x)")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
+            f"called at In[{shell.execution_count - 1}]:2") in text, text
+    assert "never-seen" not in text and "first trace" not in text

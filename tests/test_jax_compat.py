@@ -136,8 +136,8 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
 @pytest.mark.parametrize("cached", [False, True])
 def test_the_rerun_hook_sees_jaxs_de_optimized_run_after_a_nan_and_leaves_no_frame(cached):
     class Reruns(_Recorder):
-        def rerun_started(self, fun):
-            self.seen.append(("rerun", fun.__name__))
+        def rerun_started(self, fun, signal):
+            self.seen.append(("rerun", fun.__name__, _jax_compat.special_value_found(signal)[1]))
             return fun.__name__
 
         def rerun_ended(self, token):
@@ -158,7 +158,7 @@ def test_the_rerun_hook_sees_jaxs_de_optimized_run_after_a_nan_and_leaves_no_fra
     finally:
         uninstall()
     assert _pjit_globals() == before
-    assert ("rerun", "nan_maker") in recorder.seen and recorder.seen[-1] == ("rerun ended", "nan_maker")
+    assert ("rerun", "nan_maker", "nan") in recorder.seen and recorder.seen[-1] == ("rerun ended", "nan_maker")
     frames, tb = [], caught.value.__traceback__
     while tb is not None:
         frames.append(tb.tb_frame.f_code.co_filename)

@@ -854,6 +854,24 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
 
 
+@pytest.mark.parametrize("flag, value, bad", [("debug_nans", "nan", "bad"), ("debug_infs", "inf", "jnp.zeros(2)")])
+def test_a_cached_call_that_jax_re_ran_after_a_nan_says_so(ip, flag, value, bad):
+    """The cached call ran, JAX's check found a nan (an inf) in its output and re-ran lg de-optimized: the note says
+    that, not 'raised while its program ran, or in a check JAX makes after it', and the user's error is unchanged."""
+    ip.run_cell(DEBUG_NANS + "lg(ok)", store_history=True)
+    cell = f"with jax.{flag}(True):\n    lg({bad})"
+    plain = ip.run_cell(cell, store_history=True)
+    result, _ = run_captured(ip, "%%jaxstages -o rep\n" + cell)
+    assert (type(result.error_in_exec), str(result.error_in_exec)) == (type(plain.error_in_exec), str(plain.error_in_exec))
+    [report] = ip.user_ns["rep"].reports
+    assert report.cache_hit and report.outcome == "cache hit: JAX did not trace, lower or compile this call"
+    assert report.notes[0] == (
+        f"JAX served this call from its cache (it did not trace, lower or compile it) and ran it, and the call raised: "
+        f"jax_{flag}'s check found {value} in its output after it ran, so JAX ran lg again de-optimized (its "
+        f"Python, each operation dispatched on its own) to find the operation, and raised FloatingPointError from there; "
+        f"jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+
+
 def test_a_nan_found_by_debug_nans_on_a_first_call_is_named_not_jaxs_internal_error(ip):
     ip.run_cell(DEBUG_NANS, store_history=True)
     result, cap = run_captured(ip, "%%jaxstages -o rep\nwith jax.debug_nans(True):\n    lg(bad)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dis
 import functools
 import importlib
 import inspect
@@ -136,6 +137,29 @@ def trace_context_names() -> tuple[str, ...] | None:
 
         return tuple(_config.trace_context_names())
     except Exception:  # noqa: BLE001 - NotImplementedError on older jaxlib
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def trace_context_positions() -> tuple[str, ...] | None:
+    """The name of each position of JAX's trace-context tuple: :func:`trace_context_names` (jax >= 0.10.2), else, where
+    ``trace_context()`` is Python (jax 0.7), the global each of its ``X.value`` reads comes from, by the option's name
+    (``jax_enable_x64``; a context manager's global, ``mesh_context_manager``); ``None`` where neither can be read."""
+    listed = trace_context_names()
+    if listed is not None:
+        return listed
+    try:
+        from jax._src import config as _config
+
+        function = _config.trace_context
+        names, read = [], None
+        for instruction in dis.get_instructions(function.__code__):
+            if instruction.opname == "LOAD_ATTR" and instruction.argval == "value" and read is not None:
+                name = getattr(vars(_config).get(read), "_name", None)
+                names.append(name if isinstance(name, str) else read)
+            read = instruction.argval if instruction.opname == "LOAD_GLOBAL" else None
+        return tuple(names) if len(names) == len(function()) else None
+    except Exception:  # noqa: BLE001 - a C++ trace context (jax 0.8 to 0.10.1) has no code to read
         return None
 
 
@@ -1191,8 +1215,9 @@ class CallObserver:
     def compiling(self) -> None:
         """XLA is about to compile a lowered module: the calling thread waits in C++, without the GIL, until it is done."""
 
-    def rerun_started(self, fun: Any) -> Any:
-        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output: JAX runs ``fun`` de-optimized."""
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> Any:
+        """``jax_debug_nans``/``jax_debug_infs`` found a nan or inf in a jitted call's output (``signal``, JAX's internal
+        error: :func:`special_value_found` reads it): JAX runs ``fun`` de-optimized."""
 
     def rerun_ended(self, token: Any) -> None:
         """That re-run ended (it raises, always)."""
@@ -1348,7 +1373,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         if observer.busy():
             return original_rerun(*args, **kwargs)
         fun = args[1] if len(args) > 1 else kwargs.get("fun")
-        token = _quietly(observer.rerun_started, fun)
+        token = _quietly(observer.rerun_started, fun, args[0] if args else kwargs.get("e"))
         try:
             return original_rerun(*args, **kwargs)
         except BaseException as exc:

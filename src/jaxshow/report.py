@@ -734,6 +734,8 @@ class FunctionCacheStats:
     once for the same reason (``jax.jit(lambda …)`` or ``functools.partial`` in a loop); the misses left out are theirs."""
     folded_sites: tuple[tuple[str, int], ...] = ()
     """Of a folded row (``objects > 1``): where the misses left out were called, and how many at each site."""
+    jit_disabled: int = 0
+    """Calls that ran op by op under ``jax.disable_jit()``: counted in ``calls``, neither traced nor hits."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]

@@ -56,9 +56,22 @@ from jaxshow.timings import EventCollector, StageEvent, keep_listening
 Phase = Literal["trace", "lower", "compile", "run", "call"]
 Kind = Literal["user", "library", "jax"]
 
-RAISED_HIT = ("JAX served this call from its cache (it did not trace, lower or compile it), and the call raised: "
+HIT_THAT_RAISED = "JAX served this call from its cache (it did not trace, lower or compile it)"
+"""How the note on a cache hit that raised starts (:data:`RAISED_HIT`, or what JAX did after a nan)."""
+RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: "
               "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
               "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+
+
+def _rerun_hit(found: tuple[str, str], name: str) -> str:
+    """The note on a cache hit whose output held a nan (or inf): what JAX did after it ran."""
+    value = found[1]
+    flag = "jax_debug_nans" if value == "nan" else "jax_debug_infs"
+    return (f"{HIT_THAT_RAISED} and ran it, and the call raised: "
+            f"{flag}'s check found {value} in its output after it ran, so JAX ran {name} again de-optimized "
+            "(its Python, each operation dispatched on its own) to find the operation, and raised FloatingPointError from "
+            "there; jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+
 
 MAX_RECORDS = 2000
 """Records kept per capture; later calls are counted, not recorded (a loop that re-traces every step)."""
@@ -362,6 +375,8 @@ class _ThreadState(threading.local):
         """The record whose stations are read once XLA starts compiling it (its lowering just ended)."""
         self.reruns: list[str] = []
         """The functions JAX is running de-optimized on this thread (``jax_debug_nans``), innermost last."""
+        self.reran: list[tuple[Any, tuple[str, str] | None]] = []
+        """Each de-optimized re-run started on this thread: the function, and the program and value JAX's check found."""
 
 
 class CallCapture(_jax_compat.CallObserver):
@@ -770,14 +785,16 @@ class CallCapture(_jax_compat.CallObserver):
             record.compiled = self._quiet_rebuild(record, functools.partial(_jax_compat.flat_compiled, compiled))
         return record
 
-    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None, since: int) -> CallRecord:
+    def record_raised_hit(self, wrapper: Any, site: SourceLocation | None, since: int, reruns_since: int = 0) -> CallRecord:
         """A direct call that JAX served from its C++ cache and that raised: named, with no stations (:meth:`DirectCalls.finish`).
 
         Made once the cell has ended, it is put before the records this thread started while the call ran (after the
         first ``since``: its de-optimized re-run's calls under ``jax_debug_nans``), in the order the calls were made.
+        Where JAX re-ran its function de-optimized meanwhile (after the first ``reruns_since`` re-runs), the note says so.
         """
         record, _ = self._direct_record("hit", wrapper, site)
-        record.notes.append(RAISED_HIT)
+        found = next((found for fun, found in self._local.reran[reruns_since:] if fun is record.fun and found), None)
+        record.notes.append(RAISED_HIT if found is None else _rerun_hit(found, record.written))
         during = self._local.mine[since:-1]
         with self._lock:
             if during and during[0] in self.records and self.records[-1] is record:
@@ -856,12 +873,18 @@ class CallCapture(_jax_compat.CallObserver):
         _mark_users_jit(record, wrapper)
         return record, info
 
-    def rerun_started(self, fun: Any) -> bool:
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> bool:
         if self.closed:
             return False
         name = getattr(fun, "__name__", None)
         self._local.reruns.append(name if isinstance(name, str) else "?")
+        if len(self._local.reran) < MAX_RECORDS:
+            self._local.reran.append((fun, _jax_compat.special_value_found(signal)))
         return True
+
+    def reruns_made(self) -> int:
+        """How many de-optimized re-runs this thread has started (:meth:`record_raised_hit` looks at those after)."""
+        return len(self._local.reran)
 
     def rerun_ended(self, started: bool) -> None:
         if started and self._local.reruns:
@@ -1038,8 +1061,8 @@ class _FanOut(_jax_compat.CallObserver):
         for capture in self._hooks.captures():
             capture.compiling()
 
-    def rerun_started(self, fun: Any) -> list:
-        return [(c, c.rerun_started(fun)) for c in self._hooks.captures()]
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> list:
+        return [(c, c.rerun_started(fun, signal)) for c in self._hooks.captures()]
 
     def rerun_ended(self, tokens: list) -> None:
         for capture, token in tokens or ():
@@ -1157,12 +1180,12 @@ class _Pending:
     arguments are recorded (a loop's later calls are counted).
     """
 
-    __slots__ = ("wrapper", "key", "fresh", "site", "call", "made_before", "walk_args", "token")
+    __slots__ = ("wrapper", "key", "fresh", "site", "call", "made_before", "reruns_before", "walk_args", "token")
 
     def __init__(self, wrapper: Any, key: tuple, fresh: bool, site: SourceLocation | None) -> None:
         self.wrapper, self.key, self.fresh, self.site = wrapper, key, fresh, site
         self.call: _Arguments | None = None
-        self.made_before = 0
+        self.made_before = self.reruns_before = 0
         self.walk_args: tuple[tuple, dict] | None = None
         self.token: Any = None
 
@@ -1342,12 +1365,13 @@ class DirectCalls:
             return
         first = self._first.get(pending.key)
         unseen = first is not None and first.failed_in == "call" and first.error is None
-        if first is not None and (unseen if users is not None else RAISED_HIT in first.notes):
+        if first is not None and (unseen if users is not None else first.notes[:1] != [] and first.notes[0].startswith(HIT_THAT_RAISED)):
             first.repeat_hits += 1
         elif users is not None:
             self._first[pending.key] = self.capture.record_unseen_raise(pending.wrapper, pending.site, users)
         else:
-            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before)
+            self._first[pending.key] = self.capture.record_raised_hit(pending.wrapper, pending.site, pending.made_before,
+                                                                      pending.reruns_before)
 
     def _raised_at(self, pending: _Pending, error: BaseException) -> types.TracebackType | None:
         """Where ``error``'s traceback passes the line of the call ``pending``: ``None`` if it came out of a later line."""
@@ -1363,6 +1387,7 @@ class DirectCalls:
         if self.capture is None:
             return
         pending.made_before = self.capture.records_made()
+        pending.reruns_before = self.capture.reruns_made()
         if pending.fresh and (type(pending.wrapper) is JIT_TYPE or pmapped_jit(pending.wrapper)):
             pending.walk_args = call_arguments(call)
 

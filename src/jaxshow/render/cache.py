@@ -71,6 +71,11 @@ def _headline(report: CacheReport) -> str:
     recompiled = sum(len(f.recompiled) for f in report.functions)
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled again from a reused trace (see the note)"
+    disabled = sum(f.jit_disabled for f in report.functions)
+    if traced == 0 and disabled:
+        hits = sum(f.hits or 0 for f in report.functions)
+        ran = f"{plural(disabled, 'call')} ran op by op under jax.disable_jit() (see the note)"
+        return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     names = len(report.functions)

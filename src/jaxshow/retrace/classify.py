@@ -79,8 +79,8 @@ def classify_miss(
         changes = _with_meshes(changes, key, old, record)
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
-    elif category == "tracing_context" and key is not None and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
-        changes = _context_changes(key, old) or changes
+    elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
+        changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "never_seen":
         if status == "after_clear":
             same_line = False
@@ -179,7 +179,8 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     """The trace-context values that differ from ``old`` (the closest key jaxshow kept), by name where JAX gives names.
 
     jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
-    positions. jaxshow compares the two context tuples itself (O(length)).
+    positions. jaxshow compares the two context tuples itself (O(length)), and names each position where this JAX
+    can be read for names (:func:`jaxshow._jax_compat.trace_context_positions`: jax 0.7 and >= 0.10.2).
     """
     if old is None:
         return ()
@@ -187,7 +188,7 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     before, _ = _jax_compat.trace_key_context(old)
     if len(now) != len(before):
         return ()
-    names = _jax_compat.trace_context_names()
+    names = _jax_compat.trace_context_positions()
     if names is not None and len(names) != len(now):
         names = None
     return tuple(
@@ -195,6 +196,17 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
         for i, (a, b) in enumerate(zip(now, before))
         if a != b
     )
+
+
+def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
+    """JAX's positional context changes (``trace context [5]``, jax <= 0.8) by option name, where this JAX can be read for them."""
+    names = _jax_compat.trace_context_positions() or ()
+    named = []
+    for change in changes:
+        position = change.where[len(CONTEXT_POSITION):].strip("[]")
+        index = int(position) if position.isdigit() else len(names)
+        named.append(ArgChange(names[index], change.now, change.before) if index < len(names) else change)
+    return tuple(named)
 
 
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:

@@ -306,6 +306,15 @@ class Registry:
 registry = Registry()
 
 
+def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any) -> bool:
+    """Keep, as ``record``'s history, the keys JAX's tracing cache holds for ``fun`` but ``key`` (traces made before jaxshow
+    looked, which a session without JAX's own explanation would otherwise call a first trace); whether there were any."""
+    cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key) or []
+    for old_key in cached[-HISTORY_LIMIT:]:
+        record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+    return bool(cached)
+
+
 def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None) -> _Kept | None:
     """The kept signature of ``record`` most like ``key`` (``parts``: :func:`jaxshow._jax_compat.trace_key_parts` of it).
 

@@ -62,7 +62,7 @@ from jaxshow.irdiff import text_diff
 from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
-from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry
+from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry, remember_cached
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
@@ -231,7 +231,7 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "first", "last", "left_out", "output")
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "jit_disabled", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -242,6 +242,7 @@ class _Stats:
         self.hits = 0
         self.recompiled: list[str] = []
         """Per call that compiled without tracing: where its arguments were placed."""
+        self.jit_disabled = 0
         self.first: list[_Miss] = []
         self.last: deque[_Miss] = deque()
         self.left_out: dict[str, int] = {}
@@ -268,6 +269,7 @@ class _Stats:
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
             recompiled=tuple(self.recompiled),
+            jit_disabled=self.jit_disabled,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
             misses=tuple(m.reported() for m in (*self.first, *self.last)),
             trace_time_output=tuple(self.output),
@@ -499,6 +501,8 @@ class Session(_jax_compat.TraceProbe):
         """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
+        if status == "new" and remember_cached(record, fun, debug_info, key):
+            status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
         blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
@@ -563,8 +567,9 @@ class Session(_jax_compat.TraceProbe):
         module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
         return self._logs is not None and any(e.module == module for e in self._logs.compiles[events:])
 
-    def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None) -> None:
-        """One direct call: traced, a hit, or (``compiled_at``, where its arguments were placed) compiled from a reused trace."""
+    def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
+        """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
+        run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit)."""
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
@@ -574,6 +579,8 @@ class Session(_jax_compat.TraceProbe):
             stats.calls += 1
             if compiled_at is not None:
                 stats.recompiled.append(compiled_at)
+            elif jit_disabled and not traced:
+                stats.jit_disabled += 1
             elif not traced:
                 stats.hits += 1
 
@@ -620,6 +627,9 @@ class Session(_jax_compat.TraceProbe):
                     "the trace and lowered it anew for what it does not trace for: an argument's sharding or device "
                     f"(the last such call's arguments: {f.recompiled[-1]}), donation, or the options of another "
                     f"jax.jit wrapper of {f.function}")
+            if f.jit_disabled:
+                notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
+                             f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
         if not hits_counted:
             notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
         error = ErrorSummary.from_exception(cell_error) if cell_error is not None else None
@@ -824,17 +834,18 @@ class CallCounter(calls.CallCounter):
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any] | None:
+    def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any, bool] | None:
         inner = getattr(wrapper, "__wrapped__", wrapper)
         if jax_own(inner) and not calls.users_jit_of_jax(wrapper):  # jax.jit(jnp.linalg.solve) is the user's
             return None
         target = _traced_function(wrapper)
-        return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call)
+        return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call,
+                _jax_compat.jit_disabled())
 
-    def after(self, wrapper: Any, token: tuple[int, int, Any] | None, maybe_refused: bool = False) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | None, maybe_refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
-        traced_before, compiles_before, call = token
+        traced_before, compiles_before, call, jit_disabled = token
         target = _traced_function(wrapper)
         if target is None and calls.pmapped_jit(wrapper):  # a jax.pmap whose body never traced while jaxshow looked
             found, _ = calls.pmap_jit_call(wrapper, *calls.call_arguments(call))
@@ -849,7 +860,7 @@ class CallCounter(calls.CallCounter):
             # JAX reused the trace and compiled again: placed says where this call's arguments are
             record = registry.lookup(target) or registry.record_for(target, None)[0]
             placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
-        self.session.count_call(wrapper, target, traced, placed)
+        self.session.count_call(wrapper, target, traced, placed, jit_disabled)
 
 
 def _traced_function(wrapper: Any) -> Any:
