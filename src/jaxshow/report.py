@@ -1018,6 +1018,15 @@ class DumpReport(_Displayable):
     notes: tuple[str, ...] = ()
     selection: str | None = None
     texts: tuple[DumpText, ...] = ()
+    report_names: tuple[tuple[str, str], ...] = ()
+    """``(function, name)``: the names ``%%jaxstages`` and ``%jaxcache`` give the jitted functions of the user's
+    namespace whose files are grouped under ``function``, where one differs from it (``("g", "grad(g)")`` for
+    ``jax.jit(jax.grad(g))``; JAX names the files ``jit_g``)."""
+
+    def named(self, function: str) -> str:
+        """``function`` as the reports name it (:attr:`report_names`): ``grad(g)``; ``grad(g) or g`` where the namespace
+        holds both, which the files cannot tell apart."""
+        return " or ".join(name for group, name in self.report_names if group == function) or function
 
     @property
     def functions(self) -> tuple[str, ...]:
