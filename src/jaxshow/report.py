@@ -628,11 +628,16 @@ MISS_TITLES: dict[str, str] = {
 }
 LIBRARY_REDEFINED_TITLE = "re-defined function (a library made it again, inside a call of yours)"
 """The ``redefined`` title where the function is a library's, made again by the library (a miss with a :class:`LibraryBlame`)."""
+RELOADED_TITLE = "re-defined function (its module reloaded or run again)"
+"""The ``redefined`` title where the function is at the top of a module of the user's, which ran again (:attr:`CacheMiss.reloaded`)."""
 
 
-def miss_title(category: str, blamed: bool) -> str | None:
-    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it."""
-    return LIBRARY_REDEFINED_TITLE if category == "redefined" and blamed else MISS_TITLES.get(category)
+def miss_title(category: str, blamed: bool, reloaded: bool = False) -> str | None:
+    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
+    ``reloaded``: its module ran again."""
+    if category == "redefined" and (blamed or reloaded):
+        return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
+    return MISS_TITLES.get(category)
 
 
 @dataclass(frozen=True, slots=True)
@@ -693,6 +698,9 @@ class CacheMiss:
     jaxpr_diff: TextDiff | None = None
     """The jaxpr of this trace against the function's previous trace (``None``: the first trace, or not kept)."""
     blame: LibraryBlame | None = None
+    reloaded: bool = False
+    """A ``redefined`` function at the top of a module of the user's: the module ran again (``importlib.reload``,
+    ``%autoreload``, ``%run``), which made each of its functions anew."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -765,6 +773,8 @@ class TraceEntry:
     wall_time: float
     category: MissCategory
     summary: str
+    reloaded: bool = False
+    """As :attr:`CacheMiss.reloaded`: a re-definition by its module running again."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import sys
 import threading
 import time
@@ -44,6 +45,7 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
+from jaxshow.capture.sources import is_user_file
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -98,6 +100,15 @@ def _against_definition(earlier: _FunctionRecord) -> str:
 
 
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
+
+
+def _module_level(record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> bool:
+    """Whether ``record``'s function is defined at the top of a module of the user's (a file on disk: not a cell, which
+    ipykernel names as a file it never writes; not inside a function; not a wrapper made per call): a new object of its
+    source comes from the module running again."""
+    where = record.defined_in
+    return (where is not None and not where.startswith("<") and not is_cell_file(where) and is_user_file(where)
+            and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where))
 
 
 class _Frame:
@@ -159,7 +170,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -173,6 +184,8 @@ class _Miss:
         """Where the definition this new function object replaces is defined (same name and file, other code)."""
         self.replaces_cell = False
         """That definition is a cell's (any cell: another may define the name anew), not a module's."""
+        self.reloaded = False
+        """A new function object with the source of one traced before, at the top of a module of the user's, which ran again."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -189,19 +202,21 @@ class _Miss:
             except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
                 category, changes, same_line, site = "other", (), False, None
                 evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
+            reloaded = self.reloaded and category == "redefined"
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
                 summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces, replaces_cell=self.replaces_cell,
-                                     written=record.written(record.name)),
+                                     written=record.written(record.name), reloaded=reloaded),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
                 call_site=self.call_site or site,
                 signature=self.described[0] if self.described else (),
-                same_line_hint=same_line,
+                same_line_hint=same_line and not reloaded,  # JAX's "re-defined repeatedly?": no, its module ran again
                 wall_time=self.wall_time,
                 blame=self.blame,
+                reloaded=reloaded,
             )
             self.category = category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -219,7 +234,7 @@ class _Miss:
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
         miss = self.explained()
-        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary)
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded)
 
 
 class _Stats:
@@ -485,6 +500,7 @@ class Session(_jax_compat.TraceProbe):
             if earlier is not None and status == "new":  # same name and file, other source: its code changed
                 miss.replaces = earlier.defined_at or "?"
                 miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
+        miss.reloaded = status == "same_source" and _module_level(record, self.is_cell_file)
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
