@@ -639,6 +639,24 @@ def test_prun_says_its_cache_hits_are_not_seen(shell, cell):
         "cache are not counted")
 
 
+def test_run_says_its_scripts_cache_hits_are_not_seen(shell, tmp_path):
+    """%run executes a script of the user's outside the cell's rewrite, so the script's call that hit JAX's cache reaches
+    no hook. The report said 'no jitted call of yours in this cell; the cell ran normally' (and %%jaxcache 'no jitted
+    function of yours was called or traced') and nothing more, about a cell whose script called f and printed."""
+    script = tmp_path / "train_run.py"
+    script.write_text("y = f(x)\nprint('ran', y.shape)\n")
+    shell.run_cell("f(x)")
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == "ran (3,)\n"
+    assert shell.user_ns["rep"].notes[-1] == (
+        "%run runs its script without jaxshow's call hook: the traces and compiles its calls caused are reported, "
+        "its cache hits are not listed")
+    result, cap = run_captured(shell, f"%%jaxcache -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == "ran (3,)\n" and shell.user_ns["rep"].notes[-1] == (
+        "%run's script runs without jaxshow's call hook: the traces it caused are shown, its calls that hit the "
+        "cache are not counted")
+
+
 def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html_and_left_out_of_text(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert result.success

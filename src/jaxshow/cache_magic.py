@@ -344,8 +344,8 @@ class CacheMagics(Magics):
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
-        notes = tuple(f"%{name}'s statement runs without jaxshow's call hook: the traces it caused are shown, "
-                      "its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
+        notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
+                      "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
         self._cell = (session, output, freeze, notes)
         return DirectCalls(None, retrace.CallCounter(session))
 
