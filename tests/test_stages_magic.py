@@ -657,6 +657,21 @@ def test_run_says_its_scripts_cache_hits_are_not_seen(shell, tmp_path):
         "cache are not counted")
 
 
+def test_a_call_at_the_top_of_a_run_script_is_said_to_be_inside_the_script(shell, tmp_path):
+    """A call the script made that traced is reported at the script's line, and the calls it may have made that hit
+    JAX's cache are said to be the script's. The note read '(calls from inside <module> that hit JAX's cache are not
+    seen)', <module> being the name Python gives any file's top level."""
+    script = tmp_path / "train_run2.py"
+    script.write_text("import jax.numpy as jnp\nfor _ in range(2):\n    y = f(jnp.ones(5))\n")
+    shell.run_cell("z = jnp.ones(5)")  # JAX's own helper compiles happen here
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == ""
+    [report] = shell.user_ns["rep"].reports
+    assert (report.call_site.file, report.call_site.line, report.cell_site.line) == (str(script), 3, 2)
+    assert report.notes[-1] == ("called at least 1 time with this signature in the cell (calls from inside train_run2.py "
+                                "that hit JAX's cache are not seen)")
+
+
 def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html_and_left_out_of_text(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert result.success
