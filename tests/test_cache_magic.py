@@ -675,6 +675,20 @@ def test_a_module_function_made_anew_with_the_same_source_is_named_its_modules_r
     assert (miss.category, miss.reloaded) == ("redefined", False)
 
 
+def test_in_a_real_kernel_a_trace_in_a_cell_run_again_keeps_its_cells_number():
+    """ipykernel names a cell's file by a hash of its text, so a cell run again with the same text has the same file,
+    which IPython then numbers as the latest run. The jaxpr diff against g's previous definition read 'traced at
+    In[5]:2', the cell that traced the new g, where the previous one traced at In[3]:2."""
+    from shellrun import in_a_real_kernel
+
+    call = "%%jaxcache\ny = g(x)"
+    _, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp\nx = jnp.ones(3)",
+                             "@jax.jit\ndef g(v):\n    return v * 2", call, "@jax.jit\ndef g(v):\n    return v * 3", call)
+    text = " ".join(nb.cells[4].outputs[-1]["data"]["text/plain"].split())
+    assert "jaxpr against the previous definition of g (defined at In[2]:1, traced at In[3]:2)" in text
+    assert "called at In[5]:2" in text
+
+
 PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
 
 

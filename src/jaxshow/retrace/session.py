@@ -303,6 +303,8 @@ class Session(_jax_compat.TraceProbe):
             compared with its previous definition (a re-run cell compiles to a new file name).
         cell_line: where a frame's line is in a cell as the user sees it (:data:`jaxshow.capture.calls.CellLine`),
             for a call made in a ``%%time`` cell's body.
+        label: names the cells' files in a miss's call site as tracebacks do (``In[5]:2``), when the miss is seen:
+            ipykernel names a cell's file by its text, so a later run of the same text would take its number.
     """
 
     def __init__(
@@ -312,6 +314,7 @@ class Session(_jax_compat.TraceProbe):
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
         is_cell_file: Callable[[str], bool] = lambda name: False,
         cell_line: calls.CellLine = calls.no_cell,
+        label: Callable[[str], str] = str,
     ) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
@@ -320,6 +323,7 @@ class Session(_jax_compat.TraceProbe):
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
         self.cell_line = cell_line
+        self.label = label
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
@@ -485,6 +489,7 @@ class Session(_jax_compat.TraceProbe):
         fun, debug_info = frame.fun, frame.debug_info
         record, status = registry.record_for(fun, debug_info, key)
         blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
+        call_site = call_site and self.label(call_site)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
