@@ -637,6 +637,58 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
 
 
+def test_a_module_function_made_anew_with_the_same_source_is_named_its_modules_reload(shell, tmp_path, monkeypatch):
+    """A constant of a module edited, and the module run again (importlib.reload; %autoreload where it reloads the whole
+    module): each function at its top is a new object with the same source. This read 're-defined function (re-run cell
+    or definition in a loop)', with JAX's same-line hint '… it is re-defined on every run', though no cell defined it and
+    nothing ran it in a loop."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "scalemod_reload.py"
+    module.write_text("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef step(x):\n    return x * SCALE\n")
+    shell.run_cell("import importlib, scalemod_reload", store_history=True)
+    shell.run_cell("%%jaxcache\ny = scalemod_reload.step(x)", store_history=True)
+    module.write_text(module.read_text().replace("SCALE = 2.0", "SCALE = 3.0  # edited"))  # another size: the .pyc is stale
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(scalemod_reload)\ny = scalemod_reload.step(x)\ny.tolist()")
+    assert result.success and result.result == [3.0, 3.0, 3.0] and cap.stdout == f"Out[{shell.execution_count - 1}]: [3.0, 3.0, 3.0]\n"
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    summary = ("step is a new function object with the same name and source as one traced before: its module ran again "
+               "(importlib.reload, %autoreload, %run), which makes each function in it anew")
+    assert (miss.category, miss.reloaded, miss.same_line_hint, miss.summary) == ("redefined", True, False, summary)
+    assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
+        "-{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }", "+{ lambda ; a:f32[3]. let b:f32[3] = mul a 3.0:f32[] in (b,) }"]
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    assert f"1. re-defined function (its module reloaded or run again): {summary} called at In[{shell.execution_count - 1}]:3" in text
+    assert "it is re-defined on every run" not in text
+    shell.run_line_magic("jaxcache", "on")
+    try:
+        _, cap = run_captured(shell, "importlib.reload(scalemod_reload)\ny = scalemod_reload.step(x)")
+    finally:
+        shell.run_line_magic("jaxcache", "off")
+    assert f"1. re-defined function (its module reloaded or run again): {summary}" in " ".join(cap.outputs[0].data["text/plain"].split())
+    result, cap = run_captured(shell, "%jaxcache scalemod_reload.step")
+    assert result.success, result.error_in_exec
+    assert " ".join(cap.outputs[0].data["text/plain"].split()).count(f"re-defined function (its module reloaded or run again) {summary}") == 1  # the history of the step now in the module
+    cell = "%%jaxcache -o rep\n@jax.jit\ndef h(v):\n    return v + 1\nh(x);"
+    shell.run_cell(cell, store_history=True)
+    run_captured(shell, cell)  # a cell's function made again: as before
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.reloaded) == ("redefined", False)
+
+
+def test_in_a_real_kernel_a_trace_in_a_cell_run_again_keeps_its_cells_number():
+    """ipykernel names a cell's file by a hash of its text, so a cell run again with the same text has the same file,
+    which IPython then numbers as the latest run. The jaxpr diff against g's previous definition read 'traced at
+    In[5]:2', the cell that traced the new g, where the previous one traced at In[3]:2."""
+    from shellrun import in_a_real_kernel
+
+    call = "%%jaxcache\ny = g(x)"
+    _, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp\nx = jnp.ones(3)",
+                             "@jax.jit\ndef g(v):\n    return v * 2", call, "@jax.jit\ndef g(v):\n    return v * 3", call)
+    text = " ".join(nb.cells[4].outputs[-1]["data"]["text/plain"].split())
+    assert "jaxpr against the previous definition of g (defined at In[2]:1, traced at In[3]:2)" in text
+    assert "called at In[5]:2" in text
+
+
 PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
 
 

@@ -23,7 +23,7 @@ from IPython.core.error import UsageError
 
 import jaxshow
 from jaxshow import _jax_compat, dumps, render
-from jaxshow.report import DumpDiff, DumpReport
+from jaxshow.report import DumpDiff, DumpReport, plural
 from shellrun import run_captured
 
 
@@ -364,6 +364,30 @@ def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_t
     result, cap = run_captured(ip, "%jaxdump sin -o one")
     assert [(f.function, f.jax_own) for f in ip.user_ns["one"].files] == [("sin", True)]
     assert "  sin:\n" in cap.outputs[0].data["text/plain"]
+
+
+def test_a_function_is_named_as_the_report_names_it_where_the_namespace_tells_it(ip, dumping_in_process):
+    """``jax.jit(jax.grad(g))`` writes ``jit_g`` files, as JAX names them; the listing names the function ``grad(g)``, as
+    ``%%jaxstages`` does, and ``%jaxdump 'grad(g)'`` picks them. Two wrappers of one ``g`` cannot be told apart by the files."""
+    assert run_captured(ip, f"import jax, jax.numpy as jnp\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    assert run_captured(ip, "def g(v):\n    return jnp.sin(v).sum()\nstep = jax.jit(jax.grad(g))\nx = jnp.ones(3)\nstep(x);")[0].success
+    number = ip.execution_count - 1
+    result, cap = run_captured(ip, "%jaxdump -o rep")
+    rep = ip.user_ns["rep"]
+    assert [(f.function, f.module, f.cell) for f in rep.files if not f.jax_own] == [("g", "jit_g", f"In[{number}]")]
+    assert rep.named("g") == "grad(g)" and rep.named("sin") == "sin"
+    text = cap.outputs[0].data["text/plain"]
+    assert "\n  grad(g):\n    cell   file" in text and "\n  g:\n" not in text
+    by_cell = next(row for row in text.splitlines() if row.startswith(f"    In[{number}]: "))
+    assert by_cell.endswith(f"grad(g) ({plural(len(rep.by_cell()[f'In[{number}]']), 'file')})")  # after JAX's helpers, if any compiled
+    assert "<summary>grad(g) <span" in cap.outputs[0].data["text/html"]
+    result, cap = run_captured(ip, "%jaxdump grad(g) -o one")
+    assert result.success and [f.name for f in ip.user_ns["one"].files] == [f.name for f in rep.files if not f.jax_own]
+    assert "%jaxdump grad(g) — 1 file in" in cap.outputs[0].data["text/plain"]
+    assert run_captured(ip, "up = jax.jit(step)\nf = jax.jit(g)\nf(x);")[0].success
+    result, cap = run_captured(ip, "%jaxdump -o rep")
+    assert ip.user_ns["rep"].named("g") == "grad(g) or jit(grad(g)) or g"
+    assert "\n  grad(g) or jit(grad(g)) or g:\n" in cap.outputs[0].data["text/plain"]
 
 
 def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):

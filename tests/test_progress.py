@@ -98,3 +98,24 @@ def test_a_call_that_fails_after_its_line_was_shown_says_where_it_failed_never_d
     lines = [text for _, text in _progress(cap)]
     assert [text.split(" (")[0] for text in lines] == ["jaxshow: tracing slow_bad", "jaxshow: slow_bad failed while tracing", ""]
     assert lines[1].startswith("jaxshow: slow_bad failed while tracing (tracing 0.")
+
+
+def test_the_line_names_the_function_as_the_report_does(shell):
+    """``jax.jit(jax.grad(g))`` is ``grad(g)`` in the report, and so on the line; a program compiled for it under
+    ``jax.vmap`` too."""
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0")
+    shell.run_cell("def g(v):\n    time.sleep(0.2)\n    return jnp.sin(v).sum()\nstep = jax.jit(jax.grad(g))\nup = jax.jit(step)\n"
+                   "x5, xs = jnp.ones(5), jnp.ones((2, 3))")
+    result, cap = run_captured(shell, "%%jaxstages\ny = step(x)")
+    assert result.success
+    assert [text.split(" (")[0] for _, text in _progress(cap)] == [
+        "jaxshow: tracing grad(g)", "jaxshow: lowering grad(g)", "jaxshow: compiling grad(g)", "jaxshow: running grad(g)",
+        "jaxshow: grad(g) done", ""]
+    assert "grad(g): trace" in cap.outputs[-1].data["text/plain"]
+    result, cap = run_captured(shell, "%%jaxstages\ny = up(x5)")
+    assert result.success
+    assert [text.split(" (")[0] for _, text in _progress(cap)][:2] == ["jaxshow: tracing jit(grad(g))", "jaxshow: lowering jit(grad(g))"]
+    assert "jit(grad(g)): trace" in cap.outputs[-1].data["text/plain"]
+    result, cap = run_captured(shell, "%%jaxstages\ny = jax.vmap(step)(xs)")
+    assert result.success
+    assert "jaxshow: lowering grad(g)" in [text.split(" (")[0] for _, text in _progress(cap)]

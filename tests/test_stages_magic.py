@@ -639,6 +639,39 @@ def test_prun_says_its_cache_hits_are_not_seen(shell, cell):
         "cache are not counted")
 
 
+def test_run_says_its_scripts_cache_hits_are_not_seen(shell, tmp_path):
+    """%run executes a script of the user's outside the cell's rewrite, so the script's call that hit JAX's cache reaches
+    no hook. The report said 'no jitted call of yours in this cell; the cell ran normally' (and %%jaxcache 'no jitted
+    function of yours was called or traced') and nothing more, about a cell whose script called f and printed."""
+    script = tmp_path / "train_run.py"
+    script.write_text("y = f(x)\nprint('ran', y.shape)\n")
+    shell.run_cell("f(x)")
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == "ran (3,)\n"
+    assert shell.user_ns["rep"].notes[-1] == (
+        "%run runs its script without jaxshow's call hook: the traces and compiles its calls caused are reported, "
+        "its cache hits are not listed")
+    result, cap = run_captured(shell, f"%%jaxcache -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == "ran (3,)\n" and shell.user_ns["rep"].notes[-1] == (
+        "%run's script runs without jaxshow's call hook: the traces it caused are shown, its calls that hit the "
+        "cache are not counted")
+
+
+def test_a_call_at_the_top_of_a_run_script_is_said_to_be_inside_the_script(shell, tmp_path):
+    """A call the script made that traced is reported at the script's line, and the calls it may have made that hit
+    JAX's cache are said to be the script's. The note read '(calls from inside <module> that hit JAX's cache are not
+    seen)', <module> being the name Python gives any file's top level."""
+    script = tmp_path / "train_run2.py"
+    script.write_text("import jax.numpy as jnp\nfor _ in range(2):\n    y = f(jnp.ones(5))\n")
+    shell.run_cell("z = jnp.ones(5)")  # JAX's own helper compiles happen here
+    result, cap = run_captured(shell, f"%%jaxstages -o rep\n%run -i {script}")
+    assert result.success and cap.stdout == ""
+    [report] = shell.user_ns["rep"].reports
+    assert (report.call_site.file, report.call_site.line, report.cell_site.line) == (str(script), 3, 2)
+    assert report.notes[-1] == ("called at least 1 time with this signature in the cell (calls from inside train_run2.py "
+                                "that hit JAX's cache are not seen)")
+
+
 def test_the_stack_frame_tables_that_open_an_optimised_module_are_folded_in_html_and_left_out_of_text(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
     assert result.success

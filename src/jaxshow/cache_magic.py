@@ -233,7 +233,7 @@ class CacheMagics(Magics):
         if self._on_session is not None:
             return
         self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell),
-                                           cell_line=cell_line(self.shell)).start()
+                                           cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
@@ -340,13 +340,13 @@ class CacheMagics(Magics):
         if self._on_session is not None:
             self._on_session.paused = True
         session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell),
-                                  cell_line=cell_line(self.shell)).start()
+                                  cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         freeze = None
         if args.words:
             freeze = Freeze(functools.partial(label_cells, self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
-        notes = tuple(f"%{name}'s statement runs without jaxshow's call hook: the traces it caused are shown, "
-                      "its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
+        notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
+                      "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
         self._cell = (session, output, freeze, notes)
         return DirectCalls(None, retrace.CallCounter(session))
 

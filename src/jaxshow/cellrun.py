@@ -37,7 +37,7 @@ INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself 
 _TERMINAL_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 _KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
 _PATH_ENDS = frozenset(" \t\n\"'()")
-_UNHOOKED = re.compile(r"(?m)^\s*%%?(timeit|prun)\b")
+_UNHOOKED = re.compile(r"(?m)^\s*%%?(timeit|prun|run)\b")
 
 
 class CellMagic(Protocol):
@@ -319,7 +319,8 @@ def _timing_statement() -> bool:
 
 def unhooked_magics(cell: str) -> tuple[str, ...]:
     """The magics in ``cell`` whose statement runs without the call hook: ``%timeit`` (left alone, so its times are
-    the user's calls' alone) and ``%prun`` (which compiles its statement itself); their cache hits go unseen."""
+    the user's calls' alone), ``%prun`` (which compiles its statement itself) and ``%run`` (a script IPython runs
+    as a file); their cache hits go unseen."""
     return tuple(dict.fromkeys(match.group(1) for match in _UNHOOKED.finditer(cell)))
 
 

@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 import time
+import types
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Sequence
@@ -33,6 +34,7 @@ import jax
 import jax.monitoring
 
 from jaxshow import _jax_compat
+from jaxshow.capture.written import innermost, jax_made, transforms, written
 from jaxshow.persistent import module_name
 from jaxshow.report import DumpDiff, DumpFile, DumpReport, DumpSetting, DumpText, XlaDumpFile, XlaDumpModule, plural
 
@@ -267,6 +269,23 @@ def _group_of_function(function: str) -> str:
     return function_of_module(module_name(function))
 
 
+def report_names(values: Iterable[object]) -> tuple[tuple[str, str], ...]:
+    """``(function, name)`` for the ``jax.jit`` wrappers among a namespace's ``values`` whose files are grouped under
+    ``function`` (``g``), named as the reports name them (``grad(g)``): only functions one of them names otherwise.
+    Told by type only."""
+    wrapper_type = _jax_compat.jit_wrapper_type()
+    found: dict[str, dict[str, bool]] = {}
+    for value in values:
+        if type(value) is not wrapper_type:
+            continue
+        fun = _jax_compat.jit_function(value)
+        inner = innermost(fun)
+        if type(inner) is types.FunctionType and not jax_made(inner):
+            name = written(inner.__name__, transforms(fun))
+            found.setdefault(_group_of_function(inner.__name__), {})[name] = name != inner.__name__
+    return tuple((group, name) for group, names in found.items() if any(names.values()) for name in names)
+
+
 def _xla_file_order(file: XlaDumpFile) -> tuple[int, str]:
     """XLA's files of one module: the HLO before and after optimisation first, then the passes, the rest, unknown last."""
     return _XLA_KIND_ORDER.get(file.kind, len(_XLA_KIND_ORDER)), file.name
@@ -438,6 +457,8 @@ def dump_report(
         if not isinstance(directory, (str, os.PathLike)) or not isinstance(path := os.fspath(directory), str):
             raise TypeError(f"directory must be a path (str or os.PathLike), got {type(directory).__name__}")
         directory = path
+    values = list(namespace)
+    names = report_names(values)
     setting_rows, warnings = settings()
     notes: list[str] = []
     configured, why_none = dump_directory()
@@ -459,7 +480,7 @@ def dump_report(
                            "or an XLA dump (module_….txt)")
             if directory is None and other == 0:
                 unavailable += ": nothing compiled since dumping was turned on (an in-memory cache hit writes nothing)"
-        files = sorted(_attribute(files, cells, loaded_at, hits, listed, _jax_compat.jitted_function_names(namespace)), key=_order)
+        files = sorted(_attribute(files, cells, loaded_at, hits, listed, _jax_compat.jitted_function_names(values)), key=_order)
     if directory is not None:
         notes.append("--dir: the settings above are this process's; the files were read from the directory given")
     xla_directory, xla_modules_own, xla_unavailable, xla_notes = _xla_section(listed if directory is not None else None)
@@ -473,8 +494,9 @@ def dump_report(
         notes.append("jax 0.7 names jaxpr files f.jaxpr.txt with no counter: each lowering of f overwrites the last")
     texts: tuple[DumpText, ...] = ()
     if name is not None:
-        chosen, xla_chosen = select(name, files, xla_modules)
-        of_function = [f for f in files if _matches_function(f, name)] if not chosen else []
+        picked = next((group for group, as_named in names if as_named == name), name)  # grad(g): g's files
+        chosen, xla_chosen = select(picked, files, xla_modules)
+        of_function = [f for f in files if _matches_function(f, picked)] if not chosen else []
         if not chosen and not xla_chosen and not of_function:
             raise LookupError(_no_match(name, files, listed, unavailable))
         files = list(chosen) if chosen else of_function
@@ -485,11 +507,12 @@ def dump_report(
             xla_modules = [m for m in xla_modules if m.module in modules]
         xla_read_from = listed if directory is not None else xla_directory
         texts = tuple(_read_text((xla_read_from if isinstance(shown, XlaDumpFile) else listed) or "", shown, label_text, read_max_bytes)
-                      for shown in _to_show(name, chosen, xla_chosen, files))  # type: ignore[arg-type]
+                      for shown in _to_show(picked, chosen, xla_chosen, files))  # type: ignore[arg-type]
     return DumpReport(
         directory=listed, enabled=enabled, settings=setting_rows, files=tuple(files), other_files=other,
         listing_unavailable=unavailable, xla_directory=xla_directory, xla_modules=tuple(xla_modules),
         xla_unavailable=xla_unavailable, warnings=warnings, notes=tuple(notes), selection=name, texts=texts,
+        report_names=names,
     )
 
 

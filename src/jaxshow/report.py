@@ -635,11 +635,16 @@ MISS_TITLES: dict[str, str] = {
 }
 LIBRARY_REDEFINED_TITLE = "re-defined function (a library made it again, inside a call of yours)"
 """The ``redefined`` title where the function is a library's, made again by the library (a miss with a :class:`LibraryBlame`)."""
+RELOADED_TITLE = "re-defined function (its module reloaded or run again)"
+"""The ``redefined`` title where the function is at the top of a module of the user's, which ran again (:attr:`CacheMiss.reloaded`)."""
 
 
-def miss_title(category: str, blamed: bool) -> str | None:
-    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it."""
-    return LIBRARY_REDEFINED_TITLE if category == "redefined" and blamed else MISS_TITLES.get(category)
+def miss_title(category: str, blamed: bool, reloaded: bool = False) -> str | None:
+    """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
+    ``reloaded``: its module ran again."""
+    if category == "redefined" and (blamed or reloaded):
+        return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
+    return MISS_TITLES.get(category)
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,6 +705,9 @@ class CacheMiss:
     jaxpr_diff: TextDiff | None = None
     """The jaxpr of this trace against the function's previous trace (``None``: the first trace, or not kept)."""
     blame: LibraryBlame | None = None
+    reloaded: bool = False
+    """A ``redefined`` function at the top of a module of the user's: the module ran again (``importlib.reload``,
+    ``%autoreload``, ``%run``), which made each of its functions anew."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -780,6 +788,8 @@ class TraceEntry:
     wall_time: float
     category: MissCategory
     summary: str
+    reloaded: bool = False
+    """As :attr:`CacheMiss.reloaded`: a re-definition by its module running again."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -1033,6 +1043,15 @@ class DumpReport(_Displayable):
     notes: tuple[str, ...] = ()
     selection: str | None = None
     texts: tuple[DumpText, ...] = ()
+    report_names: tuple[tuple[str, str], ...] = ()
+    """``(function, name)``: the names ``%%jaxstages`` and ``%jaxcache`` give the jitted functions of the user's
+    namespace whose files are grouped under ``function``, where one differs from it (``("g", "grad(g)")`` for
+    ``jax.jit(jax.grad(g))``; JAX names the files ``jit_g``)."""
+
+    def named(self, function: str) -> str:
+        """``function`` as the reports name it (:attr:`report_names`): ``grad(g)``; ``grad(g) or g`` where the namespace
+        holds both, which the files cannot tell apart."""
+        return " or ".join(name for group, name in self.report_names if group == function) or function
 
     @property
     def functions(self) -> tuple[str, ...]:

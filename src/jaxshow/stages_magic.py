@@ -44,7 +44,9 @@ TIMEIT_NOTE = ("%timeit's statement runs without jaxshow's call hook, so the tim
                "the traces and compiles it caused are reported, its cache hits are not listed")
 PRUN_NOTE = ("%prun compiles its statement itself, without jaxshow's call hook: the traces and compiles it caused "
              "are reported, its cache hits are not listed")
-_UNHOOKED_NOTES = {"timeit": TIMEIT_NOTE, "prun": PRUN_NOTE}
+RUN_NOTE = ("%run runs its script without jaxshow's call hook: the traces and compiles its calls caused are reported, "
+            "its cache hits are not listed")
+_UNHOOKED_NOTES = {"timeit": TIMEIT_NOTE, "prun": PRUN_NOTE, "run": RUN_NOTE}
 
 
 @dataclasses.dataclass

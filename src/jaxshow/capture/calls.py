@@ -49,7 +49,7 @@ from jaxshow.capture.stations import (
     static_values,
     type_module,
 )
-from jaxshow.capture.written import written
+from jaxshow.capture.written import transforms, written
 from jaxshow.report import SourceLocation
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
@@ -479,6 +479,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
             library_key = (record.name, record.source_file)
             _name_users_function(record, jit_info, args, kwargs)
+            record.transforms = transforms(fun)  # the progress line names it as the report will: grad(g)
             if record.defined_at is not None and library_file(library_key[1]):
                 named = (record.name, record.source_file, record.defined_at)
                 with self._lock:
@@ -492,7 +493,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
             frame = _Frame(record, nested=False, phase="trace")
-            self._report_progress("tracing", record.name)
+            self._report_progress("tracing", record.written)
         state.stack.append(frame)
         return frame
 
@@ -517,7 +518,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if error is not None:
             record.error, record.failed_in, record.ongoing = error, "trace", False
-            self._report_progress(None, record.name, "trace")  # no lowering follows: the cell goes on without this call
+            self._report_progress(None, record.written, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
         if record.kept:
@@ -537,7 +538,7 @@ class CallCapture(_jax_compat.CallObserver):
         state.pending = record
         if record.ahead_of_time is not None:  # no dispatch follows: .lower() and .compile() may come later, or never
             record.ongoing = False
-            self._report_progress(None, record.name)
+            self._report_progress(None, record.written)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
         state = self._local
@@ -556,10 +557,12 @@ class CallCapture(_jax_compat.CallObserver):
                 carried = self._carried.get((record.name, record.source_file))
                 if carried is not None:  # jax.grad of an eqx.filter_jit function: the user's, as its trace was named
                     record.name, record.source_file, record.defined_at = carried
+                record.transforms = next((r.transforms for r in reversed(state.mine) if r.fun is not None
+                                          and (r.name, r.source_file) == (record.name, record.source_file)), ())
                 record.ongoing = True
             record.donated = donated
             frame = _Frame(record, nested=False, phase="run")
-            self._report_progress("lowering", record.name)
+            self._report_progress("lowering", record.written)
         state.pending = None
         state.stack.append(frame)
         return frame
@@ -584,7 +587,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.error, record.failed_in = error, "lower"
         else:
             record.computation = computation
-            self._report_progress("compiling", record.name)
+            self._report_progress("compiling", record.written)
             self._read_while_compiling(record)
 
     def _read_while_compiling(self, record: CallRecord) -> None:
@@ -597,7 +600,7 @@ class CallCapture(_jax_compat.CallObserver):
         stack = self._local.stack
         compiled = stack[-1].record if stack else self._compiled_ahead_of_time(sys._getframe(1))
         if not stack and compiled is not None:
-            self._report_progress("compiling", compiled.name)
+            self._report_progress("compiling", compiled.written)
         if record is not None and record is compiled:
             self._prefetcher.compiling(record)  # type: ignore[union-attr]  # set only with a prefetcher
 
@@ -659,7 +662,7 @@ class CallCapture(_jax_compat.CallObserver):
             compiled = executable is not None or _jax_compat.computation_compiled(record.computation)
             record.error = error
             record.failed_in = "lower" if record.computation is None else ("run" if compiled else "compile")
-        self._report_progress(None, record.name, record.failed_in if error is not None else None)
+        self._report_progress(None, record.written, record.failed_in if error is not None else None)
         if record.computation is None or not _stations_shown(record):
             return
         self.read_back(record)
@@ -681,14 +684,14 @@ class CallCapture(_jax_compat.CallObserver):
             else:
                 (record.nested_in_trace if state.stack[0].phase == "trace" else record.nested_events).append(event)
             if event.stage == "compile" and len(state.stack) == 1 and not state.stack[0].nested:
-                self._report_progress("running", record.name)
+                self._report_progress("running", record.written)
             return
         aot = state.lowering or (self._compiled_ahead_of_time(sys._getframe(1)) if event.stage == "compile" else
                                  self._lowered_unhooked(sys._getframe(1)) if event.stage == "lower" else None)
         if aot is not None:  # .lower(), .compile() after its trace
             aot.events.append(event)
             if event.stage == "compile":
-                self._report_progress(None, aot.name)
+                self._report_progress(None, aot.written)
             return
         record = self._new_record("events", sys._getframe(1))
         record.name = event.base_name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -372,10 +373,15 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
     # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
     # Compared as labelled: a body that a cell magic ran as code of its own (%%jaxstages over %%time) is the cell's.
-    inside = next((r.site.function for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
+    inside = next((_code_name(r.site) for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
     if not counted:  # a call a library made: its calls that hit JAX's cache there are unseen too
         inside = inside or next((r.through_library for r in group if r.through_library is not None), None)
     return _with_repeats(report, calls, inside)
+
+
+def _code_name(site: SourceLocation) -> str:
+    """The function a call site is in; a file's top level (``<module>``: a ``%run`` script, a module importing) by its file."""
+    return os.path.basename(site.file) if site.function == "<module>" else site.function
 
 
 def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -> StagesReport:

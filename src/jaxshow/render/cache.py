@@ -13,7 +13,6 @@ from jaxshow.render.markup import Html, code_block, details, escape, join, muted
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
-    MISS_TITLES,
     CacheClearReport,
     CacheMiss,
     CacheReport,
@@ -101,7 +100,7 @@ _GATE_HEADER = ("option", "value", "meaning")
 
 
 def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
-    return f"{i}. {miss_title(miss.category, miss.blame is not None) or line(miss.category, budget)}"
+    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded) or line(miss.category, budget)}"
 
 
 def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
@@ -119,7 +118,8 @@ def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, st
 
 def _history_rows(entries: Sequence[TraceEntry]) -> list[tuple[str, str, str, str]]:
     return [
-        (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—", MISS_TITLES.get(e.category, e.category), e.summary)
+        (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—",
+         miss_title(e.category, False, e.reloaded) or e.category, e.summary)
         for e in entries
     ]
 

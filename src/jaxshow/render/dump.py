@@ -55,7 +55,7 @@ def _headline(r: DumpReport) -> str:
 def _cells(r: DumpReport) -> list[tuple[str, str]]:
     rows = []
     for cell, names in r.by_cell().items():
-        functions = dict.fromkeys(f.function for f in r.files if f.cell == cell)
+        functions = dict.fromkeys(r.named(f.function) for f in r.files if f.cell == cell)
         rows.append((cell or "—", f"{', '.join(functions)} ({len(names)} file{'s' if len(names) != 1 else ''})"))
     return rows
 
@@ -130,7 +130,7 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
         module = next((f.module for f in files if f.module), None)
-        summary = join([line(function, budget), " ", muted(plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else ""))])
+        summary = join([line(r.named(function), budget), " ", muted(plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else ""))])
         parts.append(details(summary, table(_FILE_HEADER, _file_rows(files), budget, more=more), open=len(functions) <= 5))
     if more_functions:
         parts.append(muted(more_functions))
@@ -194,7 +194,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
-        lines.append(f"  {line(function, budget)}:")
+        lines.append(f"  {line(r.named(function), budget)}:")
         lines.extend(text_table(_file_rows(files), _FILE_HEADER, budget, indent="    ", more=more))
     if more_functions:
         lines.append(f"  {more_functions}")

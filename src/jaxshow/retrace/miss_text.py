@@ -215,12 +215,13 @@ def _argument_name(path: str) -> str:
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
                  source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
-                 written: str | None = None) -> str:
+                 written: str | None = None, reloaded: bool = False) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
     ``replaces_cell``: in a cell (so another cell may have defined the name anew), not a module.
     ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first trace.
+    ``reloaded``: a ``redefined`` function at the top of a module of the user's, which ran again.
     """
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
@@ -232,7 +233,8 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return (f"{function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
     if category == "redefined":
-        return f"{function} is a new function object with the same name and source as one traced before"
+        why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
+        return f"{function} is a new function object with the same name and source as one traced before{why}"
     if changes:
         return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes)
     if category == "tracing_context":

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import sys
 import threading
 import time
@@ -102,6 +103,15 @@ def _against_definition(earlier: _FunctionRecord) -> str:
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
 
 
+def _module_level(record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> bool:
+    """Whether ``record``'s function is defined at the top of a module of the user's (a file on disk: not a cell, which
+    ipykernel names as a file it never writes; not inside a function; not a wrapper made per call): a new object of its
+    source comes from the module running again."""
+    where = record.defined_in
+    return (where is not None and not where.startswith("<") and not is_cell_file(where) and is_user_file(where)
+            and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where))
+
+
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
@@ -161,7 +171,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -175,6 +185,8 @@ class _Miss:
         """Where the definition this new function object replaces is defined (same name and file, other code)."""
         self.replaces_cell = False
         """That definition is a cell's (any cell: another may define the name anew), not a module's."""
+        self.reloaded = False
+        """A new function object with the source of one traced before, at the top of a module of the user's, which ran again."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -191,19 +203,21 @@ class _Miss:
             except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
                 category, changes, same_line, site = "other", (), False, None
                 evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
+            reloaded = self.reloaded and category == "redefined"
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
                 summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces, replaces_cell=self.replaces_cell,
-                                     written=record.written(record.name)),
+                                     written=record.written(record.name), reloaded=reloaded),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
                 call_site=self.call_site or site,
                 signature=self.described[0] if self.described else (),
-                same_line_hint=same_line,
+                same_line_hint=same_line and not reloaded,  # JAX's "re-defined repeatedly?": no, its module ran again
                 wall_time=self.wall_time,
                 blame=self.blame,
+                reloaded=reloaded,
             )
             self.category = category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -221,7 +235,7 @@ class _Miss:
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
         miss = self.explained()
-        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary)
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded)
 
 
 class _Stats:
@@ -318,6 +332,8 @@ class Session(_jax_compat.TraceProbe):
             compared with its previous definition (a re-run cell compiles to a new file name).
         cell_line: where a frame's line is in a cell as the user sees it (:data:`jaxshow.capture.calls.CellLine`),
             for a call made in a ``%%time`` cell's body.
+        label: names the cells' files in a miss's call site as tracebacks do (``In[5]:2``), when the miss is seen:
+            ipykernel names a cell's file by its text, so a later run of the same text would take its number.
     """
 
     def __init__(
@@ -327,6 +343,7 @@ class Session(_jax_compat.TraceProbe):
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
         is_cell_file: Callable[[str], bool] = lambda name: False,
         cell_line: calls.CellLine = calls.no_cell,
+        label: Callable[[str], str] = str,
     ) -> None:
         if jax_text not in ("always", "when_cheap", "never"):
             raise ValueError(f"jax_text must be 'always', 'when_cheap' or 'never', not {jax_text!r}")
@@ -335,6 +352,7 @@ class Session(_jax_compat.TraceProbe):
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
         self.cell_line = cell_line
+        self.label = label
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
         self._entries: int | None = None  # JAX's tracing-cache size as last read, plus the misses seen since
         self._lookups_since_count = 0
@@ -504,6 +522,7 @@ class Session(_jax_compat.TraceProbe):
         if status == "new" and remember_cached(record, fun, debug_info, key):
             status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
         blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
+        call_site = call_site and self.label(call_site)
         if call_site is not None and threading.get_ident() != self.thread_id:
             call_site += f" (on thread {threading.current_thread().name})"
         parts = _jax_compat.trace_key_parts(key)
@@ -519,6 +538,7 @@ class Session(_jax_compat.TraceProbe):
             if earlier is not None and status == "new":  # same name and file, other source: its code changed
                 miss.replaces = earlier.defined_at or "?"
                 miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
+        miss.reloaded = status == "same_source" and _module_level(record, self.is_cell_file)
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
