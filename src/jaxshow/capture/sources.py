@@ -63,7 +63,6 @@ def is_user_file(filename: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-@functools.lru_cache(maxsize=4096)
 def is_jax_file(filename: str) -> bool:
     """Whether ``filename`` (a code object's ``co_filename``) is in JAX's or jaxlib's folders; never code made from a
     string (``<string>``, a cell's ``<ipython-input-…>``)."""
