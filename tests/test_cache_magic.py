@@ -909,3 +909,27 @@ def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(s
     assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
             f"called at In[{shell.execution_count - 1}]:2") in text, text
     assert "never-seen" not in text and "first trace" not in text
+
+
+def test_history_table_wraps_its_free_text_columns_at_the_width(shell):
+    """The history's ``details`` column ran to 153 columns and a pytree's signature to 332 (at COLUMNS=100): a table
+    too wide for one column's wrap now shrinks its widest columns in turn, each cell wrapping under itself."""
+    shell.run_cell("%%jaxcache\n@jax.jit\ndef norm2(v, n):\n    return v / n\n"
+                   "norm2(jnp.ones((64, 16)), 2.0); norm2(jnp.ones((3, 16)), 2.0); norm2(jnp.ones((64, 16), jnp.bfloat16), 3)")
+    _, cap = run_captured(shell, "%jaxcache norm2 -o hist")
+    text = cap.outputs[-1].data["text/plain"]
+    assert max(len(piece) for piece in text.splitlines()) <= 100
+    table = [piece[12:] for piece in text.splitlines()[4:]]  # after the time of day
+    assert table == [
+        "signature              why it traced               details",
+        "---------------------  --------------------------  --------------------------",
+        "v: f32[64,16], n:      never-seen function (first  first trace of norm2",
+        "f32[]{weak_type=True}  trace)",
+        "v: f32[3,16], n:       different input types       v: now f32[3,16], before",
+        "f32[]{weak_type=True}                              f32[64,16]",
+        "v: bf16[64,16], n:     different input types       v: now bf16[64,16], before",
+        "i32[]{weak_type=True}                              f32[3,16]; n: now i32[],",
+        "                                                   before f32[]",
+    ]
+    for width in (80, 72):
+        assert max(len(piece) for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=width)).splitlines()) <= width

@@ -825,6 +825,21 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
         "jax_ir0001_jit_f_compile.mlir  module jit_f, stage compile",
         "                               (handed to XLA)",
     ]
+    # Where one column's wrap is not enough, the widest columns shrink in turn, each cell wrapping under itself: an
+    # operation's name after a '/', a pytree path between ']' and '[', HLO's '/*index=2*/' (no file path) alike.
+    rows = [("ynn_fusion.4", "temporary", "f32[4096,32]", "512.00 KiB", "fusion of jit(train_step)/transpose(jvp())/dot_general"),
+            ("while.3", "temporary", "(s32[], f32[4,16,64], /*index=2*/f32[2,256])", "1.90 MiB", "parameter 3 (params['layers']['w1'])")]
+    assert text_table(rows, ("value", "kind", "type", "size", "what"), render.TextBudget(width=74), indent="    ") == [
+        "    value         kind       type           size        what",
+        "    ynn_fusion.4  temporary  f32[4096,32]   512.00 KiB  fusion of",
+        "                                                        jit(train_step)/",
+        "                                                        transpose(jvp())/",
+        "                                                        dot_general",
+        "    while.3       temporary  (s32[],        1.90 MiB    parameter 3",
+        "                             f32[4,16,64],              (params['layers']",
+        "                             /*index=2*/                ['w1'])",
+        "                             f32[2,256])",
+    ]
     # A terminal draws CJK characters two columns wide and a combining mark over the letter before it.
     assert text_table([("損失", "f32[3]"), ("f̃", "f32[2]"), ("loss", "f32[]")], ("name", "type"), budget, rule=True) == [
         "name  type",

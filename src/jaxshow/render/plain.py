@@ -7,6 +7,7 @@ as they are, and a terminal scrolls or clips them.
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 import unicodedata
@@ -98,33 +99,86 @@ def text_table(
     on a line of its own. Where the table is wider than ``budget.width``, the last
     column wraps under itself where its words fit the room left, else the column
     that wrapping at spaces shortens most (a sharding beside a last yes/no), the
-    columns after it staying aligned.
+    columns after it staying aligned. Where one column cannot take it all, the
+    widest columns shrink in turn (:func:`_shrink`), each cell wrapping under
+    itself; a table whose names, values and file names alone are wider than the
+    width keeps them whole and runs past it.
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
-    widths = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
+    width = text_width(budget)
+    natural = [max(columns(r[i]) for r in cells) for i in range(len(cells[0]))]
+    widths = list(natural)
     words = [max(columns(w) for r in cells for w in r[i].split(" ")) for i in range(len(widths))]
-    rooms = [text_width(budget) - len(indent) - sum(w + 2 for j, w in enumerate(widths) if j != i) for i in range(len(widths))]
+    rooms = [width - len(indent) - sum(w + 2 for j, w in enumerate(widths) if j != i) for i in range(len(widths))]
     can = [i for i in range(len(widths)) if rooms[i] >= 20 and widths[i] > rooms[i]]
     last = len(widths) - 1
-    if can and _extent(cells[1:] if header else cells, widths, indent) > text_width(budget):
+    if can and _extent(cells[1:] if header else cells, widths, indent) > width:
         # the last column where its words fit the room, else the one wrapping shortens most
         wide = last if last in can and words[last] <= rooms[last] else max(can, key=lambda i: (widths[i] - words[i], i))
-        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in wrap(r[wide], rooms[wide])))
-    else:
-        wide = last
+        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in fold(r[wide], rooms[wide])))
+    if len(indent) + sum(w + 2 for w in widths) - 2 > width and _extent(cells, natural, indent) > width:
+        # only the header is too wide (over a column its rows leave empty): only the header wraps
+        rows_fit = header is not None and _extent(cells[1:], natural, indent) <= width
+        keep = [max((columns(r[i]) for r in cells[1:]), default=0) if rows_fit else 0 for i in range(len(natural))]
+        widths = _shrink(cells, natural, width - len(indent) - 2 * last, keep) or widths
     lines = []
     for r in all_rows:
         if isinstance(r, str):
             lines.append(indent + r)
             continue
-        pieces = wrap(r[wide], widths[wide]) if columns(r[wide]) > widths[wide] else [r[wide]]
-        for n, piece in enumerate(pieces):
-            row = [piece if i == wide else c if n == 0 else "" for i, c in enumerate(r)]
+        pieces = [fold(c, w) if columns(c) > w else [c] for c, w in zip(r, widths)]
+        for n in range(max(len(p) for p in pieces)):
+            row = [p[n] if n < len(p) else "" for p in pieces]
             lines.append((indent + "  ".join(c + " " * (w - columns(c)) for c, w in zip(row, widths))).rstrip())
-    if header and rule:
-        lines.insert(1, indent + "  ".join("-" * w for w in widths))
+        if r is header and rule:
+            lines.append(indent + "  ".join("-" * w for w in widths))
     return lines + ([indent + more] if more else [])
 
+
+MIN_COLUMN = 12
+"""Columns a table's column keeps at least when it shrinks to fit the width (``4.00 KiB`` never breaks)."""
+
+
+_PATH = re.compile(r"[~.]*/\w")
+"""A word that starts as a file path does (``/work/x.py``, ``~/x``, ``./x``), unlike HLO's ``/*index=5*/f32[64]``."""
+
+
+def _soft_pieces(word: str) -> list[str]:
+    """A word cut where it may break across lines: after a ``/`` (``jit(f)/while/body/add``) and between ``]`` and
+    ``[`` (``params['layer1']['w']``); a path stays whole."""
+    return [word] if _PATH.match(word) else re.split(r"(?<=/)(?=[^/])|(?<=\])(?=\[)", word)
+
+
+def fold(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces to ``width`` columns, a longer word broken where :func:`_soft_pieces` allows."""
+    out: list[str] = []
+    for piece in wrap(text, width):
+        if columns(piece) <= width:
+            out.append(piece)
+            continue
+        current = ""
+        for part in _soft_pieces(piece):
+            if current and columns(current) + columns(part) > width:
+                out.append(current)
+                current = ""
+            current += part
+        out.append(current)
+    return out
+
+
+def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int]) -> list[int] | None:
+    """Column widths that fit ``room``: the widest column gives up a column at a time, none narrower than ``keep``
+    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name); ``None`` where
+    those pieces alone are wider than ``room``."""
+    least = 0 if any(keep) else MIN_COLUMN  # a header's words break where its rows keep their widths
+    floors = [max(k, min(w, max(least, *(columns(p) for r in cells for word in r[i].split(" ") for p in _soft_pieces(word)))))
+              for i, (w, k) in enumerate(zip(widths, keep))]
+    if sum(floors) > room:
+        return None
+    widths = list(widths)
+    while sum(widths) > room:
+        widths[max((i for i in range(len(widths)) if widths[i] > floors[i]), key=lambda i: (widths[i], i))] -= 1
+    return [max(columns(p) for r in cells for p in (fold(r[i], w) if columns(r[i]) > w else [r[i]])) for i, w in enumerate(widths)]
