@@ -857,3 +857,14 @@ def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(s
     assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
             f"called at In[{shell.execution_count - 1}]:2") in text, text
     assert "never-seen" not in text and "first trace" not in text
+    # jaxshow's own diff (JAX's cache is large where its count covers every function, jax >= 0.9) says where the
+    # signature it compared with came from: JAX's tracing cache, not a trace jaxshow saw
+    own = _jax_compat.trace_cache_counts_all_functions()
+    assert not own or ("| for f defined at In[1]:5 | the only earlier signature, read from JAX's tracing cache (traced before "
+                       "jaxshow looked): | Tracing context doesn't match") in text, text
+    _, cap = run_captured(shell, "y = f(jnp.ones(5))")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "1. different input types: x: now f32[5], before f32[3]" in text, text
+    assert not own or ("| closest of the last 2 signatures jaxshow kept, 1 of them read from JAX's tracing cache (traced "
+                       "before jaxshow looked): | different input types:") in text, text
+    assert ("JAX's explanation (jax_explain_cache_misses)" in text) is not own

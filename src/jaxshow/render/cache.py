@@ -37,7 +37,7 @@ DEBUG_PRINT_HINT = (
 )
 EVIDENCE_SOURCES = {
     "jax": "JAX's explanation (jax_explain_cache_misses)",
-    "jaxshow": "jaxshow's diff against its recent signatures, in JAX's words",
+    "jaxshow": "jaxshow's diff against the closest earlier signature, in JAX's words",
     "none": "no evidence recorded",
 }
 LEFT_OUT_WORDS = {

@@ -160,12 +160,13 @@ class _Miss:
     any other miss is explained at once.
     """
 
-    __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
+    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "wall_time", "category",
                  "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
         self.record, self.status, self.key, self.described = record, status, key, described
+        self.from_jax = record.from_jax  # how many of the kept keys were read from JAX's tracing cache
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
@@ -186,7 +187,7 @@ class _Miss:
                 self.described = _jax_compat.describe_trace_key(self.key)
             try:
                 category, changes, evidence, source, same_line, site = classify_miss(
-                    record, self.status, self.key, self.jax_text, self.old, self.kept
+                    record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax
                 )
             except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
                 category, changes, same_line, site = "other", (), False, None
