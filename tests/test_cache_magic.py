@@ -797,6 +797,22 @@ def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(she
     assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]
 
 
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_a_jitted_calls_own_compile_is_not_said_to_be_compiled_ahead_of_time(shell, mode):
+    # every compile of a traced call read 'note: compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with
+    # no trace: f' under its own trace: JAX's jit compiles through the same MeshComputation.compile as Lowered.compile()
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    prefix = "%%jaxcache\n" if mode == "cell" else ""
+    texts = []
+    for cell in ("y = f(jnp.ones(9))", "compiled = f.lower(jnp.ones(11)).compile()"):
+        result, cap = run_captured(shell, prefix + cell)
+        assert result.success, result.error_in_exec
+        texts.append(cap.outputs[-1].data["text/plain"])
+    assert [("first trace of f" in t, "x: now f32[11], before f32[9]" in t, "ahead of time" in t) for t in texts] == [
+        (True, False, False), (False, True, False)], texts
+
+
 @pytest.mark.parametrize("disable", ["with jax.disable_jit():\n    y = f(x)\n    y = f(x)",
                                      "jax.config.update('jax_disable_jit', True)\ny = f(x)\ny = f(x)\njax.config.update('jax_disable_jit', False)"],
                          ids=["context", "config-update"])

@@ -552,6 +552,8 @@ class Session(_jax_compat.TraceProbe):
 
     def _compiling_ahead(self, module: str, frame: Any) -> None:
         """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
+        if not _jax_compat.lowered_compiling(frame):  # a jitted call's own compile, after its trace
+            return
         computation = _jax_compat.computation_compiling(frame)
         name, source = _jax_compat.debug_info_function(_jax_compat.program_debug_info(computation))
         if computation is not None and source is not None and (is_user_file(source) or self.is_cell_file(source)):
@@ -599,11 +601,11 @@ class Session(_jax_compat.TraceProbe):
                 by_name.setdefault(miss.function, []).append(miss)
             for name, misses in by_name.items():
                 functions.append(FunctionCacheStats(function=name, qualname=name, defined_at=None, traced=len(misses), misses=tuple(misses)))
-        traced_names = {f.function for f in functions} | set(self._compiled_ahead.values())
-        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], traced_names)
+        rows = {f.function for f in functions}
+        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
         notes = list(self.notes)
-        if self._compiled_ahead:
-            names = ", ".join(dict.fromkeys(self._compiled_ahead.values()))
+        if untraced := [n for n in dict.fromkeys(self._compiled_ahead.values()) if n not in rows]:  # f.lower(x).compile(): f's row
+            names = ", ".join(untraced)
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
