@@ -787,14 +787,35 @@ def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(she
     # 'compiled = lowered.compile()' of a Lowered made in an earlier cell read 'JAX also compiled 1 of its own helper
     # function(s) (eager jax.numpy operations)': JAX compiled the user's f, with no trace
     assert shell.run_cell("lowered = f.trace(x).lower()", store_history=True).success
-    notes = []
-    for cell in ("%%jaxcache -o rep\ncompiled = lowered.compile()", "%%jaxcache -o rep\ny = compiled(x)"):
-        result, cap = run_captured(shell, cell)
-        assert result.success, result.error_in_exec
-        rep = shell.user_ns["rep"]
-        assert rep.functions == () and shell.user_ns["traces"] == [1]
-        notes.append([n for n in rep.notes if "helper" in n or "ahead of time" in n])
-    assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ncompiled = lowered.compile()")
+    assert result.success, result.error_in_exec
+    rep = shell.user_ns["rep"]
+    assert rep.functions == () and shell.user_ns["traces"] == [1]
+    assert [n for n in rep.notes if "helper" in n or "ahead of time" in n] == [
+        "compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"]
+
+
+def test_calls_of_a_compiled_made_in_an_earlier_cell_are_counted_on_the_functions_row(shell):
+    # '%%jaxcache' over 'z = compiled(x)' read 'no jitted function of yours was called or traced': the Compiled runs its
+    # executable through C++, which no hook sees
+    assert shell.run_cell("compiled = f.trace(x).lower().compile()", store_history=True).success
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = compiled(x)\nz = compiled(x)")
+    assert result.success, result.error_in_exec
+    rep, text = shell.user_ns["rep"], cap.outputs[-1].data["text/plain"]
+    (row,) = rep.functions
+    assert (row.function, row.calls, row.traced, row.hits, row.compiled_calls, row.defined_at) == ("f", 2, 0, 0, 2, "In[1]:5")
+    assert text.splitlines()[0] == "%jaxcache — no trace: 2 calls ran a jax.stages.Compiled (see the note)"
+    assert "\n  f         2      0       0     —              In[1]:5\n" in text, text
+    assert ("note: f: 2 calls of a jax.stages.Compiled ran its executable, compiled ahead of time: JAX did not look up its "
+            "cache, trace or compile them (not counted as hits)") in " ".join(text.split())
+    # with a trace of f in the cell, one row adds up: 2 calls = 1 traced + 1 of the Compiled
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nz = compiled(x)\nz = f(jnp.ones(4))")
+    (row,) = shell.user_ns["rep"].functions
+    assert (row.function, row.calls, row.traced, row.hits, row.compiled_calls) == ("f", 2, 1, 0, 1)
+    # a call the Compiled refuses (other argument types) raises as without jaxshow and is not counted
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = compiled(jnp.ones(4))")
+    assert type(result.error_in_exec) is TypeError and shell.user_ns["rep"].functions == ()
+    assert shell.user_ns["traces"] == [1, 1]
 
 
 @pytest.mark.parametrize("mode", ["cell", "on"])

@@ -72,9 +72,11 @@ def _headline(report: CacheReport) -> str:
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled again from a reused trace (see the note)"
     disabled = sum(f.jit_disabled for f in report.functions)
-    if traced == 0 and disabled:
+    compiled = sum(f.compiled_calls for f in report.functions)
+    if traced == 0 and (disabled or compiled):
         hits = sum(f.hits or 0 for f in report.functions)
-        ran = f"{plural(disabled, 'call')} ran op by op under jax.disable_jit() (see the note)"
+        ran = ", ".join(([f"{plural(disabled, 'call')} ran op by op under jax.disable_jit()"] if disabled else [])
+                        + ([f"{plural(compiled, 'call')} ran a jax.stages.Compiled"] if compiled else [])) + " (see the note)"
         return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
