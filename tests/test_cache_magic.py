@@ -223,6 +223,7 @@ def test_name_history_and_clear(shell):
     hist = shell.user_ns["hist"]
     assert isinstance(hist, TraceHistory) and hist.traces_observed == 2 and hist.cache_size == 2
     assert [e.signature for e in hist.entries] == [(("x", "f32[3]"),), (("x", "f32[2]"),)]
+    assert (hist.objects, hist.objects_traced) == (1, 2) and "function objects" not in cap.outputs[-1].data["text/plain"]
     run_captured(shell, "%jaxcache clear f -o cleared")
     cleared = shell.user_ns["cleared"]
     assert isinstance(cleared, CacheClearReport)
@@ -231,6 +232,29 @@ def test_name_history_and_clear(shell):
     run_captured(shell, "%%jaxcache -o rep\nf(x)")
     miss = shell.user_ns["rep"].functions[0].misses[0]
     assert miss.category == "never_seen" and not miss.same_line_hint
+
+
+def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its_definition(shell):
+    # '%jaxcache g' read 'traces observed by jaxshow: 1' and one re-definition: true of the last g, but the four
+    # earlier objects of the definition, folded into one row in the cell's report, were not mentioned
+    shell.run_cell("def body(i):\n    return i + 1", store_history=True)
+    defined = shell.execution_count - 1
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, "for i in range(5):\n    g = jax.jit(partial(body))\n    g(i)")
+    assert f"  body (5 function objects)  —      5       —     —              In[{defined}]:1" in cap.outputs[-1].data["text/plain"]
+    _, cap = run_captured(shell, "%jaxcache g -o hist")
+    hist, text = shell.user_ns["hist"], cap.outputs[-1].data["text/plain"]
+    assert (hist.traces_observed, hist.objects, hist.objects_traced, len(hist.entries)) == (1, 5, 5, 1)
+    assert text.splitlines()[:5] == [
+        "%jaxcache g — body",
+        f"  defined at: In[{defined}]:1",
+        "  traces observed by jaxshow: 1 (of this function object)",
+        "  function objects of this definition: 5, 5 traces in all (made anew per call; a %jaxcache report folds them "
+        "into one row, 'body (5 function objects)')",
+        "  cache entries now: 1",
+    ]
+    assert "function objects of this definition" in cap.outputs[-1].data["text/html"]
+    run_captured(shell, "%jaxcache off")
 
 
 def test_persistent_subcommand(shell):

@@ -797,6 +797,11 @@ class TraceHistory(_Displayable):
     cache_size: int | None
     cache_size_unavailable: str | None = None
     history_limit: int = 0
+    objects: int = 1
+    """Function objects of this definition jaxshow saw trace, this one included: more than one where calls made it
+    anew (``jax.jit(functools.partial(f))`` or ``jax.jit(lambda …)`` in a loop), which a report folds into one row."""
+    objects_traced: int = 0
+    """The traces of those ``objects``, in all."""
 
     def _summary(self) -> str:
         return f"{self.name!r}: {self.traces_observed} trace(s) observed; cache size {self.cache_size}"

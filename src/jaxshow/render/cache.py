@@ -264,11 +264,16 @@ _NO_HISTORY = "jaxshow has not observed a trace of this function: it records tra
 
 def _history_facts(history: TraceHistory) -> list[tuple[str, str]]:
     size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
-    return [
+    facts = [
         ("defined at", history.defined_at or "—"),
-        ("traces observed by jaxshow", str(history.traces_observed)),
+        ("traces observed by jaxshow", str(history.traces_observed) + (" (of this function object)" if history.objects > 1 else "")),
         ("cache entries now", size or "—"),
     ]
+    if history.objects > 1:
+        facts.insert(2, ("function objects of this definition", (
+            f"{history.objects}, {plural(history.objects_traced, 'trace')} in all (made anew per call; a %jaxcache report "
+            f"folds them into one row, '{history.qualname} ({history.objects} function objects)')")))
+    return facts
 
 
 def _only_last(history: TraceHistory) -> str:

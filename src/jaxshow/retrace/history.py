@@ -300,6 +300,11 @@ class Registry:
     def history(self, fun: Any) -> _FunctionRecord | None:
         return self.lookup(fun)
 
+    def traced_records(self) -> list[_FunctionRecord]:
+        """Every function object whose traces jaxshow keeps (alive or not), oldest first."""
+        with self._lock:
+            return [r for r in self._by_id.values() if r.traces]
+
     def clear(self) -> None:
         with self._lock:
             self._by_id.clear()

@@ -909,6 +909,7 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
     target = getattr(fn, "__wrapped__", fn)
     record = registry.history(target)
     size = _jax_compat.cache_size(fn)
+    same = [r for r in registry.traced_records() if fold.definition(r) == fold.definition(record)] if record else []
     return TraceHistory(
         name=name,
         qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
@@ -918,6 +919,8 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
         cache_size=size,
         cache_size_unavailable=None if size is not None else f"jax {jax.__version__} does not report this function's cache size",
         history_limit=HISTORY_LIMIT,
+        objects=max(len(same), 1),
+        objects_traced=sum(r.traces for r in same),
     )
 
 
