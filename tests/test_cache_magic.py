@@ -223,6 +223,7 @@ def test_name_history_and_clear(shell):
     hist = shell.user_ns["hist"]
     assert isinstance(hist, TraceHistory) and hist.traces_observed == 2 and hist.cache_size == 2
     assert [e.signature for e in hist.entries] == [(("x", "f32[3]"),), (("x", "f32[2]"),)]
+    assert (hist.objects, hist.objects_traced) == (1, 2) and "function objects" not in cap.outputs[-1].data["text/plain"]
     run_captured(shell, "%jaxcache clear f -o cleared")
     cleared = shell.user_ns["cleared"]
     assert isinstance(cleared, CacheClearReport)
@@ -231,6 +232,29 @@ def test_name_history_and_clear(shell):
     run_captured(shell, "%%jaxcache -o rep\nf(x)")
     miss = shell.user_ns["rep"].functions[0].misses[0]
     assert miss.category == "never_seen" and not miss.same_line_hint
+
+
+def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its_definition(shell):
+    # '%jaxcache g' read 'traces observed by jaxshow: 1' and one re-definition: true of the last g, but the four
+    # earlier objects of the definition, folded into one row in the cell's report, were not mentioned
+    shell.run_cell("def body(i):\n    return i + 1", store_history=True)
+    defined = shell.execution_count - 1
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, "for i in range(5):\n    g = jax.jit(partial(body))\n    g(i)")
+    assert f"  body (5 function objects)  —      5       —     —              In[{defined}]:1" in cap.outputs[-1].data["text/plain"]
+    _, cap = run_captured(shell, "%jaxcache g -o hist")
+    hist, text = shell.user_ns["hist"], cap.outputs[-1].data["text/plain"]
+    assert (hist.traces_observed, hist.objects, hist.objects_traced, len(hist.entries)) == (1, 5, 5, 1)
+    assert text.splitlines()[:5] == [
+        "%jaxcache g — body",
+        f"  defined at: In[{defined}]:1",
+        "  traces observed by jaxshow: 1 (of this function object)",
+        "  function objects of this definition: 5, 5 traces in all (made anew per call; a %jaxcache report folds them "
+        "into one row, 'body (5 function objects)')",
+        "  cache entries now: 1",
+    ]
+    assert "function objects of this definition" in cap.outputs[-1].data["text/html"]
+    run_captured(shell, "%jaxcache off")
 
 
 def test_persistent_subcommand(shell):
@@ -839,14 +863,51 @@ def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(she
     # 'compiled = lowered.compile()' of a Lowered made in an earlier cell read 'JAX also compiled 1 of its own helper
     # function(s) (eager jax.numpy operations)': JAX compiled the user's f, with no trace
     assert shell.run_cell("lowered = f.trace(x).lower()", store_history=True).success
-    notes = []
-    for cell in ("%%jaxcache -o rep\ncompiled = lowered.compile()", "%%jaxcache -o rep\ny = compiled(x)"):
-        result, cap = run_captured(shell, cell)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ncompiled = lowered.compile()")
+    assert result.success, result.error_in_exec
+    rep = shell.user_ns["rep"]
+    assert rep.functions == () and shell.user_ns["traces"] == [1]
+    assert [n for n in rep.notes if "helper" in n or "ahead of time" in n] == [
+        "compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"]
+
+
+def test_calls_of_a_compiled_made_in_an_earlier_cell_are_counted_on_the_functions_row(shell):
+    # '%%jaxcache' over 'z = compiled(x)' read 'no jitted function of yours was called or traced': the Compiled runs its
+    # executable through C++, which no hook sees
+    assert shell.run_cell("compiled = f.trace(x).lower().compile()", store_history=True).success
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = compiled(x)\nz = compiled(x)")
+    assert result.success, result.error_in_exec
+    rep, text = shell.user_ns["rep"], cap.outputs[-1].data["text/plain"]
+    (row,) = rep.functions
+    assert (row.function, row.calls, row.traced, row.hits, row.compiled_calls, row.defined_at) == ("f", 2, 0, 0, 2, "In[1]:5")
+    assert text.splitlines()[0] == "%jaxcache — no trace: 2 calls ran a jax.stages.Compiled (see the note)"
+    assert "\n  f         2      0       0     —              In[1]:5\n" in text, text
+    assert ("note: f: 2 calls of a jax.stages.Compiled ran its executable, compiled ahead of time: JAX did not look up its "
+            "cache, trace or compile them (not counted as hits)") in " ".join(text.split())
+    # with a trace of f in the cell, one row adds up: 2 calls = 1 traced + 1 of the Compiled
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nz = compiled(x)\nz = f(jnp.ones(4))")
+    (row,) = shell.user_ns["rep"].functions
+    assert (row.function, row.calls, row.traced, row.hits, row.compiled_calls) == ("f", 2, 1, 0, 1)
+    # a call the Compiled refuses (other argument types) raises as without jaxshow and is not counted
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = compiled(jnp.ones(4))")
+    assert type(result.error_in_exec) is TypeError and shell.user_ns["rep"].functions == ()
+    assert shell.user_ns["traces"] == [1, 1]
+
+
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_a_jitted_calls_own_compile_is_not_said_to_be_compiled_ahead_of_time(shell, mode):
+    # every compile of a traced call read 'note: compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with
+    # no trace: f' under its own trace: JAX's jit compiles through the same MeshComputation.compile as Lowered.compile()
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    prefix = "%%jaxcache\n" if mode == "cell" else ""
+    texts = []
+    for cell in ("y = f(jnp.ones(9))", "compiled = f.lower(jnp.ones(11)).compile()"):
+        result, cap = run_captured(shell, prefix + cell)
         assert result.success, result.error_in_exec
-        rep = shell.user_ns["rep"]
-        assert rep.functions == () and shell.user_ns["traces"] == [1]
-        notes.append([n for n in rep.notes if "helper" in n or "ahead of time" in n])
-    assert notes == [["compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"], []]
+        texts.append(cap.outputs[-1].data["text/plain"])
+    assert [("first trace of f" in t, "x: now f32[11], before f32[9]" in t, "ahead of time" in t) for t in texts] == [
+        (True, False, False), (False, True, False)], texts
 
 
 @pytest.mark.parametrize("disable", ["with jax.disable_jit():\n    y = f(x)\n    y = f(x)",
@@ -909,6 +970,17 @@ def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(s
     assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
             f"called at In[{shell.execution_count - 1}]:2") in text, text
     assert "never-seen" not in text and "first trace" not in text
+    # jaxshow's own diff (JAX's cache is large where its count covers every function, jax >= 0.9) says where the
+    # signature it compared with came from: JAX's tracing cache, not a trace jaxshow saw
+    own = _jax_compat.trace_cache_counts_all_functions()
+    assert not own or ("| for f defined at In[1]:5 | the only earlier signature, read from JAX's tracing cache (traced before "
+                       "jaxshow looked): | Tracing context doesn't match") in text, text
+    _, cap = run_captured(shell, "y = f(jnp.ones(5))")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "1. different input types: x: now f32[5], before f32[3]" in text, text
+    assert not own or ("| closest of the last 2 signatures jaxshow kept, 1 of them read from JAX's tracing cache (traced "
+                       "before jaxshow looked): | different input types:") in text, text
+    assert ("JAX's explanation (jax_explain_cache_misses)" in text) is not own
 
 
 def test_history_table_wraps_its_free_text_columns_at_the_width(shell):

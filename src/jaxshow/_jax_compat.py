@@ -1472,6 +1472,16 @@ def computation_compiling(frame: Any) -> Any:
     return None
 
 
+def lowered_compiling(frame: Any) -> bool:
+    """Whether a public ``jax.stages.Lowered.compile()`` runs at ``frame`` or outside it (not a jitted call's own compile)."""
+    code = getattr(getattr(jax.stages.Lowered, "compile", None), "__code__", None)
+    while frame is not None and code is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def traced_lowering(frame: Any) -> Any:
     """The ``jax.stages.Traced`` whose ``.lower()`` runs at ``frame`` or outside it, or ``None``: where ``Traced.lower``
     reaches no hook (jax 0.7's ``Traced`` calls the ``_resolve_and_lower`` it was made with)."""

@@ -744,6 +744,9 @@ class FunctionCacheStats:
     """Of a folded row (``objects > 1``): where the misses left out were called, and how many at each site."""
     jit_disabled: int = 0
     """Calls that ran op by op under ``jax.disable_jit()``: counted in ``calls``, neither traced nor hits."""
+    compiled_calls: int = 0
+    """Calls of a ``jax.stages.Compiled`` of this function (its executable, compiled ahead of time): counted in
+    ``calls``, neither traced nor hits."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
@@ -804,6 +807,11 @@ class TraceHistory(_Displayable):
     cache_size: int | None
     cache_size_unavailable: str | None = None
     history_limit: int = 0
+    objects: int = 1
+    """Function objects of this definition jaxshow saw trace, this one included: more than one where calls made it
+    anew (``jax.jit(functools.partial(f))`` or ``jax.jit(lambda …)`` in a loop), which a report folds into one row."""
+    objects_traced: int = 0
+    """The traces of those ``objects``, in all."""
 
     def _summary(self) -> str:
         return f"{self.name!r}: {self.traces_observed} trace(s) observed; cache size {self.cache_size}"

@@ -1236,7 +1236,7 @@ class DirectCalls:
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
         elif kind is COMPILED_TYPE:  # runs its executable through C++: no hook sees the call
-            if self.capture is None:
+            if self.capture is None and self.counter is None:
                 return fn
             target = (fn, (), {})
         elif kind is types.FunctionType and "__wrapped__" in fn.__dict__ and (jitting := library_wrapped_jit(fn)) is not None:
@@ -1333,10 +1333,11 @@ class DirectCalls:
                 pass
 
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
-        if type(pending.wrapper) is COMPILED_TYPE and self.capture is not None:  # its check of the arguments, or its program, raised
-            record = self.capture.record_compiled_call(pending.wrapper, pending.site)
-            at_call = self._raised_at(pending, error) if error is not None else None
-            record.error, record.failed_in = (error if at_call is not None else None), "call"
+        if type(pending.wrapper) is COMPILED_TYPE:  # its check of the arguments, or its program, raised: not counted
+            if self.capture is not None:
+                record = self.capture.record_compiled_call(pending.wrapper, pending.site)
+                at_call = self._raised_at(pending, error) if error is not None else None
+                record.error, record.failed_in = (error if at_call is not None else None), "call"
             return
         jitted = type(pending.wrapper) is JIT_TYPE
         users = None

@@ -36,7 +36,7 @@ DEBUG_PRINT_HINT = (
 )
 EVIDENCE_SOURCES = {
     "jax": "JAX's explanation (jax_explain_cache_misses)",
-    "jaxshow": "jaxshow's diff against its recent signatures, in JAX's words",
+    "jaxshow": "jaxshow's diff against the closest earlier signature, in JAX's words",
     "none": "no evidence recorded",
 }
 LEFT_OUT_WORDS = {
@@ -71,9 +71,11 @@ def _headline(report: CacheReport) -> str:
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled again from a reused trace (see the note)"
     disabled = sum(f.jit_disabled for f in report.functions)
-    if traced == 0 and disabled:
+    compiled = sum(f.compiled_calls for f in report.functions)
+    if traced == 0 and (disabled or compiled):
         hits = sum(f.hits or 0 for f in report.functions)
-        ran = f"{plural(disabled, 'call')} ran op by op under jax.disable_jit() (see the note)"
+        ran = ", ".join(([f"{plural(disabled, 'call')} ran op by op under jax.disable_jit()"] if disabled else [])
+                        + ([f"{plural(compiled, 'call')} ran a jax.stages.Compiled"] if compiled else [])) + " (see the note)"
         return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
@@ -262,11 +264,16 @@ _NO_HISTORY = "jaxshow has not observed a trace of this function: it records tra
 
 def _history_facts(history: TraceHistory) -> list[tuple[str, str]]:
     size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
-    return [
+    facts = [
         ("defined at", history.defined_at or "—"),
-        ("traces observed by jaxshow", str(history.traces_observed)),
+        ("traces observed by jaxshow", str(history.traces_observed) + (" (of this function object)" if history.objects > 1 else "")),
         ("cache entries now", size or "—"),
     ]
+    if history.objects > 1:
+        facts.insert(2, ("function objects of this definition", (
+            f"{history.objects}, {plural(history.objects_traced, 'trace')} in all (made anew per call; a %jaxcache report "
+            f"folds them into one row, '{history.qualname} ({history.objects} function objects)')")))
+    return facts
 
 
 def _only_last(history: TraceHistory) -> str:

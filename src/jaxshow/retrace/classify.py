@@ -26,7 +26,7 @@ from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, NO_SITE_HINT, SAME_LINE_HINT, parse_explanation
 
 def classify_miss(
-    record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int
+    record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
 ) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, bool, str | None]:
     """Why a trace of ``record``'s function missed: ``(category, changes, evidence, evidence_source, same_line_hint, call_site)``.
 
@@ -34,9 +34,10 @@ def classify_miss(
     ``key`` is the trace's cache key (``None`` where JAX gives none);
     ``jax_text`` is JAX's own explanation of this miss, if it gave one; ``old``
     is the closest earlier key (:func:`closest_key`) and ``kept`` the number of
-    keys it was chosen from, both as they were when the trace missed (``None``
-    and 0 for a function not seen before), so the answer is the same whenever
-    it is asked.
+    keys it was chosen from, ``from_jax`` how many of those were read from JAX's
+    tracing cache (traced before jaxshow looked), all as they were when the
+    trace missed (``None`` and 0 for a function not seen before), so the
+    answer is the same whenever it is asked.
     """
     source = "none"
     evidence = ""
@@ -60,7 +61,7 @@ def classify_miss(
                     f"The most similar earlier signature differs thus:\n  {text.strip()})"
                 )
         else:
-            evidence = f"  for {record.name} defined at {record.defined_at}\n  closest of the last {kept} signatures jaxshow kept:\n  {text}"
+            evidence = f"  for {record.name} defined at {record.defined_at}\n  {_compared_with(kept, from_jax)}:\n  {text}"
             source = "jaxshow"
     elif jax_text is not None:
         evidence, source = jax_text, "jax"
@@ -87,6 +88,16 @@ def classify_miss(
         elif status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, same_line, site
+
+
+def _compared_with(kept: int, from_jax: int) -> str:
+    """Which earlier signatures jaxshow's diff chose from: those it saw trace, and those read from JAX's tracing cache."""
+    read = "read from JAX's tracing cache (traced before jaxshow looked)"
+    if kept == 1:
+        return f"the only earlier signature, {read}" if from_jax else "the only earlier signature jaxshow kept"
+    if from_jax == kept:
+        return f"closest of the {kept} earlier signatures {read}"
+    return f"closest of the last {kept} signatures jaxshow kept" + (f", {from_jax} of them {read}" if from_jax else "")
 
 
 _SITE_FILE = re.compile(r"^(?P<file>.+?):\d+(?::\d+)? \(")

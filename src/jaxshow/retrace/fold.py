@@ -15,6 +15,11 @@ from typing import Any
 Key = tuple[str, str, "str | None"]
 
 
+def definition(record: Any) -> Key:
+    """What a function object's row is folded by: its name, its qualified name as written, and where it is defined."""
+    return record.name, record.written(record.qualname), record.defined_at
+
+
 def _sole_first_trace(stats: Any) -> Any:
     """The one miss of a function object that traced once, if it was a first trace (never seen, or re-defined)."""
     if stats.traced != 1 or len(stats.first) != 1:
@@ -38,7 +43,7 @@ def groups(stats_list: list[Any]) -> list[list[Any]]:
             out.append([stats])
             continue
         record = stats.record
-        key: Key = (record.name, record.written(record.qualname), record.defined_at)
+        key = definition(record)
         if miss.category == "never_seen":
             out.append([stats])
             leading[key] = out[-1]

@@ -144,7 +144,7 @@ class Freeze(_jax_compat.TraceProbe):
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
         category, changes, evidence, source, same_line, _ = classify_miss(
-            record, status, key, jax_text, old.key if old is not None else None, len(record.keys)
+            record, status, key, jax_text, old.key if old is not None else None, len(record.keys), record.from_jax
         )
         blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
@@ -180,7 +180,7 @@ def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]
         return (record, "known") if record is not None else (_FunctionRecord(fun, debug_info), "new")
     history = _FunctionRecord(fun, debug_info)
     for old_key in [k for k in cached if k not in seen] + [k for k in seen if k in cached]:
-        history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+        history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=old_key not in seen)
     return history, "known" if cached else "new"
 
 

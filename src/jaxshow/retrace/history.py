@@ -39,19 +39,20 @@ REGISTRY_LIMIT = 512
 
 
 class _Kept:
-    """One signature in a function's history: JAX's key, its printable description, its parts for ranking."""
+    """One signature in a function's history: JAX's key, its printable description, its parts for ranking, and whether it
+    was read from JAX's tracing cache (traced before jaxshow looked) rather than seen to trace."""
 
-    __slots__ = ("key", "described", "parts")
+    __slots__ = ("key", "described", "parts", "from_jax")
 
-    def __init__(self, key: Any, described: tuple | None, parts: Any) -> None:
-        self.key, self.described, self.parts = key, described, parts
+    def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool) -> None:
+        self.key, self.described, self.parts, self.from_jax = key, described, parts, from_jax
 
 
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "transforms", "parameters",
-                 "keys", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
+                 "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
         try:
@@ -79,16 +80,21 @@ class _FunctionRecord:
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature
         self.keys: deque[_Kept] = deque()
+        self.from_jax = 0
+        """How many of ``keys`` were read from JAX's tracing cache (:func:`remember_cached`)."""
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
         self.last_jaxpr: Any = None  # the newest trace's open jaxpr (a reference; printed only when a report diffs it)
 
-    def remember(self, key: Any, described: tuple | None, parts: Any) -> None:
-        """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head."""
-        kept = _Kept(key, described, parts)
+    def remember(self, key: Any, described: tuple | None, parts: Any, from_jax: bool = False) -> None:
+        """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head; ``from_jax``: read
+        from JAX's tracing cache, not seen to trace."""
+        kept = _Kept(key, described, parts, from_jax)
+        self.from_jax += from_jax
         if len(self.keys) >= HISTORY_LIMIT:
             oldest = self.keys.popleft()
+            self.from_jax -= oldest.from_jax
             head = oldest.parts.head if oldest.parts is not None else None
             if head is not None:
                 bucket = self.by_head[head]
@@ -294,6 +300,11 @@ class Registry:
     def history(self, fun: Any) -> _FunctionRecord | None:
         return self.lookup(fun)
 
+    def traced_records(self) -> list[_FunctionRecord]:
+        """Every function object whose traces jaxshow keeps (alive or not), oldest first."""
+        with self._lock:
+            return [r for r in self._by_id.values() if r.traces]
+
     def clear(self) -> None:
         with self._lock:
             self._by_id.clear()
@@ -311,7 +322,7 @@ def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any
     looked, which a session without JAX's own explanation would otherwise call a first trace); whether there were any."""
     cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key) or []
     for old_key in cached[-HISTORY_LIMIT:]:
-        record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key))
+        record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=True)
     return bool(cached)
 
 

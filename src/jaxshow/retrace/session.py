@@ -46,6 +46,7 @@ from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
+from jaxshow.capture.stations import COMPILED_TYPE
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -170,12 +171,13 @@ class _Miss:
     any other miss is explained at once.
     """
 
-    __slots__ = ("record", "status", "key", "described", "old", "kept", "jax_text", "call_site", "wall_time", "category",
+    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "wall_time", "category",
                  "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  jax_text: str | None, call_site: str | None, wall_time: float) -> None:
         self.record, self.status, self.key, self.described = record, status, key, described
+        self.from_jax = record.from_jax  # how many of the kept keys were read from JAX's tracing cache
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
@@ -198,7 +200,7 @@ class _Miss:
                 self.described = _jax_compat.describe_trace_key(self.key)
             try:
                 category, changes, evidence, source, same_line, site = classify_miss(
-                    record, self.status, self.key, self.jax_text, self.old, self.kept
+                    record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax
                 )
             except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
                 category, changes, same_line, site = "other", (), False, None
@@ -361,6 +363,8 @@ class Session(_jax_compat.TraceProbe):
         """A library's own jax.eval_shape (or kin) traces of its own functions, by library: counted in one note."""
         self._compiled_ahead: dict[str, str] = {}
         """The user's functions JAX compiled with no trace, from a ``jax.stages.Lowered`` (``lowered.compile()``), by module."""
+        self._compiled_calls: dict[tuple[str, str | None], int] = {}
+        """Direct calls of the user's ``jax.stages.Compiled`` objects, by function name and definition."""
         self._nested_library_traces: dict[str, int] = {}
         """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
         diffeqsolve): part of the enclosing trace, counted in one note."""
@@ -571,6 +575,8 @@ class Session(_jax_compat.TraceProbe):
 
     def _compiling_ahead(self, module: str, frame: Any) -> None:
         """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
+        if not _jax_compat.lowered_compiling(frame):  # a jitted call's own compile, after its trace
+            return
         computation = _jax_compat.computation_compiling(frame)
         name, source = _jax_compat.debug_info_function(_jax_compat.program_debug_info(computation))
         if computation is not None and source is not None and (is_user_file(source) or self.is_cell_file(source)):
@@ -604,6 +610,16 @@ class Session(_jax_compat.TraceProbe):
             elif not traced:
                 stats.hits += 1
 
+    def count_compiled_call(self, compiled: Any) -> None:
+        """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
+        counted under the function its executable's debug info names, where that is the user's."""
+        info = _jax_compat.program_debug_info(_jax_compat.compiled_executable(compiled))
+        name, source = _jax_compat.debug_info_function(info)
+        if source is not None and (is_user_file(source) or self.is_cell_file(source)):
+            key = (name, _defined_at(None, info))
+            with self._lock:
+                self._compiled_calls[key] = self._compiled_calls.get(key, 0) + 1
+
     # freezing ----------------------------------------------------------------------------
 
     def report(self, *, hits_counted: bool = False, cell_error: BaseException | None = None) -> CacheReport:
@@ -618,11 +634,19 @@ class Session(_jax_compat.TraceProbe):
                 by_name.setdefault(miss.function, []).append(miss)
             for name, misses in by_name.items():
                 functions.append(FunctionCacheStats(function=name, qualname=name, defined_at=None, traced=len(misses), misses=tuple(misses)))
-        traced_names = {f.function for f in functions} | set(self._compiled_ahead.values())
-        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], traced_names)
+        for (name, defined_at), n in self._compiled_calls.items():
+            at = next((i for i, f in enumerate(functions) if (f.function, f.defined_at) == (name, defined_at)), None)
+            if at is None:
+                functions.append(FunctionCacheStats(function=name, qualname=name, defined_at=defined_at, traced=0, calls=n, hits=0,
+                                                    compiled_calls=n))
+            else:
+                f = functions[at]
+                functions[at] = dataclasses.replace(f, calls=(f.calls or 0) + n, compiled_calls=n)
+        rows = {f.function for f in functions}
+        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
         notes = list(self.notes)
-        if self._compiled_ahead:
-            names = ", ".join(dict.fromkeys(self._compiled_ahead.values()))
+        if untraced := [n for n in dict.fromkeys(self._compiled_ahead.values()) if n not in rows]:  # f.lower(x).compile(): f's row
+            names = ", ".join(untraced)
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
@@ -650,6 +674,10 @@ class Session(_jax_compat.TraceProbe):
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
+            if f.compiled_calls:
+                notes.append(f"{f.qualname}: {plural(f.compiled_calls, 'call')} of a jax.stages.Compiled ran its executable, compiled "
+                             f"ahead of time: JAX did not look up its cache, trace or compile {'it' if f.compiled_calls == 1 else 'them'} "
+                             "(not counted as hits)")
         if not hits_counted:
             notes.append("calls that hit the cache are not counted here (counting would slow every call); %%jaxcache on a cell counts them")
         error = ErrorSummary.from_exception(cell_error) if cell_error is not None else None
@@ -671,6 +699,7 @@ class Session(_jax_compat.TraceProbe):
             self._library_traces.clear()
             self._nested_library_traces.clear()
             self._compiled_ahead.clear()
+            self._compiled_calls.clear()
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
@@ -854,7 +883,9 @@ class CallCounter(calls.CallCounter):
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any, bool] | None:
+    def before(self, wrapper: Any, call: Any) -> tuple[int, int, Any, bool] | str | None:
+        if type(wrapper) is COMPILED_TYPE:
+            return COMPILED_TYPE.__name__
         inner = getattr(wrapper, "__wrapped__", wrapper)
         if jax_own(inner) and not calls.users_jit_of_jax(wrapper):  # jax.jit(jnp.linalg.solve) is the user's
             return None
@@ -862,8 +893,11 @@ class CallCounter(calls.CallCounter):
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call,
                 _jax_compat.jit_disabled())
 
-    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | None, maybe_refused: bool = False) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
+            return
+        if type(token) is str:  # a jax.stages.Compiled ran its executable
+            self.session.count_compiled_call(wrapper)
             return
         traced_before, compiles_before, call, jit_disabled = token
         target = _traced_function(wrapper)
@@ -895,6 +929,7 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
     target = getattr(fn, "__wrapped__", fn)
     record = registry.history(target)
     size = _jax_compat.cache_size(fn)
+    same = [r for r in registry.traced_records() if fold.definition(r) == fold.definition(record)] if record else []
     return TraceHistory(
         name=name,
         qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
@@ -904,6 +939,8 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
         cache_size=size,
         cache_size_unavailable=None if size is not None else f"jax {jax.__version__} does not report this function's cache size",
         history_limit=HISTORY_LIMIT,
+        objects=max(len(same), 1),
+        objects_traced=sum(r.traces for r in same),
     )
 
 
