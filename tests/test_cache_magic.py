@@ -812,7 +812,8 @@ def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
                                             f"In[{defined - 1}]:5"]
     for piece in folded:
         assert f"\n{piece}\n" in text
-    assert text.count("re-defined function (re-run cell or definition in a loop)") == 2
+    assert text.count("re-defined function (re-run cell or definition in a loop)") == 1  # body's partial
+    assert text.count("re-defined function (made anew inside l_loop)") == 1
     assert "    3. different input types: x: now f32[5], before f32[4]\n" in text  # f's history reads as it always has
     page = cap.outputs[-1].data["text/html"]
     assert page.count("body (16 function objects)") == 2  # its row and its one section
@@ -909,3 +910,36 @@ def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(s
     assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False "
             f"called at In[{shell.execution_count - 1}]:2") in text, text
     assert "never-seen" not in text and "first trace" not in text
+
+
+def test_a_jit_made_inside_a_function_is_said_to_be_made_anew_by_each_call(shell, tmp_path, monkeypatch):
+    """'def make_and_run(x): return jax.jit(lambda v: v * 2)(x)', called twice, read 're-defined function (re-run cell
+    or definition in a loop)' with JAX's same-line hint, though nothing re-ran a cell or looped: each call of
+    make_and_run makes the lambda anew. A definition in a loop at a cell's top level keeps its words."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "made_inside.py").write_text("import jax\n\n\ndef make_and_run(x):\n    return jax.jit(lambda v: v * 2)(x)\n")
+    shell.run_cell("import made_inside", store_history=True)
+    cell = ("%%jaxcache -o rep\nmade_inside.make_and_run(x)\nmade_inside.make_and_run(x)\n"
+            "def g(v):\n    return jax.jit(lambda w: w + 1)(v)\ng(x); g(x)\nfor i in range(2):\n    h = jax.jit(lambda v: v - 1)\n    h(x)")
+    result, cap = run_captured(shell, cell)
+    assert result.success and cap.stdout == ""
+    by_row = {f.qualname: f.misses[-1] for f in shell.user_ns["rep"].functions}
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    for qualname, made_in in (("make_and_run.<locals>.<lambda>", "make_and_run"), ("g.<locals>.<lambda>", "g")):
+        miss = by_row[qualname]
+        summary = (f"<lambda> is a new function object with the same name and source as one traced before: it is defined "
+                   f"inside {made_in}, which makes it anew each time it runs its definition (each call, each pass of a loop); "
+                   f"make the jitted function once, outside {made_in}")
+        assert (miss.category, miss.made_in, miss.same_line_hint, miss.summary) == ("redefined", made_in, False, summary)
+        assert f"2. re-defined function (made anew inside {made_in}): {summary} called at" in text
+    loop = by_row["<lambda>"]
+    assert (loop.category, loop.made_in, loop.same_line_hint) == ("redefined", None, True)
+    assert ("2. re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+            f"same name and source as one traced before called at In[{shell.execution_count - 1}]:9") in text
+    shell.run_line_magic("jaxcache", "on")
+    try:
+        _, cap = run_captured(shell, "made_inside.make_and_run(x)")
+    finally:
+        shell.run_line_magic("jaxcache", "off")
+    assert "1. re-defined function (made anew inside make_and_run): <lambda> is a new function object" in " ".join(
+        cap.outputs[0].data["text/plain"].split())

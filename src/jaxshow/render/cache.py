@@ -100,7 +100,7 @@ _GATE_HEADER = ("option", "value", "meaning")
 
 
 def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
-    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded) or line(miss.category, budget)}"
+    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in) or line(miss.category, budget)}"
 
 
 def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
@@ -119,7 +119,7 @@ def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, st
 def _history_rows(entries: Sequence[TraceEntry]) -> list[tuple[str, str, str, str]]:
     return [
         (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—",
-         miss_title(e.category, False, e.reloaded) or e.category, e.summary)
+         miss_title(e.category, False, e.reloaded, e.made_in) or e.category, e.summary)
         for e in entries
     ]
 
