@@ -943,3 +943,35 @@ def test_a_jit_made_inside_a_function_is_said_to_be_made_anew_by_each_call(shell
         shell.run_line_magic("jaxcache", "off")
     assert "1. re-defined function (made anew inside make_and_run): <lambda> is a new function object" in " ".join(
         cap.outputs[0].data["text/plain"].split())
+
+
+def test_a_users_files_are_named_relative_to_the_current_folder_and_home(shell, tmp_path, monkeypatch):
+    """'defined at /tmp/proj/model.py:19 (train_step)', 'called at /tmp/proj/train.py:8': a user's file is now shown
+    relative to the current folder, or under '~', in every report; the record keeps the whole path, and the HTML says it
+    as the shortened text's title."""
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "home" / "lib").mkdir(parents=True)
+    (tmp_path / "proj" / "pkg" / "shortmod.py").write_text("import jax\n\n\n@jax.jit\ndef step(v):\n    return v * 2\n")
+    (tmp_path / "home" / "lib" / "homemod.py").write_text("import shortmod\n\n\ndef run(v):\n    return shortmod.step(v)\n")
+    for folder in (tmp_path / "proj" / "pkg", tmp_path / "home" / "lib"):
+        monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(tmp_path / "proj")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shell.run_cell("import homemod", store_history=True)
+    step_file = str(tmp_path / "proj" / "pkg" / "shortmod.py")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = homemod.run(x)\ny = homemod.run(jnp.ones(4))")
+    assert result.success
+    row = shell.user_ns["rep"].functions[0]
+    assert (row.defined_at, row.misses[1].call_site) == (f"{step_file}:4", f"{tmp_path}/home/lib/homemod.py:5")
+    text = cap.outputs[0].data["text/plain"]
+    assert "  step      —      2       —     —              pkg/shortmod.py:4\n" in text
+    assert "       called at ~/lib/homemod.py:5\n" in text and str(tmp_path) not in text
+    page = cap.outputs[0].data["text/html"]
+    assert f'<span title="{step_file}">pkg/shortmod.py</span>:4' in page
+    _, cap = run_captured(shell, "%%jaxstages\ny = homemod.run(jnp.ones(5))")
+    text = cap.outputs[0].data["text/plain"]
+    head = " ".join(text[text.index("step: trace"):text.index("① jax.jit wrapper")].split())
+    assert "(called at ~/lib/homemod.py:5 in run) (from In[" in head and str(tmp_path) not in head
+    assert "    defined at       pkg/shortmod.py:4 (step)\n" in text  # the IR texts keep JAX's own locations
+    _, cap = run_captured(shell, "%jaxcache homemod.shortmod.step")
+    assert "  defined at: pkg/shortmod.py:4\n" in cap.outputs[0].data["text/plain"]
