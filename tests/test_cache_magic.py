@@ -836,7 +836,8 @@ def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
                                             f"In[{defined - 1}]:5"]
     for piece in folded:
         assert f"\n{piece}\n" in text
-    assert text.count("re-defined function (re-run cell or definition in a loop)") == 2
+    assert text.count("re-defined function (re-run cell or definition in a loop)") == 1  # body's partial
+    assert text.count("re-defined function (made anew inside l_loop)") == 1
     assert "    3. different input types: x: now f32[5], before f32[4]\n" in text  # f's history reads as it always has
     page = cap.outputs[-1].data["text/html"]
     assert page.count("body (16 function objects)") == 2  # its row and its one section
@@ -1005,3 +1006,68 @@ def test_history_table_wraps_its_free_text_columns_at_the_width(shell):
     ]
     for width in (80, 72):
         assert max(len(piece) for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=width)).splitlines()) <= width
+
+
+def test_a_jit_made_inside_a_function_is_said_to_be_made_anew_by_each_call(shell, tmp_path, monkeypatch):
+    """'def make_and_run(x): return jax.jit(lambda v: v * 2)(x)', called twice, read 're-defined function (re-run cell
+    or definition in a loop)' with JAX's same-line hint, though nothing re-ran a cell or looped: each call of
+    make_and_run makes the lambda anew. A definition in a loop at a cell's top level keeps its words."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "made_inside.py").write_text("import jax\n\n\ndef make_and_run(x):\n    return jax.jit(lambda v: v * 2)(x)\n")
+    shell.run_cell("import made_inside", store_history=True)
+    cell = ("%%jaxcache -o rep\nmade_inside.make_and_run(x)\nmade_inside.make_and_run(x)\n"
+            "def g(v):\n    return jax.jit(lambda w: w + 1)(v)\ng(x); g(x)\nfor i in range(2):\n    h = jax.jit(lambda v: v - 1)\n    h(x)")
+    result, cap = run_captured(shell, cell)
+    assert result.success and cap.stdout == ""
+    by_row = {f.qualname: f.misses[-1] for f in shell.user_ns["rep"].functions}
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    for qualname, made_in in (("make_and_run.<locals>.<lambda>", "make_and_run"), ("g.<locals>.<lambda>", "g")):
+        miss = by_row[qualname]
+        summary = (f"<lambda> is a new function object with the same name and source as one traced before: it is defined "
+                   f"inside {made_in}, which makes it anew each time it runs its definition (each call, each pass of a loop); "
+                   f"make the jitted function once, outside {made_in}")
+        assert (miss.category, miss.made_in, miss.same_line_hint, miss.summary) == ("redefined", made_in, False, summary)
+        assert f"2. re-defined function (made anew inside {made_in}): {summary} called at" in text
+    loop = by_row["<lambda>"]
+    assert (loop.category, loop.made_in, loop.same_line_hint) == ("redefined", None, True)
+    assert ("2. re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+            f"same name and source as one traced before called at In[{shell.execution_count - 1}]:9") in text
+    shell.run_line_magic("jaxcache", "on")
+    try:
+        _, cap = run_captured(shell, "made_inside.make_and_run(x)")
+    finally:
+        shell.run_line_magic("jaxcache", "off")
+    assert "1. re-defined function (made anew inside make_and_run): <lambda> is a new function object" in " ".join(
+        cap.outputs[0].data["text/plain"].split())
+
+
+def test_a_users_files_are_named_relative_to_the_current_folder_and_home(shell, tmp_path, monkeypatch):
+    """'defined at /tmp/proj/model.py:19 (train_step)', 'called at /tmp/proj/train.py:8': a user's file is now shown
+    relative to the current folder, or under '~', in every report; the record keeps the whole path, and the HTML says it
+    as the shortened text's title."""
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "home" / "lib").mkdir(parents=True)
+    (tmp_path / "proj" / "pkg" / "shortmod.py").write_text("import jax\n\n\n@jax.jit\ndef step(v):\n    return v * 2\n")
+    (tmp_path / "home" / "lib" / "homemod.py").write_text("import shortmod\n\n\ndef run(v):\n    return shortmod.step(v)\n")
+    for folder in (tmp_path / "proj" / "pkg", tmp_path / "home" / "lib"):
+        monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(tmp_path / "proj")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shell.run_cell("import homemod", store_history=True)
+    step_file = str(tmp_path / "proj" / "pkg" / "shortmod.py")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = homemod.run(x)\ny = homemod.run(jnp.ones(4))")
+    assert result.success
+    row = shell.user_ns["rep"].functions[0]
+    assert (row.defined_at, row.misses[1].call_site) == (f"{step_file}:4", f"{tmp_path}/home/lib/homemod.py:5")
+    text = cap.outputs[0].data["text/plain"]
+    assert "  step      —      2       —     —              pkg/shortmod.py:4\n" in text
+    assert "       called at ~/lib/homemod.py:5\n" in text and str(tmp_path) not in text
+    page = cap.outputs[0].data["text/html"]
+    assert f'<span title="{step_file}">pkg/shortmod.py</span>:4' in page
+    _, cap = run_captured(shell, "%%jaxstages\ny = homemod.run(jnp.ones(5))")
+    text = cap.outputs[0].data["text/plain"]
+    head = " ".join(text[text.index("step: trace"):text.index("① jax.jit wrapper")].split())
+    assert "(called at ~/lib/homemod.py:5 in run) (from In[" in head and str(tmp_path) not in head
+    assert "    defined at       pkg/shortmod.py:4 (step)\n" in text  # the IR texts keep JAX's own locations
+    _, cap = run_captured(shell, "%jaxcache homemod.shortmod.step")
+    assert "  defined at: pkg/shortmod.py:4\n" in cap.outputs[0].data["text/plain"]

@@ -138,9 +138,10 @@ def test_library_frames_are_skipped_and_user_files_are_named(ip, tmp_path, monke
     linked = ip.user_ns["rep"].reports[0].linked
     labelled = _labelled(linked.irs[0])
     assert [lab for t, lab in labelled.items() if " = mul " in t] == ["In[3]:2"]  # the user's line, not tinylib.py:2
-    assert [lab for t, lab in labelled.items() if " = tanh " in t] == ["mymodel.py:5"]
-    assert [s.name for s in linked.sources] == ["In[3]", "mymodel.py"]
-    assert linked.sources[1] == SourceText("mymodel.py", 5, ("    return jnp.tanh(v)",))
+    mymodel = str(tmp_path / "mymodel.py")  # the record keeps the path whole; the report shortens it
+    assert [lab for t, lab in labelled.items() if " = tanh " in t] == [f"{mymodel}:5"]
+    assert [s.name for s in linked.sources] == ["In[3]", mymodel]
+    assert linked.sources[1] == SourceText(mymodel, 5, ("    return jnp.tanh(v)",))
     assert not any("tinylib" in (lab or "") for ir in linked.irs for lab in ir.sources)
 
 
@@ -151,9 +152,10 @@ def test_stages_with_source_links_ahead_of_time(tmp_path, monkeypatch):
 
     report = jaxshow.stages_with(source=True)(jax.jit(aotmodel.h), jnp.ones(2))
     jaxpr, stablehlo, hlo = report.linked.irs
-    assert set(_labelled(jaxpr).values()) == set(_labelled(stablehlo).values()) == {"aotmodel.py:5", "aotmodel.py:6"}
-    assert [lab for t, lab in _labelled(stablehlo).items() if "stablehlo.exponential " in t] == ["aotmodel.py:6"]
-    assert report.linked.sources == (SourceText("aotmodel.py", 5, ("    w = v + 1", "    return jnp.exp(w)")),)
+    where = str(tmp_path / "aotmodel.py")
+    assert set(_labelled(jaxpr).values()) == set(_labelled(stablehlo).values()) == {f"{where}:5", f"{where}:6"}
+    assert [lab for t, lab in _labelled(stablehlo).items() if "stablehlo.exponential " in t] == [f"{where}:6"]
+    assert report.linked.sources == (SourceText(where, 5, ("    w = v + 1", "    return jnp.exp(w)")),)
     assert jaxshow.stages(jax.jit(aotmodel.h), jnp.ones(2)).linked is None
 
 
@@ -210,12 +212,17 @@ def test_a_labelled_line_costs_at_most_55_bytes_beyond_its_text():
     assert (len(pre.encode()) - text) / 200 <= 55
 
 
-def test_files_with_one_base_name_are_told_apart_by_the_shortest_unique_path_suffix(tmp_path):
-    files = [str(tmp_path / "a" / "model.py"), str(tmp_path / "b" / "model.py"), str(tmp_path / "b" / "train.py"),
-             str(tmp_path / "x" / "c" / "model.py"), "<ipython-input-3-abc>"]
-    assert linked.file_names(files) == {files[0]: "a/model.py", files[1]: "b/model.py", files[2]: "train.py",
-                                        files[3]: "c/model.py", files[4]: "In[3]"}
-    assert linked.file_names(files[:1]) == {files[0]: "model.py"}
+def test_a_users_file_is_shown_under_the_current_folder_or_home_and_a_librarys_as_it_is():
+    from jaxshow.render.paths import shown_path
+
+    cwd, home = "/work/proj", "/home/ann"
+    assert shown_path("/work/proj/model.py", cwd, home) == "model.py"
+    assert shown_path("/work/proj/pkg/layers.py", cwd, home) == "pkg/layers.py"
+    assert shown_path("/home/ann/lib/x.py", cwd, home) == "~/lib/x.py"
+    assert shown_path("/work/project2/model.py", cwd, home) == "/work/project2/model.py"
+    assert shown_path("/work/proj/.venv/lib/python3.12/site-packages/optax/_src/update.py", cwd, home).startswith("/work/proj/")
+    assert shown_path("In[3]", cwd, home) == "In[3]"
+    assert shown_path("/work/proj/model.py", "", "") == "/work/proj/model.py"
 
 
 def test_two_model_py_files_get_distinct_labels_in_a_real_shell(ip, tmp_path, monkeypatch):
@@ -224,14 +231,15 @@ def test_two_model_py_files_get_distinct_labels_in_a_real_shell(ip, tmp_path, mo
         (tmp_path / package / "__init__.py").write_text("")
         (tmp_path / package / "model.py").write_text(f"import jax.numpy as jnp\n\n\ndef step(v):\n    return jnp.{op}(v)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # the report shows a file under the current folder relative to it
     _setup(ip, "\nimport pa.model, pb.model")
     result, cap = run_captured(ip, "%%jaxstages --source -o rep\ng = jax.jit(lambda v: pa.model.step(pb.model.step(v)))\nout = g(x)")
     assert result.success
     linked = ip.user_ns["rep"].reports[0].linked
-    assert [s.name for s in linked.sources] == ["pb/model.py", "pa/model.py"]
+    assert [s.name for s in linked.sources] == [str(tmp_path / "pb" / "model.py"), str(tmp_path / "pa" / "model.py")]
     labelled = _labelled(linked.irs[0])
-    assert [lab for t, lab in labelled.items() if " = sin " in t] == ["pa/model.py:5"]
-    assert [lab for t, lab in labelled.items() if " = cos " in t] == ["pb/model.py:5"]
+    assert [lab for t, lab in labelled.items() if " = sin " in t] == [f"{tmp_path}/pa/model.py:5"]
+    assert [lab for t, lab in labelled.items() if " = cos " in t] == [f"{tmp_path}/pb/model.py:5"]
     assert "\n  source pa/model.py:\n    pa/model.py:5      return jnp.sin(v)\n" in cap.outputs[0].data["text/plain"]
 
 

@@ -414,3 +414,12 @@ def test_an_unexplained_miss_points_at_the_evidence_there_is_never_at_missing_wo
     assert miss_summary("other", (), "f") == "see JAX's explanation"
     assert miss_summary("other", (), "f", source="jaxshow") == "see jaxshow's comparison with the closest earlier signature"
     assert miss_summary("other", (), "f", source="none") == "no explanation available"
+
+
+def test_the_enclosing_function_is_read_from_the_qualified_name():
+    from jaxshow.retrace.miss_text import enclosing_function
+
+    assert enclosing_function("make_and_run.<locals>.<lambda>") == "make_and_run"
+    assert enclosing_function("Model.loss.<locals>.f") == "Model.loss"
+    assert enclosing_function("outer.<locals>.inner.<locals>.<lambda>") == "outer.inner"
+    assert enclosing_function("<lambda>") is None and enclosing_function("Model.apply") is None

@@ -639,11 +639,13 @@ RELOADED_TITLE = "re-defined function (its module reloaded or run again)"
 """The ``redefined`` title where the function is at the top of a module of the user's, which ran again (:attr:`CacheMiss.reloaded`)."""
 
 
-def miss_title(category: str, blamed: bool, reloaded: bool = False) -> str | None:
+def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None) -> str | None:
     """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
-    ``reloaded``: its module ran again."""
+    ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew."""
     if category == "redefined" and (blamed or reloaded):
         return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
+    if category == "redefined" and made_in:
+        return f"re-defined function (made anew inside {made_in})"
     return MISS_TITLES.get(category)
 
 
@@ -708,6 +710,8 @@ class CacheMiss:
     reloaded: bool = False
     """A ``redefined`` function at the top of a module of the user's: the module ran again (``importlib.reload``,
     ``%autoreload``, ``%run``), which made each of its functions anew."""
+    made_in: str | None = None
+    """A ``redefined`` function defined inside another function (``make_and_run``), each call of which makes it anew."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -793,6 +797,8 @@ class TraceEntry:
     summary: str
     reloaded: bool = False
     """As :attr:`CacheMiss.reloaded`: a re-definition by its module running again."""
+    made_in: str | None = None
+    """As :attr:`CacheMiss.made_in`: the function whose every call makes it anew."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -610,7 +610,7 @@ def _loop_bodies(record: CallRecord, label: Callable[[SourceLocation | None], So
 
 
 def _file_label(file: str, label: Callable[[SourceLocation | None], SourceLocation | None]) -> str:
-    """``In[4]`` for a cell's file (as ``label`` names it), else the file's base name."""
+    """``In[4]`` for a cell's file (as ``label`` names it), else the file's path."""
     shown = label(SourceLocation(file, 0))
     return shown.file if shown is not None and shown.file != file else default_file_label(file)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from jaxshow import _jax_compat
 from jaxshow.capture.programs import printed_part, subjaxprs
@@ -24,7 +24,7 @@ from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
 
 Frame = tuple[str, int]
 FileLabel = Callable[[str], str]
-"""A source file's name as the report says it: ``In[4]`` for a cell, ``model.py`` for a file."""
+"""A source file's name as the record keeps it: ``In[4]`` for a cell, the path of a file (the report shortens it)."""
 
 MAX_SOURCE_LINES = 2_000
 """Lines kept of one source file around the lines the IR points at."""
@@ -41,9 +41,9 @@ _HLO_FIELD = re.compile(r"(\w+)=(\d+)")
 
 
 def default_file_label(file: str) -> str:
-    """``<ipython-input-4-…>`` -> ``In[4]``; any other file -> its base name (without a shell to ask)."""
+    """``<ipython-input-4-…>`` -> ``In[4]``; any other file as it is (without a shell to ask)."""
     match = _TERMINAL_CELL.match(file)
-    return f"In[{match.group(1)}]" if match else os.path.basename(file)
+    return f"In[{match.group(1)}]" if match else file
 
 
 def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
@@ -77,7 +77,7 @@ def linked_views(jaxpr: Any, stablehlo_text: str | None, hlo_text: str | None,
         for _, frame in lines:
             if frame is not None:
                 used.setdefault(frame[0], set()).add(frame[1])
-    names = file_names(used, file_label)
+    names = {file: file_label(file) for file in used}
     irs = tuple(LinkedIR(title=title, lines=tuple(text for text, _ in lines), attribute=attribute,
                          sources=tuple(None if f is None else f"{names[f[0]]}:{f[1]}" for _, f in lines))
                 for title, lines, attribute in parsed)
@@ -92,27 +92,10 @@ def located_stablehlo(lowered: Any, station: LoweredStation | None) -> str | Non
     return lowered.as_text("stablehlo", debug_info=True) if lowered is not None else None
 
 
-def file_names(files: Iterable[str], file_label: FileLabel = default_file_label) -> dict[str, str]:
-    """Each file's name in the labels: a cell's label, or the shortest path suffix no other file in ``files`` ends with.
-
-    ``a/model.py`` and ``b/model.py`` become ``a/model.py`` and ``b/model.py``;
-    a lone ``model.py`` stays ``model.py``.
-    """
-    names = {file: file_label(file) for file in files}
-    paths = {file: os.path.normpath(file).split(os.sep) for file, name in names.items() if name == os.path.basename(file)}
-    for file, parts in paths.items():
-        others = [p for f, p in paths.items() if f != file]
-        depth = 1
-        while depth < len(parts) and any(p[-depth:] == parts[-depth:] for p in others):
-            depth += 1
-        names[file] = "/".join(parts[-depth:])
-    return names
-
-
 def _source(file: str, lines: set[int], name: str, file_label: FileLabel) -> SourceText:
     """The cell whole, or a file's lines from the first to the last one the IR points at."""
     text = linecache.getlines(file)
-    cell = file_label(file) != os.path.basename(file) or not os.path.isfile(file)
+    cell = file_label(file) != file or not os.path.isfile(file)
     first = 1 if cell else min(lines)
     last = min(len(text), max(lines) if not cell else len(text), first + MAX_SOURCE_LINES - 1)
     return SourceText(name=name, first_line=first, lines=tuple(t.rstrip("\n") for t in text[first - 1 : last]))

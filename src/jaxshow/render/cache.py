@@ -10,6 +10,7 @@ from jaxshow import render
 from jaxshow.render.diff import text_diff_html, text_diff_lines
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
+from jaxshow.render.paths import Place, located, located_html
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
@@ -91,8 +92,9 @@ def _named(f: FunctionCacheStats, budget: TextBudget) -> str:
     return f"{name} ({plural(f.objects, 'function object')})" if f.objects > 1 else name
 
 
-def _function_rows(functions: Sequence[FunctionCacheStats], budget: TextBudget) -> list[tuple[str, ...]]:
-    return [(_named(f, budget), _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size), f.defined_at or "—") for f in functions]
+def _function_rows(functions: Sequence[FunctionCacheStats], budget: TextBudget, place: Place = located) -> list[tuple[str, ...]]:
+    return [(_named(f, budget), _count(f.calls), str(f.traced), _count(f.hits), _count(f.cache_size),
+             place(f.defined_at, budget, line) if f.defined_at else "—") for f in functions]
 
 
 _FUNCTION_HEADER = ("function", "calls", "traced", "hits", "cache entries", "defined at")
@@ -102,7 +104,7 @@ _GATE_HEADER = ("option", "value", "meaning")
 
 
 def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
-    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded) or line(miss.category, budget)}"
+    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in) or line(miss.category, budget)}"
 
 
 def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
@@ -118,10 +120,10 @@ def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, st
     return [(f"{module} ×{n}" if n > 1 else module, verdict, reason) for (module, verdict, reason), n in counts.items()]
 
 
-def _history_rows(entries: Sequence[TraceEntry]) -> list[tuple[str, str, str, str]]:
+def _history_rows(entries: Sequence[TraceEntry], budget: TextBudget, place: Place = located) -> list[tuple[str, str, str, str]]:
     return [
         (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—",
-         miss_title(e.category, False, e.reloaded) or e.category, e.summary)
+         miss_title(e.category, False, e.reloaded, e.made_in) or e.category, place(e.summary, budget, line))
         for e in entries
     ]
 
@@ -176,20 +178,20 @@ def _misses_of(report: CacheReport) -> list[tuple[int, FunctionCacheStats]]:
 
 def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> Html:
     budget = _miss_budget(budget)
-    body: list[object] = [tag("div", message(miss.summary, budget))]
+    body: list[object] = [tag("div", located_html(miss.summary, budget, message))]
     if miss.changes:
         changes, more = limit_rows(miss.changes, budget, f"{attribute}.changes")
         body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes], budget, more=more))
     if miss.call_site:
-        body.append(tag("div", muted("called at "), line(miss.call_site, budget)))
+        body.append(tag("div", muted("called at "), located_html(miss.call_site, budget, line)))
     if (blamed := _blame(miss)) is not None:
-        body.append(tag("div", muted("a library re-traced: "), message(blamed, budget)))
+        body.append(tag("div", muted("a library re-traced: "), located_html(blamed, budget, message)))
     if miss.signature:
         body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
     if miss.same_line_hint:
         body.append(tag("div", SAME_CALL_SITE_HINT, style=NOTE_STYLE))
     if miss.evidence:
-        body.append(details(_evidence_source(miss, budget), code_block(escape(block(miss.evidence, budget)))))
+        body.append(details(_evidence_source(miss, budget), code_block(located_html(miss.evidence, budget, block))))
     if miss.jaxpr_diff is not None:
         body.append(text_diff_html(miss.jaxpr_diff, f"{attribute}.jaxpr_diff", budget, open=False))
     return tag("div", tag("div", tag("strong", _miss_title(i, miss, budget))), *body, style="margin: 4px 0 6px 8px;")
@@ -200,12 +202,12 @@ def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
     body: list[object] = []
     for j, (i, m) in enumerate(_numbered(f, misses)):
         if f.misses_left_out and j == f.left_out_after:
-            body.append(tag("div", muted(_left_out(f, budget))))
+            body.append(tag("div", muted(located_html(_left_out(f, budget), budget))))
         body.append(_miss_html(i, m, f"report.functions[{k}].misses[{j}]", budget))
     if more:
         body.append(muted(more))
     if f.misses_left_out and f.left_out_after >= len(misses):
-        body.append(tag("div", muted(_left_out(f, budget))))
+        body.append(tag("div", muted(located_html(_left_out(f, budget), budget))))
     if f.trace_time_output:
         body.append(
             tag(
@@ -225,7 +227,7 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
     parts: list[object] = [tag("div", tag("strong", "%jaxcache"), " — ", _headline(report), cls="js-head")]
     if report.functions:
         functions, more = limit_rows(report.functions, budget, "report.functions")
-        parts.append(table(_FUNCTION_HEADER, _function_rows(functions, budget), budget, more=more))
+        parts.append(table(_FUNCTION_HEADER, _function_rows(functions, budget, located_html), budget, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     parts.extend(_function_html(k, f, budget) for k, f in sections)
     if more_sections:
@@ -235,7 +237,7 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
         parts.append(details("persistent compilation cache", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
     if report.cell_error:
         parts.append(tag("div", _raised(report, budget), style=ERROR_STYLE))
-    parts.extend(tag("div", muted(message(n, budget))) for n in report.notes)
+    parts.extend(tag("div", muted(located_html(n, budget, message))) for n in report.notes)
     return join(parts)
 
 
@@ -248,10 +250,10 @@ def _(history: TraceHistory, budget: TextBudget) -> Html:
     entries, more = limit_rows(history.entries, budget, "report.entries")
     parts: list[object] = [
         tag("div", tag("strong", f"%jaxcache {line(history.name, budget)}"), " — ", line(history.qualname, budget), cls="js-head"),
-        table(None, _history_facts(history), budget),
+        table(None, _history_facts(history, budget, located_html), budget),
     ]
     if entries:
-        parts.append(table(_HISTORY_HEADER, _history_rows(entries), budget, more=more))
+        parts.append(table(_HISTORY_HEADER, _history_rows(entries, budget, located_html), budget, more=more))
         if history.traces_observed > len(history.entries):
             parts.append(muted(_only_last(history)))
     else:
@@ -262,10 +264,10 @@ def _(history: TraceHistory, budget: TextBudget) -> Html:
 _NO_HISTORY = "jaxshow has not observed a trace of this function: it records traces in %%jaxcache cells and while %jaxcache on is active"
 
 
-def _history_facts(history: TraceHistory) -> list[tuple[str, str]]:
+def _history_facts(history: TraceHistory, budget: TextBudget, place: Place = located) -> list[tuple[str, str]]:
     size = _count(history.cache_size) if history.cache_size is not None else history.cache_size_unavailable
     facts = [
-        ("defined at", history.defined_at or "—"),
+        ("defined at", place(history.defined_at, budget, line) if history.defined_at else "—"),
         ("traces observed by jaxshow", str(history.traces_observed) + (" (of this function object)" if history.objects > 1 else "")),
         ("cache entries now", size or "—"),
     ]
@@ -357,23 +359,24 @@ def _blame(miss: CacheMiss) -> str | None:
 
 def _left_out_text(f: FunctionCacheStats, budget: TextBudget) -> str:
     """The line for the misses left out, wrapped where it names call sites (a folded row's)."""
-    return paragraph("    ", _left_out(f, budget), "      ", budget) if f.objects > 1 else f"    {_left_out(f, budget)}"
+    left_out = located(_left_out(f, budget), budget)
+    return paragraph("    ", left_out, "      ", budget) if f.objects > 1 else f"    {left_out}"
 
 
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
-    lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", message(miss.summary, budget), "       ", budget)]
+    lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", located(miss.summary, budget, message), "       ", budget)]
     if miss.call_site:
-        lines.append(f"       called at {line(miss.call_site, budget)}")
+        lines.append(f"       called at {located(miss.call_site, budget, line)}")
     if (blamed := _blame(miss)) is not None:
-        lines.append(paragraph("       a library re-traced: ", message(blamed, budget), "         ", budget))
+        lines.append(paragraph("       a library re-traced: ", located(blamed, budget, message), "         ", budget))
     if miss.signature:
         lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
     if miss.same_line_hint:
         lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
-        lines.extend(_indent(block(miss.evidence, budget), "       | "))
+        lines.extend(_indent(located(miss.evidence, budget, block), "       | "))
     if miss.jaxpr_diff is not None:
         lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
     return lines
@@ -409,17 +412,17 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     if report.cell_error:
         lines.append(paragraph("  ", _raised(report, budget), "    ", budget))
-    lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in report.notes)
+    lines.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in report.notes)
     return "\n".join(lines)
 
 
 @render.text_body.register
 def _(history: TraceHistory, budget: TextBudget) -> str:
     lines = [f"%jaxcache {line(history.name, budget)} — {line(history.qualname, budget)}"]
-    lines.extend(f"  {label}: {line(value, budget)}" for label, value in _history_facts(history))
+    lines.extend(f"  {label}: {line(value, budget)}" for label, value in _history_facts(history, budget))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:
-        lines.extend(text_table(_history_rows(entries), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
+        lines.extend(text_table(_history_rows(entries, budget), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
         if history.traces_observed > len(history.entries):
             lines.append(f"  {_only_last(history)}")
     else:

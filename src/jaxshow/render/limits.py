@@ -40,6 +40,8 @@ class TextBudget:
             of inputs prints its signature as one line of hundreds of kB).
         width: columns the text form's prose and tables wrap at (0: the terminal's width, 100
             where it is unknown). IR lines never wrap.
+        cwd: the folder a user's file is shown relative to ('': the current folder when rendered).
+        home: the folder shown as ``~`` ('': the user's home folder).
     """
 
     highlight_max_bytes: int = 200_000
@@ -49,6 +51,8 @@ class TextBudget:
     max_line_chars: int = 1_000
     max_ir_line_chars: int = 10_000
     width: int = 0
+    cwd: str = ""
+    home: str = ""
 
 
 DEFAULT_BUDGET = TextBudget()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from jaxshow.render.limits import TextBudget, ir_line
 from jaxshow.render.markup import Html, escape_text, muted, tag
+from jaxshow.render.paths import located, places, shown_path
 from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, LINK_COLOURS
 from jaxshow.report import LinkedViews, plural
 
@@ -35,12 +36,20 @@ def link_classes(views: LinkedViews) -> dict[str, int]:
     return {label: n for n, label in enumerate(dict.fromkeys(labels))}
 
 
-def _panes(views: LinkedViews) -> list[tuple[str, list[tuple[str | None, str]], int, str]]:
-    """``(title, [(label, text)], lines in all, attribute)`` per pane: each source, then each IR."""
-    panes = [(f"source {s.name}", [(s.label(i), t) for i, t in enumerate(s.lines)], len(s.lines), f"report.linked.sources[{k}].lines")
+def _panes(views: LinkedViews, budget: TextBudget) -> list[tuple[str, str | None, list[tuple[str | None, str]], int, str]]:
+    """``(title, whole path or None, [(label, text)], lines in all, attribute)`` per pane: each source (its file's path
+    shortened, as :func:`~jaxshow.render.paths.shown_path` shows it), then each IR."""
+    cwd, home = places(budget)
+    panes = [(f"source {shown_path(s.name, cwd, home)}", s.name if shown_path(s.name, cwd, home) != s.name else None,
+              [(s.label(i), t) for i, t in enumerate(s.lines)], len(s.lines), f"report.linked.sources[{k}].lines")
              for k, s in enumerate(views.sources)]
-    panes += [(ir.title, list(zip(ir.sources, ir.lines)), len(ir.lines), f"{ir.attribute}.lines") for ir in views.irs]
+    panes += [(ir.title, None, list(zip(ir.sources, ir.lines)), len(ir.lines), f"{ir.attribute}.lines") for ir in views.irs]
     return panes
+
+
+def _shown_labels(views: LinkedViews, budget: TextBudget) -> dict[str | None, str]:
+    """Each label as the panes show it, its file's path shortened (``model.py:5``); no label, an empty one."""
+    return {None: "", **{label: located(label, budget) for label in link_classes(views)}}
 
 
 def _shown(lines: list, budget: TextBudget) -> tuple[list, int]:
@@ -51,14 +60,14 @@ def _shown(lines: list, budget: TextBudget) -> tuple[list, int]:
 
 def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
     """The panes side by side (stacked where the page is narrow or the styles are stripped), with their CSS."""
-    classes = link_classes(views)
+    classes, labels = link_classes(views), _shown_labels(views, budget)
     panes = []
-    for title, lines, total, attribute in _panes(views):
+    for title, whole, lines, total, attribute in _panes(views, budget):
         shown, hidden = _shown(lines, budget)
-        width = max((len(label) for label, _ in shown if label), default=0)
+        width = max((len(labels[label]) for label, _ in shown if label), default=0)
         rows = []
         for label, text in shown:
-            line = escape_text(f"{(label or '').ljust(width)}  {ir_line(text, budget)}".rstrip() if width else ir_line(text, budget)) + "\n"
+            line = escape_text(f"{labels[label].ljust(width)}  {ir_line(text, budget)}".rstrip() if width else ir_line(text, budget)) + "\n"
             if label is None:
                 rows.append(f"<span>{line}</span>")
             else:
@@ -67,7 +76,7 @@ def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
         hang = f"--js-hang:{width + 2 + HANG_CHARS if width else HANG_CHARS}ch;"
         code = tag("pre", tag("code", Html("".join(rows)), style=hang + CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)
         more = [muted(f"{plural(hidden, 'more line')} not shown; all {total:,} in {attribute}")] if hidden else []
-        panes.append(tag("div", tag("div", tag("b", title)), code, *more, cls="js-pane", style=PANE_STYLE))
+        panes.append(tag("div", tag("div", tag("b", title, title=whole)), code, *more, cls="js-pane", style=PANE_STYLE))
     rules = "".join(f".jaxshow .js-linked:has(.js-s{n}:hover) .js-s{n},.jaxshow .js-linked:has(.js-s{n}:focus) .js-s{n}"
                     "{background:var(--js-lit);outline:1px solid var(--js-lit)}" for n in classes.values())
     notes = [tag("div", muted(note)) for note in views.notes]
@@ -77,12 +86,12 @@ def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
 
 def linked_text(views: LinkedViews, budget: TextBudget) -> str:
     """Each pane in turn, every line after its source label."""
-    out = []
-    for title, lines, total, attribute in _panes(views):
+    out, labels = [], _shown_labels(views, budget)
+    for title, _, lines, total, attribute in _panes(views, budget):
         shown, hidden = _shown(lines, budget)
-        width = max((len(label) for label, _ in shown if label), default=0)
+        width = max((len(labels[label]) for label, _ in shown if label), default=0)
         out.append(f"  {title}:")
-        out.extend(f"    {(label or '').ljust(width)}  {ir_line(text, budget)}".rstrip() for label, text in shown)
+        out.extend(f"    {labels[label].ljust(width)}  {ir_line(text, budget)}".rstrip() for label, text in shown)
         if hidden:
             out.append(f"    … {plural(hidden, 'more line')}; all {total:,} in {attribute}")
     out.extend(f"  {note}" for note in views.notes)

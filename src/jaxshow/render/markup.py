@@ -69,7 +69,8 @@ def table(
     header: tuple[object, ...] | None, rows: Iterable[tuple[object, ...]], budget: TextBudget, *, more: str | None = None,
     inline: bool = True,
 ) -> Html:
-    """A plain table; ``header`` may be ``None``, each text cell is one bounded line, ``more`` ends it.
+    """A plain table; ``header`` may be ``None``, each text cell is one bounded line (an ``Html`` cell is taken as it is),
+    ``more`` ends it.
 
     A row that is ``Html`` instead of a tuple (a folded group) spans every column.
     ``inline=False`` leaves out the inline style (a table nested in another one).
@@ -81,7 +82,8 @@ def table(
         if isinstance(row, Html):
             body.append(Html(f'<tr><td colspan="{columns}">{row}</td></tr>'))
         else:
-            body.append(Html("<tr>" + "".join(f"<td>{escape_text(line(cell, budget))}</td>" for cell in row) + "</tr>"))
+            body.append(Html("<tr>" + "".join(f"<td>{cell if isinstance(cell, Html) else escape_text(line(cell, budget))}</td>"
+                                              for cell in row) + "</tr>"))
     if more:
         body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
     return tag("table", *body, cls="js-table", style=TABLE_STYLE if inline else None)

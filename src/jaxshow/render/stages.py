@@ -11,6 +11,7 @@ from jaxshow.render.diff import stages_diff_html, stages_diff_text
 from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clip_ir, ir_footer, limit_rows, line, message
+from jaxshow.render.paths import Place, located, located_html
 from jaxshow.render.memory import buffers_html, buffers_text, memory_html, memory_text
 from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
@@ -62,10 +63,10 @@ MEMORY_ROWS = (
 # --- shared wording ---------------------------------------------------------------------------
 
 
-def _wrapper_rows(w: WrapperStation, budget: TextBudget) -> tuple[list[tuple[str, str]], str | None]:
+def _wrapper_rows(w: WrapperStation, budget: TextBudget, place: Place = located) -> tuple[list[tuple[str, str]], str | None]:
     """The wrapper's table rows (static argument values budgeted) and the line for those left out."""
     table_rows = [("function", w.qualname), ("wrapper", w.kind)]
-    table_rows.append(("defined at", str(w.defined_at) if w.defined_at else "unknown (no Python source)"))
+    table_rows.append(("defined at", place(str(w.defined_at), budget, line) if w.defined_at else "unknown (no Python source)"))
     if w.options_unavailable:
         table_rows.append(("jit options", w.options_unavailable))
     else:
@@ -155,25 +156,22 @@ def _cost_caveat(report: StagesReport, station: str) -> str:
     return COST_CAVEAT_COMPILED + per_device
 
 
-def _where(site: SourceLocation, budget: TextBudget) -> str:
-    return line(f"{site.file}:{site.line}", budget)
-
-
-def _whereabouts(report: StagesReport, budget: TextBudget) -> list[str]:
-    """The head line's facts after the outcome, the same in both forms: where it was called, whose, which thread."""
+def _whereabouts(report: StagesReport, budget: TextBudget, place: Place = located) -> list[list[str]]:
+    """The head line's facts after the outcome, the same in both forms: where it was called, whose, which thread.
+    Each fact is a list of pieces; ``place`` shows a file's place (:func:`located` or :func:`located_html`)."""
     bits = []
     site = report.call_site
     if site:
         inside = f" in {site.function}" if site.function and site.function != "<module>" else ""
-        bits.append(f"called at {_where(site, budget)}{line(inside, budget)}")
+        bits.append(["called at ", place(f"{site.file}:{site.line}", budget, line), line(inside, budget)])
     if report.cell_site:
-        bits.append(f"from {_where(report.cell_site, budget)}")
+        bits.append(["from ", place(f"{report.cell_site.file}:{report.cell_site.line}", budget, line)])
     if report.kind != "user":
-        bits.append("a library's function" if report.kind == "library" else "JAX's own function")
+        bits.append(["a library's function" if report.kind == "library" else "JAX's own function"])
     if report.other_thread:
-        bits.append("on another thread")
+        bits.append(["on another thread"])
     if not report.executed and report.error is None:
-        bits.append("walked ahead of time, not executed")
+        bits.append(["walked ahead of time, not executed"])
     return bits
 
 
@@ -331,7 +329,7 @@ def _station(number: str, title: str, summary: str, body: list, *, failed: bool 
 
 def _wrapper_html(w: WrapperStation, budget: TextBudget) -> Html:
     summary = line(w.name, budget) + (" (wrapped in jax.jit by jaxshow)" if w.wrapped_by_jaxshow else "")
-    table_rows, more = _wrapper_rows(w, budget)
+    table_rows, more = _wrapper_rows(w, budget, located_html)
     return _station("①", "jax.jit wrapper", summary, [table(None, table_rows, budget, more=more)], open=False)
 
 
@@ -428,11 +426,11 @@ def _missing_station(number: str, title: str, report: StagesReport, budget: Text
 @render.html_body.register
 def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     head = [tag("b", line(report.function, budget)), " ", muted(line(report.outcome, budget))]
-    head += [item for bit in _whereabouts(report, budget) for item in (" ", muted(f"· {bit}"))]
+    head += [item for bit in _whereabouts(report, budget, located_html) for item in (" ", muted(join(["· ", *bit])))]
     parts: list[Html] = [tag("div", *head, cls="js-head")]
     if report.error:
         parts.append(tag("div", _stopped_line(report, budget), cls="js-error", style=ERROR_STYLE))
-    parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in report.notes)
+    parts.extend(tag("div", located_html(note, budget, message), cls="js-note", style=NOTE_STYLE) for note in report.notes)
     parts.append(_wrapper_html(report.wrapper, budget))
     parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report, budget))
     loops = _loop_warning(report)
@@ -489,7 +487,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
         ]
         parts.append(tag("div", *segments, cls="js-bar"))
     parts.extend(tag("div", muted(text)) for text in _folded_lines(cell, budget))
-    parts.extend(tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in cell.notes)
+    parts.extend(tag("div", located_html(note, budget, message), cls="js-note", style=NOTE_STYLE) for note in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
         parts.append(tag("div", error_line, cls="js-error", style=ERROR_STYLE))
@@ -515,11 +513,11 @@ def _text_rows(header: tuple[str, ...] | None, table_rows: list[tuple[str, ...]]
 
 @render.text_body.register
 def _stages_text(report: StagesReport, budget: TextBudget) -> str:
-    head = f"{line(report.function, budget)}: {line(report.outcome, budget)}" + "".join(f" ({bit})" for bit in _whereabouts(report, budget))
+    head = f"{line(report.function, budget)}: {line(report.outcome, budget)}" + "".join(f" ({''.join(bit)})" for bit in _whereabouts(report, budget))
     out = [paragraph("", head, "  ", budget)]
     if report.error:
         out.append(paragraph("  ", _stopped_line(report, budget), "    ", budget))
-    out.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in report.notes)
+    out.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in report.notes)
     out.append("① jax.jit wrapper")
     wrapper_rows, more_static = _wrapper_rows(report.wrapper, budget)
     out.append(_text_rows(None, wrapper_rows, budget, more_static))
@@ -597,7 +595,7 @@ def _cell_text(cell: CellReport, budget: TextBudget) -> str:
     head = f"cell {format_seconds(cell.cell_seconds)} = " + " + ".join(f"{label} {format_seconds(s)}" for label, s in breakdown if s > 0 or label.startswith("the rest"))
     out = [paragraph("", head, "  ", budget)]
     out.extend(paragraph("(", f"{text})", " ", budget) for text in _folded_lines(cell, budget))
-    out.extend(paragraph("note: ", message(n, budget), "  ", budget) for n in cell.notes)
+    out.extend(paragraph("note: ", located(n, budget, message), "  ", budget) for n in cell.notes)
     error_line = _cell_error_line(cell, budget)
     if error_line:
         out.append(paragraph("", error_line, "  ", budget))

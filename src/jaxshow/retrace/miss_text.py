@@ -215,13 +215,14 @@ def _argument_name(path: str) -> str:
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
                  source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
-                 written: str | None = None, reloaded: bool = False) -> str:
+                 written: str | None = None, reloaded: bool = False, made_in: str | None = None) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
     ``replaces_cell``: in a cell (so another cell may have defined the name anew), not a module.
     ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first trace.
     ``reloaded``: a ``redefined`` function at the top of a module of the user's, which ran again.
+    ``made_in``: a ``redefined`` function defined inside that function, whose every call makes it anew.
     """
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
@@ -232,6 +233,10 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined" and made_by is not None:
         return (f"{function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
+    if category == "redefined" and made_in:
+        return (f"{function} is a new function object with the same name and source as one traced before: it is defined "
+                f"inside {made_in}, which makes it anew each time it runs its definition (each call, each pass of a loop); "
+                f"make the jitted function once, outside {made_in}")
     if category == "redefined":
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
@@ -246,6 +251,13 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
     return {"jax": "see JAX's explanation", "jaxshow": "see jaxshow's comparison with the closest earlier signature"}.get(
         source, "no explanation available")
+
+
+def enclosing_function(qualname: str) -> str | None:
+    """The function a function is defined in, from its qualified name: ``make_and_run.<locals>.<lambda>`` ->
+    ``make_and_run``, ``Model.loss.<locals>.f`` -> ``Model.loss``; ``None`` at a module's or cell's top level."""
+    outer, local, _ = qualname.rpartition(".<locals>.")
+    return outer.replace(".<locals>", "") if local else None
 
 
 _NAME_IN_TEXT = re.compile(r"^\s*(?:for )?(?P<name>\S+?)(?: id=\d+)? defined at ", re.M)

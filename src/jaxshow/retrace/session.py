@@ -65,7 +65,7 @@ from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
 from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry, remember_cached
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, miss_summary
+from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, enclosing_function, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
@@ -206,20 +206,23 @@ class _Miss:
                 category, changes, same_line, site = "other", (), False, None
                 evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
             reloaded = self.reloaded and category == "redefined"
+            made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
+                       and self.blame is None else None)
             self._explained = CacheMiss(
                 function=record.name,
                 category=category,
                 summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces, replaces_cell=self.replaces_cell,
-                                     written=record.written(record.name), reloaded=reloaded),
+                                     written=record.written(record.name), reloaded=reloaded, made_in=made_in),
                 changes=changes,
                 evidence=evidence,
                 evidence_source=source,
                 call_site=self.call_site or site,
                 signature=self.described[0] if self.described else (),
-                same_line_hint=same_line and not reloaded,  # JAX's "re-defined repeatedly?": no, its module ran again
+                same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
                 wall_time=self.wall_time,
                 blame=self.blame,
                 reloaded=reloaded,
+                made_in=made_in,
             )
             self.category = category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -237,7 +240,7 @@ class _Miss:
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
         miss = self.explained()
-        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded)
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded, miss.made_in)
 
 
 class _Stats:
