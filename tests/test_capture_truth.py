@@ -824,6 +824,37 @@ def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
     assert "③ Lowered: not kept in the jax.stages.Compiled made before this cell" in ANSI.sub("", _texts(cap)[-1])
 
 
+@pytest.mark.skipif(jax.__version_info__ < (0, 8), reason="jax 0.7's Traced lowers past the hook: a lowering cache hit is unseen")
+def test_a_lowering_cache_hit_of_a_traced_stage_says_what_served_the_lower(shell):
+    # 'lowered = traced.lower()' of a Traced made before the cell, whose lowering f(x) had cached, was headed 'cache hit:
+    # JAX did not trace, lower or compile this call': no call was made, the .lower() was served
+    _define(shell, "y = f(x)\ntraced = f.trace(x)")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nlowered = traced.lower()")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.continued, report.timings.stages_run) == ("f", "Traced", ())
+    assert report.outcome == "lowering cache hit: JAX's lowering cache served this .lower(); it lowered and compiled nothing"
+    assert ("lowered from a jax.stages.Traced made before this cell (.lower()); compiled before this cell (its Compiled "
+            "station is the executable JAX kept)") in report.notes
+
+
+def test_a_compiled_stage_made_in_the_cell_is_called_on_its_lowering(shell):
+    # 'c = f.lower(x).compile(); z = c(x); z = c(x)' read 'f: ran its executable compiled ahead of time (a
+    # jax.stages.Compiled)' with 'a call of a jax.stages.Compiled made before this cell', the Traced and Lowered
+    # stations 'not kept in the jax.stages.Compiled made before this cell', and 'also traced, not called: f'
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nc = f.lower(jnp.ones(15)).compile(); z = c(jnp.ones(15)); z = c(jnp.ones(15))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.continued, report.timings.stages_run) == ("f", None, ("trace", "lower", "compile"))
+    assert report.stations_reached == ("traced", "lowered", "compiled")
+    assert [n for n in report.notes if "lowered" in n or "called" in n] == [
+        "lowered ahead of time in the cell (.lower()); compiled too",
+        "then called through the jax.stages.Compiled made of it: its executable ran, with no trace, lowering or compile",
+        "called 2 times with this signature in the cell"]
+    text = ANSI.sub("", _texts(cap)[-1])
+    assert "before this cell" not in text and "not called" not in text
+
+
 def test_a_call_of_a_compiled_stage_that_raises_is_named(shell):
     _define(shell, "compiled = f.lower(x).compile()")
     result, _, rep = _run(shell, "%%jaxstages -o rep\ncompiled(jnp.ones(2))")

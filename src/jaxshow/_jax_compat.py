@@ -1502,9 +1502,14 @@ def traced_donated(traced: Any) -> tuple[bool, ...]:
     return tuple(bool(d) for d in params.get("donated_invars", ())) if isinstance(params, dict) else ()
 
 
+def computation_executable(computation: Any) -> Any:
+    """The compiled executable a lowered computation holds (JAX caches it on the first ``compile()``), or ``None``."""
+    return getattr(computation, "_executable", None)
+
+
 def computation_compiled(computation: Any) -> bool:
-    """Whether a lowered computation holds its compiled executable (JAX caches it on the first ``compile()``)."""
-    return getattr(computation, "_executable", None) is not None
+    """Whether a lowered computation holds its compiled executable."""
+    return computation_executable(computation) is not None
 
 
 def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, ...]) -> Any:

@@ -468,6 +468,8 @@ class StagesReport(_Displayable):
             return f"reached inside {self.transformed_by or 'a transformation (jax.grad, jax.vmap, an outer jit)'}: JAX reports no stage timings there"
         if self.cache_hit and self.continued == "Compiled":
             return "ran its executable compiled ahead of time (a jax.stages.Compiled): JAX did not trace, lower or compile this call"
+        if self.cache_hit and self.continued == "Traced":
+            return "lowering cache hit: JAX's lowering cache served this .lower(); it lowered and compiled nothing"
         if self.cache_hit:
             return "cache hit: JAX did not trace, lower or compile this call"
         parts = [

@@ -146,6 +146,8 @@ class CallRecord:
     """The stage object made before the cell that this record goes on from: ``"Traced"`` (its ``.lower()``),
     ``"Lowered"`` (its ``.compile()``) or ``"Compiled"`` (a call of it, which ran its ``executable``)."""
     executable: Any = None
+    compiled_called: bool = False
+    """The cell called the ``jax.stages.Compiled`` made in it from this record's lowering (more calls: ``repeat_hits``)."""
 
     @property
     def kind(self) -> Kind:
@@ -776,13 +778,21 @@ class CallCapture(_jax_compat.CallObserver):
         record.notes.append(f"its stations are not read from JAX's caches: {why}")
         return record
 
-    def record_compiled_call(self, compiled: Any, site: SourceLocation | None) -> CallRecord:
+    def record_compiled_call(self, compiled: Any, site: SourceLocation | None, raised: bool = False) -> CallRecord:
         """A direct call of a ``jax.stages.Compiled``: it ran the executable compiled ahead of time, with no trace, lowering
-        or compile; named from the debug info its executable keeps, its Compiled station read from it."""
+        or compile; named from the debug info its executable keeps, its Compiled station read from it. A Compiled made in
+        the cell (``f.lower(x).compile()``) is called on the record of its lowering, unless the call raised."""
+        executable = _jax_compat.compiled_executable(compiled)
+        made = None if raised else self._ahead_of_time(
+            lambda r: r.computation is not None and _jax_compat.computation_executable(r.computation) is executable)
+        if made is not None:
+            made.repeat_hits += made.compiled_called  # its first call is the record's own; a call at another site adds one
+            made.compiled_called = True
+            return made
         record = self._new_record("hit", None)
         record.site = record.cell_site = site
         record.continued = "Compiled"
-        record.executable = _jax_compat.compiled_executable(compiled)
+        record.executable = executable
         _name_from_debug_info(record, _jax_compat.program_debug_info(record.executable))
         if _stations_shown(record):
             record.compiled = self._quiet_rebuild(record, functools.partial(_jax_compat.flat_compiled, compiled))
@@ -1335,7 +1345,7 @@ class DirectCalls:
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
         if type(pending.wrapper) is COMPILED_TYPE:  # its check of the arguments, or its program, raised: not counted
             if self.capture is not None:
-                record = self.capture.record_compiled_call(pending.wrapper, pending.site)
+                record = self.capture.record_compiled_call(pending.wrapper, pending.site, raised=True)
                 at_call = self._raised_at(pending, error) if error is not None else None
                 record.error, record.failed_in = (error if at_call is not None else None), "call"
             return

@@ -97,8 +97,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     others = [r for r in candidates if all(r is not s for s in shown)]
     programs = _more_programs(others, shown)
     others = [r for r in others if all(r is not p for p in programs)]
-    ahead = [r for r in others if r.ahead_of_time is not None]
-    others = [r for r in others if r.ahead_of_time is None]
+    ahead = [r for r in others if r.ahead_of_time is not None and not r.compiled_called]
+    others = [r for r in others if r.ahead_of_time is None or r.compiled_called]
     if options.name is None:
         for name in dict.fromkeys(r.written for r in programs if r.path == "transform"):
             n = sum(1 for r in programs if r.written == name and r.path == "transform")
@@ -315,9 +315,10 @@ def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | No
 
 
 def _called_rank(record: CallRecord) -> int:
-    """A call the cell made (2) before one lowered ahead of time (1) before one only traced (0: ``jax.eval_shape``,
+    """A call the cell made (2; a call of the ``jax.stages.Compiled`` a lowering made) before one lowered ahead of time (1)
+    before one only traced (0: ``jax.eval_shape``,
     ``jax.make_jaxpr``, ``.trace()``): a trace made after a real call never takes its headline."""
-    return 2 if record.ahead_of_time is None else 1 if record.computation is not None else 0
+    return 2 if record.ahead_of_time is None or record.compiled_called else 1 if record.computation is not None else 0
 
 
 def _librarys_own_trace(record: CallRecord) -> bool:
@@ -430,6 +431,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append("lowered ahead of time in the cell (.lower()); " + compiled if record.continued is None else
                      f"lowered from a jax.stages.Traced made before this cell (.lower()); {compiled}" if record.continued == "Traced" else
                      "compiled from a jax.stages.Lowered made before this cell (.compile())")
+        if record.compiled_called:
+            notes.append("then called through the jax.stages.Compiled made of it: its executable ran, with no trace, "
+                         "lowering or compile")
     elif record.continued == "Traced":  # jax 0.7's Traced lowers with the function it was made with, where no hook is
         notes.append(f"lowered from a jax.stages.Traced made before this cell (.lower()); jax {jax.__version__}'s Traced lowers "
                      "where jaxshow does not see the lowering, so the Lowered station is not shown")
