@@ -936,6 +936,46 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
 
 
+@pytest.mark.parametrize("setup, cell, cause", [
+    ("", "with jax.disable_jit():\n    y = helper(x)", "jax.disable_jit()"),
+    ("jax.config.update('jax_disable_jit', True)", "y = helper(x)", "the option jax_disable_jit"),
+], ids=["context", "earlier-cell"])
+def test_disable_jit_around_a_helper_says_its_jitted_calls_went_unseen(shell, setup, cell, cause):
+    # read 'no jitted function of yours was called or traced'
+    run_captured(shell, "def helper(v):\n    return f(v) + 1\n" + setup)
+    try:
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    finally:
+        jax.config.update("jax_disable_jit", False)
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1]
+    rep = shell.user_ns["rep"]
+    assert (rep.functions, rep.jit_disabled) == ((), True)
+    assert " ".join(cap.outputs[-1].data["text/plain"].split()).startswith(
+        "%jaxcache — no jitted call seen: jit was disabled in this cell (see the note) "
+        f"note: jit was disabled in this cell ({cause}): jitted functions called from inside your helpers ran op by op, "
+        "where jaxshow does not see them")
+
+
+def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_op_by_op(shell):
+    run_captured(shell, "def helper(v):\n    return f(v) + 1\ny = f(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\nwith jax.disable_jit():\n    y = helper(x)")
+    assert result.success, result.error_in_exec
+    rep = shell.user_ns["rep"]
+    assert rep.notes[0] == ("jit was disabled in this cell (jax.disable_jit()): jitted functions called from inside your helpers "
+                            "ran op by op, where jaxshow does not see them")
+    assert all(n.startswith("JAX also compiled") for n in rep.notes[1:]), "eager operations no test ran before"
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no cache miss: every jitted call hit the cache"
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nwith jax.disable_jit():\n    y = f(x)\n    y = helper(x)")
+    assert result.success, result.error_in_exec
+    rep = shell.user_ns["rep"]
+    assert rep.jit_disabled is False and not any("helpers" in n for n in rep.notes)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nwith jax.disable_jit(False):\n    y = helper(x)")
+    assert result.success, result.error_in_exec
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "jit was" not in text
+
+
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
 
 

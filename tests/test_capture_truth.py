@@ -125,6 +125,50 @@ def test_disable_jit_is_not_headed_cache_hit(shell):
     assert "cache hit" not in report.outcome
 
 
+HELPERS_UNSEEN = ("jitted functions called from inside your helpers ran op by op, where jaxshow does not see them; "
+                  "the cell ran normally")
+
+
+@pytest.mark.parametrize("setup, cell, cause", [
+    ("", "with jax.disable_jit():\n    y = helper(x)", "jax.disable_jit()"),
+    ("jax.config.update('jax_disable_jit', True)", "y = helper(x)", "the option jax_disable_jit"),
+], ids=["context", "earlier-cell"])
+def test_disable_jit_around_a_helper_says_its_jitted_calls_went_unseen(shell, setup, cell, cause):
+    # read 'no jitted call of yours in this cell; the cell ran normally. JAX compiled its own … (eager jax.numpy operations)'
+    _define(shell, "def helper(v):\n    return f(v) + 1\n" + setup)
+    try:
+        result, _, rep = _run(shell, "%%jaxstages -o rep\n" + cell)
+    finally:
+        jax.config.update("jax_disable_jit", False)
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["runs"] == [1], "f ran op by op, once"
+    assert rep.reports == ()
+    [note] = rep.notes
+    assert note.split(". JAX compiled")[0] == f"jit was disabled in this cell ({cause}): {HELPERS_UNSEEN}"
+
+
+@pytest.mark.parametrize("cell", ["with jax.disable_jit(False):\n    y = helper(x)", "y = helper(x)"])
+def test_a_helper_with_jit_on_reads_as_before(shell, cell):
+    _define(shell, "def helper(v):\n    return f(v) + 1")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\n" + cell)
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.cache_hit) == ("f", False)
+    assert not any("jit was disabled" in n for n in (*rep.notes, *report.notes))
+
+
+def test_disable_jit_is_said_once_beside_a_direct_call_and_apart_from_one(shell):
+    _define(shell, "def helper(v):\n    return f(v) + 1")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nwith jax.disable_jit():\n    y = f(x)\n    y = helper(x)")
+    assert result.success, result.error_in_exec
+    assert rep.notes == () and rep.reports[0].outcome.startswith("ran op by op")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ny = f(x)\nwith jax.disable_jit():\n    y = helper(x)")
+    assert result.success, result.error_in_exec
+    assert rep.reports[0].function == "f"
+    assert rep.notes == ("jit was disabled in this cell (jax.disable_jit()): jitted functions called from inside your helpers "
+                         "ran op by op, where jaxshow does not see them",)
+
+
 def test_mesh_context_sharding_names_the_mesh(shell):
     _define(shell, "import numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
                    "mesh = Mesh(np.array(jax.devices()[:1]), ('rows',))\n"

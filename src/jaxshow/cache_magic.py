@@ -44,7 +44,7 @@ class CacheMagics(Magics):
         self._on_owner = 0
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...]] | None = None
+        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...], DirectCalls] | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
 
     @magic_arguments()
@@ -315,7 +315,7 @@ class CacheMagics(Magics):
         """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
         if self._cell is None:
             return
-        session, _, freeze, _ = self._cell
+        session, _, freeze, _, _ = self._cell
         try:
             if freeze is not None:
                 freeze.stop()
@@ -347,18 +347,20 @@ class CacheMagics(Magics):
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
         notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
                       "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
-        self._cell = (session, output, freeze, notes)
-        return DirectCalls(None, retrace.CallCounter(session))
+        calls = DirectCalls(None, retrace.CallCounter(session))
+        self._cell = (session, output, freeze, notes, calls)
+        return calls
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, _, notes = self._cell
+        session, output, _, notes, calls = self._cell
         self.abandon()
         if not ran:
             return
         try:
-            report = self._with_cell_names(session.report(hits_counted=True, cell_error=error))
+            report = session.report(hits_counted=True, cell_error=error, jit_disabled=calls.jit_disabled_by())
+            report = self._with_cell_names(report)
             report = dataclasses.replace(report, notes=(*report.notes, *notes))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),

@@ -641,6 +641,12 @@ RELOADED_TITLE = "re-defined function (its module reloaded or run again)"
 """The ``redefined`` title where the function is at the top of a module of the user's, which ran again (:attr:`CacheMiss.reloaded`)."""
 
 
+def jit_disabled_note(cause: str) -> str:
+    """What a report says where jit was disabled in its cell (``cause``: how) and no direct call of it said so."""
+    return (f"jit was disabled in this cell ({cause}): jitted functions called from inside your helpers ran op by op, "
+            "where jaxshow does not see them")
+
+
 def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None) -> str | None:
     """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
     ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew."""
@@ -777,6 +783,8 @@ class CacheReport(_Displayable):
     hits_counted: bool = True
     notes: tuple[str, ...] = ()
     cell_error: ErrorSummary | None = None
+    jit_disabled: bool = False
+    """Jit was disabled in the cell and no row's calls say so: its notes say how (:func:`jit_disabled_note`)."""
 
     @property
     def misses(self) -> tuple[CacheMiss, ...]:

@@ -51,12 +51,13 @@ _UNHOOKED_NOTES = {"timeit": TIMEIT_NOTE, "prun": PRUN_NOTE, "run": RUN_NOTE}
 
 @dataclasses.dataclass
 class _OpenCell:
-    """A %%jaxstages cell while IPython runs it: its options, capture and progress line."""
+    """A %%jaxstages cell while IPython runs it: its options, capture, progress line and call hook."""
 
     args: Any
     capture: CallCapture
     progress: StageProgress
     notes: tuple[str, ...]
+    calls: DirectCalls
 
 
 @magics_class
@@ -197,7 +198,8 @@ class StagesMagics(Magics):
         try:
             cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
-                                 label=self._label, label_text=self._label_text, name_note=self._name_note)
+                                 label=self._label, label_text=self._label_text, name_note=self._name_note,
+                                 jit_disabled=opened.calls.jit_disabled_by())
             if opened.notes:
                 report = dataclasses.replace(report, notes=(*report.notes, *opened.notes))
             diffs = self._compared(report.reports, shown=args.diff)
@@ -292,8 +294,8 @@ class StagesMagics(Magics):
                                    prepare=functools.partial(self._prepare, walk, self._budget()))
         capture = CallCapture(cell_line=cell_line(self.shell), progress=progress, prefetch=prefetch)
         capture.__enter__()
-        self._open = _OpenCell(args, capture, progress, notes)
-        return DirectCalls(capture)
+        self._open = _OpenCell(args, capture, progress, notes, DirectCalls(capture))
+        return self._open.calls
 
     def _prepare(self, walk: WalkOptions, budget: render.TextBudget, stations: Stations) -> None:
         """Render a call's IR texts as its report will show them, on the thread that read its stations."""

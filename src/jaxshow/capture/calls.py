@@ -61,6 +61,8 @@ HIT_THAT_RAISED = "JAX served this call from its cache (it did not trace, lower 
 RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: "
               "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
               "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
+DISABLE_JIT = jax.disable_jit
+"""Told apart by identity among the cell's calls: under it, the jitted calls inside the user's helpers run unseen."""
 
 
 def _rerun_hit(found: tuple[str, str], name: str) -> str:
@@ -1217,7 +1219,9 @@ class DirectCalls:
     call that reached none of JAX's Python hooks hit the C++ cache: the first
     such call per line and function gets its stations from JAX's caches there
     (donated arguments are made abstract before the call, so donation is harmless);
-    later ones are counted on that line's first record.
+    later ones are counted on that line's first record. A call of
+    ``jax.disable_jit`` is noted (:meth:`jit_disabled_by`): the jitted calls
+    inside the user's helpers then run op by op, where no hook sees them.
 
     Args:
         capture: the open capture whose records tell hits from misses.
@@ -1233,6 +1237,16 @@ class DirectCalls:
         self._plain: dict[int, type] = {}
         """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
         own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
+        self._disabled = "the option jax_disable_jit" if _jax_compat.jit_disabled() else None
+        self._disabling = False
+        """``jax.disable_jit`` was the cell's last call: the next one (inside its ``with``) reads whether it disabled jit."""
+
+    def jit_disabled_by(self) -> str | None:
+        """How jit was disabled in the cell, if it was: ``jax.disable_jit()`` among its calls, or ``jax_disable_jit``
+        on as the cell started or ended (call it as the cell ends, on its thread)."""
+        if self._disabled is None and _jax_compat.jit_disabled():
+            self._disabled = "the option jax_disable_jit"
+        return self._disabled
 
     def _stack(self) -> list[_Pending]:
         stack = getattr(self._local, "stack", None)
@@ -1241,6 +1255,13 @@ class DirectCalls:
         return stack
 
     def pre(self, fn: Any, line: int = 0, column: int = 0) -> Any:
+        if self._disabling:
+            self._disabling = False
+            if _jax_compat.jit_disabled():
+                self._disabled = "jax.disable_jit()"
+        if fn is DISABLE_JIT:
+            self._disabling = True
+            return fn
         kind = type(fn)
         jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's

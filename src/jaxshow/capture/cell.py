@@ -43,6 +43,7 @@ from jaxshow.report import (
     SourceLocation,
     StagesReport,
     WrapperStation,
+    jit_disabled_note,
 )
 from jaxshow.timings import timings_from_events
 
@@ -59,7 +60,7 @@ class CellOptions:
 def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: float, cell_error: BaseException | None,
                 label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
                 label_text: Callable[[str], str] = lambda text: text,
-                name_note: Callable[[str], str | None] = lambda name: None) -> CellReport:
+                name_note: Callable[[str], str | None] = lambda name: None, jit_disabled: str | None = None) -> CellReport:
     """Build the report of one cell from its capture, then release every JAX object the capture held.
 
     Args:
@@ -70,6 +71,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         label: renames a cell's file to ``In[n]`` (the front end knows how).
         label_text: the same for cell file names inside IR texts (jaxpr source info, ``loc(...)``, HLO metadata).
         name_note: why ``options.name`` made no jitted call, when the front end can tell.
+        jit_disabled: how jit was disabled in the cell (:meth:`DirectCalls.jit_disabled_by`), said unless a shown call
+            ran op by op.
     """
     main = capture.thread_id
     _read_transforms(capture.records)
@@ -132,12 +135,16 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
                               tuple(dict.fromkeys(r.written for r in shown if r.thread_id == main and r.nested_in_trace)))
     unseen = _library_hits(capture, records)
     notes += [note for _, note in unseen]
+    disabled = jit_disabled if not any(r.jit_disabled for r in reports) else None
     if options.name is not None and not chosen:
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
             notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates and (note := _no_call_note(helper_compiles.names, loop_runs, raised=cell_error is not None,
-                                                   library_calls=bool(unseen))):
+                                                   library_calls=bool(unseen), jit_disabled=disabled)):
         notes.append(note)
+        disabled = None  # its first words
+    if disabled is not None:
+        notes.append(jit_disabled_note(disabled))
     if capture.dropped:
         notes.append(f"{capture.dropped:,} more calls reached JAX's Python path in this cell than jaxshow keeps "
                      f"({len(capture.records):,}); they are not shown")
@@ -568,13 +575,14 @@ user's function on every device's block, and the moves between the global array 
 
 
 def _no_call_note(names: tuple[str, ...], loops: Sequence[tuple[str, tuple[str, ...]]] = (), *, raised: bool,
-                  library_calls: bool = False) -> str | None:
+                  library_calls: bool = False, jit_disabled: str | None = None) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it;
     ``loops``: its eager loops and branches that compiled, each with the functions it ran (:func:`_loop_bodies`).
 
     A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
     while tracing), and a cell that raised is not said to have run normally. A cell that called a
-    library's jitted function (``library_calls``, said in a note of its own) did make jitted calls.
+    library's jitted function (``library_calls``, said in a note of its own) did make jitted calls. Where jit was
+    disabled (``jit_disabled``: how), the jitted calls inside the user's helpers ran unseen: the note says so instead.
     """
     kinds = list(dict.fromkeys(kind for kind, _ in loops))
     sharded = [n for n in EAGER_SHARD_MAP if n in names]
@@ -593,9 +601,10 @@ def _no_call_note(names: tuple[str, ...], loops: Sequence[tuple[str, tuple[str, 
                     "one operation at a time on each device's block and splits and joins the arrays; under jax.jit it "
                     "compiles as one program")
     compiled = f"JAX compiled its own {', '.join(listed[:8])}{' …' if len(listed) > 8 else ''} ({'; '.join(what)})"
-    if library_calls:
+    if library_calls and jit_disabled is None:
         return compiled if listed else None
-    note = "no jitted call of yours in this cell" + ("" if raised else "; the cell ran normally")
+    seen = jit_disabled_note(jit_disabled) if jit_disabled is not None else "no jitted call of yours in this cell"
+    note = seen + ("" if raised else "; the cell ran normally")
     return f"{note}. {compiled}" if listed else note
 
 

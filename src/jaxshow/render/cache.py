@@ -66,6 +66,8 @@ def _count(n: int | None) -> str:
 
 def _headline(report: CacheReport) -> str:
     traced = sum(f.traced for f in report.functions)
+    if not report.functions and report.jit_disabled:
+        return "no jitted call seen: jit was disabled in this cell (see the note)"
     if not report.functions:  # a call that raised is not counted (it never returned), so a raising cell says only this
         return "no jitted function of yours was traced" if report.cell_error else "no jitted function of yours was called or traced"
     recompiled = sum(len(f.recompiled) for f in report.functions)

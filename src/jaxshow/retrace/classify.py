@@ -55,7 +55,7 @@ def classify_miss(
             jax_category, jax_changes, _, site = parse_explanation(jax_text)
             if jax_category == "other":
                 evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
-            elif (jax_category, jax_changes) != (category, changes):
+            elif (jax_category, {c.where for c in jax_changes}) != (category, {c.where for c in changes}):  # not a mere value
                 evidence += (
                     f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
                     f"The most similar earlier signature differs thus:\n  {text.strip()})"

@@ -58,6 +58,7 @@ from jaxshow.report import (
     TextDiff,
     TraceEntry,
     TraceHistory,
+    jit_disabled_note,
     plural,
 )
 from jaxshow.irdiff import text_diff
@@ -625,8 +626,10 @@ class Session(_jax_compat.TraceProbe):
 
     # freezing ----------------------------------------------------------------------------
 
-    def report(self, *, hits_counted: bool = False, cell_error: BaseException | None = None) -> CacheReport:
-        """Freeze what the session saw into a :class:`CacheReport` (plain data; no functions kept)."""
+    def report(self, *, hits_counted: bool = False, cell_error: BaseException | None = None,
+               jit_disabled: str | None = None) -> CacheReport:
+        """Freeze what the session saw into a :class:`CacheReport` (plain data; no functions kept); ``jit_disabled``: how
+        jit was disabled in the cell, said in a note unless a row's calls ran op by op."""
         with self._lock:
             stats_list = list(self._stats.values())
         grouped = fold.groups(stats_list) if self._first_limit is not None else [[s] for s in stats_list]
@@ -648,6 +651,9 @@ class Session(_jax_compat.TraceProbe):
         rows = {f.function for f in functions}
         compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
         notes = list(self.notes)
+        unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
+        if unseen is not None:
+            notes.append(jit_disabled_note(unseen))
         if untraced := [n for n in dict.fromkeys(self._compiled_ahead.values()) if n not in rows]:  # f.lower(x).compile(): f's row
             names = ", ".join(untraced)
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
@@ -690,6 +696,7 @@ class Session(_jax_compat.TraceProbe):
             hits_counted=hits_counted,
             notes=tuple(notes),
             cell_error=error,
+            jit_disabled=unseen is not None,
         )
 
     def reset(self) -> None:
