@@ -236,6 +236,54 @@ def test_jaxcache_on_and_a_freeze_at_once_each_report_as_alone(shell):
     assert cap.stdout == "%jaxcache off.\n"
 
 
+def test_a_refused_jit_made_inside_a_function_is_said_to_be_made_anew_by_that_function(shell, tmp_path, monkeypatch):
+    """A lambda jitted inside make_and_run, whose earlier object a %%jaxcache saw trace, read 'never-seen function (first
+    trace)' / 'first trace of <lambda>' when a freeze refused the next call's new object: the freeze asked jaxshow's
+    history by object only. It now has the words of the reports; a definition in a loop at a cell's top level keeps its own."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "made_inside_frz.py").write_text("import jax\n\n\ndef make_and_run(x):\n    return jax.jit(lambda v: v * 2)(x)\n")
+    loop = "for i in range(1):\n    h = jax.jit(lambda v: v - 1)\n    h(x)"
+    run_captured(shell, "import made_inside_frz")
+    run_captured(shell, f"%%jaxcache\nmade_inside_frz.make_and_run(x)\n{loop}")
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "made_inside_frz.make_and_run(x)")
+    assert str(result.error_in_exec) == (
+        "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): "
+        "re-defined function (made anew inside make_and_run)\n"
+        "  <lambda> is a new function object with the same name and source as one traced before: it is defined inside "
+        "make_and_run, which makes it anew each time it runs its definition (each call, each pass of a loop); make the "
+        "jitted function once, outside make_and_run\n"
+        f"  called at {tmp_path / 'made_inside_frz.py'}:5\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+    assert (result.error_in_exec.miss.made_in, result.error_in_exec.miss.same_line_hint) == ("make_and_run", False)
+    result, _ = run_captured(shell, loop)
+    assert str(result.error_in_exec).splitlines()[:2] == [
+        "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): "
+        "re-defined function (re-run cell or definition in a loop)",
+        "  <lambda> is a new function object with the same name and source as one traced before"]
+
+
+def test_a_refused_module_function_after_its_modules_reload_is_said_to_be_reloaded(shell, tmp_path, monkeypatch):
+    """After importlib.reload, a freeze refused the module's new step object as 'never-seen function (first trace)',
+    though a %%jaxcache saw its earlier object trace; it now says, as the reports do, that its module ran again."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "scalemod_frz.py").write_text("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef step(x):\n    return x * SCALE\n")
+    run_captured(shell, "import importlib, scalemod_frz")
+    run_captured(shell, "%%jaxcache\ny = scalemod_frz.step(x)")
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "importlib.reload(scalemod_frz)\ny = scalemod_frz.step(x)")
+    assert str(result.error_in_exec) == (
+        "step would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): "
+        "re-defined function (its module reloaded or run again)\n"
+        "  step is a new function object with the same name and source as one traced before: its module ran again "
+        "(importlib.reload, %autoreload, %run), which makes each function in it anew\n"
+        f"  called at In[{result.execution_count}]:2\n"
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+    )
+    assert result.error_in_exec.miss.reloaded
+
+
 def test_unload_while_frozen_puts_jax_back_and_the_call_traces_as_usual(shell):
     own = _jax_compat._trace_cache_callable()
     logger = logging.getLogger(_jax_compat.explain_logger_name())

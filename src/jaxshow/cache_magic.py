@@ -45,7 +45,7 @@ class CacheMagics(Magics):
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...], DirectCalls] | None = None
-        self._freeze = Freeze(functools.partial(label_cells, self.shell)) if shell is not None else None
+        self._freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell)) if shell is not None else None
 
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND",
@@ -343,7 +343,7 @@ class CacheMagics(Magics):
                                   cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         freeze = None
         if args.words:
-            freeze = Freeze(functools.partial(label_cells, self.shell))
+            freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell))
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
         notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
                       "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))

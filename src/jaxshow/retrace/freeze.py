@@ -25,10 +25,9 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.errors import RetraceError
 from jaxshow.report import CacheMiss, miss_title
-from jaxshow.retrace.classify import _is_user_function, classify_miss
+from jaxshow.retrace.classify import _is_user_function
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
-from jaxshow.retrace.miss_text import miss_summary
-from jaxshow.retrace.session import _levels, miss_site
+from jaxshow.retrace.session import _levels, explain_miss, miss_site, module_ran_again
 
 
 class Freeze(_jax_compat.TraceProbe):
@@ -36,10 +35,11 @@ class Freeze(_jax_compat.TraceProbe):
 
     Args:
         label: rewrites cell file names in a text (``In[5]``).
+        is_cell_file: tells a notebook cell's file name (a function defined there is no module's).
     """
 
-    def __init__(self, label: Callable[[str], str] = str) -> None:
-        self.label = label
+    def __init__(self, label: Callable[[str], str] = str, is_cell_file: Callable[[str], bool] = lambda name: False) -> None:
+        self.label, self.is_cell_file = label, is_cell_file
         self.every: int | None = None  # new traces allowed per function when every function is frozen
         self.named: dict[int, tuple[Any, str, int]] = {}  # id(function) -> (function, name, new traces allowed)
         self.traced: dict[int, int] = {}  # new traces per function since it was frozen
@@ -138,29 +138,18 @@ class Freeze(_jax_compat.TraceProbe):
         return False
 
     def _explain(self, fun: Any, debug_info: Any, key: Any, jax_text: str | None, frame: Any) -> CacheMiss:
-        """The refused miss explained as ``%jaxcache`` would, without adding it to jaxshow's history."""
+        """The refused miss explained as ``%jaxcache`` would (:func:`explain_miss`), without adding it to jaxshow's history."""
         record, status = _history(fun, debug_info, key)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
-        category, changes, evidence, source, same_line, _ = classify_miss(
-            record, status, key, jax_text, old.key if old is not None else None, len(record.keys), record.from_jax
-        )
         blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
-        return CacheMiss(
-            function=record.name,
-            category=category,
-            summary=miss_summary(category, changes, record.name, record.made_by, source, written=record.written(record.name)),
-            changes=changes,
-            evidence=self.label(evidence),
-            evidence_source=source,
-            call_site=call_site and self.label(call_site),
-            signature=described[0] if described else (),
-            same_line_hint=same_line,
-            blame=blame,
-        )
+        miss = explain_miss(record, status, key, jax_text, old.key if old is not None else None, len(record.keys), record.from_jax,
+                            described=described, call_site=call_site and self.label(call_site), blame=blame,
+                            reloaded=module_ran_again(record, status, self.is_cell_file))
+        return dataclasses.replace(miss, evidence=self.label(miss.evidence))
 
 
 def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]:
@@ -171,23 +160,27 @@ def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]
     argument). Those jaxshow saw, in a ``%jaxcache`` session, come last and in
     its order, so a tie goes to the most recent, as it does for a
     ``%jaxcache`` miss. Where JAX cannot list its keys, jaxshow's own
-    history. The record is not registered: a refusal leaves no history.
+    history. A function object jaxshow never saw trace may be a new object of a definition it saw (``"same_source"``). The
+    record is not registered: a refusal leaves no history.
     """
     record = registry.lookup(fun)
     seen = [kept.key for kept in record.keys] if record is not None else []
     cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
-    if cached is None:
-        return (record, "known") if record is not None else (_FunctionRecord(fun, debug_info), "new")
+    if cached is None and record is not None:
+        return record, "known"
     history = _FunctionRecord(fun, debug_info)
-    for old_key in [k for k in cached if k not in seen] + [k for k in seen if k in cached]:
+    for old_key in [k for k in cached or () if k not in seen] + [k for k in seen if k in (cached or ())]:
         history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=old_key not in seen)
-    return history, "known" if cached else "new"
+    if cached:
+        return history, "known"
+    return history, "new" if record is not None else registry.unseen_status(history)
 
 
 def retrace_message(miss: CacheMiss, allowed: int) -> str:
     """The text of a :class:`RetraceError`: what changed, where it was called, and how to let it trace."""
     lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
-             f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): {miss_title(miss.category, miss.blame is not None)}"]
+             f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): "
+             f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in)}"]
     lines += [f"  {c.where}: now {c.now}, before {c.before}" for c in miss.changes] or [f"  {miss.summary}"]
     if miss.blame is not None:
         b = miss.blame

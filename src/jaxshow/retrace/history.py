@@ -229,20 +229,27 @@ class Registry:
                 return record, "known"
             record = _FunctionRecord(fun, debug_info, carried)
             self._index_pmapped(fun)
-            status = "new"
-            if record.source_key in self._cleared:
+            status = self._unseen_status(record)
+            if status == "after_clear":
                 self._cleared.discard(record.source_key)
-                status = "after_clear"
-            elif record.source_key is not None:
-                earlier = self._by_source.get(record.source_key)
-                if earlier is not None and earlier() is not None:
-                    status = "same_source"
             self._by_id[record.fun_id] = record
             if record.source_key:
                 self._by_source[record.source_key] = weakref.ref(record)
             while len(self._by_id) > REGISTRY_LIMIT:
                 self._by_id.popitem(last=False)
             return record, status
+
+    def unseen_status(self, record: _FunctionRecord) -> str:
+        """How jaxshow knows the function of ``record``, a record not registered: ``"after_clear"``, ``"same_source"`` or
+        ``"new"``, as :meth:`record_for` would answer, without registering it."""
+        with self._lock:
+            return self._unseen_status(record)
+
+    def _unseen_status(self, record: _FunctionRecord) -> str:
+        if record.source_key in self._cleared:
+            return "after_clear"
+        earlier = self._by_source.get(record.source_key) if record.source_key is not None else None
+        return "same_source" if earlier is not None and earlier() is not None else "new"
 
     def _index_pmapped(self, fun: Any) -> None:
         target = _jax_compat.pmapped_target(fun)

@@ -2,8 +2,9 @@
 
 Owns :class:`Session` (the callbacks of the probe on JAX's tracing cache, JAX's
 explain flag, the filters on JAX's loggers, the tee that notes what a trace
-prints, the per-function counters), :class:`CallCounter`, and the calls
-:func:`explain`, :func:`trace_history` and :func:`clear`. It imports JAX
+prints, the per-function counters), :class:`CallCounter`, the calls
+:func:`explain`, :func:`trace_history` and :func:`clear`, and :func:`explain_miss`,
+a miss in the words of every report and of a freeze's error. It imports JAX
 (through :mod:`jaxshow._jax_compat` for anything private) and the other modules
 of :mod:`jaxshow.retrace`, which never import it; never IPython.
 
@@ -105,13 +106,45 @@ def _against_definition(earlier: _FunctionRecord) -> str:
 # --- the session: probe callbacks, log capture, trace-time output ---------------------------
 
 
-def _module_level(record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> bool:
-    """Whether ``record``'s function is defined at the top of a module of the user's (a file on disk: not a cell, which
-    ipykernel names as a file it never writes; not inside a function; not a wrapper made per call): a new object of its
-    source comes from the module running again."""
+def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callable[[str], bool]) -> bool:
+    """Whether ``record``'s function, a new object of a source traced before (``status`` ``"same_source"``), is defined at
+    the top of a module of the user's (a file on disk: not a cell, which ipykernel names as a file it never writes; not
+    inside a function; not a wrapper made per call): it comes from the module running again."""
     where = record.defined_in
-    return (where is not None and not where.startswith("<") and not is_cell_file(where) and is_user_file(where)
-            and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where))
+    return (status == "same_source" and where is not None and not where.startswith("<") and not is_cell_file(where)
+            and is_user_file(where) and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where))
+
+
+def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
+                 described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
+                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0) -> CacheMiss:
+    """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
+    category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
+    ``made_in`` the function that defines it)."""
+    try:
+        category, changes, evidence, source, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
+    except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
+        category, changes, same_line, site = "other", (), False, None
+        evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
+    reloaded = reloaded and category == "redefined"
+    made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
+               and blame is None else None)
+    return CacheMiss(
+        function=record.name,
+        category=category,
+        summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
+                             written=record.written(record.name), reloaded=reloaded, made_in=made_in),
+        changes=changes,
+        evidence=evidence,
+        evidence_source=source,
+        call_site=call_site or site,
+        signature=described[0] if described else (),
+        same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
+        wall_time=wall_time,
+        blame=blame,
+        reloaded=reloaded,
+        made_in=made_in,
+    )
 
 
 class _Frame:
@@ -196,36 +229,13 @@ class _Miss:
     def explained(self) -> CacheMiss:
         """The :class:`CacheMiss`, explained on first use (JAX's diff against the closest key, read as text)."""
         if self._explained is None:
-            record = self.record
             if self.described is None and self.key is not None:
                 self.described = _jax_compat.describe_trace_key(self.key)
-            try:
-                category, changes, evidence, source, same_line, site = classify_miss(
-                    record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax
-                )
-            except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
-                category, changes, same_line, site = "other", (), False, None
-                evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
-            reloaded = self.reloaded and category == "redefined"
-            made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
-                       and self.blame is None else None)
-            self._explained = CacheMiss(
-                function=record.name,
-                category=category,
-                summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=self.replaces, replaces_cell=self.replaces_cell,
-                                     written=record.written(record.name), reloaded=reloaded, made_in=made_in),
-                changes=changes,
-                evidence=evidence,
-                evidence_source=source,
-                call_site=self.call_site or site,
-                signature=self.described[0] if self.described else (),
-                same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
-                wall_time=self.wall_time,
-                blame=self.blame,
-                reloaded=reloaded,
-                made_in=made_in,
-            )
-            self.category = category
+            self._explained = explain_miss(
+                self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
+                call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
+                replaces_cell=self.replaces_cell, wall_time=self.wall_time)
+            self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
 
@@ -546,7 +556,7 @@ class Session(_jax_compat.TraceProbe):
             if earlier is not None and status == "new":  # same name and file, other source: its code changed
                 miss.replaces = earlier.defined_at or "?"
                 miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
-        miss.reloaded = status == "same_source" and _module_level(record, self.is_cell_file)
+        miss.reloaded = module_ran_again(record, status, self.is_cell_file)
         if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
             miss.category = "input_types"
         else:
