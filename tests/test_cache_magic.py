@@ -1111,3 +1111,27 @@ def test_a_users_files_are_named_relative_to_the_current_folder_and_home(shell, 
     assert "    defined at       pkg/shortmod.py:4 (step)\n" in text  # the IR texts keep JAX's own locations
     _, cap = run_captured(shell, "%jaxcache homemod.shortmod.step")
     assert "  defined at: pkg/shortmod.py:4\n" in cap.outputs[0].data["text/plain"]
+
+
+def test_a_library_installed_under_home_is_named_whole_while_the_users_files_are_shortened(shell, tmp_path, monkeypatch):
+    """A library pip installed into a folder under home ('pip install --target ~/deps', that folder on sys.path), which
+    jaxshow blames as a library, read '~/deps/deplib_home.py:11' like a user's file: render knew a library only by a
+    site-packages folder. It is now named whole, as any installed code is, while the user's file beside it is shortened."""
+    deps, proj = tmp_path / "home" / "deps", tmp_path / "home" / "proj"
+    (deps / "deplib_home-1.0.dist-info").mkdir(parents=True)
+    proj.mkdir()
+    (deps / "deplib_home.py").write_text("import jax\nfrom functools import partial\n\n\n@partial(jax.jit, static_argnums=1)\n"
+                                         "def _scaled(x, factor):\n    return x * factor\n\n\ndef update(x, i):\n"
+                                         "    return _scaled(x, i % 3 + 1)\n")
+    (proj / "usermod_home.py").write_text("import deplib_home\n\n\ndef run(v, i):\n    return deplib_home.update(v, i)\n")
+    for folder in (deps, proj):
+        monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(proj)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    shell.run_cell("import usermod_home", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nfor i in range(2):\n    w = usermod_home.run(x, i)")
+    assert result.success
+    assert shell.user_ns["rep"].functions[0].misses[-1].blame.library_line == f"{deps / 'deplib_home.py'}:11"
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    assert f"a library re-traced: usermod_home.py:5 called deplib_home.update ({deps / 'deplib_home.py'}:11)" in text
+    assert f"{deps / 'deplib_home.py'}:5" in text and "~/deps" not in text

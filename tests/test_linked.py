@@ -7,7 +7,9 @@ the lit lines are exactly those with its label, computed from the record).
 from __future__ import annotations
 
 import html.parser
+import os
 import re
+import sysconfig
 
 import jax
 import jax.numpy as jnp
@@ -223,6 +225,24 @@ def test_a_users_file_is_shown_under_the_current_folder_or_home_and_a_librarys_a
     assert shown_path("/work/proj/.venv/lib/python3.12/site-packages/optax/_src/update.py", cwd, home).startswith("/work/proj/")
     assert shown_path("In[3]", cwd, home) == "In[3]"
     assert shown_path("/work/proj/model.py", "", "") == "/work/proj/model.py"
+
+
+def test_installed_code_under_the_current_folder_or_home_is_shown_as_it_is(tmp_path, monkeypatch):
+    """A folder pip installed into ('pip install --target DIR', DIR on sys.path) and the standard library are installed
+    code wherever they lie, as capture calls them (one rule, jaxshow.installed): named whole under the current folder
+    or home too. A project's own files beside them (an editable install's included) are the user's, and shortened."""
+    from jaxshow.capture.sources import is_user_file
+    from jaxshow.render.paths import shown_path
+
+    deps = tmp_path / "deps"
+    (deps / "deplib-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(deps))
+    cwd, home = str(tmp_path), "/home/ann"
+    library, own = f"{deps}/deplib/core.py", f"{tmp_path}/src/mylib/core.py"
+    assert (shown_path(library, cwd, home), is_user_file(library)) == (library, False)
+    assert (shown_path(own, cwd, home), is_user_file(own)) == ("src/mylib/core.py", True)
+    stdlib = sysconfig.get_paths()["stdlib"]
+    assert shown_path(f"{stdlib}/functools.py", os.path.dirname(stdlib), home) == f"{stdlib}/functools.py"
 
 
 def test_two_model_py_files_get_distinct_labels_in_a_real_shell(ip, tmp_path, monkeypatch):

@@ -4,10 +4,10 @@ Owns :func:`is_user_file`, the one rule every part of jaxshow uses: which
 calls headline a ``%%jaxstages`` report, the ``In[n]:line`` and ``file.py:line``
 of a call site or an IR label, and the user's line a library re-trace is
 blamed on. The user's own files are the notebook's cells and every Python file
-that is not installed: not under a ``site-packages`` or ``dist-packages``
-folder or another folder on ``sys.path`` that pip installed into, not in the
-standard library, JAX, jaxlib or jaxshow. So a package of the user's installed
-editable (``pip install -e .``, whose files stay in the project's ``src/``) is
+that is not installed (:mod:`jaxshow.installed`: not under a ``site-packages``
+or ``dist-packages`` folder or another folder on ``sys.path`` that pip installed
+into, not in the standard library) and not JAX, jaxlib or jaxshow. So a package
+of the user's installed editable (``pip install -e .``, whose files stay in the project's ``src/``) is
 the user's wherever the notebook runs, and the answer for a file never depends
 on the working directory. Uses only the paths of
 JAX and jaxlib; never IPython.
@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import sysconfig
 from typing import Any
 
 from jaxshow import _jax_compat
+from jaxshow.installed import STDLIB_DIRS, is_installed, pip_installed
 
 JAXSHOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 """jaxshow's own package folder, with a trailing separator."""
@@ -30,16 +30,6 @@ _JAXLIB = sys.modules.get("jaxlib")
 JAX_DIRS = (_jax_compat.JAX_DIR,) + ((os.path.dirname(os.path.abspath(_JAXLIB.__file__)) + os.sep,) if _JAXLIB and _JAXLIB.__file__ else ())
 """The folders of JAX and jaxlib, with trailing separators."""
 
-
-def _dirs(*keys: str) -> tuple[str, ...]:
-    return tuple({os.path.abspath(p) + os.sep for key in keys if (p := sysconfig.get_paths().get(key))})
-
-
-STDLIB_DIRS = _dirs("stdlib", "platstdlib")
-"""The standard library's folders, with trailing separators."""
-_NOT_USER_DIRS = STDLIB_DIRS + _dirs("purelib", "platlib") + JAX_DIRS + (JAXSHOW_DIR,)
-
-_INSTALLED_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 _CELL_PREFIX = "<ipython-input-"  # terminal IPython's cell names; ipykernel's are files in a temp folder
 _CACHE_LIMIT = 10_000
 
@@ -56,7 +46,7 @@ def is_user_file(filename: str) -> bool:
         answer = filename.startswith(_CELL_PREFIX)
     else:
         path = os.path.abspath(filename)
-        answer = not path.startswith(_NOT_USER_DIRS) and not _installed(path)
+        answer = not path.startswith((*JAX_DIRS, JAXSHOW_DIR)) and not is_installed(path)
     if len(_answers) < _CACHE_LIMIT:
         _answers[filename] = answer
     return answer
@@ -83,30 +73,7 @@ def is_library_file(filename: str) -> bool:
     path = os.path.abspath(filename)
     if path.startswith((*JAX_DIRS, JAXSHOW_DIR)):
         return False
-    return _installed(path) or not (path.startswith(STDLIB_DIRS) or is_user_file(filename))
-
-
-def _installed(path: str) -> bool:
-    """Whether an absolute ``path`` is in a ``site-packages``/``dist-packages`` folder or another folder pip installed into."""
-    return any(f in path for f in _INSTALLED_FOLDERS) or path.startswith(_install_folders(tuple(sys.path)))
-
-
-@functools.lru_cache(maxsize=8)
-def _install_folders(path_entries: tuple[str, ...]) -> tuple[str, ...]:
-    """The folders on ``sys.path`` that hold a ``*.dist-info``: pip installed into them (``pip install --target DIR``
-    then ``PYTHONPATH=DIR``, as on a machine whose packages are carried as wheels). The working directory's entry
-    (``''``) is left out, so the answer never depends on it."""
-    folders = []
-    for entry in path_entries:
-        if not entry or not os.path.isdir(entry):
-            continue
-        try:
-            with os.scandir(entry) as listed:
-                if any(e.name.endswith(".dist-info") for e in listed):
-                    folders.append(os.path.abspath(entry) + os.sep)
-        except OSError:
-            continue
-    return tuple(folders)
+    return pip_installed(path) or not (path.startswith(STDLIB_DIRS) or is_user_file(filename))
 
 
 def frame_function(frame: Any) -> str:

@@ -1,8 +1,9 @@
 """How a report names a file of the user's: relative to the kernel's folder, under ``~``, or as it is. No JAX, no IPython.
 
 The records keep each path whole; only what is shown is shortened, and the HTML
-keeps the whole path as the ``title`` of the shortened text. A library's file
-(one under ``site-packages`` or ``dist-packages``) and a cell (``In[4]``) are shown as they are.
+keeps the whole path as the ``title`` of the shortened text. Installed code (a
+library's file, the standard library's: :func:`jaxshow.installed.is_installed`,
+the rule capture asks too) and a cell (``In[4]``) are shown as they are.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import os
 import re
 from typing import Callable
 
+from jaxshow.installed import is_installed
 from jaxshow.render.limits import TextBudget
 from jaxshow.render.markup import Html, escape, escape_attribute, escape_text
 
-LIBRARY_FOLDERS = frozenset({"site-packages", "dist-packages"})
 Form = Callable[[str, TextBudget], str]
 """How a text is held to the budget: :func:`~jaxshow.render.limits.line` or :func:`~jaxshow.render.limits.message`."""
 Place = Callable[[str, TextBudget, Form], str]
@@ -25,8 +26,8 @@ _LOCATED = re.compile(r"(?<![\w.~/-])(/[^\s:()\[\]{}\"'<>,;=]+)(?=:\d)")
 
 def shown_path(path: str, cwd: str, home: str) -> str:
     """``/work/proj/pkg/layers.py`` -> ``pkg/layers.py`` under ``cwd`` (``/work/proj``), ``~/lib/x.py`` under ``home``;
-    any other path, a library's file or a cell's name as it is."""
-    if not os.path.isabs(path) or LIBRARY_FOLDERS.intersection(path.split(os.sep)):
+    any other path, installed code (a library's file, under the current folder or home too) or a cell's name as it is."""
+    if not os.path.isabs(path) or is_installed(path):
         return path
     for folder, prefix in ((cwd, ""), (home, "~/")):
         folder = folder.rstrip(os.sep)
