@@ -872,6 +872,28 @@ def test_stage_objects_made_in_earlier_cells_are_not_misses_nor_jaxs_helpers(she
         "compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: f"]
 
 
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_a_lowered_of_an_earlier_trace_compiled_beside_a_trace_of_its_function_is_said(shell, mode):
+    # with 'lowered = f.lower(jnp.ones(5))' in an earlier cell, 'y = f(jnp.ones(6))' and 'c = lowered.compile()' said
+    # nothing of the compile: the note was left out because f had a row (for its trace of f32[6])
+    assert shell.run_cell("lowered = f.lower(jnp.ones(5))", store_history=True).success
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    prefix = "%%jaxcache\n" if mode == "cell" else ""
+    result, cap = run_captured(shell, prefix + "y = f(jnp.ones(6))\nc = lowered.compile()")
+    assert result.success, result.error_in_exec
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "x: now f32[6], before f32[5]" in text and shell.user_ns["traces"] == [1, 1]
+    assert ("note: f: also compiled from a jax.stages.Lowered made before (lowered.compile()), with no trace "
+            "(not counted among its traces)") in text, text
+    assert "with no trace: f" not in text
+    # a Lowered the cell traced is on f's row alone
+    result, cap = run_captured(shell, prefix + "c = f.lower(jnp.ones(8)).compile()")
+    assert result.success, result.error_in_exec
+    assert "x: now f32[8], before f32[6]" in cap.outputs[-1].data["text/plain"]
+    assert "Lowered" not in cap.outputs[-1].data["text/plain"]
+
+
 def test_calls_of_a_compiled_made_in_an_earlier_cell_are_counted_on_the_functions_row(shell):
     # '%%jaxcache' over 'z = compiled(x)' read 'no jitted function of yours was called or traced': the Compiled runs its
     # executable through C++, which no hook sees

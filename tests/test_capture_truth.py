@@ -899,6 +899,24 @@ def test_a_compiled_stage_made_in_the_cell_is_called_on_its_lowering(shell):
     assert "before this cell" not in text and "not called" not in text
 
 
+@pytest.mark.parametrize("caught", [True, False])
+def test_a_call_that_raises_of_a_compiled_stage_made_in_the_cell_is_on_its_lowering(shell, caught):
+    # 'c6 = f.lower(jnp.ones(16)).compile()', then 'c6(jnp.ones(15))' caught, read 'f: raised, and the cell caught the
+    # error' with 'a call of a jax.stages.Compiled made before this cell (lowered.compile())' and its Traced and Lowered
+    # stations 'not kept in the jax.stages.Compiled made before this cell'
+    call = "try:\n    c6(jnp.ones(15))\nexcept TypeError:\n    pass" if caught else "c6(jnp.ones(15))"
+    result, cap, rep = _run(shell, f"%%jaxstages -o rep\nc6 = f.lower(jnp.ones(16)).compile()\n{call}")
+    assert result.success is caught
+    [report] = rep.reports
+    assert (report.function, report.continued, report.stopped_at, report.timings.stages_run) == (
+        "f", None, None, ("trace", "lower", "compile"))
+    assert [n for n in report.notes if "lowered" in n or "called" in n or "raised" in n] == [
+        "lowered ahead of time in the cell (.lower()); compiled too",
+        "a call of the jax.stages.Compiled made of it raised, and the cell caught the error" if caught else
+        "a call of the jax.stages.Compiled made of it raised the cell's error"]
+    assert "before this cell" not in ANSI.sub("", _texts(cap)[-1])
+
+
 def test_a_call_of_a_compiled_stage_that_raises_is_named(shell):
     _define(shell, "compiled = f.lower(x).compile()")
     result, _, rep = _run(shell, "%%jaxstages -o rep\ncompiled(jnp.ones(2))")

@@ -1550,6 +1550,16 @@ def program_debug_info(program: Any) -> Any:
     return getattr(_all_args_info(program), "debug_info", None)
 
 
+def trace_mark(program: Any) -> Any:
+    """What one trace made and the computation lowered from it keeps, to match them by identity: the ``result_paths``
+    tuple of the ``DebugInfo`` of an open ``Jaxpr`` once its trace returned (jit sets it then, 0.10 to 0.12) or of a
+    lowered computation (the jaxpr's DebugInfo, or a copy naming hoisted constants); ``None`` where it is empty, one
+    tuple for all traces."""
+    info = getattr(program, "debug_info", None)
+    paths = getattr(program_debug_info(program) if info is None else info, "result_paths", None)
+    return paths if isinstance(paths, tuple) and paths else None
+
+
 def debug_info_function(info: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` from a ``DebugInfo`` (``"?"`` where there is none)."""
     name = str(getattr(info, "func_name", None) or "?")

@@ -150,6 +150,8 @@ class CallRecord:
     executable: Any = None
     compiled_called: bool = False
     """The cell called the ``jax.stages.Compiled`` made in it from this record's lowering (more calls: ``repeat_hits``)."""
+    compiled_raised: list[bool] = field(default_factory=list)
+    """Calls of that ``jax.stages.Compiled`` that raised: whether the cell caught each error."""
 
     @property
     def kind(self) -> Kind:
@@ -780,13 +782,17 @@ class CallCapture(_jax_compat.CallObserver):
         record.notes.append(f"its stations are not read from JAX's caches: {why}")
         return record
 
-    def record_compiled_call(self, compiled: Any, site: SourceLocation | None, raised: bool = False) -> CallRecord:
+    def record_compiled_call(self, compiled: Any, site: SourceLocation | None, caught: bool | None = None) -> CallRecord:
         """A direct call of a ``jax.stages.Compiled``: it ran the executable compiled ahead of time, with no trace, lowering
         or compile; named from the debug info its executable keeps, its Compiled station read from it. A Compiled made in
-        the cell (``f.lower(x).compile()``) is called on the record of its lowering, unless the call raised."""
+        the cell (``f.lower(x).compile()``) is called on the record of its lowering; one that raised (``caught``: whether
+        the cell caught its error) is noted there."""
         executable = _jax_compat.compiled_executable(compiled)
-        made = None if raised else self._ahead_of_time(
+        made = self._ahead_of_time(
             lambda r: r.computation is not None and _jax_compat.computation_executable(r.computation) is executable)
+        if made is not None and caught is not None:
+            made.compiled_raised.append(caught)
+            return made
         if made is not None:
             made.repeat_hits += made.compiled_called  # its first call is the record's own; a call at another site adds one
             made.compiled_called = True
@@ -1366,9 +1372,10 @@ class DirectCalls:
     def _raised(self, pending: _Pending, call: _Arguments, error: BaseException | None) -> None:
         if type(pending.wrapper) is COMPILED_TYPE:  # its check of the arguments, or its program, raised: not counted
             if self.capture is not None:
-                record = self.capture.record_compiled_call(pending.wrapper, pending.site, raised=True)
                 at_call = self._raised_at(pending, error) if error is not None else None
-                record.error, record.failed_in = (error if at_call is not None else None), "call"
+                record = self.capture.record_compiled_call(pending.wrapper, pending.site, caught=at_call is None)
+                if record.continued == "Compiled":  # made before the cell: the call's own record
+                    record.error, record.failed_in = (error if at_call is not None else None), "call"
             return
         jitted = type(pending.wrapper) is JIT_TYPE
         users = None

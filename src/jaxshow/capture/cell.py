@@ -100,8 +100,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     others = [r for r in candidates if all(r is not s for s in shown)]
     programs = _more_programs(others, shown)
     others = [r for r in others if all(r is not p for p in programs)]
-    ahead = [r for r in others if r.ahead_of_time is not None and not r.compiled_called]
-    others = [r for r in others if r.ahead_of_time is None or r.compiled_called]
+    ahead = [r for r in others if r.ahead_of_time is not None and not _called(r)]
+    others = [r for r in others if r.ahead_of_time is None or _called(r)]
     if options.name is None:
         for name in dict.fromkeys(r.written for r in programs if r.path == "transform"):
             n = sum(1 for r in programs if r.written == name and r.path == "transform")
@@ -325,7 +325,12 @@ def _called_rank(record: CallRecord) -> int:
     """A call the cell made (2; a call of the ``jax.stages.Compiled`` a lowering made) before one lowered ahead of time (1)
     before one only traced (0: ``jax.eval_shape``,
     ``jax.make_jaxpr``, ``.trace()``): a trace made after a real call never takes its headline."""
-    return 2 if record.ahead_of_time is None or record.compiled_called else 1 if record.computation is not None else 0
+    return 2 if record.ahead_of_time is None or _called(record) else 1 if record.computation is not None else 0
+
+
+def _called(record: CallRecord) -> bool:
+    """Whether the cell called the ``jax.stages.Compiled`` made from ``record``'s lowering (a call that raised too)."""
+    return record.compiled_called or bool(record.compiled_raised)
 
 
 def _librarys_own_trace(record: CallRecord) -> bool:
@@ -441,6 +446,10 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         if record.compiled_called:
             notes.append("then called through the jax.stages.Compiled made of it: its executable ran, with no trace, "
                          "lowering or compile")
+        if record.compiled_raised:
+            calls = "a call" if len(record.compiled_raised) == 1 else f"{len(record.compiled_raised)} calls"
+            notes.append(f"{calls} of the jax.stages.Compiled made of it raised" + (
+                ", and the cell caught the error" if all(record.compiled_raised) else " the cell's error"))
     elif record.continued == "Traced":  # jax 0.7's Traced lowers with the function it was made with, where no hook is
         notes.append(f"lowered from a jax.stages.Traced made before this cell (.lower()); jax {jax.__version__}'s Traced lowers "
                      "where jaxshow does not see the lowering, so the Lowered station is not shown")

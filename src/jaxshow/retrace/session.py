@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from collections import deque
 from typing import Any, Callable, Iterator
@@ -377,6 +378,10 @@ class Session(_jax_compat.TraceProbe):
         """A library's own jax.eval_shape (or kin) traces of its own functions, by library: counted in one note."""
         self._compiled_ahead: dict[str, str] = {}
         """The user's functions JAX compiled with no trace, from a ``jax.stages.Lowered`` (``lowered.compile()``), by module."""
+        self._compiled_earlier: set[str] = set()
+        """Those of them compiled from a Lowered whose trace is known to be made before the session."""
+        self._jaxprs: list[weakref.ref] = []
+        """Each jaxpr traced in the session, not kept alive: a ``Lowered`` compiled from one is on its function's row."""
         self._compiled_calls: dict[tuple[str, str | None], int] = {}
         """Direct calls of the user's ``jax.stages.Compiled`` objects, by function name and definition."""
         self._nested_library_traces: dict[str, int] = {}
@@ -457,6 +462,7 @@ class Session(_jax_compat.TraceProbe):
     def traced(self, frame: _Frame | None, jaxpr: Any) -> None:
         if frame is not None:
             frame.jaxpr = jaxpr
+            self._jaxprs.append(weakref.ref(jaxpr))
 
     def exit(self, frame: _Frame | None, missed: bool, key: Any) -> None:
         if frame is None:
@@ -594,8 +600,11 @@ class Session(_jax_compat.TraceProbe):
         computation = _jax_compat.computation_compiling(frame)
         name, source = _jax_compat.debug_info_function(_jax_compat.program_debug_info(computation))
         if computation is not None and source is not None and (is_user_file(source) or self.is_cell_file(source)):
+            mark, jaxprs = _jax_compat.trace_mark(computation), [j() for j in self._jaxprs]  # marks read now: JAX sets them after a trace
             with self._lock:
                 self._compiled_ahead[module] = name
+                if mark is not None and None not in jaxprs and not any(_jax_compat.trace_mark(j) is mark for j in jaxprs):
+                    self._compiled_earlier.add(name)
 
     def compile_events(self) -> int:
         """How many compiles JAX has logged in this session so far."""
@@ -664,9 +673,11 @@ class Session(_jax_compat.TraceProbe):
         unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
         if unseen is not None:
             notes.append(jit_disabled_note(unseen))
-        if untraced := [n for n in dict.fromkeys(self._compiled_ahead.values()) if n not in rows]:  # f.lower(x).compile(): f's row
-            names = ", ".join(untraced)
-            notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
+        ahead = dict.fromkeys(self._compiled_ahead.values())
+        if untraced := [n for n in ahead if n not in rows]:  # f.lower(x).compile(): f's row
+            notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {', '.join(untraced)}")
+        notes.extend(f"{n}: also compiled from a jax.stages.Lowered made before (lowered.compile()), with no trace (not counted "
+                     "among its traces)" for n in ahead if n in rows and n in self._compiled_earlier)
         if helper_count:
             notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
         if self._library_traces:
@@ -719,6 +730,8 @@ class Session(_jax_compat.TraceProbe):
             self._library_traces.clear()
             self._nested_library_traces.clear()
             self._compiled_ahead.clear()
+            self._compiled_earlier.clear()
+            self._jaxprs.clear()
             self._compiled_calls.clear()
             self._entries = None
         if self._logs is not None:
