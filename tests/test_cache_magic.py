@@ -195,8 +195,10 @@ def test_on_mode_reports_under_following_cells_until_off(shell):
 def test_on_mode_lists_a_jit_the_user_made_of_a_function_of_jaxs(shell):
     # 'normal = jax.jit(jax.random.normal, static_argnums=1)', then 'normal(k, (3,))' and 'normal(k, (4,))' in later
     # cells got no report under %jaxcache on (it has no call hook to tell the user's jit from JAX's own), though
-    # %%jaxcache explained the re-trace. Shapes no other test traces: JAX's tracing cache is keyed on jax.random.normal,
-    # the same function in every test
+    # %%jaxcache explained the re-trace. JAX's tracing cache is keyed on jax.random.normal, the same function in every
+    # test, and %jaxcache on starts a function's history from the keys that cache holds: cleared, so another test's
+    # normal(k, (3,)) is not this one's earlier signature
+    jax.clear_caches()
     run_captured(shell, "%jaxcache on")
     shell.run_cell("normal = jax.jit(jax.random.normal, static_argnums=1)\nk = jax.random.key(0)", store_history=True)
     result, cap = run_captured(shell, "y = normal(k, (2,))")
