@@ -668,7 +668,7 @@ class Session(_jax_compat.TraceProbe):
             names = ", ".join(untraced)
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {names}")
         if helper_count:
-            notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
+            notes.append(f"JAX also compiled {helper_count} of its own helper functions (eager jax.numpy operations); not shown")
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
