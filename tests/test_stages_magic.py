@@ -961,7 +961,7 @@ def test_leaves_placed_alike_in_default_layouts_are_one_line_not_a_table_per_lea
     device = shell.user_ns["rep"].reports[0].compiled.inputs[0].sharding
     assert device.startswith("SingleDeviceSharding(")
     text = " ".join(cap.outputs[0].data["text/plain"].split())
-    assert f"shardings and formats: all 2 inputs and the output alike, {device}, in default layouts (row-major)" in text
+    assert f"shardings and formats: both inputs and the output alike, {device}, in default layouts (row-major)" in text
     assert "Layout(major_to_minor" not in text and "Layout(major_to_minor" not in cap.outputs[0].data["text/html"]
     assert [(p.path, p.default_layout) for p in shell.user_ns["rep"].reports[0].compiled.inputs] == [("x", True), ("y", True)]
 
