@@ -668,7 +668,7 @@ def test_a_call_at_the_top_of_a_run_script_is_said_to_be_inside_the_script(shell
     assert result.success and cap.stdout == ""
     [report] = shell.user_ns["rep"].reports
     assert (report.call_site.file, report.call_site.line, report.cell_site.line) == (str(script), 3, 2)
-    assert report.notes[-1] == ("called at least 1 time with this signature in the cell (calls from inside train_run2.py "
+    assert report.notes[-1] == ("called at least once with this signature in the cell (calls from inside train_run2.py "
                                 "that hit JAX's cache are not seen)")
 
 

@@ -698,7 +698,7 @@ def test_calls_a_library_makes_are_counted_as_at_least(shell):
     cell, text = _report(shell, "y = fakelib.loop3(x)")
     [report] = cell.reports
     assert report.function == "_step"
-    assert ("called at least 1 time with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
+    assert ("called at least once with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
             "cache are not seen)") in report.notes
 
 
