@@ -1121,7 +1121,7 @@ def test_calls_from_inside_a_function_are_counted_as_at_least(shell):
     _define(shell, "@jax.jit\ndef body(v):\n    return v + 1\ndef loop(v):\n    for _ in range(20):\n        v = body(v)\n    return v")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nout = loop(jnp.ones(31))")
     [report] = rep.reports
-    assert report.notes[-1] == ("called at least 1 time with this signature in the cell "
+    assert report.notes[-1] == ("called at least once with this signature in the cell "
                                 "(calls from inside loop that hit JAX's cache are not seen)")
 
 

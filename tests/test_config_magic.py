@@ -258,6 +258,23 @@ def test_kind_options(ip, option, kind):
     assert [o.name for o in ip.user_ns["rep"].options] == expected
 
 
+@pytest.mark.parametrize("line, shown", [
+    ("*dump* --flags", "matching '*dump*', flags only"),
+    ("x64 --scopable", "matching 'x64', scopable only"),
+])
+def test_kind_options_name_what_is_shown_in_the_plural(ip, line, shown):
+    """'%jaxconfig *dump* --flags' read 'showing 3 of 133 (matching '*dump*', a flag)': the words for one option."""
+    ip.run_line_magic("jaxconfig", f"{line} -o rep;")
+    result, cap = run_captured(ip, f"%jaxconfig {line}")
+    n, total = len(ip.user_ns["rep"].options), len(jax.config.values)
+    assert n > 1 and cap.outputs[0].data["text/plain"].splitlines()[1] == f"  showing {n} of {total} ({shown})"
+
+
+def test_changed_names_what_is_shown(ip, debug_nans):
+    result, cap = run_captured(ip, "%jaxconfig --changed")
+    assert cap.outputs[0].data["text/plain"].splitlines()[1] == f"  showing 1 of {len(jax.config.values)} (changed from the default)"
+
+
 def test_flags_and_filter_that_leave_nothing_say_why(ip):
     result, cap = run_captured(ip, "%jaxconfig x64 --flags")
     n = sum("x64" in name for name in jax.config.values)

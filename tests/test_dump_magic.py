@@ -340,6 +340,16 @@ def test_config_update_route_in_process_names_cells(ip, dumping_in_process):
     assert rep.texts[0].language == "stablehlo" and "tensor<5xf32>" in rep.texts[0].text
 
 
+def test_files_the_running_cell_wrote_are_named_by_its_own_number(ip, dumping_in_process):
+    """'%jaxdump' in the cell that wrote the files named it In[4] where the same files read In[3] once it had run
+    (dump_ir.ipynb): IPython 9 counts a cell before pre_run_cell, so the number noted there was the next cell's."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    result, cap = run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nq(np.ones(5, np.float32))\n%jaxdump q -o during")
+    number = ip.execution_count - 1
+    result, cap = run_captured(ip, "%jaxdump q -o after")
+    assert [f.cell for f in ip.user_ns["during"].files] == [f"In[{number}]"] == [f.cell for f in ip.user_ns["after"].files]
+
+
 def test_a_file_written_after_a_cell_ran_another_inside_it_is_that_cells(ip, dumping_in_process):
     """The inner cell's end (``get_ipython().run_cell``, ``%%capture``) ended the outer cell's span: a file its
     later lines wrote was 'outside any cell (another process, or a thread after its cell ended)'."""

@@ -930,3 +930,22 @@ def test_a_cache_report_of_a_raising_cell_does_not_say_nothing_was_called():
     # "no jitted function of yours was called or traced": a call that raises never returns, so it is not counted.
     error = ErrorSummary(type_name="ValueError", message="Non-hashable static arguments are not supported.")
     assert render.to_text(CacheReport(functions=(), cell_error=error)).splitlines()[0] == "%jaxcache — no jitted function of yours was traced"
+
+
+@pytest.mark.parametrize("n_in, n_out, words", [
+    (1, 1, "the input and the output"),
+    (2, 1, "both inputs and the output"),
+    (1, 2, "the input and both outputs"),
+    (8, 7, "all 8 inputs and 7 outputs"),
+    (3, 2, "all 3 inputs and both outputs"),
+])
+def test_one_placement_line_counts_its_leaves_in_words(n_in, n_out, words):
+    """'all 2 inputs and the output alike' and, under jax.grad, 'all the input and 2 outputs alike' read wrong."""
+    from jaxshow.render.placement import one_placement_line
+
+    def leaves(name, n):
+        return tuple(PlacementSpec(f"{name}{i}", "SingleDeviceSharding(cpu:0)", "{0}", default_layout=True) for i in range(n))
+
+    compiled = dataclasses.replace(_report().compiled, inputs=leaves("x", n_in), outputs=leaves("r", n_out))
+    assert one_placement_line(compiled) == (f"shardings and formats: {words} alike, SingleDeviceSharding(cpu:0), "
+                                            "in default layouts (row-major)")

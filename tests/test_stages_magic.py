@@ -668,7 +668,7 @@ def test_a_call_at_the_top_of_a_run_script_is_said_to_be_inside_the_script(shell
     assert result.success and cap.stdout == ""
     [report] = shell.user_ns["rep"].reports
     assert (report.call_site.file, report.call_site.line, report.cell_site.line) == (str(script), 3, 2)
-    assert report.notes[-1] == ("called at least 1 time with this signature in the cell (calls from inside train_run2.py "
+    assert report.notes[-1] == ("called at least once with this signature in the cell (calls from inside train_run2.py "
                                 "that hit JAX's cache are not seen)")
 
 
@@ -961,7 +961,7 @@ def test_leaves_placed_alike_in_default_layouts_are_one_line_not_a_table_per_lea
     device = shell.user_ns["rep"].reports[0].compiled.inputs[0].sharding
     assert device.startswith("SingleDeviceSharding(")
     text = " ".join(cap.outputs[0].data["text/plain"].split())
-    assert f"shardings and formats: all 2 inputs and the output alike, {device}, in default layouts (row-major)" in text
+    assert f"shardings and formats: both inputs and the output alike, {device}, in default layouts (row-major)" in text
     assert "Layout(major_to_minor" not in text and "Layout(major_to_minor" not in cap.outputs[0].data["text/html"]
     assert [(p.path, p.default_layout) for p in shell.user_ns["rep"].reports[0].compiled.inputs] == [("x", True), ("y", True)]
 

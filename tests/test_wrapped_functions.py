@@ -415,7 +415,7 @@ def test_jaxcache_leaves_jaxs_own_functions_out_instead_of_calling_their_traces_
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jnp.expm1(x)")
     assert cap.outputs[0].data["text/plain"].splitlines() == [
         "%jaxcache — no jitted function of yours was called or traced",
-        "  note: JAX also compiled 1 of its own helper function(s) (eager jax.numpy operations); not shown",
+        "  note: JAX also compiled 1 of its own helper functions (eager jax.numpy operations); not shown",
     ]
 
 
@@ -698,7 +698,7 @@ def test_calls_a_library_makes_are_counted_as_at_least(shell):
     cell, text = _report(shell, "y = fakelib.loop3(x)")
     [report] = cell.reports
     assert report.function == "_step"
-    assert ("called at least 1 time with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
+    assert ("called at least once with this signature in the cell (calls from inside fakelib.loop3 that hit JAX's "
             "cache are not seen)") in report.notes
 
 

@@ -21,7 +21,7 @@ from IPython.display import display
 from traitlets import Integer
 
 from jaxshow import dumps, render
-from jaxshow.cellrun import label_cells
+from jaxshow.cellrun import cell_number, label_cells
 from jaxshow.magic_args import expand_variables, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
@@ -84,7 +84,10 @@ class DumpMagics(Magics):
     def cell_spans(self) -> tuple[dumps.CellSpan, ...]:
         spans = [dumps.CellSpan(n, start, end) for n, start, end in self._cells]
         if self._running is not None:
-            spans.append(dumps.CellSpan(self._running[0], self._running[1], None))
+            # IPython 9 counts the cell before pre_run_cell (execution_count is already n + 1 there), 8.x after it:
+            # while the cell runs, its own result says which it is
+            number = self._running[0] if self._running[0] is None or self._inner else cell_number(self.shell)
+            spans.append(dumps.CellSpan(number, self._running[1], None))
         return tuple(spans)
 
     # the magic ---------------------------------------------------------------------------------

@@ -403,7 +403,7 @@ def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -
     if inside is None:
         note = f"called {calls:,} times with this signature in the cell"
     else:
-        note = (f"called at least {calls:,} time{'s' if calls > 1 else ''} with this signature in the cell "
+        note = (f"called at least {'once' if calls == 1 else f'{calls:,} times'} with this signature in the cell "
                 f"(calls from inside {inside} that hit JAX's cache are not seen)")
     notes = tuple(n for n in report.notes if not n.startswith("called ")) + (note,)
     return dataclasses.replace(report, notes=notes, repeat_hits=calls - 1)

@@ -95,7 +95,9 @@ def _selection(report: ConfigReport) -> str:
                 return f"1 option matches {report.filter!r}, but it is not {wanted_words}"
             return f"{n} options match {report.filter!r}, but none of them is {wanted_words}"
         return f"none of the {report.total_options} options is {' and '.join(wanted)}"
-    criteria = ([f"matching {report.filter!r}"] if report.filter else []) + wanted
+    shown = (["changed from the default"] if report.changed_only else []) + (
+        [{"scopable": "scopable only", "flag": "flags only"}[report.kind]] if report.kind else [])
+    criteria = ([f"matching {report.filter!r}"] if report.filter else []) + shown
     return f"showing {len(report.options)} of {report.total_options}" + (f" ({', '.join(criteria)})" if criteria else "")
 
 

@@ -43,9 +43,11 @@ def one_placement_line(c: CompiledStation) -> str | None:
     if not (c.inputs and c.outputs) or len({where for _, where, _ in rows}) > 1 or not all(
             p.default_layout for p in (*c.inputs, *c.outputs)):
         return None
-    counts = ((len(c.inputs), "input", "inputs"), (len(c.outputs), "output", "outputs"))
-    leaves = " and ".join(f"the {one}" if n == 1 else plural(n, one, many) for n, one, many in counts)
-    return f"shardings and formats: {'' if len(rows) == 2 else 'all '}{leaves} alike, {rows[0][1]}, in default layouts (row-major)"
+    words = [f"the {one}" if n == 1 else f"both {many}" if n == 2 else f"all {n:,} {many}"
+             for n, one, many in ((len(c.inputs), "input", "inputs"), (len(c.outputs), "output", "outputs"))]
+    if words[0].startswith("all ") and words[1].startswith("all "):
+        words[1] = words[1][len("all "):]  # all 8 inputs and 7 outputs
+    return f"shardings and formats: {' and '.join(words)} alike, {rows[0][1]}, in default layouts (row-major)"
 
 
 def mesh_line(c: CompiledStation) -> str | None:

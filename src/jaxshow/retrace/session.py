@@ -679,7 +679,7 @@ class Session(_jax_compat.TraceProbe):
         notes.extend(f"{n}: also compiled from a jax.stages.Lowered made before (lowered.compile()), with no trace (not counted "
                      "among its traces)" for n in ahead if n in rows and n in self._compiled_earlier)
         if helper_count:
-            notes.append(f"JAX also compiled {helper_count} of its own helper function(s) (eager jax.numpy operations); not shown")
+            notes.append(f"JAX also compiled {helper_count} of its own helper functions (eager jax.numpy operations); not shown")
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
