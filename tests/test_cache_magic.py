@@ -663,6 +663,23 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
 
 
+def test_a_definition_in_a_loop_at_a_modules_top_level_is_not_its_module_running_again(shell, tmp_path, monkeypatch):
+    """'for _ in range(2): jax.jit(lambda v: v + 1)(x)' at a script's top level read '<lambda> is a new function object
+    ... its module ran again (importlib.reload, %autoreload, %run)': nothing ran the module again, the loop made it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # the module's file is named from the current folder
+    (tmp_path / "loopmod_top.py").write_text(
+        "import jax, jax.numpy as jnp\nfor _ in range(2):\n    jax.jit(lambda v: v + 1)(jnp.ones(2))\n")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nimport loopmod_top")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert [(m.category, m.reloaded) for m in stats.misses] == [("never_seen", False), ("redefined", False)]
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    assert ("2. re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+            "same name and source as one traced before called at loopmod_top.py:3") in text, text
+    assert "its module ran again" not in text
+
+
 def test_a_module_function_made_anew_with_the_same_source_is_named_its_modules_reload(shell, tmp_path, monkeypatch):
     """A constant of a module edited, and the module run again (importlib.reload; %autoreload where it reloads the whole
     module): each function at its top is a new object with the same source. This read 're-defined function (re-run cell

@@ -16,9 +16,11 @@ JAX's "defined on the same line" hint depends on how the front end names cells.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
+import os
 import threading
 import types
 import weakref
@@ -194,6 +196,40 @@ def _defined_at(fun: Any, debug_info: Any) -> str | None:
         return f"{parsed[1]}:{parsed[2]}" if parsed[2] else parsed[1]
     src = getattr(debug_info, "func_src_info", None)
     return str(src) if src else None
+
+
+def defined_in_top_level_loop(defined_at: str | None) -> bool:
+    """Whether ``defined_at`` (``file:line``) is inside a loop at its module's top level (``for _ in range(2):
+    jax.jit(lambda v: v + 1)(x)`` in a script): the module made that definition anew without running again."""
+    filename, _, line = (defined_at or "").rpartition(":")
+    try:
+        spans = _top_level_loops(filename, os.stat(filename).st_mtime_ns)
+    except (OSError, ValueError):
+        return False
+    return line.isdigit() and any(first <= int(line) <= last for first, last in spans)
+
+
+@functools.lru_cache(maxsize=256)
+def _top_level_loops(filename: str, modified: int) -> tuple[tuple[int, int], ...]:
+    """The line spans of a module's loops outside any function or class (in its ``if``/``with``/``try`` blocks too)."""
+    try:
+        with open(filename, "rb") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    spans: list[tuple[int, int]] = []
+
+    def visit(nodes: Any) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                spans.append((node.lineno, node.end_lineno or node.lineno))
+            else:
+                visit(ast.iter_child_nodes(node))
+
+    visit(tree.body)
+    return tuple(spans)
 
 
 class Registry:

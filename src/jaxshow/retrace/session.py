@@ -67,7 +67,15 @@ from jaxshow.irdiff import text_diff
 from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
-from jaxshow.retrace.history import HISTORY_LIMIT, _defined_at, _FunctionRecord, closest_key, registry, remember_cached
+from jaxshow.retrace.history import (
+    HISTORY_LIMIT,
+    _defined_at,
+    _FunctionRecord,
+    closest_key,
+    defined_in_top_level_loop,
+    registry,
+    remember_cached,
+)
 from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, enclosing_function, miss_summary
 
 JAX_TEXT_MAX_ENTRIES = 32
@@ -110,10 +118,12 @@ def _against_definition(earlier: _FunctionRecord) -> str:
 def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callable[[str], bool]) -> bool:
     """Whether ``record``'s function, a new object of a source traced before (``status`` ``"same_source"``), is defined at
     the top of a module of the user's (a file on disk: not a cell, which ipykernel names as a file it never writes; not
-    inside a function; not a wrapper made per call): it comes from the module running again."""
+    inside a function, nor a loop at the module's top level; not a wrapper made per call): it comes from the module
+    running again."""
     where = record.defined_in
     return (status == "same_source" and where is not None and not where.startswith("<") and not is_cell_file(where)
-            and is_user_file(where) and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where))
+            and is_user_file(where) and "<locals>" not in record.qualname and record.made_by is None and os.path.isfile(where)
+            and not defined_in_top_level_loop(record.defined_at))
 
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
