@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from jaxshow.render.limits import TextBudget, limit_rows, message
 from jaxshow.render.markup import Html, details, muted, table, tag
-from jaxshow.render.plain import text_table
+from jaxshow.render.plain import paragraph, text_table
 from jaxshow.report import BufferSpec, CompiledStation, MemoryStats, format_bytes, plural
 
 
@@ -166,7 +166,7 @@ def buffers_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     shown, more = limit_rows(c.buffers, budget, "report.compiled.buffers")
     left = c.buffer_count - len(c.buffers)
     more = more or (f"… {plural(left, 'smaller value')} not listed" if left else None)
-    return [f"  {_buffers_title(c)}:", f"    ({_BUFFERS_NOTE})",
+    return [paragraph("  ", f"{_buffers_title(c)}:", "    ", budget), paragraph("    (", f"{_BUFFERS_NOTE})", "     ", budget),
             *text_table(_buffer_rows(shown), BUFFER_HEADER, budget, indent="    ", more=more)]
 
 
