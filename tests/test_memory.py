@@ -40,7 +40,7 @@ a = jnp.ones((1024, 1024), jnp.float32)
 b = jnp.ones((1024, 1024), jnp.float32)
 """
 FULL_BAR = "[" + "█" * 32 + "▓" * 16 + "] 12.00 MiB"
-FULL_PEAK = "[" + "━" * 48 + "] peak 12.00 MiB (peak_memory_in_bytes, XLA's estimate)"
+FULL_PEAK = "[" + "━" * 48 + "] peak 12.00 MiB\n      (peak_memory_in_bytes, XLA's estimate)"  # wrapped at 100 columns
 
 
 @pytest.fixture
@@ -120,6 +120,25 @@ def test_a_donated_argument_is_drawn_once_as_aliased(shell):
         ("js-membar js-total", "50%", 4 * MIB),
         ("js-membar js-peak", "100%", 8 * MIB),
     ]
+
+
+def test_the_peak_line_and_the_legend_wrap_at_the_width(shell):
+    """The legend ran to 139 columns and the peak line to 108 (at COLUMNS=100): the legend breaks after a ' ·', the
+    peak's source goes under its bar whole."""
+    run_captured(shell, "%%jaxstages -o rep\ny = add_donating(a, b)")
+    report = shell.user_ns["rep"].reports[0]
+    texts = {width: render.to_text(report, render.TextBudget(width=width)) for width in (100, 80)}
+    for width, text in texts.items():
+        picture = text[text.index("  memory analysis:"):text.index("    arguments  ")]
+        assert max(len(piece) for piece in picture.splitlines()) <= width, width
+    assert texts[80].split("to scale (from the compiled program; nothing was run):\n")[1].splitlines()[1:5] == [
+        "    [" + "━" * 48 + "] peak 8.00 MiB",
+        "      (peak_memory_in_bytes, XLA's estimate)",
+        "    █ arguments 4.00 MiB · ▚ aliased (donated, reused as output) 4.00 MiB ·",
+        "    ▓ outputs 0 B · ▒ temporaries 0 B · ░ generated code 0 B",
+    ]
+    assert ("    █ arguments 4.00 MiB · ▚ aliased (donated, reused as output) 4.00 MiB · ▓ outputs 0 B ·\n"
+            "    ▒ temporaries 0 B · ░ generated code 0 B\n") in texts[100]
 
 
 def test_an_intermediate_matrix_is_a_4_mib_temporary_and_the_peak_is_xlas():
