@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html.parser
 import logging
+import re
 
 import jax
 import jax.monitoring
@@ -14,7 +15,7 @@ from IPython.core.error import UsageError
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
-from shellrun import run_captured
+from shellrun import run_captured, wider_lines
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -483,7 +484,8 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     else:  # JAX's own words, guarded: its comparison of the keys reprs the static values
         words = "cache miss explanation unavailable: comparing the keys raised RuntimeError (a static value's repr or ==?)"
         line = f"|   * key with {words}" if jax.__version__.startswith(("0.7.", "0.8.")) else f"|   {words}"  # pjit's, then partial_eval's
-        assert all("1. other (JAX's words)" in r and f"{line}\n" in r for r in reports[1:3]), reports
+        unwrapped = [re.sub(r"\n {7}\| {7}", " ", r) for r in reports[1:3]]  # the line wraps at 100 columns, 4 further in
+        assert all("1. other (JAX's words)" in r and f"{line}\n" in r for r in unwrapped), reports
     assert _jax_compat._explanation_guard._depth == 0, "the guard on JAX's wording is off with the session"
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
@@ -805,3 +807,22 @@ def test_history_table_wraps_its_free_text_columns_at_the_width(shell):
     ]
     for width in (80, 72):
         assert max(len(piece) for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=width)).splitlines()) <= width
+
+
+def test_jaxs_explanation_and_the_jaxpr_diff_heading_wrap_at_the_width(shell):
+    """JAX's explanation ran to 133 columns at 100 ('| (JAX explained it against another earlier signature: …'), the
+    jaxpr diff's heading to 109: each line of JAX's words now wraps four columns inside its own indent, the '| ' kept, and the
+    heading under itself, its counts whole; the jaxprs do not wrap."""
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nfor n in range(3):\n    jax.jit(lambda v: v + 1)(jnp.ones(n + 1))")
+    report = shell.user_ns["rep"]
+    jaxprs = "\n".join(piece[1:] for m in report.functions[0].misses if m.jaxpr_diff for piece in m.jaxpr_diff.lines)
+    for width in (100, 80):
+        assert wider_lines(render.to_text(report, render.TextBudget(width=width)), width, jaxprs) == [], width
+    lines = render.to_text(report, render.TextBudget(width=80)).splitlines()
+    at = lines.index("       |   but seen another function defined on the same line; maybe the")
+    assert lines[at + 1:at + 5] == [
+        "       |       function is",  # four columns in (JAX nests by two); JAX's own line breaks stay
+        "       |   being re-defined repeatedly, preventing caching?",
+        "       jaxpr against the previous definition of <lambda> (defined at In[2]:3,",
+        "           traced at In[2]:3): +1 −1 lines",
+    ]

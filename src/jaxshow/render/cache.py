@@ -335,6 +335,16 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
+def _quoted(text: str, prefix: str, budget: TextBudget) -> list[str]:
+    """JAX's words under ``prefix``, each line wrapped at the width four columns inside its own indent (JAX nests by
+    two)."""
+    out: list[str] = []
+    for piece in text.rstrip("\n").splitlines():
+        lead = prefix + piece[:len(piece) - len(piece.lstrip())]
+        out.extend(paragraph(lead, piece.lstrip(), lead + "    ", budget).split("\n"))
+    return out
+
+
 def _blame(miss: CacheMiss) -> str | None:
     """``In[5]:2 called mylib.update (mylib.py:12), which passed factor differently to _scaled``; ``None`` for a
     first trace, which no library made again."""
@@ -361,7 +371,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
         lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
-        lines.extend(_indent(block(miss.evidence, budget), "       | "))
+        lines.extend(_quoted(block(miss.evidence, budget), "       | ", budget))
     if miss.jaxpr_diff is not None:
         lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
     return lines

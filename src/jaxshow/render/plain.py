@@ -35,21 +35,25 @@ _ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
 """Unicode categories a terminal draws over the previous character: combining marks, format characters (joiners)."""
 
 
+KEEP = "\u00a0"
+"""A no-break space: the words it joins stay on one line (``+1 −1 lines``); it is written as a space."""
+
+
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """``first + text`` wrapped at spaces to ``width`` terminal columns (:func:`columns`), later lines starting with
-    ``rest``; a word longer than that stays whole."""
+    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`."""
     if text.isascii():
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
                              break_on_hyphens=False) or [first + text]
     lines: list[str] = []
     current, used, words = first, columns(first), 0
-    for word in text.split():
+    for word in filter(None, text.split(" ")):
         size = columns(word)
         if words and used + 1 + size > width:
             lines.append(current)
             current, used, words = rest, columns(rest), 0
         current, used, words = (current + " " + word, used + 1 + size, words + 1) if words else (current + word, used + size, 1)
-    return [*lines, current] if words else lines or [first + text]
+    return [piece.replace(KEEP, " ") for piece in ([*lines, current] if words else lines or [first + text])]
 
 
 def _extent(rows: list[tuple[str, ...]], widths: list[int], indent: str) -> int:
@@ -75,7 +79,7 @@ def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     for number, piece in enumerate(text.split("\n")):
         prefix = first if number == 0 else rest
         if len(prefix) + columns(piece) <= width:
-            out.append(prefix + piece)
+            out.append(prefix + piece.replace(KEEP, " "))
             continue
         out.extend(wrap(piece, width, prefix, rest))
     return "\n".join(out)
