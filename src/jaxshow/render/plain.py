@@ -100,7 +100,8 @@ def text_table(
 
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
-    on a line of its own. Where the table is wider than ``budget.width``, the last
+    on a line of its own. A column every row leaves empty is left out, its header
+    too. Where the table is wider than ``budget.width``, the last
     column wraps under itself where its words fit the room left, else the column
     that wrapping at spaces shortens most (a sharding beside a last yes/no), the
     columns after it staying aligned. Where one column cannot take it all, the
@@ -109,6 +110,8 @@ def text_table(
     width keeps them whole and runs past it.
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
+    if header and (empty := _empty_columns(all_rows)):
+        all_rows = [r if isinstance(r, str) else tuple(c for i, c in enumerate(r) if i not in empty) for r in all_rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
@@ -148,6 +151,13 @@ MIN_COLUMN = 12
 
 _PATH = re.compile(r"[~.]*/\w")
 """A word that starts as a file path does (``/work/x.py``, ``~/x``, ``./x``), unlike HLO's ``/*index=5*/f32[64]``."""
+
+
+def _empty_columns(rows: list) -> set[int]:
+    """The columns every row under the header leaves empty (none where there are no rows, or all are empty)."""
+    body = [r for r in rows[1:] if not isinstance(r, str)]
+    empty = {i for i in range(len(rows[0])) if body and all(not r[i] for r in body)}
+    return empty if len(empty) < len(rows[0]) else set()
 
 
 def _soft_pieces(word: str) -> list[str]:
