@@ -826,3 +826,19 @@ def test_jaxs_explanation_and_the_jaxpr_diff_heading_wrap_at_the_width(shell):
         "       jaxpr against the previous definition of <lambda> (defined at In[2]:3,",
         "           traced at In[2]:3): +1 −1 lines",
     ]
+
+
+def test_a_functions_history_and_the_headline_wrap_at_the_width(shell):
+    """'%jaxcache f' for a function never traced under jaxshow read 'jaxshow has not observed a trace …' on one line
+    of 123 columns: the headline, the facts and that line wrap with a hanging indent."""
+    run_captured(shell, "%jaxcache f -o hist")
+    history = shell.user_ns["hist"]
+    for width in (100, 80):
+        assert max(len(piece) for piece in render.to_text(history, render.TextBudget(width=width)).splitlines()) <= width
+    assert render.to_text(history, render.TextBudget(width=80)).splitlines()[-2:] == [
+        "  jaxshow has not observed a trace of this function: it records traces in",
+        "    %%jaxcache cells and while %jaxcache on is active",
+    ]
+    run_captured(shell, "%%jaxcache -o rep\nfor n in range(12):\n    f(jnp.ones(n + 1))")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=40)).splitlines()
+    assert lines[:2] == ["%jaxcache — 12 traces of 1 jitted", "  function"]

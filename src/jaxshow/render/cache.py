@@ -379,7 +379,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
 
 @render.text_body.register
 def _(report: CacheReport, budget: TextBudget) -> str:
-    lines = [f"%jaxcache — {_headline(report)}"]
+    lines = [paragraph("%jaxcache — ", _headline(report), "  ", budget)]
     functions, more = limit_rows(report.functions, budget, "report.functions")
     if functions:
         lines.extend(text_table(_function_rows(functions, budget), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
@@ -413,22 +413,22 @@ def _(report: CacheReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(history: TraceHistory, budget: TextBudget) -> str:
-    lines = [f"%jaxcache {line(history.name, budget)} — {line(history.qualname, budget)}"]
-    lines.extend(f"  {label}: {line(value, budget)}" for label, value in _history_facts(history))
+    lines = [paragraph(f"%jaxcache {line(history.name, budget)} — ", line(history.qualname, budget), "  ", budget)]
+    lines.extend(paragraph(f"  {label}: ", line(value, budget), "    ", budget) for label, value in _history_facts(history))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:
         lines.extend(text_table(_history_rows(entries), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
         if history.traces_observed > len(history.entries):
-            lines.append(f"  {_only_last(history)}")
+            lines.append(paragraph("  ", _only_last(history), "    ", budget))
     else:
-        lines.append(f"  {_NO_HISTORY}")
+        lines.append(paragraph("  ", _NO_HISTORY, "    ", budget))
     return "\n".join(lines)
 
 
 @render.text_body.register
 def _(clear: CacheClearReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache clear {line(clear.name, budget)}"]
-    lines.extend(f"  {k}: {v}" for k, v in _clear_rows(clear))
+    lines.extend(paragraph(f"  {k}: ", v, "    ", budget) for k, v in _clear_rows(clear))
     lines.append(paragraph("  not cleared: ", _not_cleared(clear, budget), "    ", budget))
     return "\n".join(lines)
 
@@ -436,7 +436,7 @@ def _(clear: CacheClearReport, budget: TextBudget) -> str:
 @render.text_body.register
 def _(p: PersistentCacheReport, budget: TextBudget) -> str:
     lines = ["%jaxcache persistent — the persistent compilation cache"]
-    lines.extend(f"  {k}: {line(v, budget)}" for k, v in _persistent_rows(p))
+    lines.extend(paragraph(f"  {k}: ", line(v, budget), "    ", budget) for k, v in _persistent_rows(p))
     gates, more_gates = limit_rows(p.gates, budget, "report.gates")
     lines.append("  gates (when a compile is written):")
     lines.extend(text_table([(g.option, g.value, g.meaning) for g in gates], _GATE_HEADER, budget, indent="    ", rule=True, more=more_gates))
