@@ -311,3 +311,35 @@ def test_the_bar_is_drawn_to_scale_in_chromium(browser):
     page.locator("details.js-section", has=page.locator("summary", has_text="memory analysis")).first.screenshot(
         path=str(ARTIFACTS / "memory-picture.png"))
     assert view.blocked == [] and view.console_errors == [] and view.page_errors == []
+
+
+def test_a_buffers_what_breaks_after_a_colon_and_squeezes_beside_a_long_name():
+    """XLA joins the operations a collective merges with ':' ('dot_general:transpose(jvp())/scatter-add'): the
+    row read 226 columns at 80, as did any row whose value name left too little room for the other columns."""
+    reduce = BufferSpec(name="all-reduce.37", kind="temporary", type_text="(f32[256,64], f32[64], /*index=2*/f32[64])",
+                        size_bytes=235776, opcode="all-reduce",
+                        detail="all-reduce of jit(step)/(transpose(jvp())/dot_general:transpose(jvp())/reduce_sum")
+    named = BufferSpec(name="params__layers____w1__.1", kind="parameter", type_text="f32[2,64,256]", size_bytes=131072,
+                       opcode="parameter", detail="parameter 5 (params['layers']['w1']); donated: reused as output 5")
+    memory = MemoryStats(argument_size_bytes=8, output_size_bytes=8, alias_size_bytes=0, temp_size_bytes=8,
+                         generated_code_size_bytes=0, peak_memory_bytes=24)
+    text = render.to_text(_station_report(memory, (reduce,), 1), render.TextBudget(width=80))
+    assert text[text.index("    value "):].splitlines()[:7] == [
+        "    value          kind       type           size        what",
+        "    all-reduce.37  temporary  (f32[256,64],  230.25 KiB  all-reduce of",
+        "                              f32[64],                   jit(step)/",
+        "                              /*index=2*/                (transpose(jvp())/",
+        "                              f32[64])                   dot_general:",
+        "                                                         transpose(jvp())/",
+        "                                                         reduce_sum",
+    ]
+    text = render.to_text(_station_report(memory, (named, reduce), 2), render.TextBudget(width=80))
+    # the value name stays whole, and the other columns narrow to their longest words: 86 columns, not 175
+    assert text[text.index("    value "):].splitlines()[:6] == [
+        "    value                     kind       type           size        what",
+        "    params__layers____w1__.1  parameter  f32[2,64,256]  128.00 KiB  parameter 5",
+        "                                                                    (params['layers']",
+        "                                                                    ['w1']);",
+        "                                                                    donated: reused as",
+        "                                                                    output 5",
+    ]

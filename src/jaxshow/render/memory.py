@@ -186,7 +186,7 @@ def buffers_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     left = c.buffer_count - len(c.buffers)
     more = more or (f"… {plural(left, 'smaller value')} not listed" if left else None)
     return [paragraph("  ", f"{_buffers_title(c)}:", "    ", budget), paragraph("    (", f"{_BUFFERS_NOTE})", "     ", budget),
-            *text_table(_buffer_rows(shown), BUFFER_HEADER, budget, indent="    ", more=more)]
+            *text_table(_buffer_rows(shown), BUFFER_HEADER, budget, indent="    ", more=more, squeeze=True)]
 
 
 # --- shared ----------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ def text_table(
     indent: str = "",
     rule: bool = False,
     more: str | None = None,
+    squeeze: bool = False,
 ) -> list[str]:
     """Left-aligned columns two spaces apart, each cell one bounded line; ``rule`` underlines the header.
 
@@ -107,7 +108,9 @@ def text_table(
     columns after it staying aligned. Where one column cannot take it all, the
     widest columns shrink in turn (:func:`_shrink`), each cell wrapping under
     itself; a table whose names, values and file names alone are wider than the
-    width keeps them whole and runs past it.
+    width keeps them whole and runs past it; ``squeeze`` then narrows every other
+    column to its longest word (the largest buffers: their 'what' beside a long
+    value name).
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
     if header and (empty := _empty_columns(all_rows)):
@@ -130,7 +133,7 @@ def text_table(
         # only the header is too wide (over a column its rows leave empty): only the header wraps
         rows_fit = header is not None and _extent(cells[1:], natural, indent) <= width
         keep = [max((columns(r[i]) for r in cells[1:]), default=0) if rows_fit else 0 for i in range(len(natural))]
-        widths = _shrink(cells, natural, width - len(indent) - 2 * last, keep) or widths
+        widths = _shrink(cells, natural, width - len(indent) - 2 * last, keep, squeeze) or widths
     lines = []
     for r in all_rows:
         if isinstance(r, str):
@@ -161,9 +164,10 @@ def _empty_columns(rows: list) -> set[int]:
 
 
 def _soft_pieces(word: str) -> list[str]:
-    """A word cut where it may break across lines: after a ``/`` (``jit(f)/while/body/add``) and between ``]`` and
-    ``[`` (``params['layer1']['w']``); a path stays whole."""
-    return [word] if _PATH.match(word) else re.split(r"(?<=/)(?=[^/])|(?<=\])(?=\[)", word)
+    """A word cut where it may break across lines: after a ``/`` (``jit(f)/while/body/add``), after a ``:`` before a
+    name (XLA's ``dot_general:transpose(jvp())/reduce_sum``, never ``In[2]:1``) and between ``]`` and ``[``
+    (``params['layer1']['w']``); a path stays whole."""
+    return [word] if _PATH.match(word) else re.split(r"(?<=/)(?=[^/])|(?<=:)(?=[A-Za-z_(])|(?<=\])(?=\[)", word)
 
 
 def fold(text: str, width: int) -> list[str]:
@@ -183,15 +187,17 @@ def fold(text: str, width: int) -> list[str]:
     return out
 
 
-def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int]) -> list[int] | None:
+def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int], squeeze: bool) -> list[int] | None:
     """Column widths that fit ``room``: the widest column gives up a column at a time, none narrower than ``keep``
-    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name); ``None`` where
-    those pieces alone are wider than ``room``."""
+    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name). Where
+    those pieces alone are wider than ``room``: each column at that piece if ``squeeze``, else ``None``."""
     least = 0 if any(keep) else MIN_COLUMN  # a header's words break where its rows keep their widths
     floors = [max(k, min(w, max(least, *(columns(p) for r in cells for word in r[i].split(" ") for p in _soft_pieces(word)))))
               for i, (w, k) in enumerate(zip(widths, keep))]
     if sum(floors) > room:
-        return None
+        if not squeeze:
+            return None
+        room = sum(floors)
     widths = list(widths)
     while sum(widths) > room:
         widths[max((i for i in range(len(widths)) if widths[i] > floors[i]), key=lambda i: (widths[i], i))] -= 1
