@@ -69,3 +69,9 @@ def wider_lines(text: str, width: int, *ir_texts: str) -> list[str]:
         return piece.strip() in ir or bare in ir or cut != bare and any(i.startswith(cut) for i in ir)
 
     return [piece for piece in text.splitlines() if len(piece) > width and not is_ir(piece)]
+
+
+def unwrapped(text: str) -> str:
+    """``text`` with the lines jaxshow wrapped at the width joined again: a line break and the indent after it read
+    as the one space they replaced."""
+    return re.sub(r"\n +", " ", text)

@@ -128,7 +128,7 @@ def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")
     assert shell.user_ns["rep"].diffs == ()
-    with pytest.raises(UsageError, match=r"argument --diff: ignored explicit argument .1.\n%%jaxstages .* \[--diff\] \[-o NAME\]"):
+    with pytest.raises(UsageError, match=r"(?s)argument --diff: ignored explicit argument .1.\n%%jaxstages .* \[--diff\] \[-o NAME\]"):
         shell.run_cell_magic("jaxstages", "--dif=1", "y = 1")
 
 
