@@ -56,3 +56,22 @@ def in_a_real_kernel(*cells: str) -> tuple[list[tuple[int, str, str]], object]:
     client.output = spy
     client.execute()
     return shown, nb
+
+
+def wider_lines(text: str, width: int, *ir_texts: str) -> list[str]:
+    """The lines of ``text`` wider than ``width``, less the lines of ``ir_texts`` (IR never wraps): bare, numbered (a
+    collective's excerpt) or marked (``+``, ``-``, ``|``), whole or cut short (``… (N chars)``)."""
+    ir = {piece.strip() for t in ir_texts if t for piece in t.splitlines()}
+
+    def is_ir(piece: str) -> bool:
+        bare = re.sub(r"^(\d+\s+|[+\-|]\s*)", "", piece.strip())
+        cut = re.sub(r"… \([\d,]+ chars\)$", "", bare)
+        return piece.strip() in ir or bare in ir or cut != bare and any(i.startswith(cut) for i in ir)
+
+    return [piece for piece in text.splitlines() if len(piece) > width and not is_ir(piece)]
+
+
+def unwrapped(text: str) -> str:
+    """``text`` with the lines jaxshow wrapped at the width joined again: a line break and the indent after it read
+    as the one space they replaced."""
+    return re.sub(r"\n +", " ", text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html.parser
 import logging
+import re
 
 import jax
 import jax.monitoring
@@ -14,7 +15,7 @@ from IPython.core.error import UsageError
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
-from shellrun import run_captured
+from shellrun import run_captured, wider_lines
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -247,12 +248,12 @@ def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its
     _, cap = run_captured(shell, "%jaxcache g -o hist")
     hist, text = shell.user_ns["hist"], cap.outputs[-1].data["text/plain"]
     assert (hist.traces_observed, hist.objects, hist.objects_traced, len(hist.entries)) == (1, 5, 5, 1)
-    assert text.splitlines()[:5] == [
+    assert text.splitlines()[:6] == [
         "%jaxcache g — body",
         f"  defined at: In[{defined}]:1",
         "  traces observed by jaxshow: 1 (of this function object)",
-        "  function objects of this definition: 5, 5 traces in all (made anew per call; a %jaxcache report folds them "
-        "into one row, 'body (5 function objects)')",
+        "  function objects of this definition: 5, 5 traces in all (made anew per call; a %jaxcache report",
+        "    folds them into one row, 'body (5 function objects)')",
         "  cache entries now: 1",
     ]
     assert "function objects of this definition" in cap.outputs[-1].data["text/html"]
@@ -509,7 +510,8 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     else:  # JAX's own words, guarded: its comparison of the keys reprs the static values
         words = "cache miss explanation unavailable: comparing the keys raised RuntimeError (a static value's repr or ==?)"
         line = f"|   * key with {words}" if jax.__version__.startswith(("0.7.", "0.8.")) else f"|   {words}"  # pjit's, then partial_eval's
-        assert all("1. other (JAX's words)" in r and f"{line}\n" in r for r in reports[1:3]), reports
+        unwrapped = [re.sub(r"\n {7}\| {7}", " ", r) for r in reports[1:3]]  # the line wraps at 100 columns, 4 further in
+        assert all("1. other (JAX's words)" in r and f"{line}\n" in r for r in unwrapped), reports
     assert _jax_compat._explanation_guard._depth == 0, "the guard on JAX's wording is off with the session"
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
@@ -1060,8 +1062,8 @@ def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(s
     _, cap = run_captured(shell, "y = f(jnp.ones(5))")
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
     assert "1. different input types: x: now f32[5], before f32[3]" in text, text
-    assert not own or ("| closest of the last 2 signatures jaxshow kept, 1 of them read from JAX's tracing cache (traced "
-                       "before jaxshow looked): | different input types:") in text, text
+    assert not own or ("| closest of the last 2 signatures jaxshow kept, 1 of them read from JAX's tracing cache | (traced "
+                       "before jaxshow looked): | different input types:") in text, text  # wrapped at the width, '| ' kept
     assert ("JAX's explanation (jax_explain_cache_misses)" in text) is not own
 
 
@@ -1176,3 +1178,37 @@ def test_a_library_installed_under_home_is_named_whole_while_the_users_files_are
     text = " ".join(cap.outputs[0].data["text/plain"].split())
     assert f"a library re-traced: usermod_home.py:5 called deplib_home.update ({deps / 'deplib_home.py'}:11)" in text
     assert f"{deps / 'deplib_home.py'}:5" in text and "~/deps" not in text
+
+def test_jaxs_explanation_and_the_jaxpr_diff_heading_wrap_at_the_width(shell):
+    """JAX's explanation ran to 133 columns at 100 ('| (JAX explained it against another earlier signature: …'), the
+    jaxpr diff's heading to 109: each line of JAX's words now wraps four columns inside its own indent, the '| ' kept, and the
+    heading under itself, its counts whole; the jaxprs do not wrap."""
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nfor n in range(3):\n    jax.jit(lambda v: v + 1)(jnp.ones(n + 1))")
+    report = shell.user_ns["rep"]
+    jaxprs = "\n".join(piece[1:] for m in report.functions[0].misses if m.jaxpr_diff for piece in m.jaxpr_diff.lines)
+    for width in (100, 80):
+        assert wider_lines(render.to_text(report, render.TextBudget(width=width)), width, jaxprs) == [], width
+    lines = render.to_text(report, render.TextBudget(width=80)).splitlines()
+    at = lines.index("       |   but seen another function defined on the same line; maybe the")
+    assert lines[at + 1:at + 5] == [
+        "       |       function is",  # four columns in (JAX nests by two); JAX's own line breaks stay
+        "       |   being re-defined repeatedly, preventing caching?",
+        "       jaxpr against the previous definition of <lambda> (defined at In[2]:3,",
+        "           traced at In[2]:3): +1 −1 lines",
+    ]
+
+
+def test_a_functions_history_and_the_headline_wrap_at_the_width(shell):
+    """'%jaxcache f' for a function never traced under jaxshow read 'jaxshow has not observed a trace …' on one line
+    of 123 columns: the headline, the facts and that line wrap with a hanging indent."""
+    run_captured(shell, "%jaxcache f -o hist")
+    history = shell.user_ns["hist"]
+    for width in (100, 80):
+        assert max(len(piece) for piece in render.to_text(history, render.TextBudget(width=width)).splitlines()) <= width
+    assert render.to_text(history, render.TextBudget(width=80)).splitlines()[-2:] == [
+        "  jaxshow has not observed a trace of this function: it records traces in",
+        "    %%jaxcache cells and while %jaxcache on is active",
+    ]
+    run_captured(shell, "%%jaxcache -o rep\nfor n in range(12):\n    f(jnp.ones(n + 1))")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=40)).splitlines()
+    assert lines[:2] == ["%jaxcache — 12 traces of 1 jitted", "  function"]

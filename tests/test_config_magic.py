@@ -6,6 +6,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from jax._src import config as jax_config
 from shellrun import run_captured
 
 import jaxshow
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, render
 from jaxshow.config_inventory import VALUE_REPR_CHARS, config_report
 from jaxshow.reprs import safe_repr
 from jaxshow.render import to_html, to_text
@@ -183,13 +184,18 @@ def test_public_api_is_the_inventory():
 # --- %jaxconfig in a real shell ---------------------------------------------------------------------
 
 
+def _below_headline(text: str) -> list[str]:
+    """The lines after the headline, which ends '… flags (no context manager)' and may wrap."""
+    return text.split(" manager)\n", 1)[1].splitlines()
+
+
 def test_filter_substring_text_and_html(ip):
     result, cap = run_captured(ip, "%jaxconfig x64")
     assert result.success and len(cap.outputs) == 1
     names = [n for n in sorted(jax.config.values) if "x64" in n]
     text = cap.outputs[0].data["text/plain"]
     total = len(jax.config.values)
-    assert text.splitlines()[1] == f"  showing {len(names)} of {total} (matching 'x64')"
+    assert _below_headline(text)[0] == f"  showing {len(names)} of {total} (matching 'x64')"
     row = next(line for line in text.splitlines() if line.startswith("  jax_enable_x64 "))
     assert row.split() == ["jax_enable_x64", "False", "False", "default", "scopable", "re-trace"]
     html = cap.outputs[0].data["text/html"]
@@ -208,7 +214,7 @@ def test_filter_glob(ip):
 def test_filter_matching_nothing_lists_near_names(ip):
     result, cap = run_captured(ip, "%jaxconfig x46")
     text = cap.outputs[0].data["text/plain"]
-    assert text.splitlines()[1].startswith(f"  no option name matches 'x46' ({len(jax.config.values)} options); near names: jax_enable_x64")
+    assert _below_headline(text)[0].startswith(f"  no option name matches 'x46' ({len(jax.config.values)} options); near names: jax_enable_x64")
     assert "no option name matches 'x46'" in cap.outputs[0].data["text/html"]
 
 
@@ -267,18 +273,18 @@ def test_kind_options_name_what_is_shown_in_the_plural(ip, line, shown):
     ip.run_line_magic("jaxconfig", f"{line} -o rep;")
     result, cap = run_captured(ip, f"%jaxconfig {line}")
     n, total = len(ip.user_ns["rep"].options), len(jax.config.values)
-    assert n > 1 and cap.outputs[0].data["text/plain"].splitlines()[1] == f"  showing {n} of {total} ({shown})"
+    assert n > 1 and _below_headline(cap.outputs[0].data["text/plain"])[0] == f"  showing {n} of {total} ({shown})"
 
 
 def test_changed_names_what_is_shown(ip, debug_nans):
     result, cap = run_captured(ip, "%jaxconfig --changed")
-    assert cap.outputs[0].data["text/plain"].splitlines()[1] == f"  showing 1 of {len(jax.config.values)} (changed from the default)"
+    assert _below_headline(cap.outputs[0].data["text/plain"])[0] == f"  showing 1 of {len(jax.config.values)} (changed from the default)"
 
 
 def test_flags_and_filter_that_leave_nothing_say_why(ip):
     result, cap = run_captured(ip, "%jaxconfig x64 --flags")
     n = sum("x64" in name for name in jax.config.values)
-    assert cap.outputs[0].data["text/plain"].splitlines()[1] == (
+    assert _below_headline(cap.outputs[0].data["text/plain"])[0] == (
         f"  {n} options match 'x64', but none of them is a flag" if n > 1 else "  1 option matches 'x64', but it is not a flag")
 
 
@@ -429,3 +435,19 @@ def test_a_glob_with_brackets_and_a_quoted_filter_are_filters(ip):
     assert result.success and [o.name for o in ip.user_ns["quoted"].options] == ["jax_enable_x64"]
     result, cap = run_captured(ip, "%jaxconfig x64;")
     assert result.success and cap.outputs == []
+
+
+def test_the_headline_and_the_facts_wrap_at_the_width(ip):
+    """The headline ran to 107 columns and the 'backend:' line to 126 (at COLUMNS=100): they wrap with a hanging
+    indent, as the notes do."""
+    ip.run_cell("import jax\njax.devices()")  # the backend up: the longer 'backend:' line
+    run_captured(ip, "%jaxconfig x64 -o rep")
+    rep = ip.user_ns["rep"]
+    for width in (100, 80):  # the table keeps names and values whole (ExplicitX64Mode.WARN), and may run past
+        wide = [piece for piece in render.to_text(rep, render.TextBudget(width=width)).splitlines() if len(piece) > width]
+        assert [piece for piece in wide if not re.match(r"  (option |-+ |jax_\w+ )", piece)] == [], width
+    lines = render.to_text(rep, render.TextBudget(width=80)).splitlines()
+    assert lines[0] + lines[1][1:] == (f"%jaxconfig — jax {jax.__version__}: {rep.total_options} options — {rep.scopable_options} "
+                                       f"scopable (with a context manager), {rep.flag_options} flags (no context manager)")
+    at = lines.index("  backend: up (cpu); options marked 'after start' no longer take a new value in")
+    assert lines[at + 1] == "    this process (set them right after import jax)"

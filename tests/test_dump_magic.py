@@ -25,7 +25,7 @@ from IPython.core.error import UsageError
 import jaxshow
 from jaxshow import _jax_compat, dumps, render
 from jaxshow.report import DumpDiff, DumpReport, plural
-from shellrun import run_captured
+from shellrun import run_captured, wider_lines
 
 
 def _flat(text: str) -> str:
@@ -573,3 +573,26 @@ def test_a_jaxpr_written_in_the_tick_before_the_next_cell_began_goes_with_its_mo
         ("jax_000001_f.jaxpr.txt", "In[2]"), ("jax_ir0001_jit_f_compile.mlir", "In[2]"),
         ("jax_000002_<lambda>.jaxpr.txt", "In[3]"), ("jax_ir0002_jit__lambda_compile.mlir", "In[3]"),
         ("jax_ir0003_jit_g_compile.mlir", "In[2]")]
+
+
+def test_names_settings_and_cells_wrap_at_the_width(ip, dumping_in_process):
+    """The 'names:' line ran to 458 columns and a cell's line of functions past 100: they wrap with a hanging
+    indent; a path stays whole, and the IR shown runs as it is."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nq(np.ones(5, np.float32));")[0].success
+    run_captured(ip, "%jaxdump -o rep")
+    rep = ip.user_ns["rep"]
+    for width in (100, 80):
+        text = render.to_text(rep, render.TextBudget(width=width))
+        wide = wider_lines(text, width, *(t.text for t in rep.texts))
+        assert [piece for piece in wide if str(dumping_in_process) not in piece] == [], width
+    lines = render.to_text(rep, render.TextBudget(width=80)).splitlines()
+    at = lines.index("  names: jax_ir{counter}_{module}_{stage}.mlir: counter = this process's running")
+    assert lines[at + 1:at + 7] == [
+        "    number of module dumps (4 digits, shared by all directories), module = the",
+        "    compiled module (jit_ + the function's name, characters outside",
+        "    [A-Za-z0-9_.()- ] removed), stage = compile (handed to XLA; also on",
+        "    persistent-cache hits). jax_{counter}_{function}.jaxpr.txt: the jaxpr,",
+        "    written when the function is lowered, with its own 6-digit counter (jax 0.7:",
+        "    {function}.jaxpr.txt).",
+    ]

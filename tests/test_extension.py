@@ -6,6 +6,7 @@ import builtins
 import logging
 
 import jax
+from IPython.core.error import UsageError
 
 from jaxshow import _jax_compat, persistent
 from shellrun import run_captured
@@ -125,3 +126,28 @@ def test_unload_with_jaxcache_on_forgets_every_trace_and_leaves_a_plain_cell(ip)
     assert "traces observed by jaxshow: 0\n" in text
     assert "jaxshow has not observed a trace of this function" in text
     assert "never-seen function" not in text
+
+
+def test_messages_and_usage_errors_wrap_at_the_terminals_width(ip, monkeypatch):
+    """'%jaxcache on' printed a line of 102 columns, a usage error of %%jaxstages one of 133 and its usage 117: what
+    jaxshow writes to the terminal wraps at its width, after IPython's 'UsageError: ', each option whole."""
+    cells = ("%jaxstages --all", "%%jaxstages --bogus\nx = 1", "%jaxcache frobnicate", "%jaxconfig --bogus",
+             "%jaxcache on", "%jaxcache freeze", "%jaxcache thaw", "%jaxcache off")
+    for columns in (100, 80):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        for cell in cells:
+            result, cap = run_captured(ip, cell)
+            error = f"UsageError: {result.error_in_exec}" if isinstance(result.error_in_exec, UsageError) else ""
+            assert max(len(piece) for piece in (cap.stdout + cap.stderr + error).splitlines()) <= columns, (columns, cell)
+    monkeypatch.setenv("COLUMNS", "80")
+    _, cap = run_captured(ip, "%jaxcache on")
+    assert cap.stdout == ("%jaxcache on: every following cell that traces a jitted function gets a report;\n"
+                          "  %jaxcache off to stop.\n")
+    result, _ = run_captured(ip, "%jaxstages --all")
+    assert f"UsageError: {result.error_in_exec}".splitlines() == [
+        "UsageError: %%jaxstages is a cell magic: write it on the first line of a cell,",
+        "  with the code under it (%%jaxstages? shows the manual)",
+        "%%jaxstages [--all] [-n FUNCTION] [--hlo] [--debug-info] [--source] [--save DIR]",
+        "            [--all-processes] [--diff] [-o NAME]",
+    ]
+    run_captured(ip, "%jaxcache off")

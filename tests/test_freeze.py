@@ -17,7 +17,7 @@ import jaxshow
 from jaxshow import _jax_compat, retrace
 from jaxshow.cellrun import cell_label
 from jaxshow.report import LibraryBlame
-from shellrun import run_captured
+from shellrun import run_captured, unwrapped
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -72,7 +72,7 @@ def test_a_refused_retrace_raises_retrace_error_naming_the_parameter_and_the_lin
     # against the keys JAX's own cache holds, on every JAX (jax >= 0.11 and <= 0.8 give no words for it)
     _, cap = run_captured(shell, "%jaxcache freeze step")
     assert cap.stdout == ("%jaxcache freeze: step may make no new trace; a re-trace raises jaxshow.RetraceError. "
-                          "%jaxcache thaw to end.\n")
+                          "%jaxcache thaw\n  to end.\n")  # wrapped at the width (100 columns)
     result, _ = run_captured(shell, "y = step(x, 2)\ny = step(x, 4)\nafter = True")
     error = result.error_in_exec
     assert type(error) is jaxshow.RetraceError and isinstance(error, RuntimeError)
@@ -187,7 +187,7 @@ def test_a_wrapper_of_another_library_is_told_where_its_traces_are_not_to_jit_it
     shell.run_cell("class Wrapper:\n    def __call__(self, v):\n        return step(v, 2)\nwrapped = Wrapper()\ndef plain(v):\n    return v\n")
     with pytest.raises(UsageError) as info:
         shell.run_line_magic("jaxcache", "freeze wrapped")
-    assert str(info.value).splitlines()[0] == (
+    assert unwrapped(str(info.value)).splitlines()[0] == (
         "'wrapped' is a __main__.Wrapper, not a jax.jit wrapper, so it has no trace history of its own: "
         "%jaxcache on (or %%jaxcache on a cell that calls it) shows the traces of what it jits")
     with pytest.raises(UsageError) as info:

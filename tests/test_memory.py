@@ -40,7 +40,7 @@ a = jnp.ones((1024, 1024), jnp.float32)
 b = jnp.ones((1024, 1024), jnp.float32)
 """
 FULL_BAR = "[" + "█" * 32 + "▓" * 16 + "] 12.00 MiB"
-FULL_PEAK = "[" + "━" * 48 + "] peak 12.00 MiB (peak_memory_in_bytes, XLA's estimate)"
+FULL_PEAK = "[" + "━" * 48 + "] peak 12.00 MiB\n      (peak_memory_in_bytes, XLA's estimate)"  # wrapped at 100 columns
 
 
 @pytest.fixture
@@ -120,6 +120,25 @@ def test_a_donated_argument_is_drawn_once_as_aliased(shell):
         ("js-membar js-total", "50%", 4 * MIB),
         ("js-membar js-peak", "100%", 8 * MIB),
     ]
+
+
+def test_the_peak_line_and_the_legend_wrap_at_the_width(shell):
+    """The legend ran to 139 columns and the peak line to 108 (at COLUMNS=100): the legend breaks after a ' ·', the
+    peak's source goes under its bar whole."""
+    run_captured(shell, "%%jaxstages -o rep\ny = add_donating(a, b)")
+    report = shell.user_ns["rep"].reports[0]
+    texts = {width: render.to_text(report, render.TextBudget(width=width)) for width in (100, 80)}
+    for width, text in texts.items():
+        picture = text[text.index("  memory analysis:"):text.index("    arguments  ")]
+        assert max(len(piece) for piece in picture.splitlines()) <= width, width
+    assert texts[80].split("to scale (from the compiled program; nothing was run):\n")[1].splitlines()[1:5] == [
+        "    [" + "━" * 48 + "] peak 8.00 MiB",
+        "      (peak_memory_in_bytes, XLA's estimate)",
+        "    █ arguments 4.00 MiB · ▚ aliased (donated, reused as output) 4.00 MiB ·",
+        "    ▓ outputs 0 B · ▒ temporaries 0 B · ░ generated code 0 B",
+    ]
+    assert ("    █ arguments 4.00 MiB · ▚ aliased (donated, reused as output) 4.00 MiB · ▓ outputs 0 B ·\n"
+            "    ▒ temporaries 0 B · ░ generated code 0 B\n") in texts[100]
 
 
 def test_an_intermediate_matrix_is_a_4_mib_temporary_and_the_peak_is_xlas():
@@ -292,3 +311,35 @@ def test_the_bar_is_drawn_to_scale_in_chromium(browser):
     page.locator("details.js-section", has=page.locator("summary", has_text="memory analysis")).first.screenshot(
         path=str(ARTIFACTS / "memory-picture.png"))
     assert view.blocked == [] and view.console_errors == [] and view.page_errors == []
+
+
+def test_a_buffers_what_breaks_after_a_colon_and_squeezes_beside_a_long_name():
+    """XLA joins the operations a collective merges with ':' ('dot_general:transpose(jvp())/scatter-add'): the
+    row read 226 columns at 80, as did any row whose value name left too little room for the other columns."""
+    reduce = BufferSpec(name="all-reduce.37", kind="temporary", type_text="(f32[256,64], f32[64], /*index=2*/f32[64])",
+                        size_bytes=235776, opcode="all-reduce",
+                        detail="all-reduce of jit(step)/(transpose(jvp())/dot_general:transpose(jvp())/reduce_sum")
+    named = BufferSpec(name="params__layers____w1__.1", kind="parameter", type_text="f32[2,64,256]", size_bytes=131072,
+                       opcode="parameter", detail="parameter 5 (params['layers']['w1']); donated: reused as output 5")
+    memory = MemoryStats(argument_size_bytes=8, output_size_bytes=8, alias_size_bytes=0, temp_size_bytes=8,
+                         generated_code_size_bytes=0, peak_memory_bytes=24)
+    text = render.to_text(_station_report(memory, (reduce,), 1), render.TextBudget(width=80))
+    assert text[text.index("    value "):].splitlines()[:7] == [
+        "    value          kind       type           size        what",
+        "    all-reduce.37  temporary  (f32[256,64],  230.25 KiB  all-reduce of",
+        "                              f32[64],                   jit(step)/",
+        "                              /*index=2*/                (transpose(jvp())/",
+        "                              f32[64])                   dot_general:",
+        "                                                         transpose(jvp())/",
+        "                                                         reduce_sum",
+    ]
+    text = render.to_text(_station_report(memory, (named, reduce), 2), render.TextBudget(width=80))
+    # the value name stays whole, and the other columns narrow to their longest words: 86 columns, not 175
+    assert text[text.index("    value "):].splitlines()[:6] == [
+        "    value                     kind       type           size        what",
+        "    params__layers____w1__.1  parameter  f32[2,64,256]  128.00 KiB  parameter 5",
+        "                                                                    (params['layers']",
+        "                                                                    ['w1']);",
+        "                                                                    donated: reused as",
+        "                                                                    output 5",
+    ]

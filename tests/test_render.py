@@ -949,3 +949,19 @@ def test_one_placement_line_counts_its_leaves_in_words(n_in, n_out, words):
     compiled = dataclasses.replace(_report().compiled, inputs=leaves("x", n_in), outputs=leaves("r", n_out))
     assert one_placement_line(compiled) == (f"shardings and formats: {words} alike, SingleDeviceSharding(cpu:0), "
                                             "in default layouts (row-major)")
+
+
+def test_a_column_every_row_leaves_empty_is_left_out_of_the_text():
+    """%jaxdump's file table ran to 101 columns at 100: its rows fit, but the header 'note' over a column they all left
+    empty did not, and a one-word header cannot wrap. That column, which says nothing, is left out of the text."""
+    from jaxshow.render.plain import text_table
+
+    rows = [("In[2]", "jax_ir0000_jit_q_compile.mlir", "module jit_q, stage compile (handed to XLA)", "1.00 KiB", ""),
+            ("In[2]", "jax_000001_q.jaxpr.txt", "jaxpr of q, written when it was lowered", "200 B", "")]
+    assert text_table(rows, ("cell", "file", "what", "size", "note"), render.TextBudget(width=100), indent="    ") == [
+        "    cell   file                           what                                         size",
+        "    In[2]  jax_ir0000_jit_q_compile.mlir  module jit_q, stage compile (handed to XLA)  1.00 KiB",
+        "    In[2]  jax_000001_q.jaxpr.txt         jaxpr of q, written when it was lowered      200 B",
+    ]
+    rows[1] = rows[1][:4] + ("persistent-cache hit",)
+    assert text_table(rows, ("cell", "file", "what", "size", "note"), render.TextBudget(width=100), indent="    ")[0].endswith("note")

@@ -8,7 +8,7 @@ import os
 import jax
 import jax.numpy as jnp
 import pytest
-from shellrun import run_captured
+from shellrun import run_captured, unwrapped
 
 import jaxshow
 from jaxshow.record_files import file_stem
@@ -98,7 +98,7 @@ def test_save_bad_directory_is_refused_before_the_cell_runs(ip, tmp_path):
                        (blocker / "sub", f"cannot create {blocker / 'sub'}: {blocker} is not a directory")):
         result, cap = run_captured(ip, f"%%jaxstages --save {where}\nran = True\n")
         assert not result.success and "ran" not in ip.user_ns
-        assert f"--save {where}: {why}" in cap.stderr + str(result.error_in_exec)
+        assert f"--save {where}: {why}" in unwrapped(cap.stderr + str(result.error_in_exec))
     assert blocker.read_text() == "keep"
 
 

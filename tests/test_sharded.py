@@ -10,6 +10,7 @@ import textwrap
 
 import jax
 import pytest
+from shellrun import wider_lines
 
 SHELL = textwrap.dedent(
     """
@@ -57,7 +58,10 @@ SCRIPT = SHELL + textwrap.dedent(
             blocks.setdefault((rows, cols), []).append(shard.device.id)
         expected[name] = [[list(r), list(c), sorted(d)] for (r, c), d in sorted(blocks.items())]
     text = cap.outputs[0].data["text/plain"]
+    from jaxshow import render
     print(json.dumps({
+        "texts": {width: render.to_text(report, render.TextBudget(width=width)) for width in (100, 80)},
+        "ir": [report.traced.jaxpr_text, report.lowered.module_text, compiled.optimized_hlo_text],
         "views": views,
         "expected_views": expected,
         "specs": [p.spec for p in compiled.inputs],
@@ -65,9 +69,9 @@ SCRIPT = SHELL + textwrap.dedent(
         "device_count": compiled.device_count,
         "collectives": [[c.kind, c.count] for c in compiled.collectives],
         "all_reduce_in_hlo": len(re.findall(r"= [^\\n]*? all-reduce(?:-start)?\\(", compiled.optimized_hlo_text)),
-        "per_device_caveat": "per device: one of 8 devices' share" in text,
+        "per_device_caveat": "per device: one of 8 devices' share" in " ".join(text.split()),  # wrapped at the width
         "memory_per_device": "  memory analysis, per device: what each of the 8 devices holds:" in text.splitlines(),
-        "buffers_per_device": "; per device: each value's shape is one device's shard):" in text,
+        "buffers_per_device": "; per device: each value's shape is one device's shard):" in " ".join(text.split()),
         "mesh_line": "  mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) · 8 devices" in text.splitlines(),
         "grid_html": cap.outputs[0].data["text/html"].count('class="js-grid"'),
         "ok": ok,
@@ -125,6 +129,18 @@ def test_sharded_program_on_eight_devices():
     assert result["grid_html"] == len(result["views"])
     assert result["collectives"] == [["all-reduce", result["all_reduce_in_hlo"]]] and result["all_reduce_in_hlo"] >= 1
     assert result["hlo_has_all_reduce"] and result["num_partitions"] and result["html_ok"]
+    # Headings, notes, the memory picture and the sharding views' titles wrap at the width with a hanging indent; only IR lines (the
+    # collective's numbered HLO lines among them) run past it. They ran to 120 columns at 100.
+    for width, text in result["texts"].items():
+        assert wider_lines(text, int(width), *result["ir"]) == [], width
+    lines = result["texts"]["80"].splitlines()
+    cost = lines.index("  cost analysis, estimated before compiler optimisations")
+    assert lines[cost + 1] == "    (Lowered.cost_analysis), for the whole program (all 8 devices):"
+    buffers = lines.index("  largest buffers (optimised HLO, entry computation: 6 values; per device: each")
+    assert lines[buffers + 1:buffers + 5] == ["    value's shape is one device's shard):",
+                                              "    (each value's own size; XLA may place temporaries whose lifetimes do not",
+                                              "     overlap in one allocation, and values inside loops and fusions are not",
+                                              "     listed)"]
 
 
 RECOMPILE_SCRIPT = SHELL + textwrap.dedent(

@@ -128,7 +128,7 @@ def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")
     assert shell.user_ns["rep"].diffs == ()
-    with pytest.raises(UsageError, match=r"argument --diff: ignored explicit argument .1.\n%%jaxstages .* \[--diff\] \[-o NAME\]"):
+    with pytest.raises(UsageError, match=r"(?s)argument --diff: ignored explicit argument .1.\n%%jaxstages .* \[--diff\] \[-o NAME\]"):
         shell.run_cell_magic("jaxstages", "--dif=1", "y = 1")
 
 
@@ -158,7 +158,8 @@ def test_rerun_defining_cell_is_diffed_against_the_previous_definition(shell):
     assert _changed(miss.jaxpr_diff) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
                                          "+{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }"]
     text = cap.outputs[-1].data["text/plain"]
-    assert ("       jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1): +1 −1 lines\n"
+    assert ("       jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1):\n"
+            "           +1 −1 lines\n"  # wrapped at the width (100 columns), the counts whole
             "         -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }\n"
             "         +{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }") in text
     assert "<b>jaxpr against the previous definition of g (defined at In[3]:1, traced at In[4]:1)</b>" in cap.outputs[-1].data["text/html"]

@@ -23,7 +23,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
-from jaxshow.magic_args import dotted_name, output_can_be_silenced, output_name_error, parse_options, usage
+from jaxshow.magic_args import dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
 
@@ -56,6 +56,7 @@ class CacheMagics(Magics):
     @no_var_expand
     @output_can_be_silenced
     @line_cell_magic
+    @fitted_errors
     def jaxcache(self, line: str, cell: str | None = None):
         """Explain every re-trace of a jitted function, and the persistent compilation cache.
 
@@ -164,7 +165,7 @@ class CacheMagics(Magics):
             raise UsageError(f"%jaxcache {command} takes no argument, got {' '.join(rest)!r}\n{self._usage()}")
         if command == "on":
             self._turn_on()
-            print("%jaxcache on: every following cell that traces a jitted function gets a report; %jaxcache off to stop.")
+            print(fitted("%jaxcache on: every following cell that traces a jitted function gets a report; %jaxcache off to stop."))
             return None
         if command == "off":
             was_on = self._on_session is not None
@@ -176,8 +177,8 @@ class CacheMagics(Magics):
         if command == "freeze":
             self._freeze.freeze(max_traces or 0, self._frozen_functions(rest))
             allowed = f"{max_traces} more trace{'s' if max_traces != 1 else ''} each" if max_traces else "no new trace"
-            print(f"%jaxcache freeze: {', '.join(rest) or 'every jitted function'} may make {allowed}; "
-                  "a re-trace raises jaxshow.RetraceError. %jaxcache thaw to end.")
+            print(fitted(f"%jaxcache freeze: {', '.join(rest) or 'every jitted function'} may make {allowed}; "
+                         "a re-trace raises jaxshow.RetraceError. %jaxcache thaw to end."))
             return None
         if command == "thaw":
             if not self._freeze.active:
@@ -187,7 +188,7 @@ class CacheMagics(Magics):
                 raise UsageError(f"every jitted function is frozen; %jaxcache thaw (no name) ends the freeze\n{self._usage()}")
             thawed = self._freeze.thaw(self._frozen_functions(rest))
             names = "every jitted function" if thawed == ("*",) else ", ".join(thawed) or "nothing (not frozen)"
-            print(f"%jaxcache thaw: {names} may trace again.")
+            print(fitted(f"%jaxcache thaw: {names} may trace again."))
             return None
         if command == "clear":
             if len(rest) != 1:

@@ -16,7 +16,7 @@ from traitlets import Integer
 
 from jaxshow import render
 from jaxshow.config_inventory import config_report
-from jaxshow.magic_args import output_name_error, parse_options, silenced, usage
+from jaxshow.magic_args import fitted_errors, output_name_error, parse_options, silenced, usage
 
 
 class mutually_exclusive(argument_group):  # noqa: N801 - named like IPython's argument decorators
@@ -47,6 +47,7 @@ class JaxConfigMagics(Magics):
     @argument("--flags", action="store_true", help="Only options without one (JAX's Flag).")
     @no_var_expand
     @line_magic
+    @fitted_errors
     def jaxconfig(self, line: str = ""):
         """Show every config option of the running JAX: value, default, where it came from, what a change costs.
 

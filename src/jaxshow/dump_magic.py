@@ -22,7 +22,7 @@ from traitlets import Integer
 
 from jaxshow import dumps, render
 from jaxshow.cellrun import cell_number, label_cells
-from jaxshow.magic_args import expand_variables, output_name_error, parse_options, silenced, usage
+from jaxshow.magic_args import expand_variables, fitted_errors, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
 
@@ -99,6 +99,7 @@ class DumpMagics(Magics):
     @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
     @no_var_expand
     @line_magic
+    @fitted_errors
     def jaxdump(self, line: str):
         """Show JAX's IR dump files: how dumping is set, and which cell and function wrote each file.
 

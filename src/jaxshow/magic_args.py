@@ -9,6 +9,7 @@ magic, which is typed ``%%name``. :func:`cell_magic_arguments` names the parser
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 import unicodedata
@@ -27,6 +28,9 @@ except ImportError:  # IPython 7 (Colab's 7.34): a trailing ';' never silenced a
 from IPython.utils.process import arg_split
 from IPython.utils.text import DollarFormatter
 
+from jaxshow.render.limits import TextBudget
+from jaxshow.render.plain import KEEP, paragraph
+
 _IPYTHON_OUTPUT_NAME = re.compile(r"^_+$|^_i+$|^_i?\d+$")
 
 
@@ -36,6 +40,35 @@ class cell_magic_arguments(magic_arguments):  # noqa: N801 - named like the deco
     def __call__(self, func: Any) -> Any:
         self.name = "%" + real_name(func)
         return super().__call__(func)
+
+
+def fitted(text: str, taken: str = "") -> str:
+    """``text`` wrapped at the terminal's width line by line, after ``taken`` (what IPython writes before it): a usage
+    line under its options, each ``[...]`` whole; any other line two columns in."""
+    out = []
+    for number, piece in enumerate(text.split("\n")):
+        first = taken if number == 0 else ""
+        if re.match(r"%%?\w+ \[", piece):
+            name, options = piece.split(" ", 1)
+            kept = re.sub(r"\[[^\]]*\]", lambda m: m[0].replace(" ", KEEP), options)
+            out.append(paragraph(f"{first}{name} ", kept, " " * (len(name) + 1), TextBudget()))
+        else:
+            out.append(paragraph(first, piece, "  ", TextBudget()))
+    return "\n".join(out)[len(taken):]
+
+
+def fitted_errors(magic: Any) -> Any:
+    """``magic`` whose ``UsageError`` is :func:`fitted` after IPython's ``UsageError: ``."""
+
+    @functools.wraps(magic)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        try:
+            return magic(*args, **kwargs)
+        except UsageError as exc:
+            raise UsageError(fitted(str(exc), "UsageError: ")) from None
+
+    return run
 
 
 def usage(magic: Any) -> str:

@@ -29,6 +29,7 @@ from jaxshow.magic_args import (
     bare_name,
     cell_magic_arguments,
     expand_variables,
+    fitted_errors,
     output_can_be_silenced,
     output_name_error,
     parse_options,
@@ -106,6 +107,7 @@ class StagesMagics(Magics):
     @no_var_expand
     @output_can_be_silenced
     @cell_magic
+    @fitted_errors
     def jaxstages(self, line: str, cell: str):
         """Run the cell once, as IPython would, and show what JAX did for its jitted calls.
 
@@ -167,6 +169,7 @@ class StagesMagics(Magics):
     # ``%jaxstages?`` looks for a line magic only (IPython's _ofind): this one carries the cell
     # magic's manual, and typed as a line it only says how %%jaxstages is used.
     @line_magic("jaxstages")
+    @fitted_errors
     def jaxstages_usage(self, line: str) -> None:
         raise UsageError("%%jaxstages is a cell magic: write it on the first line of a cell, with the code under it "
                          f"(%%jaxstages? shows the manual)\n{usage(self.jaxstages)}")

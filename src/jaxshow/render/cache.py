@@ -351,6 +351,16 @@ def _indent(text: str, prefix: str) -> list[str]:
     return [prefix + piece for piece in text.rstrip("\n").splitlines()]
 
 
+def _quoted(text: str, prefix: str, budget: TextBudget) -> list[str]:
+    """JAX's words under ``prefix``, each line wrapped at the width four columns inside its own indent (JAX nests by
+    two)."""
+    out: list[str] = []
+    for piece in text.rstrip("\n").splitlines():
+        lead = prefix + piece[:len(piece) - len(piece.lstrip())]
+        out.extend(paragraph(lead, piece.lstrip(), lead + "    ", budget).split("\n"))
+    return out
+
+
 def _blame(miss: CacheMiss) -> str | None:
     """``In[5]:2 called mylib.update (mylib.py:12), which passed factor differently to _scaled``; ``None`` for a
     first trace, which no library made again."""
@@ -378,7 +388,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
         lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
-        lines.extend(_indent(located(miss.evidence, budget, block), "       | "))
+        lines.extend(_quoted(located(miss.evidence, budget, block), "       | ", budget))
     if miss.jaxpr_diff is not None:
         lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
     return lines
@@ -386,7 +396,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
 
 @render.text_body.register
 def _(report: CacheReport, budget: TextBudget) -> str:
-    lines = [f"%jaxcache — {_headline(report)}"]
+    lines = [paragraph("%jaxcache — ", _headline(report), "  ", budget)]
     functions, more = limit_rows(report.functions, budget, "report.functions")
     if functions:
         lines.extend(text_table(_function_rows(functions, budget), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
@@ -420,22 +430,22 @@ def _(report: CacheReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(history: TraceHistory, budget: TextBudget) -> str:
-    lines = [f"%jaxcache {line(history.name, budget)} — {line(history.qualname, budget)}"]
-    lines.extend(f"  {label}: {line(value, budget)}" for label, value in _history_facts(history, budget))
+    lines = [paragraph(f"%jaxcache {line(history.name, budget)} — ", line(history.qualname, budget), "  ", budget)]
+    lines.extend(paragraph(f"  {label}: ", line(value, budget), "    ", budget) for label, value in _history_facts(history, budget))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:
         lines.extend(text_table(_history_rows(entries, budget), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
         if history.traces_observed > len(history.entries):
-            lines.append(f"  {_only_last(history)}")
+            lines.append(paragraph("  ", _only_last(history), "    ", budget))
     else:
-        lines.append(f"  {_NO_HISTORY}")
+        lines.append(paragraph("  ", _NO_HISTORY, "    ", budget))
     return "\n".join(lines)
 
 
 @render.text_body.register
 def _(clear: CacheClearReport, budget: TextBudget) -> str:
     lines = [f"%jaxcache clear {line(clear.name, budget)}"]
-    lines.extend(f"  {k}: {v}" for k, v in _clear_rows(clear))
+    lines.extend(paragraph(f"  {k}: ", v, "    ", budget) for k, v in _clear_rows(clear))
     lines.append(paragraph("  not cleared: ", _not_cleared(clear, budget), "    ", budget))
     return "\n".join(lines)
 
@@ -443,7 +453,7 @@ def _(clear: CacheClearReport, budget: TextBudget) -> str:
 @render.text_body.register
 def _(p: PersistentCacheReport, budget: TextBudget) -> str:
     lines = ["%jaxcache persistent — the persistent compilation cache"]
-    lines.extend(f"  {k}: {line(v, budget)}" for k, v in _persistent_rows(p))
+    lines.extend(paragraph(f"  {k}: ", line(v, budget), "    ", budget) for k, v in _persistent_rows(p))
     gates, more_gates = limit_rows(p.gates, budget, "report.gates")
     lines.append("  gates (when a compile is written):")
     lines.extend(text_table([(g.option, g.value, g.meaning) for g in gates], _GATE_HEADER, budget, indent="    ", rule=True, more=more_gates))

@@ -190,7 +190,8 @@ def _(report: ConfigReport, budget: TextBudget) -> Html:
 
 @render.text_body.register
 def _(report: ConfigReport, budget: TextBudget) -> str:
-    lines = [f"%jaxconfig — {_headline(report)}", f"  {_selection(report)}", f"  {_backend(report)}"]
+    lines = [paragraph("%jaxconfig — ", _headline(report), "  ", budget), paragraph("  ", _selection(report), "    ", budget),
+             paragraph("  ", _backend(report), "    ", budget)]
     if changed := _changed_line(report):
         lines.append(paragraph("  ", changed, "    ", budget))
     options, more = limit_rows(report.options, budget, "report.options")
@@ -201,8 +202,8 @@ def _(report: ConfigReport, budget: TextBudget) -> str:
                 lines.append(f"  {line(o.name, budget)}:")
                 lines.append(paragraph("    ", block(_help(o), budget, HELP_LINES), "    ", budget))
         else:
-            lines.append(f"  help texts: select at most {TEXT_HELP_MAX_OPTIONS} options (a FILTER), "
-                         "or read report.options[i].help_text")
+            lines.append(paragraph("  help texts: ", f"select at most {TEXT_HELP_MAX_OPTIONS} options (a FILTER), or read "
+                                   "report.options[i].help_text", "    ", budget))
         lines.append("  columns:")
         lines.extend(paragraph(f"    {k}: ", v, "      ", budget) for k, v in COLUMN_NOTES)
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in _caveats(report))

@@ -11,7 +11,7 @@ from jaxshow import render
 from jaxshow.irdiff import folded
 from jaxshow.render.limits import TextBudget, clean, clip, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape_text, join, muted, table, tag
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import KEEP, paragraph, text_table
 from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import QuantityChange, StagesDiff, TextDiff, format_bytes, format_count
 
@@ -60,10 +60,10 @@ def _diff_code(run: list[str], budget: TextBudget) -> Html:
     return code_block(Html("\n".join(out)))
 
 
-def _counts(diff: TextDiff) -> str:
+def _counts(diff: TextDiff, space: str = " ") -> str:
     if diff.unavailable:
         return diff.unavailable
-    return f"+{diff.added_lines:,} −{diff.removed_lines:,} lines" if diff.changed else "no change (after renumbering names)"
+    return f"+{diff.added_lines:,}{space}−{diff.removed_lines:,}{space}lines" if diff.changed else "no change (after renumbering names)"
 
 
 def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: bool | None = None) -> Html:
@@ -85,7 +85,7 @@ def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: 
 
 def text_diff_lines(diff: TextDiff, attribute: str, budget: TextBudget, indent: str) -> list[str]:
     """One stage's diff as text: a heading, then the changed lines and ``⋯ N unchanged lines`` between them."""
-    out = [f"{indent}{diff.stage}: {_counts(diff)}"]
+    out = [paragraph(indent, f"{diff.stage}: {_counts(diff, KEEP)}", indent + "    ", budget)]
     if not diff.changed:
         return out
     runs, left = _runs(diff, budget)

@@ -189,7 +189,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     title = "%jaxdump" + (f" {line(r.selection, budget)}" if r.selection else "")
     lines = [paragraph(f"{title} — ", message(_headline(r), budget), "  ", budget)]
     lines.extend(paragraph("  warning: ", message(w, budget), "    ", budget) for w in r.warnings)
-    lines.extend(f"  {s.option}: {line(s.value, budget)}  ({line(s.source, budget)})" for s in r.settings)
+    lines.extend(paragraph(f"  {s.option}: ", f"{line(s.value, budget)}  ({line(s.source, budget)})", "    ", budget) for s in r.settings)
     own, helpers = _split(r)
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
@@ -203,10 +203,10 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     if r.files:
         cells, more_cells = limit_rows(_cells(r), budget, "report.by_cell()")
         lines.append("  by cell:")
-        lines.extend(f"    {line(cell, budget)}: {line(functions_text, budget)}" for cell, functions_text in cells)
+        lines.extend(paragraph(f"    {line(cell, budget)}: ", line(functions_text, budget), "      ", budget) for cell, functions_text in cells)
         if more_cells:
             lines.append(f"    {more_cells}")
-        lines.append("  names: " + NAMING)
+        lines.append(paragraph("  names: ", NAMING, "    ", budget))
     if r.listing_unavailable and r.files:
         lines.append("  " + message(r.listing_unavailable, budget))
     if r.xla_modules or r.xla_directory:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from jaxshow.render.limits import TextBudget, limit_rows, message
 from jaxshow.render.markup import Html, details, muted, table, tag
-from jaxshow.render.plain import text_table
+from jaxshow.render.plain import columns, paragraph, text_table, text_width
 from jaxshow.report import BufferSpec, CompiledStation, MemoryStats, format_bytes, plural
 
 
@@ -72,7 +72,10 @@ def _caption(drawn: tuple[Part, ...]) -> str:
 def _peak_line(memory: MemoryStats, budget: TextBudget) -> str:
     if memory.peak_memory_bytes is None:
         return "peak: " + message(memory.peak_unavailable or "not reported", budget)
-    return f"peak {format_bytes(memory.peak_memory_bytes)} (peak_memory_in_bytes, XLA's estimate)"
+    return f"peak {format_bytes(memory.peak_memory_bytes)} {_PEAK_SOURCE}"
+
+
+_PEAK_SOURCE = "(peak_memory_in_bytes, XLA's estimate)"
 
 
 def text_widths(sizes: list[int], scale: int, width: int = TEXT_WIDTH) -> list[int]:
@@ -154,11 +157,27 @@ def memory_text(memory: MemoryStats, budget: TextBudget, devices: int | None = N
     out = [head, f"    {_caption(drawn)}:", f"    [{bar.ljust(TEXT_WIDTH, '·')}] {format_bytes(sum(p.size_bytes for p in drawn))}"]
     if memory.peak_memory_bytes is not None:
         peak = GLYPHS["peak"] * text_widths([memory.peak_memory_bytes], scale)[0]
-        out.append(f"    [{peak.ljust(TEXT_WIDTH, '·')}] {_peak_line(memory, budget)}")
+        head = f"    [{peak.ljust(TEXT_WIDTH, '·')}] peak {format_bytes(memory.peak_memory_bytes)}"
+        fits = columns(head) + 1 + len(_PEAK_SOURCE) <= text_width(budget)
+        out += [f"{head} {_PEAK_SOURCE}"] if fits else [head, "      " + _PEAK_SOURCE]
     else:
-        out.append("    " + _peak_line(memory, budget))
-    out.append("    " + _text_legend(drawn))
-    return out
+        out.append(paragraph("    ", _peak_line(memory, budget), "      ", budget))
+    return out + _legend_lines(drawn, budget)
+
+
+def _legend_lines(drawn: tuple[Part, ...], budget: TextBudget) -> list[str]:
+    """The legend at the text width, a line broken after a `` ·``, never inside a part's name."""
+    width = text_width(budget)
+    items = [f"{p.glyph} {LABELS[p.label]} {format_bytes(p.size_bytes)}" for p in drawn]
+    out, current = [], "    " + items[0]
+    for number, item in enumerate(items[1:], 2):
+        mark = 0 if number == len(items) else 2  # the " ·" after it, where the line breaks after it
+        if columns(current) + 3 + columns(item) + mark > width:
+            out.append(current + " ·")
+            current = "    " + item
+        else:
+            current += " · " + item
+    return [*out, current]
 
 
 def buffers_text(c: CompiledStation, budget: TextBudget) -> list[str]:
@@ -166,8 +185,8 @@ def buffers_text(c: CompiledStation, budget: TextBudget) -> list[str]:
     shown, more = limit_rows(c.buffers, budget, "report.compiled.buffers")
     left = c.buffer_count - len(c.buffers)
     more = more or (f"… {plural(left, 'smaller value')} not listed" if left else None)
-    return [f"  {_buffers_title(c)}:", f"    ({_BUFFERS_NOTE})",
-            *text_table(_buffer_rows(shown), BUFFER_HEADER, budget, indent="    ", more=more)]
+    return [paragraph("  ", f"{_buffers_title(c)}:", "    ", budget), paragraph("    (", f"{_BUFFERS_NOTE})", "     ", budget),
+            *text_table(_buffer_rows(shown), BUFFER_HEADER, budget, indent="    ", more=more, squeeze=True)]
 
 
 # --- shared ----------------------------------------------------------------------------------

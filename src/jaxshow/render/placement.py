@@ -177,14 +177,14 @@ def placement_text(c: CompiledStation, budget: TextBudget) -> list[str]:
         return [paragraph("  shardings and formats: ", message(c.placements_unavailable, budget), "    ", budget)]
     out: list[str] = []
     if head := mesh_line(c):
-        out.append(f"  {line(head, budget)}")
+        out.append(paragraph("  ", line(head, budget), "    ", budget))
     for view in c.sharding_views:
-        out.append(f"  {line(_view_title(view), budget)}")
+        out.append(paragraph("  ", line(_view_title(view), budget), "    ", budget))
         out += _grid_text(view, "    ")
     if c.more_sharding_views:
         out.append(f"  … {plural(c.more_sharding_views, 'more distinct sharding')}, not drawn")
     if c.collectives:
-        out.append(f"  {collectives_line(c.collectives)}:")
+        out.append(paragraph("  ", f"{collectives_line(c.collectives)}:", "    ", budget))
         out += text_table(_collective_rows(c.collectives), None, budget, indent="    ")
         out += ["      " + row for row in collective_excerpt(c, budget).splitlines()]
     where = "spec" if c.mesh else "sharding"

@@ -35,21 +35,25 @@ _ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
 """Unicode categories a terminal draws over the previous character: combining marks, format characters (joiners)."""
 
 
+KEEP = "\u00a0"
+"""A no-break space: the words it joins stay on one line (``+1 −1 lines``); it is written as a space."""
+
+
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """``first + text`` wrapped at spaces to ``width`` terminal columns (:func:`columns`), later lines starting with
-    ``rest``; a word longer than that stays whole."""
+    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`."""
     if text.isascii():
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
                              break_on_hyphens=False) or [first + text]
     lines: list[str] = []
     current, used, words = first, columns(first), 0
-    for word in text.split():
+    for word in filter(None, text.split(" ")):
         size = columns(word)
         if words and used + 1 + size > width:
             lines.append(current)
             current, used, words = rest, columns(rest), 0
         current, used, words = (current + " " + word, used + 1 + size, words + 1) if words else (current + word, used + size, 1)
-    return [*lines, current] if words else lines or [first + text]
+    return [piece.replace(KEEP, " ") for piece in ([*lines, current] if words else lines or [first + text])]
 
 
 def _extent(rows: list[tuple[str, ...]], widths: list[int], indent: str) -> int:
@@ -75,7 +79,7 @@ def paragraph(first: str, text: str, rest: str, budget: TextBudget) -> str:
     for number, piece in enumerate(text.split("\n")):
         prefix = first if number == 0 else rest
         if len(prefix) + columns(piece) <= width:
-            out.append(prefix + piece)
+            out.append(prefix + piece.replace(KEEP, " "))
             continue
         out.extend(wrap(piece, width, prefix, rest))
     return "\n".join(out)
@@ -89,6 +93,7 @@ def text_table(
     indent: str = "",
     rule: bool = False,
     more: str | None = None,
+    squeeze: bool = False,
 ) -> list[str]:
     """Left-aligned columns two spaces apart, each cell one bounded line; ``rule`` underlines the header.
 
@@ -96,15 +101,20 @@ def text_table(
 
     A row that is a ``str`` instead of a tuple (a group's heading) is one line of
     its own, outside the columns. ``more`` (the rows left out) follows the table
-    on a line of its own. Where the table is wider than ``budget.width``, the last
+    on a line of its own. A column every row leaves empty is left out, its header
+    too. Where the table is wider than ``budget.width``, the last
     column wraps under itself where its words fit the room left, else the column
     that wrapping at spaces shortens most (a sharding beside a last yes/no), the
     columns after it staying aligned. Where one column cannot take it all, the
     widest columns shrink in turn (:func:`_shrink`), each cell wrapping under
     itself; a table whose names, values and file names alone are wider than the
-    width keeps them whole and runs past it.
+    width keeps them whole and runs past it; ``squeeze`` then narrows every other
+    column to its longest word (the largest buffers: their 'what' beside a long
+    value name).
     """
     all_rows = ([header] if header else []) + [r if isinstance(r, str) else tuple(line(c, budget) for c in r) for r in rows]
+    if header and (empty := _empty_columns(all_rows)):
+        all_rows = [r if isinstance(r, str) else tuple(c for i, c in enumerate(r) if i not in empty) for r in all_rows]
     cells = [r for r in all_rows if not isinstance(r, str)]
     if not cells:
         return [indent + r for r in all_rows] + ([indent + more] if more else [])
@@ -123,7 +133,7 @@ def text_table(
         # only the header is too wide (over a column its rows leave empty): only the header wraps
         rows_fit = header is not None and _extent(cells[1:], natural, indent) <= width
         keep = [max((columns(r[i]) for r in cells[1:]), default=0) if rows_fit else 0 for i in range(len(natural))]
-        widths = _shrink(cells, natural, width - len(indent) - 2 * last, keep) or widths
+        widths = _shrink(cells, natural, width - len(indent) - 2 * last, keep, squeeze) or widths
     lines = []
     for r in all_rows:
         if isinstance(r, str):
@@ -146,10 +156,18 @@ _PATH = re.compile(r"[~.]*/\w")
 """A word that starts as a file path does (``/work/x.py``, ``~/x``, ``./x``), unlike HLO's ``/*index=5*/f32[64]``."""
 
 
+def _empty_columns(rows: list) -> set[int]:
+    """The columns every row under the header leaves empty (none where there are no rows, or all are empty)."""
+    body = [r for r in rows[1:] if not isinstance(r, str)]
+    empty = {i for i in range(len(rows[0])) if body and all(not r[i] for r in body)}
+    return empty if len(empty) < len(rows[0]) else set()
+
+
 def _soft_pieces(word: str) -> list[str]:
-    """A word cut where it may break across lines: after a ``/`` (``jit(f)/while/body/add``) and between ``]`` and
-    ``[`` (``params['layer1']['w']``); a path stays whole."""
-    return [word] if _PATH.match(word) else re.split(r"(?<=/)(?=[^/])|(?<=\])(?=\[)", word)
+    """A word cut where it may break across lines: after a ``/`` (``jit(f)/while/body/add``), after a ``:`` before a
+    name (XLA's ``dot_general:transpose(jvp())/reduce_sum``, never ``In[2]:1``) and between ``]`` and ``[``
+    (``params['layer1']['w']``); a path stays whole."""
+    return [word] if _PATH.match(word) else re.split(r"(?<=/)(?=[^/])|(?<=:)(?=[A-Za-z_(])|(?<=\])(?=\[)", word)
 
 
 def fold(text: str, width: int) -> list[str]:
@@ -169,15 +187,17 @@ def fold(text: str, width: int) -> list[str]:
     return out
 
 
-def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int]) -> list[int] | None:
+def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int], squeeze: bool) -> list[int] | None:
     """Column widths that fit ``room``: the widest column gives up a column at a time, none narrower than ``keep``
-    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name); ``None`` where
-    those pieces alone are wider than ``room``."""
+    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name). Where
+    those pieces alone are wider than ``room``: each column at that piece if ``squeeze``, else ``None``."""
     least = 0 if any(keep) else MIN_COLUMN  # a header's words break where its rows keep their widths
     floors = [max(k, min(w, max(least, *(columns(p) for r in cells for word in r[i].split(" ") for p in _soft_pieces(word)))))
               for i, (w, k) in enumerate(zip(widths, keep))]
     if sum(floors) > room:
-        return None
+        if not squeeze:
+            return None
+        room = sum(floors)
     widths = list(widths)
     while sum(widths) > room:
         widths[max((i for i in range(len(widths)) if widths[i] > floors[i]), key=lambda i: (widths[i], i))] -= 1

@@ -251,6 +251,7 @@ class _ShownIr(NamedTuple):
     lines: int
     size: int = 0
     table_lines: int = 0
+    tables_note: str = ""
 
 
 @functools.lru_cache(maxsize=IR_KEPT)
@@ -272,11 +273,13 @@ def _shown_ir_html(text: str, language: str, budget: TextBudget) -> _ShownIr:
 def _shown_ir_text(text: str, budget: TextBudget) -> _ShownIr:
     shown, hidden, cut = clip_ir(text, budget)
     tables = hlo_frame_tables(shown) if text.startswith("HloModule") else None
+    note = ""
     if tables is not None:  # one line for them, as the HTML folds them
         start, end = tables
-        shown = (f"{shown[:start]}{_TABLES_LEFT_OUT.format(lines=plural(shown.count(chr(10), start, end), 'line'))}\n\n"
-                 f"{shown[end:]}")
-    return _ShownIr("\n".join("    " + piece for piece in shown.splitlines()), hidden, cut, _all_lines(text, shown, hidden))
+        note = _TABLES_LEFT_OUT.format(lines=plural(shown.count(chr(10), start, end), 'line'))
+        shown = f"{shown[:start]}{note}\n\n{shown[end:]}"
+    body = "\n".join("    " + piece for piece in shown.splitlines())
+    return _ShownIr(body, hidden, cut, _all_lines(text, shown, hidden), tables_note=note)
 
 
 def prepare_ir(stations: Iterable[TracedStation | LoweredStation | CompiledStation | None], budget: TextBudget) -> None:
@@ -501,7 +504,10 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
     shown = _shown_ir_text(text, budget)
-    out = f"  {title} ({plural(shown.lines, 'line')}):\n{shown.body}\n"
+    body = shown.body
+    if shown.tables_note:  # wrapped here, not in the cached text, which serves every width
+        body = body.replace(f"    {shown.tables_note}\n", paragraph("    ", shown.tables_note, "     ", budget) + "\n", 1)
+    out = f"  {title} ({plural(shown.lines, 'line')}):\n{body}\n"
     if footer := ir_footer(shown.hidden, shown.cut, budget):
         out += paragraph("    … ", f"{footer}; full text in {attribute} ({SAVE_HINT})", "      ", budget) + "\n"
     return out
@@ -550,7 +556,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         name = _dialect(lo, budget)
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
         if lo.cost:
-            out.append(f"  cost analysis, {_cost_caveat(report, 'lowered')}:")
+            out.append(paragraph("  ", f"cost analysis, {_cost_caveat(report, 'lowered')}:", "    ", budget))
             if _loop_warning(report):
                 out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(lo.cost), budget))
@@ -563,7 +569,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     if c:
         out.append("④ Compiled")
         if c.cost:
-            out.append(f"  cost analysis, {_cost_caveat(report, 'compiled')}:")
+            out.append(paragraph("  ", f"cost analysis, {_cost_caveat(report, 'compiled')}:", "    ", budget))
             if _loop_warning(report):
                 out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
             out.append(_text_rows(None, _cost_rows(c.cost), budget))
