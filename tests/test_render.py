@@ -898,6 +898,16 @@ def test_jaxcache_misses_left_out_are_one_line_and_the_shown_keep_their_numbers(
     assert "… 1,000 more misses of f, counted but not kept" in render.to_text(none_kept)
 
 
+def test_jaxcache_one_left_out_reads_in_the_singular():
+    stats = _cache_records()[0].functions[0]
+    first = dataclasses.replace(stats.misses[0], summary="x: now f32[2], before f32[1]")
+    one_miss = dataclasses.replace(stats, misses=(first,), misses_left_out=1, left_out_after=1, left_out_by_category=(("input_types", 1),))
+    assert "    … 1 more miss of f, counted but not kept: 1 different input types\n" in render.to_text(CacheReport(functions=(one_miss,)))
+    one_object = dataclasses.replace(one_miss, qualname="<lambda>", objects=3, folded_sites=(("In[2]:4", 1),))
+    line = "    … 1 more function object of <lambda>, each traced once as in 1.: called at In[2]:4 ×1\n"
+    assert line in render.to_text(CacheReport(functions=(one_object,)))
+
+
 def test_hlo_frame_tables_are_found_only_where_they_open_the_module():
     from jaxshow.irtext import hlo_frame_tables
 

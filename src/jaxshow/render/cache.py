@@ -143,10 +143,10 @@ def _left_out(f: FunctionCacheStats, budget: TextBudget) -> str:
     """``… 990 more misses of f, counted but not kept: 985 different input types, 5 different static arguments``;
     of a folded row, ``… 118 more function objects of body, each traced once as in 2.: called at In[2]:4 ×118``."""
     if f.objects > 1:
-        return (f"… {f.misses_left_out:,} more function objects of {line(f.qualname, budget)}, each traced once "
+        return (f"… {plural(f.misses_left_out, 'more function object')} of {line(f.qualname, budget)}, each traced once "
                 f"as in {f.left_out_after}.: called at {_sites(f.folded_sites, budget)}")
     counts = ", ".join(f"{n:,} {LEFT_OUT_WORDS.get(c) or line(c, budget)}" for c, n in f.left_out_by_category)
-    more = f"… {f.misses_left_out:,} more miss{'es' if f.misses_left_out != 1 else ''} of {line(f.qualname, budget)}, counted but not kept"
+    more = f"… {plural(f.misses_left_out, 'more miss', 'more misses')} of {line(f.qualname, budget)}, counted but not kept"
     return f"{more}: {counts}" if counts else more
 
 
