@@ -139,7 +139,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     if options.name is not None and not chosen:
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
             notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
-    elif not candidates and (note := _no_call_note(helper_compiles.names, loop_runs, raised=cell_error is not None,
+    elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None,
                                                    library_calls=bool(unseen), jit_disabled=disabled)):
         notes.append(note)
         disabled = None  # its first words
@@ -583,38 +583,27 @@ EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")
 user's function on every device's block, and the moves between the global array and those blocks."""
 
 
-def _no_call_note(names: tuple[str, ...], loops: Sequence[tuple[str, tuple[str, ...]]] = (), *, raised: bool,
-                  library_calls: bool = False, jit_disabled: str | None = None) -> str | None:
-    """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it;
-    ``loops``: its eager loops and branches that compiled, each with the functions it ran (:func:`_loop_bodies`).
+def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False,
+                  jit_disabled: str | None = None) -> str | None:
+    """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
-    A name is listed only where JAX compiled it in this cell (not a call that hit its cache or failed
-    while tracing), and a cell that raised is not said to have run normally. A cell that called a
+    The report's folded lines name them (and the eager loops); the note says what they were for, naming only
+    shard_map's, and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls. Where jit was
     disabled (``jit_disabled``: how), the jitted calls inside the user's helpers ran unseen: the note says so instead.
     """
-    kinds = list(dict.fromkeys(kind for kind, _ in loops))
     sharded = [n for n in EAGER_SHARD_MAP if n in names]
-    others = [n for n in names if n not in EAGER_SHARD_MAP]
-    listed = (*kinds, *sharded, *others)
-    what = ["eager jax.numpy operations"] if others else []
-    if kinds:
-        bodies = list(dict.fromkeys(body for _, ran in loops for body in ran))
-        runs = f": {', '.join(bodies[:6])}{' …' if len(bodies) > 6 else ''}" if bodies else ""
-        what.append(f"{kinds[0]} is a jax.lax loop or branch run outside jit, compiled with the functions it runs{runs}"
-                    if len(kinds) == 1 else
-                    f"{', '.join(kinds[:-1])} and {kinds[-1]} are jax.lax loops or branches run outside jit, compiled with the functions "
-                    f"they run{runs}")
+    what = ["eager jax.numpy operations"] if any(n not in EAGER_SHARD_MAP for n in names) else []
     if sharded:
         what.append(f"{', '.join(sharded)}: jax.shard_map run outside jit, which runs the function it maps (yours too, if any) "
                     "one operation at a time on each device's block and splits and joins the arrays; under jax.jit it "
                     "compiles as one program")
-    compiled = f"JAX compiled its own {', '.join(listed[:8])}{' …' if len(listed) > 8 else ''} ({'; '.join(what)})"
+    compiled = f"JAX compiled its own helpers ({'; '.join(what)})"
     if library_calls and jit_disabled is None:
-        return compiled if listed else None
+        return compiled if what else None
     seen = jit_disabled_note(jit_disabled) if jit_disabled is not None else "no jitted call of yours in this cell"
     note = seen + ("" if raised else "; the cell ran normally")
-    return f"{note}. {compiled}" if listed else note
+    return f"{note}. {compiled}" if what else note
 
 
 def _compiled(record: CallRecord) -> bool:
