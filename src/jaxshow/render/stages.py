@@ -176,8 +176,8 @@ def _whereabouts(report: StagesReport, budget: TextBudget, place: Place = locate
 
 
 def _stopped_line(report: StagesReport, budget: TextBudget) -> str:
-    error = report.error
-    return f"{line(report.outcome, budget)}: {line(error.type_name, budget)}: {message(error.message, budget)}"
+    """The error under the head line, which says where the call stopped."""
+    return f"{line(report.error.type_name, budget)}: {message(report.error.message, budget)}"
 
 
 def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
