@@ -258,6 +258,23 @@ def test_a_first_trace_after_jaxcache_clear_says_the_clear_emptied_its_cache(she
                                   "it is no sign of a re-definition)")
 
 
+def test_name_history_of_a_cell_run_again_says_the_cell_made_its_objects(shell):
+    # notebooks/print_fires_once.ipynb's '%jaxcache step' read '%jaxcache step — step' and 'function objects of this
+    # definition: 2, 4 traces in all (made anew per call; …)', though the second object came from the cell run again
+    # (ipykernel names a cell's file by its code, so both are one definition, as a definition in a loop is here)
+    run_captured(shell, "%%jaxcache\nfor n in (2, 1):\n    @jax.jit\n    def step(v):\n        return v + 1\n"
+                        "    [step(jnp.ones(k)) for k in range(n)]")
+    defined = shell.execution_count - 1
+    _, cap = run_captured(shell, "%jaxcache step")
+    assert cap.outputs[-1].data["text/plain"].splitlines()[:5] == [
+        "%jaxcache step",
+        f"  defined at: In[{defined}]:3",
+        "  traces observed by jaxshow: 1 (of this function object)",
+        "  function objects of this definition: 2, 3 traces in all (re-run cell or definition in a loop; a",
+        "    %jaxcache report folds them into one row, 'step (2 function objects)')",
+    ]
+
+
 def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its_definition(shell):
     # '%jaxcache g' read 'traces observed by jaxshow: 1' and one re-definition: true of the last g, but the four
     # earlier objects of the definition, folded into one row in the cell's report, were not mentioned
