@@ -237,6 +237,44 @@ def test_name_history_and_clear(shell):
     assert miss.category == "never_seen" and not miss.same_line_hint
 
 
+def test_a_first_trace_after_jaxcache_clear_says_the_clear_emptied_its_cache(shell):
+    # read 'never-seen function (first trace): first trace of f' over JAX's 'but seen another function defined on the same
+    # line; maybe the function is being re-defined repeatedly' (ipykernel names a cell's file by its code: a cell run
+    # again calls from the same site), and neither said %jaxcache clear had emptied f's cache
+    shell.run_cell("def call():\n    return f(x)", store_history=True)
+    run_captured(shell, "%%jaxcache\ncall()")
+    run_captured(shell, "%jaxcache clear f")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ncall()")
+    miss = shell.user_ns["rep"].functions[0].misses[0]
+    assert (miss.category, miss.same_line_hint) == ("never_seen", False)
+    assert miss.summary == "first trace of f since %jaxcache clear emptied its cache"
+    text = cap.outputs[-1].data["text/plain"]
+    assert "    1. never-seen function (first trace): first trace of f since %jaxcache clear emptied its cache\n" in text
+    assert "JAX: another function was traced" not in text
+    assert miss.evidence.endswith("  but seen another function defined on the same line; maybe the function is\n"
+                                  "  being re-defined repeatedly, preventing caching?\n"
+                                  "(JAX's same-line hint compares call sites: %jaxcache clear emptied this function's "
+                                  "cache, so JAX took its trace for another function's first from the same site; here "
+                                  "it is no sign of a re-definition)")
+
+
+def test_name_history_of_a_cell_run_again_says_the_cell_made_its_objects(shell):
+    # notebooks/print_fires_once.ipynb's '%jaxcache step' read '%jaxcache step — step' and 'function objects of this
+    # definition: 2, 4 traces in all (made anew per call; …)', though the second object came from the cell run again
+    # (ipykernel names a cell's file by its code, so both are one definition, as a definition in a loop is here)
+    run_captured(shell, "%%jaxcache\nfor n in (2, 1):\n    @jax.jit\n    def step(v):\n        return v + 1\n"
+                        "    [step(jnp.ones(k)) for k in range(n)]")
+    defined = shell.execution_count - 1
+    _, cap = run_captured(shell, "%jaxcache step")
+    assert cap.outputs[-1].data["text/plain"].splitlines()[:5] == [
+        "%jaxcache step",
+        f"  defined at: In[{defined}]:3",
+        "  traces observed by jaxshow: 1 (of this function object)",
+        "  function objects of this definition: 2, 3 traces in all (re-run cell or definition in a loop; a",
+        "    %jaxcache report folds them into one row, 'step (2 function objects)')",
+    ]
+
+
 def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its_definition(shell):
     # '%jaxcache g' read 'traces observed by jaxshow: 1' and one re-definition: true of the last g, but the four
     # earlier objects of the definition, folded into one row in the cell's report, were not mentioned

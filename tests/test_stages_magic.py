@@ -314,7 +314,7 @@ def test_names_in_any_script_are_names_for_name_save_and_jaxcache(shell, tmp_pat
     result, cap = run_captured(shell, "%jaxcache f̃")
     assert result.success, result.error_in_exec
     history = cap.outputs[0].data["text/plain"]
-    assert history.splitlines()[:2] == ["%jaxcache f̃ — f̃", f"  defined at: In[{defined.execution_count}]:4"]
+    assert history.splitlines()[:2] == ["%jaxcache f̃", f"  defined at: In[{defined.execution_count}]:4"]
 
 
 def test_hlo_and_debug_info_options(shell):

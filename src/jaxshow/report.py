@@ -647,6 +647,11 @@ def jit_disabled_note(cause: str) -> str:
             "where jaxshow does not see them")
 
 
+def redefined_cause(reloaded: bool, made_in: str | None) -> str:
+    """Why a function was made anew, as the title of its ``redefined`` miss says it in brackets."""
+    return str(miss_title("redefined", False, reloaded, made_in)).partition(" (")[2].removesuffix(")")
+
+
 def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None) -> str | None:
     """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
     ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew."""
@@ -828,6 +833,8 @@ class TraceHistory(_Displayable):
     anew (``jax.jit(functools.partial(f))`` or ``jax.jit(lambda …)`` in a loop), which a report folds into one row."""
     objects_traced: int = 0
     """The traces of those ``objects``, in all."""
+    made: str = ""
+    """How those ``objects`` were made, as their misses' titles say it (``re-run cell or definition in a loop``)."""
 
     def _summary(self) -> str:
         return f"{self.name!r}: {self.traces_observed} trace(s) observed; cache size {self.cache_size}"

@@ -251,7 +251,8 @@ def _raised(report: CacheReport, budget: TextBudget) -> str:
 def _(history: TraceHistory, budget: TextBudget) -> Html:
     entries, more = limit_rows(history.entries, budget, "report.entries")
     parts: list[object] = [
-        tag("div", tag("strong", f"%jaxcache {line(history.name, budget)}"), " — ", line(history.qualname, budget), cls="js-head"),
+        tag("div", tag("strong", f"%jaxcache {line(history.name, budget)}"),
+            *((" — ", line(history.qualname, budget)) if history.qualname != history.name else ()), cls="js-head"),
         table(None, _history_facts(history, budget, located_html), budget),
     ]
     if entries:
@@ -275,7 +276,7 @@ def _history_facts(history: TraceHistory, budget: TextBudget, place: Place = loc
     ]
     if history.objects > 1:
         facts.insert(2, ("function objects of this definition", (
-            f"{history.objects}, {plural(history.objects_traced, 'trace')} in all (made anew per call; a %jaxcache report "
+            f"{history.objects}, {plural(history.objects_traced, 'trace')} in all ({history.made}; a %jaxcache report "
             f"folds them into one row, '{history.qualname} ({history.objects} function objects)')")))
     return facts
 
@@ -430,7 +431,8 @@ def _(report: CacheReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(history: TraceHistory, budget: TextBudget) -> str:
-    lines = [paragraph(f"%jaxcache {line(history.name, budget)} — ", line(history.qualname, budget), "  ", budget)]
+    lines = ([paragraph(f"%jaxcache {line(history.name, budget)} — ", line(history.qualname, budget), "  ", budget)]
+             if history.qualname != history.name else [f"%jaxcache {line(history.name, budget)}"])
     lines.extend(paragraph(f"  {label}: ", line(value, budget), "    ", budget) for label, value in _history_facts(history, budget))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:

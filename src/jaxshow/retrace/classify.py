@@ -23,7 +23,7 @@ from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, NO_SITE_HINT, SAME_LINE_HINT, parse_explanation
+from jaxshow.retrace.miss_text import CLEARED_HINT, CONTEXT_POSITION, NO_SITE_HINT, SAME_LINE_HINT, parse_explanation
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -71,7 +71,10 @@ def classify_miss(
     else:
         category, changes, same_line, site = "other", (), False, None
     if source == "jax" and SAME_LINE_HINT in evidence:
-        if not same_line:
+        if status == "after_clear":
+            same_line = False
+            evidence += f"\n{CLEARED_HINT}"
+        elif not same_line:
             evidence += f"\n{NO_SITE_HINT}"
         elif (library := _library_site(site)) is not None:
             same_line = False
@@ -83,9 +86,7 @@ def classify_miss(
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "never_seen":
-        if status == "after_clear":
-            same_line = False
-        elif status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
+        if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, same_line, site
 

@@ -62,6 +62,7 @@ from jaxshow.report import (
     TraceHistory,
     jit_disabled_note,
     plural,
+    redefined_cause,
 )
 from jaxshow.irdiff import text_diff
 from jaxshow.retrace import fold
@@ -144,7 +145,8 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         function=record.name,
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
-                             written=record.written(record.name), reloaded=reloaded, made_in=made_in),
+                             written=record.written(record.name), reloaded=reloaded, made_in=made_in,
+                             cleared=status == "after_clear"),
         changes=changes,
         evidence=evidence,
         evidence_source=source,
@@ -984,7 +986,18 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
         history_limit=HISTORY_LIMIT,
         objects=max(len(same), 1),
         objects_traced=sum(r.traces for r in same),
+        made=_how_made(same) if len(same) > 1 else "",
     )
+
+
+def _how_made(records: list[_FunctionRecord]) -> str:
+    """How the function objects of one definition (``records``) were made: by a wrapper made per call, else as the
+    newest re-definition among their traces says."""
+    if any(r.made_by is not None for r in records):
+        return "made anew per call"
+    redefined = [e for r in records for e in (m.entry() for m in r.entries) if e.category == "redefined"]
+    newest = max(redefined, key=lambda e: e.wall_time, default=None)
+    return redefined_cause(newest.reloaded, newest.made_in) if newest is not None else "made anew"
 
 
 def clear(name: str, fn: Any) -> CacheClearReport | None:
