@@ -252,10 +252,12 @@ def test_a_first_trace_after_jaxcache_clear_says_the_clear_emptied_its_cache(she
     assert "    1. never-seen function (first trace): first trace of f since %jaxcache clear emptied its cache\n" in text
     assert "JAX: another function was traced" not in text
     assert miss.evidence.endswith("  but seen another function defined on the same line; maybe the function is\n"
-                                  "  being re-defined repeatedly, preventing caching?\n"
-                                  "(JAX's same-line hint compares call sites: %jaxcache clear emptied this function's "
-                                  "cache, so JAX took its trace for another function's first from the same site; here "
-                                  "it is no sign of a re-definition)")
+                                  "  being re-defined repeatedly, preventing caching?")
+    assert miss.evidence_notes == ("(JAX's same-line hint compares call sites: %jaxcache clear emptied this function's "
+                                   "cache, so JAX took its trace for another function's first from the same site; here "
+                                   "it is no sign of a re-definition)",)
+    assert ("       |   being re-defined repeatedly, preventing caching?\n"
+            "       (JAX's same-line hint compares call sites: %jaxcache clear emptied this") in text
 
 
 def test_name_history_of_a_cell_run_again_says_the_cell_made_its_objects(shell):

@@ -10,7 +10,8 @@ import jax.numpy as jnp
 import pytest
 
 import jaxshow
-from jaxshow import _jax_compat, retrace
+from jaxshow import _jax_compat, render, retrace
+from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import MISS_CATEGORIES, ArgChange
 
 EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
@@ -72,10 +73,11 @@ def test_categories_in_jax_order_with_evidence(capfd):
     assert static.category == "static_args" and (static.changes[0].now, static.changes[0].before) == ("3", "2")
     assert static.changes[0].where == "n"
     if _jax_compat.JAX_VERSION >= (0, 11):  # JAX no longer compares static values; its text says so, jaxshow's follows
-        assert static.evidence.endswith(
-            "  cache miss explanation unavailable\n(JAX gave no reason. The most similar earlier signature differs thus:\n"
+        assert static.evidence.endswith("  cache miss explanation unavailable")
+        assert static.evidence_notes == (
+            "(JAX gave no reason. The most similar earlier signature differs thus:\n"
             "  different static arguments (compared by jaxshow):\n"
-            "  * at input path [0][1], now Static(val=3) and before Static(val=2), so the static values differ)"
+            "  * at input path [0][1], now Static(val=3) and before Static(val=2), so the static values differ)",
         )
     tree = _misses(ex, "h")[1]
     assert tree.category == "input_pytree" and "list" in tree.changes[0].now
@@ -247,13 +249,17 @@ def test_misses_are_explained_against_the_most_similar_earlier_signature():
     closer = "The most similar earlier signature differs thus:\n  different input types:\n  * at x, now i32[3] and before f32[3])"
     if _jax_compat.JAX_VERSION >= (0, 11):
         # k(f32[3], 2): JAX ranks the unseen static change last and names the type change from k(f32[2], 1).
-        assert "* at x, now f32[3] and before f32[2]\n(JAX explained it against another earlier signature: " \
-            "different input types. The most similar earlier signature differs thus:\n" \
-            "  different static arguments (compared by jaxshow):\n" \
-            "  * at input path [0][1], now Static(val=2) and before Static(val=1), so the static values differ)" in theirs[2].evidence
+        assert theirs[2].evidence.endswith("* at x, now f32[3] and before f32[2]")
+        assert theirs[2].evidence_notes == (
+            "(JAX explained it against another earlier signature: different input types. The most similar earlier signature "
+            "differs thus:\n  different static arguments (compared by jaxshow):\n"
+            "  * at input path [0][1], now Static(val=2) and before Static(val=1), so the static values differ)",
+        )
         assert theirs[3].evidence.endswith("* at x, now i32[3] and before f32[2]"), "a type of x either way: not said twice"
+        assert theirs[3].evidence_notes == ()
     elif _jax_compat.JAX_VERSION >= (0, 9):
-        assert f"(JAX explained it against another earlier signature: different static arguments. {closer}" in theirs[3].evidence
+        assert theirs[3].evidence.endswith("Static(val=1), so the pytree node metadata does not match")
+        assert theirs[3].evidence_notes == (f"(JAX explained it against another earlier signature: different static arguments. {closer}",)
 
 
 def test_jax_comparing_with_another_signature_is_said_only_where_it_names_another_cause():
@@ -270,7 +276,42 @@ def test_jax_comparing_with_another_signature_is_said_only_where_it_names_anothe
     miss = ex.report.misses[-1]
     assert (miss.category, miss.summary, miss.evidence_source) == ("input_types", "x: now f32[7], before f32[12]", "jax")
     assert "* at x, now f32[7] and before f32[11]" in miss.evidence
-    assert "(JAX explained it against another earlier signature" not in miss.evidence
+    assert miss.evidence_notes == ()
+
+
+@pytest.mark.skipif(not (0, 9) <= _jax_compat.JAX_VERSION < (0, 11), reason="JAX explains k(1.0, 2) against the signature jaxshow does")
+def test_jaxshows_note_on_jaxs_text_is_its_own_and_spaces_the_link_jax_glues_on():
+    """'| … Static(val=1), so the pytree node metadata does not match' ran on, inside JAX's quoted text, into jaxshow's
+    '| (JAX explained it against another earlier signature: …  * at x, now f32[]{weak_type=True} and before
+    f32[]{weak_type=False}https://docs.jax.dev/…)'; the note is now jaxshow's, under the quote, the link apart."""
+    @partial(jax.jit, static_argnums=1)
+    def k(x, n):
+        return x * n
+
+    with jaxshow.explain(jax_text="always") as ex:
+        k(jnp.float32(1), 1)
+        k(jnp.ones(2), 1)
+        k(jnp.float32(1), 2)
+        k(1.0, 2)
+    miss = ex.report.misses[-1]
+    assert miss.evidence.endswith("Static(val=1), so the pytree node metadata does not match")
+    assert miss.evidence_notes == (
+        "(JAX explained it against another earlier signature: different static arguments. The most similar earlier signature "
+        "differs thus:\n  different input types:\n  * at x, now f32[]{weak_type=True} and before f32[]{weak_type=False} "
+        "https://docs.jax.dev/en/latest/type_promotion.html#weak-types)",
+    )
+    text = render.to_text(ex.report, render.TextBudget(width=100))
+    assert ("       |       Static(val=1), so the pytree node metadata does not match\n"
+            "       (JAX explained it against another earlier signature: different static arguments. The most\n"
+            "           similar earlier signature differs thus:\n"
+            "         different input types:\n"
+            "         * at x, now f32[]{weak_type=True} and before f32[]{weak_type=False}\n"
+            "             https://docs.jax.dev/en/latest/type_promotion.html#weak-types)\n") in text
+    html = render.to_html(ex.report)
+    assert (f"so the pytree node metadata does not match</code></pre></details><div style=\"{NOTE_STYLE}\">(JAX explained it "
+            "against another earlier signature: different static arguments. The most similar earlier signature differs thus:\n"
+            "  different input types:\n  * at x, now f32[]{weak_type=True} and before f32[]{weak_type=False} "
+            "https://docs.jax.dev/en/latest/type_promotion.html#weak-types)</div>") in html
 
 
 def test_a_type_change_is_closer_than_a_static_change():

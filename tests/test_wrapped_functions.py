@@ -512,7 +512,7 @@ def test_jaxs_same_line_hint_is_no_redefinition_where_the_line_is_a_librarys(she
         ("train_step", [("never_seen", False)]), ("eval_step", [("never_seen", False)])]
     text = cap.outputs[0].data["text/plain"]
     assert "from this same call site" not in text
-    assert re.sub(r"\n {7}\| {5}", " ", text).count("(JAX's same-line hint compares call sites, and this one is a line of fakelib's, which calls every "
+    assert re.sub(r"\n {11}", " ", text).count("(JAX's same-line hint compares call sites, and this one is a line of fakelib's, which calls every "
                       "function it jits from there: here it is no sign of a re-definition)") == 1
 
 

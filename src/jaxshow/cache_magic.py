@@ -287,6 +287,7 @@ class CacheMagics(Magics):
                     f,
                     defined_at=f.defined_at and name(f.defined_at),
                     misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence),
+                                                     evidence_notes=tuple(map(name, m.evidence_notes)),
                                                      summary=name(m.summary),
                                                      blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)),
                                                      jaxpr_diff=m.jaxpr_diff and dataclasses.replace(m.jaxpr_diff, stage=name(m.jaxpr_diff.stage)))

@@ -713,6 +713,9 @@ class CacheMiss:
     changes: tuple[ArgChange, ...] = ()
     evidence: str = ""
     evidence_source: Literal["jax", "jaxshow", "none"] = "none"
+    evidence_notes: tuple[str, ...] = ()
+    """jaxshow's own sentences about the evidence (JAX compared with another signature, its same-line hint means nothing
+    here), shown under it; ``evidence`` holds JAX's words only as JAX wrote them."""
     call_site: str | None = None
     signature: tuple[tuple[str, str], ...] = ()
     same_line_hint: bool = False

@@ -194,6 +194,7 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(tag("div", SAME_CALL_SITE_HINT, style=NOTE_STYLE))
     if miss.evidence:
         body.append(details(_evidence_source(miss, budget), code_block(located_html(miss.evidence, budget, block))))
+    body.extend(tag("div", located_html(note, budget, block), style=NOTE_STYLE) for note in miss.evidence_notes)
     if miss.jaxpr_diff is not None:
         body.append(text_diff_html(miss.jaxpr_diff, f"{attribute}.jaxpr_diff", budget, open=False))
     return tag("div", tag("div", tag("strong", _miss_title(i, miss, budget))), *body, style="margin: 4px 0 6px 8px;")
@@ -353,7 +354,7 @@ def _indent(text: str, prefix: str) -> list[str]:
 
 
 def _quoted(text: str, prefix: str, budget: TextBudget) -> list[str]:
-    """JAX's words under ``prefix``, each line wrapped at the width four columns inside its own indent (JAX nests by
+    """Lines of text (JAX's words, or jaxshow's note on them) under ``prefix``, each line wrapped at the width four columns inside its own indent (JAX nests by
     two)."""
     out: list[str] = []
     for piece in text.rstrip("\n").splitlines():
@@ -390,6 +391,8 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     if miss.evidence:
         lines.append(f"       {_evidence_source(miss, budget)}:")
         lines.extend(_quoted(located(miss.evidence, budget, block), "       | ", budget))
+    for note in miss.evidence_notes:
+        lines.extend(_quoted(located(note, budget, block), "       ", budget))
     if miss.jaxpr_diff is not None:
         lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
     return lines

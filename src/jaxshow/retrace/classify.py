@@ -27,8 +27,9 @@ from jaxshow.retrace.miss_text import CLEARED_HINT, CONTEXT_POSITION, NO_SITE_HI
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
-) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, bool, str | None]:
-    """Why a trace of ``record``'s function missed: ``(category, changes, evidence, evidence_source, same_line_hint, call_site)``.
+) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, tuple[str, ...], bool, str | None]:
+    """Why a trace of ``record``'s function missed:
+    ``(category, changes, evidence, evidence_source, evidence_notes, same_line_hint, call_site)``.
 
     ``record`` and ``status`` are what :meth:`Registry.record_for` answered;
     ``key`` is the trace's cache key (``None`` where JAX gives none);
@@ -37,14 +38,16 @@ def classify_miss(
     keys it was chosen from, ``from_jax`` how many of those were read from JAX's
     tracing cache (traced before jaxshow looked), all as they were when the
     trace missed (``None`` and 0 for a function not seen before), so the
-    answer is the same whenever it is asked.
+    answer is the same whenever it is asked. ``evidence`` is JAX's text as JAX
+    wrote it, or jaxshow's diff; ``evidence_notes`` are jaxshow's own sentences about JAX's text.
     """
     source = "none"
     evidence = ""
+    notes: list[str] = []
     if status != "known":
         old = None
     if old is not None and _same_key(key, old):
-        return "not_kept", (), "", source, False, None
+        return "not_kept", (), "", source, (), False, None
     text = _jax_compat.diff_trace_keys(key, old) if old is not None else None
     if text and jax_text is not None and text.startswith(_jax_compat.EXPLANATION_UNAVAILABLE):
         text = None  # jaxshow's comparison failed (a static value's repr or ==): JAX's words are the evidence
@@ -53,13 +56,11 @@ def classify_miss(
         if jax_text is not None:
             evidence, source = jax_text, "jax"
             jax_category, jax_changes, _, site = parse_explanation(jax_text)
+            closer = f"The most similar earlier signature differs thus:\n  {_url_apart(text.strip())})"
             if jax_category == "other":
-                evidence += f"\n(JAX gave no reason. The most similar earlier signature differs thus:\n  {text.strip()})"
+                notes.append(f"(JAX gave no reason. {closer}")
             elif (jax_category, {c.where for c in jax_changes}) != (category, {c.where for c in changes}):  # not a mere value
-                evidence += (
-                    f"\n(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. "
-                    f"The most similar earlier signature differs thus:\n  {text.strip()})"
-                )
+                notes.append(f"(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. {closer}")
         else:
             evidence = f"  for {record.name} defined at {record.defined_at}\n  {_compared_with(kept, from_jax)}:\n  {text}"
             source = "jaxshow"
@@ -73,12 +74,12 @@ def classify_miss(
     if source == "jax" and SAME_LINE_HINT in evidence:
         if status == "after_clear":
             same_line = False
-            evidence += f"\n{CLEARED_HINT}"
+            notes.append(CLEARED_HINT)
         elif not same_line:
-            evidence += f"\n{NO_SITE_HINT}"
+            notes.append(NO_SITE_HINT)
         elif (library := _library_site(site)) is not None:
             same_line = False
-            evidence += f"\n{_library_site_hint(library)}"
+            notes.append(_library_site_hint(library))
     if category == "input_types" and key is not None and any(c.now == c.before for c in changes):
         changes = _with_meshes(changes, key, old, record)
     if category == "static_args":
@@ -88,7 +89,12 @@ def classify_miss(
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
-    return category, changes, evidence, source, same_line, site
+    return category, changes, evidence, source, tuple(notes), same_line, site
+
+
+def _url_apart(text: str) -> str:
+    """JAX's diff with a space before the link it appends with none (``f32[3]{weak_type=True}https://docs.jax.dev/…``)."""
+    return re.sub(r"(?<=\S)(?=https?://)", " ", text)
 
 
 def _compared_with(kept: int, from_jax: int) -> str:

@@ -149,7 +149,7 @@ class Freeze(_jax_compat.TraceProbe):
         miss = explain_miss(record, status, key, jax_text, old.key if old is not None else None, len(record.keys), record.from_jax,
                             described=described, call_site=call_site and self.label(call_site), blame=blame,
                             reloaded=module_ran_again(record, status, self.is_cell_file))
-        return dataclasses.replace(miss, evidence=self.label(miss.evidence))
+        return dataclasses.replace(miss, evidence=self.label(miss.evidence), evidence_notes=tuple(map(self.label, miss.evidence_notes)))
 
 
 def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]:

@@ -134,10 +134,10 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
     ``made_in`` the function that defines it)."""
     try:
-        category, changes, evidence, source, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
+        category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
-        category, changes, same_line, site = "other", (), False, None
-        evidence, source = f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}", "none"
+        category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
+        notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
     made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
                and blame is None else None)
@@ -150,6 +150,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         changes=changes,
         evidence=evidence,
         evidence_source=source,
+        evidence_notes=notes,
         call_site=call_site or site,
         signature=described[0] if described else (),
         same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
