@@ -242,13 +242,14 @@ def test_a_signature_line_of_thousands_of_inputs_is_cut_and_said():
 
 
 def test_cell_report_breakdown_sums_to_cell_time():
-    cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=3, helper_compiles=HelperCompiles(2, 0.01, ("convert_element_type",)))
+    cell = CellReport(reports=(_report(),), cell_seconds=0.1, jitted_calls=3,
+                      helper_compiles=HelperCompiles(2, 0.01, ("convert_element_type",), (("convert_element_type", 2),)))
     text = render.to_text(cell)
     assert text.splitlines()[:2] == [
         "cell 100.0 ms = trace 2.0 ms + lower 4.0 ms + compile 30.0 ms + JAX's own helpers 10.0 ms + the rest",
         "  (running, Python) 54.0 ms",
     ]
-    assert "2 compiles of JAX's own helpers folded away: convert_element_type" in text
+    assert "2 compiles of JAX's own helpers folded away: convert_element_type ×2" in text
     assert repr(cell) == "<CellReport 'step'; cell 100.0 ms>"
     assert repr(_report()) == "<StagesReport 'step': traced, lowered, compiled; 36.0 ms>"
 

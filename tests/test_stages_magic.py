@@ -135,6 +135,20 @@ def test_helper_compiles_are_counted_but_folded(shell):
     assert rep.cell_seconds >= rep.compile_pipeline_seconds
 
 
+def test_a_helper_that_compiled_twice_is_named_once_with_its_count(shell):
+    # it read '(4 compiles of JAX's own helpers folded away: convert_element_type, broadcast_in_dim, add)': four
+    # compiles, three names (broadcast_in_dim compiled for both shapes)
+    jax.clear_caches()  # the helpers compile here whatever the tests before compiled
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nz = jnp.zeros((3, 3)) + jnp.ones(3)")
+    assert result.success
+    assert cap.outputs[-1].data["text/plain"].splitlines()[1:] == [
+        "(4 compiles of JAX's own helpers folded away: convert_element_type, broadcast_in_dim ×2, add)",
+        "note: no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers",
+        "  (eager jax.numpy operations)",
+    ]
+    assert shell.user_ns["rep"].helper_compiles.repeated == (("broadcast_in_dim", 2),)
+
+
 def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shell):
     # diffrax's diffeqsolve runs eager operations on concrete values while it traces: their compiles were added to the
     # cell line as 'JAX's own helpers' though JAX's trace time of diffeqsolve already held them ('the rest 0 µs')

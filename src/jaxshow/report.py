@@ -361,6 +361,8 @@ class HelperCompiles:
     count: int = 0
     seconds: float = 0.0
     names: tuple[str, ...] = ()
+    repeated: tuple[tuple[str, int], ...] = ()
+    """The names of ``names`` that made more than one of the ``count`` compiles, each with its compiles."""
     yours: bool = True
     """Every function of the group is the user's (a cell's calls not shown: said "your other calls" only then)."""
     inside_seconds: float = 0.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -174,19 +175,25 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
 
 def _folded(events: list, records: list[CallRecord], inside: list | None = None, inside_of: tuple[str, ...] = (),
             named: Callable[[CallRecord], str] = lambda r: r.name) -> HelperCompiles:
-    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled.
+    """Compiles not shown as reports, folded into one line: count, seconds, and the names that compiled (each
+    compile counted to its own call's name, or else to the name it was made for).
 
     ``inside``: more such events, made while a shown call (of those named ``inside_of``) traced; JAX's trace time
     for that call holds their seconds, so they are counted and named but their seconds are kept apart
     (``inside_seconds``). ``named``: how a record is named (JAX's helpers by JAX's name, the user's calls as written).
     """
     inside = inside or []
-    compiled = {e.base_name for e in (*events, *inside) if e.stage == "compile"}
-    names = [named(r) for r in records if r.name in compiled or _compiled(r)]
-    names += [e.base_name for e in inside if e.stage == "compile"]
-    return HelperCompiles(count=sum(1 for e in (*events, *inside) if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(names)), inside_seconds=sum(e.seconds for e in inside),
-                          inside_of=inside_of if inside else ())
+    compiles = [e for e in (*events, *inside) if e.stage == "compile"]
+    made_for = {e.base_name for e in compiles}
+    folded = [r for r in records if r.name in made_for or _compiled(r)]
+    names = [named(r) for r in folded] + [e.base_name for e in inside if e.stage == "compile"]
+    times = Counter(named(r) for r in folded for e in r.events if e.stage == "compile")
+    owned = {id(e) for r in folded for e in r.events}
+    by_name = {r.name: named(r) for r in reversed(folded)}
+    times.update(by_name.get(e.base_name, e.base_name) for e in compiles if id(e) not in owned)
+    return HelperCompiles(count=len(compiles), seconds=sum(e.seconds for e in events), names=tuple(dict.fromkeys(names)),
+                          repeated=tuple((name, n) for name, n in times.items() if n > 1),
+                          inside_seconds=sum(e.seconds for e in inside), inside_of=inside_of if inside else ())
 
 
 def _also_called(records: list[CallRecord], shown: list[CallRecord],

@@ -204,7 +204,7 @@ def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
         if folded.count:
             inside = (f"; {format_seconds(folded.inside_seconds)} of them while {_names_of(folded.inside_of, budget)} traced, "
                       "in its trace time") if folded.inside_seconds else ""
-            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget)}{inside}")
+            out.append(f"{plural(folded.count, 'compile')} {whose} folded away: {_names(folded, budget, counted=True)}{inside}")
     alongside = cell.other_threads
     if alongside.seconds:
         compiles = f", {plural(alongside.count, 'compile')}" if alongside.count else ""
@@ -217,8 +217,11 @@ def _names_of(names: tuple[str, ...], budget: TextBudget) -> str:
     return " and ".join(line(name, budget) for name in names[:3]) + (" …" if len(names) > 3 else "") or "a shown call"
 
 
-def _names(folded: HelperCompiles, budget: TextBudget) -> str:
-    return ", ".join(line(name, budget) for name in folded.names[:8]) + ("…" if len(folded.names) > 8 else "")
+def _names(folded: HelperCompiles, budget: TextBudget, counted: bool = False) -> str:
+    """The first names of a group; ``counted``: each that compiled more than once with how often (``add ×2``)."""
+    times = dict(folded.repeated) if counted else {}
+    return ", ".join(line(name, budget) + (f" ×{times[name]}" if name in times else "") for name in folded.names[:8]) + (
+        "…" if len(folded.names) > 8 else "")
 
 
 def _line_count(text: str) -> int:
