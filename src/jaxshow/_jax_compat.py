@@ -30,6 +30,8 @@ from jaxshow.reprs import changed_texts, stable_repr
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 """The installed jax package's directory (with a trailing separator): JAX's own source files are under it."""
+JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+"""jaxshow's own package folder, with a trailing separator."""
 
 _JIT_OPTION_NAMES = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 
@@ -1811,9 +1813,6 @@ def is_ref_aval(aval: Any) -> bool:
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)
-
-
-JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def jit_caller(frame: Any) -> Any:

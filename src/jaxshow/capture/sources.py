@@ -23,8 +23,7 @@ from typing import Any
 from jaxshow import _jax_compat
 from jaxshow.installed import STDLIB_DIRS, is_installed, pip_installed
 
-JAXSHOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-"""jaxshow's own package folder, with a trailing separator."""
+JAXSHOW_DIR = _jax_compat.JAXSHOW_DIR
 
 _JAXLIB = sys.modules.get("jaxlib")
 JAX_DIRS = (_jax_compat.JAX_DIR,) + ((os.path.dirname(os.path.abspath(_JAXLIB.__file__)) + os.sep,) if _JAXLIB and _JAXLIB.__file__ else ())
