@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import gc
 import html.parser
 
@@ -481,7 +482,7 @@ def test_every_way_of_asking_shows_the_manual_with_the_cell_prefix(ip, question)
     shown = cap.stdout + "".join(str(o.data.get("text/plain", "")) for o in cap.outputs)
     assert "Object `%jaxstages` not found" not in shown
     assert " ".join(shown.split()).count(USAGE) == 1
-    assert "Run the cell once, as IPython would, and show what JAX did for its jitted calls." in shown
+    assert "Run the cell once, as IPython would; show what JAX did for its jits." in shown
 
 
 def test_the_line_form_only_says_it_is_a_cell_magic(ip):
@@ -1014,3 +1015,14 @@ def test_a_call_whose_argument_placements_cannot_be_read_is_still_the_users_call
     assert "jaxshow could not read where this call's arguments are placed: ValueError: a sharding of another kind" in report.notes
     text = cap.outputs[0].data["text/plain"]
     assert "<unknown>" not in text and "under a transformation" not in text
+
+
+@pytest.mark.parametrize("question", ["%%jaxstages?", "%jaxcache?", "%jaxconfig?", "%jaxdump?"])
+def test_each_manual_fits_an_80_column_terminal_where_argparse_does_not_wrap_it(ip, question):
+    result, cap = run_captured(ip, question)
+    shown = cap.stdout + "".join(str(o.data.get("text/plain", "")) for o in cap.outputs)
+    assert result.success and "Docstring:" in shown
+    manual = shown[shown.index("Docstring:"):]
+    usage = re.search(r"::\n\n.*?\n\n", manual, re.S).group()  # argparse's, at the width it found
+    written = re.split(r"\n(?:positional arguments|options):\n", manual.replace(usage, ""))[0]
+    assert max(len(line) for line in written.splitlines()) <= 80, max(written.splitlines(), key=len)

@@ -58,7 +58,7 @@ class CacheMagics(Magics):
     @line_cell_magic
     @fitted_errors
     def jaxcache(self, line: str, cell: str | None = None):
-        """Explain every re-trace of a jitted function, and the persistent compilation cache.
+        """Explain each re-trace of a jitted function, and the persistent cache.
 
         Cell form: runs the cell exactly once, as IPython would, with JAX's
         cache-miss explanation on for that cell only, and shows per jitted

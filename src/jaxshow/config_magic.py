@@ -49,7 +49,7 @@ class JaxConfigMagics(Magics):
     @line_magic
     @fitted_errors
     def jaxconfig(self, line: str = ""):
-        """Show every config option of the running JAX: value, default, where it came from, what a change costs.
+        """Show JAX's config options: value, default, source, what a change costs.
 
         One row per option of the JAX in this process (``jax.config.values``):
         the value this thread sees, JAX's default, what set it (the default, an

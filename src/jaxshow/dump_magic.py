@@ -101,7 +101,7 @@ class DumpMagics(Magics):
     @line_magic
     @fitted_errors
     def jaxdump(self, line: str):
-        """Show JAX's IR dump files: how dumping is set, and which cell and function wrote each file.
+        """Show JAX's IR dump files: how dumping is set, which cell wrote each.
 
         JAX writes the StableHLO module of every compile (and, with the modes
         ``jaxpr``, ``jaxpr_html``, ``eqn_count_pprof``, the jaxpr at every

@@ -109,7 +109,7 @@ class StagesMagics(Magics):
     @cell_magic
     @fitted_errors
     def jaxstages(self, line: str, cell: str):
-        """Run the cell once, as IPython would, and show what JAX did for its jitted calls.
+        """Run the cell once, as IPython would; show what JAX did for its jits.
 
         Every jitted call the cell made, directly or through helpers and
         libraries, is recorded where JAX traces, lowers and compiles it, in the
@@ -119,7 +119,8 @@ class StagesMagics(Magics):
         signature, the ``Lowered`` module with its pre-optimisation cost, and the
         ``Compiled`` executable with optimised HLO, cost, memory (drawn as one
         bar to scale beside XLA's peak, with the largest buffers of the
-        compiled module; nothing is run for it), shardings and formats, plus the trace, lowering and compile seconds JAX reported on
+        compiled module; nothing is run for it), shardings and formats, plus
+        the trace, lowering and compile seconds JAX reported on
         ``jax.monitoring``. A call that hit JAX's caches is headed "cache hit";
         an error is blamed on the phase that raised it. JAX's own functions
         (``jnp``, ``lax``) fold into one line.
@@ -140,16 +141,20 @@ class StagesMagics(Magics):
                 params = train_step(params, batch)
 
             %%jaxstages --save runs/baseline
-            loss = train_step(params, batch)   # runs/baseline/train_step.compiled.hlo.txt, ...
+            # writes runs/baseline/train_step.compiled.hlo.txt, ...
+            loss = train_step(params, batch)
 
             %%jaxstages --source
-            y = f(x)   # In[3]:2 beside every jaxpr, StableHLO and HLO line that In[3] line 2 made
+            # In[3]:2 beside each jaxpr, StableHLO and HLO line it made
+            y = f(x)
 
             %%jaxstages --save {run_dir}/step{i}
-            loss = train_step(params, batch)   # {expr} and $name expand from your namespace
+            # {expr} and $name expand from your namespace
+            loss = train_step(params, batch)
 
             %%jaxstages --diff
-            loss = train_step(params, bigger_batch)   # what changed since train_step last compiled
+            # what changed since train_step last compiled
+            loss = train_step(params, bigger_batch)
 
         ``--diff`` compares each report with the previous compile of the same
         function (by qualified name) that ``%%jaxstages`` reported in this
