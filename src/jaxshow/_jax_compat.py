@@ -252,15 +252,8 @@ def _pjit_trace_cache() -> tuple[Any, Any, Any] | None:
         return None
     current = getattr(_pjit, "_create_pjit_jaxpr", None)
     cached = getattr(current, "jaxshow_original", current)  # under jaxshow probes, the lu.cache itself
-    code, closure = getattr(cached, "__code__", None), getattr(cached, "__closure__", None)
-    if code is None or not closure or not hasattr(_pjit, "diff_tracing_cache_keys"):
-        return None
-    cells = dict(zip(code.co_freevars, closure))
-    try:
-        caches = cells["fun_caches"].cell_contents
-    except (KeyError, ValueError):
-        return None
-    if not hasattr(caches, "get") or not hasattr(caches, "values"):
+    caches = _closure_value(cached, "fun_caches")
+    if not hasattr(_pjit, "diff_tracing_cache_keys") or not hasattr(caches, "get") or not hasattr(caches, "values"):
         return None
     return _pjit, current, caches
 
