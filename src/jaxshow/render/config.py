@@ -5,7 +5,7 @@ from __future__ import annotations
 from jaxshow import render
 from jaxshow.render.limits import MESSAGE_LINES, TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, details, join, muted, tag
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import columns, paragraph, text_table, text_width
 from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import ConfigOption, ConfigReport
 
@@ -74,6 +74,19 @@ def _backend_words(o: ConfigOption, report: ConfigReport) -> str:
 def _row(o: ConfigOption, report: ConfigReport) -> tuple[str, ...]:
     return (o.name, _value_words(o), _default_words(o), _source_words(o), KIND_WORDS.get(o.kind, o.kind),
             _cost_words(o), _backend_words(o, report))
+
+
+def _option_words(o: ConfigOption, report: ConfigReport) -> str:
+    """One option as a sentence, for a terminal narrower than the table: ``jax_enable_x64: False (default) · ...``."""
+    default = "default computed at import" if o.default_repr is None else f"default {o.default_repr}"
+    where = ["default"] if o.source == "default" else [
+        "source unknown" if o.source == "unknown" else f"set by {_source_words(o)}",
+        *([f"global {o.global_value_repr}"] if o.global_value_repr is not None else []), default]
+    cost = {"re-trace": "a change re-traces", "new jit entry": "a change adds a jit cache entry",
+            "unknown": "what a change costs is unknown", "—": ""}[_cost_words(o)]
+    backend = _backend_words(o, report).replace(" after start", " after backend start")
+    parts = [KIND_WORDS.get(o.kind, o.kind), cost, backend]
+    return f"{o.name}: {o.value_repr} ({'; '.join(where)})" + "".join(f" · {p}" for p in parts if p)
 
 
 def _headline(report: ConfigReport) -> str:
@@ -196,7 +209,12 @@ def _(report: ConfigReport, budget: TextBudget) -> str:
         lines.append(paragraph("  ", changed, "    ", budget))
     options, more = limit_rows(report.options, budget, "report.options")
     if options:
-        lines.extend(text_table([_row(o, report) for o in options], HEADER, budget, indent="  ", rule=True, more=more))
+        table = text_table([_row(o, report) for o in options], HEADER, budget, indent="  ", rule=True, more=more)
+        if max(columns(t) for t in table) <= text_width(budget):
+            lines.extend(table)
+        else:  # names and values alone are wider than the terminal: a line per option
+            lines.extend(paragraph("  ", line(_option_words(o, report), budget), "      ", budget) for o in options)
+            lines.extend([f"  {more}"] if more else [])
         if len(report.options) <= TEXT_HELP_MAX_OPTIONS:
             for o in options:
                 lines.append(f"  {line(o.name, budget)}:")
