@@ -140,7 +140,7 @@ def test_env_set_before_import_files_by_cell_function_text_diff_and_xla_passes(t
 
     text = out["show_all"]["text"][0]
     assert _flat(text).startswith(f"%jaxdump — {len(rep['files'])} files of 3 functions in {tmp_path / 'jax'} ")
-    assert "    In[2]  jax_ir0001_jit_f_compile.mlir  module jit_f, stage compile (handed to XLA)" in text
+    assert "    In[2]  jax_ir0001_jit_f_compile.mlir  stage compile (handed to XLA)" in text  # the module is f's heading's
     assert "    In[3]: _lambda, f (4 files)" in text
     assert "    before jaxshow was loaded: early (2 files)" in text
 
@@ -267,9 +267,11 @@ def test_persistent_cache_hit_is_marked(tmp_path):
     ]
     # the description and the note wrap under themselves at the width (COLUMNS=100), the file name stays whole
     shown = re.sub(r"\d+\.\d\d KiB", "9.99 KiB", second["show"]["text"][0])  # the module's size differs by JAX version
-    assert ("    In[1]  jax_ir0000_jit_p_compile.mlir  module jit_p, stage      9.99 KiB  persistent-cache hit:\n"
-            "                                          compile (handed to XLA)            served from disk, not\n"
-            "                                                                             compiled\n") in shown
+    assert ("  p: 1 file · module jit_p\n"
+            "    cell   file                           what                   size      note\n"
+            "    In[1]  jax_ir0000_jit_p_compile.mlir  stage compile (handed  9.99 KiB  persistent-cache hit:\n"
+            "                                          to XLA)                          served from disk, not\n"
+            "                                                                           compiled\n") in shown
     assert "persistent-cache hit: served from disk, not compiled" in second["show"]["html"][0]
 
 
@@ -370,14 +372,14 @@ def test_jaxs_own_eager_operations_fold_into_one_entry_and_a_users_function_of_t
     assert rep.jax_functions == ("iota", "greater", "sin", "multiply", "_where", "_mean")
     assert [f.function for f in rep.files if not f.jax_own] == ["add"]  # the user's add, not JAX's add primitive
     text = cap.outputs[0].data["text/plain"]
-    assert "  add:\n" in text and "  sin:\n" not in text
+    assert "  add: 1 file · module jit_add\n" in text and "  sin:" not in text
     assert _flat(text).count("JAX's own eager operations (6 files: jnp/lax calls outside jit") == 1
     assert "%jaxdump NAME shows one): iota, greater, sin, multiply, _where, _mean" in _flat(text)
     page = cap.outputs[0].data["text/html"]
     assert "<summary>JAX's own eager operations <span" in page
     result, cap = run_captured(ip, "%jaxdump sin -o one")
     assert [(f.function, f.jax_own) for f in ip.user_ns["one"].files] == [("sin", True)]
-    assert "  sin:\n" in cap.outputs[0].data["text/plain"]
+    assert "  sin: 1 file · module jit_sin\n" in cap.outputs[0].data["text/plain"]
 
 
 def test_a_function_is_named_as_the_report_names_it_where_the_namespace_tells_it(ip, dumping_in_process):
@@ -391,7 +393,7 @@ def test_a_function_is_named_as_the_report_names_it_where_the_namespace_tells_it
     assert [(f.function, f.module, f.cell) for f in rep.files if not f.jax_own] == [("g", "jit_g", f"In[{number}]")]
     assert rep.named("g") == "grad(g)" and rep.named("sin") == "sin"
     text = cap.outputs[0].data["text/plain"]
-    assert "\n  grad(g):\n    cell   file" in text and "\n  g:\n" not in text
+    assert "\n  grad(g): 1 file · module jit_g\n    cell   file" in text and "\n  g:" not in text
     by_cell = next(row for row in text.splitlines() if row.startswith(f"    In[{number}]: "))
     assert by_cell.endswith(f"grad(g) ({plural(len(rep.by_cell()[f'In[{number}]']), 'file')})")  # after JAX's helpers, if any compiled
     assert "<summary>grad(g) <span" in cap.outputs[0].data["text/html"]
@@ -401,7 +403,8 @@ def test_a_function_is_named_as_the_report_names_it_where_the_namespace_tells_it
     assert run_captured(ip, "up = jax.jit(step)\nf = jax.jit(g)\nf(x);")[0].success
     result, cap = run_captured(ip, "%jaxdump -o rep")
     assert ip.user_ns["rep"].named("g") == "grad(g) or jit(grad(g)) or g"
-    assert "\n  grad(g) or jit(grad(g)) or g:\n" in cap.outputs[0].data["text/plain"]
+    heading = f"  grad(g) or jit(grad(g)) or g: {plural(len(ip.user_ns['rep'].files_of('g')), 'file')} · module jit_g"
+    assert f"\n{heading}\n" in cap.outputs[0].data["text/plain"]
 
 
 def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):

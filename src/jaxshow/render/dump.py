@@ -27,10 +27,16 @@ _MINUS_STYLE = "color: #82071e; background: #ffebe9;"
 _HUNK_STYLE = "color: #0550ae; background: #ddf4ff;"
 
 
-def _what(f: DumpFile) -> str:
+def _module_of(files: Sequence[DumpFile]) -> str | None:
+    """The one module a function's files were dumped from, named once in its heading; ``None`` for several."""
+    modules = {f.module for f in files if f.module}
+    return modules.pop() if len(modules) == 1 else None
+
+
+def _what(f: DumpFile, heading_module: str | None) -> str:
     if f.kind == "stablehlo":
         stage = "compile (handed to XLA)" if f.stage == "compile" else f.stage
-        return f"module {f.module}, stage {stage}"
+        return f"stage {stage}" if f.module == heading_module else f"module {f.module}, stage {stage}"
     return f"{DUMP_KIND_WORDS.get(f.kind, f.kind)} (at lowering)"
 
 
@@ -38,8 +44,14 @@ def _note(f: DumpFile) -> str:
     return HIT_NOTE if f.persistent_hit else ""
 
 
-def _file_rows(files: Sequence[DumpFile]) -> list[tuple[str, ...]]:
-    return [(f.cell or "—", f.name, _what(f), format_bytes(f.size_bytes), _note(f)) for f in files]
+def _file_rows(files: Sequence[DumpFile], heading_module: str | None = None) -> list[tuple[str, ...]]:
+    return [(f.cell or "—", f.name, _what(f, heading_module), format_bytes(f.size_bytes), _note(f)) for f in files]
+
+
+def _function_heading(r: DumpReport, function: str) -> str:
+    """``train_step · 2 files · module jit_train_step``, after the function's name."""
+    module = _module_of(r.files_of(function))
+    return plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else "")
 
 
 def _headline(r: DumpReport) -> str:
@@ -129,9 +141,9 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
-        module = next((f.module for f in files if f.module), None)
-        summary = join([line(r.named(function), budget), " ", muted(plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else ""))])
-        parts.append(details(summary, table(_FILE_HEADER, _file_rows(files), budget, more=more), open=len(functions) <= 5))
+        summary = join([line(r.named(function), budget), " ", muted(line(_function_heading(r, function), budget))])
+        rows = _file_rows(files, _module_of(r.files_of(function)))
+        parts.append(details(summary, table(_FILE_HEADER, rows, budget, more=more), open=len(functions) <= 5))
     if more_functions:
         parts.append(muted(more_functions))
     if helpers:
@@ -194,8 +206,8 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
         files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
-        lines.append(f"  {line(r.named(function), budget)}:")
-        lines.extend(text_table(_file_rows(files), _FILE_HEADER, budget, indent="    ", more=more))
+        lines.append(paragraph(f"  {line(r.named(function), budget)}: ", line(_function_heading(r, function), budget), "    ", budget))
+        lines.extend(text_table(_file_rows(files, _module_of(r.files_of(function))), _FILE_HEADER, budget, indent="    ", more=more))
     if more_functions:
         lines.append(f"  {more_functions}")
     if helpers:
