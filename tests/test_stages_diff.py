@@ -305,6 +305,29 @@ def test_one_inserted_op_in_a_real_chain():
     assert [piece.split(" = ")[1].split("(")[0] for piece in _changed(hlo)] == ["f32[8]{0} sine", "f32[8]{0} negate", "f32[8]{0} sine"]
 
 
+def test_a_jaxpr_variable_named_in_leaves_the_keyword_alone():
+    """JAX names its 222nd variable ``in``: renumbering it renamed the keyword too, ``-  d (c,) } d`` for ``in (c,) } in``."""
+    import jax
+    import jax.numpy as jnp
+
+    helper = jax.jit(lambda x: jnp.cos(x) * 2)
+
+    def chain(n):
+        def f(x):
+            x = helper(helper(x))  # printed first, as ``let <lambda> = { lambda ; a:f32[3]. let … in (c,) } in``
+            for _ in range(n):
+                x = jnp.sin(x)
+            return x
+        return f
+
+    long, short = (str(jax.make_jaxpr(chain(n))(jnp.ones(3))) for n in (240, 3))
+    assert "    in:f32[3] = sin im" in long.splitlines()
+    diff = irdiff.text_diff("jaxpr", "jaxpr", long, short)
+    assert [piece for piece in diff.lines if "}" in piece] == ["   in (c,) } in", "-  in (jl,) }", "+  in (i,) }"]
+    assert irdiff.canonical_lines("{ lambda ; in:f32[]. let b:f32[] = neg in in (b,) }", "jaxpr") == [
+        "{ lambda ; a:f32[]. let b:f32[] = neg a in (b,) }"]
+
+
 def diff_record(diff):
     from jaxshow.report import StagesDiff
 

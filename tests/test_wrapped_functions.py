@@ -622,6 +622,28 @@ def test_eqx_filter_jit_history_names_the_users_definition(shell):
     assert (stats.function, stats.defined_at) == ("make_step", f"In[{n}]:1")
 
 
+def test_eqx_filter_jit_retrace_over_a_new_function_in_the_model_names_that_function(shell):
+    """equinox's static tuple (the function, then the model's non-array leaves and treedef) changed only in the
+    address of the model's activation, a lambda made anew with the model: the miss quoted the whole tuple twice."""
+    pytest.importorskip("equinox")
+    shell.run_cell("import equinox as eqx", store_history=True)
+    _define(shell, """
+        @eqx.filter_jit
+        def loss(model, v):
+            return jnp.sum(model(v))
+    """)
+    make = "model = eqx.nn.MLP(3, 1, 4, 1, activation=lambda v: jnp.maximum(v, 0), key=jax.random.key(0))\n"
+    for cell in (make + "y = loss(model, x)", "%%jaxcache -o rep\n" + make + "y = loss(model, x)"):
+        result, cap = run_captured(shell, cell)
+        assert result.success, cap.stderr
+    (stats,) = shell.user_ns["rep"].functions
+    (miss,) = stats.misses
+    assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", "…<function <lambda>>… (another object)",
+                                                                       "…<function <lambda>>…"),))
+    assert ("    1. different static arguments: static: now …<function <lambda>>… (another object), before\n"
+            "       …<function <lambda>>…\n") in cap.outputs[-1].data["text/plain"]
+
+
 def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(shell):
     # diffrax under eqx.filter_jit: jax.grad(loss)(y0, args) was headlined by loss's trace ("reached inside jax.grad",
     # nothing lowered or compiled), while the two programs JAX compiled for the derivative were '(a library's

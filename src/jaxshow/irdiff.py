@@ -28,6 +28,7 @@ _MLIR_NAME = re.compile(r"(%|#loc|\^bb)([A-Za-z_$.\-]*?)(?:_?(\d+))?(?![\w$.\-])
 _HLO_NAME = re.compile(r"(?<![\w.\-\"])(%?)([A-Za-z_][\w\-]*?)\.(\d+)(?![\w.\-])")
 _HLO_FRAME_ID = re.compile(r",? ?stack_frame_id=\d+")
 _JAXPR_BINDER = re.compile(r"(?<![\w.=])([a-z]+):(?=[A-Za-z_]\w*[\[<])")
+_LET_BINDING = re.compile(r" \S+ = \{")
 _JAXPR_VAR = re.compile(r"(?<![\w.=])(?<!= )([a-z]+)(?![\w\[=(.:])|(?<![\w.=])([a-z]+)(?=:[A-Za-z_]\w*[\[<])")
 
 
@@ -149,7 +150,8 @@ def _tokenized(text: str, language: str) -> tuple[list[str], list[list[_Token]],
         lines = text.splitlines()
         binders = set(_JAXPR_BINDER.findall(text))
         tokens = [[_Token(m.start(), m.end(), "", token, ("", "")) for m in _JAXPR_VAR.finditer(piece)
-                   for token in [m.group(1) or m.group(2)] if token in binders] for piece in lines]
+                   for token in [m.group(1) or m.group(2)] if token in binders and not _jaxpr_keyword(piece, m)]
+                  for piece in lines]
         return lines, tokens, lambda counter, k: _letters(k)
     if language == "hlo":
         lines = _hlo_program(text)  # HLO names an instruction with or without its %: one name either way
@@ -160,6 +162,17 @@ def _tokenized(text: str, language: str) -> tuple[list[str], list[list[_Token]],
     tokens = [[_Token(m.start(), m.end(), m.group(1), m.group(0), (m.group(1), m.group(2)))
                for m in _MLIR_NAME.finditer(piece)] for piece in lines]
     return lines, tokens, lambda counter, k: f"{counter[1]}{'_' if counter[1] and counter[1] != 'arg' else ''}{k}"
+
+
+def _jaxpr_keyword(piece: str, m: re.Match[str]) -> bool:
+    """Whether ``m`` on a jaxpr line is a keyword, not the variable of that name (JAX's 222nd variable is ``in``):
+    ``in (c,) }``, ``} in``, ``a:f32[3]. let``, ``let helper = {``, ``{ lambda``."""
+    before, word, after = piece[:m.start()], m.group(0), piece[m.end():]
+    if word == "in":
+        return after.startswith(" (") or before.endswith("} ")
+    if word == "let":
+        return before.endswith(". ") or (not before.strip() and _LET_BINDING.match(after) is not None)
+    return word == "lambda" and before.endswith("{ ")
 
 
 def _first_appearance(tokens: list[list[_Token]], spell: Callable[[tuple[str, str], int], str]) -> dict[str, str]:
@@ -229,23 +242,6 @@ def _without_metadata(piece: str) -> str:
     if start < 0:
         return piece
     return piece[:start] + piece[closing(piece, start + len(", metadata={")) + 1:]
-
-
-def _jaxpr_lines(text: str) -> list[str]:
-    """A jaxpr with its variables (the names bound as ``name:type``) renamed ``a b c …`` by first appearance, as JAX names them."""
-    binders = set(_JAXPR_BINDER.findall(text))
-    names: dict[str, str] = {}
-
-    def canonical(m: re.Match[str]) -> str:
-        token = m.group(1) or m.group(2)
-        if token not in binders:
-            return m.group(0)
-        found = names.get(token)
-        if found is None:
-            found = names[token] = _letters(len(names))
-        return found
-
-    return [_JAXPR_VAR.sub(canonical, piece) for piece in text.splitlines()]
 
 
 def _letters(k: int) -> str:

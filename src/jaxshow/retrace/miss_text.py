@@ -73,7 +73,8 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 what = m.group("what")
                 continue
             if what and (m := _OLD_STATIC_LINE.match(line)):
-                changes.append(ArgChange(f"static {what}", *changed_texts(stable_text(m.group("now")), stable_text(m.group("before")))))
+                parts = _changed_parts(m.group("now"), m.group("before"))
+                changes.append(ArgChange(f"static {what}", *changed_texts(*map(stable_text, parts))))
                 what = None
         for entry in _entries(lines):
             if m := _TREE_LINE.match(entry):
@@ -102,10 +103,12 @@ def _entries(lines: list[str]) -> list[str]:
 
 
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
-    """One changed input pytree node: a static value as its value, metadata of one node type as the part that changed."""
+    """One changed input pytree node: of a static value or of metadata of one node type, the part that changed (a
+    function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``)."""
     sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
     if sv_now and sv_before:
-        return ArgChange(where, *changed_texts(stable_text(sv_now.group("val")), stable_text(sv_before.group("val"))))
+        parts = _changed_parts(sv_now.group("val"), sv_before.group("val"))
+        return ArgChange(where, *changed_texts(*map(stable_text, parts)))
     md_now, md_before = _METADATA.match(now), _METADATA.match(before)
     if md_now and md_before and md_now.group("type") == md_before.group("type"):
         parts = _changed_parts(md_now.group("meta"), md_before.group("meta"))
