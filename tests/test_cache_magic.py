@@ -1019,6 +1019,29 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
 
 
+def test_a_call_jax_refused_before_looking_up_its_cache_is_not_counted_as_a_hit(shell):
+    # read '%jaxcache — no cache miss: every jitted call hit the cache' over 'f  1  0  1' (calls, traced, hits)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f('abc')")
+    assert type(result.error_in_exec) is TypeError and "Error interpreting argument" in str(result.error_in_exec)
+    assert shell.user_ns["rep"].functions == ()
+    assert cap.outputs[-1].data["text/plain"].splitlines()[:2] == [
+        "%jaxcache — no jitted function of yours was traced", "  the cell raised TypeError: Error interpreting argument to "
+        "<function f at " + hex(id(shell.user_ns["f"].__wrapped__)) + "> as an"]
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\nf('abc')")
+    assert type(result.error_in_exec) is TypeError
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
+
+
+def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):
+    run_captured(shell, "step = jax.jit(lambda v: v + 1, donate_argnums=0)\np = jnp.ones(4)\nq = step(p)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nstep(p)")
+    assert "deleted" in str(result.error_in_exec)  # jaxlib: "Buffer has been deleted or donated"; jax 0.12: "Array has been deleted"
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 0, 1)
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no cache miss: every jitted call hit the cache"
+
+
 @pytest.mark.parametrize("setup, cell, cause", [
     ("", "with jax.disable_jit():\n    y = helper(x)", "jax.disable_jit()"),
     ("jax.config.update('jax_disable_jit', True)", "y = helper(x)", "the option jax_disable_jit"),

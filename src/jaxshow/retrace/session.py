@@ -939,7 +939,8 @@ class CallCounter(calls.CallCounter):
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call,
                 _jax_compat.jit_disabled())
 
-    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False,
+              error: BaseException | None = None) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
         if type(token) is str:  # a jax.stages.Compiled ran its executable
@@ -955,6 +956,8 @@ class CallCounter(calls.CallCounter):
         traced = self.session.traced_count(target) > traced_before
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
             return
+        if error is not None and not traced and _jax_compat.raised_reading_jit_call(error):
+            return  # JAX refused the call's arguments (one it cannot trace, an in_sharding that does not fit): no hit
         placed = None
         if not traced and self.session.compiled_since(compiles_before, target):
             # JAX reused the trace and compiled again: placed says where this call's arguments are
