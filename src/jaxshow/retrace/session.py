@@ -710,10 +710,11 @@ class Session(_jax_compat.TraceProbe):
         for f in functions:
             if f.recompiled:
                 notes.append(
-                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled again without a new trace: JAX reused "
-                    "the trace and lowered it anew for what it does not trace for: an argument's sharding or device "
-                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, or the options of another "
-                    f"jax.jit wrapper of {f.function}")
+                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
+                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device "
+                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
+                    f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
+                    "function, which traced it there but compiled only that function")
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
