@@ -1019,6 +1019,46 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
 
 
+def test_a_call_jax_refused_before_looking_up_its_cache_is_not_counted_as_a_hit(shell):
+    # read '%jaxcache — no cache miss: every jitted call hit the cache' over 'f  1  0  1' (calls, traced, hits)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f('abc')")
+    assert type(result.error_in_exec) is TypeError and "Error interpreting argument" in str(result.error_in_exec)
+    assert shell.user_ns["rep"].functions == ()
+    assert cap.outputs[-1].data["text/plain"].splitlines()[:2] == [
+        "%jaxcache — no jitted function of yours was traced", "  the cell raised TypeError: Error interpreting argument to "
+        "<function f at " + hex(id(shell.user_ns["f"].__wrapped__)) + "> as an"]
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\nf('abc')")
+    assert type(result.error_in_exec) is TypeError
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
+
+
+def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compile_again(shell):
+    # read 'no trace, but 1 call compiled again from a reused trace', and its note gave only causes of a compile again
+    run_captured(shell, "outer = jax.jit(lambda v: f(v) + 1)\ny = outer(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1]
+    [stats] = shell.user_ns["rep"].functions
+    placed = f"x on {jax.devices()[0]}"  # cpu:0; TFRT_CPU_0 on jax 0.7
+    assert (stats.calls, stats.traced, stats.hits, stats.recompiled) == (1, 0, 0, (placed,))
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert text.startswith("%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)")
+    assert ("note: f: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does "
+            f"not trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+            "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
+            "function, which traced it there but compiled only that function") in text
+
+
+def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):
+    run_captured(shell, "step = jax.jit(lambda v: v + 1, donate_argnums=0)\np = jnp.ones(4)\nq = step(p)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nstep(p)")
+    assert "deleted" in str(result.error_in_exec)  # jaxlib: "Buffer has been deleted or donated"; jax 0.12: "Array has been deleted"
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 0, 1)
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no cache miss: every jitted call hit the cache"
+
+
 @pytest.mark.parametrize("setup, cell, cause", [
     ("", "with jax.disable_jit():\n    y = helper(x)", "jax.disable_jit()"),
     ("jax.config.update('jax_disable_jit', True)", "y = helper(x)", "the option jax_disable_jit"),

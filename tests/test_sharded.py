@@ -186,11 +186,12 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     placed = "x P('model', 'data'), w P('model', None) on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))"
     # was: 'no cache miss: every jitted call hit the cache', a hit, while JAX lowered and compiled layer again
     assert result["moved"] == [["layer", 1, 0, 0, [placed]]]
-    assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled again from a reused trace (see the note)"
+    assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)"
     assert result["moved_note"] == [
-        "layer: 1 call compiled again without a new trace: JAX reused the trace and lowered it anew for what it does not "
-        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, or the "
-        "options of another jax.jit wrapper of layer"]
+        "layer: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does not "
+        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+        "options of another jax.jit wrapper of layer, or a first call of its own after a call inside another jitted "
+        "function, which traced it there but compiled only that function"]
     # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],

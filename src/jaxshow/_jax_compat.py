@@ -1833,6 +1833,27 @@ def jit_caller(frame: Any) -> Any:
     return frame
 
 
+def raised_reading_jit_call(error: BaseException) -> bool:
+    """Whether ``error`` came out of JAX's reading of a jitted call before its program: ``pjit._infer_params``, where JAX
+    parses the arguments, checks them against the jit's options and traces (``_trace_for_jit`` on jax 0.9), 0.7 to 0.12.
+
+    Read from the error's frames, which JAX keeps under IPython (``jax_traceback_filtering`` ``auto``: its frames are
+    hidden, not removed), or from the unfiltered traceback it attaches in ``remove_frames`` mode; ``False`` where JAX
+    removed them (``quiet_remove_frames``).
+    """
+    pjit_file = os.path.join(JAX_DIR, "_src", "pjit.py")
+    tracebacks = [error.__traceback__]
+    if type(error.__cause__).__name__ == "UnfilteredStackTrace":
+        tracebacks.append(error.__cause__.__traceback__)
+    for tb in tracebacks:
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_name in ("_infer_params", "_trace_for_jit") and os.path.abspath(code.co_filename) == pjit_file:
+                return True
+            tb = tb.tb_next
+    return False
+
+
 def trace_state_clean() -> bool:
     """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread."""
     try:

@@ -753,7 +753,7 @@ class FunctionCacheStats:
     hits: int | None = None
     cache_size: int | None = None
     recompiled: tuple[str, ...] = ()
-    """Per call that JAX compiled again without tracing (a reused trace lowered anew): where its arguments were placed."""
+    """Per call that JAX compiled without tracing (an earlier trace lowered anew): where its arguments were placed."""
     misses: tuple[CacheMiss, ...] = ()
     trace_time_output: tuple[str, ...] = ()
     misses_left_out: int = 0

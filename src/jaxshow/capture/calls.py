@@ -1119,9 +1119,10 @@ class CallCounter:
         """``call`` holds the call's arguments (``call.args``, ``call.keywords``), to be read only after it."""
         raise NotImplementedError
 
-    def after(self, wrapper: Any, token: Any, maybe_refused: bool = False) -> None:  # pragma: no cover - interface
-        """The call returned, or raised; ``maybe_refused``: it raised an error the cell caught, and JAX may have refused
-        it before any cache lookup (counted only if it traced)."""
+    def after(self, wrapper: Any, token: Any, maybe_refused: bool = False,
+              error: BaseException | None = None) -> None:  # pragma: no cover - interface
+        """The call returned, or raised ``error``; ``maybe_refused``: it raised an error the cell caught, and JAX may have
+        refused it before any cache lookup (counted only if it traced)."""
         raise NotImplementedError
 
 
@@ -1400,7 +1401,7 @@ class DirectCalls:
             if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
                 users = users_code(dynamic_arguments(info, args, kwargs), statics)
         if self.counter is not None:
-            self.counter.after(pending.wrapper, pending.token, maybe_refused=users is not None)
+            self.counter.after(pending.wrapper, pending.token, maybe_refused=users is not None, error=error)
         if self.capture is None or not jitted:
             return
         if self.capture.own_record(pending.made_before, _jax_compat.jit_function(pending.wrapper)) is not None:

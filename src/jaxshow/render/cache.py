@@ -72,7 +72,7 @@ def _headline(report: CacheReport) -> str:
         return "no jitted function of yours was traced" if report.cell_error else "no jitted function of yours was called or traced"
     recompiled = sum(len(f.recompiled) for f in report.functions)
     if traced == 0 and recompiled:
-        return f"no trace, but {plural(recompiled, 'call')} compiled again from a reused trace (see the note)"
+        return f"no trace, but {plural(recompiled, 'call')} compiled from an earlier trace (see the note)"
     disabled = sum(f.jit_disabled for f in report.functions)
     compiled = sum(f.compiled_calls for f in report.functions)
     if traced == 0 and (disabled or compiled):

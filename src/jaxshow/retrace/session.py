@@ -710,10 +710,11 @@ class Session(_jax_compat.TraceProbe):
         for f in functions:
             if f.recompiled:
                 notes.append(
-                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled again without a new trace: JAX reused "
-                    "the trace and lowered it anew for what it does not trace for: an argument's sharding or device "
-                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, or the options of another "
-                    f"jax.jit wrapper of {f.function}")
+                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
+                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device "
+                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
+                    f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
+                    "function, which traced it there but compiled only that function")
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
@@ -939,7 +940,8 @@ class CallCounter(calls.CallCounter):
         return (self.session.traced_count(target) if target is not None else 0, self.session.compile_events(), call,
                 _jax_compat.jit_disabled())
 
-    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False) -> None:
+    def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False,
+              error: BaseException | None = None) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
         if type(token) is str:  # a jax.stages.Compiled ran its executable
@@ -955,6 +957,8 @@ class CallCounter(calls.CallCounter):
         traced = self.session.traced_count(target) > traced_before
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
             return
+        if error is not None and not traced and _jax_compat.raised_reading_jit_call(error):
+            return  # JAX refused the call's arguments (one it cannot trace, an in_sharding that does not fit): no hit
         placed = None
         if not traced and self.session.compiled_since(compiles_before, target):
             # JAX reused the trace and compiled again: placed says where this call's arguments are
