@@ -332,3 +332,14 @@ def test_stage_objects_name_their_function_and_flatten_nothing_of_the_users():
     # fallbacks: an object without these private attributes
     assert _jax_compat.program_debug_info(object()) is None and _jax_compat.traced_donated(object()) == ()
     assert _jax_compat.debug_info_function(None) == ("?", None)
+
+
+def test_treedef_differences_counts_the_subtrees_that_differ():
+    """What ranks the closest earlier key where pytrees differ: a call's ``(args, kwargs)`` with one more positional
+    argument and one keyword fewer differs in two subtrees, from one that only passes a keyword in one."""
+    structure = jax.tree_util.tree_structure
+    moved, by_keyword, short = structure(((1, 2), {})), structure(((1,), {"n": 2})), structure(((1,), {}))
+    assert _jax_compat.treedef_differences(moved, by_keyword) == 2
+    assert _jax_compat.treedef_differences(by_keyword, short) == 1
+    assert _jax_compat.treedef_differences(short, short) == 0
+    assert _jax_compat.treedef_differences(structure([[[[[1]]]]]), structure([[[[[1, 2]]]]]), depth=2) == 1

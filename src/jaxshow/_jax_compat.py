@@ -906,6 +906,26 @@ def _static_nodes(treedef: Any) -> list[Any]:
     return found
 
 
+def treedef_differences(new: Any, old: Any, depth: int = 4) -> int:
+    """How many subtrees differ between two pytree definitions: a node whose type, metadata (a ``Static``'s value
+    on jax 0.9-0.10) or number of children differs counts one; below ``depth`` levels, any difference counts one.
+
+    ``g(x, n=5)`` differs from ``g(x, n=2)`` in one (the ``Static`` under ``kwargs``), from ``g(x, 2)`` in two
+    (the lengths of ``args`` and of ``kwargs``). 1 where a definition cannot be taken apart.
+    """
+    if new == old:
+        return 0
+    try:
+        if depth == 0 or new.node_data() != old.node_data():
+            return 1
+        children, old_children = new.children(), old.children()
+        if len(children) != len(old_children):
+            return 1
+        return sum(treedef_differences(a, b, depth - 1) for a, b in zip(children, old_children)) or 1
+    except Exception:  # noqa: BLE001 - an odd node's metadata that cannot be compared
+        return 1
+
+
 def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...] | None:
     """``(input path, now, before)`` for each static argument that differs between two jax >= 0.11 keys.
 

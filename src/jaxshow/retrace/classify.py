@@ -23,7 +23,8 @@ from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
-from jaxshow.retrace.miss_text import CLEARED_HINT, CONTEXT_POSITION, NO_SITE_HINT, SAME_LINE_HINT, parse_explanation
+from jaxshow.retrace.miss_text import (BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION, NO_SITE_HINT, PASSED_WAYS,
+                                       SAME_LINE_HINT, parse_explanation)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -84,6 +85,8 @@ def classify_miss(
         changes = _with_meshes(changes, key, old, record)
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
+    if category in ("static_args", "input_pytree"):
+        changes = _name_positional_count(changes, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "never_seen":
@@ -164,13 +167,16 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
     jax <= 0.8 says ``now 3 and before 2`` for static arguments and
     ``now {n: 3} and before {n: 2}`` for keywords, naming neither.
     """
+    if moved := _static_passed_another_way(changes):
+        return moved
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
     named: list[ArgChange] = []
     for change in changes:
         if change.where == "static args" and positions:
             now, before = change.now.split(", "), change.before.split(", ")
             if len(positions) == len(now) == len(before):
-                named.extend(ArgChange(argument_label(names, p), n, b) for p, n, b in zip(positions, now, before) if n != b)
+                named.extend(ArgChange(argument_label(names, p), n or PASSED_WAYS[2], b or PASSED_WAYS[2])
+                             for p, n, b in zip(positions, now, before) if n != b)
                 continue
         elif change.where == "static kwargs":
             now_kw, before_kw = _static_kwargs(change.now), _static_kwargs(change.before)
@@ -182,6 +188,33 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
             change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """``arguments passed by position: now 2, before 1`` as the parameters it was about (``names``: the positional
+    ones): ``mode: now by position, before not passed``."""
+    named: list[ArgChange] = []
+    for change in changes:
+        now, before = (int(n) if change.where == BY_POSITION_COUNT and n.isdigit() else None for n in (change.now, change.before))
+        if now is None or before is None or max(now, before) > len(names):
+            named.append(change)
+            continue
+        how = (PASSED_WAYS[0], PASSED_WAYS[2]) if now > before else (PASSED_WAYS[2], PASSED_WAYS[0])
+        named.extend(ArgChange(names[i], *how) for i in range(min(now, before), max(now, before)))
+    return tuple(named)
+
+
+def _static_passed_another_way(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
+    """jax <= 0.8's static keywords that are now passed another way (``now {} and before {n: 2}`` beside static args
+    ``now 2 and before``): ``n: now by position, before by keyword``, as :func:`miss_text.parse_explanation` says it
+    on later JAX; empty where the keywords are the same."""
+    kw = next((c for c in changes if c.where == "static kwargs"), None)
+    if kw is None:
+        return ()
+    now_kw, before_kw = _static_kwargs(kw.now), _static_kwargs(kw.before)
+    by_keyword, other = PASSED_WAYS[1], PASSED_WAYS[0] if any(c.where == "static args" for c in changes) else PASSED_WAYS[2]
+    return tuple([ArgChange(k, by_keyword, other) for k in now_kw if k not in before_kw]
+                 + [ArgChange(k, other, by_keyword) for k in before_kw if k not in now_kw])
 
 
 _PATH_NAME = re.compile(r"^argument (?P<i>\d+)$|^keyword '(?P<k>[^']*)'$")

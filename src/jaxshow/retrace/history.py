@@ -418,7 +418,7 @@ def _rank(key: Any, described: tuple | None, parts: Any, kept: _Kept) -> tuple[i
         if parts.context != old.context:
             return 3, sum(a != b for a, b in zip(parts.context, old.context)) + abs(len(parts.context) - len(old.context))
         if parts.treedef != old.treedef:
-            return 2, 1
+            return 2, _jax_compat.treedef_differences(parts.treedef, old.treedef)
         if statics := _jax_compat.static_arg_differences(parts, old):
             return 2, statics
         if parts.debug_info != old.debug_info:

@@ -76,9 +76,10 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 parts = _changed_parts(m.group("now"), m.group("before"))
                 changes.append(ArgChange(f"static {what}", *changed_texts(*map(stable_text, parts))))
                 what = None
-        for entry in _entries(lines):
-            if m := _TREE_LINE.match(entry):
-                changes.append(_tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before")))
+        trees = [m for entry in _entries(lines) if (m := _TREE_LINE.match(entry))]
+        moved = _passed_another_way(trees)
+        changes.extend(moved if moved is not None else
+                       (_tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before")) for m in trees))
         return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
     if "Debug info doesn't match" in text:
         return "debug_info", (), same_line, site
@@ -100,6 +101,42 @@ def _entries(lines: list[str]) -> list[str]:
         elif entries:
             entries[-1] += "\n" + line
     return entries
+
+
+BY_POSITION_COUNT = "arguments passed by position"
+"""An :class:`ArgChange` of how many arguments a call passed by position, the rest the same."""
+PASSED_WAYS = ("by position", "by keyword", "not passed")
+"""How :func:`_passed_another_way` says an argument was passed."""
+_TUPLE_LENGTH = re.compile(r"^tuple of length (?P<n>\d+)$")
+_DICT_CHILDREN = re.compile(r"^<class 'dict'> with (?P<n>\d+) child(?:ren)?$")
+_KEY_SET = re.compile(r"symmetric difference of key sets: \{(?P<keys>.*)\}", re.S)
+
+
+def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
+    """JAX's differences at the top of a call's ``(args, kwargs)`` pytree, said as arguments passed another way:
+    ``n: now by position, before by keyword`` (JAX keys the two apart), or a keyword now passed and before not; ``None``
+    where something else differs too."""
+    at = {m.group("where"): m for m in trees}
+    args, kwargs = at.pop("[0]", None) or at.pop("args", None), at.pop("[1]", None) or at.pop("kwargs", None)
+    if at or (args is None and kwargs is None):
+        return None
+    if kwargs is None:  # more or fewer arguments by position: named by the caller, who knows the parameters
+        lengths = [_TUPLE_LENGTH.match(args.group(side)) for side in ("now", "before")]
+        return [ArgChange(BY_POSITION_COUNT, lengths[0]["n"], lengths[1]["n"])] if all(lengths) else None
+    now_kw, before_kw = (_DICT_CHILDREN.match(kwargs.group(side)) for side in ("now", "before"))
+    keys = _KEY_SET.search(kwargs.group("why"))
+    names = re.findall(r"'([^']*)'", keys.group("keys")) if keys else []
+    if not (now_kw and before_kw and names) or len(names) != abs(int(now_kw["n"]) - int(before_kw["n"])):
+        return None
+    fewer_keywords = int(now_kw["n"]) < int(before_kw["n"])
+    if args is None:  # a keyword left out (its default) or passed
+        how = (PASSED_WAYS[2], PASSED_WAYS[1]) if fewer_keywords else (PASSED_WAYS[1], PASSED_WAYS[2])
+    else:
+        now_pos, before_pos = (_TUPLE_LENGTH.match(args.group(side)) for side in ("now", "before"))
+        if not (now_pos and before_pos) or int(now_pos["n"]) - int(before_pos["n"]) != int(before_kw["n"]) - int(now_kw["n"]):
+            return None
+        how = PASSED_WAYS[:2] if fewer_keywords else PASSED_WAYS[1::-1]
+    return [ArgChange(name, *how) for name in names]
 
 
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
@@ -247,7 +284,9 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
     if changes:
-        return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes)
+        moved = [c.where for c in changes if {c.now, c.before} == set(PASSED_WAYS[:2])]
+        return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes) + (
+            f" (JAX keys a call by how its arguments are passed: pass {', '.join(moved)} the same way each time)" if moved else "")
     if category == "tracing_context":
         return "a config option or context manager differs from every earlier trace"
     if category == "not_kept":
