@@ -987,6 +987,15 @@ def test_a_comprehension_in_a_helper_is_the_helpers(shell):
         "cell (calls from inside helper that hit JAX's cache are not seen)")
 
 
+def test_a_cell_the_cell_runs_counts_its_hits(shell):
+    """``get_ipython().run_cell(...)`` inside the cell: IPython compiles that cell with the call hook too."""
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nget_ipython().run_cell('y = f(x)\\ny = f(x)\\ny = f(x)')")
+    [report] = rep.reports
+    assert shell.user_ns["runs"] == [1] and report.repeat_hits == 2
+    assert "called 3 times with this signature in the cell" in report.notes
+    assert "ipython-input" not in render_text(rep) and "ipykernel" not in render_text(rep)
+
+
 def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     _define(shell, "def soft(v):\n    runs.append('soft')\n    return jnp.log1p(jnp.exp(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\nout = jax.vmap(jax.jit(jax.grad(soft)))(jnp.arange(3.0))")

@@ -119,6 +119,9 @@ class CallRecord:
     ``jax.grad``), where jaxshow knows it."""
     ran: bool = False
     repeat_hits: int = 0
+    hooked: bool = False
+    """Made by a call in the cell's own code that the call hook saw (also in a cell the cell ran with ``run_cell``):
+    its later calls there that JAX served from its C++ cache are counted in ``repeat_hits``."""
     jit_disabled: bool = False
     ahead_of_time: str | None = None
     traced_by_library: bool = False
@@ -1365,6 +1368,9 @@ class DirectCalls:
         pending.call = None
         try:
             self._after(pending)
+            first = self._first.get(pending.key)
+            if first is not None:
+                first.hooked = True
         except Exception:  # noqa: BLE001 - never disturb the cell
             pass
         return (value,)
