@@ -20,6 +20,9 @@ def ip():
     InteractiveShell.clear_instance()
     config = Config()
     config.HistoryAccessor.enabled = False
+    # %%jaxstages' live line shows once a stage outlasts a second, as a compile on a loaded machine can, and comes
+    # before the report: off, so that the tests reading a cell's outputs find its report first (test_progress.py sets it)
+    config.StagesMagics.progress_after_seconds = -1.0
     shell = InteractiveShell.instance(config=config)
     shell.run_line_magic("load_ext", "jaxshow")
     yield shell

@@ -963,6 +963,39 @@ def test_timeit_call_site_is_the_cells_line(shell):
     assert report.timings.stages_run == ("trace", "lower", "compile") and report.repeat_hits == 0
 
 
+@pytest.mark.parametrize("comprehension", ["[f(x) for _ in range(3)]", "{k: f(x) for k in range(3)}", "{f(x).size for _ in range(3)}"],
+                         ids=["list", "dict", "set"])
+def test_a_comprehension_in_the_cell_is_the_cells_own_code(shell, comprehension):
+    """Python 3.11 runs a comprehension as a function of its own (3.12 inlines it): its calls are the cell's, hits seen."""
+    result, cap, rep = _run(shell, f"%%jaxstages -o rep\nout = {comprehension}")
+    [report] = rep.reports
+    n = result.execution_count
+    assert shell.user_ns["runs"] == [1] and report.repeat_hits == 2
+    assert "called 3 times with this signature in the cell" in report.notes
+    site = report.call_site
+    assert (site.file, site.line, site.function, report.cell_site) == (f"In[{n}]", 2, "<module>", None)
+    assert "(called at In[%d]:2)\n" % n in render_text(rep)
+
+
+def test_a_comprehension_in_a_helper_is_the_helpers(shell):
+    _define(shell, "def helper():\n    return [f(x) for _ in range(3)]")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nout = helper()")
+    [report] = rep.reports
+    n = result.execution_count
+    assert " ".join(render_text(rep).split("\n①")[0].split()).endswith(
+        f"(called at In[{n - 1}]:2 in helper) (from In[{n}]:2) note: called at least once with this signature in the "
+        "cell (calls from inside helper that hit JAX's cache are not seen)")
+
+
+def test_a_cell_the_cell_runs_counts_its_hits(shell):
+    """``get_ipython().run_cell(...)`` inside the cell: IPython compiles that cell with the call hook too."""
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nget_ipython().run_cell('y = f(x)\\ny = f(x)\\ny = f(x)')")
+    [report] = rep.reports
+    assert shell.user_ns["runs"] == [1] and report.repeat_hits == 2
+    assert "called 3 times with this signature in the cell" in report.notes
+    assert "ipython-input" not in render_text(rep) and "ipykernel" not in render_text(rep)
+
+
 def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     _define(shell, "def soft(v):\n    runs.append('soft')\n    return jnp.log1p(jnp.exp(v))")
     result, _, rep = _run(shell, "%%jaxstages --all -o rep\nout = jax.vmap(jax.jit(jax.grad(soft)))(jnp.arange(3.0))")

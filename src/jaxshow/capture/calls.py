@@ -119,6 +119,9 @@ class CallRecord:
     ``jax.grad``), where jaxshow knows it."""
     ran: bool = False
     repeat_hits: int = 0
+    hooked: bool = False
+    """Made by a call in the cell's own code that the call hook saw (also in a cell the cell ran with ``run_cell``):
+    its later calls there that JAX served from its C++ cache are counted in ``repeat_hits``."""
     jit_disabled: bool = False
     ahead_of_time: str | None = None
     traced_by_library: bool = False
@@ -249,10 +252,21 @@ def no_cell(frame: Any) -> None:
 
 
 def _in_cell(frame: Any, cell_line: CellLine) -> tuple[SourceLocation, Any] | None:
-    """``frame``'s line as its cell shows it, and the outermost frame it stands for; ``None`` for a frame of no cell."""
+    """``frame``'s line as its cell shows it, and the outermost frame it stands for; ``None`` for a frame of no cell.
+
+    A comprehension's frame (Python 3.11) stands for the code around it, as
+    Python 3.12 runs it: its line is the cell's, in the function around it.
+    """
     filename = frame.f_code.co_filename
     found = cell_line(frame) if filename.startswith("<") or is_user_file(filename) else None
-    return (SourceLocation(found[0], found[1], _location(found[2]).function), found[2]) if found is not None else None
+    if found is None:
+        return None
+    outer = found[2]
+    if _is_comprehension(outer):
+        around = _in_cell(outer.f_back, cell_line)
+        if around is not None:
+            return SourceLocation(found[0], found[1], around[0].function), around[1]
+    return SourceLocation(found[0], found[1], _location(outer).function), outer
 
 
 def user_site(frame: Any, cell_line: CellLine = no_cell) -> SourceLocation | None:
@@ -358,11 +372,25 @@ def _transformation_api(frame: Any) -> str | None:
     return api
 
 
+_COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})
+"""The code objects Python 3.11 makes of a comprehension, which Python 3.12 inlines in the code around it (PEP 709)."""
+
+
+def _is_comprehension(frame: Any) -> bool:
+    """Whether ``frame`` runs a comprehension (Python 3.11) of the code in the frame that called it."""
+    outer = frame.f_back
+    return frame.f_code.co_name in _COMPREHENSIONS and outer is not None and outer.f_code.co_filename == frame.f_code.co_filename
+
+
 def _location(frame: Any) -> SourceLocation:
-    name = frame.f_code.co_name
+    """``frame``'s file, line and function; a comprehension's function is the one around it, as on Python 3.12."""
+    line, outer = frame.f_lineno or 0, frame
+    while _is_comprehension(outer):
+        outer = outer.f_back
+    name = outer.f_code.co_name
     if name.startswith("<cell line: "):  # IPython 7 on Python >= 3.10 names a cell's top level so; IPython 8, <module>
         name = "<module>"
-    return SourceLocation(frame.f_code.co_filename, frame.f_lineno or 0, name)
+    return SourceLocation(frame.f_code.co_filename, line, name)
 
 
 class _ThreadState(threading.local):
@@ -1341,6 +1369,9 @@ class DirectCalls:
         pending.call = None
         try:
             self._after(pending)
+            first = self._first.get(pending.key)
+            if first is not None:
+                first.hooked = True
         except Exception:  # noqa: BLE001 - never disturb the cell
             pass
         return (value,)

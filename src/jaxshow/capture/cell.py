@@ -391,9 +391,11 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     calls = len(group) + sum(r.repeat_hits for r in group)
     if len(group) > 1:
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
-    # Hits are counted only for calls written in the cell: inside a function, one that hit JAX's C++ cache is unseen.
-    # Compared as labelled: a body that a cell magic ran as code of its own (%%jaxstages over %%time) is the cell's.
-    inside = next((_code_name(r.site) for r in group if r.site is not None and label(r.site) != label(r.cell_site)), None)
+    # Hits are counted only for calls the call hook saw (written in the cell, or in a cell it ran): inside a function,
+    # one that hit JAX's C++ cache is unseen. Compared as labelled: a body that a cell magic ran as code of its own
+    # (%%jaxstages over %%time) is the cell's.
+    inside = next((_code_name(label(r.site) or r.site) for r in group
+                   if r.site is not None and not r.hooked and label(r.site) != label(r.cell_site)), None)
     if not counted:  # a call a library made: its calls that hit JAX's cache there are unseen too
         inside = inside or next((r.through_library for r in group if r.through_library is not None), None)
     return _with_repeats(report, calls, inside)
