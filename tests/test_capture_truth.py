@@ -694,6 +694,47 @@ def test_the_users_flatten_hash_and_eq_run_as_often_as_in_a_plain_cell(shell, ma
                                  f"again, which would run your {'Key.__hash__' if 'box.v' in cell else 'Box.tree_flatten'} a second time")
 
 
+HASHED_ELSEWHERE = """
+import dataclasses
+from unittest import mock
+ran = []
+class Key:
+    def __hash__(self):
+        ran.append("hash")
+        return 1
+    def __eq__(self, other):
+        return self is other
+@dataclasses.dataclass(frozen=True)
+class Config:
+    key: Key
+made = {"ran": ran}
+exec("class Made:\\n    def __hash__(self):\\n        ran.append('hash')\\n        return 1", made)
+g = jax.jit(lambda v, s: v * 2, static_argnums=1)
+statics = {"config": Config(Key()), "made": made["Made"](), "mock": mock.MagicMock()}
+"""
+
+
+@pytest.mark.parametrize(("static", "runs"), [("config", "Key.__hash__"), ("made", "Made.__hash__"),
+                                               ("mock", "MagicMock.__hash__")])
+def test_a_static_values_hash_of_the_users_runs_as_often_as_in_a_plain_cell_wherever_it_is_defined(shell, static, runs):
+    # A hit's stations were read by parsing its arguments again whenever the static value's __hash__ was not in a
+    # cell or a file of the user's: a frozen dataclass's (dataclasses writes it from a string) hashed a Key of the
+    # user's a fourth time for three in a plain cell, and so did a class made with exec and a MagicMock's __hash__.
+    def run(prefix):
+        _define(shell, HASHED_ELSEWHERE)
+        result, _, _ = _run(shell, prefix + f"s = statics[{static!r}]\ny = g(x, s)\ny = g(x, s)")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"]), list(shell.user_ns["s"].mock_calls) if static == "mock" else None
+
+    expected = run("")
+    assert expected[0 if static != "mock" else 1]  # three on jax 0.10.2, seven on jax 0.7.0
+    assert run("%%jaxstages -o rep\n") == expected
+    hit = shell.user_ns["rep"].reports[-1]
+    assert hit.cache_hit and hit.traced is None
+    assert hit.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                             f"again, which would run your {runs} a second time")
+
+
 def test_a_hit_whose_arguments_run_no_code_of_the_users_is_read_from_jaxs_caches(shell):
     _define(shell, "from jax.sharding import NamedSharding, PartitionSpec as P\n"
                    "mesh = jax.make_mesh((1,), ('data',))\nxs = jax.device_put(jnp.ones(4), NamedSharding(mesh, P('data')))\n"
