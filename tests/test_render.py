@@ -395,9 +395,10 @@ def test_without_a_registered_renderer_every_form_is_the_one_line_repr(monkeypat
 
 # --- every user-derived string is clean and bounded; every table is budgeted -------------------
 
-TERMINAL_HOSTILE = '\x1b[31mred\x1b[0m\x1b]0;title\x07 </pre><script>alert("x")</script> &amp; \'q\' \x00\x07\x08\r\u202eevil'
-"""Colour, a terminal-title sequence, markup, an entity, quotes, NUL, bell, backspace, CR, a bidi override."""
-TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil'
+TERMINAL_HOSTILE = '\x1b[31mred\x1b[0m\x1b]0;title\x07 </pre><script>alert("x")</script> &amp; \'q\' \x00\x07\x08\r\u202eevil\ud800'
+"""Colour, a terminal-title sequence, markup, an entity, quotes, NUL, bell, backspace, CR, a bidi override, a lone
+surrogate (UTF-8 cannot encode it: a kernel failed to send the report, 'UnicodeEncodeError: ... surrogates not allowed')."""
+TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil\ufffd'
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
 
 
@@ -462,6 +463,7 @@ def test_terminal_escapes_and_control_characters_never_reach_either_form(record)
     hostile = _with_every_string(record, TERMINAL_HOSTILE)
     text, page = render.to_text(hostile), render.to_html(hostile)
     assert not CONTROL.search(text) and not CONTROL.search(page)
+    text.encode("utf-8"), page.encode("utf-8")
     assert TERMINAL_HOSTILE_CLEAN in text
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]
