@@ -26,6 +26,8 @@ from jaxshow.report import (
     ErrorSummary,
     FunctionCacheStats,
     HelperCompiles,
+    LinkedIR,
+    LinkedViews,
     LoweredStation,
     MemoryStats,
     PersistentCacheReport,
@@ -33,8 +35,10 @@ from jaxshow.report import (
     PersistentGate,
     PlacementSpec,
     SourceLocation,
+    SourceText,
     StageTimings,
     StagesReport,
+    TextDiff,
     TraceEntry,
     TraceHistory,
     TracedStation,
@@ -402,7 +406,7 @@ TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
 
 
-IR_FIELDS = frozenset({"jaxpr_text", "jaxpr_source_text", "module_text", "optimized_hlo_text"})
+IR_FIELDS = frozenset({"jaxpr_text", "jaxpr_source_text", "module_text", "optimized_hlo_text", "lines"})  # "lines": linked views, diffs
 
 
 def _with_every_string(record, value: str, *, keep: frozenset[str] = frozenset()):
@@ -425,6 +429,7 @@ def _cache_records():
     miss = CacheMiss(
         function="f", category="input_types", summary="x changed", changes=(ArgChange("x", "f32[4]", "f32[3]"),),
         evidence="JAX says\nmore", evidence_source="jax", call_site="In[3]:2", signature=(("x", "f32[4]"),), same_line_hint=True,
+        jaxpr_diff=TextDiff("jaxpr against the previous definition of f", "jaxpr", (" a", "-b", "+c"), 1, 1),
     )
     stats = FunctionCacheStats("f", "f", "In[1]:1", traced=2, calls=3, hits=1, cache_size=2, misses=(miss,), trace_time_output=("hello\n",))
     compile_ = PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile")
@@ -445,6 +450,7 @@ def _stages_records():
         error=ErrorSummary("ValueError", "bad", "compile"), stopped_at="compile", notes=("a note",), call_site=SourceLocation("cell.py", 3),
         wrapper=dataclasses.replace(_wrapper(), static_args=(("n", "3"),)),
         traced=dataclasses.replace(_report().traced, effects=("IOEffect",), notes=("a traced note",)),
+        linked=LinkedViews((SourceText("/tmp/m.py", 1, ("y = v * 2",)),), (LinkedIR("jaxpr", ("a",), ("/tmp/m.py:1",), "a"),)),
     )
     cell = CellReport((report,), 0.1, 1, HelperCompiles(1, 0.01, ("convert_element_type",)), ("a cell note",), ErrorSummary("KeyError", "k"))
     missing = _report(traced=None, lowered=None, compiled=None, stopped_at="trace", error=ErrorSummary("TypeError", "no", "trace"))
