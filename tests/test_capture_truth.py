@@ -707,10 +707,9 @@ class Key:
 @dataclasses.dataclass(frozen=True)
 class Config:
     key: Key
-made = {"ran": ran}
-exec("class Made:\\n    def __hash__(self):\\n        ran.append('hash')\\n        return 1", made)
+exec("class Made:\\n    def __hash__(self):\\n        ran.append('hash')\\n        return 1")
 g = jax.jit(lambda v, s: v * 2, static_argnums=1)
-statics = {"config": Config(Key()), "made": made["Made"](), "mock": mock.MagicMock()}
+statics = {"config": Config(Key()), "made": Made(), "mock": mock.MagicMock()}
 """
 
 

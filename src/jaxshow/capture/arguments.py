@@ -6,9 +6,9 @@ that code once per call. Reading a cache hit's stations back from JAX's caches
 would parse the arguments a second time, and walking them for their placements a
 third: a flatten of the user's that prints or counts would show it. Here the
 user's code is told from JAX's and libraries' (:func:`~jaxshow.capture.sources.is_user_file`;
-code made from a string with ``exec`` is the user's too, and a method that is neither a function nor
-built in, a ``MagicMock``'s, may run anything), and leaves are read without running it. Never
-imports IPython.
+a method made with ``exec`` in the notebook's namespace is the user's too, and one that is neither a
+function nor built in, a ``MagicMock``'s, may run anything), and leaves are read without running it.
+Never imports IPython.
 """
 
 from __future__ import annotations
@@ -78,9 +78,10 @@ def _users_method(kind: type, method: str) -> str | None:
     found = inspect.getattr_static(kind, method, None)  # no descriptor of the class's runs
     if found is None or isinstance(found, _BUILT_IN) or _generated_by_dataclasses(kind, found):
         return None
-    code = getattr(getattr(found, "__func__", found), "__code__", None)
+    function = getattr(found, "__func__", found)
+    code = getattr(function, "__code__", None)
     if isinstance(code, types.CodeType):
-        return _users(code)
+        return _users(code, getattr(function, "__globals__", {}).get("__name__"))
     return f"{getattr(kind, '__qualname__', kind.__name__)}.{method}"  # a callable object (a MagicMock's): its code is unknown
 
 
@@ -94,11 +95,24 @@ def _generated_by_dataclasses(kind: type, method: Any = None) -> bool:
     return isinstance(code, types.CodeType) and code.co_filename == "<string>" and code.co_name in ("__hash__", "__eq__")
 
 
+def looks_up_plainly(obj: Any) -> bool:
+    """Whether reading ``obj``'s attributes and comparing it runs Python's code only: its class has no ``__getattr__``
+    and keeps a built-in ``__getattribute__`` and ``__eq__`` (a proxy's lookups, a ``MagicMock``'s, run code of
+    their own)."""
+    kind = type(obj)
+    return (inspect.getattr_static(kind, "__getattr__", None) is None
+            and all(isinstance(inspect.getattr_static(kind, name, None), _BUILT_IN) for name in ("__getattribute__", "__eq__")))
+
+
 def _stop(node: Any) -> bool:
     return users_flatten(node) is not None
 
 
-def _users(code: types.CodeType | None) -> str | None:
-    if not isinstance(code, types.CodeType) or not (is_user_file(code.co_filename) or code.co_filename.startswith("<")):
+def _users(code: types.CodeType | None, namespace: str | None = None) -> str | None:
+    """``code``'s qualified name where it is the user's: in a cell or a user file, or made from a string (``exec``)
+    in the notebook's own namespace, ``namespace`` ``"__main__"``; else ``None``."""
+    if not isinstance(code, types.CodeType):
+        return None
+    if not (is_user_file(code.co_filename) or (code.co_filename.startswith("<") and namespace == "__main__")):
         return None
     return getattr(code, "co_qualname", code.co_name)
