@@ -764,6 +764,17 @@ def test_output_names_are_checked_before_the_cell_runs(shell, name, why):
         assert "sentinel" not in shell.user_ns
 
 
+@pytest.mark.parametrize("cell", ['%%jaxstages --save "my runs\nsentinel = 1', '%%jaxcache -o "rep\nsentinel = 1',
+                                  '%jaxcache freeze "f', '%jaxconfig "x64', '%jaxdump "f'])
+def test_an_unclosed_quote_in_a_magics_line_is_a_usage_error(shell, cell):
+    # it raised the line split's ValueError: "Error in callback <bound method CellRunner._pre_run_cell ...>" and a
+    # traceback through jaxshow's magic_args.py and shlex.py, or that traceback alone for the line magics
+    result, cap, _ = _run(shell, cell)
+    assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
+    assert str(result.error_in_exec).splitlines()[0] == "No closing quotation"
+    assert "Traceback" not in cap.stdout + cap.stderr and "sentinel" not in shell.user_ns
+
+
 def test_a_closure_over_a_mutable_ref_keeps_its_compiled_station(shell):
     if not hasattr(jax, "new_ref"):
         pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
