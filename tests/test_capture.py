@@ -66,6 +66,14 @@ def test_hlo_dialect_and_debug_info(params):
         jaxshow.stages_with(dialect="mhlo")
 
 
+@pytest.mark.parametrize("option", ["debug_info", "source"])
+def test_an_option_that_is_not_a_bool_is_refused_not_blamed_on_the_function(option):
+    # stages_with(debug_info=1)(f, x) read 'f: failed while lowering' with MLIR's printer's TypeError, as if f had failed
+    with pytest.raises(TypeError) as raised:
+        jaxshow.stages_with(**{option: 1})
+    assert str(raised.value) == f"{option} must be True or False, got int"
+
+
 def test_static_and_donated_arguments():
     @partial(jax.jit, static_argnums=1, donate_argnums=0)
     def step(x, n):

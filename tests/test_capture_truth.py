@@ -694,6 +694,46 @@ def test_the_users_flatten_hash_and_eq_run_as_often_as_in_a_plain_cell(shell, ma
                                  f"again, which would run your {'Key.__hash__' if 'box.v' in cell else 'Box.tree_flatten'} a second time")
 
 
+HASHED_ELSEWHERE = """
+import dataclasses
+from unittest import mock
+ran = []
+class Key:
+    def __hash__(self):
+        ran.append("hash")
+        return 1
+    def __eq__(self, other):
+        return self is other
+@dataclasses.dataclass(frozen=True)
+class Config:
+    key: Key
+exec("class Made:\\n    def __hash__(self):\\n        ran.append('hash')\\n        return 1")
+g = jax.jit(lambda v, s: v * 2, static_argnums=1)
+statics = {"config": Config(Key()), "made": Made(), "mock": mock.MagicMock()}
+"""
+
+
+@pytest.mark.parametrize(("static", "runs"), [("config", "Key.__hash__"), ("made", "Made.__hash__"),
+                                               ("mock", "MagicMock.__hash__")])
+def test_a_static_values_hash_of_the_users_runs_as_often_as_in_a_plain_cell_wherever_it_is_defined(shell, static, runs):
+    # A hit's stations were read by parsing its arguments again whenever the static value's __hash__ was not in a
+    # cell or a file of the user's: a frozen dataclass's (dataclasses writes it from a string) hashed a Key of the
+    # user's a fourth time for three in a plain cell, and so did a class made with exec and a MagicMock's __hash__.
+    def run(prefix):
+        _define(shell, HASHED_ELSEWHERE)
+        result, _, _ = _run(shell, prefix + f"s = statics[{static!r}]\ny = g(x, s)\ny = g(x, s)")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"]), list(shell.user_ns["s"].mock_calls) if static == "mock" else None
+
+    expected = run("")
+    assert expected[0 if static != "mock" else 1]  # three on jax 0.10.2, seven on jax 0.7.0
+    assert run("%%jaxstages -o rep\n") == expected
+    hit = shell.user_ns["rep"].reports[-1]
+    assert hit.cache_hit and hit.traced is None
+    assert hit.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                             f"again, which would run your {runs} a second time")
+
+
 def test_a_hit_whose_arguments_run_no_code_of_the_users_is_read_from_jaxs_caches(shell):
     _define(shell, "from jax.sharding import NamedSharding, PartitionSpec as P\n"
                    "mesh = jax.make_mesh((1,), ('data',))\nxs = jax.device_put(jnp.ones(4), NamedSharding(mesh, P('data')))\n"
@@ -722,6 +762,17 @@ def test_output_names_are_checked_before_the_cell_runs(shell, name, why):
         result = shell.run_cell(f"%%jaxstages -o {name}\nsentinel = 1", store_history=True)
         assert isinstance(result.error_in_exec, UsageError) and str(result.error_in_exec).splitlines()[0] == why
         assert "sentinel" not in shell.user_ns
+
+
+@pytest.mark.parametrize("cell", ['%%jaxstages --save "my runs\nsentinel = 1', '%%jaxcache -o "rep\nsentinel = 1',
+                                  '%jaxcache freeze "f', '%jaxconfig "x64', '%jaxdump "f'])
+def test_an_unclosed_quote_in_a_magics_line_is_a_usage_error(shell, cell):
+    # it raised the line split's ValueError: "Error in callback <bound method CellRunner._pre_run_cell ...>" and a
+    # traceback through jaxshow's magic_args.py and shlex.py, or that traceback alone for the line magics
+    result, cap, _ = _run(shell, cell)
+    assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
+    assert str(result.error_in_exec).splitlines()[0] == "No closing quotation"
+    assert "Traceback" not in cap.stdout + cap.stderr and "sentinel" not in shell.user_ns
 
 
 def test_a_closure_over_a_mutable_ref_keeps_its_compiled_station(shell):

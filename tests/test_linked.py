@@ -205,6 +205,19 @@ def test_html_is_escaped_self_contained_and_css_only():
     assert "In[7]:2  " in out  # the label is text: legible with styles stripped
 
 
+def test_a_files_label_is_shown_without_terminal_escapes_or_bidi_overrides():
+    # A function compiled from a file named '/tmp/m\x1b[31m\u202e.py' (exec(compile(src, name, 'exec'))) had its --source
+    # labels written as the name was: the escape turned the terminal red and the override reversed the rest of the line.
+    name = "/tmp/m\x1b[31m\u202e.py"
+    views = LinkedViews(sources=(SourceText(name, 1, ("y = v * 2",)),),
+                        irs=(LinkedIR("jaxpr", ("{ lambda ; a:f32[]. let", "  in (b,) }"), (None, f"{name}:1"), "report.linked.irs[0]"),))
+    text, page = linked_text(views, render.DEFAULT_BUDGET), linked_html(views, render.DEFAULT_BUDGET)
+    for out in (text, page):
+        assert "\x1b" not in out and "\u202e" not in out
+    assert text.splitlines() == ["  source /tmp/m.py:", "    /tmp/m.py:1  y = v * 2", "  jaxpr:",
+                                 "                 { lambda ; a:f32[]. let", "    /tmp/m.py:1    in (b,) }"]
+
+
 def test_a_labelled_line_costs_at_most_55_bytes_beyond_its_text():
     lines = tuple(f"  %add.{i} = f32[8]{{0}} add(%p.{i}, %q.{i})" for i in range(200))
     views = LinkedViews(sources=(), irs=(LinkedIR("optimised HLO", lines, tuple(f"In[3]:{i % 20 + 1}" for i in range(200)), "a"),))

@@ -26,6 +26,8 @@ from jaxshow.report import (
     ErrorSummary,
     FunctionCacheStats,
     HelperCompiles,
+    LinkedIR,
+    LinkedViews,
     LoweredStation,
     MemoryStats,
     PersistentCacheReport,
@@ -33,8 +35,10 @@ from jaxshow.report import (
     PersistentGate,
     PlacementSpec,
     SourceLocation,
+    SourceText,
     StageTimings,
     StagesReport,
+    TextDiff,
     TraceEntry,
     TraceHistory,
     TracedStation,
@@ -395,13 +399,14 @@ def test_without_a_registered_renderer_every_form_is_the_one_line_repr(monkeypat
 
 # --- every user-derived string is clean and bounded; every table is budgeted -------------------
 
-TERMINAL_HOSTILE = '\x1b[31mred\x1b[0m\x1b]0;title\x07 </pre><script>alert("x")</script> &amp; \'q\' \x00\x07\x08\r\u202eevil'
-"""Colour, a terminal-title sequence, markup, an entity, quotes, NUL, bell, backspace, CR, a bidi override."""
-TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil'
+TERMINAL_HOSTILE = '\x1b[31mred\x1b[0m\x1b]0;title\x07 </pre><script>alert("x")</script> &amp; \'q\' \x00\x07\x08\r\u202eevil\ud800'
+"""Colour, a terminal-title sequence, markup, an entity, quotes, NUL, bell, backspace, CR, a bidi override, a lone
+surrogate (UTF-8 cannot encode it: a kernel failed to send the report, 'UnicodeEncodeError: ... surrogates not allowed')."""
+TERMINAL_HOSTILE_CLEAN = 'red </pre><script>alert("x")</script> &amp; \'q\' evil\ufffd'
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
 
 
-IR_FIELDS = frozenset({"jaxpr_text", "jaxpr_source_text", "module_text", "optimized_hlo_text"})
+IR_FIELDS = frozenset({"jaxpr_text", "jaxpr_source_text", "module_text", "optimized_hlo_text", "lines"})  # "lines": linked views, diffs
 
 
 def _with_every_string(record, value: str, *, keep: frozenset[str] = frozenset()):
@@ -424,6 +429,7 @@ def _cache_records():
     miss = CacheMiss(
         function="f", category="input_types", summary="x changed", changes=(ArgChange("x", "f32[4]", "f32[3]"),),
         evidence="JAX says\nmore", evidence_source="jax", call_site="In[3]:2", signature=(("x", "f32[4]"),), same_line_hint=True,
+        jaxpr_diff=TextDiff("jaxpr against the previous definition of f", "jaxpr", (" a", "-b", "+c"), 1, 1),
     )
     stats = FunctionCacheStats("f", "f", "In[1]:1", traced=2, calls=3, hits=1, cache_size=2, misses=(miss,), trace_time_output=("hello\n",))
     compile_ = PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile")
@@ -444,6 +450,7 @@ def _stages_records():
         error=ErrorSummary("ValueError", "bad", "compile"), stopped_at="compile", notes=("a note",), call_site=SourceLocation("cell.py", 3),
         wrapper=dataclasses.replace(_wrapper(), static_args=(("n", "3"),)),
         traced=dataclasses.replace(_report().traced, effects=("IOEffect",), notes=("a traced note",)),
+        linked=LinkedViews((SourceText("/tmp/m.py", 1, ("y = v * 2",)),), (LinkedIR("jaxpr", ("a",), ("/tmp/m.py:1",), "a"),)),
     )
     cell = CellReport((report,), 0.1, 1, HelperCompiles(1, 0.01, ("convert_element_type",)), ("a cell note",), ErrorSummary("KeyError", "k"))
     missing = _report(traced=None, lowered=None, compiled=None, stopped_at="trace", error=ErrorSummary("TypeError", "no", "trace"))
@@ -462,6 +469,7 @@ def test_terminal_escapes_and_control_characters_never_reach_either_form(record)
     hostile = _with_every_string(record, TERMINAL_HOSTILE)
     text, page = render.to_text(hostile), render.to_html(hostile)
     assert not CONTROL.search(text) and not CONTROL.search(page)
+    text.encode("utf-8"), page.encode("utf-8")
     assert TERMINAL_HOSTILE_CLEAN in text
     parser = _parse(page)
     assert "script" not in [t for t, _ in parser.starts]

@@ -248,6 +248,10 @@ def test_save_refuses_what_is_not_a_report_or_not_a_directory(tmp_path):
     with pytest.raises(OSError, match=r"^jaxshow.save: no directory given \(an empty name\) \(0 files written to .* before it\)$"):
         jaxshow.save(report, "")
     assert blocker.read_text() == "keep"
+    for wrong in (None, 3):  # read "expected str, bytes or os.PathLike object, not NoneType", from deep in pathlib
+        with pytest.raises(TypeError) as raised:
+            jaxshow.save(report, wrong)
+        assert str(raised.value) == f"jaxshow.save needs a directory, a str or a path, got {type(wrong).__name__}"
 
 
 def test_save_to_an_empty_name_is_a_usage_error(ip):

@@ -103,3 +103,48 @@ def test_freeze_does_not_refuse_jaxs_own_eager_shard_map_programs(shell):
     run_captured(shell, "%jaxcache freeze")
     result, _ = run_captured(shell, "z = matmul(jnp.ones((4, 8)), jnp.ones((8, 4)))")
     assert result.success, result.error_in_exec
+
+
+LOOKED_UP = """
+seen = []
+class Probe:
+    def __getattr__(self, name):
+        seen.append(name)
+        raise AttributeError(name)
+    def __eq__(self, other):
+        if other is self:  # JAX's caches compare it with other objects only as their hashes happen to collide
+            seen.append("eq")
+        return self is other
+    __hash__ = object.__hash__
+    def __call__(self, v, n=2):
+        return v * n
+probe = jax.jit(Probe())
+seen.clear()
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages --all -o rep\n", "%%jaxcache\n"])
+def test_a_callable_objects_getattr_and_eq_run_as_often_as_in_a_plain_cell(shell, magic):
+    # %%jaxcache read a callable object's signature and source with inspect, running its __getattr__ for '__wrapped__',
+    # '__signature__', '__code__' and more and its __eq__ twice; %%jaxstages looked a hit up in JAX's caches again,
+    # which compares the function with its __eq__ (a jitted MagicMock gained calls in m.mock_calls the same way).
+    def run(prefix):
+        assert shell.run_cell(LOOKED_UP).success
+        result, _ = run_captured(shell, prefix + "y = probe(x)\ny = probe(x)")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["seen"])
+
+    assert run(magic) == run("")
+    if magic.startswith("%%jaxstages"):
+        hit = shell.user_ns["rep"].reports[-1]
+        assert (hit.function, hit.cache_hit, hit.traced) == ("Probe", True, None)
+        assert hit.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "
+                                 "again, which would run your Probe.__eq__ a second time")
+
+
+def test_jaxcache_names_a_static_argument_of_a_callable_object_from_its_class(shell):
+    shell.run_cell(LOOKED_UP + "probe = jax.jit(Probe(), static_argnums=1)")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = probe(x, 2)\ny = probe(x, 3)")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert [(c.where, c.now, c.before) for c in stats.misses[-1].changes] == [("n", "3", "2")]

@@ -300,7 +300,7 @@ def trace_cache_entries(fun: Any = None) -> int | None:
         try:
             if fun is None:
                 return sum(len(c) for c in list(caches.values()))
-            entries = caches.get(fun)
+            entries = _weak_get(caches, fun)
             return 0 if entries is None else len(entries)
         except Exception:  # noqa: BLE001 - a probe; absence is the answer
             return None
@@ -308,6 +308,14 @@ def trace_cache_entries(fun: Any = None) -> int | None:
         return int(module.trace_to_jaxpr.cache_info().currsize)
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
+
+
+def _weak_get(table: Any, key: Any) -> Any:
+    """``table.get(key)`` of a ``WeakKeyDictionary`` keyed by functions; by identity where ``key``'s class has an
+    ``__eq__`` of its own (a callable object's), which the lookup would run on the user's object."""
+    if type(key).__eq__ is object.__eq__:
+        return table.get(key)
+    return next((value for ref, value in list(table.data.items()) if ref() is key), None)
 
 
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
@@ -331,7 +339,7 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
         old = _pjit_trace_cache()
         if old is None:
             return None
-        entries = old[2].get(fun)
+        entries = _weak_get(old[2], fun)
         return [k for key in list(entries or ()) if (k := PjitTraceKey(key, debug_info)) != other_than]
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
@@ -728,7 +736,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             f = getattr(fun, "f", fun)
             try:
-                entries = caches.get(f)
+                entries = _weak_get(caches, f)
             except TypeError:
                 entries = None
             before = len(entries) if entries is not None else 0
@@ -745,7 +753,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                     with refusing_traces():
                         result = original(fun, *args)
                 try:
-                    entries = caches.get(f)
+                    entries = _weak_get(caches, f)
                 except TypeError:
                     entries = None
                 missed = (len(entries) if entries is not None else 0) > before

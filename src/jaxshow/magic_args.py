@@ -81,12 +81,13 @@ def parse_options(magic: Any, line: str, *, intermixed: bool = False) -> Any:
     """``parse_argstring`` whose ``UsageError`` also carries the usage line, with quoted words unquoted.
 
     IPython splits a magic's line keeping the quotes around a quoted word
-    (``--save "my runs"`` gives ``'"my runs"'``); here they go. ``intermixed``
+    (``--save "my runs"`` gives ``'"my runs"'``); here they go, and a quote left open is a ``UsageError`` too
+    (the split's ``ValueError: No closing quotation``). ``intermixed``
     lets options come between positional words (``freeze --max-traces 2 step``).
     """
     try:
         args = magic.parser.parse_intermixed_args(arg_split(line)) if intermixed else parse_argstring(magic, line)
-    except UsageError as exc:
+    except (UsageError, ValueError) as exc:
         raise UsageError(f"{exc}\n{usage(magic)}") from None
     for key, value in vars(args).items():
         if isinstance(value, str):

@@ -51,11 +51,13 @@ def save_report(record: StagesReport | CellReport, directory: str | os.PathLike,
     written before it and the reason, in ``error``.
 
     Raises:
-        TypeError: ``record`` is not a report of stations.
+        TypeError: ``record`` is not a report of stations, or ``directory`` neither a ``str`` nor a path.
     """
     if not isinstance(record, (StagesReport, CellReport)):
         raise TypeError(f"jaxshow.save needs a StagesReport (jaxshow.stages) or a CellReport (%%jaxstages -o NAME), "
                         f"got {type(record).__name__}")
+    if not isinstance(directory, (str, os.PathLike)):
+        raise TypeError(f"jaxshow.save needs a directory, a str or a path, got {type(directory).__name__}")
     target = Path(os.fspath(directory)).expanduser().absolute()
     if why := directory_problem(os.fspath(directory)):
         return SavedReport(str(target), (), why)

@@ -5,12 +5,16 @@ registered flatten) and hashes and compares its static values; a plain cell runs
 that code once per call. Reading a cache hit's stations back from JAX's caches
 would parse the arguments a second time, and walking them for their placements a
 third: a flatten of the user's that prints or counts would show it. Here the
-user's code is told from JAX's and libraries' (:func:`~jaxshow.capture.sources.is_user_file`),
-and leaves are read without running it. Never imports IPython.
+user's code is told from JAX's and libraries' (:func:`~jaxshow.capture.sources.is_user_file`;
+a method made with ``exec`` in the notebook's namespace is the user's too, and one that is neither a
+function nor built in, a ``MagicMock``'s, may run anything), and leaves are read without running it.
+Never imports IPython.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import types
 from typing import Any
 
@@ -47,24 +51,68 @@ def users_code(dynamic: Any, static: list[Any]) -> str | None:
 
 
 def _users_hash(values: list[Any]) -> str | None:
-    for value in values:
+    """The first ``__hash__`` or ``__eq__`` of the user's that hashing and comparing ``values`` runs, looking inside
+    tuples, frozensets and the fields a dataclass's generated methods hash and compare."""
+    pending = list(values)
+    while pending:
+        value = pending.pop()
         kind = type(value)
         for method in ("__hash__", "__eq__"):
-            name = _users(getattr(getattr(kind, method, None), "__code__", None))
+            name = _users_method(kind, method)
             if name is not None:
                 return name
         if kind is tuple or kind is frozenset:
-            name = _users_hash(list(value))
-            if name is not None:
-                return name
+            pending.extend(value)
+        elif _generated_by_dataclasses(kind):
+            try:
+                pending.extend(object.__getattribute__(value, f.name) for f in dataclasses.fields(kind) if f.compare)
+            except Exception:  # noqa: BLE001 - a field that cannot be read plainly: its class's methods may run anything
+                return f"{kind.__qualname__}.__hash__"
     return None
+
+
+_BUILT_IN = (types.WrapperDescriptorType, types.BuiltinFunctionType, types.MethodDescriptorType)
+
+
+def _users_method(kind: type, method: str) -> str | None:
+    found = inspect.getattr_static(kind, method, None)  # no descriptor of the class's runs
+    if found is None or isinstance(found, _BUILT_IN) or _generated_by_dataclasses(kind, found):
+        return None
+    function = getattr(found, "__func__", found)
+    code = getattr(function, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return _users(code, getattr(function, "__globals__", {}).get("__name__"))
+    return f"{getattr(kind, '__qualname__', kind.__name__)}.{method}"  # a callable object (a MagicMock's): its code is unknown
+
+
+def _generated_by_dataclasses(kind: type, method: Any = None) -> bool:
+    """Whether ``kind`` is a dataclass whose ``method`` (by default its ``__hash__``) is the one ``dataclasses`` wrote,
+    which hashes or compares the fields and nothing else."""
+    if not dataclasses.is_dataclass(kind):
+        return False
+    found = inspect.getattr_static(kind, "__hash__", None) if method is None else method
+    code = getattr(found, "__code__", None)
+    return isinstance(code, types.CodeType) and code.co_filename == "<string>" and code.co_name in ("__hash__", "__eq__")
+
+
+def looks_up_plainly(obj: Any) -> bool:
+    """Whether reading ``obj``'s attributes and comparing it runs Python's code only: its class has no ``__getattr__``
+    and keeps a built-in ``__getattribute__`` and ``__eq__`` (a proxy's lookups, a ``MagicMock``'s, run code of
+    their own)."""
+    kind = type(obj)
+    return (inspect.getattr_static(kind, "__getattr__", None) is None
+            and all(isinstance(inspect.getattr_static(kind, name, None), _BUILT_IN) for name in ("__getattribute__", "__eq__")))
 
 
 def _stop(node: Any) -> bool:
     return users_flatten(node) is not None
 
 
-def _users(code: types.CodeType | None) -> str | None:
-    if not isinstance(code, types.CodeType) or not is_user_file(code.co_filename):
+def _users(code: types.CodeType | None, namespace: str | None = None) -> str | None:
+    """``code``'s qualified name where it is the user's: in a cell or a user file, or made from a string (``exec``)
+    in the notebook's own namespace, ``namespace`` ``"__main__"``; else ``None``."""
+    if not isinstance(code, types.CodeType):
+        return None
+    if not (is_user_file(code.co_filename) or (code.co_filename.startswith("<") and namespace == "__main__")):
         return None
     return getattr(code, "co_qualname", code.co_name)

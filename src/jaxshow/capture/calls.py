@@ -775,7 +775,8 @@ class CallCapture(_jax_compat.CallObserver):
         _read_arguments(record, info, args, kwargs)
         if record.jit_disabled:
             return record
-        users = users_code(dynamic_arguments(info, args, kwargs), [v for _, v in static_arguments(info, args, kwargs)])
+        # JAX's caches are keyed on the function too, compared with its class's __eq__ as a static value is
+        users = users_code(dynamic_arguments(info, args, kwargs), [record.fun, *(v for _, v in static_arguments(info, args, kwargs))])
         if users is not None:
             record.notes.append(f"its stations are not read from JAX's caches: looking them up parses the call's arguments "
                                 f"again, which would run your {users} a second time")

@@ -679,6 +679,9 @@ class WalkOptions:
     def __post_init__(self) -> None:
         if self.dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {self.dialect!r}; choose one of {', '.join(DIALECTS)}")
+        for name in ("debug_info", "source"):
+            if type(getattr(self, name)) is not bool:  # else JAX's printer raises inside the walk, read as the call's failure
+                raise TypeError(f"{name} must be True or False, got {type(getattr(self, name)).__name__}")
 
 
 @dataclass

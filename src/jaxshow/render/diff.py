@@ -68,7 +68,7 @@ def _counts(diff: TextDiff, space: str = " ") -> str:
 
 def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: bool | None = None) -> Html:
     """One stage's diff as a ``<details>``: open when it changed, the unchanged runs folded inside."""
-    summary = join([tag("b", diff.stage), " ", muted(_counts(diff))])
+    summary = join([tag("b", line(diff.stage, budget)), " ", muted(_counts(diff))])
     if not diff.changed:
         return tag("div", summary, cls="js-diff")
     runs, left = _runs(diff, budget)
@@ -85,7 +85,7 @@ def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: 
 
 def text_diff_lines(diff: TextDiff, attribute: str, budget: TextBudget, indent: str) -> list[str]:
     """One stage's diff as text: a heading, then the changed lines and ``⋯ N unchanged lines`` between them."""
-    out = [paragraph(indent, f"{diff.stage}: {_counts(diff, KEEP)}", indent + "    ", budget)]
+    out = [paragraph(indent, f"{line(diff.stage, budget)}: {_counts(diff, KEEP)}", indent + "    ", budget)]
     if not diff.changed:
         return out
     runs, left = _runs(diff, budget)
@@ -113,7 +113,7 @@ def _(d: StagesDiff, budget: TextBudget) -> Html:
 
 
 def stages_diff_html(d: StagesDiff, attribute: str, budget: TextBudget) -> Html:
-    parts: list[object] = [tag("div", tag("strong", "--diff "), line(d.function, budget), " ", muted(_headline(d)), cls="js-head")]
+    parts: list[object] = [tag("div", tag("strong", "--diff "), line(d.function, budget), " ", muted(line(_headline(d), budget)), cls="js-head")]
     if d.previous_missing:
         parts.append(tag("div", message(d.previous_missing, budget), style=NOTE_STYLE))
         return tag("div", *parts, cls="js-stages-diff")

@@ -22,6 +22,9 @@ MESSAGE_LINES = 20
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-_]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (a ``__repr__``'s ``'\\ud800'``, a file name Python decoded with ``surrogateescape``): UTF-8 has no
+bytes for it, so a report holding one could not be sent to the notebook or printed."""
 _ASCII_CONTROL = bytes([*range(0x09), *range(0x0B, 0x20), 0x7F])
 """``_CONTROL``'s ASCII characters, for ``bytes.translate``: about 7 times faster than the pattern on ASCII text."""
 
@@ -60,11 +63,12 @@ DEFAULT_BUDGET = TextBudget()
 
 
 def clean(text: str) -> str:
-    """``text`` without ANSI escape sequences, carriage returns, bidi overrides or control characters other than newline and tab."""
+    """``text`` without ANSI escape sequences, carriage returns, bidi overrides or control characters other than newline and
+    tab, each lone surrogate replaced by U+FFFD (``�``)."""
     if "\x1b" in text:  # every escape sequence starts with ESC
         text = _ANSI.sub("", text)
     if not text.isascii():
-        return _CONTROL.sub("", text)
+        return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
     ascii_bytes = text.encode("ascii")
     kept = ascii_bytes.translate(None, _ASCII_CONTROL)
     return text if len(kept) == len(ascii_bytes) else kept.decode("ascii")

@@ -15,7 +15,7 @@ JAX, no IPython.
 
 from __future__ import annotations
 
-from jaxshow.render.limits import TextBudget, ir_line
+from jaxshow.render.limits import TextBudget, ir_line, line
 from jaxshow.render.markup import Html, escape_text, muted, tag
 from jaxshow.render.paths import located, places, shown_path
 from jaxshow.render.style import CODE_INNER_STYLE, CODE_STYLE, LINK_COLOURS
@@ -40,16 +40,18 @@ def _panes(views: LinkedViews, budget: TextBudget) -> list[tuple[str, str | None
     """``(title, whole path or None, [(label, text)], lines in all, attribute)`` per pane: each source (its file's path
     shortened, as :func:`~jaxshow.render.paths.shown_path` shows it), then each IR."""
     cwd, home = places(budget)
-    panes = [(f"source {shown_path(s.name, cwd, home)}", s.name if shown_path(s.name, cwd, home) != s.name else None,
+    panes = [(f"source {line(shown_path(s.name, cwd, home), budget)}",
+              line(s.name, budget) if shown_path(s.name, cwd, home) != s.name else None,
               [(s.label(i), t) for i, t in enumerate(s.lines)], len(s.lines), f"report.linked.sources[{k}].lines")
              for k, s in enumerate(views.sources)]
-    panes += [(ir.title, None, list(zip(ir.sources, ir.lines)), len(ir.lines), f"{ir.attribute}.lines") for ir in views.irs]
+    panes += [(line(ir.title, budget), None, list(zip(ir.sources, ir.lines)), len(ir.lines), f"{ir.attribute}.lines")
+              for ir in views.irs]
     return panes
 
 
 def _shown_labels(views: LinkedViews, budget: TextBudget) -> dict[str | None, str]:
     """Each label as the panes show it, its file's path shortened (``model.py:5``); no label, an empty one."""
-    return {None: "", **{label: located(label, budget) for label in link_classes(views)}}
+    return {None: "", **{label: located(label, budget, line) for label in link_classes(views)}}
 
 
 def _shown(lines: list, budget: TextBudget) -> tuple[list, int]:
@@ -67,12 +69,12 @@ def linked_html(views: LinkedViews, budget: TextBudget) -> Html:
         width = max((len(labels[label]) for label, _ in shown if label), default=0)
         rows = []
         for label, text in shown:
-            line = escape_text(f"{labels[label].ljust(width)}  {ir_line(text, budget)}".rstrip() if width else ir_line(text, budget)) + "\n"
+            shown_line = escape_text(f"{labels[label].ljust(width)}  {ir_line(text, budget)}".rstrip() if width else ir_line(text, budget)) + "\n"
             if label is None:
-                rows.append(f"<span>{line}</span>")
+                rows.append(f"<span>{shown_line}</span>")
             else:
                 n = classes[label]
-                rows.append(f'<span class="js-s{n} js-c{n % len(LINK_COLOURS)}" tabindex="-1">{line}</span>')
+                rows.append(f'<span class="js-s{n} js-c{n % len(LINK_COLOURS)}" tabindex="-1">{shown_line}</span>')
         hang = f"--js-hang:{width + 2 + HANG_CHARS if width else HANG_CHARS}ch;"
         code = tag("pre", tag("code", Html("".join(rows)), style=hang + CODE_INNER_STYLE), cls="js-code", style=CODE_STYLE)
         more = [muted(f"{plural(hidden, 'more line')} not shown; all {total:,} in {attribute}")] if hidden else []

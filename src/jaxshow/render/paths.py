@@ -13,7 +13,7 @@ import re
 from typing import Callable
 
 from jaxshow.installed import is_installed
-from jaxshow.render.limits import TextBudget
+from jaxshow.render.limits import TextBudget, clean
 from jaxshow.render.markup import Html, escape, escape_attribute, escape_text
 
 Form = Callable[[str, TextBudget], str]
@@ -42,8 +42,8 @@ def places(budget: TextBudget) -> tuple[str, str]:
 
 
 def shortened(text: object, budget: TextBudget) -> tuple[str, dict[str, str]]:
-    """``text`` with each ``path:line`` in it shown by :func:`shown_path`, and each shortened path's whole path."""
-    text = str(text)
+    """``text``, clean, with each ``path:line`` in it shown by :func:`shown_path`, and each shortened path's whole path."""
+    text = clean(str(text))
     if "/" not in text:
         return text, {}
     cwd, home = places(budget)

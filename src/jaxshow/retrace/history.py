@@ -28,6 +28,7 @@ from collections import OrderedDict, deque
 from typing import Any, Callable
 
 from jaxshow import _jax_compat
+from jaxshow.capture.arguments import looks_up_plainly
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.stations import JIT_TYPE, library_wrapped, parameter_names, type_module
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
@@ -156,13 +157,23 @@ def _unwrapped(fun: Any) -> Any:
 
 
 def _signature(fun: Any) -> inspect.Signature | None:
+    """``fun``'s signature; of a callable object whose lookups run code of its own, its class's ``__call__``'s without
+    ``self`` (``inspect.signature`` would read the object's ``__wrapped__`` and ``__signature__`` and compare it)."""
     try:
-        return inspect.signature(fun)
+        if looks_up_plainly(fun):
+            return inspect.signature(fun)
+        call = inspect.getattr_static(type(fun), "__call__", None)
+        if type(call) is not types.FunctionType:
+            return None
+        signature = inspect.signature(call)
+        return signature.replace(parameters=tuple(signature.parameters.values())[1:])
     except (TypeError, ValueError):
         return None
 
 
 def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]] | None:
+    if not looks_up_plainly(fun):  # a callable object of the kind inspect has no source for, its lookups never run
+        return None
     try:
         source = inspect.getsource(fun)
     except (OSError, TypeError):
