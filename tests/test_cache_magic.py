@@ -1313,3 +1313,31 @@ def test_a_functions_history_and_the_headline_wrap_at_the_width(shell):
     run_captured(shell, "%%jaxcache -o rep\nfor n in range(12):\n    f(jnp.ones(n + 1))")
     lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=40)).splitlines()
     assert lines[:2] == ["%jaxcache — 12 traces of 1 jitted", "  function"]
+
+
+def test_a_models_signature_is_said_by_argument(shell):
+    # flax's nnx.jit and equinox's filter_jit pass a model as a leaf per parameter: 'signature traced' read
+    # 'model.states[0][0]: f32[32], model.states[0][1]: …' (or dynamic_nodonate['first'][k]) cut at 1,000 characters,
+    # about 12 lines, under every miss, whatever the model's size
+    shell.run_cell("@jax.jit\ndef loss(params, v):\n    return sum(p.sum() for p in params['layers']) * v", store_history=True)
+    cell = ("%%jaxcache -o rep\nparams = {'layers': [jnp.ones((8, 8)) if i % 2 else jnp.ones(8, jnp.int32) for i in range(16)]}\n"
+            "y = loss(params, x)\ny = loss(params, 2.0)")
+    result, cap = run_captured(shell, cell)
+    assert result.success, cap.stderr
+    text = cap.outputs[-1].data["text/plain"]
+    assert [line for line in re.sub(r"\n {9}(?! )", " ", text).splitlines() if "signature traced" in line] == [
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in miss.signature)",
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True} (all 17 leaves in "
+        "miss.signature)",
+    ]
+    miss = shell.user_ns["rep"].functions[0].misses[1]
+    assert miss.signature[0] == ("params['layers'][0]", "i32[8]") and len(miss.signature) == 17
+    page = re.sub("<[^>]+>", "", cap.outputs[-1].data["text/html"])
+    assert "signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True}" in page
+    assert ("all 17 leaves (report.functions[0].misses[1].signature)params['layers'][0]: i32[8], "
+            "params['layers'][1]: f32[8,8],") in page
+    result, cap = run_captured(shell, "%jaxcache loss")
+    history = cap.outputs[-1].data["text/plain"]
+    assert history.count("  params: 16 arrays (i32, f32,  ") == 2 and "params['layers']" not in history
+    result, cap = run_captured(shell, "%%jaxcache\ny = f(jnp.ones(5))")
+    assert "       signature traced: x: f32[5]\n" in cap.outputs[-1].data["text/plain"]

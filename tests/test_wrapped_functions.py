@@ -733,3 +733,34 @@ def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
     [stats] = shell.user_ns["rep"].functions
     miss = stats.misses[-1]
     assert miss.blame is not None and miss.blame.library_function == "fakelib.solve"
+
+
+@pytest.mark.parametrize("library", ["flax", "equinox"])
+def test_a_library_models_signature_is_said_by_argument(shell, library):
+    """flax's ``nnx.jit`` and ``eqx.filter_jit`` pass the model as a leaf per parameter, under flax's names
+    (``model.states[0][k]``) or equinox's (``dynamic_nodonate['first'][k]``): each miss's 'signature traced' listed
+    them all, cut at 1,000 characters."""
+    pytest.importorskip(library)
+    if library == "flax":
+        _define(shell, """
+            from flax import nnx
+            @nnx.jit
+            def loss(model, v):
+                return model(v).sum()
+            model = nnx.Sequential(*[nnx.Linear(8, 8, rngs=nnx.Rngs(0)) for _ in range(8)])
+        """)
+        said = "model: 16 arrays (f32, 576 values), v: f32[4,8]"
+    else:
+        _define(shell, """
+            import equinox as eqx
+            @eqx.filter_jit
+            def loss(model, v):
+                return jax.vmap(model)(v).sum()
+            model = eqx.nn.MLP(8, 2, 16, 3, key=jax.random.key(0))
+        """)
+        said = "dynamic_nodonate['first']: 8 arrays (f32, 722 values), dynamic_nodonate['rest'][0]: f32[4,8]"
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = loss(model, jnp.ones((3, 8)))\ny = loss(model, jnp.ones((4, 8)))")
+    assert result.success, cap.stderr
+    text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
+    leaves = len(shell.user_ns["rep"].functions[0].misses[1].signature)
+    assert f"       signature traced: {said} (all {leaves} leaves in miss.signature)\n" in text
