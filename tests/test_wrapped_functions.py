@@ -764,3 +764,63 @@ def test_a_library_models_signature_is_said_by_argument(shell, library):
     text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
     leaves = len(shell.user_ns["rep"].functions[0].misses[1].signature)
     assert f"       signature traced: {said} (all {leaves} leaves in miss.signature)\n" in text
+
+
+def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compared_by_identity(shell):
+    """flax's CNN tutorial: a model made anew with ``self.avg_pool = partial(nnx.avg_pool, ...)`` re-traced ``nnx.jit``'s
+    train_step; the miss printed two ~300-character GraphDef texts, alike and cut before any difference."""
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    _define(shell, """
+        from functools import partial
+        import optax
+        from flax import nnx
+        class CNN(nnx.Module):
+            def __init__(self, *, rngs):
+                self.linear1 = nnx.Linear(4, 8, rngs=rngs)
+                self.avg_pool = partial(nnx.avg_pool, window_shape=(2, 2), strides=(2, 2))
+                self.linear2 = nnx.Linear(8, 2, rngs=rngs)
+            def __call__(self, x):
+                return self.linear2(nnx.relu(self.linear1(x)))
+        @nnx.jit
+        def train_step(model, optimizer, x):
+            grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
+            optimizer.update(model, grads)
+        x = jnp.ones((3, 4))
+        model = CNN(rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+        train_step(model, optimizer, x)
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntrain_step(CNN(rngs=nnx.Rngs(1)), optimizer, x)")
+    assert result.success, cap.stderr
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    part = "avg_pool = functools.partial(<function avg_pool>, window_shape=(2, 2), strides=(2, 2))"
+    assert (miss.category, miss.changes) == ("input_pytree", (ArgChange("[0][0]._graphdef (GraphDef's pytree metadata)", part, part),))
+    text = cap.outputs[-1].data["text/plain"]
+    assert re.sub(r"\n {7}", " ", text[text.index("    1. "):text.index("\n       called at")]) == (
+        f"    1. different input pytree: [0][0]._graphdef (GraphDef's pytree metadata): equal as printed, unequal as compared: "
+        f"{part} is another object, compared by identity: make it once, or make it a static field that compares by value")
+
+
+def test_an_eqx_module_field_made_anew_that_prints_alike_is_said_to_compare_by_identity(shell):
+    pytest.importorskip("equinox")
+    _define(shell, """
+        from functools import partial
+        import equinox as eqx
+        class Scaled(eqx.Module):
+            w: jax.Array
+            act: object
+            def __call__(self, v):
+                return self.act(self.w * v)
+        @eqx.filter_jit
+        def loss(model, v):
+            return model(v).sum()
+        y = loss(Scaled(x, partial(jax.nn.relu)), x)
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = loss(Scaled(x, partial(jax.nn.relu)), x)")
+    assert result.success, cap.stderr
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    part = "functools.partial(<jax._src.custom_derivatives.custom_jvp object>)"
+    assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", part, part),))
+    assert miss.summary == (f"static: equal as printed, unequal as compared: {part} is another object, compared by identity: "
+                            "make it once, or make it a static field that compares by value")
