@@ -1341,3 +1341,17 @@ def test_a_models_signature_is_said_by_argument(shell):
     assert history.count("  params: 16 arrays (i32, f32,  ") == 2 and "params['layers']" not in history
     result, cap = run_captured(shell, "%%jaxcache\ny = f(jnp.ones(5))")
     assert "       signature traced: x: f32[5]\n" in cap.outputs[-1].data["text/plain"]
+
+
+def test_eager_lax_loops_are_named_apart_from_jaxs_helpers(shell):
+    # an eager jax.lax.scan (nnx.scan outside jit) read 'JAX also compiled 2 of its own helper functions (eager jax.numpy
+    # operations)' under %%jaxcache, where %%jaxstages said '1 compile of an eager jax.lax loop or branch'
+    cell = ("c, ys = jax.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)\n"
+            "w = jax.lax.while_loop(lambda v: v[0] < 3, lambda v: v + 1, x)\nz = jax.lax.cond(True, lambda v: v + 1, lambda v: v - 1, x)")
+    shell.run_cell(cell, store_history=True)  # JAX's helpers compile once: the loops compile again for their new lambdas
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell + "\ny = jnp.cbrt(x)")
+    assert result.success, cap.stderr
+    assert shell.user_ns["rep"].notes == ("JAX also compiled 3 eager jax.lax loops and branches (scan, while, cond) and 1 of its own "
+                                          "helper functions (eager jax.numpy operations); not shown",)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nc, ys = jax.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)")
+    assert shell.user_ns["rep"].notes == ("JAX also compiled 1 eager jax.lax loop or branch (scan); not shown",)

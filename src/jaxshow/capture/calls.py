@@ -352,6 +352,9 @@ _TRANSFORMATIONS = {
 CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "jax.lax.while_loop": "while",
                 "jax.lax.map": "scan", "jax.lax.cond": "cond", "jax.lax.switch": "cond"}
 """JAX's control flow, with the primitive it compiles as when called outside jit."""
+EAGER_CONTROL_FLOW = ("scan", "while", "cond")
+"""JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
+``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
 def _transformation_api(frame: Any) -> str | None:

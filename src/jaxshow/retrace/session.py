@@ -681,7 +681,7 @@ class Session(_jax_compat.TraceProbe):
                 f = functions[at]
                 functions[at] = dataclasses.replace(f, calls=(f.calls or 0) + n, compiled_calls=n)
         rows = {f.function for f in functions}
-        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
+        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
         notes = list(self.notes)
         unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
         if unseen is not None:
@@ -691,8 +691,8 @@ class Session(_jax_compat.TraceProbe):
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {', '.join(untraced)}")
         notes.extend(f"{n}: also compiled from a jax.stages.Lowered made before (lowered.compile()), with no trace (not counted "
                      "among its traces)" for n in ahead if n in rows and n in self._compiled_earlier)
-        if helper_count:
-            notes.append(f"JAX also compiled {helper_count} of its own helper functions (eager jax.numpy operations); not shown")
+        if helpers:
+            notes.append(helpers_note(helpers))
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
@@ -750,6 +750,21 @@ class Session(_jax_compat.TraceProbe):
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def helpers_note(modules: list[str]) -> str:
+    """The note on the compiles of no row: eager ``jax.lax`` loops and branches, as ``%%jaxstages`` names them, and JAX's
+    own helper functions: ``JAX also compiled 1 eager jax.lax loop or branch (scan) and 2 of its own helper functions
+    (eager jax.numpy operations); not shown``."""
+    kinds = {persistent.module_name(kind): kind for kind in calls.EAGER_CONTROL_FLOW}
+    loops = [kinds[m] for m in modules if m in kinds]
+    said = []
+    if loops:
+        what = "eager jax.lax loop or branch" if len(loops) == 1 else "eager jax.lax loops and branches"
+        said.append(f"{len(loops)} {what} ({', '.join(dict.fromkeys(loops))})")
+    if len(modules) > len(loops):
+        said.append(f"{len(modules) - len(loops)} of its own helper functions (eager jax.numpy operations)")
+    return f"JAX also compiled {' and '.join(said)}; not shown"
 
 
 def _by_library(counts: dict[str, int]) -> str:
