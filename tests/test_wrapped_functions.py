@@ -154,6 +154,17 @@ mlir.register_lowering(doubled_p, mlir.lower_fun(_shape_checked, multiple_result
 
 def doubled(x):
     return doubled_p.bind(x)
+
+
+def halve(x):
+    return x / 2
+
+
+class Linear:
+    """Like flax's nnx.Linear: a callable object of the library's, which the user jits (``jax.jit(linear)``)."""
+
+    def __call__(self, x):
+        return x * 3
 '''
 
 SETUP = """\
@@ -824,3 +835,19 @@ def test_an_eqx_module_field_made_anew_that_prints_alike_is_said_to_compare_by_i
     assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", part, part),))
     assert miss.summary == (f"static: equal as printed, unequal as compared: {part} is another object, compared by identity: "
                             "make it once, or make it a static field that compares by value")
+
+
+def test_a_jit_the_users_code_made_of_a_librarys_function_is_said_to_be_the_users(shell):
+    """``jax.jit(linear)`` of an ``nnx.Linear`` read 'Linear: … (a library's function)', defined in flax's linear.py,
+    where ``jax.jit(jnp.tan)`` read 'jax.jit of JAX's own tan, made by your code: shown as your call'."""
+    for cell, name in (("y = jax.jit(fakelib.Linear())(x)", "Linear"), ("y = jax.jit(fakelib.halve)(x)", "halve")):
+        report, text = _report(shell, cell)
+        (step,) = report.reports
+        assert (step.function, step.kind) == (name, "user")
+        lines = text.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith(f"{name}: "))
+        assert "library" not in lines[head]
+        assert lines[head + 1] == f"  note: jax.jit of fakelib's own {name}, made by your code: shown as your call"
+    report, text = _report(shell, "y = fakelib._step(x)\nz = jnp.sin(x)")
+    assert [(r.function, r.kind) for r in report.reports] == [("_step", "library")]
+    assert "made by your code" not in text
