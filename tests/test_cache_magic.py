@@ -1355,3 +1355,21 @@ def test_eager_lax_loops_are_named_apart_from_jaxs_helpers(shell):
                                           "helper functions (eager jax.numpy operations); not shown",)
     result, cap = run_captured(shell, "%%jaxcache -o rep\nc, ys = jax.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)")
     assert shell.user_ns["rep"].notes == ("JAX also compiled 1 eager jax.lax loop or branch (scan); not shown",)
+
+
+def test_a_jit_of_a_partial_of_a_jitted_function_says_why_it_is_two_rows(shell):
+    # flax's key_concepts notebook: jax.eval_shape(partial(init_state, …)) of a jitted init_state listed two rows,
+    # init_state and jit(init_state), each traced once, where %%jaxstages showed one call: eval_shape jits the partial,
+    # and that trace traces init_state's own jit inside it
+    shell.run_cell("@partial(jax.jit, static_argnums=1)\ndef init_state(v, dim):\n    return jnp.zeros(dim) + v.sum()",
+                   store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ns = jax.eval_shape(partial(init_state, dim=8), x)")
+    assert result.success, cap.stderr
+    report = shell.user_ns["rep"]
+    assert sorted((f.qualname, f.traced) for f in report.functions) == [("init_state", 1), ("jit(init_state)", 1)]
+    assert ("jit(init_state) and init_state: two real traces of one call: jit(init_state) is the jax.jit around "
+            "functools.partial(init_state, …) that jax.eval_shape (or jax.make_jaxpr, or your code) made, and its trace traced "
+            "init_state's own jax.jit inside it") in report.notes
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\ns = jax.eval_shape(partial(init_state, dim=8), x)")
+    assert [f.qualname for f in shell.user_ns["rep"].functions] == ["f", "jit(init_state)"]
+    assert not any("two real traces" in n for n in shell.user_ns["rep"].notes)

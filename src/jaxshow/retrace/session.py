@@ -31,6 +31,7 @@ kept, the others counted by category.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -48,7 +49,7 @@ from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
-from jaxshow.capture.stations import COMPILED_TYPE
+from jaxshow.capture.stations import COMPILED_TYPE, jit_target
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -693,6 +694,7 @@ class Session(_jax_compat.TraceProbe):
                      "among its traces)" for n in ahead if n in rows and n in self._compiled_earlier)
         if helpers:
             notes.append(helpers_note(helpers))
+        notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
@@ -750,6 +752,22 @@ class Session(_jax_compat.TraceProbe):
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def _nested_jit(stats: _Stats, all_stats: dict[int, _Stats]) -> _Stats | None:
+    """The row of the jitted function that ``stats``' function, a ``functools.partial`` of it jitted (as
+    ``jax.eval_shape(partial(f, …))`` jits one), traced inside it in the session; else ``None``."""
+    target = jit_target(stats.fun) if type(stats.fun) is functools.partial and stats.traced else None
+    inner = _jax_compat.jit_function(target[0]) if target is not None else None
+    found = all_stats.get(id(inner)) if inner is not None else None
+    return found if found is not None and found.fun is inner and found.traced else None
+
+
+def _nested_jit_note(stats: _Stats, nested: _Stats) -> str:
+    """Why a jit of a partial of a jitted function and that function are two rows, each traced."""
+    outer, inner = (s.record.written(s.record.qualname) for s in (stats, nested))
+    return (f"{outer} and {inner}: two real traces of one call: {outer} is the jax.jit around functools.partial({inner}, …) "
+            f"that jax.eval_shape (or jax.make_jaxpr, or your code) made, and its trace traced {inner}'s own jax.jit inside it")
 
 
 def helpers_note(modules: list[str]) -> str:
