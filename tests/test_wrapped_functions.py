@@ -851,3 +851,18 @@ def test_a_jit_the_users_code_made_of_a_librarys_function_is_said_to_be_the_user
     report, text = _report(shell, "y = fakelib._step(x)\nz = jnp.sin(x)")
     assert [(r.function, r.kind) for r in report.reports] == [("_step", "library")]
     assert "made by your code" not in text
+
+
+def test_a_hit_of_a_jit_of_jaxs_function_or_a_librarys_object_names_its_row(shell):
+    """A jit of ``jnp.tan`` or of an ``nnx.Linear`` traced before the cell and hitting in it read ``jit(PjitFunction)``
+    and ``Linear``, both defined at ``—`` (``jnp.tan`` is JAX's own jit wrapper, and an object has no code of its own)."""
+    import jax.numpy as jnp
+
+    fakelib = sys.modules["fakelib"]
+    _define(shell, "tan = jax.jit(jnp.tan)\nlin = jax.jit(fakelib.Linear())\ny = tan(x)\ny = lin(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = tan(x)\ny = lin(x)")
+    assert result.success, cap.stderr
+    code = jnp.tan.__wrapped__.__code__
+    assert [(f.qualname, f.defined_at, f.calls, f.hits) for f in shell.user_ns["rep"].functions] == [
+        ("jit(tan)", f"{code.co_filename}:{code.co_firstlineno}", 1, 1),
+        ("Linear", f"{fakelib.__file__}:{fakelib.Linear.__call__.__code__.co_firstlineno}", 1, 1)]
