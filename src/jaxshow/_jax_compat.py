@@ -25,7 +25,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import changed_texts, stable_repr
+from jaxshow.reprs import safe_repr
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -987,8 +987,9 @@ def _differ(new: Any, old: Any) -> bool:
 
 
 def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
-    """Bounded reprs of a user's two static values, free of memory addresses (:func:`jaxshow.reprs.changed_texts`)."""
-    return changed_texts(stable_repr(now, _STATIC_REPR_CHARS), stable_repr(before, _STATIC_REPR_CHARS))
+    """Bounded reprs of a user's two static values, with their memory addresses, as jax 0.10's diff shows them: the
+    explanation narrows them to the part that changed, which tells two objects of one repr apart by address."""
+    return safe_repr(now, _STATIC_REPR_CHARS), safe_repr(before, _STATIC_REPR_CHARS)
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
