@@ -566,7 +566,7 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
         run_captured(shell, "%jaxcache off")
     assert "could not record" not in "".join(reports)
     if tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 11):
-        assert "different static arguments: s: now <Bad object; its repr raised RuntimeError>" in reports[1]
+        assert "different static arguments: s: now k = 2, before k = 1\n" in reports[1]  # what the two reprs hid
         assert "different static arguments: s: now 5, before <Bad object; its repr raised RuntimeError>" in reports[2]
     else:  # JAX's own words, guarded: its comparison of the keys reprs the static values
         words = "cache miss explanation unavailable: comparing the keys raised RuntimeError (a static value's repr or ==?)"
@@ -1313,3 +1313,63 @@ def test_a_functions_history_and_the_headline_wrap_at_the_width(shell):
     run_captured(shell, "%%jaxcache -o rep\nfor n in range(12):\n    f(jnp.ones(n + 1))")
     lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=40)).splitlines()
     assert lines[:2] == ["%jaxcache — 12 traces of 1 jitted", "  function"]
+
+
+def test_a_models_signature_is_said_by_argument(shell):
+    # flax's nnx.jit and equinox's filter_jit pass a model as a leaf per parameter: 'signature traced' read
+    # 'model.states[0][0]: f32[32], model.states[0][1]: …' (or dynamic_nodonate['first'][k]) cut at 1,000 characters,
+    # about 12 lines, under every miss, whatever the model's size
+    shell.run_cell("@jax.jit\ndef loss(params, v):\n    return sum(p.sum() for p in params['layers']) * v", store_history=True)
+    cell = ("%%jaxcache -o rep\nparams = {'layers': [jnp.ones((8, 8)) if i % 2 else jnp.ones(8, jnp.int32) for i in range(16)]}\n"
+            "y = loss(params, x)\ny = loss(params, 2.0)")
+    result, cap = run_captured(shell, cell)
+    assert result.success, cap.stderr
+    text = cap.outputs[-1].data["text/plain"]
+    assert [line for line in re.sub(r"\n {9}(?! )", " ", text).splitlines() if "signature traced" in line] == [
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in miss.signature)",
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True} (all 17 leaves in "
+        "miss.signature)",
+    ]
+    miss = shell.user_ns["rep"].functions[0].misses[1]
+    assert miss.signature[0] == ("params['layers'][0]", "i32[8]") and len(miss.signature) == 17
+    page = re.sub("<[^>]+>", "", cap.outputs[-1].data["text/html"])
+    assert "signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True}" in page
+    assert ("all 17 leaves (report.functions[0].misses[1].signature)params['layers'][0]: i32[8], "
+            "params['layers'][1]: f32[8,8],") in page
+    result, cap = run_captured(shell, "%jaxcache loss")
+    history = cap.outputs[-1].data["text/plain"]
+    assert history.count("  params: 16 arrays (i32, f32,  ") == 2 and "params['layers']" not in history
+    result, cap = run_captured(shell, "%%jaxcache\ny = f(jnp.ones(5))")
+    assert "       signature traced: x: f32[5]\n" in cap.outputs[-1].data["text/plain"]
+
+
+def test_eager_lax_loops_are_named_apart_from_jaxs_helpers(shell):
+    # an eager jax.lax.scan (nnx.scan outside jit) read 'JAX also compiled 2 of its own helper functions (eager jax.numpy
+    # operations)' under %%jaxcache, where %%jaxstages said '1 compile of an eager jax.lax loop or branch'
+    cell = ("c, ys = jax.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)\n"
+            "w = jax.lax.while_loop(lambda v: v[0] < 3, lambda v: v + 1, x)\nz = jax.lax.cond(True, lambda v: v + 1, lambda v: v - 1, x)")
+    shell.run_cell(cell, store_history=True)  # JAX's helpers compile once: the loops compile again for their new lambdas
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell + "\ny = jnp.cbrt(x)")
+    assert result.success, cap.stderr
+    assert shell.user_ns["rep"].notes == ("JAX also compiled 3 eager jax.lax loops and branches (scan, while, cond) and 1 of its own "
+                                          "helper functions (eager jax.numpy operations); not shown",)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nc, ys = jax.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)")
+    assert shell.user_ns["rep"].notes == ("JAX also compiled 1 eager jax.lax loop or branch (scan); not shown",)
+
+
+def test_a_jit_of_a_partial_of_a_jitted_function_says_why_it_is_two_rows(shell):
+    # flax's key_concepts notebook: jax.eval_shape(partial(init_state, …)) of a jitted init_state listed two rows,
+    # init_state and jit(init_state), each traced once, where %%jaxstages showed one call: eval_shape jits the partial,
+    # and that trace traces init_state's own jit inside it
+    shell.run_cell("@partial(jax.jit, static_argnums=1)\ndef init_state(v, dim):\n    return jnp.zeros(dim) + v.sum()",
+                   store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ns = jax.eval_shape(partial(init_state, dim=8), x)")
+    assert result.success, cap.stderr
+    report = shell.user_ns["rep"]
+    assert sorted((f.qualname, f.traced) for f in report.functions) == [("init_state", 1), ("jit(init_state)", 1)]
+    assert ("jit(init_state) and init_state: two real traces of one call: jit(init_state) is the jax.jit around "
+            "functools.partial(init_state, …) that jax.eval_shape (or jax.make_jaxpr, or your code) made, and its trace traced "
+            "init_state's own jax.jit inside it") in report.notes
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\ns = jax.eval_shape(partial(init_state, dim=8), x)")
+    assert [f.qualname for f in shell.user_ns["rep"].functions] == ["f", "jit(init_state)"]
+    assert not any("two real traces" in n for n in shell.user_ns["rep"].notes)

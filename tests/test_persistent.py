@@ -145,4 +145,4 @@ def test_without_a_directory_every_gate_reads_the_same():
     assert [(v.module, v.verdict, v.reason) for v in mine] == [
         ("jit_normal_sample", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
         ("jit_elbo", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
-    ] and others == 0
+    ] and others == []

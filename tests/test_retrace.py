@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +13,7 @@ import pytest
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.render.style import NOTE_STYLE
+from jaxshow.retrace.freeze import retrace_message
 from jaxshow.report import MISS_CATEGORIES, ArgChange
 
 EXPLAIN_LOGGERS = [_jax_compat.explain_logger_name(), "jax._src.compiler", "jax._src.compilation_cache"]
@@ -144,6 +146,38 @@ def test_a_change_in_pytree_metadata_names_the_part_that_changed():
     assert (same_repr.changes[0].now, same_repr.changes[0].before) == (
         "…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.<lambda>>)… (another object)",
         "…Static(value=<function test_a_change_in_pytree_metadata_names_the_part_that_changed.<locals>.<lambda>>)…")
+
+
+class _Options(NamedTuple):
+    scale: float
+    act: Any
+
+
+def test_a_change_that_prints_alike_names_the_object_compared_by_identity():
+    # flax's CNN tutorial: a model made anew with self.avg_pool = partial(nnx.avg_pool, ...) re-traced nnx.jit's
+    # train_step, and the miss showed the two GraphDef texts, alike, cut at 300 characters before any difference: a
+    # functools.partial compares by identity, and its repr names no address
+    @partial(jax.jit, static_argnums=1)
+    def f(m, options):
+        return m.w * options.scale
+
+    def relu(v):
+        return v
+
+    with jaxshow.explain() as ex:
+        f(_Module(jnp.ones(2), _GraphMeta(1.0, partial(relu))), _Options(1.0, relu))
+        f(_Module(jnp.ones(2), _GraphMeta(1.0, partial(relu))), _Options(1.0, relu))
+        f(_Module(jnp.ones(2), _GraphMeta(1.0, relu)), _Options(1.0, partial(relu)))
+        f(_Module(jnp.ones(2), _GraphMeta(1.0, relu)), _Options(1.0, partial(relu)))
+    _, graph, _, static = _misses(ex, "f")
+    part = "act = functools.partial(<function test_a_change_that_prints_alike_names_the_object_compared_by_identity.<locals>.relu>)"
+    assert (graph.category, graph.changes) == ("input_pytree", (ArgChange("argument 0 (_Module's pytree metadata)", part, part),))
+    assert graph.summary == (f"argument 0 (_Module's pytree metadata): equal as printed, unequal as compared: {part} is another "
+                             "object, compared by identity: make it once, or make it a static field that compares by value")
+    assert (static.category, static.summary) == ("static_args", (
+        f"options: equal as printed, unequal as compared: {part} is another object, compared by identity: make it once, "
+        "or make it a static field that compares by value"))
+    assert retrace_message(static, 0).splitlines()[1] == f"  {static.summary}"  # %jaxcache freeze's RetraceError
 
 
 def test_function_redefined_in_a_loop_is_recognised():

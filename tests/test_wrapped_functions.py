@@ -154,6 +154,17 @@ mlir.register_lowering(doubled_p, mlir.lower_fun(_shape_checked, multiple_result
 
 def doubled(x):
     return doubled_p.bind(x)
+
+
+def halve(x):
+    return x / 2
+
+
+class Linear:
+    """Like flax's nnx.Linear: a callable object of the library's, which the user jits (``jax.jit(linear)``)."""
+
+    def __call__(self, x):
+        return x * 3
 '''
 
 SETUP = """\
@@ -733,3 +744,125 @@ def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
     [stats] = shell.user_ns["rep"].functions
     miss = stats.misses[-1]
     assert miss.blame is not None and miss.blame.library_function == "fakelib.solve"
+
+
+@pytest.mark.parametrize("library", ["flax", "equinox"])
+def test_a_library_models_signature_is_said_by_argument(shell, library):
+    """flax's ``nnx.jit`` and ``eqx.filter_jit`` pass the model as a leaf per parameter, under flax's names
+    (``model.states[0][k]``) or equinox's (``dynamic_nodonate['first'][k]``): each miss's 'signature traced' listed
+    them all, cut at 1,000 characters."""
+    pytest.importorskip(library)
+    if library == "flax":
+        _define(shell, """
+            from flax import nnx
+            @nnx.jit
+            def loss(model, v):
+                return model(v).sum()
+            model = nnx.Sequential(*[nnx.Linear(8, 8, rngs=nnx.Rngs(0)) for _ in range(8)])
+        """)
+        said = "model: 16 arrays (f32, 576 values), v: f32[4,8]"
+    else:
+        _define(shell, """
+            import equinox as eqx
+            @eqx.filter_jit
+            def loss(model, v):
+                return jax.vmap(model)(v).sum()
+            model = eqx.nn.MLP(8, 2, 16, 3, key=jax.random.key(0))
+        """)
+        said = "dynamic_nodonate['first']: 8 arrays (f32, 722 values), dynamic_nodonate['rest'][0]: f32[4,8]"
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = loss(model, jnp.ones((3, 8)))\ny = loss(model, jnp.ones((4, 8)))")
+    assert result.success, cap.stderr
+    text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
+    leaves = len(shell.user_ns["rep"].functions[0].misses[1].signature)
+    assert f"       signature traced: {said} (all {leaves} leaves in miss.signature)\n" in text
+
+
+def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compared_by_identity(shell):
+    """flax's CNN tutorial: a model made anew with ``self.avg_pool = partial(nnx.avg_pool, ...)`` re-traced ``nnx.jit``'s
+    train_step; the miss printed two ~300-character GraphDef texts, alike and cut before any difference."""
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    _define(shell, """
+        from functools import partial
+        import optax
+        from flax import nnx
+        class CNN(nnx.Module):
+            def __init__(self, *, rngs):
+                self.linear1 = nnx.Linear(4, 8, rngs=rngs)
+                self.avg_pool = partial(nnx.avg_pool, window_shape=(2, 2), strides=(2, 2))
+                self.linear2 = nnx.Linear(8, 2, rngs=rngs)
+            def __call__(self, x):
+                return self.linear2(nnx.relu(self.linear1(x)))
+        @nnx.jit
+        def train_step(model, optimizer, x):
+            grads = nnx.grad(lambda m: jnp.mean(m(x) ** 2))(model)
+            optimizer.update(model, grads)
+        x = jnp.ones((3, 4))
+        model = CNN(rngs=nnx.Rngs(0))
+        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+        train_step(model, optimizer, x)
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntrain_step(CNN(rngs=nnx.Rngs(1)), optimizer, x)")
+    assert result.success, cap.stderr
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    part = "avg_pool = functools.partial(<function avg_pool>, window_shape=(2, 2), strides=(2, 2))"
+    assert (miss.category, miss.changes) == ("input_pytree", (ArgChange("[0][0]._graphdef (GraphDef's pytree metadata)", part, part),))
+    text = cap.outputs[-1].data["text/plain"]
+    assert re.sub(r"\n {7}", " ", text[text.index("    1. "):text.index("\n       called at")]) == (
+        f"    1. different input pytree: [0][0]._graphdef (GraphDef's pytree metadata): equal as printed, unequal as compared: "
+        f"{part} is another object, compared by identity: make it once, or make it a static field that compares by value")
+
+
+def test_an_eqx_module_field_made_anew_that_prints_alike_is_said_to_compare_by_identity(shell):
+    pytest.importorskip("equinox")
+    _define(shell, """
+        from functools import partial
+        import equinox as eqx
+        class Scaled(eqx.Module):
+            w: jax.Array
+            act: object
+            def __call__(self, v):
+                return self.act(self.w * v)
+        @eqx.filter_jit
+        def loss(model, v):
+            return model(v).sum()
+        y = loss(Scaled(x, partial(jax.nn.relu)), x)
+    """)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = loss(Scaled(x, partial(jax.nn.relu)), x)")
+    assert result.success, cap.stderr
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    part = "functools.partial(<jax._src.custom_derivatives.custom_jvp object>)"
+    assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", part, part),))
+    assert miss.summary == (f"static: equal as printed, unequal as compared: {part} is another object, compared by identity: "
+                            "make it once, or make it a static field that compares by value")
+
+
+def test_a_jit_the_users_code_made_of_a_librarys_function_is_said_to_be_the_users(shell):
+    """``jax.jit(linear)`` of an ``nnx.Linear`` read 'Linear: … (a library's function)', defined in flax's linear.py,
+    where ``jax.jit(jnp.tan)`` read 'jax.jit of JAX's own tan, made by your code: shown as your call'."""
+    for cell, name in (("y = jax.jit(fakelib.Linear())(x)", "Linear"), ("y = jax.jit(fakelib.halve)(x)", "halve")):
+        report, text = _report(shell, cell)
+        (step,) = report.reports
+        assert (step.function, step.kind) == (name, "user")
+        lines = text.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith(f"{name}: "))
+        assert "library" not in lines[head]
+        assert lines[head + 1] == f"  note: jax.jit of fakelib's own {name}, made by your code: shown as your call"
+    report, text = _report(shell, "y = fakelib._step(x)\nz = jnp.sin(x)")
+    assert [(r.function, r.kind) for r in report.reports] == [("_step", "library")]
+    assert "made by your code" not in text
+
+
+def test_a_hit_of_a_jit_of_jaxs_function_or_a_librarys_object_names_its_row(shell):
+    """A jit of ``jnp.tan`` or of an ``nnx.Linear`` traced before the cell and hitting in it read ``jit(PjitFunction)``
+    and ``Linear``, both defined at ``—`` (``jnp.tan`` is JAX's own jit wrapper, and an object has no code of its own)."""
+    import jax.numpy as jnp
+
+    fakelib = sys.modules["fakelib"]
+    _define(shell, "tan = jax.jit(jnp.tan)\nlin = jax.jit(fakelib.Linear())\ny = tan(x)\ny = lin(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = tan(x)\ny = lin(x)")
+    assert result.success, cap.stderr
+    code = jnp.tan.__wrapped__.__code__
+    assert [(f.qualname, f.defined_at, f.calls, f.hits) for f in shell.user_ns["rep"].functions] == [
+        ("jit(tan)", f"{code.co_filename}:{code.co_firstlineno}", 1, 1),
+        ("Linear", f"{fakelib.__file__}:{fakelib.Linear.__call__.__code__.co_firstlineno}", 1, 1)]

@@ -934,6 +934,41 @@ def treedef_differences(new: Any, old: Any, depth: int = 4) -> int:
         return 1
 
 
+def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None] | None:
+    """The first static values, else the first pytree nodes' metadata (a flax ``GraphDef``), that compare unequal
+    between two tracing-cache keys' inputs, as ``(now, before, index)``: the user's objects, unread, and a static
+    value's index among :func:`static_arg_values` (``None`` for metadata). ``None`` where none differs or a key
+    cannot be read.
+
+    Static values as :func:`static_arg_values` finds them; the pytree is the
+    key's ``FlatTree`` definition (jax >= 0.9) or the one its ``flatten_fun``
+    transform holds (jax <= 0.8), walked depth first over at most 10,000 nodes.
+    """
+    try:
+        for index, (now, before) in enumerate(zip(static_arg_values(new_key), static_arg_values(old_key))):
+            if now != before:
+                return now, before, index
+        pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
+        for _ in range(10_000):
+            if not pending:
+                return None
+            now, before = pending.pop()
+            data, old_data = now.node_data(), before.node_data()
+            if data is not None and old_data is not None and data[0] is old_data[0] and data[1] != old_data[1]:
+                return data[1], old_data[1], None
+            pending.extend(reversed(list(zip(now.children(), before.children()))))
+    except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
+        return None
+    return None
+
+
+def _input_treedefs(key: Any) -> list[Any]:
+    if isinstance(key, PjitTraceKey):
+        return [t[1][0] for t in key.key[0] if getattr(t[0], "__name__", "").startswith("flatten_fun")][:1]
+    _, (in_avals, *_), _ = key
+    return [in_avals.tree]
+
+
 def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...] | None:
     """``(input path, now, before)`` for each static argument that differs between two jax >= 0.11 keys.
 
@@ -960,8 +995,8 @@ def _differ(new: Any, old: Any) -> bool:
 
 
 def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
-    """Bounded reprs of a user's two static values, addresses kept as JAX's own words keep them: the explanation's
-    reader narrows them to the part that changed and drops the addresses there (``miss_text._tree_change``)."""
+    """Bounded reprs of a user's two static values, with their memory addresses, as jax 0.10's diff shows them: the
+    explanation narrows them to the part that changed, which tells two objects of one repr apart by address."""
     return safe_repr(now, _STATIC_REPR_CHARS), safe_repr(before, _STATIC_REPR_CHARS)
 
 

@@ -102,15 +102,15 @@ def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompil
     return verdicts
 
 
-def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], int]:
-    """Verdicts for the modules of ``function_names`` (``jit_<name>``), and a count of all others."""
+def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], list[str]]:
+    """Verdicts for the modules of ``function_names`` (``jit_<name>``), and the modules of all other compiles."""
     verdicts = compiles_from_events(list(events))
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
         mine = [PersistentCompile(v.module, "not_cached", NO_DIRECTORY, v.compile_seconds)
                 if v.verdict == "skipped" or v.reason == NO_CACHE_THEN else v for v in mine]
-    return mine, len(verdicts) - len(mine)
+    return mine, [v.module for v in verdicts if v.module not in wanted]
 
 
 def module_name(function: str) -> str:

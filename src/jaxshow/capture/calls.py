@@ -352,6 +352,9 @@ _TRANSFORMATIONS = {
 CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "jax.lax.while_loop": "while",
                 "jax.lax.map": "scan", "jax.lax.cond": "cond", "jax.lax.switch": "cond"}
 """JAX's control flow, with the primitive it compiles as when called outside jit."""
+EAGER_CONTROL_FLOW = ("scan", "while", "cond")
+"""JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
+``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
 def _transformation_api(frame: Any) -> str | None:
@@ -980,13 +983,31 @@ def _name_from_debug_info(record: CallRecord, info: Any) -> None:
 
 
 def _mark_users_jit(record: CallRecord, wrapper: Any) -> bool:
-    """Mark a cell's direct call of a function of JAX's as the user's where the user's code made its ``jax.jit``
-    (``jax.jit(jnp.linalg.solve)``, :func:`users_jit_of_jax`), and say whether it did."""
-    if record.kind != "jax" or not users_jit_of_jax(wrapper):
+    """Mark a cell's direct call of a function of JAX's or a library's as the user's where the user's code made its
+    ``jax.jit`` (``jax.jit(jnp.linalg.solve)``, :func:`users_jit_of_jax`; ``jax.jit(linear)`` of an ``nnx.Linear``,
+    :func:`users_jit_of_library`), and say whether it did."""
+    kind = record.kind
+    if not (kind == "jax" and users_jit_of_jax(wrapper) or kind == "library" and users_jit_of_library(wrapper)):
         return False
     record.users_jit = True
-    record.notes.append(f"jax.jit of JAX's own {record.name}, made by your code: shown as your call")
+    owner = "JAX's" if kind == "jax" else f"{package_of(record.source_file)}'s" if record.source_file else "a library's"
+    record.notes.append(f"jax.jit of {owner} own {record.name}, made by your code: shown as your call")
     return True
+
+
+def users_jit_of_library(wrapper: Any) -> bool:
+    """Whether a jit wrapper of a library's function or callable object was made by code outside the library: a callable
+    object (``jax.jit(linear)`` of an ``nnx.Linear``) or bound method, or a function at the top of its module that the
+    module does not hold jitted; a function defined inside another (``<locals>``) was jitted where the library made it."""
+    try:
+        fun = _jax_compat.jit_function(wrapper)
+        if type(fun) is not types.FunctionType:
+            return type(fun) is types.MethodType or not type_module(type(fun)).startswith(("jax.", "jaxlib."))
+        if "<locals>" in fun.__qualname__:
+            return False
+        return not any(value is wrapper for value in vars(sys.modules[fun.__module__]).values())
+    except Exception:  # noqa: BLE001 - a function without a module: the library's, as found
+        return False
 
 
 def users_jit_of_jax(wrapper: Any) -> bool:

@@ -19,7 +19,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
-from jaxshow.capture.calls import CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
+from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
@@ -580,11 +580,6 @@ def _wrapper_kind(record: CallRecord) -> str:
 
 def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
     return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
-
-
-EAGER_CONTROL_FLOW = ("scan", "while", "cond")
-"""JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
-``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
 
 
 EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")

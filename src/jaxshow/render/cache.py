@@ -8,6 +8,7 @@ from typing import Sequence
 
 from jaxshow import render
 from jaxshow.render.diff import text_diff_html, text_diff_lines
+from jaxshow.render.groups import SIGNATURE_LEAVES, signature_parts
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
 from jaxshow.render.paths import Place, located, located_html
@@ -131,7 +132,13 @@ def _history_rows(entries: Sequence[TraceEntry], budget: TextBudget, place: Plac
 
 
 def _signature(signature: tuple[tuple[str, str], ...]) -> str:
-    return ", ".join(f"{name}: {type_}" for name, type_ in signature)
+    """Leaf by leaf, or past :data:`SIGNATURE_LEAVES` leaves by argument (``model: 16 arrays (f32, 576 values)``)."""
+    return ", ".join(signature_parts(signature))
+
+
+def _all_leaves(signature: tuple[tuple[str, str], ...]) -> str | None:
+    """``'all 17 leaves'`` for a signature said by argument, else ``None``."""
+    return f"all {len(signature):,} leaves" if len(signature) > SIGNATURE_LEAVES else None
 
 
 def _numbered(f: FunctionCacheStats, misses: Sequence[CacheMiss]) -> list[tuple[int, CacheMiss]]:
@@ -190,6 +197,9 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(tag("div", muted("a library re-traced: "), located_html(blamed, budget, message)))
     if miss.signature:
         body.append(tag("div", muted("signature traced: "), message(_signature(miss.signature), budget)))
+        if (leaves := _all_leaves(miss.signature)) is not None:
+            listed = ", ".join(f"{name}: {type_}" for name, type_ in miss.signature)
+            body.append(details(f"{leaves} ({attribute}.signature)", tag("div", message(listed, budget))))
     if miss.same_line_hint:
         body.append(tag("div", SAME_CALL_SITE_HINT, style=NOTE_STYLE))
     if miss.evidence:
@@ -385,7 +395,9 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     if (blamed := _blame(miss)) is not None:
         lines.append(paragraph("       a library re-traced: ", located(blamed, budget, message), "         ", budget))
     if miss.signature:
-        lines.append(paragraph("       signature traced: ", message(_signature(miss.signature), budget), "         ", budget))
+        leaves = _all_leaves(miss.signature)
+        said = _signature(miss.signature) + (f" ({leaves} in miss.signature)" if leaves else "")
+        lines.append(paragraph("       signature traced: ", message(said, budget), "         ", budget))
     if miss.same_line_hint:
         lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
     if miss.evidence:

@@ -245,3 +245,71 @@ def _text_rows(blocks, hidden, rows, prefix, pad, budget, attribute, facts):
             yield (pad + relative(row[0], prefix), *row[1:])
     if more:
         yield pad + more
+
+
+# --- a signature on one line --------------------------------------------------------------------
+
+SIGNATURE_LEAVES = 8
+"""A traced signature of up to this many leaves is said leaf by leaf; a longer one by argument."""
+
+_TYPE = re.compile(r"^([^\[\s{]+)\[([^\]]*)\]")
+
+
+def signature_parts(signature: Sequence[tuple[str, str]]) -> list[str]:
+    """``'x: f32[3]'`` per leaf; past :data:`SIGNATURE_LEAVES` leaves, each argument of several leaves as one part.
+
+    The argument is a leaf path's first part, or, where every leaf shares it and
+    the next part tells groups apart (equinox's ``dynamic_nodonate['first']``
+    and ``['rest']``), that next part: ``model: 16 arrays (f32, 12.3 k values)``.
+    """
+    leaves = [f"{name}: {type_}" for name, type_ in signature]
+    if len(signature) <= SIGNATURE_LEAVES:
+        return leaves
+    keys = _Prefixes([name for name, _ in signature])
+    depth = 1
+    while _distinct(keys, depth) == 1 and 1 < _distinct(keys, depth + 1) < len(signature):
+        depth += 1
+    parts: list[str] = []
+    for key, members in itertools.groupby(range(len(signature)), lambda i: keys.key(i, depth)):
+        indices = list(members)
+        if len(indices) == 1:
+            parts.append(leaves[indices[0]])
+        else:
+            parts.append(f"{key}: {plural(len(indices), 'array')} ({_types_facts([signature[i][1] for i in indices])})")
+    return parts
+
+
+def _distinct(keys: _Prefixes, depth: int) -> int:
+    return len({keys.key(i, depth) for i in range(len(keys.paths))})
+
+
+def _types_facts(types: Sequence[str]) -> str:
+    """``'f32, i32, 1.15 k values'``: the dtypes of these types in order, and their values where every shape is known."""
+    dtypes: dict[str, None] = {}
+    values: int | None = 0
+    for type_ in types:
+        match = _TYPE.match(type_)
+        if match is None:
+            dtypes[type_] = None
+            values = None
+            continue
+        dtypes[match.group(1)] = None
+        size = 1
+        for dim in filter(None, match.group(2).split(",")):
+            digits = re.match(r"\d+", dim.strip())
+            if digits is None:
+                values = None
+                break
+            size *= int(digits.group())
+        values = None if values is None else values + size
+    return ", ".join([*dtypes, *([f"{_values(values)} values"] if values is not None else [])])
+
+
+def _values(n: int) -> str:
+    """``576``, ``1.15 k``, ``51.2 k``, ``3.46 G``: three significant digits."""
+    if n < 1000:
+        return str(n)
+    for scale, prefix in ((10**3, "k"), (10**6, "M"), (10**9, "G")):
+        if float(text := f"{n / scale:.3g}") < 1000:
+            return f"{text} {prefix}"
+    return f"{n / 10**12:.3g} T"

@@ -23,8 +23,9 @@ from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
-from jaxshow.retrace.miss_text import (BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION, NO_SITE_HINT, PASSED_WAYS,
-                                       SAME_LINE_HINT, parse_explanation)
+from jaxshow.retrace.identity import identity_part
+from jaxshow.retrace.miss_text import (BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION, EQUAL_AS_PRINTED, NO_SITE_HINT,
+                                       PASSED_WAYS, SAME_LINE_HINT, parse_explanation)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -87,6 +88,8 @@ def classify_miss(
         changes = _name_static_args(changes, key, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
+        if old is not None and any(c.now == c.before == EQUAL_AS_PRINTED for c in changes):
+            changes = _name_identity_part(changes, key, old, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "never_seen":
@@ -172,7 +175,7 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
     named: list[ArgChange] = []
     for change in changes:
-        if change.where == "static args" and positions:
+        if change.where == "static args" and positions and change.now != EQUAL_AS_PRINTED:
             now, before = change.now.split(", "), change.before.split(", ")
             if len(positions) == len(now) == len(before):
                 named.extend(ArgChange(argument_label(names, p), n or PASSED_WAYS[2], b or PASSED_WAYS[2])
@@ -188,6 +191,23 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
             change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """A change of two values that print alike (:data:`EQUAL_AS_PRINTED`) as the part of them that is another object
+    (``avg_pool = functools.partial(…)`` both ways) or that their repr hid (``k = 2``, ``k = 1``), where the keys'
+    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` by parameter name
+    (``names``: the positional ones)."""
+    found = _jax_compat.unequal_node_data(key, old)
+    parts = identity_part(found[0], found[1]) if found is not None else None
+    if parts is None:
+        return changes
+    first = next(i for i, c in enumerate(changes) if c.now == EQUAL_AS_PRINTED)
+    where = changes[first].where
+    positions = _jax_compat.static_arg_positions(key) or ()
+    if where == "static args" and found[2] is not None and found[2] < len(positions):
+        where = argument_label(names, positions[found[2]])
+    return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
 
 
 def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...]) -> tuple[ArgChange, ...]:

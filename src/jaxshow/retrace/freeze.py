@@ -27,6 +27,7 @@ from jaxshow.errors import RetraceError
 from jaxshow.report import CacheMiss, miss_title
 from jaxshow.retrace.classify import _is_user_function
 from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
+from jaxshow.retrace.miss_text import change_line
 from jaxshow.retrace.session import _levels, explain_miss, miss_site, module_ran_again
 
 
@@ -181,7 +182,7 @@ def retrace_message(miss: CacheMiss, allowed: int) -> str:
     lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
              f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): "
              f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in)}"]
-    lines += [f"  {c.where}: now {c.now}, before {c.before}" for c in miss.changes] or [f"  {miss.summary}"]
+    lines += [f"  {change_line(miss.category, c)}" for c in miss.changes] or [f"  {miss.summary}"]
     if miss.blame is not None:
         b = miss.blame
         effect = b.effect(miss.category, miss.changes)

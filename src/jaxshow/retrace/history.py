@@ -80,6 +80,8 @@ class _FunctionRecord:
             if found is not None:
                 self.name = self.qualname = found[0]
                 self.defined_at = f"{found[1]}:{found[2]}"
+        elif self.defined_at is None and (found := _jax_compat.unnamed_callable_source(inner)) is not None:
+            self.defined_at = f"{found[1]}:{found[2]}"  # a callable object seen only hitting: its class's __call__
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature
         self.keys: deque[_Kept] = deque()
@@ -147,7 +149,7 @@ def _unwrapped(fun: Any) -> Any:
             fun = fun.__func__
         elif type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:
             fun = fun.__dict__["__wrapped__"]
-        elif type_module(type(fun)).startswith("jax.") and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
+        elif type_module(type(fun)).startswith(("jax.", "jaxlib.")) and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
             fun = fun.__wrapped__
         elif (wrapped := library_wrapped(fun)) is not None:  # nnx.jit's JitFn: the user's function
             fun = wrapped

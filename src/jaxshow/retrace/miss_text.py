@@ -73,8 +73,7 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 what = m.group("what")
                 continue
             if what and (m := _OLD_STATIC_LINE.match(line)):
-                parts = _changed_parts(m.group("now"), m.group("before"))
-                changes.append(ArgChange(f"static {what}", *changed_texts(*map(stable_text, parts))))
+                changes.append(_value_change(f"static {what}", m.group("now"), m.group("before")))
                 what = None
         trees = [m for entry in _entries(lines) if (m := _TREE_LINE.match(entry))]
         moved = _passed_another_way(trees)
@@ -139,18 +138,43 @@ def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
     return [ArgChange(name, *how) for name in names]
 
 
+EQUAL_AS_PRINTED = "equal as printed, unequal as compared"
+"""Both sides of an :class:`ArgChange` of two values whose texts are the same (a ``functools.partial`` made anew)."""
+BY_IDENTITY = "make it once, or make it a static field that compares by value"
+
+
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
     """One changed input pytree node: of a static value or of metadata of one node type, the part that changed (a
-    function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``)."""
+    function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``); where the two
+    print alike, :data:`EQUAL_AS_PRINTED` both ways."""
     sv_now, sv_before = _STATIC_VALUE.search(now), _STATIC_VALUE.search(before)
-    if sv_now and sv_before:
-        parts = _changed_parts(sv_now.group("val"), sv_before.group("val"))
-        return ArgChange(where, *changed_texts(*map(stable_text, parts)))
     md_now, md_before = _METADATA.match(now), _METADATA.match(before)
-    if md_now and md_before and md_now.group("type") == md_before.group("type"):
-        parts = _changed_parts(md_now.group("meta"), md_before.group("meta"))
-        return ArgChange(f"{where} ({md_now.group('type')}'s pytree metadata)", *changed_texts(*map(stable_text, parts)))
-    return ArgChange(where, now, before)
+    if sv_now and sv_before:
+        texts = sv_now.group("val"), sv_before.group("val")
+    elif md_now and md_before and md_now.group("type") == md_before.group("type"):
+        texts = md_now.group("meta"), md_before.group("meta")
+        where = f"{where} ({md_now.group('type')}'s pytree metadata)"
+    else:
+        return ArgChange(where, now, before)
+    return _value_change(where, *texts)
+
+
+def _value_change(where: str, now: str, before: str) -> ArgChange:
+    """Two texts of a changed value as the part that changed, or :data:`EQUAL_AS_PRINTED` both ways."""
+    if " ".join(now.split()) == " ".join(before.split()):
+        return ArgChange(where, EQUAL_AS_PRINTED, EQUAL_AS_PRINTED)
+    return ArgChange(where, *changed_texts(*map(stable_text, _changed_parts(now, before))))
+
+
+def change_line(category: MissCategory, change: ArgChange) -> str:
+    """``x: now f32[4], before f32[3]``; a static value or pytree metadata whose two values print alike (now and
+    before the same: :data:`EQUAL_AS_PRINTED`, or the part that is another object, as ``classify`` names it) says so."""
+    if change.now != change.before or category not in ("static_args", "input_pytree"):
+        return f"{change.where}: now {change.now}, before {change.before}"
+    if change.now == EQUAL_AS_PRINTED:
+        return (f"{change.where}: {EQUAL_AS_PRINTED}: an attribute compared by identity, such as a functools.partial or a "
+                f"lambda made anew with the model: {BY_IDENTITY}")
+    return f"{change.where}: {EQUAL_AS_PRINTED}: {change.now} is another object, compared by identity: {BY_IDENTITY}"
 
 
 def _changed_parts(now: str, before: str) -> tuple[str, str]:
@@ -285,7 +309,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return f"{function} is a new function object with the same name and source as one traced before{why}"
     if changes:
         moved = [c.where for c in changes if {c.now, c.before} == set(PASSED_WAYS[:2])]
-        return "; ".join(f"{c.where}: now {c.now}, before {c.before}" for c in changes) + (
+        return "; ".join(change_line(category, c) for c in changes) + (
             f" (JAX keys a call by how its arguments are passed: pass {', '.join(moved)} the same way each time)" if moved else "")
     if category == "tracing_context":
         return "a config option or context manager differs from every earlier trace"

@@ -31,6 +31,7 @@ kept, the others counted by category.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -48,7 +49,7 @@ from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
-from jaxshow.capture.stations import COMPILED_TYPE
+from jaxshow.capture.stations import COMPILED_TYPE, jit_target
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -681,7 +682,7 @@ class Session(_jax_compat.TraceProbe):
                 f = functions[at]
                 functions[at] = dataclasses.replace(f, calls=(f.calls or 0) + n, compiled_calls=n)
         rows = {f.function for f in functions}
-        compiles, helper_count = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
+        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
         notes = list(self.notes)
         unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
         if unseen is not None:
@@ -691,8 +692,9 @@ class Session(_jax_compat.TraceProbe):
             notes.append(f"compiled ahead of time from a jax.stages.Lowered (lowered.compile()), with no trace: {', '.join(untraced)}")
         notes.extend(f"{n}: also compiled from a jax.stages.Lowered made before (lowered.compile()), with no trace (not counted "
                      "among its traces)" for n in ahead if n in rows and n in self._compiled_earlier)
-        if helper_count:
-            notes.append(f"JAX also compiled {helper_count} of its own helper functions (eager jax.numpy operations); not shown")
+        if helpers:
+            notes.append(helpers_note(helpers))
+        notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
@@ -750,6 +752,37 @@ class Session(_jax_compat.TraceProbe):
             self._entries = None
         if self._logs is not None:
             self._logs.compiles.clear()
+
+
+def _nested_jit(stats: _Stats, all_stats: dict[int, _Stats]) -> _Stats | None:
+    """The row of the jitted function that ``stats``' function, a ``functools.partial`` of it jitted (as
+    ``jax.eval_shape(partial(f, …))`` jits one), traced inside it in the session; else ``None``."""
+    target = jit_target(stats.fun) if type(stats.fun) is functools.partial and stats.traced else None
+    inner = _jax_compat.jit_function(target[0]) if target is not None else None
+    found = all_stats.get(id(inner)) if inner is not None else None
+    return found if found is not None and found.fun is inner and found.traced else None
+
+
+def _nested_jit_note(stats: _Stats, nested: _Stats) -> str:
+    """Why a jit of a partial of a jitted function and that function are two rows, each traced."""
+    outer, inner = (s.record.written(s.record.qualname) for s in (stats, nested))
+    return (f"{outer} and {inner}: two real traces of one call: {outer} is the jax.jit around functools.partial({inner}, …) "
+            f"that jax.eval_shape (or jax.make_jaxpr, or your code) made, and its trace traced {inner}'s own jax.jit inside it")
+
+
+def helpers_note(modules: list[str]) -> str:
+    """The note on the compiles of no row: eager ``jax.lax`` loops and branches, as ``%%jaxstages`` names them, and JAX's
+    own helper functions: ``JAX also compiled 1 eager jax.lax loop or branch (scan) and 2 of its own helper functions
+    (eager jax.numpy operations); not shown``."""
+    kinds = {persistent.module_name(kind): kind for kind in calls.EAGER_CONTROL_FLOW}
+    loops = [kinds[m] for m in modules if m in kinds]
+    said = []
+    if loops:
+        what = "eager jax.lax loop or branch" if len(loops) == 1 else "eager jax.lax loops and branches"
+        said.append(f"{len(loops)} {what} ({', '.join(dict.fromkeys(loops))})")
+    if len(modules) > len(loops):
+        said.append(f"{len(modules) - len(loops)} of its own helper functions (eager jax.numpy operations)")
+    return f"JAX also compiled {' and '.join(said)}; not shown"
 
 
 def _by_library(counts: dict[str, int]) -> str:
