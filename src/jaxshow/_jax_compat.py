@@ -1291,10 +1291,30 @@ def _api_util_module() -> Any:
 
 
 def _drop_own_frame(exc: BaseException, frame: Any) -> None:
-    """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off)."""
+    """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off), and
+    off its message where that holds the Python stack: jaxlib words a callback's error (``jax.debug.callback``,
+    ``pure_callback``) with every frame on the stack as the callback raised (nanobind's ``python_error::what()``,
+    which ``traceback_util``'s filtering never sees), the hook's frame among them."""
     tb = exc.__traceback__
-    if tb is not None and tb.tb_frame is frame:
-        exc.__traceback__ = tb.tb_next
+    if tb is None or tb.tb_frame is not frame:
+        return
+    exc.__traceback__ = tb.tb_next
+    code = frame.f_code
+    for name in {code.co_name, getattr(code, "co_qualname", code.co_name)}:
+        _without_text(exc, f'  File "{code.co_filename}", line {tb.tb_lineno}, in {name}\n')
+
+
+def _without_text(exc: BaseException, text: str) -> None:
+    """Take ``text`` out of an error's message: its ``args`` and the strings it keeps (jaxlib's ``JaxRuntimeError``
+    words ``str()`` from its ``_error_message``, 0.8 to 0.12; jax 0.7's ``XlaRuntimeError`` from ``args``)."""
+    try:
+        if exc.args and isinstance(exc.args[0], str) and text in exc.args[0]:
+            exc.args = (exc.args[0].replace(text, "", 1), *exc.args[1:])
+        for key, value in list(vars(exc).items()):
+            if isinstance(value, str) and text in value:
+                setattr(exc, key, value.replace(text, "", 1))
+    except Exception:  # noqa: BLE001 - an error that refuses a change keeps its message as it was
+        pass
 
 
 def _quietly(call: Callable[..., Any], *args: Any) -> Any:
