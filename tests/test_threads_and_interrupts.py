@@ -133,6 +133,45 @@ def test_jaxcache_says_which_thread_a_miss_was_on(shell):
     assert f"called at In[{cell}]:13 (on thread loader)" in render_text(rep)
 
 
+RACE = """
+a_in, b_done = threading.Event(), threading.Event()
+
+@jax.jit
+def racer(v):
+    if v.shape[0] == 1:  # thread A's trace waits inside until B's call has traced and returned
+        a_in.set()
+        b_done.wait(30)
+    return v * 2
+
+def race():
+    a = threading.Thread(target=lambda: racer(jnp.ones(1)), name="A")
+    a.start()
+    a_in.wait(30)
+    racer(jnp.ones(2))
+    b_done.set()
+    a.join(30)
+"""
+
+
+def _misses(rep):
+    [row] = rep.functions
+    return [(m.category, m.summary) for m in row.misses]
+
+
+def test_a_trace_that_ended_while_another_threads_lookup_was_open_is_not_its_before(shell):
+    # B's lookup of racer started after A's and its trace ended first: neither lookup found the other's key in JAX's cache
+    assert run_captured(shell, RACE)[0].success
+    rep, _ = _run(shell, "%%jaxcache -o rep\nrace()")
+    assert _misses(rep) == [("never_seen", "first trace of racer")] * 2
+    assert rep.functions[0].traced == 2
+
+
+def test_a_function_traced_before_is_compared_with_the_keys_jax_held_as_each_lookup_started(shell):
+    assert run_captured(shell, RACE + "racer(jnp.ones(3))")[0].success
+    rep, _ = _run(shell, "%%jaxcache -o rep\nrace()")
+    assert _misses(rep) == [("input_types", "v: now f32[2], before f32[3]"), ("input_types", "v: now f32[1], before f32[3]")]
+
+
 @pytest.mark.parametrize("magic, builder", [("%%jaxstages -o rep", "jaxshow.stages_magic.cell_report"),
                                             ("%%jaxcache -o rep", "jaxshow.retrace.Session.report")],
                          ids=["jaxstages", "jaxcache"])
