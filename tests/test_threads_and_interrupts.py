@@ -172,6 +172,19 @@ def test_a_function_traced_before_is_compared_with_the_keys_jax_held_as_each_loo
     assert _misses(rep) == [("input_types", "v: now f32[2], before f32[3]"), ("input_types", "v: now f32[1], before f32[3]")]
 
 
+def test_a_miss_on_a_pool_thread_with_no_line_of_yours_names_the_thread(shell):
+    from jaxshow.retrace.miss_text import NO_SITE_HINT, THREAD_SITE_HINT
+    # JAX's call site is empty too, and so its "defined on the same line" hint compares g's first trace with f's
+    rep, _ = _run(shell, "%%jaxcache -o rep\nf = jax.jit(lambda v: v * 2)\ng = jax.jit(lambda v: v * 3)\n"
+                         "with cf.ThreadPoolExecutor(1, thread_name_prefix='pool') as pool:\n"
+                         "    a, b = pool.submit(f, x).result(), pool.submit(g, x).result()")
+    misses = [m for row in rep.functions for m in row.misses]
+    assert [(m.category, m.call_site, m.thread) for m in misses] == [("never_seen", None, "pool_0")] * 2
+    assert render_text(rep).count("       called on thread pool_0 (no line of yours on its stack)\n") == 2
+    assert "same line" in misses[1].evidence and misses[1].evidence_notes == (THREAD_SITE_HINT,)
+    assert NO_SITE_HINT not in misses[0].evidence_notes
+
+
 @pytest.mark.parametrize("magic, builder", [("%%jaxstages -o rep", "jaxshow.stages_magic.cell_report"),
                                             ("%%jaxcache -o rep", "jaxshow.retrace.Session.report")],
                          ids=["jaxstages", "jaxcache"])

@@ -80,7 +80,8 @@ from jaxshow.retrace.history import (
     registry,
     remember_cached,
 )
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, enclosing_function, miss_summary
+from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
+                                       miss_summary)
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
@@ -132,16 +133,19 @@ def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callabl
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
-                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0) -> CacheMiss:
+                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
+                 thread: str | None = None) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
-    ``made_in`` the function that defines it)."""
+    ``made_in`` the function that defines it); ``thread``: the thread it ran on, where not the cell's."""
     try:
         category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
+    if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
+        notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
     made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
                and blame is None else None)
     return CacheMiss(
@@ -161,6 +165,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         blame=blame,
         reloaded=reloaded,
         made_in=made_in,
+        thread=thread,
     )
 
 
@@ -229,7 +234,7 @@ class _Miss:
     any other miss is explained at once.
     """
 
-    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "wall_time", "category",
+    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
                  "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
@@ -237,6 +242,7 @@ class _Miss:
         self.record, self.status, self.key, self.described = record, status, key, described
         self.from_jax = from_jax  # how many of the kept keys were read from JAX's tracing cache
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
+        self.thread: str | None = None  # the thread's name, where not the cell's
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
         self.jaxprs_title = PREVIOUS_TRACE
@@ -258,7 +264,7 @@ class _Miss:
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
                 call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
-                replaces_cell=self.replaces_cell, wall_time=self.wall_time)
+                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
@@ -612,14 +618,15 @@ class Session(_jax_compat.TraceProbe):
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
             blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
             call_site = call_site and self.label(call_site)
-            if call_site is not None and threading.get_ident() != self.thread_id:
-                call_site += f" (on thread {threading.current_thread().name})"
+            thread = threading.current_thread().name if threading.get_ident() != self.thread_id else None
+            if call_site is not None and thread is not None:
+                call_site += f" (on thread {thread})"
             parts = _jax_compat.trace_key_parts(key)
             described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
             old = closest_key(record, key, described, parts, frame.started) if status == "known" else None
             miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, from_jax, frame.jax_text,
                          call_site, time.time())
-            miss.blame = blame
+            miss.blame, miss.thread = blame, thread
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
