@@ -1649,6 +1649,26 @@ def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
     return name, _file_of_source_info(source)
 
 
+def evaluates_closed_jaxpr(fun: Any) -> bool:
+    """Whether ``fun``, a plain function of JAX's own, closes over a jaxpr it evaluates: JAX traces such a function with
+    the debug info of the user's function whose jaxpr it is, though none of the user's code runs again (checkify's
+    ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped``, 0.10 to 0.12; ``_transpose_jaxpr_fancy.<locals>.transposed``, the
+    backward pass of a jitted call under ``jax.grad``, 0.12). ``False`` where ``jax._src.core`` has neither jaxpr type."""
+    closure = fun.__closure__ if type(fun) is types.FunctionType and fun.__code__.co_filename.startswith(JAX_DIR) else None
+    try:
+        from jax._src import core as _core
+    except ImportError:
+        return False
+    kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
+    for cell in closure or ():
+        try:
+            if isinstance(cell.cell_contents, kinds):
+                return True
+        except ValueError:  # an empty cell
+            continue
+    return False
+
+
 def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
     """``(name, file, first line)`` of a jitted callable JAX names ``<unknown>``, else ``None``.
 
