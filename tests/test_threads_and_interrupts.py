@@ -185,6 +185,26 @@ def test_a_miss_on_a_pool_thread_with_no_line_of_yours_names_the_thread(shell):
     assert NO_SITE_HINT not in misses[0].evidence_notes
 
 
+def test_ctrl_c_as_xla_returns_says_why_a_failed_compile_is_timed(shell, monkeypatch):
+    # Python takes a Ctrl-C only once XLA's compile returns: JAX's compile event has fired, and no executable is kept
+    from jax._src import compiler
+    real = compiler.backend_compile_and_load
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compiler, "backend_compile_and_load", interrupted)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    monkeypatch.undo()
+    assert type(result.error_in_exec) is KeyboardInterrupt
+    [report] = shell.user_ns["rep"].reports
+    assert report.outcome == "failed while compiling" and report.timings.compile_seconds > 0
+    assert report.notes[-1] == ("its compile is timed though it failed: JAX times its compile step however it ends (an XLA "
+                                "error, or Ctrl-C, which Python takes only once XLA returns); JAX kept no executable, and "
+                                "the program did not run")
+
+
 @pytest.mark.parametrize("magic, builder", [("%%jaxstages -o rep", "jaxshow.stages_magic.cell_report"),
                                             ("%%jaxcache -o rep", "jaxshow.retrace.Session.report")],
                          ids=["jaxstages", "jaxcache"])
