@@ -402,6 +402,24 @@ def test_callback_error_summary_names_the_callbacks_exception(shell):
     assert "RuntimeError: callback boom" in report.error.message
 
 
+@pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache", "%jaxcache on"])
+def test_a_callbacks_error_reads_as_without_jaxshow(shell, magic):
+    # jaxlib writes the whole Python stack into the message as the callback raises, jaxshow's hooks on it
+    cell = ("def cb(v):\n    raise ValueError('from callback')\n"
+            "@jax.jit\ndef withcb(v):\n    jax.debug.callback(cb, v)\n    return v + 1\nwithcb(x).block_until_ready()")
+
+    on = magic == "%jaxcache on"
+    messages = []
+    for text in (cell, cell if on else magic + "\n" + cell):
+        if on and messages:
+            assert run_captured(shell, magic)[0].success
+        result, _ = run_captured(shell, text)  # one line of this file for both: the message holds the stack
+        messages.append(re.sub(r'"<ipython-input-\d+-\w+>", line \d+', '"<cell>", line ?', str(result.error_in_exec)))
+    plain, shown = messages
+    assert "ValueError: from callback" in plain and "_jax_compat.py" not in shown
+    assert shown == plain
+
+
 def test_ordered_debug_print_succeeds_with_all_stations(shell):
     _define(shell, "@jax.jit\ndef loud(v):\n    runs.append(1)\n    jax.debug.print('{v}', v=v, ordered=True)\n    return v + 1")
     result, _, rep = _run(shell, "%%jaxstages -o rep\nr = loud(x)")

@@ -223,6 +223,16 @@ def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran
     assert "ran normally" not in note and "the cell raised KeyError" in str(rep)
 
 
+def test_a_cell_that_raised_systemexit_is_not_said_to_show_its_traceback(shell):
+    # IPython prints 'An exception has occurred, use %tb to see the full traceback.' and 'SystemExit: 3', no traceback
+    with pytest.warns(UserWarning, match="To exit: use 'exit'"):  # IPython's, as without the magic
+        result, cap = run_captured(shell, "%%jaxstages\ny = f(x)\nraise SystemExit(3)")
+    assert type(result.error_in_exec) is SystemExit and "use %tb to see the full traceback" in cap.stdout
+    text = cap.outputs[-1].data["text/plain"]
+    assert "the cell raised SystemExit: 3 (IPython showed it without its traceback: %tb prints that)" in text
+    assert "its traceback is in the cell's output" not in text
+
+
 def test_all_and_name_options(shell):
     cell = "a = f(x)\nb = g(x, x)\nc = f(x)\nd = f(jnp.ones(4))"
     run_captured(shell, "%%jaxstages -o last\n" + cell)

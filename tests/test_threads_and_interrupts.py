@@ -133,6 +133,78 @@ def test_jaxcache_says_which_thread_a_miss_was_on(shell):
     assert f"called at In[{cell}]:13 (on thread loader)" in render_text(rep)
 
 
+RACE = """
+a_in, b_done = threading.Event(), threading.Event()
+
+@jax.jit
+def racer(v):
+    if v.shape[0] == 1:  # thread A's trace waits inside until B's call has traced and returned
+        a_in.set()
+        b_done.wait(30)
+    return v * 2
+
+def race():
+    a = threading.Thread(target=lambda: racer(jnp.ones(1)), name="A")
+    a.start()
+    a_in.wait(30)
+    racer(jnp.ones(2))
+    b_done.set()
+    a.join(30)
+"""
+
+
+def _misses(rep):
+    [row] = rep.functions
+    return [(m.category, m.summary) for m in row.misses]
+
+
+def test_a_trace_that_ended_while_another_threads_lookup_was_open_is_not_its_before(shell):
+    # B's lookup of racer started after A's and its trace ended first: neither lookup found the other's key in JAX's cache
+    assert run_captured(shell, RACE)[0].success
+    rep, _ = _run(shell, "%%jaxcache -o rep\nrace()")
+    assert _misses(rep) == [("never_seen", "first trace of racer")] * 2
+    assert rep.functions[0].traced == 2
+
+
+def test_a_function_traced_before_is_compared_with_the_keys_jax_held_as_each_lookup_started(shell):
+    assert run_captured(shell, RACE + "racer(jnp.ones(3))")[0].success
+    rep, _ = _run(shell, "%%jaxcache -o rep\nrace()")
+    assert _misses(rep) == [("input_types", "v: now f32[2], before f32[3]"), ("input_types", "v: now f32[1], before f32[3]")]
+
+
+def test_a_miss_on_a_pool_thread_with_no_line_of_yours_names_the_thread(shell):
+    from jaxshow.retrace.miss_text import NO_SITE_HINT, THREAD_SITE_HINT
+    # JAX's call site is empty too, and so its "defined on the same line" hint compares g's first trace with f's
+    rep, _ = _run(shell, "%%jaxcache -o rep\nf = jax.jit(lambda v: v * 2)\ng = jax.jit(lambda v: v * 3)\n"
+                         "with cf.ThreadPoolExecutor(1, thread_name_prefix='pool') as pool:\n"
+                         "    a, b = pool.submit(f, x).result(), pool.submit(g, x).result()")
+    misses = [m for row in rep.functions for m in row.misses]
+    assert [(m.category, m.call_site, m.thread) for m in misses] == [("never_seen", None, "pool_0")] * 2
+    assert render_text(rep).count("       called on thread pool_0 (no line of yours on its stack)\n") == 2
+    assert "same line" in misses[1].evidence and misses[1].evidence_notes == (THREAD_SITE_HINT,)
+    assert NO_SITE_HINT not in misses[0].evidence_notes
+
+
+def test_ctrl_c_as_xla_returns_says_why_a_failed_compile_is_timed(shell, monkeypatch):
+    # Python takes a Ctrl-C only once XLA's compile returns: JAX's compile event has fired, and no executable is kept
+    from jax._src import compiler
+    real = compiler.backend_compile_and_load
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compiler, "backend_compile_and_load", interrupted)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    monkeypatch.undo()
+    assert type(result.error_in_exec) is KeyboardInterrupt
+    [report] = shell.user_ns["rep"].reports
+    assert report.outcome == "failed while compiling" and report.timings.compile_seconds > 0
+    assert report.notes[-1] == ("its compile is timed though it failed: JAX times its compile step however it ends (an XLA "
+                                "error, or Ctrl-C, which Python takes only once XLA returns); JAX kept no executable, and "
+                                "the program did not run")
+
+
 @pytest.mark.parametrize("magic, builder", [("%%jaxstages -o rep", "jaxshow.stages_magic.cell_report"),
                                             ("%%jaxcache -o rep", "jaxshow.retrace.Session.report")],
                          ids=["jaxstages", "jaxcache"])

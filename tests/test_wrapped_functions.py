@@ -415,6 +415,23 @@ def test_jaxcache_sees_the_trace_of_a_closure_jax_makes_around_the_users_functio
     assert "    1. re-defined function (re-run cell or definition in a loop): div is a new checkify.checkify\n" in text
 
 
+@pytest.mark.parametrize("magic", ["%%jaxcache -o rep\n", ""])
+def test_jaxcache_leaves_out_checkifys_own_trace_of_a_jitted_functions_jaxpr(shell, magic):
+    """``checkify.checkify(jdiv)(1., 2.)`` of a jitted ``div`` traces ``div``, then checkify traces a function of its own
+    over div's jaxpr, with div's debug info (jax >= 0.9): ``%%jaxcache`` read '2 traces of 2 jitted functions' with the
+    row ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped`` defined at ``…/jax/_src/checkify.py:744``."""
+    n = _define(shell, CHECKIFY + "    jdiv = jax.jit(div)\n")
+    if not magic:
+        assert run_captured(shell, "%jaxcache on")[0].success
+    result, cap = run_captured(shell, magic + "err, out = checkify.checkify(jdiv)(1., 2.)")
+    assert result.success, result.error_in_exec
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.startswith("%jaxcache — 1 trace of 1 jitted function\n") and "fun_wrapped" not in text
+    assert [row.split()[0] for row in text.splitlines()[3:4]] == ["div"] and f" In[{n}]:2\n" in text
+    if not magic:
+        assert run_captured(shell, "%jaxcache off")[0].success
+
+
 def test_jaxcache_leaves_jaxs_own_functions_out_instead_of_calling_their_traces_hits(shell):
     """A ``%%jaxcache`` cell whose eager ``jnp.cos`` traced and compiled for the first time said "no cache
     miss: every jitted call hit the cache" with a row ``cos 1 call, 0 traced, 1 hit``, defined in JAX's

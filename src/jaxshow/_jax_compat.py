@@ -1335,10 +1335,30 @@ def _api_util_module() -> Any:
 
 
 def _drop_own_frame(exc: BaseException, frame: Any) -> None:
-    """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off)."""
+    """Take a hook's own frame off the traceback of an error passing through it (a bare ``raise`` keeps it off), and
+    off its message where that holds the Python stack: jaxlib words a callback's error (``jax.debug.callback``,
+    ``pure_callback``) with every frame on the stack as the callback raised (nanobind's ``python_error::what()``,
+    which ``traceback_util``'s filtering never sees), the hook's frame among them."""
     tb = exc.__traceback__
-    if tb is not None and tb.tb_frame is frame:
-        exc.__traceback__ = tb.tb_next
+    if tb is None or tb.tb_frame is not frame:
+        return
+    exc.__traceback__ = tb.tb_next
+    code = frame.f_code
+    for name in {code.co_name, getattr(code, "co_qualname", code.co_name)}:
+        _without_text(exc, f'  File "{code.co_filename}", line {tb.tb_lineno}, in {name}\n')
+
+
+def _without_text(exc: BaseException, text: str) -> None:
+    """Take ``text`` out of an error's message: its ``args`` and the strings it keeps (jaxlib's ``JaxRuntimeError``
+    words ``str()`` from its ``_error_message``, 0.8 to 0.12; jax 0.7's ``XlaRuntimeError`` from ``args``)."""
+    try:
+        if exc.args and isinstance(exc.args[0], str) and text in exc.args[0]:
+            exc.args = (exc.args[0].replace(text, "", 1), *exc.args[1:])
+        for key, value in list(vars(exc).items()):
+            if isinstance(value, str) and text in value:
+                setattr(exc, key, value.replace(text, "", 1))
+    except Exception:  # noqa: BLE001 - an error that refuses a change keeps its message as it was
+        pass
 
 
 def _quietly(call: Callable[..., Any], *args: Any) -> Any:
@@ -1671,6 +1691,26 @@ def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
     source = getattr(jit_info, "fun_sourceinfo", None)
     name = str(source).split(" at ", 1)[0] if source else "?"
     return name, _file_of_source_info(source)
+
+
+def evaluates_closed_jaxpr(fun: Any) -> bool:
+    """Whether ``fun``, a plain function of JAX's own, closes over a jaxpr it evaluates: JAX traces such a function with
+    the debug info of the user's function whose jaxpr it is, though none of the user's code runs again (checkify's
+    ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped``, 0.10 to 0.12; ``_transpose_jaxpr_fancy.<locals>.transposed``, the
+    backward pass of a jitted call under ``jax.grad``, 0.12). ``False`` where ``jax._src.core`` has neither jaxpr type."""
+    closure = fun.__closure__ if type(fun) is types.FunctionType and fun.__code__.co_filename.startswith(JAX_DIR) else None
+    try:
+        from jax._src import core as _core
+    except ImportError:
+        return False
+    kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
+    for cell in closure or ():
+        try:
+            if isinstance(cell.cell_contents, kinds):
+                return True
+        except ValueError:  # an empty cell
+            continue
+    return False
 
 
 def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:

@@ -730,6 +730,8 @@ class CacheMiss:
     ``%autoreload``, ``%run``), which made each of its functions anew."""
     made_in: str | None = None
     """A ``redefined`` function defined inside another function (``make_and_run``), each call of which makes it anew."""
+    thread: str | None = None
+    """The name of the thread the trace ran on, where it is not the cell's (``call_site`` also says it, where there is one)."""
 
 
 @dataclass(frozen=True, slots=True)

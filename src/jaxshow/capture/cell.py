@@ -487,6 +487,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append(f"the program compiled and ran; {flag} then made JAX run {record.written} again de-optimized (its Python, "
                      "each operation dispatched on its own) to find the operation, then raise FloatingPointError; "
                      "that re-run's compiles are counted among JAX's own helpers")
+    elif record.failed_in == "compile" and any(e.stage == "compile" for e in record.events):
+        notes.append("its compile is timed though it failed: JAX times its compile step however it ends (an XLA error, or "
+                     "Ctrl-C, which Python takes only once XLA returns); JAX kept no executable, and the program did not run")
     elif record.failed_in == "run":
         notes.append("the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
                      "check, memory, a deleted input, a transfer jax.transfer_guard disallows)")

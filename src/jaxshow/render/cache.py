@@ -31,6 +31,8 @@ from jaxshow.report import (
 SAME_CALL_SITE_HINT = ("JAX: another function was traced for the first time from this same call site before "
                        "(a loop over functions, or an earlier definition of this one: if so, it is re-defined on every run)")
 """JAX's same-line hint, said as what JAX checks: the call site of the miss, not where the function was defined."""
+NO_LINE_OF_YOURS = "(no line of yours on its stack)"
+"""After the thread of a miss with no call site: a thread pool's worker called the jitted function."""
 TRACE_TIME_NOTE = "ran at trace time: runs once per cache miss, not once per call"
 DEBUG_PRINT_HINT = (
     'to print on every call, use jax.debug.print("x = {x}", x=x): the format string and the values are passed '
@@ -193,6 +195,8 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes], budget, more=more))
     if miss.call_site:
         body.append(tag("div", muted("called at "), located_html(miss.call_site, budget, line)))
+    elif miss.thread:
+        body.append(tag("div", muted("called on thread "), line(miss.thread, budget), f" {NO_LINE_OF_YOURS}"))
     if (blamed := _blame(miss)) is not None:
         body.append(tag("div", muted("a library re-traced: "), located_html(blamed, budget, message)))
     if miss.signature:
@@ -392,6 +396,8 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", located(miss.summary, budget, message), "       ", budget)]
     if miss.call_site:
         lines.append(f"       called at {located(miss.call_site, budget, line)}")
+    elif miss.thread:
+        lines.append(f"       called on thread {line(miss.thread, budget)} {NO_LINE_OF_YOURS}")
     if (blamed := _blame(miss)) is not None:
         lines.append(paragraph("       a library re-traced: ", located(blamed, budget, message), "         ", budget))
     if miss.signature:

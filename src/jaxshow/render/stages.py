@@ -472,9 +472,11 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
     error = cell.cell_error
     if error is None:
         return None
+    shown = ("IPython showed it without its traceback: %tb prints that" if error.type_name == "SystemExit" else
+             "its traceback is in the cell's output")
     if any(r.error and (r.error.type_name, r.error.message) == (error.type_name, error.message) for r in cell.reports):
-        return f"the cell raised this {line(error.type_name, budget)} (its traceback is in the cell's output)"
-    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} (its traceback is in the cell's output)"
+        return f"the cell raised this {line(error.type_name, budget)} ({shown})"
+    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} ({shown})"
 
 
 _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#cf222e", "#bc4c00", "#9a6700", "#1a7f37", "#57606a", "#8c959f")

@@ -11,7 +11,6 @@ never :mod:`jaxshow.retrace.session`, and no IPython.
 
 from __future__ import annotations
 
-import os
 import re
 import types
 from typing import Any
@@ -281,7 +280,7 @@ def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
 
 
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
-    if _jax_transpose_jit(fun):
+    if _jax_compat.evaluates_closed_jaxpr(fun):  # JAX's own re-trace of the user's jaxpr (checkify, a transpose)
         return False
     filename = getattr(debug_info, "func_filename", None)
     if not filename and fun is not None:
@@ -291,17 +290,6 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     if not filename:
         return True
     return not is_jax_file(filename) or closure_function(fun) is not None  # jax.jit(checkify.checkify(f)) is the user's f
-
-
-JAX_TRANSPOSE_JITS = frozenset({("pjit.py", "transposed")})
-"""``(file, function)`` of JAX's own functions it jits while transposing a jitted call under ``jax.grad`` (jax 0.12's
-``_transpose_jaxpr_fancy``). Their debug info names the user's function, but the trace is JAX's backward pass."""
-
-
-def _jax_transpose_jit(fun: Any) -> bool:
-    code = fun.__code__ if type(fun) is types.FunctionType else None
-    return (code is not None and (os.path.basename(code.co_filename), code.co_name) in JAX_TRANSPOSE_JITS
-            and is_jax_file(code.co_filename))
 
 
 def jax_own(fun: Any) -> bool:

@@ -20,6 +20,7 @@ import ast
 import functools
 import hashlib
 import inspect
+import itertools
 import os
 import threading
 import types
@@ -40,22 +41,33 @@ HISTORY_LIMIT = 32
 REGISTRY_LIMIT = 512
 """Functions whose history jaxshow keeps (least recently traced dropped first)."""
 
+_moments = itertools.count(1)
+RECORDING = threading.Lock()
+"""Held while a miss is compared with a record's history and added to it: traces on several threads end in any order."""
+
+
+def moment() -> int:
+    """A number later than every one given before (thread-safe): when a lookup started, when a signature was kept."""
+    return next(_moments)
+
 
 class _Kept:
-    """One signature in a function's history: JAX's key, its printable description, its parts for ranking, and whether it
-    was read from JAX's tracing cache (traced before jaxshow looked) rather than seen to trace."""
+    """One signature in a function's history: JAX's key, its printable description, its parts for ranking, whether it
+    was read from JAX's tracing cache (traced before jaxshow looked) rather than seen to trace, and the :func:`moment` from
+    which it was in JAX's cache (a lookup that started earlier did not find it)."""
 
-    __slots__ = ("key", "described", "parts", "from_jax")
+    __slots__ = ("key", "described", "parts", "from_jax", "since")
 
-    def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool) -> None:
-        self.key, self.described, self.parts, self.from_jax = key, described, parts, from_jax
+    def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool, since: int) -> None:
+        self.key, self.described, self.parts, self.from_jax, self.since = key, described, parts, from_jax, since
 
 
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "transforms", "parameters",
-                 "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "__weakref__")
+                 "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
+                 "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
         try:
@@ -91,11 +103,15 @@ class _FunctionRecord:
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
         self.last_jaxpr: Any = None  # the newest trace's open jaxpr (a reference; printed only when a report diffs it)
+        self.last_jaxpr_since = 0
+        self.made = 0
+        """When the first trace jaxshow saw of this function ended (0: none yet); ``first_status``: how jaxshow knew it then."""
+        self.first_status = "new"
 
-    def remember(self, key: Any, described: tuple | None, parts: Any, from_jax: bool = False) -> None:
+    def remember(self, key: Any, described: tuple | None, parts: Any, from_jax: bool = False, since: int | None = None) -> None:
         """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head; ``from_jax``: read
-        from JAX's tracing cache, not seen to trace."""
-        kept = _Kept(key, described, parts, from_jax)
+        from JAX's tracing cache, not seen to trace; ``since``: when it was in JAX's cache (default now)."""
+        kept = _Kept(key, described, parts, from_jax, moment() if since is None else since)
         self.from_jax += from_jax
         if len(self.keys) >= HISTORY_LIMIT:
             oldest = self.keys.popleft()
@@ -373,17 +389,39 @@ class Registry:
 registry = Registry()
 
 
-def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any) -> bool:
+def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any, since: int,
+                    cached: tuple[int, list | None] | None = None) -> None:
     """Keep, as ``record``'s history, the keys JAX's tracing cache holds for ``fun`` but ``key`` (traces made before jaxshow
-    looked, which a session without JAX's own explanation would otherwise call a first trace); whether there were any."""
-    cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key) or []
-    for old_key in cached[-HISTORY_LIMIT:]:
-        record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=True)
-    return bool(cached)
+    looked, which a session without JAX's own explanation would otherwise call a first trace), there since ``since``, or
+    those ``cached`` holds: ``(since, keys)`` read as the lookup started, while another thread's lookup of ``fun`` was open."""
+    if cached is not None:
+        since, keys = cached
+    else:
+        keys = _jax_compat.cached_trace_keys(fun, debug_info)
+    for old_key in [k for k in keys or () if k != key][-HISTORY_LIMIT:]:
+        record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=True,
+                        since=since)
 
 
-def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None) -> _Kept | None:
-    """The kept signature of ``record`` most like ``key`` (``parts``: :func:`jaxshow._jax_compat.trace_key_parts` of it).
+def kept_before(record: _FunctionRecord, started: int | None, key: Any) -> tuple[int, int]:
+    """How many of ``record``'s signatures were in JAX's cache when a lookup of ``key`` started at ``started`` (all where
+    ``None``), and how many of those were read from JAX's cache."""
+    if started is None:
+        return len(record.keys), record.from_jax
+    found = [kept for kept in record.keys if _visible(kept, started, key)]
+    return len(found), sum(kept.from_jax for kept in found)
+
+
+def _visible(kept: _Kept, started: int | None, key: Any) -> bool:
+    """Whether a lookup of ``key`` that started at ``started`` could find ``kept``; never its own key read from JAX's cache
+    (JAX keeps the key of a lookup that raised, and another thread may read the key of a lookup still open)."""
+    return started is None or (kept.since <= started and not (kept.from_jax and kept.key == key))
+
+
+def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None,
+                started: int | None = None) -> _Kept | None:
+    """The kept signature of ``record`` most like ``key`` (``parts``: :func:`jaxshow._jax_compat.trace_key_parts` of it),
+    among those in JAX's cache when its lookup started at ``started`` (every one where ``None``).
 
     JAX (>= 0.9) explains a miss against the earlier key whose *first*
     difference, in its order (tracing context, pytree and static arguments,
@@ -410,14 +448,19 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
         if bucket:
             best, fewest = None, 0
             for kept in reversed(bucket):  # newest first: the most recent wins a tie
+                if not _visible(kept, started, key):
+                    continue
                 differing = _jax_compat.type_differences(parts, kept.parts) or 1
                 if best is None or differing < fewest:
                     best, fewest = kept, differing
                     if differing == 1:
                         break
-            return best
+            if best is not None:
+                return best
     best, best_rank = None, None
     for age, kept in enumerate(reversed(record.keys)):
+        if not _visible(kept, started, key):
+            continue
         rank = _rank(key, described, parts, kept)
         if best_rank is None or (rank, age) < best_rank:
             best, best_rank = kept, (rank, age)

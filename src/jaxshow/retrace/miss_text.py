@@ -35,6 +35,9 @@ CLEARED_HINT = ("(JAX's same-line hint compares call sites: %jaxcache clear empt
                 "took its trace for another function's first from the same site; here it is no sign of a re-definition)")
 NO_SITE_HINT = ("(JAX's same-line hint compares call sites, and a trace nested in another has none, so every nested "
                 "first trace after another gets it: here it is no sign of a re-definition)")
+THREAD_SITE_HINT = ("(JAX's same-line hint compares call sites, and a call on a thread with no line of yours on its stack (a "
+                    "thread pool's worker) has none, so every such first trace after another gets it: here it is no sign of a "
+                    "re-definition)")
 # jax <= 0.8 wording (pjit.explain_tracing_cache_miss): positions, not names, and values without argument names.
 _OLD_CONTEXT_LINE = re.compile(r"^\s*\[(?P<i>\d+)\]: now (?P<now>.*) and before (?P<before>.*?)(?:, and)?$")
 _OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
@@ -51,10 +54,11 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
     """
     lines = text.splitlines()
     site = None
-    if lines and (m := _HEADER.match(lines[0].strip())):
+    no_site = bool(lines and _NO_SITE.match(lines[0].strip()))  # jax <= 0.8: 'at  costing 1.2 ms because:'
+    if lines and not no_site and (m := _HEADER.match(lines[0].strip())):
         site = m.group("site")
     # JAX keys its hint on the call site, which a nested trace lacks: any two nested first traces share "no site"
-    same_line = SAME_LINE_HINT in text and not (lines and _NO_SITE.match(lines[0].strip()))
+    same_line = SAME_LINE_HINT in text and not no_site
     changes: list[ArgChange] = []
     if "never seen function" in text:
         return "never_seen", (), same_line, site

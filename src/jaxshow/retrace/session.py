@@ -71,14 +71,18 @@ from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
 from jaxshow.retrace.history import (
     HISTORY_LIMIT,
+    RECORDING,
     _defined_at,
     _FunctionRecord,
     closest_key,
     defined_in_top_level_loop,
+    kept_before,
+    moment,
     registry,
     remember_cached,
 )
-from jaxshow.retrace.miss_text import CONTEXT_POSITION, _miss_from_text, enclosing_function, miss_summary
+from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
+                                       miss_summary)
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
@@ -130,16 +134,19 @@ def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callabl
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
-                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0) -> CacheMiss:
+                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
+                 thread: str | None = None) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
-    ``made_in`` the function that defines it)."""
+    ``made_in`` the function that defines it); ``thread``: the thread it ran on, where not the cell's."""
     try:
         category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
+    if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
+        notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
     made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
                and blame is None else None)
     return CacheMiss(
@@ -159,15 +166,23 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         blame=blame,
         reloaded=reloaded,
         made_in=made_in,
+        thread=thread,
     )
 
 
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
-    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys_own")
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys_own", "started", "ended", "cached")
 
     def __init__(self, fun: Any, debug_info: Any, librarys_own: bool = False) -> None:
+        self.started = moment()
+        """When the lookup started: a miss is compared only with the signatures JAX's cache held then."""
+        self.ended = 0
+        """When it ended: from then, a lookup that starts finds its key."""
+        self.cached: tuple[int, list | None] | None = None
+        """``(since, keys)``: JAX's cached keys of a function jaxshow keeps no history of, there since ``since``, read
+        before anything but this lookup's own key could come in (:meth:`Session._open_lookup`, :meth:`Session._close_lookup`)."""
         self.fun = fun
         self.debug_info = debug_info
         self.librarys_own = librarys_own
@@ -220,14 +235,15 @@ class _Miss:
     any other miss is explained at once.
     """
 
-    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "wall_time", "category",
+    __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
                  "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
-                 jax_text: str | None, call_site: str | None, wall_time: float) -> None:
+                 from_jax: int, jax_text: str | None, call_site: str | None, wall_time: float) -> None:
         self.record, self.status, self.key, self.described = record, status, key, described
-        self.from_jax = record.from_jax  # how many of the kept keys were read from JAX's tracing cache
+        self.from_jax = from_jax  # how many of the kept keys were read from JAX's tracing cache
         self.old, self.kept, self.jax_text, self.call_site, self.wall_time = old, kept, jax_text, call_site, wall_time
+        self.thread: str | None = None  # the thread's name, where not the cell's
         self.category: str | None = None
         self.jaxprs: tuple[Any, Any] | None = None  # (previous trace's jaxpr, this one's): references, printed on report
         self.jaxprs_title = PREVIOUS_TRACE
@@ -249,7 +265,7 @@ class _Miss:
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
                 call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
-                replaces_cell=self.replaces_cell, wall_time=self.wall_time)
+                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
@@ -403,6 +419,8 @@ class Session(_jax_compat.TraceProbe):
         diffeqsolve): part of the enclosing trace, counted in one note."""
         self._local = threading.local()
         self._lock = threading.Lock()
+        self._open: dict[int, list[_Frame]] = {}
+        """The lookups of each function (by id) open on any thread."""
         self._stats: dict[int, _Stats] = {}
         self._uninstall: Callable[[], None] | None = None
         self._logs: _LogCapture | None = None
@@ -471,7 +489,34 @@ class Session(_jax_compat.TraceProbe):
         if not stack:
             self._install_tee()
         stack.append(frame)
+        self._open_lookup(frame)
         return frame
+
+    def _open_lookup(self, frame: _Frame) -> None:
+        """Note the lookup open; where another of the same function is (another thread's) and jaxshow keeps no history of
+        it, read JAX's cached keys now for each open lookup without them: a trace that ends first adds its key, which a
+        lookup already open did not find. (With no other lookup open, nothing but its own key can come in.)"""
+        with self._lock:
+            others = self._open.setdefault(id(frame.fun), [])
+            others.append(frame)
+            if len(others) > 1 and registry.lookup(frame.fun) is None:
+                waiting = [f for f in others if f.cached is None]
+                if waiting:
+                    cached = (min(f.started for f in waiting), _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
+                    for f in waiting:
+                        f.cached = cached
+
+    def _close_lookup(self, frame: _Frame, recorded: bool) -> None:
+        """Note the lookup closed; for a miss of a function jaxshow keeps no history of, read JAX's cached keys first: once
+        closed, another thread's lookup may start, and end, before this one's miss is recorded."""
+        with self._lock:
+            if recorded and frame.cached is None and registry.lookup(frame.fun) is None:
+                frame.cached = (frame.started, _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
+            others = self._open.get(id(frame.fun))
+            if others is not None and frame in others:
+                others.remove(frame)
+                if not others:
+                    del self._open[id(frame.fun)]
 
     def traced(self, frame: _Frame | None, jaxpr: Any) -> None:
         if frame is not None:
@@ -482,9 +527,13 @@ class Session(_jax_compat.TraceProbe):
         if frame is None:
             return
         try:
+            frame.ended = moment()
             stack = self._local.stack
             if stack and stack[-1] is frame:
                 stack.pop()
+            recorded = (missed and not frame.librarys_own and getattr(frame.debug_info, "traced_for", "jit") == "jit"
+                        and not (stack and library_file(getattr(frame.debug_info, "func_filename", None))))
+            self._close_lookup(frame, recorded)
             if not stack:
                 self._remove_tee()
             if frame.flag_context is not None:
@@ -499,7 +548,7 @@ class Session(_jax_compat.TraceProbe):
                 library = package_of(frame.debug_info.func_filename)
                 with self._lock:
                     self._nested_library_traces[library] = self._nested_library_traces.get(library, 0) + 1
-            elif missed and getattr(frame.debug_info, "traced_for", "jit") == "jit":
+            elif recorded:
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
             self.notes.append(f"jaxshow could not record a trace: {type(exc).__name__}: {exc}")
@@ -554,45 +603,56 @@ class Session(_jax_compat.TraceProbe):
         return entries is not None and entries <= JAX_TEXT_MAX_ENTRIES
 
     def _record_miss(self, frame: _Frame, key: Any) -> None:
-        """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff."""
+        """Keep the raw facts of a miss (cheap); explain it now only where its category needs JAX's diff.
+
+        A miss is compared with the signatures JAX's cache held as its lookup started: another thread's trace of the same
+        function that ended meanwhile (``jax.jit`` calls in a thread pool) is not one it could have found."""
         fun, debug_info = frame.fun, frame.debug_info
-        record, status = registry.record_for(fun, debug_info, key)
-        if status == "new" and remember_cached(record, fun, debug_info, key):
-            status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
-        blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
-        call_site = call_site and self.label(call_site)
-        if call_site is not None and threading.get_ident() != self.thread_id:
-            call_site += f" (on thread {threading.current_thread().name})"
-        parts = _jax_compat.trace_key_parts(key)
-        described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
-        kept = len(record.keys)
-        old = closest_key(record, key, described, parts) if status == "known" else None
-        miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, frame.jax_text, call_site,
-                     time.time())
-        miss.blame = blame
-        earlier = None
-        if frame.jaxpr is not None and status in ("new", "same_source"):
-            earlier = registry.previous_definition(record, self.is_cell_file)
-            if earlier is not None and status == "new":  # same name and file, other source: its code changed
-                miss.replaces = earlier.defined_at or "?"
-                miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
-        miss.reloaded = module_ran_again(record, status, self.is_cell_file)
-        if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
-            miss.category = "input_types"
-        else:
-            explained = miss.explained()
-            if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
-                self._positional_context = True
-        if key is not None:
-            record.remember(key, described, parts)
-        if frame.jaxpr is not None:
-            if record.last_jaxpr is not None:
-                miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
-            elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
-                miss.jaxprs, miss.jaxprs_title = (earlier.last_jaxpr, frame.jaxpr), _against_definition(earlier)
-            record.last_jaxpr = frame.jaxpr
-        record.entries.append(miss)
-        record.traces += 1
+        with RECORDING:
+            record, status = registry.record_for(fun, debug_info, key)
+            if status == "known" and record.made > frame.started:  # first traced by a lookup that ended after this one began
+                status = "new" if record.first_status == "known" else record.first_status
+            elif status == "new":
+                remember_cached(record, fun, debug_info, key, frame.started, frame.cached)
+            kept, from_jax = kept_before(record, frame.started, key)
+            if status == "new" and from_jax:
+                status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
+            blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
+            call_site = call_site and self.label(call_site)
+            thread = threading.current_thread().name if threading.get_ident() != self.thread_id else None
+            if call_site is not None and thread is not None:
+                call_site += f" (on thread {thread})"
+            parts = _jax_compat.trace_key_parts(key)
+            described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
+            old = closest_key(record, key, described, parts, frame.started) if status == "known" else None
+            miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, from_jax, frame.jax_text,
+                         call_site, time.time())
+            miss.blame, miss.thread = blame, thread
+            earlier = None
+            if frame.jaxpr is not None and status in ("new", "same_source"):
+                earlier = registry.previous_definition(record, self.is_cell_file)
+                if earlier is not None and status == "new":  # same name and file, other source: its code changed
+                    miss.replaces = earlier.defined_at or "?"
+                    miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
+            miss.reloaded = module_ran_again(record, status, self.is_cell_file)
+            if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
+                miss.category = "input_types"
+            else:
+                explained = miss.explained()
+                if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
+                    self._positional_context = True
+            if key is not None:
+                record.remember(key, described, parts, since=frame.ended)
+            if frame.jaxpr is not None:
+                if record.last_jaxpr is not None and record.last_jaxpr_since <= frame.started:
+                    miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
+                elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
+                    miss.jaxprs, miss.jaxprs_title = (earlier.last_jaxpr, frame.jaxpr), _against_definition(earlier)
+                record.last_jaxpr, record.last_jaxpr_since = frame.jaxpr, frame.ended
+            record.entries.append(miss)
+            if not record.traces:
+                record.made, record.first_status = frame.ended, status
+            record.traces += 1
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
