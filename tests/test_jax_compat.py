@@ -27,6 +27,21 @@ def test_jit_options_of_a_jit_wrapper():
     assert _jax_compat.jit_options(jax.pmap(lambda x: x)) is None
 
 
+def test_jit_set_options_are_the_options_given_other_than_static_and_donated():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((1,), ("x",))
+    named = NamedSharding(mesh, P("x"))
+    info = _jax_compat.jit_info(jax.jit(lambda a, b: a, in_shardings=(named, None), keep_unused=True,
+                                        compiler_options={"xla_cpu_enable_fast_math": True}))
+    assert _jax_compat.jit_set_options(info) == (("in_shardings", (named, None)), ("keep_unused", True),
+                                                 ("compiler_options", {"xla_cpu_enable_fast_math": True}))
+    inline = _jax_compat.jit_set_options(_jax_compat.jit_info(jax.jit(lambda a: a, inline=True)))
+    assert [k for k, _ in inline] == ["inline"]
+    assert _jax_compat.jit_set_options(_jax_compat.jit_info(jax.jit(lambda a: a, static_argnums=0, donate_argnums=()))) == ()
+    assert _jax_compat.jit_set_options(None) == ()
+
+
 def test_cache_size_counts_compiled_signatures():
     f = jax.jit(lambda x: x + 1)
     assert _jax_compat.cache_size(f) == 0

@@ -116,6 +116,30 @@ def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back
     assert not any("ran JAX's trace again" in n for n in report.notes), report.notes
 
 
+def test_the_wrapper_station_shows_the_jit_options_the_user_set(shell):
+    # station ① showed static and donated arguments only: a jax.jit(..., in_shardings=..., keep_unused=True,
+    # compiler_options=...) read as a plain jax.jit
+    shell.run_cell("from jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n"
+                   "mesh = jax.make_mesh((1,), ('x',), axis_types=(AxisType.Auto,))\n"
+                   "opts = jax.jit(lambda a, b: a * 2, in_shardings=(NamedSharding(mesh, P('x')), None),\n"
+                   "               out_shardings=NamedSharding(mesh, P()), keep_unused=True,\n"
+                   "               compiler_options={'xla_cpu_enable_fast_math': True})")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = opts(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    on = " on Mesh('x': 1, axis_types=(Auto,))"
+    assert report.wrapper.options == (("in_shardings", "(P('x'), None)" + on), ("out_shardings", "P()" + on),
+                                      ("keep_unused", "True"), ("compiler_options", "{'xla_cpu_enable_fast_math': True}"))
+    text = _report(cap).data["text/plain"]
+    assert ("    donate_argnums    none\n"
+            "    in_shardings      (P('x'), None) on Mesh('x': 1, axis_types=(Auto,))\n"
+            "    out_shardings     P() on Mesh('x': 1, axis_types=(Auto,))\n"
+            "    keep_unused       True\n"
+            "    compiler_options  {'xla_cpu_enable_fast_math': True}\n") in text
+    assert "<td>compiler_options</td>" in _report(cap).data["text/html"]
+    run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
+    assert shell.user_ns["rep"].reports[0].wrapper.options == (), "a plain jax.jit has no option to show"
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 

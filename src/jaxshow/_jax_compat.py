@@ -52,6 +52,34 @@ def jit_options_of_info(info: Any) -> dict[str, tuple] | None:
     return {n: tuple(getattr(info, n) or ()) for n in _JIT_OPTION_NAMES}
 
 
+def jit_set_options(info: Any) -> tuple[tuple[str, Any], ...]:
+    """The options of a ``jax.jit`` wrapper's ``PjitInfo`` that the user set, other than static and donated arguments,
+    as ``(jax.jit's keyword, value)``: shardings and layouts as the pytree they were given in (a leaf left unset is
+    ``None``), ``compiler_options`` as a dict; ``()`` for a record without these fields or with none set."""
+    found: list[tuple[str, Any]] = []
+    for keyword in ("in_shardings", "out_shardings", "in_layouts", "out_layouts"):
+        treedef, leaves = getattr(info, f"{keyword}_treedef", None), getattr(info, f"{keyword}_leaves", None)
+        if treedef is None or leaves is None:
+            continue
+        leaves = [None if type(leaf).__name__ == "UnspecifiedValue" else leaf for leaf in leaves]
+        if any(leaf is not None for leaf in leaves) or (keyword == "in_shardings" and getattr(info, "user_specified_in_shardings", False)):
+            try:
+                found.append((keyword, treedef.unflatten(leaves)))
+            except Exception:  # noqa: BLE001 - a tree JAX cannot rebuild: its leaves as they are
+                found.append((keyword, tuple(leaves)))
+    for keyword, default in (("keep_unused", False), ("device", None), ("backend", None), ("abstracted_axes", None)):
+        value = getattr(info, keyword, default)
+        if value is not default and value != default:
+            found.append((keyword, value))
+    inline = getattr(info, "inline", False)
+    if inline is True or (inline is not False and getattr(inline, "name", "AUTO") != "AUTO"):  # jax >= 0.11: jax.Inline
+        found.append(("inline", inline))
+    options = getattr(info, "compiler_options_kvs", ())
+    if options:
+        found.append(("compiler_options", dict(options)))
+    return tuple(found)
+
+
 def cache_size(fn: Any) -> int | None:
     """Entries in the C++ jit cache of ``fn`` (shared by all wrappers of one function)."""
     size = getattr(fn, "_cache_size", None)

@@ -150,6 +150,10 @@ class WrapperStation:
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
     donate_argnames: tuple[str, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    """The other options the wrapper was given, as ``(jax.jit's keyword, value)``: ``in_shardings``, ``out_shardings``,
+    ``in_layouts``, ``out_layouts``, ``keep_unused``, ``inline``, ``compiler_options``, ``backend``, ``device``; those
+    left at their defaults are left out."""
     options_unavailable: str | None = None
     wrapped_by_jaxshow: bool = False
     static_args: tuple[tuple[str, str], ...] = ()

@@ -252,10 +252,51 @@ def pmapped_defined_at(fun: Any) -> SourceLocation | None:
     return source_location(_jax_compat.pmapped_source_info(fun))
 
 
+class _Shown(str):
+    """A text that reprs as itself inside a rebuilt pytree."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _sharding_tree_text(tree: Any) -> str:
+    """A pytree of shardings as specs (``(None, P('x'))``), their one mesh named once after it (`` on Mesh(...)``)."""
+    meshes: dict[str, None] = {}
+
+    def leaf_text(leaf: Any) -> _Shown:
+        if leaf is None:
+            return _Shown("None")
+        whole, spec, mesh = sharding_texts(leaf)
+        if mesh is not None:
+            meshes[mesh] = None
+        return _Shown(spec or whole)
+    try:
+        text = repr(jax.tree_util.tree_map(leaf_text, tree, is_leaf=lambda leaf: leaf is None))
+    except Exception:  # noqa: BLE001 - a tree JAX cannot map: its repr
+        return stable_repr(tree, REPR_LIMIT)[0]
+    return text + (f" on {next(iter(meshes))}" if len(meshes) == 1 else "")
+
+
+def set_options(jit_info: Any) -> tuple[tuple[str, str], ...]:
+    """The options other than static and donated arguments that a ``jax.jit`` wrapper was given, as texts:
+    ``('in_shardings', "P('data') on Mesh('data': 8, axis_types=(Auto,))")``, ``('keep_unused', 'True')``."""
+    texts = []
+    for keyword, value in _jax_compat.jit_set_options(jit_info):
+        if keyword in ("in_shardings", "out_shardings"):
+            text = _sharding_tree_text(value)
+        elif keyword == "inline" and value is not True:
+            text = f"jax.Inline.{value.name}"
+        else:
+            text = stable_repr(value, REPR_LIMIT)[0]
+        texts.append((keyword, text))
+    return tuple(texts)
+
+
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
                     static_args: tuple[StaticValue, ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None, options_unavailable: str | None = None) -> WrapperStation:
-    """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
+    """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments, the other
+    options set."""
     options = _jax_compat.jit_options_of_info(jit_info)
     return WrapperStation(
         name=name,
@@ -266,6 +307,7 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
         static_argnames=options["static_argnames"] if options else (),
         donate_argnums=options["donate_argnums"] if options else (),
         donate_argnames=options["donate_argnames"] if options else (),
+        options=set_options(jit_info) if options else (),
         options_unavailable=None if options else (options_unavailable or f"{kind} does not expose its jit options"),
         wrapped_by_jaxshow=wrapped_by_jaxshow,
         static_args=tuple((name, text) for name, text, _ in static_args),

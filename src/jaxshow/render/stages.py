@@ -75,6 +75,7 @@ def _wrapper_rows(w: WrapperStation, budget: TextBudget, place: Place = located)
         table_rows.append(("donate_argnums", str(w.donate_argnums) if w.donate_argnums else "none"))
         if w.donate_argnames:
             table_rows.append(("donate_argnames", str(w.donate_argnames)))
+        table_rows.extend(w.options)
     static_args, more = limit_rows(w.static_args, budget, "report.wrapper.static_args")
     table_rows.extend((f"static {name}", value) for name, value in static_args)
     return table_rows, more
