@@ -140,6 +140,21 @@ def test_the_wrapper_station_shows_the_jit_options_the_user_set(shell):
     assert shell.user_ns["rep"].reports[0].wrapper.options == (), "a plain jax.jit has no option to show"
 
 
+def test_a_new_wrapper_with_other_compiler_options_is_compiled_without_a_trace(shell):
+    # jax >= 0.9 times its cached trace_to_jaxpr: the lookup of mul's jaxpr for the new wrapper read 'trace 11 µs'
+    # in the head line and the cell line, while %%jaxcache said traced 0
+    shell.run_cell("def mul(v):\n    runs.append(1)\n    return v * 2\ny = jax.jit(mul)(x)")
+    before = len(shell.user_ns["runs"])
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ng = jax.jit(mul, compiler_options={'xla_cpu_enable_fast_math': True})\n"
+                                 "y = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert len(shell.user_ns["runs"]) == before, "JAX traced nothing"
+    assert report.timings.trace_seconds is None
+    assert report.timings.compile_seconds is not None
+    text = _report(cap).data["text/plain"]
+    assert "trace" not in text.splitlines()[0] and "mul: compile " in text and "mul: trace" not in text
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 

@@ -239,6 +239,8 @@ class _Frame:
     record: CallRecord
     nested: bool
     phase: Literal["trace", "run"]
+    misses: int | None = None
+    """JAX's tracing-cache misses as the trace began (:func:`_jax_compat.trace_cache_misses`), for a call's own trace."""
 
 
 CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
@@ -526,7 +528,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
-            frame = _Frame(record, nested=False, phase="trace")
+            frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses())
             self._report_progress("tracing", record.written)
         state.stack.append(frame)
         return frame
@@ -555,6 +557,10 @@ class CallCapture(_jax_compat.CallObserver):
             self._report_progress(None, record.written, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
+        if frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses:
+            # jax >= 0.9 times its cached trace_to_jaxpr: a lookup that found the jaxpr (a new wrapper of a function
+            # traced before) publishes a trace event too, though nothing was traced
+            record.events[:] = [e for e in record.events if e.stage != "trace"]
         if record.kept:
             try:
                 record.arg_shardings = placed_shardings(args_flat)
