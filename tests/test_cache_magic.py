@@ -1071,6 +1071,24 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             "function, which traced it there but compiled only that function") in text
 
 
+def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
+    # the note gave every cause of a compile without a trace ('the options of another jax.jit wrapper of mul', among
+    # four), and nothing said that the call's wrapper was jax.jit(mul, compiler_options={...})
+    shell.run_cell("def mul(v):\n    return v * 2\ny = jax.jit(mul)(x)")
+    fast = "compiler_options={'xla_cpu_enable_fast_math': True}"
+    _, cap = run_captured(shell, f"%%jaxcache -o rep\ng = jax.jit(mul, {fast})\ny = g(x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.recompiled_options) == (1, 0, f"was given {fast}")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert f"compiled only that function; the last such call's jax.jit wrapper was given {fast}" in text
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ndef mul2(v):\n    return v * 3\ny = jax.jit(mul2)(x)\n"
+                                 f"y = jax.jit(mul2, {fast}, donate_argnums=0)(x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, len(stats.recompiled)) == (2, 1, 0, 1)
+    assert stats.recompiled_options == ("differs from the one of the call before in donate_argnums: now (0,), before not "
+                                        "set; compiler_options: now {'xla_cpu_enable_fast_math': True}, before not set")
+
+
 def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):
     run_captured(shell, "step = jax.jit(lambda v: v + 1, donate_argnums=0)\np = jnp.ones(4)\nq = step(p)")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nstep(p)")

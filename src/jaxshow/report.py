@@ -758,6 +758,10 @@ class FunctionCacheStats:
     cache_size: int | None = None
     recompiled: tuple[str, ...] = ()
     """Per call that JAX compiled without tracing (an earlier trace lowered anew): where its arguments were placed."""
+    recompiled_options: str = ""
+    """Of the last such call: how its ``jax.jit`` wrapper's options differ from the wrapper of the call before it
+    (``differs from the one of the call before in compiler_options: now {...}, before not set``), or the options it
+    was given where no call before was seen (``was given keep_unused=True``); ``""`` where none are known."""
     misses: tuple[CacheMiss, ...] = ()
     trace_time_output: tuple[str, ...] = ()
     misses_left_out: int = 0
