@@ -155,6 +155,33 @@ def test_a_new_wrapper_with_other_compiler_options_is_compiled_without_a_trace(s
     assert "trace" not in text.splitlines()[0] and "mul: compile " in text and "mul: trace" not in text
 
 
+def test_a_hit_on_an_executable_another_wrapper_compiled_shows_that_program(shell):
+    # JAX's C++ cache does not key on keep_unused: jax.jit(first)'s call ran the executable jax.jit(first,
+    # keep_unused=True) compiled, and the read-back lowered and compiled a program that never ran (b pruned, 12 B)
+    shell.run_cell("def first(a, b):\n    return a * 2\nkeep = jax.jit(first, keep_unused=True)\nplain = jax.jit(first)\n"
+                   "y = keep(x, x)")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = plain(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit
+    assert report.compiled.memory.argument_size_bytes == 24, "both arguments, as keep_unused=True compiled them"
+    assert ("JAX ran the executable it compiled for another jax.jit wrapper of first, one with keep_unused=True: JAX's C++ "
+            "cache does not key a call on keep_unused or inline, so wrappers that differ only there share executables; ③ "
+            "and ④ are that program") in report.notes
+    assert not any("compile again" in n for n in report.notes), report.notes
+    assert "one with keep_unused=True" in unwrapped(_report(cap).data["text/plain"])
+
+
+def test_a_hit_whose_executable_jaxshow_cannot_find_shows_no_lowered_or_compiled_station(shell, monkeypatch):
+    shell.run_cell("def second(a, b):\n    return a * 2\ny = jax.jit(second, keep_unused=True)(x, x)")
+    # as where JAX's lowering cache let the program that ran go: no lowering it holds has an executable
+    monkeypatch.setattr(_jax_compat, "computation_compiled", lambda computation: False)
+    run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(second)(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit and report.traced is not None and report.lowered is None and report.compiled is None
+    assert any(n.startswith("JAX ran an executable it had compiled before, and its lowering cache holds no compiled lowering "
+                            "of this call with this wrapper's options") for n in report.notes), report.notes
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 

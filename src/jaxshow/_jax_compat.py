@@ -11,10 +11,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import dis
 import functools
 import importlib
 import inspect
+import itertools
 import operator
 import os
 import sys
@@ -1457,7 +1459,33 @@ def dispatch_refusal(error: BaseException) -> bool:
     return isinstance(message, str) and message.startswith(_DISPATCH_REFUSALS)
 
 
-def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any, list]:
+def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
+    """The other values of the jit options JAX's C++ cache does not key a function's calls on (``keep_unused`` and
+    ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12), as overrides of a call's params: a call of
+    ``wrapper`` may run the executable another wrapper of its function compiled with one of them. ``inline`` as a
+    bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; ``[]`` where unknown."""
+    from jax._src.interpreters import pxla
+
+    info = getattr(wrapper, "_jit_info", None)
+    try:
+        keyed = {f.name for f in dataclasses.fields(pxla.JitGlobalCppCacheKeys)}
+    except Exception:  # noqa: BLE001 - no such record: nothing known to be shared
+        return []
+    choices: list[list[tuple[str, Any]]] = []
+    for name in ("keep_unused", "inline"):
+        if name in keyed or not hasattr(info, name):
+            continue
+        value = getattr(info, name)
+        if isinstance(value, bool):
+            choices.append([(name, value), (name, not value)])
+        elif (kind := type(value)).__name__ == "Inline" and {"AUTO", "JAX_LATE"} <= set(kind.__members__):
+            choices.append([(name, value)] + [(name, kind[n]) for n in ("AUTO", "JAX_LATE") if kind[n] is not value])
+    variants = [dict(c) for c in itertools.product(*choices)]
+    return [v for v in variants if any(getattr(info, k) is not x for k, x in v.items())]
+
+
+def lower_cached(wrapper: Any, args: tuple, kwargs: dict, unkeyed: dict[str, Any] | None = None
+                 ) -> tuple[Any, tuple[bool, ...], Any, list]:
     """``(jaxpr, donated flags, lowered computation, flat arguments)`` of a jit wrapper's call, from JAX's caches.
 
     What ``wrapper.trace(*args).lower()`` looks up, without building a
@@ -1465,14 +1493,15 @@ def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bo
     pytree class's constructor would run again. The same private path JAX's
     dispatch takes on a miss: the entry hook (``_infer_params``;
     ``_trace_for_jit`` on 0.9.0), then ``_resolve_and_lower`` with the flat
-    argument types (jax >= 0.8.2) or the flat arguments (older).
+    argument types (jax >= 0.8.2) or the flat arguments (older). ``unkeyed``: params replaced
+    (:func:`cpp_unkeyed_variants`), to look up the lowering another wrapper made.
     """
     from jax._src.interpreters import mlir
 
     module = _pjit_module()
     entry = getattr(module, _entry_hook_name(module))
     params, args_flat = entry(wrapper._fun, wrapper._jit_info, args, kwargs)
-    params = params.params
+    params = {**params.params, **(unkeyed or {})}
     to_type = getattr(module, "convert_to_metaty", None)
     arg_types = [to_type(a) for a in args_flat] if to_type is not None else args_flat
     computation = module._resolve_and_lower(arg_types, **params, lowering_platforms=None,

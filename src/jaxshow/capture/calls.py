@@ -790,10 +790,33 @@ class CallCapture(_jax_compat.CallObserver):
         def walk() -> None:
             record.jaxpr, record.donated, record.computation, args_flat = _jax_compat.lower_cached(wrapper, args, kwargs)
             record.arg_shardings = placed_shardings(args_flat)
-            _lower_and_compile(record)
+            if not _jax_compat.computation_compiled(record.computation):
+                self._other_wrappers_lowering(record, wrapper, args, kwargs)
+            if record.computation is not None:
+                _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
         return record
+
+    def _other_wrappers_lowering(self, record: CallRecord, wrapper: Any, args: tuple, kwargs: dict) -> None:
+        """A C++ cache hit whose lowering for this wrapper's options holds no executable: it ran the
+        executable another ``jax.jit`` wrapper of its function compiled with other ``keep_unused`` or ``inline``, which
+        JAX's C++ cache does not key on. Its computation, the one JAX's lowering cache holds compiled; else none, and a note."""
+        for unkeyed in _jax_compat.cpp_unkeyed_variants(wrapper):
+            computation = _jax_compat.lower_cached(wrapper, args, kwargs, unkeyed)[2]
+            if _jax_compat.computation_compiled(computation):
+                record.computation = computation
+                info = _jax_compat.jit_info(wrapper)
+                given = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in unkeyed.items() if getattr(info, k) is not v)
+                record.notes.append(f"JAX ran the executable it compiled for another jax.jit wrapper of {record.name}, one "
+                                    f"with {given}: JAX's C++ cache does not key a call on keep_unused or inline, so wrappers "
+                                    "that differ only there share executables; ③ and ④ are that program")
+                return
+        record.computation = None
+        record.notes.append(f"JAX ran an executable it had compiled before, and its lowering cache holds no compiled lowering "
+                            f"of this call with this wrapper's options: the executable was compiled for another jax.jit wrapper of "
+                            f"{record.name} with other keep_unused or inline (JAX's C++ cache does not key a call on them), "
+                            "or JAX let that lowering go; ③ and ④ are not shown, as jaxshow does not know that program")
 
     def record_pmap_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call of ``jax.pmap``'s wrapper (jax >= 0.8) that hit JAX's cache: the hit of the jit it called, read as
