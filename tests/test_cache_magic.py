@@ -1054,6 +1054,24 @@ def test_a_call_jax_refused_before_looking_up_its_cache_is_not_counted_as_a_hit(
     assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
 
 
+def test_a_refused_call_the_cell_caught_is_not_counted_as_a_hit(shell):
+    # the cell caught the error, so it never reached the counter: 'no cache miss: every jitted call hit the cache' over
+    # 'f  1  0  1' (calls, traced, hits)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    f('abc')\nexcept TypeError:\n    pass\ny = f(x)\n"
+                                      "try:\n    f('abc')\nexcept TypeError:\n    pass")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    mesh = "jax.make_mesh((1,), ('x',), axis_types=(jax.sharding.AxisType.Auto,))"
+    shell.run_cell(f"from jax.sharding import NamedSharding, PartitionSpec as P\n"
+                   f"sharded = jax.jit(lambda v: v * 2, in_shardings=NamedSharding({mesh}, P(None, 'x')))")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    sharded(x)\nexcept Exception:\n    pass")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["rep"].functions == ()
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+
+
 def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compile_again(shell):
     # read 'no trace, but 1 call compiled again from a reused trace', and its note gave only causes of a compile again
     run_captured(shell, "outer = jax.jit(lambda v: f(v) + 1)\ny = outer(x)")

@@ -1889,7 +1889,7 @@ def jit_caller(frame: Any) -> Any:
     """The frame that called the ``jax.jit`` wrapper whose trace is under way at ``frame``, else ``None``.
 
     From ``frame`` out, past jaxshow's probe, through ``pjit.py``'s frames only
-    to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
+    (and jaxshow's call hooks among them) to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
     ``reraise_with_filtered_traceback`` around it (0.7 to 0.12). ``None`` where
     another frame comes first: the trace is not that call's own (``.trace()``,
     ``jax.make_jaxpr``; a jvp JAX traces for a call under ``jax.grad``).
@@ -1898,7 +1898,8 @@ def jit_caller(frame: Any) -> Any:
         frame = frame.f_back
     seen = set()
     while frame is not None and frame.f_code.co_name != "cache_miss":
-        seen.add(frame.f_code.co_filename)
+        if not os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):  # jaxshow's entry hook, where installed
+            seen.add(frame.f_code.co_filename)
         if len(seen) > 1:
             return None
         frame = frame.f_back

@@ -1150,6 +1150,62 @@ class _FanOut(_jax_compat.CallObserver):
 _hooks = _Hooks()
 
 
+class RefusalWatch:
+    """JAX's miss-path hooks for the cell's calls where no capture is open (``%%jaxcache``): tells ``calls`` the error
+    JAX's entry (``_infer_params``) raised for a call (arguments it cannot trace, an ``in_shardings`` that does not
+    divide them, a failed trace), which the cell may catch, so ``DirectCalls`` would never see it; every other hook
+    passes through."""
+
+    def __init__(self, calls: DirectCalls) -> None:
+        self._calls = calls
+        self._local = threading.local()
+        self._open = False
+
+    def open(self) -> RefusalWatch:
+        _hooks.open(self)  # type: ignore[arg-type]
+        self._open = True
+        return self
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            _hooks.close(self)  # type: ignore[arg-type]
+
+    def busy(self) -> bool:
+        return False
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> tuple[Any, bool]:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        return fun, depth == 0
+
+    def trace_ended(self, token: tuple[Any, bool], jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
+        self._local.depth = max(getattr(self._local, "depth", 1) - 1, 0)
+        if error is not None and token[1]:
+            self._calls.refused(token[0], error)
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> None:
+        return None
+
+    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
+        return None
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        return None
+
+    def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:
+        return None
+
+    def compiling(self) -> None:
+        return None
+
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> None:
+        return None
+
+    def rerun_ended(self, token: Any) -> None:
+        return None
+
+
 def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[tuple[Any, list] | None, str | None]:
     """``(the jit and flat arguments a call of jax.pmap's wrapper called, looked up again; None)``, or ``(None, the
     user's code looking them up would run a second time)``: a pytree flatten, a static value's ``__hash__``.
@@ -1304,6 +1360,20 @@ class DirectCalls:
         self._disabled = "the option jax_disable_jit" if _jax_compat.jit_disabled() else None
         self._disabling = False
         """``jax.disable_jit`` was the cell's last call: the next one (inside its ``with``) reads whether it disabled jit."""
+
+    def refused(self, fun: Any, error: BaseException) -> None:
+        """JAX's reading or trace of a call of ``fun`` on this thread raised ``error``: if that is the cell's call under way,
+        the counter is told now, with the error, as the cell may catch it (and later calls trace) before :meth:`finish`."""
+        stack = getattr(self._local, "stack", None)
+        if (self.counter is None or not stack or stack[-1].call is None or stack[-1].token is None
+                or _jax_compat.jit_function(stack[-1].wrapper) is not fun):
+            return
+        pending = stack[-1]
+        token, pending.token = pending.token, None  # counted: finish's counter.after passes it by
+        try:
+            self.counter.after(pending.wrapper, token, error=error)
+        except Exception:  # noqa: BLE001 - never disturb the cell
+            pass
 
     def jit_disabled_by(self) -> str | None:
         """How jit was disabled in the cell, if it was: ``jax.disable_jit()`` among its calls, or ``jax_disable_jit``
