@@ -52,6 +52,13 @@ def test_cpp_unkeyed_variants_are_the_other_keep_unused_and_inline_values():
     assert _jax_compat.cpp_unkeyed_variants(lambda a: a) == []
 
 
+def test_kept_inputs_are_the_arguments_the_program_kept():
+    lowered = jax.jit(lambda a, b, c: a + c).lower(1.0, 2.0, 3.0)
+    assert _jax_compat.kept_inputs(lowered) == (0, 2)
+    assert _jax_compat.kept_inputs(jax.jit(lambda a, b: a, keep_unused=True).lower(1.0, 2.0)) == (0, 1)
+    assert _jax_compat.kept_inputs(object()) is None
+
+
 def test_cache_size_counts_compiled_signatures():
     f = jax.jit(lambda x: x + 1)
     assert _jax_compat.cache_size(f) == 0

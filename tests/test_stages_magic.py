@@ -409,6 +409,27 @@ def test_hlo_and_debug_info_options(shell):
     assert report.wrapper.defined_at.file == f"In[{setup_cell}]"
 
 
+def test_a_donation_jax_could_not_use_is_said(shell):
+    # 'c  f32[4]  —  yes' with no note: JAX warned 'Some donated buffers were not usable: float32[4]', and only the
+    # memory picture's aliased bytes hinted that c's buffer was not reused
+    shell.run_cell("step = jax.jit(lambda a, c: ((c + 1).sum(), a * 2), donate_argnums=(0, 1))")
+    with pytest.warns(UserWarning, match="Some donated buffers were not usable"):  # JAX's, as without jaxshow
+        _, cap = run_captured(shell, "%%jaxstages -o rep\ny = step(x, jnp.ones(4))")
+    [report] = shell.user_ns["rep"].reports
+    assert [(a.path, a.donated, a.donation_unused) for a in report.traced.args] == [("a", True, False), ("c", True, True)]
+    assert ("donation not used for c (f32[4]): JAX found no output left of the same shape, dtype and placement to take its "
+            "buffer, so the program does not reuse it (JAX warned: 'Some donated buffers were not usable')") in report.notes
+    text = _report(cap).data["text/plain"]
+    assert "    a         f32[3]  —         yes\n    c         f32[4]  —         yes, not used\n" in text
+    import jax.numpy as jnp
+    import jaxshow
+
+    hlo = jaxshow.stages_with(dialect="hlo")(shell.user_ns["step"], jnp.ones(3), jnp.ones(4))
+    assert [a.donation_unused for a in hlo.traced.args] == [False, True]
+    run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(lambda a: a * 2, donate_argnums=0)(x)")
+    assert not any(a.donation_unused for a in shell.user_ns["rep"].reports[0].traced.args)
+
+
 def test_donated_argument_is_walked_after_deletion(shell):
     shell.run_cell("step = jax.jit(lambda p, s: p - 0.1 * s, donate_argnums=0)\np = jnp.ones(8)")
     result, _ = run_captured(shell, "%%jaxstages -o rep\nold = p\np = step(p, 2.0)\nold.is_deleted()")

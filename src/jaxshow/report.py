@@ -81,6 +81,8 @@ class ArgSpec:
     weak_type: bool = False
     sharding: str | None = None
     donated: bool = False
+    donation_unused: bool = False
+    """Donated, but the lowered program reuses its buffer for no output (JAX warned: 'Some donated buffers were not usable')."""
     ref: bool = False
     """A mutable array reference (``jax.new_ref``), not an array."""
     spec: str | None = None

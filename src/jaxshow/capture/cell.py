@@ -25,6 +25,7 @@ from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
+    with_unused_donations,
     CallName,
     WalkOptions,
     defined_at_of,
@@ -470,6 +471,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     stations = stations_of(record, walk)
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
+    traced, unused = with_unused_donations(traced, lowered, _jax_compat.kept_inputs(record.computation))
+    if unused:
+        notes.append(unused)
     if record.under_transform and record.computation is None:
         notes.append(_transformed_note(record.transformed_by))
     if record.path == "transform":

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, irtext
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
@@ -734,6 +734,32 @@ class _WalkResult:
     linked: LinkedViews | None = None
 
 
+def with_unused_donations(traced: TracedStation | None, lowered: LoweredStation | None, kept: tuple[int, ...] | None
+                          ) -> tuple[TracedStation | None, str | None]:
+    """The Traced station with each donated argument whose buffer the lowered program reuses for no output marked
+    (``ArgSpec.donation_unused``), and the note that says so; ``kept``: which arguments the program kept
+    (:func:`_jax_compat.kept_inputs`). Unchanged, and no note, where that is not known."""
+    if traced is None or lowered is None or not any(a.donated for a in traced.args):
+        return traced, None
+    found = irtext.donors(lowered.module_text, lowered.dialect)
+    if found is None:
+        return traced, None
+    count, donors = found
+    kept = kept if kept is not None and len(kept) == count else tuple(range(count)) if count == len(traced.args) else None
+    if kept is None:
+        return traced, None
+    position = {arg: at for at, arg in enumerate(kept)}
+    unused = {i for i, a in enumerate(traced.args) if a.donated and i in position and position[i] not in donors}
+    if not unused:
+        return traced, None
+    args = tuple(dataclasses.replace(a, donation_unused=True) if i in unused else a for i, a in enumerate(traced.args))
+    names = ", ".join(f"{a.path} ({a.type_str})" for i, a in enumerate(traced.args) if i in unused)
+    return dataclasses.replace(traced, args=args), (
+        f"donation not used for {names}: JAX found no output left of the same shape, dtype and placement to take "
+        f"{'its buffer' if len(unused) == 1 else 'their buffers'}, so the program does not reuse "
+        f"{'it' if len(unused) == 1 else 'them'} (JAX warned: 'Some donated buffers were not usable')")
+
+
 def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _WalkResult:
     """Trace, lower and compile the JAX wrapper ``fn`` for ``args``, ahead of time.
 
@@ -755,6 +781,9 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
             lowered = fn.lower(*args, **kwargs)
         result.lowered = lowered_station(lowered, dialect=options.dialect, debug_info=options.debug_info,
                                          cost_max_chars=options.lowered_cost_max_chars)
+        result.traced, unused = with_unused_donations(result.traced, result.lowered, _jax_compat.kept_inputs(lowered))
+        if unused:
+            result.notes.append(unused)
         stage = "compile"
         compiled = lowered.compile()
         result.compiled = compiled_station(compiled, result.traced)

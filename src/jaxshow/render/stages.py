@@ -94,7 +94,8 @@ def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool, mesh: str | None
     for s in specs:
         where = s.spec if mesh is not None and s.spec is not None else s.sharding
         row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), where or "—")
-        rows.append(row + (("yes" if s.donated else "no"),) if with_donation else row)
+        donated = ("yes, not used" if s.donation_unused else "yes") if s.donated else "no"
+        rows.append(row + (donated,) if with_donation else row)
     return rows
 
 
