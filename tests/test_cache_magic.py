@@ -918,7 +918,7 @@ def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
                                             f"In[{defined - 1}]:5"]
     for piece in folded:
         assert f"\n{piece}\n" in text
-    assert text.count("re-defined function (re-run cell or definition in a loop)") == 1  # body's partial
+    assert text.count("re-defined function (a new functools.partial wrapper, made per call)") == 1  # body's partial
     assert text.count("re-defined function (made anew inside l_loop)") == 1
     assert "    3. different input types: x: now f32[5], before f32[4]\n" in text  # f's history reads as it always has
     page = cap.outputs[-1].data["text/html"]
@@ -1105,6 +1105,22 @@ def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
     assert (stats.calls, stats.traced, stats.hits, len(stats.recompiled)) == (2, 1, 0, 1)
     assert stats.recompiled_options == ("differs from the one of the call before in donate_argnums: now (0,), before not "
                                         "set; compiler_options: now {'xla_cpu_enable_fast_math': True}, before not set")
+
+
+def test_a_wrapper_jax_makes_per_call_is_titled_so(shell):
+    # pl.pallas_call(...)(x, y) outside jit, run twice: 'add_kernel is a new JAX transformation wrapper' under the title
+    # 're-defined function (re-run cell or definition in a loop)', though the cell had neither
+    pl = pytest.importorskip("jax.experimental.pallas")
+    shell.user_ns["pl"] = pl
+    shell.run_cell("def add_kernel(x_ref, y_ref, o_ref):\n    o_ref[...] = x_ref[...] + y_ref[...]\n\n"
+                   "def add(v, w):\n    return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(v.shape, v.dtype), "
+                   "interpret=True)(v, w)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nz = add(x, x)\nz = add(x, x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert [(m.category, m.made_by) for m in stats.misses] == [("never_seen", None), ("redefined", "pallas_call")]
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("2. re-defined function (a new pallas_call wrapper, made per call): add_kernel is a new pallas_call wrapper: "
+            "each call of pallas_call makes a new function object") in text
 
 
 def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):

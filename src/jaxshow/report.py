@@ -655,16 +655,20 @@ def jit_disabled_note(cause: str) -> str:
             "where jaxshow does not see them")
 
 
-def redefined_cause(reloaded: bool, made_in: str | None) -> str:
+def redefined_cause(reloaded: bool, made_in: str | None, made_by: str | None = None) -> str:
     """Why a function was made anew, as the title of its ``redefined`` miss says it in brackets."""
-    return str(miss_title("redefined", False, reloaded, made_in)).partition(" (")[2].removesuffix(")")
+    return str(miss_title("redefined", False, reloaded, made_in, made_by)).partition(" (")[2].removesuffix(")")
 
 
-def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None) -> str | None:
+def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None,
+               made_by: str | None = None) -> str | None:
     """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
-    ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew."""
+    ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew; ``made_by``: what
+    makes a new wrapper per call."""
     if category == "redefined" and (blamed or reloaded):
         return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
+    if category == "redefined" and made_by:
+        return f"re-defined function (a new {made_by} wrapper, made per call)"
     if category == "redefined" and made_in:
         return f"re-defined function (made anew inside {made_in})"
     return MISS_TITLES.get(category)
@@ -736,6 +740,9 @@ class CacheMiss:
     ``%autoreload``, ``%run``), which made each of its functions anew."""
     made_in: str | None = None
     """A ``redefined`` function defined inside another function (``make_and_run``), each call of which makes it anew."""
+    made_by: str | None = None
+    """A ``redefined`` function that is a wrapper made per call (``functools.partial``, ``jax.jit``, ``checkify.checkify``,
+    a JAX transformation such as ``pl.pallas_call``'s), named by what makes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -829,6 +836,8 @@ class TraceEntry:
     """As :attr:`CacheMiss.reloaded`: a re-definition by its module running again."""
     made_in: str | None = None
     """As :attr:`CacheMiss.made_in`: the function whose every call makes it anew."""
+    made_by: str | None = None
+    """As :attr:`CacheMiss.made_by`: what makes a new wrapper per call."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

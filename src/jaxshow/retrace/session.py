@@ -158,6 +158,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         blame=blame,
         reloaded=reloaded,
         made_in=made_in,
+        made_by=record.made_by if category == "redefined" else None,
     )
 
 
@@ -265,7 +266,7 @@ class _Miss:
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
         miss = self.explained()
-        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded, miss.made_in)
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded, miss.made_in, miss.made_by)
 
 
 class _Stats:
