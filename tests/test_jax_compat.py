@@ -59,6 +59,15 @@ def test_kept_inputs_are_the_arguments_the_program_kept():
     assert _jax_compat.kept_inputs(object()) is None
 
 
+def test_exported_function_names_the_function_an_exported_call_runs():
+    from jax import export
+
+    exp = export.export(jax.jit(lambda v: v * 2))(jax.ShapeDtypeStruct((3,), jnp.float32))
+    program = jax.make_jaxpr(exp.call)(jnp.ones(3)).eqns[0].params["call_jaxpr"]  # inside exp.call's custom_vjp
+    assert _jax_compat.exported_function(program) == "<lambda>"
+    assert _jax_compat.exported_function(jax.make_jaxpr(lambda v: v * 2)(1.0)) is None
+
+
 def test_cache_size_counts_compiled_signatures():
     f = jax.jit(lambda x: x + 1)
     assert _jax_compat.cache_size(f) == 0

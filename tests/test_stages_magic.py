@@ -182,6 +182,24 @@ def test_a_hit_whose_executable_jaxshow_cannot_find_shows_no_lowered_or_compiled
                             "of this call with this wrapper's options") for n in report.notes), report.notes
 
 
+def test_jax_export_and_a_call_of_the_exported_are_the_users_function(shell):
+    # export.export(f)(spec) read 'lowered ahead of time in the cell (.lower())', which the cell never wrote, and
+    # exp.call(x) 'no jitted call of yours in this cell', its compile folded away as JAX's own helper call_exported
+    shell.run_cell("from jax import export\ndef mul(v):\n    return v * 2")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\nexp = export.export(jax.jit(mul))(jax.ShapeDtypeStruct((3,), jnp.float32))")
+    [report] = shell.user_ns["rep"].reports
+    assert report.function == "mul" and report.lowered is not None and report.compiled is None
+    assert "exported with jax.export in the cell (traced and lowered); not compiled" in report.notes
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = exp.call(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert (report.function, report.kind, report.wrapper.kind, report.wrapper.qualname) == (
+        "mul", "user", "jax.export (Exported.call)", "mul")
+    assert report.compiled is not None and report.timings.compile_seconds is not None
+    assert ("the program of mul, exported with jax.export, run by Exported.call outside jit: JAX compiled it inside a "
+            "program of its own, call_exported") in report.notes
+    assert "no jitted call of yours" not in _report(cap).data["text/plain"]
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 

@@ -1588,6 +1588,17 @@ def kept_inputs(lowered: Any) -> tuple[int, ...] | None:
     return tuple(sorted(kept)) if kept is not None else None
 
 
+def exported_function(jaxpr: Any) -> str | None:
+    """The name of the function a ``jax.export.Exported`` was exported from, where ``jaxpr`` is JAX's eager program for
+    its ``.call()`` outside jit: one ``call_exported`` equation whose ``exported`` parameter names it (``fun_name``,
+    0.7 to 0.12); else ``None``."""
+    eqns = getattr(getattr(jaxpr, "jaxpr", jaxpr), "eqns", None)
+    if not eqns or len(eqns) != 1 or getattr(eqns[0].primitive, "name", None) != "call_exported":
+        return None
+    name = getattr(eqns[0].params.get("exported"), "fun_name", None)
+    return name if isinstance(name, str) else None
+
+
 def computation_compiled(computation: Any) -> bool:
     """Whether a lowered computation holds its compiled executable."""
     return computation_executable(computation) is not None

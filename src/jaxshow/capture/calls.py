@@ -145,6 +145,8 @@ class CallRecord:
     """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
     users_jit: bool = False
     """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
+    exported: bool = False
+    """``Exported.call`` outside jit: JAX's own ``call_exported`` program around the user's exported function, named for it."""
     caught_refusal: bool = False
     """JAX refused this call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
     continued: str | None = None
@@ -304,7 +306,7 @@ def _sites(frame: Any, cell_line: CellLine) -> tuple[SourceLocation | None, Sour
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",
-                        "jit_lower": ".lower()", "jit_trace": ".trace()"}
+                        "jit_lower": ".lower()", "jit_trace": ".trace()", "do_export": "jax.export"}
 
 
 TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
@@ -571,6 +573,8 @@ class CallCapture(_jax_compat.CallObserver):
             record.name = name
         if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
             record.source_file = source or record.source_file
+        if (exported := _jax_compat.exported_function(jaxpr)) is not None:  # exp.call(x) outside jit: JAX's call_exported
+            record.name, record.users_jit, record.exported = exported, True, True
         pmapped = _jax_compat.pmapped_function(record.fun)
         if pmapped is not None:
             record.name, record.source_file = pmapped
