@@ -918,7 +918,7 @@ def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
                                             f"In[{defined - 1}]:5"]
     for piece in folded:
         assert f"\n{piece}\n" in text
-    assert text.count("re-defined function (re-run cell or definition in a loop)") == 1  # body's partial
+    assert text.count("re-defined function (a new functools.partial wrapper, made per call)") == 1  # body's partial
     assert text.count("re-defined function (made anew inside l_loop)") == 1
     assert "    3. different input types: x: now f32[5], before f32[4]\n" in text  # f's history reads as it always has
     page = cap.outputs[-1].data["text/html"]
@@ -1054,6 +1054,24 @@ def test_a_call_jax_refused_before_looking_up_its_cache_is_not_counted_as_a_hit(
     assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
 
 
+def test_a_refused_call_the_cell_caught_is_not_counted_as_a_hit(shell):
+    # the cell caught the error, so it never reached the counter: 'no cache miss: every jitted call hit the cache' over
+    # 'f  1  0  1' (calls, traced, hits)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    f('abc')\nexcept TypeError:\n    pass\ny = f(x)\n"
+                                      "try:\n    f('abc')\nexcept TypeError:\n    pass")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (1, 1, 0)
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"
+    mesh = "jax.make_mesh((1,), ('x',), axis_types=(jax.sharding.AxisType.Auto,))"
+    shell.run_cell(f"from jax.sharding import NamedSharding, PartitionSpec as P\n"
+                   f"sharded = jax.jit(lambda v: v * 2, in_shardings=NamedSharding({mesh}, P(None, 'x')))")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    sharded(x)\nexcept Exception:\n    pass")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["rep"].functions == ()
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+
+
 def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compile_again(shell):
     # read 'no trace, but 1 call compiled again from a reused trace', and its note gave only causes of a compile again
     run_captured(shell, "outer = jax.jit(lambda v: f(v) + 1)\ny = outer(x)")
@@ -1069,6 +1087,40 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             f"not trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
             "function, which traced it there but compiled only that function") in text
+
+
+def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
+    # the note gave every cause of a compile without a trace ('the options of another jax.jit wrapper of mul', among
+    # four), and nothing said that the call's wrapper was jax.jit(mul, compiler_options={...})
+    shell.run_cell("def mul(v):\n    return v * 2\ny = jax.jit(mul)(x)")
+    fast = "compiler_options={'xla_cpu_enable_fast_math': True}"
+    _, cap = run_captured(shell, f"%%jaxcache -o rep\ng = jax.jit(mul, {fast})\ny = g(x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.recompiled_options) == (1, 0, f"was given {fast}")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert f"compiled only that function; the last such call's jax.jit wrapper was given {fast}" in text
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ndef mul2(v):\n    return v * 3\ny = jax.jit(mul2)(x)\n"
+                                 f"y = jax.jit(mul2, {fast}, donate_argnums=0)(x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, len(stats.recompiled)) == (2, 1, 0, 1)
+    assert stats.recompiled_options == ("differs from the one of the call before in donate_argnums: now (0,), before not "
+                                        "set; compiler_options: now {'xla_cpu_enable_fast_math': True}, before not set")
+
+
+def test_a_wrapper_jax_makes_per_call_is_titled_so(shell):
+    # pl.pallas_call(...)(x, y) outside jit, run twice: 'add_kernel is a new JAX transformation wrapper' under the title
+    # 're-defined function (re-run cell or definition in a loop)', though the cell had neither
+    pl = pytest.importorskip("jax.experimental.pallas")
+    shell.user_ns["pl"] = pl
+    shell.run_cell("def add_kernel(x_ref, y_ref, o_ref):\n    o_ref[...] = x_ref[...] + y_ref[...]\n\n"
+                   "def add(v, w):\n    return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(v.shape, v.dtype), "
+                   "interpret=True)(v, w)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nz = add(x, x)\nz = add(x, x)")
+    [stats] = shell.user_ns["rep"].functions
+    assert [(m.category, m.made_by) for m in stats.misses] == [("never_seen", None), ("redefined", "pallas_call")]
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("2. re-defined function (a new pallas_call wrapper, made per call): add_kernel is a new pallas_call wrapper: "
+            "each call of pallas_call makes a new function object") in text
 
 
 def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):

@@ -27,6 +27,47 @@ def test_jit_options_of_a_jit_wrapper():
     assert _jax_compat.jit_options(jax.pmap(lambda x: x)) is None
 
 
+def test_jit_set_options_are_the_options_given_other_than_static_and_donated():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((1,), ("x",))
+    named = NamedSharding(mesh, P("x"))
+    info = _jax_compat.jit_info(jax.jit(lambda a, b: a, in_shardings=(named, None), keep_unused=True,
+                                        compiler_options={"xla_cpu_enable_fast_math": True}))
+    assert _jax_compat.jit_set_options(info) == (("in_shardings", (named, None)), ("keep_unused", True),
+                                                 ("compiler_options", {"xla_cpu_enable_fast_math": True}))
+    inline = _jax_compat.jit_set_options(_jax_compat.jit_info(jax.jit(lambda a: a, inline=True)))
+    assert [k for k, _ in inline] == ["inline"]
+    assert _jax_compat.jit_set_options(_jax_compat.jit_info(jax.jit(lambda a: a, static_argnums=0, donate_argnums=()))) == ()
+    assert _jax_compat.jit_set_options(None) == ()
+
+
+def test_cpp_unkeyed_variants_are_the_other_keep_unused_and_inline_values():
+    wrapper = jax.jit(lambda a: a)
+    info = _jax_compat.jit_info(wrapper)
+    variants = _jax_compat.cpp_unkeyed_variants(wrapper)
+    assert {v["keep_unused"] for v in variants} == {False, True} and len(variants) == 3
+    assert {v["inline"] for v in variants} == {info.inline, jax.jit(lambda a: a, inline=True)._jit_info.inline}
+    assert not any(v == {"keep_unused": info.keep_unused, "inline": info.inline} for v in variants)
+    assert _jax_compat.cpp_unkeyed_variants(lambda a: a) == []
+
+
+def test_kept_inputs_are_the_arguments_the_program_kept():
+    lowered = jax.jit(lambda a, b, c: a + c).lower(1.0, 2.0, 3.0)
+    assert _jax_compat.kept_inputs(lowered) == (0, 2)
+    assert _jax_compat.kept_inputs(jax.jit(lambda a, b: a, keep_unused=True).lower(1.0, 2.0)) == (0, 1)
+    assert _jax_compat.kept_inputs(object()) is None
+
+
+def test_exported_function_names_the_function_an_exported_call_runs():
+    from jax import export
+
+    exp = export.export(jax.jit(lambda v: v * 2))(jax.ShapeDtypeStruct((3,), jnp.float32))
+    program = jax.make_jaxpr(exp.call)(jnp.ones(3)).eqns[0].params["call_jaxpr"]  # inside exp.call's custom_vjp
+    assert _jax_compat.exported_function(program) == "<lambda>"
+    assert _jax_compat.exported_function(jax.make_jaxpr(lambda v: v * 2)(1.0)) is None
+
+
 def test_cache_size_counts_compiled_signatures():
     f = jax.jit(lambda x: x + 1)
     assert _jax_compat.cache_size(f) == 0

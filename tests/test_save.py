@@ -45,8 +45,8 @@ def test_save_writes_each_station_byte_for_byte_and_says_where(ip, tmp_path):
     assert analyses["files"] == ["step.traced.jaxpr.txt", "step.lowered.stablehlo.mlir", "step.compiled.hlo.txt"]
     assert analyses["outcome"] == shown.outcome
     assert analyses["traced"]["args"] == [{"path": "x", "shape": [4, 3], "dtype": "float32", "weak_type": False,
-                                           "sharding": shown.traced.args[0].sharding, "donated": False, "ref": False,
-                                           "spec": None, "mesh": None}]
+                                           "sharding": shown.traced.args[0].sharding, "donated": False,
+                                           "donation_unused": False, "ref": False, "spec": None, "mesh": None}]
     assert analyses["traced"]["primitive_counts"] == dict(shown.traced.primitive_counts)
     assert "jaxpr_text" not in analyses["traced"] and "module_text" not in analyses["lowered"]
     assert analyses["compiled"]["cost"]["flops"] == shown.compiled.cost.flops

@@ -116,6 +116,90 @@ def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back
     assert not any("ran JAX's trace again" in n for n in report.notes), report.notes
 
 
+def test_the_wrapper_station_shows_the_jit_options_the_user_set(shell):
+    # station ① showed static and donated arguments only: a jax.jit(..., in_shardings=..., keep_unused=True,
+    # compiler_options=...) read as a plain jax.jit
+    shell.run_cell("from jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n"
+                   "mesh = jax.make_mesh((1,), ('x',), axis_types=(AxisType.Auto,))\n"
+                   "opts = jax.jit(lambda a, b: a * 2, in_shardings=(NamedSharding(mesh, P('x')), None),\n"
+                   "               out_shardings=NamedSharding(mesh, P()), keep_unused=True,\n"
+                   "               compiler_options={'xla_cpu_enable_fast_math': True})")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = opts(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    on = " on Mesh('x': 1, axis_types=(Auto,))"
+    assert report.wrapper.options == (("in_shardings", "(P('x'), None)" + on), ("out_shardings", "P()" + on),
+                                      ("keep_unused", "True"), ("compiler_options", "{'xla_cpu_enable_fast_math': True}"))
+    text = _report(cap).data["text/plain"]
+    assert ("    donate_argnums    none\n"
+            "    in_shardings      (P('x'), None) on Mesh('x': 1, axis_types=(Auto,))\n"
+            "    out_shardings     P() on Mesh('x': 1, axis_types=(Auto,))\n"
+            "    keep_unused       True\n"
+            "    compiler_options  {'xla_cpu_enable_fast_math': True}\n") in text
+    assert "<td>compiler_options</td>" in _report(cap).data["text/html"]
+    run_captured(shell, "%%jaxstages -o rep\ny = f(x)")
+    assert shell.user_ns["rep"].reports[0].wrapper.options == (), "a plain jax.jit has no option to show"
+
+
+def test_a_new_wrapper_with_other_compiler_options_is_compiled_without_a_trace(shell):
+    # jax >= 0.9 times its cached trace_to_jaxpr: the lookup of mul's jaxpr for the new wrapper read 'trace 11 µs'
+    # in the head line and the cell line, while %%jaxcache said traced 0
+    shell.run_cell("def mul(v):\n    runs.append(1)\n    return v * 2\ny = jax.jit(mul)(x)")
+    before = len(shell.user_ns["runs"])
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ng = jax.jit(mul, compiler_options={'xla_cpu_enable_fast_math': True})\n"
+                                 "y = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert len(shell.user_ns["runs"]) == before, "JAX traced nothing"
+    assert report.timings.trace_seconds is None
+    assert report.timings.compile_seconds is not None
+    text = _report(cap).data["text/plain"]
+    assert "trace" not in text.splitlines()[0] and "mul: compile " in text and "mul: trace" not in text
+
+
+def test_a_hit_on_an_executable_another_wrapper_compiled_shows_that_program(shell):
+    # JAX's C++ cache does not key on keep_unused: jax.jit(first)'s call ran the executable jax.jit(first,
+    # keep_unused=True) compiled, and the read-back lowered and compiled a program that never ran (b pruned, 12 B)
+    shell.run_cell("def first(a, b):\n    return a * 2\nkeep = jax.jit(first, keep_unused=True)\nplain = jax.jit(first)\n"
+                   "y = keep(x, x)")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = plain(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit
+    assert report.compiled.memory.argument_size_bytes == 24, "both arguments, as keep_unused=True compiled them"
+    assert ("JAX ran the executable it compiled for another jax.jit wrapper of first, one with keep_unused=True: JAX's C++ "
+            "cache does not key a call on keep_unused or inline, so wrappers that differ only there share executables; ③ "
+            "and ④ are that program") in report.notes
+    assert not any("compile again" in n for n in report.notes), report.notes
+    assert "one with keep_unused=True" in unwrapped(_report(cap).data["text/plain"])
+
+
+def test_a_hit_whose_executable_jaxshow_cannot_find_shows_no_lowered_or_compiled_station(shell, monkeypatch):
+    shell.run_cell("def second(a, b):\n    return a * 2\ny = jax.jit(second, keep_unused=True)(x, x)")
+    # as where JAX's lowering cache let the program that ran go: no lowering it holds has an executable
+    monkeypatch.setattr(_jax_compat, "computation_compiled", lambda computation: False)
+    run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(second)(x, x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit and report.traced is not None and report.lowered is None and report.compiled is None
+    assert any(n.startswith("JAX ran an executable it had compiled before, and its lowering cache holds no compiled lowering "
+                            "of this call with this wrapper's options") for n in report.notes), report.notes
+
+
+def test_jax_export_and_a_call_of_the_exported_are_the_users_function(shell):
+    # export.export(f)(spec) read 'lowered ahead of time in the cell (.lower())', which the cell never wrote, and
+    # exp.call(x) 'no jitted call of yours in this cell', its compile folded away as JAX's own helper call_exported
+    shell.run_cell("from jax import export\ndef mul(v):\n    return v * 2")
+    _, cap = run_captured(shell, "%%jaxstages -o rep\nexp = export.export(jax.jit(mul))(jax.ShapeDtypeStruct((3,), jnp.float32))")
+    [report] = shell.user_ns["rep"].reports
+    assert report.function == "mul" and report.lowered is not None and report.compiled is None
+    assert "exported with jax.export in the cell (traced and lowered); not compiled" in report.notes
+    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = exp.call(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert (report.function, report.kind, report.wrapper.kind, report.wrapper.qualname) == (
+        "mul", "user", "jax.export (Exported.call)", "mul")
+    assert report.compiled is not None and report.timings.compile_seconds is not None
+    assert ("the program of mul, exported with jax.export, run by Exported.call outside jit: JAX compiled it inside a "
+            "program of its own, call_exported") in report.notes
+    assert "no jitted call of yours" not in _report(cap).data["text/plain"]
+
+
 def test_helper_compiles_are_counted_but_folded(shell):
     compiled = []
 
@@ -351,6 +435,27 @@ def test_hlo_and_debug_info_options(shell):
     assert f'"In[{setup_cell}]"' in report.lowered.module_text  # HLO's FileNames table
     assert "<ipython-input-" not in report.traced.jaxpr_source_text + report.lowered.module_text
     assert report.wrapper.defined_at.file == f"In[{setup_cell}]"
+
+
+def test_a_donation_jax_could_not_use_is_said(shell):
+    # 'c  f32[4]  —  yes' with no note: JAX warned 'Some donated buffers were not usable: float32[4]', and only the
+    # memory picture's aliased bytes hinted that c's buffer was not reused
+    shell.run_cell("step = jax.jit(lambda a, c: ((c + 1).sum(), a * 2), donate_argnums=(0, 1))")
+    with pytest.warns(UserWarning, match="Some donated buffers were not usable"):  # JAX's, as without jaxshow
+        _, cap = run_captured(shell, "%%jaxstages -o rep\ny = step(x, jnp.ones(4))")
+    [report] = shell.user_ns["rep"].reports
+    assert [(a.path, a.donated, a.donation_unused) for a in report.traced.args] == [("a", True, False), ("c", True, True)]
+    assert ("donation not used for c (f32[4]): JAX found no output left of the same shape, dtype and placement to take its "
+            "buffer, so the program does not reuse it (JAX warned: 'Some donated buffers were not usable')") in report.notes
+    text = _report(cap).data["text/plain"]
+    assert "    a         f32[3]  —         yes\n    c         f32[4]  —         yes, not used\n" in text
+    import jax.numpy as jnp
+    import jaxshow
+
+    hlo = jaxshow.stages_with(dialect="hlo")(shell.user_ns["step"], jnp.ones(3), jnp.ones(4))
+    assert [a.donation_unused for a in hlo.traced.args] == [False, True]
+    run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(lambda a: a * 2, donate_argnums=0)(x)")
+    assert not any(a.donation_unused for a in shell.user_ns["rep"].reports[0].traced.args)
 
 
 def test_donated_argument_is_walked_after_deletion(shell):

@@ -11,10 +11,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
 import dis
 import functools
 import importlib
 import inspect
+import itertools
 import operator
 import os
 import sys
@@ -50,6 +52,34 @@ def jit_options_of_info(info: Any) -> dict[str, tuple] | None:
     if info is None or not all(hasattr(info, n) for n in _JIT_OPTION_NAMES):
         return None
     return {n: tuple(getattr(info, n) or ()) for n in _JIT_OPTION_NAMES}
+
+
+def jit_set_options(info: Any) -> tuple[tuple[str, Any], ...]:
+    """The options of a ``jax.jit`` wrapper's ``PjitInfo`` that the user set, other than static and donated arguments,
+    as ``(jax.jit's keyword, value)``: shardings and layouts as the pytree they were given in (a leaf left unset is
+    ``None``), ``compiler_options`` as a dict; ``()`` for a record without these fields or with none set."""
+    found: list[tuple[str, Any]] = []
+    for keyword in ("in_shardings", "out_shardings", "in_layouts", "out_layouts"):
+        treedef, leaves = getattr(info, f"{keyword}_treedef", None), getattr(info, f"{keyword}_leaves", None)
+        if treedef is None or leaves is None:
+            continue
+        leaves = [None if type(leaf).__name__ == "UnspecifiedValue" else leaf for leaf in leaves]
+        if any(leaf is not None for leaf in leaves) or (keyword == "in_shardings" and getattr(info, "user_specified_in_shardings", False)):
+            try:
+                found.append((keyword, treedef.unflatten(leaves)))
+            except Exception:  # noqa: BLE001 - a tree JAX cannot rebuild: its leaves as they are
+                found.append((keyword, tuple(leaves)))
+    for keyword, default in (("keep_unused", False), ("device", None), ("backend", None), ("abstracted_axes", None)):
+        value = getattr(info, keyword, default)
+        if value is not default and value != default:
+            found.append((keyword, value))
+    inline = getattr(info, "inline", False)
+    if inline is True or (inline is not False and getattr(inline, "name", "AUTO") != "AUTO"):  # jax >= 0.11: jax.Inline
+        found.append(("inline", inline))
+    options = getattr(info, "compiler_options_kvs", ())
+    if options:
+        found.append(("compiler_options", dict(options)))
+    return tuple(found)
 
 
 def cache_size(fn: Any) -> int | None:
@@ -1493,7 +1523,33 @@ def dispatch_refusal(error: BaseException) -> bool:
     return isinstance(message, str) and message.startswith(_DISPATCH_REFUSALS)
 
 
-def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bool, ...], Any, list]:
+def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
+    """The other values of the jit options JAX's C++ cache does not key a function's calls on (``keep_unused`` and
+    ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12), as overrides of a call's params: a call of
+    ``wrapper`` may run the executable another wrapper of its function compiled with one of them. ``inline`` as a
+    bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; ``[]`` where unknown."""
+    from jax._src.interpreters import pxla
+
+    info = getattr(wrapper, "_jit_info", None)
+    try:
+        keyed = {f.name for f in dataclasses.fields(pxla.JitGlobalCppCacheKeys)}
+    except Exception:  # noqa: BLE001 - no such record: nothing known to be shared
+        return []
+    choices: list[list[tuple[str, Any]]] = []
+    for name in ("keep_unused", "inline"):
+        if name in keyed or not hasattr(info, name):
+            continue
+        value = getattr(info, name)
+        if isinstance(value, bool):
+            choices.append([(name, value), (name, not value)])
+        elif (kind := type(value)).__name__ == "Inline" and {"AUTO", "JAX_LATE"} <= set(kind.__members__):
+            choices.append([(name, value)] + [(name, kind[n]) for n in ("AUTO", "JAX_LATE") if kind[n] is not value])
+    variants = [dict(c) for c in itertools.product(*choices)]
+    return [v for v in variants if any(getattr(info, k) is not x for k, x in v.items())]
+
+
+def lower_cached(wrapper: Any, args: tuple, kwargs: dict, unkeyed: dict[str, Any] | None = None
+                 ) -> tuple[Any, tuple[bool, ...], Any, list]:
     """``(jaxpr, donated flags, lowered computation, flat arguments)`` of a jit wrapper's call, from JAX's caches.
 
     What ``wrapper.trace(*args).lower()`` looks up, without building a
@@ -1501,14 +1557,15 @@ def lower_cached(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple[bo
     pytree class's constructor would run again. The same private path JAX's
     dispatch takes on a miss: the entry hook (``_infer_params``;
     ``_trace_for_jit`` on 0.9.0), then ``_resolve_and_lower`` with the flat
-    argument types (jax >= 0.8.2) or the flat arguments (older).
+    argument types (jax >= 0.8.2) or the flat arguments (older). ``unkeyed``: params replaced
+    (:func:`cpp_unkeyed_variants`), to look up the lowering another wrapper made.
     """
     from jax._src.interpreters import mlir
 
     module = _pjit_module()
     entry = getattr(module, _entry_hook_name(module))
     params, args_flat = entry(wrapper._fun, wrapper._jit_info, args, kwargs)
-    params = params.params
+    params = {**params.params, **(unkeyed or {})}
     to_type = getattr(module, "convert_to_metaty", None)
     arg_types = [to_type(a) for a in args_flat] if to_type is not None else args_flat
     computation = module._resolve_and_lower(arg_types, **params, lowering_platforms=None,
@@ -1584,6 +1641,26 @@ def traced_donated(traced: Any) -> tuple[bool, ...]:
 def computation_executable(computation: Any) -> Any:
     """The compiled executable a lowered computation holds (JAX caches it on the first ``compile()``), or ``None``."""
     return getattr(computation, "_executable", None)
+
+
+def kept_inputs(lowered: Any) -> tuple[int, ...] | None:
+    """The positions of the jaxpr inputs a lowered computation (or a ``jax.stages.Lowered``) kept as parameters, in
+    order: JAX prunes the unused ones unless ``keep_unused`` (``MeshComputation.compile_args['kept_var_idx']``, 0.7 to
+    0.12); ``None`` where unknown."""
+    computation = getattr(lowered, "_lowering", lowered)
+    kept = getattr(computation, "compile_args", {}).get("kept_var_idx") if isinstance(getattr(computation, "compile_args", None), dict) else None
+    return tuple(sorted(kept)) if kept is not None else None
+
+
+def exported_function(jaxpr: Any) -> str | None:
+    """The name of the function a ``jax.export.Exported`` was exported from, where ``jaxpr`` is JAX's eager program for
+    its ``.call()`` outside jit: one ``call_exported`` equation whose ``exported`` parameter names it (``fun_name``,
+    0.7 to 0.12); else ``None``."""
+    eqns = getattr(getattr(jaxpr, "jaxpr", jaxpr), "eqns", None)
+    if not eqns or len(eqns) != 1 or getattr(eqns[0].primitive, "name", None) != "call_exported":
+        return None
+    name = getattr(eqns[0].params.get("exported"), "fun_name", None)
+    return name if isinstance(name, str) else None
 
 
 def computation_compiled(computation: Any) -> bool:
@@ -1916,7 +1993,7 @@ def jit_caller(frame: Any) -> Any:
     """The frame that called the ``jax.jit`` wrapper whose trace is under way at ``frame``, else ``None``.
 
     From ``frame`` out, past jaxshow's probe, through ``pjit.py``'s frames only
-    to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
+    (and jaxshow's call hooks among them) to the wrapper's C++ cache miss, ``cache_miss`` there, then past JAX's
     ``reraise_with_filtered_traceback`` around it (0.7 to 0.12). ``None`` where
     another frame comes first: the trace is not that call's own (``.trace()``,
     ``jax.make_jaxpr``; a jvp JAX traces for a call under ``jax.grad``).
@@ -1925,7 +2002,8 @@ def jit_caller(frame: Any) -> Any:
         frame = frame.f_back
     seen = set()
     while frame is not None and frame.f_code.co_name != "cache_miss":
-        seen.add(frame.f_code.co_filename)
+        if not os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):  # jaxshow's entry hook, where installed
+            seen.add(frame.f_code.co_filename)
         if len(seen) > 1:
             return None
         frame = frame.f_back

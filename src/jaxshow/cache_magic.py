@@ -20,7 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from jaxshow import persistent, retrace
-from jaxshow.capture.calls import DirectCalls
+from jaxshow.capture.calls import DirectCalls, RefusalWatch
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
 from jaxshow.magic_args import dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
@@ -44,7 +44,7 @@ class CacheMagics(Magics):
         self._on_owner = 0
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...], DirectCalls] | None = None
+        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...], DirectCalls, RefusalWatch] | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell)) if shell is not None else None
 
     @magic_arguments()
@@ -317,8 +317,9 @@ class CacheMagics(Magics):
         """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
         if self._cell is None:
             return
-        session, _, freeze, _, _ = self._cell
+        session, _, freeze, _, _, watch = self._cell
         try:
+            watch.close()
             if freeze is not None:
                 freeze.stop()
             session.stop()
@@ -350,13 +351,13 @@ class CacheMagics(Magics):
         notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
                       "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
         calls = DirectCalls(None, retrace.CallCounter(session))
-        self._cell = (session, output, freeze, notes, calls)
+        self._cell = (session, output, freeze, notes, calls, RefusalWatch(calls).open())
         return calls
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, _, notes, calls = self._cell
+        session, output, _, notes, calls, _ = self._cell
         self.abandon()
         if not ran:
             return

@@ -77,3 +77,33 @@ def hlo_frame_tables(text: str) -> tuple[int, int] | None:
         return None
     first = _FIRST_INSTRUCTION.search(text)
     return (m.start(), m.end()) if first is None or m.start() < first.start() else None
+
+
+_MAIN = "func.func public @main("
+_HLO_ALIAS = re.compile(r"\(\s*(\d+)\s*,\s*\{[^}]*\}\s*,\s*(?:may|must)-alias\s*\)")
+_HLO_DONOR = re.compile(r"\(\s*(\d+)\s*,\s*\{[^}]*\}\s*\)")
+
+
+def donors(module_text: str, dialect: str) -> tuple[int, frozenset[int]] | None:
+    """``(the entry's parameter count, the parameters whose buffers it may reuse)`` of a lowered module: StableHLO's
+    ``@main`` arguments marked ``tf.aliasing_output`` or ``jax.buffer_donor``, HLO's ``input_output_alias`` and
+    ``buffer_donor`` parameters (with ``entry_computation_layout``'s count); ``None`` where the text says neither."""
+    if dialect == "hlo":
+        header = module_text.split("\n", 1)[0]
+        layout = re.search(r"entry_computation_layout=\{\(", header)
+        if layout is None:
+            return None
+        count = len(split_top_level(header[layout.end():closing(header, layout.end())], ",")) if header[layout.end()] != ")" else 0
+        found = set()
+        for name, pattern in (("input_output_alias={", _HLO_ALIAS), ("buffer_donor={", _HLO_DONOR)):
+            at = header.find(name)
+            if at >= 0:
+                found.update(int(m.group(1)) for m in pattern.finditer(header[at:closing(header, at + len(name))]))
+        return count, frozenset(found)
+    at = module_text.find(_MAIN)
+    if at < 0:
+        return None
+    start = at + len(_MAIN)
+    arguments = module_text[start:closing(module_text, start)]
+    parts = [p for p in split_top_level(arguments, ",") if p.strip()]
+    return len(parts), frozenset(i for i, p in enumerate(parts) if "tf.aliasing_output" in p or "jax.buffer_donor" in p)

@@ -81,6 +81,8 @@ class ArgSpec:
     weak_type: bool = False
     sharding: str | None = None
     donated: bool = False
+    donation_unused: bool = False
+    """Donated, but the lowered program reuses its buffer for no output (JAX warned: 'Some donated buffers were not usable')."""
     ref: bool = False
     """A mutable array reference (``jax.new_ref``), not an array."""
     spec: str | None = None
@@ -150,6 +152,10 @@ class WrapperStation:
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
     donate_argnames: tuple[str, ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    """The other options the wrapper was given, as ``(jax.jit's keyword, value)``: ``in_shardings``, ``out_shardings``,
+    ``in_layouts``, ``out_layouts``, ``keep_unused``, ``inline``, ``compiler_options``, ``backend``, ``device``; those
+    left at their defaults are left out."""
     options_unavailable: str | None = None
     wrapped_by_jaxshow: bool = False
     static_args: tuple[tuple[str, str], ...] = ()
@@ -649,16 +655,20 @@ def jit_disabled_note(cause: str) -> str:
             "where jaxshow does not see them")
 
 
-def redefined_cause(reloaded: bool, made_in: str | None) -> str:
+def redefined_cause(reloaded: bool, made_in: str | None, made_by: str | None = None) -> str:
     """Why a function was made anew, as the title of its ``redefined`` miss says it in brackets."""
-    return str(miss_title("redefined", False, reloaded, made_in)).partition(" (")[2].removesuffix(")")
+    return str(miss_title("redefined", False, reloaded, made_in, made_by)).partition(" (")[2].removesuffix(")")
 
 
-def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None) -> str | None:
+def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str | None = None,
+               made_by: str | None = None) -> str | None:
     """The title of a miss of ``category`` (``None`` for a category jaxshow does not know); ``blamed``: a library traced it;
-    ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew."""
+    ``reloaded``: its module ran again; ``made_in``: the function whose every call makes it anew; ``made_by``: what
+    makes a new wrapper per call."""
     if category == "redefined" and (blamed or reloaded):
         return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
+    if category == "redefined" and made_by:
+        return f"re-defined function (a new {made_by} wrapper, made per call)"
     if category == "redefined" and made_in:
         return f"re-defined function (made anew inside {made_in})"
     return MISS_TITLES.get(category)
@@ -732,6 +742,9 @@ class CacheMiss:
     """A ``redefined`` function defined inside another function (``make_and_run``), each call of which makes it anew."""
     thread: str | None = None
     """The name of the thread the trace ran on, where it is not the cell's (``call_site`` also says it, where there is one)."""
+    made_by: str | None = None
+    """A ``redefined`` function that is a wrapper made per call (``functools.partial``, ``jax.jit``, ``checkify.checkify``,
+    a JAX transformation such as ``pl.pallas_call``'s), named by what makes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -756,6 +769,10 @@ class FunctionCacheStats:
     cache_size: int | None = None
     recompiled: tuple[str, ...] = ()
     """Per call that JAX compiled without tracing (an earlier trace lowered anew): where its arguments were placed."""
+    recompiled_options: str = ""
+    """Of the last such call: how its ``jax.jit`` wrapper's options differ from the wrapper of the call before it
+    (``differs from the one of the call before in compiler_options: now {...}, before not set``), or the options it
+    was given where no call before was seen (``was given keep_unused=True``); ``""`` where none are known."""
     misses: tuple[CacheMiss, ...] = ()
     trace_time_output: tuple[str, ...] = ()
     misses_left_out: int = 0
@@ -821,6 +838,8 @@ class TraceEntry:
     """As :attr:`CacheMiss.reloaded`: a re-definition by its module running again."""
     made_in: str | None = None
     """As :attr:`CacheMiss.made_in`: the function whose every call makes it anew."""
+    made_by: str | None = None
+    """As :attr:`CacheMiss.made_by`: what makes a new wrapper per call."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

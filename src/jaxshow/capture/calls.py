@@ -145,6 +145,8 @@ class CallRecord:
     """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
     users_jit: bool = False
     """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
+    exported: bool = False
+    """``Exported.call`` outside jit: JAX's own ``call_exported`` program around the user's exported function, named for it."""
     caught_refusal: bool = False
     """JAX refused this call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
     continued: str | None = None
@@ -239,6 +241,8 @@ class _Frame:
     record: CallRecord
     nested: bool
     phase: Literal["trace", "run"]
+    misses: int | None = None
+    """JAX's tracing-cache misses as the trace began (:func:`_jax_compat.trace_cache_misses`), for a call's own trace."""
 
 
 CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
@@ -302,7 +306,7 @@ def _sites(frame: Any, cell_line: CellLine) -> tuple[SourceLocation | None, Sour
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",
-                        "jit_lower": ".lower()", "jit_trace": ".trace()"}
+                        "jit_lower": ".lower()", "jit_trace": ".trace()", "do_export": "jax.export"}
 
 
 TRACED_ONLY = ("jax.make_jaxpr", "jax.eval_shape", ".eval_shape()", ".trace()")
@@ -529,7 +533,7 @@ class CallCapture(_jax_compat.CallObserver):
             record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
-            frame = _Frame(record, nested=False, phase="trace")
+            frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses())
             self._report_progress("tracing", record.written)
         state.stack.append(frame)
         return frame
@@ -558,6 +562,10 @@ class CallCapture(_jax_compat.CallObserver):
             self._report_progress(None, record.written, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
+        if frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses:
+            # jax >= 0.9 times its cached trace_to_jaxpr: a lookup that found the jaxpr (a new wrapper of a function
+            # traced before) publishes a trace event too, though nothing was traced
+            record.events[:] = [e for e in record.events if e.stage != "trace"]
         if record.kept:
             try:
                 record.arg_shardings = placed_shardings(args_flat)
@@ -568,6 +576,8 @@ class CallCapture(_jax_compat.CallObserver):
             record.name = name
         if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
             record.source_file = source or record.source_file
+        if (exported := _jax_compat.exported_function(jaxpr)) is not None:  # exp.call(x) outside jit: JAX's call_exported
+            record.name, record.users_jit, record.exported = exported, True, True
         pmapped = _jax_compat.pmapped_function(record.fun)
         if pmapped is not None:
             record.name, record.source_file = pmapped
@@ -788,10 +798,33 @@ class CallCapture(_jax_compat.CallObserver):
         def walk() -> None:
             record.jaxpr, record.donated, record.computation, args_flat = _jax_compat.lower_cached(wrapper, args, kwargs)
             record.arg_shardings = placed_shardings(args_flat)
-            _lower_and_compile(record)
+            if not _jax_compat.computation_compiled(record.computation):
+                self._other_wrappers_lowering(record, wrapper, args, kwargs)
+            if record.computation is not None:
+                _lower_and_compile(record)
 
         self._quiet_rebuild(record, walk)
         return record
+
+    def _other_wrappers_lowering(self, record: CallRecord, wrapper: Any, args: tuple, kwargs: dict) -> None:
+        """A C++ cache hit whose lowering for this wrapper's options holds no executable: it ran the
+        executable another ``jax.jit`` wrapper of its function compiled with other ``keep_unused`` or ``inline``, which
+        JAX's C++ cache does not key on. Its computation, the one JAX's lowering cache holds compiled; else none, and a note."""
+        for unkeyed in _jax_compat.cpp_unkeyed_variants(wrapper):
+            computation = _jax_compat.lower_cached(wrapper, args, kwargs, unkeyed)[2]
+            if _jax_compat.computation_compiled(computation):
+                record.computation = computation
+                info = _jax_compat.jit_info(wrapper)
+                given = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in unkeyed.items() if getattr(info, k) is not v)
+                record.notes.append(f"JAX ran the executable it compiled for another jax.jit wrapper of {record.name}, one "
+                                    f"with {given}: JAX's C++ cache does not key a call on keep_unused or inline, so wrappers "
+                                    "that differ only there share executables; ③ and ④ are that program")
+                return
+        record.computation = None
+        record.notes.append(f"JAX ran an executable it had compiled before, and its lowering cache holds no compiled lowering "
+                            f"of this call with this wrapper's options: the executable was compiled for another jax.jit wrapper of "
+                            f"{record.name} with other keep_unused or inline (JAX's C++ cache does not key a call on them), "
+                            "or JAX let that lowering go; ③ and ④ are not shown, as jaxshow does not know that program")
 
     def record_pmap_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call of ``jax.pmap``'s wrapper (jax >= 0.8) that hit JAX's cache: the hit of the jit it called, read as
@@ -1143,6 +1176,62 @@ class _FanOut(_jax_compat.CallObserver):
 _hooks = _Hooks()
 
 
+class RefusalWatch:
+    """JAX's miss-path hooks for the cell's calls where no capture is open (``%%jaxcache``): tells ``calls`` the error
+    JAX's entry (``_infer_params``) raised for a call (arguments it cannot trace, an ``in_shardings`` that does not
+    divide them, a failed trace), which the cell may catch, so ``DirectCalls`` would never see it; every other hook
+    passes through."""
+
+    def __init__(self, calls: DirectCalls) -> None:
+        self._calls = calls
+        self._local = threading.local()
+        self._open = False
+
+    def open(self) -> RefusalWatch:
+        _hooks.open(self)  # type: ignore[arg-type]
+        self._open = True
+        return self
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            _hooks.close(self)  # type: ignore[arg-type]
+
+    def busy(self) -> bool:
+        return False
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> tuple[Any, bool]:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        return fun, depth == 0
+
+    def trace_ended(self, token: tuple[Any, bool], jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
+        self._local.depth = max(getattr(self._local, "depth", 1) - 1, 0)
+        if error is not None and token[1]:
+            self._calls.refused(token[0], error)
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> None:
+        return None
+
+    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
+        return None
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        return None
+
+    def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:
+        return None
+
+    def compiling(self) -> None:
+        return None
+
+    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> None:
+        return None
+
+    def rerun_ended(self, token: Any) -> None:
+        return None
+
+
 def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[tuple[Any, list] | None, str | None]:
     """``(the jit and flat arguments a call of jax.pmap's wrapper called, looked up again; None)``, or ``(None, the
     user's code looking them up would run a second time)``: a pytree flatten, a static value's ``__hash__``.
@@ -1297,6 +1386,20 @@ class DirectCalls:
         self._disabled = "the option jax_disable_jit" if _jax_compat.jit_disabled() else None
         self._disabling = False
         """``jax.disable_jit`` was the cell's last call: the next one (inside its ``with``) reads whether it disabled jit."""
+
+    def refused(self, fun: Any, error: BaseException) -> None:
+        """JAX's reading or trace of a call of ``fun`` on this thread raised ``error``: if that is the cell's call under way,
+        the counter is told now, with the error, as the cell may catch it (and later calls trace) before :meth:`finish`."""
+        stack = getattr(self._local, "stack", None)
+        if (self.counter is None or not stack or stack[-1].call is None or stack[-1].token is None
+                or _jax_compat.jit_function(stack[-1].wrapper) is not fun):
+            return
+        pending = stack[-1]
+        token, pending.token = pending.token, None  # counted: finish's counter.after passes it by
+        try:
+            self.counter.after(pending.wrapper, token, error=error)
+        except Exception:  # noqa: BLE001 - never disturb the cell
+            pass
 
     def jit_disabled_by(self) -> str | None:
         """How jit was disabled in the cell, if it was: ``jax.disable_jit()`` among its calls, or ``jax_disable_jit``

@@ -25,6 +25,7 @@ from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
+    with_unused_donations,
     CallName,
     WalkOptions,
     defined_at_of,
@@ -283,7 +284,7 @@ def _ahead_of_time_text(record: CallRecord) -> str:
         done = "lowered" if record.continued == "Traced" else "compiled"
         return (f"{record.written} ({done} from a jax.stages.{record.continued} made before this cell"
                 f"{', and compiled' if compiled and done == 'lowered' else ''})")
-    then = (" and compiled" if compiled else "") if record.ahead_of_time == ".lower()" else (
+    then = (" and compiled" if compiled else "") if record.ahead_of_time in (".lower()", "jax.export") else (
         ", then lowered and compiled" if compiled else ", then lowered" if record.computation is not None else "")
     return f"{record.written} ({record.ahead_of_time}{then})"
 
@@ -420,7 +421,7 @@ def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -
 
 def _defined_at(record: CallRecord) -> SourceLocation | None:
     """Where the user's function is defined, where JAX's jit info does not say (a callable object, ``jax.pmap``, a transform)."""
-    if record.defined_at is not None:
+    if record.defined_at is not None or record.exported:  # an Exported keeps its function's name, not where it is defined
         return record.defined_at
     if record.pmap:
         return pmapped_defined_at(record.fun)
@@ -449,7 +450,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         compiled = "compiled too" if record.compiled is not None else "not compiled"
         if record.continued == "Traced" and record.compiled is not None and not _compiled(record):
             compiled = "compiled before this cell (its Compiled station is the executable JAX kept)"
-        notes.append("lowered ahead of time in the cell (.lower()); " + compiled if record.continued is None else
+        how = "exported with jax.export in the cell (traced and lowered)" if record.ahead_of_time == "jax.export" else (
+            "lowered ahead of time in the cell (.lower())")
+        notes.append(f"{how}; {compiled}" if record.continued is None else
                      f"lowered from a jax.stages.Traced made before this cell (.lower()); {compiled}" if record.continued == "Traced" else
                      "compiled from a jax.stages.Lowered made before this cell (.compile())")
         if record.compiled_called:
@@ -470,8 +473,14 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     stations = stations_of(record, walk)
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
+    traced, unused = with_unused_donations(traced, lowered, _jax_compat.kept_inputs(record.computation))
+    if unused:
+        notes.append(unused)
     if record.under_transform and record.computation is None:
         notes.append(_transformed_note(record.transformed_by))
+    if record.exported:
+        notes.append(f"the program of {record.written}, exported with jax.export, run by Exported.call outside jit: JAX "
+                     "compiled it inside a program of its own, call_exported")
     if record.path == "transform":
         how = (f"under {record.transformed_by}" if record.transformed_by else
                "(its derivative under jax.grad, its batched form under jax.vmap, …)")
@@ -496,12 +505,13 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     return StagesReport(
         function=record.written,
         wrapper=_labelled_wrapper(wrapper_station(
-            record.jit_info, name=record.written,
+            None if record.exported else record.jit_info, name=record.written,
             qualname=written(_qualname(record), record.transforms),
             kind=_wrapper_kind(record),
             static_args=record.static_args, defined_at=_defined_at(record),
             options_unavailable=f"not known: the jax.stages.{record.continued} made before this cell does not keep them"
-            if record.continued else None), label),
+            if record.continued else "none: JAX's own jit around the exported program (call_exported)" if record.exported
+            else None), label),
         traced=traced,
         lowered=lowered,
         compiled=compiled,
@@ -528,7 +538,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
 def _qualname(record: CallRecord) -> str:
     """The qualified name of the user's function inside JAX's wrappers (a jit wrapper, checkify's ``checked_fun``);
     the body of a ``jax.pmap`` is named for the function it carries."""
-    if record.pmap:
+    if record.pmap or record.exported:
         return record.name
     inner = innermost(record.fun)
     if jax_made(inner):  # JAX's own closure around the user's function
@@ -573,6 +583,8 @@ def _wrapper_kind(record: CallRecord) -> str:
             return (f"jax.jit that {record.ahead_of_time} made around functools.partial({record.name}, …): the options below "
                     f"are that jit's, not {record.name}'s")
         return f"jax.jit (inside {record.ahead_of_time})"
+    if record.exported:
+        return "jax.export (Exported.call)"
     if record.path == "transform":
         return "jit_p (inside a transformation)"
     if record.jitted_by is not None:

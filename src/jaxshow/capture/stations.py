@@ -27,7 +27,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, irtext
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
@@ -252,10 +252,51 @@ def pmapped_defined_at(fun: Any) -> SourceLocation | None:
     return source_location(_jax_compat.pmapped_source_info(fun))
 
 
+class _Shown(str):
+    """A text that reprs as itself inside a rebuilt pytree."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _sharding_tree_text(tree: Any) -> str:
+    """A pytree of shardings as specs (``(None, P('x'))``), their one mesh named once after it (`` on Mesh(...)``)."""
+    meshes: dict[str, None] = {}
+
+    def leaf_text(leaf: Any) -> _Shown:
+        if leaf is None:
+            return _Shown("None")
+        whole, spec, mesh = sharding_texts(leaf)
+        if mesh is not None:
+            meshes[mesh] = None
+        return _Shown(spec or whole)
+    try:
+        text = repr(jax.tree_util.tree_map(leaf_text, tree, is_leaf=lambda leaf: leaf is None))
+    except Exception:  # noqa: BLE001 - a tree JAX cannot map: its repr
+        return stable_repr(tree, REPR_LIMIT)[0]
+    return text + (f" on {next(iter(meshes))}" if len(meshes) == 1 else "")
+
+
+def set_options(jit_info: Any) -> tuple[tuple[str, str], ...]:
+    """The options other than static and donated arguments that a ``jax.jit`` wrapper was given, as texts:
+    ``('in_shardings', "P('data') on Mesh('data': 8, axis_types=(Auto,))")``, ``('keep_unused', 'True')``."""
+    texts = []
+    for keyword, value in _jax_compat.jit_set_options(jit_info):
+        if keyword in ("in_shardings", "out_shardings"):
+            text = _sharding_tree_text(value)
+        elif keyword == "inline" and value is not True:
+            text = f"jax.Inline.{value.name}"
+        else:
+            text = stable_repr(value, REPR_LIMIT)[0]
+        texts.append((keyword, text))
+    return tuple(texts)
+
+
 def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, kind: str = "jax.jit",
                     static_args: tuple[StaticValue, ...] = (), wrapped_by_jaxshow: bool = False,
                     defined_at: SourceLocation | None = None, options_unavailable: str | None = None) -> WrapperStation:
-    """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments."""
+    """Describe the jit wrapper from JAX's ``PjitInfo``: definition site, static and donated arguments, the other
+    options set."""
     options = _jax_compat.jit_options_of_info(jit_info)
     return WrapperStation(
         name=name,
@@ -266,6 +307,7 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
         static_argnames=options["static_argnames"] if options else (),
         donate_argnums=options["donate_argnums"] if options else (),
         donate_argnames=options["donate_argnames"] if options else (),
+        options=set_options(jit_info) if options else (),
         options_unavailable=None if options else (options_unavailable or f"{kind} does not expose its jit options"),
         wrapped_by_jaxshow=wrapped_by_jaxshow,
         static_args=tuple((name, text) for name, text, _ in static_args),
@@ -695,6 +737,32 @@ class _WalkResult:
     linked: LinkedViews | None = None
 
 
+def with_unused_donations(traced: TracedStation | None, lowered: LoweredStation | None, kept: tuple[int, ...] | None
+                          ) -> tuple[TracedStation | None, str | None]:
+    """The Traced station with each donated argument whose buffer the lowered program reuses for no output marked
+    (``ArgSpec.donation_unused``), and the note that says so; ``kept``: which arguments the program kept
+    (:func:`_jax_compat.kept_inputs`). Unchanged, and no note, where that is not known."""
+    if traced is None or lowered is None or not any(a.donated for a in traced.args):
+        return traced, None
+    found = irtext.donors(lowered.module_text, lowered.dialect)
+    if found is None:
+        return traced, None
+    count, donors = found
+    kept = kept if kept is not None and len(kept) == count else tuple(range(count)) if count == len(traced.args) else None
+    if kept is None:
+        return traced, None
+    position = {arg: at for at, arg in enumerate(kept)}
+    unused = {i for i, a in enumerate(traced.args) if a.donated and i in position and position[i] not in donors}
+    if not unused:
+        return traced, None
+    args = tuple(dataclasses.replace(a, donation_unused=True) if i in unused else a for i, a in enumerate(traced.args))
+    names = ", ".join(f"{a.path} ({a.type_str})" for i, a in enumerate(traced.args) if i in unused)
+    return dataclasses.replace(traced, args=args), (
+        f"donation not used for {names}: JAX found no output left of the same shape, dtype and placement to take "
+        f"{'its buffer' if len(unused) == 1 else 'their buffers'}, so the program does not reuse "
+        f"{'it' if len(unused) == 1 else 'them'} (JAX warned: 'Some donated buffers were not usable')")
+
+
 def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _WalkResult:
     """Trace, lower and compile the JAX wrapper ``fn`` for ``args``, ahead of time.
 
@@ -716,6 +784,9 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
             lowered = fn.lower(*args, **kwargs)
         result.lowered = lowered_station(lowered, dialect=options.dialect, debug_info=options.debug_info,
                                          cost_max_chars=options.lowered_cost_max_chars)
+        result.traced, unused = with_unused_donations(result.traced, result.lowered, _jax_compat.kept_inputs(lowered))
+        if unused:
+            result.notes.append(unused)
         stage = "compile"
         compiled = lowered.compile()
         result.compiled = compiled_station(compiled, result.traced)

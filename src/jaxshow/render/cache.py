@@ -109,7 +109,7 @@ _GATE_HEADER = ("option", "value", "meaning")
 
 
 def _miss_title(i: int, miss: CacheMiss, budget: TextBudget) -> str:
-    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in) or line(miss.category, budget)}"
+    return f"{i}. {miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in, miss.made_by) or line(miss.category, budget)}"
 
 
 def _evidence_source(miss: CacheMiss, budget: TextBudget) -> str:
@@ -128,7 +128,7 @@ def _compile_rows(compiles: tuple[PersistentCompile, ...]) -> list[tuple[str, st
 def _history_rows(entries: Sequence[TraceEntry], budget: TextBudget, place: Place = located) -> list[tuple[str, str, str, str]]:
     return [
         (time.strftime("%H:%M:%S", time.localtime(e.wall_time)), _signature(e.signature) or "—",
-         miss_title(e.category, False, e.reloaded, e.made_in) or e.category, place(e.summary, budget, line))
+         miss_title(e.category, False, e.reloaded, e.made_in, e.made_by) or e.category, place(e.summary, budget, line))
         for e in entries
     ]
 

@@ -75,6 +75,7 @@ def _wrapper_rows(w: WrapperStation, budget: TextBudget, place: Place = located)
         table_rows.append(("donate_argnums", str(w.donate_argnums) if w.donate_argnums else "none"))
         if w.donate_argnames:
             table_rows.append(("donate_argnames", str(w.donate_argnames)))
+        table_rows.extend(w.options)
     static_args, more = limit_rows(w.static_args, budget, "report.wrapper.static_args")
     table_rows.extend((f"static {name}", value) for name, value in static_args)
     return table_rows, more
@@ -93,7 +94,8 @@ def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool, mesh: str | None
     for s in specs:
         where = s.spec if mesh is not None and s.spec is not None else s.sharding
         row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), where or "—")
-        rows.append(row + (("yes" if s.donated else "no"),) if with_donation else row)
+        donated = ("yes, not used" if s.donation_unused else "yes") if s.donated else "no"
+        rows.append(row + (donated,) if with_donation else row)
     return rows
 
 

@@ -181,7 +181,7 @@ def retrace_message(miss: CacheMiss, allowed: int) -> str:
     """The text of a :class:`RetraceError`: what changed, where it was called, and how to let it trace."""
     lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
              f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): "
-             f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in)}"]
+             f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in, miss.made_by)}"]
     lines += [f"  {change_line(miss.category, c)}" for c in miss.changes] or [f"  {miss.summary}"]
     if miss.blame is not None:
         b = miss.blame

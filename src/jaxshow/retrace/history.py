@@ -144,7 +144,8 @@ class _FunctionRecord:
 
 
 def _made_by(fun: Any) -> str | None:
-    """What made this function object, when it is a wrapper made per call: ``functools.partial`` or a JAX transformation."""
+    """What made this function object, when it is a wrapper made per call: ``functools.partial``, a JAX transformation,
+    or the JAX function it is defined in (``pallas_call``, public name of ``_pallas_call``)."""
     if type(fun) is functools.partial:
         return "functools.partial"
     if type(fun) is JIT_TYPE:  # jax.jit(jax.jit(f)): the outer jit traces the inner wrapper, a new object per jax.jit call
@@ -152,7 +153,10 @@ def _made_by(fun: Any) -> str | None:
     if not jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
         return None
     made = transformation_code(fun)
-    return TRANSFORM_NAMES[made.co_name] if made is not None else "JAX transformation"
+    if made is not None:
+        return TRANSFORM_NAMES[made.co_name]
+    outer, local, _ = fun.__qualname__.partition(".<locals>.")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
+    return outer.split(".")[-1].lstrip("_") if local and outer.split(".")[-1].lstrip("_") else "JAX transformation"
 
 
 def _unwrapped(fun: Any) -> Any:

@@ -49,7 +49,7 @@ from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
-from jaxshow.capture.stations import COMPILED_TYPE, jit_target
+from jaxshow.capture.stations import COMPILED_TYPE, jit_target, set_options
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -167,6 +167,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         reloaded=reloaded,
         made_in=made_in,
         thread=thread,
+        made_by=record.made_by if category == "redefined" else None,
     )
 
 
@@ -282,7 +283,7 @@ class _Miss:
     def entry(self) -> TraceEntry:
         """This trace as a line of the function's history (``%jaxcache NAME``)."""
         miss = self.explained()
-        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded, miss.made_in)
+        return TraceEntry(miss.signature, miss.wall_time, miss.category, miss.summary, miss.reloaded, miss.made_in, miss.made_by)
 
 
 class _Stats:
@@ -292,7 +293,8 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "jit_disabled", "first", "last", "left_out", "output")
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "options", "options_changed", "jit_disabled",
+                 "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -303,6 +305,10 @@ class _Stats:
         self.hits = 0
         self.recompiled: list[str] = []
         """Per call that compiled without tracing: where its arguments were placed."""
+        self.options: tuple[tuple[str, str], ...] | None = None
+        """The jit options of the last counted call's wrapper (:func:`wrapper_options`)."""
+        self.options_changed = ""
+        """Of the last call that compiled without tracing: how its wrapper's options differ from the call's before."""
         self.jit_disabled = 0
         self.first: list[_Miss] = []
         self.last: deque[_Miss] = deque()
@@ -330,6 +336,7 @@ class _Stats:
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
             recompiled=tuple(self.recompiled),
+            recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
             misses=tuple(m.reported() for m in (*self.first, *self.last)),
@@ -693,6 +700,7 @@ class Session(_jax_compat.TraceProbe):
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
         run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit)."""
+        options = wrapper_options(wrapper)
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
@@ -702,10 +710,12 @@ class Session(_jax_compat.TraceProbe):
             stats.calls += 1
             if compiled_at is not None:
                 stats.recompiled.append(compiled_at)
+                stats.options_changed = options_change(options, stats.options)
             elif jit_disabled and not traced:
                 stats.jit_disabled += 1
             elif not traced:
                 stats.hits += 1
+            stats.options = options
 
     def count_compiled_call(self, compiled: Any) -> None:
         """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
@@ -776,7 +786,8 @@ class Session(_jax_compat.TraceProbe):
                     "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device "
                     f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
-                    "function, which traced it there but compiled only that function")
+                    "function, which traced it there but compiled only that function"
+                    + (f"; the last such call's jax.jit wrapper {f.recompiled_options}" if f.recompiled_options else ""))
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
@@ -1058,6 +1069,27 @@ class CallCounter(calls.CallCounter):
             record = registry.lookup(target) or registry.record_for(target, None)[0]
             placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
         self.session.count_call(wrapper, target, traced, placed, jit_disabled)
+
+
+def wrapper_options(wrapper: Any) -> tuple[tuple[str, str], ...]:
+    """A ``jax.jit`` wrapper's options that JAX compiles for without tracing again, as ``(keyword, value text)``: donation
+    and those :func:`~jaxshow.capture.stations.set_options` reads; ``()`` for none set or another wrapper."""
+    info = _jax_compat.jit_info(wrapper)
+    options = _jax_compat.jit_options_of_info(info) or {}
+    donated = next(((k, str(options[k])) for k in ("donate_argnums", "donate_argnames") if options.get(k)), None)  # JAX fills both
+    return (*([donated] if donated else []), *set_options(info))
+
+
+def options_change(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...] | None) -> str:
+    """How a call's wrapper options (``now``) differ from those of the call before it (``before``; ``None``: none seen):
+    ``differs from the one before in compiler_options: now {...}, before not set``, or ``was given keep_unused=True``;
+    ``""`` where nothing is known to differ."""
+    if before is None:
+        return "was given " + ", ".join(f"{k}={v}" for k, v in now) if now else ""
+    old, new = dict(before), dict(now)
+    changed = [f"{k}: now {new.get(k, 'not set')}, before {old.get(k, 'not set')}" for k in dict.fromkeys([*new, *old])
+               if new.get(k) != old.get(k)]
+    return "differs from the one of the call before in " + "; ".join(changed) if changed else ""
 
 
 def _traced_function(wrapper: Any) -> Any:
