@@ -412,8 +412,8 @@ def kept_before(record: _FunctionRecord, started: int | None, key: Any) -> tuple
     ``None``), and how many of those were read from JAX's cache."""
     if started is None:
         return len(record.keys), record.from_jax
-    found = [kept for kept in record.keys if _visible(kept, started, key)]
-    return len(found), sum(kept.from_jax for kept in found)
+    found = [k.from_jax for k in record.keys if k.since <= started and not (k.from_jax and k.key == key)]  # _visible, inline
+    return len(found), sum(found)
 
 
 def _visible(kept: _Kept, started: int | None, key: Any) -> bool:
