@@ -99,6 +99,20 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
+def test_two_lambdas_of_one_line_are_two_definitions(shell):
+    """``inspect`` gives two lambdas of one line the same source: the second read 'first trace of a new <lambda>: it
+    replaces the <lambda> defined at In[n]:1 that traced before, with other code', and the line run again folded both
+    into one row, '<lambda> (2 function objects)'."""
+    cell = "%%jaxcache -o rep\nf2, g2 = jax.jit(lambda v: v * 2), jax.jit(lambda v: v * 3)\nf2(x); g2(x)"
+    for first in (True, False):
+        result, cap = run_captured(shell, cell)
+        assert result.success
+        rows = shell.user_ns["rep"].functions
+        assert [(f.function, f.traced, f.objects) for f in rows] == [("<lambda>", 1, 1), ("<lambda>", 1, 1)]
+        summaries = [f.misses[0].summary for f in rows]
+        assert summaries == (["first trace of <lambda>"] * 2 if first else ["<lambda> is a new function object with the same name and source as one traced before"] * 2)
+
+
 def test_an_argument_passed_another_way_is_said_so(shell):
     """JAX keys ``g(x, n=2)`` apart from ``g(x, 2)``: the miss read 'different input pytree: [0]: now tuple of length 2,
     before tuple of length 1; [1]: now <class 'dict'> with 0 child, …' (jax 0.10, 0.12) or 'static kwargs: now {},

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-Key = tuple[str, str, "str | None"]
+Key = tuple[str, str, "str | None", Any]
 
 
 def definition(record: Any) -> Key:
-    """What a function object's row is folded by: its name, its qualified name as written, and where it is defined."""
-    return record.name, record.written(record.qualname), record.defined_at
+    """What a function object's row is folded by: its name, its qualified name as written, where it is defined, and its
+    source (two lambdas of one line are two definitions)."""
+    return record.name, record.written(record.qualname), record.defined_at, record.source_key
 
 
 def _sole_first_trace(stats: Any) -> Any:

@@ -197,13 +197,23 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[s
     if not looks_up_plainly(fun):  # a callable object of the kind inspect has no source for, its lookups never run
         return None
     try:
-        source = inspect.getsource(fun)
+        source = inspect.getsource(fun) + f"\n{_lambda_column(fun)}"
     except (OSError, TypeError):
         code = getattr(fun, "__code__", None)
         if code is None:
             return None
         source = repr((code.co_code, code.co_consts, code.co_names))
     return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms
+
+
+def _lambda_column(fun: Any) -> int | None:
+    """The column where a lambda's body starts on its line, ``None`` for any other function: ``inspect`` gives two
+    lambdas of one line the same source (``f, g = jax.jit(lambda v: v * 2), jax.jit(lambda v: v * 3)``), and their
+    columns tell them apart; the same line run again gives the same column."""
+    code = getattr(fun, "__code__", None)
+    if getattr(fun, "__name__", None) != "<lambda>" or not hasattr(code, "co_positions"):
+        return None
+    return min((p[2] for p in code.co_positions() if p[2]), default=None)
 
 
 def _carried(fun: Any, debug_info: Any, key: Any) -> types.FunctionType | None:
@@ -350,9 +360,9 @@ class Registry:
             return None
         where: tuple[Any, ...] = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname, record.transforms)
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
-            # Every lambda is named <lambda>: only one defined on the same line (of the file, or of a
-            # cell run again) is taken for its previous definition, never another lambda of the cell.
-            where += (record.defined_at.rpartition(":")[2],)
+            # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
+            # cell run again) is taken for its previous definition, never another lambda of the cell or line.
+            where += (record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None))
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)
