@@ -6,6 +6,7 @@ import builtins
 import re
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
 from jaxshow.cellrun import HOOK_NAME, label_cells, run_cell
@@ -254,3 +255,21 @@ def test_under_capture_the_report_is_captured_with_the_rest_of_the_cell(ip, magi
     assert ip.user_ns["rep"].cell_error.type_name == "ZeroDivisionError"
     [shown] = ip.user_ns["out"].outputs
     assert "ZeroDivisionError: division by zero" in shown.data["text/plain"]
+
+
+@pytest.mark.parametrize("cell, said", [
+    ("%%jaxstages -o rs\n%%jaxcache -o rc\nn += 1\ny = sq(x)",
+     "%%jaxstages over %%jaxcache: one of jaxshow's cell magics per cell (for both reports: %jaxcache on, then %%jaxstages alone)"),
+    ("%%jaxcache -o rc\n\n%%jaxstages\nn += 1\ny = sq(x)",
+     "%%jaxcache over %%jaxstages: one of jaxshow's cell magics per cell (for both reports: %jaxcache on, then %%jaxstages alone)"),
+    ("%%jaxstages\n%%jaxstages --all\nn += 1", "%%jaxstages over %%jaxstages: one of jaxshow's cell magics per cell"),
+])
+def test_a_jaxshow_cell_magic_over_another_is_a_usage_error_before_anything_runs(ip, cell, said):
+    """The magic under the first ran as a comment: '%%jaxstages' over '%%jaxcache -o rc' showed the stages only, no
+    %jaxcache report and no 'rc', and the other order the same the other way round."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)\nx = jnp.ones(3)\nn = 0", store_history=True)
+    result, cap = run_captured(ip, cell)
+    assert type(result.error_in_exec) is UsageError
+    assert " ".join(str(result.error_in_exec).split("\n%")[0].split()) == said
+    assert ip.user_ns["n"] == 0 and "rs" not in ip.user_ns and "rc" not in ip.user_ns
+    assert cap.outputs == []  # no report of a cell that did not run

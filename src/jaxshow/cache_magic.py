@@ -22,7 +22,8 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RefusalWatch
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
+                              unhooked_magics)
 from jaxshow.magic_args import dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
@@ -122,6 +123,8 @@ class CacheMagics(Magics):
         """
         __tracebackhide__ = True
         args = self._parse(line, cell_form=cell is not None)
+        if cell is not None and (why := stacked_magic("jaxcache", cell)):
+            raise UsageError(f"{why}\n{self._usage()}")
         if cell is not None and self._cell is not None:  # the cell's capture is open: a cell magic under this line
             return run_cell(self.shell, cell)
         if cell is not None:

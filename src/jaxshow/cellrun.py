@@ -118,12 +118,13 @@ class CellRunner:
                     self._owner = self._running  # the body of the magic above ours (%%capture): it ends there, inside it
                 return
             self._finish(None)
-        found = self._magic_line(raw.splitlines(keepends=True), under_other_magics=True)
+        lines = raw.splitlines(keepends=True)
+        found = self._magic_line(lines, under_other_magics=True)
         if found is None:
             return
         index, magic, options = found
-        if not magic.accepts(options, raw):
-            return
+        if not magic.accepts(options, raw) or _magic_under("".join(lines[index + 1:])):
+            return  # the registered magic raises its usage error: nothing runs
         hook = magic.open(options, raw)
         rewriter = self._install_call_hook(hook, raw) if hook is not None else None
         self._active = (magic, time.perf_counter(), rewriter)
@@ -189,6 +190,25 @@ def is_body_of(outer: str, cell: str) -> bool:
         if line.strip() and "".join(lines[index + 1:]).strip() == wanted:
             return True
     return False
+
+
+CELL_MAGICS = ("jaxstages", "jaxcache")
+"""jaxshow's cell magics: one per cell, since each comments out its own line and the one under would not run."""
+
+
+def _magic_under(body: str) -> str | None:
+    """The one of jaxshow's cell magics that opens ``body`` (``%%jaxcache`` under ``%%jaxstages``), else ``None``."""
+    found = re.match(r"\s*%%(\w+)", next((line for line in body.splitlines() if line.strip()), ""))
+    return found.group(1) if found is not None and found.group(1) in CELL_MAGICS else None
+
+
+def stacked_magic(magic: str, body: str) -> str | None:
+    """Why ``%%magic`` cannot take ``body``, which opens with another of jaxshow's cell magics; else ``None``."""
+    under = _magic_under(body)
+    if under is None:
+        return None
+    both = " (for both reports: %jaxcache on, then %%jaxstages alone)" if {magic, under} == set(CELL_MAGICS) else ""
+    return f"%%{magic} over %%{under}: one of jaxshow's cell magics per cell{both}"
 
 
 def _cell_magic_follows(lines: list[str]) -> bool:

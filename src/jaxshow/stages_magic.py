@@ -24,7 +24,7 @@ from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, unhooked_magics
+from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics
 from jaxshow.magic_args import (
     bare_name,
     cell_magic_arguments,
@@ -167,6 +167,8 @@ class StagesMagics(Magics):
         """
         __tracebackhide__ = True
         self._parse(line, cell)  # a usage error before anything runs
+        if why := stacked_magic("jaxstages", cell):
+            raise UsageError(f"{why}\n{usage(self.jaxstages)}")
         if self._open is not None:  # the cell's capture is open: a cell magic under this line, or a cell inside one
             return run_cell(self.shell, cell)
         return run_magic_cell(self.shell, self, line, cell)
