@@ -786,13 +786,43 @@ def test_a_library_models_signature_is_said_by_argument(shell, library):
                 return jax.vmap(model)(v).sum()
             model = eqx.nn.MLP(8, 2, 16, 3, key=jax.random.key(0))
         """)
-        said = "dynamic_nodonate['first']: 8 arrays (f32, 722 values), dynamic_nodonate['rest'][0]: f32[4,8]"
+        said = "model: 8 arrays (f32, 722 values), v: f32[4,8]"
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = loss(model, jnp.ones((3, 8)))\ny = loss(model, jnp.ones((4, 8)))")
     assert result.success, cap.stderr
     text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
     leaves = len(shell.user_ns["rep"].functions[0].misses[1].signature)
     assert f"       signature traced: {said} (all {leaves} leaves in miss.signature)\n" in text
 
+
+def test_eqx_filter_jit_leaves_are_named_by_the_users_parameters(shell):
+    """``eqx.filter_jit``'s misses read ``dynamic_nodonate['rest'][0]: now f32[4,8], before f32[3,8]``, the leaves
+    as equinox passes them to its own jitted function; they are named by the user's function's parameters, by
+    position, ``*args`` and keyword; where equinox's static part is not the user's function alone (a
+    ``functools.partial``), equinox's names stand."""
+    pytest.importorskip("equinox")
+    _define(shell, """
+        import functools
+        import equinox as eqx
+        @eqx.filter_jit
+        def loss(model, v, *rest, scale=1.0):
+            return jnp.sum(jax.vmap(model)(v)) * scale + sum(rest)
+        mlp = eqx.nn.MLP(8, 1, 16, 2, key=jax.random.key(0))
+        def plain(v, w):
+            return v + w
+        partly = eqx.filter_jit(functools.partial(plain, w=1.0))
+    """)
+    cell = ("%%jaxcache -o rep\ny = loss(mlp, jnp.ones((3, 8)))\ny = loss(mlp, jnp.ones((4, 8)))\n"
+            "y = loss(mlp, jnp.ones((4, 8)), jnp.ones(2), scale=jnp.ones(()))\ny = partly(jnp.ones(2))\ny = partly(jnp.ones(3))")
+    result, cap = run_captured(shell, cell)
+    assert result.success, cap.stderr
+    text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
+    lines = text.splitlines()
+    assert "    2. different input types: v: now f32[4,8], before f32[3,8]" in lines
+    assert ("       signature traced: model[0]: f32[16,8], model[1]: f32[16], model[2]: f32[16,16], model[3]: f32[16], "
+            "model[4]: f32[1,16], model[5]: f32[1], v: f32[4,8]") in lines
+    third = shell.user_ns["rep"].functions[0].misses[2]
+    assert [n for n, _ in third.signature][-3:] == ["v", "rest[0]", "scale"]
+    assert "    2. different input types: dynamic_nodonate['first'][0]: now f32[3], before f32[2]" in lines
 
 def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compared_by_identity(shell):
     """flax's CNN tutorial: a model made anew with ``self.avg_pool = partial(nnx.avg_pool, ...)`` re-traced ``nnx.jit``'s

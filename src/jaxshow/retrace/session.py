@@ -47,6 +47,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
+from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.stations import COMPILED_TYPE, jit_target, set_options
@@ -145,6 +146,10 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
+    signature = described[0] if described else ()
+    if signature and key is not None and (names := user_names((n for n, _ in signature), key, record.name)):
+        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves by the user's parameters
+        changes = tuple(dataclasses.replace(c, where=names.get(c.where, c.where)) for c in changes)
     if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
         notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
     made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
@@ -160,7 +165,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         evidence_source=source,
         evidence_notes=notes,
         call_site=call_site or site,
-        signature=described[0] if described else (),
+        signature=signature,
         same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
         wall_time=wall_time,
         blame=blame,

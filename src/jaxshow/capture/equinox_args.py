@@ -1,0 +1,79 @@
+"""The user's parameter names for the leaves ``eqx.filter_jit`` passes to its own jitted function.
+
+equinox (``equinox/_jit.py``) binds a call to the user's function's signature,
+splits the first argument from the rest, ``(rest_args + (None,), kwargs)``,
+and passes their array leaves to its ``fun_wrapped``, which JAX names
+``dynamic_nodonate['first'][k]`` and ``dynamic_nodonate['rest'][k]``
+(``dynamic_donate`` where donated): ``k`` counts that part's leaves as
+``jax.tree.leaves`` does. Its one static argument, ``(static_fun, static_first,
+static_rest)``, holds each part's non-array leaves and treedef. Where
+``static_fun`` is the user's function itself, each leaf is named by the user's
+parameter: ``v``, or ``model[3]`` (leaf 3 of ``model``) for an argument of
+several leaves. Treedefs are read (``children``, ``node_data``), never
+unflattened; anything else leaves equinox's names. No IPython.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+from typing import Any, Iterable
+
+from jaxshow import _jax_compat
+
+_LEAF = re.compile(r"^dynamic_(?:no)?donate\['(first|rest)'\]\[(\d+)\]$")
+
+
+def user_names(names: Iterable[str], key: Any, name: str) -> dict[str, str]:
+    """``{equinox's leaf name: the user's}`` for a trace of the function ``name`` with tracing-cache key ``key``;
+    empty unless every one of ``names`` is an equinox leaf that can be named so."""
+    names = tuple(names)
+    matches = [_LEAF.match(n) for n in names]
+    if not names or not all(matches):
+        return {}
+    try:
+        leaves = _leaf_labels(_jax_compat.static_arg_values(key), name)
+    except Exception:  # noqa: BLE001 - another shape than equinox's: its names stand
+        return {}
+    if leaves is None:
+        return {}
+    found = {n: leaves[m.group(1)].get(int(m.group(2))) for n, m in zip(names, matches) if m}
+    return found if all(found.values()) else {}  # type: ignore[return-value]
+
+
+def _leaf_labels(statics: tuple[Any, ...], name: str) -> dict[str, dict[int, str]] | None:
+    """Labels of the ``first`` and ``rest`` leaves by their index, or ``None`` where the static part is not equinox's."""
+    ((fun_leaves, fun_def), (_, first_def), (_, rest_def)), = statics
+    if (len(fun_leaves) != 1 or type(fun_leaves[0]) is not types.FunctionType or fun_leaves[0].__name__ != name
+            or fun_def.num_nodes != 1 or rest_def.node_data() != (tuple, None)):
+        return None
+    parameters = list(inspect.signature(fun_leaves[0]).parameters.values())
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_positional = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), None)
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    has_var_keyword = any(p.kind == p.VAR_KEYWORD for p in parameters)
+    args_def, kwargs_def = rest_def.children()
+    rest = args_def.children()
+    if args_def.node_data() != (tuple, None) or kwargs_def.node_data()[0] is not dict:
+        return None
+    if rest and rest[-1].node_data() != (type(None), None):  # equinox's dummy last argument
+        return None
+    arguments = [first_def, *rest[:-1]] if rest else []  # no rest: the first is the dummy, no argument was passed by position
+    if len(arguments) > len(positional) and var_positional is None:
+        return None
+    labels = [positional[i] if i < len(positional) else f"{var_positional}[{i - len(positional)}]" for i in range(len(arguments))]
+    keywords = kwargs_def.node_data()[1]
+    if any(k not in named and not has_var_keyword for k in keywords):
+        return None
+    return {"first": _numbered(zip(labels[:1], arguments[:1])),
+            "rest": _numbered([*zip(labels[1:], arguments[1:]), *zip(map(str, keywords), kwargs_def.children())])}
+
+
+def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:
+    """Each leaf's label by its index among all the arguments' leaves: ``v``, or ``model[3]`` in an argument of several."""
+    found: dict[int, str] = {}
+    for label, treedef in arguments:
+        single, start = treedef.num_leaves == 1 and treedef.num_nodes == 1, len(found)
+        found.update((start + j, label if single else f"{label}[{j}]") for j in range(treedef.num_leaves))
+    return found
