@@ -600,7 +600,8 @@ def test_jaxcache_tells_another_object_with_the_same_repr(shell):
     _define(shell, "def inc(v):\n    return v + 1\n")
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.apply(inc, x)")
     (stats,) = shell.user_ns["rep"].functions
-    assert stats.misses[-1].summary == "fn: now <function inc> (another object), before <function inc>"
+    assert stats.misses[-1].summary == ("fn: now <function inc> (another object), before <function inc> "
+                                        "(made anew: make it once, outside the loop or the model's constructor)")
 
 
 def test_saved_report_has_no_addresses(shell, tmp_path):
@@ -669,7 +670,8 @@ def test_eqx_filter_jit_retrace_over_a_new_function_in_the_model_names_that_func
     assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", "…<function <lambda>>… (another object)",
                                                                        "…<function <lambda>>…"),))
     assert ("    1. different static arguments: static: now …<function <lambda>>… (another object), before\n"
-            "       …<function <lambda>>…\n") in cap.outputs[-1].data["text/plain"]
+            "       …<function <lambda>>… (made anew: make it once, outside the loop or the model's constructor)\n"
+            ) in cap.outputs[-1].data["text/plain"]
 
 
 def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(shell):

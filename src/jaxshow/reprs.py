@@ -38,11 +38,15 @@ def stable_text(text: str) -> tuple[str, tuple[str, ...]]:
     return (_ADDRESS.sub(">", text) if addresses else text), addresses
 
 
+ANOTHER_OBJECT = " (another object)"
+"""The mark of a changed static value's new text where it prints as before but for its addresses."""
+
+
 def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str, ...]]) -> tuple[str, str]:
     """A changed static value's two texts (from :func:`stable_repr`), the new one marked where only the addresses differ."""
     (now_text, now_at), (before_text, before_at) = now, before
     if now_text == before_text and now_at != before_at:
-        now_text += " (another object)"
+        now_text += ANOTHER_OBJECT
     return now_text, before_text
 
 

@@ -15,7 +15,7 @@ import re
 import time
 
 from jaxshow.report import ArgChange, CacheMiss, MissCategory
-from jaxshow.reprs import changed_texts, stable_text
+from jaxshow.reprs import ANOTHER_OBJECT, changed_texts, stable_text
 
 
 _CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.*) and before (?P<before>.*)$")
@@ -145,6 +145,7 @@ def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
 EQUAL_AS_PRINTED = "equal as printed, unequal as compared"
 """Both sides of an :class:`ArgChange` of two values whose texts are the same (a ``functools.partial`` made anew)."""
 BY_IDENTITY = "make it once, or make it a static field that compares by value"
+MADE_ANEW = "made anew: make it once, outside the loop or the model's constructor"
 
 
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
@@ -172,9 +173,11 @@ def _value_change(where: str, now: str, before: str) -> ArgChange:
 
 def change_line(category: MissCategory, change: ArgChange) -> str:
     """``x: now f32[4], before f32[3]``; a static value or pytree metadata whose two values print alike (now and
-    before the same: :data:`EQUAL_AS_PRINTED`, or the part that is another object, as ``classify`` names it) says so."""
+    before the same: :data:`EQUAL_AS_PRINTED`, or the part that is another object, as ``classify`` names it) says so;
+    one that prints as before but for its address (:data:`ANOTHER_OBJECT`) gets :data:`MADE_ANEW`."""
     if change.now != change.before or category not in ("static_args", "input_pytree"):
-        return f"{change.where}: now {change.now}, before {change.before}"
+        made_anew = change.now.endswith(ANOTHER_OBJECT) and category in ("static_args", "input_pytree")
+        return f"{change.where}: now {change.now}, before {change.before}" + (f" ({MADE_ANEW})" if made_anew else "")
     if change.now == EQUAL_AS_PRINTED:
         return (f"{change.where}: {EQUAL_AS_PRINTED}: an attribute compared by identity, such as a functools.partial or a "
                 f"lambda made anew with the model: {BY_IDENTITY}")
