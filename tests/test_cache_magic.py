@@ -1439,3 +1439,13 @@ def test_a_jit_of_a_partial_of_a_jitted_function_says_why_it_is_two_rows(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\ns = jax.eval_shape(partial(init_state, dim=8), x)")
     assert [f.qualname for f in shell.user_ns["rep"].functions] == ["f", "jit(init_state)"]
     assert not any("two real traces" in n for n in shell.user_ns["rep"].notes)
+
+
+def test_a_miss_title_that_leaves_no_room_for_the_first_word_is_a_line_of_its_own(shell):
+    """At 80 columns the x64 miss read '    1. different tracing context (a config option or context manager):
+    jax_enable_x64:' on one line of 84: the title fills the line, and what changed starts the next."""
+    shell.run_cell("y = f(x)", store_history=True)
+    run_captured(shell, f"%%jaxcache -o rep\nwith {X64}:\n    y = f(x)")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=80)).splitlines()
+    at = lines.index("    1. different tracing context (a config option or context manager):")
+    assert lines[at + 1] == "       jax_enable_x64: now True, before False"

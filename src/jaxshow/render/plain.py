@@ -41,7 +41,11 @@ KEEP = "\u00a0"
 
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """``first + text`` wrapped at spaces to ``width`` terminal columns (:func:`columns`), later lines starting with
-    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`."""
+    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`. Where a long ``first`` leaves
+    no room for the first word, ``first`` is a line of its own."""
+    lead = next(filter(None, text.split(" ")), "")
+    if first.strip() and columns(first) + columns(lead) > width >= columns(rest) + columns(lead):
+        return [first.rstrip(), *wrap(text, width, rest, rest)]
     if text.isascii():
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
                              break_on_hyphens=False) or [first + text]
