@@ -1441,11 +1441,15 @@ def test_a_jit_of_a_partial_of_a_jitted_function_says_why_it_is_two_rows(shell):
     assert not any("two real traces" in n for n in shell.user_ns["rep"].notes)
 
 
-def test_a_miss_title_that_leaves_no_room_for_the_first_word_is_a_line_of_its_own(shell):
+def test_a_miss_title_wraps_at_the_width(shell):
     """At 80 columns the x64 miss read '    1. different tracing context (a config option or context manager):
-    jax_enable_x64:' on one line of 84: the title fills the line, and what changed starts the next."""
+    jax_enable_x64:' on one line of 84, at 60 its title alone ran to 71: the title wraps as prose with what changed."""
     shell.run_cell("y = f(x)", store_history=True)
     run_captured(shell, f"%%jaxcache -o rep\nwith {X64}:\n    y = f(x)")
     lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=80)).splitlines()
     at = lines.index("    1. different tracing context (a config option or context manager):")
     assert lines[at + 1] == "       jax_enable_x64: now True, before False"
+    # at 60 the title ran to 71: it wraps too
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=60)).splitlines()
+    at = lines.index("    1. different tracing context (a config option or context")
+    assert lines[at + 1:at + 3] == ["       manager): jax_enable_x64: now True, before False", "       called at In[3]:3"]
