@@ -1453,3 +1453,20 @@ def test_a_miss_title_wraps_at_the_width(shell):
     lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=60)).splitlines()
     at = lines.index("    1. different tracing context (a config option or context")
     assert lines[at + 1:at + 3] == ["       manager): jax_enable_x64: now True, before False", "       called at In[3]:3"]
+
+
+def test_the_functions_table_narrows_a_column_under_12_where_only_that_fits(shell):
+    """At 60 columns the table read '  <lambda> (2 function objects)  2      2       0     2              In[2]:2' on
+    one line of 79: no column was to narrow under 12 columns, and the table was one column short of fitting so it kept
+    its full width. Its columns now narrow further where that makes it fit, a cell of up to 12 columns kept whole."""
+    run_captured(shell, "%%jaxcache -o rep\nfor n in range(2):\n    jax.jit(lambda v: v + 1)(jnp.ones(3))")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=60)).splitlines()
+    at = lines.index("  function     calls  traced  hits  cache    defined at")
+    assert lines[at:at + 6] == [
+        "  function     calls  traced  hits  cache    defined at",
+        "                                    entries",
+        "  -----------  -----  ------  ----  -------  ----------",
+        "  <lambda> (2  2      2       0     2        In[2]:3",
+        "  function",
+        "  objects)",
+    ]
