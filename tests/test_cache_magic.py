@@ -1439,3 +1439,34 @@ def test_a_jit_of_a_partial_of_a_jitted_function_says_why_it_is_two_rows(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\ns = jax.eval_shape(partial(init_state, dim=8), x)")
     assert [f.qualname for f in shell.user_ns["rep"].functions] == ["f", "jit(init_state)"]
     assert not any("two real traces" in n for n in shell.user_ns["rep"].notes)
+
+
+def test_a_miss_title_wraps_at_the_width(shell):
+    """At 80 columns the x64 miss read '    1. different tracing context (a config option or context manager):
+    jax_enable_x64:' on one line of 84, at 60 its title alone ran to 71: the title wraps as prose with what changed."""
+    shell.run_cell("y = f(x)", store_history=True)
+    run_captured(shell, f"%%jaxcache -o rep\nwith {X64}:\n    y = f(x)")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=80)).splitlines()
+    at = lines.index("    1. different tracing context (a config option or context manager):")
+    assert lines[at + 1] == "       jax_enable_x64: now True, before False"
+    # at 60 the title ran to 71: it wraps too
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=60)).splitlines()
+    at = lines.index("    1. different tracing context (a config option or context")
+    assert lines[at + 1:at + 3] == ["       manager): jax_enable_x64: now True, before False", "       called at In[3]:3"]
+
+
+def test_the_functions_table_narrows_a_column_under_12_where_only_that_fits(shell):
+    """At 60 columns the table read '  <lambda> (2 function objects)  2      2       0     2              In[2]:2' on
+    one line of 79: no column was to narrow under 12 columns, and the table was one column short of fitting so it kept
+    its full width. Its columns now narrow further where that makes it fit, a cell of up to 12 columns kept whole."""
+    run_captured(shell, "%%jaxcache -o rep\nfor n in range(2):\n    jax.jit(lambda v: v + 1)(jnp.ones(3))")
+    lines = render.to_text(shell.user_ns["rep"], render.TextBudget(width=60)).splitlines()
+    at = lines.index("  function     calls  traced  hits  cache    defined at")
+    assert lines[at:at + 6] == [
+        "  function     calls  traced  hits  cache    defined at",
+        "                                    entries",
+        "  -----------  -----  ------  ----  -------  ----------",
+        "  <lambda> (2  2      2       0     2        In[2]:3",
+        "  function",
+        "  objects)",
+    ]

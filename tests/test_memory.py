@@ -20,7 +20,7 @@ import jaxshow
 from jaxshow import render
 from jaxshow.capture.buffers import entry_buffers, type_bytes
 from jaxshow.capture.stations import _memory_stats, compiled_station
-from jaxshow.render.memory import text_widths
+from jaxshow.render.memory import memory_text, text_widths
 from jaxshow.report import BufferSpec, CompiledStation, MemoryStats
 from shellrun import run_captured
 from test_browser import ARTIFACTS, _Page, browser  # noqa: F401  (the module-scoped Chromium fixture)
@@ -139,6 +139,28 @@ def test_the_peak_line_and_the_legend_wrap_at_the_width(shell):
     ]
     assert ("    █ arguments 4.00 MiB · ▚ aliased (donated, reused as output) 4.00 MiB · ▓ outputs 0 B ·\n"
             "    ▒ temporaries 0 B · ░ generated code 0 B\n") in texts[100]
+
+
+def test_the_bar_narrows_and_the_headings_wrap_at_a_narrow_width(shell):
+    """At 60 columns the bars ran to 68 ('[' + 48 blocks + '] peak 8.00 MiB'), the caption to 74 and a sharded
+    program's heading to 65: the bars narrow together (to scale, their labels whole) and the headings wrap."""
+    run_captured(shell, "%%jaxstages -o rep\ny = add_donating(a, b)")
+    report = shell.user_ns["rep"].reports[0]
+    text = render.to_text(report, render.TextBudget(width=60))
+    picture = text[text.index("  memory analysis:"):text.index("    arguments  ")].splitlines()
+    assert picture[:6] == [
+        "  memory analysis:",
+        "    8.00 MiB in all, to scale (from the compiled program;",
+        "      nothing was run):",
+        "    [" + "█" * 20 + "▚" * 20 + "] 8.00 MiB",
+        "    [" + "━" * 40 + "] peak 8.00 MiB",
+        "      (peak_memory_in_bytes, XLA's estimate)",
+    ]
+    assert max(len(piece) for piece in picture) <= 60
+    assert "\n".join(memory_text(report.compiled.memory, render.TextBudget(width=60), devices=8)).splitlines()[:2] == [
+        "  memory analysis, per device: what each of the 8 devices",
+        "    holds:",
+    ]
 
 
 def test_an_intermediate_matrix_is_a_4_mib_temporary_and_the_peak_is_xlas():

@@ -393,7 +393,7 @@ def _left_out_text(f: FunctionCacheStats, budget: TextBudget) -> str:
 
 def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
-    lines = [paragraph(f"    {_miss_title(i, miss, budget)}: ", located(miss.summary, budget, message), "       ", budget)]
+    lines = [paragraph("    ", f"{_miss_title(i, miss, budget)}: {located(miss.summary, budget, message)}", "       ", budget)]
     if miss.call_site:
         lines.append(f"       called at {located(miss.call_site, budget, line)}")
     elif miss.thread:

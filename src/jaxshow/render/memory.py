@@ -34,7 +34,9 @@ COLOURS = {"arguments": "#388bfd", "aliased": "#a371f7", "outputs": "#3fb950", "
 """Mid-tone colours that read on light and dark backgrounds."""
 GLYPHS = {"arguments": "█", "aliased": "▚", "outputs": "▓", "temporaries": "▒", "generated code": "░", "peak": "━"}
 TEXT_WIDTH = 48
-"""Characters of the text bar at full scale."""
+"""Characters of the text bar at full scale, where the text width has room for them."""
+MIN_BAR = 20
+"""Characters of the text bar at least, however narrow the text width."""
 BAR_STYLE = ("display: flex; height: 14px; max-width: 480px; margin: 3px 0; border-radius: 3px; overflow: hidden; "
              "background: rgba(128, 128, 128, 0.2);")
 KEY_STYLE = "display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 8px; vertical-align: middle; border-radius: 2px;"
@@ -148,21 +150,31 @@ def _text_legend(drawn: tuple[Part, ...]) -> str:
 def memory_text(memory: MemoryStats, budget: TextBudget, devices: int | None = None) -> list[str]:
     """The heading, the bar in Unicode blocks, the peak bar to the same scale, and the legend."""
     drawn = parts(memory)
-    head = f"  memory analysis{per_device(devices)}:"
+    head = paragraph("  ", f"memory analysis{per_device(devices)}:", "    ", budget)
     if drawn is None:
         return [head, "    " + _missing(memory)]
     scale = _scale(drawn, memory)
-    widths = text_widths([p.size_bytes for p in drawn], scale)
+    total = format_bytes(sum(p.size_bytes for p in drawn))
+    peak_label = f"peak {format_bytes(memory.peak_memory_bytes)}" if memory.peak_memory_bytes is not None else ""
+    size = _bar_width(budget, total, peak_label)
+    widths = text_widths([p.size_bytes for p in drawn], scale, size)
     bar = "".join(p.glyph * w for p, w in zip(drawn, widths))
-    out = [head, f"    {_caption(drawn)}:", f"    [{bar.ljust(TEXT_WIDTH, '·')}] {format_bytes(sum(p.size_bytes for p in drawn))}"]
+    out = [head, paragraph("    ", f"{_caption(drawn)}:", "      ", budget),
+           f"    [{bar.ljust(size, '·')}] {total}"]
     if memory.peak_memory_bytes is not None:
-        peak = GLYPHS["peak"] * text_widths([memory.peak_memory_bytes], scale)[0]
-        head = f"    [{peak.ljust(TEXT_WIDTH, '·')}] peak {format_bytes(memory.peak_memory_bytes)}"
+        peak = GLYPHS["peak"] * text_widths([memory.peak_memory_bytes], scale, size)[0]
+        head = f"    [{peak.ljust(size, '·')}] {peak_label}"
         fits = columns(head) + 1 + len(_PEAK_SOURCE) <= text_width(budget)
         out += [f"{head} {_PEAK_SOURCE}"] if fits else [head, "      " + _PEAK_SOURCE]
     else:
         out.append(paragraph("    ", _peak_line(memory, budget), "      ", budget))
     return out + _legend_lines(drawn, budget)
+
+
+def _bar_width(budget: TextBudget, *labels: str) -> int:
+    """The bar's characters: :data:`TEXT_WIDTH`, fewer where the bar and its labels would run past the text width
+    (never under :data:`MIN_BAR`)."""
+    return max(MIN_BAR, min(TEXT_WIDTH, text_width(budget) - len("    [] ") - max(columns(t) for t in labels)))
 
 
 def _legend_lines(drawn: tuple[Part, ...], budget: TextBudget) -> list[str]:

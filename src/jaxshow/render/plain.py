@@ -41,7 +41,11 @@ KEEP = "\u00a0"
 
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """``first + text`` wrapped at spaces to ``width`` terminal columns (:func:`columns`), later lines starting with
-    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`."""
+    ``rest``; a word longer than that stays whole, as do words joined by :data:`KEEP`. Where a long ``first`` leaves
+    no room for the first word, ``first`` is a line of its own."""
+    lead = next(filter(None, text.split(" ")), "")
+    if first.strip() and columns(first) + columns(lead) > width >= columns(rest) + columns(lead):
+        return [first.rstrip(), *wrap(text, width, rest, rest)]
     if text.isascii():
         return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
                              break_on_hyphens=False) or [first + text]
@@ -189,11 +193,15 @@ def fold(text: str, width: int) -> list[str]:
 
 def _shrink(cells: list[tuple[str, ...]], widths: list[int], room: int, keep: list[int], squeeze: bool) -> list[int] | None:
     """Column widths that fit ``room``: the widest column gives up a column at a time, none narrower than ``keep``
-    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN`, or its longest piece that cannot break (a name, a value, a file name). Where
+    (the rows' widths, where only the header is too wide), else :data:`MIN_COLUMN` (where only that fits, its longest cell
+    of at most that, ``4.00 KiB``), or its longest piece that cannot break (a name, a value, a file name). Where
     those pieces alone are wider than ``room``: each column at that piece if ``squeeze``, else ``None``."""
+    pieces = [max(columns(p) for r in cells for word in r[i].split(" ") for p in _soft_pieces(word)) for i in range(len(widths))]
     least = 0 if any(keep) else MIN_COLUMN  # a header's words break where its rows keep their widths
-    floors = [max(k, min(w, max(least, *(columns(p) for r in cells for word in r[i].split(" ") for p in _soft_pieces(word)))))
-              for i, (w, k) in enumerate(zip(widths, keep))]
+    floors = [max(k, min(w, max(least, p))) for w, k, p in zip(widths, keep, pieces)]
+    short = [max([p] + [columns(r[i]) for r in cells if columns(r[i]) <= MIN_COLUMN]) for i, p in enumerate(pieces)]
+    if sum(floors) > room >= sum(map(min, widths, short)):  # fits with a column under MIN_COLUMN, its short cells whole
+        floors = [max(k, min(w, p)) for w, k, p in zip(widths, keep, short)]
     if sum(floors) > room:
         if not squeeze:
             return None
