@@ -273,3 +273,16 @@ def test_a_jaxshow_cell_magic_over_another_is_a_usage_error_before_anything_runs
     assert " ".join(str(result.error_in_exec).split("\n%")[0].split()) == said
     assert ip.user_ns["n"] == 0 and "rs" not in ip.user_ns and "rc" not in ip.user_ns
     assert cap.outputs == []  # no report of a cell that did not run
+
+
+def test_stacked_magics_under_time_raise_as_any_error_under_time(ip):
+    """Under ``%%time`` the stacked magics raise where ``%%time`` runs its body, which shows the error as it shows any
+    (IPython 8.12 prints it and the cell succeeds; 9 raises it): nothing runs, as above."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)\nx = jnp.ones(3)\nn = 0", store_history=True)
+    run_captured(ip, "from IPython.core.error import UsageError")
+    plain, _ = run_captured(ip, "%%time\nraise UsageError('plain')")
+    result, cap = run_captured(ip, "%%time\n%%jaxstages\n%%jaxcache -o rc\nn += 1\ny = sq(x)")
+    assert type(result.error_in_exec) is type(plain.error_in_exec)
+    shown = str(result.error_in_exec) if result.error_in_exec else cap.stdout + cap.stderr
+    assert "%%jaxstages over %%jaxcache: one of jaxshow's cell magics per cell" in shown
+    assert ip.user_ns["n"] == 0 and "rc" not in ip.user_ns
