@@ -1087,7 +1087,7 @@ def wrapper_options(wrapper: Any) -> tuple[tuple[str, str], ...]:
 
 def options_change(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...] | None) -> str:
     """How a call's wrapper options (``now``) differ from those of the call before it (``before``; ``None``: none seen):
-    ``differs from the one before in compiler_options: now {...}, before not set``, or ``was given keep_unused=True``;
+    ``differs from the one of the call before in compiler_options: now {...}, before not set``, or ``was given keep_unused=True``;
     ``""`` where nothing is known to differ."""
     if before is None:
         return "was given " + ", ".join(f"{k}={v}" for k, v in now) if now else ""
