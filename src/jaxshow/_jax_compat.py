@@ -1781,13 +1781,7 @@ def evaluates_closed_jaxpr(fun: Any) -> bool:
     except ImportError:
         return False
     kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
-    for cell in closure or ():
-        try:
-            if isinstance(cell.cell_contents, kinds):
-                return True
-        except ValueError:  # an empty cell
-            continue
-    return False
+    return any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure or ())
 
 
 def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
