@@ -1647,8 +1647,8 @@ def kept_inputs(lowered: Any) -> tuple[int, ...] | None:
     """The positions of the jaxpr inputs a lowered computation (or a ``jax.stages.Lowered``) kept as parameters, in
     order: JAX prunes the unused ones unless ``keep_unused`` (``MeshComputation.compile_args['kept_var_idx']``, 0.7 to
     0.12); ``None`` where unknown."""
-    computation = getattr(lowered, "_lowering", lowered)
-    kept = getattr(computation, "compile_args", {}).get("kept_var_idx") if isinstance(getattr(computation, "compile_args", None), dict) else None
+    compile_args = getattr(getattr(lowered, "_lowering", lowered), "compile_args", None)
+    kept = compile_args.get("kept_var_idx") if isinstance(compile_args, dict) else None
     return tuple(sorted(kept)) if kept is not None else None
 
 
@@ -1781,13 +1781,7 @@ def evaluates_closed_jaxpr(fun: Any) -> bool:
     except ImportError:
         return False
     kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
-    for cell in closure or ():
-        try:
-            if isinstance(cell.cell_contents, kinds):
-                return True
-        except ValueError:  # an empty cell
-            continue
-    return False
+    return any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure or ())
 
 
 def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:

@@ -1176,7 +1176,7 @@ class _FanOut(_jax_compat.CallObserver):
 _hooks = _Hooks()
 
 
-class RefusalWatch:
+class RefusalWatch(_jax_compat.CallObserver):
     """JAX's miss-path hooks for the cell's calls where no capture is open (``%%jaxcache``): tells ``calls`` the error
     JAX's entry (``_infer_params``) raised for a call (arguments it cannot trace, an ``in_shardings`` that does not
     divide them, a failed trace), which the cell may catch, so ``DirectCalls`` would never see it; every other hook
@@ -1213,22 +1213,10 @@ class RefusalWatch:
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> None:
         return None
 
-    def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
-        return None
-
     def lowered(self, computation: Any, error: BaseException | None) -> None:
         return None
 
     def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:
-        return None
-
-    def compiling(self) -> None:
-        return None
-
-    def rerun_started(self, fun: Any, signal: BaseException | None = None) -> None:
-        return None
-
-    def rerun_ended(self, token: Any) -> None:
         return None
 
 

@@ -25,13 +25,13 @@ from jaxshow.capture.prefetch import Stations, stations_of
 from jaxshow.capture.programs import functions_run_by
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
-    with_unused_donations,
     CallName,
     WalkOptions,
     defined_at_of,
     jit_target,
     pmapped_defined_at,
     qualname_of,
+    with_unused_donations,
     wrapper_station,
 )
 from jaxshow.capture.written import innermost, jax_made, transforms, written

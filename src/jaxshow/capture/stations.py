@@ -277,7 +277,7 @@ def _sharding_tree_text(tree: Any) -> str:
     return text + (f" on {next(iter(meshes))}" if len(meshes) == 1 else "")
 
 
-def set_options(jit_info: Any) -> tuple[tuple[str, str], ...]:
+def given_options(jit_info: Any) -> tuple[tuple[str, str], ...]:
     """The options other than static and donated arguments that a ``jax.jit`` wrapper was given, as texts:
     ``('in_shardings', "P('data') on Mesh('data': 8, axis_types=(Auto,))")``, ``('keep_unused', 'True')``."""
     texts = []
@@ -307,7 +307,7 @@ def wrapper_station(jit_info: Any, *, name: str, qualname: str | None = None, ki
         static_argnames=options["static_argnames"] if options else (),
         donate_argnums=options["donate_argnums"] if options else (),
         donate_argnames=options["donate_argnames"] if options else (),
-        options=set_options(jit_info) if options else (),
+        options=given_options(jit_info) if options else (),
         options_unavailable=None if options else (options_unavailable or f"{kind} does not expose its jit options"),
         wrapped_by_jaxshow=wrapped_by_jaxshow,
         static_args=tuple((name, text) for name, text, _ in static_args),

@@ -48,10 +48,9 @@ def _file_rows(files: Sequence[DumpFile], heading_module: str | None = None) -> 
     return [(f.cell or "—", f.name, _what(f, heading_module), format_bytes(f.size_bytes), _note(f)) for f in files]
 
 
-def _function_heading(r: DumpReport, function: str) -> str:
-    """``train_step · 2 files · module jit_train_step``, after the function's name."""
-    module = _module_of(r.files_of(function))
-    return plural(len(r.files_of(function)), "file") + (f" · module {module}" if module else "")
+def _function_heading(files: Sequence[DumpFile], module: str | None) -> str:
+    """``2 files · module jit_train_step``, after the function's name: its ``files`` and their one ``module``."""
+    return plural(len(files), "file") + (f" · module {module}" if module else "")
 
 
 def _headline(r: DumpReport) -> str:
@@ -140,9 +139,11 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     own, helpers = _split(r)
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
-        files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
-        summary = join([line(r.named(function), budget), " ", muted(line(_function_heading(r, function), budget))])
-        rows = _file_rows(files, _module_of(r.files_of(function)))
+        every = r.files_of(function)
+        module = _module_of(every)
+        files, more = limit_rows(every, budget, f"report.files_of({function!r})")
+        summary = join([line(r.named(function), budget), " ", muted(line(_function_heading(every, module), budget))])
+        rows = _file_rows(files, module)
         parts.append(details(summary, table(_FILE_HEADER, rows, budget, more=more), open=len(functions) <= 5))
     if more_functions:
         parts.append(muted(more_functions))
@@ -205,9 +206,11 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     own, helpers = _split(r)
     functions, more_functions = limit_rows(own, budget, "report.functions")
     for function in functions:
-        files, more = limit_rows(r.files_of(function), budget, f"report.files_of({function!r})")
-        lines.append(paragraph(f"  {line(r.named(function), budget)}: ", line(_function_heading(r, function), budget), "    ", budget))
-        lines.extend(text_table(_file_rows(files, _module_of(r.files_of(function))), _FILE_HEADER, budget, indent="    ", more=more))
+        every = r.files_of(function)
+        module = _module_of(every)
+        files, more = limit_rows(every, budget, f"report.files_of({function!r})")
+        lines.append(paragraph(f"  {line(r.named(function), budget)}: ", line(_function_heading(every, module), budget), "    ", budget))
+        lines.extend(text_table(_file_rows(files, module), _FILE_HEADER, budget, indent="    ", more=more))
     if more_functions:
         lines.append(f"  {more_functions}")
     if helpers:

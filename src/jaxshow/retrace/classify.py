@@ -23,8 +23,8 @@ from jaxshow.capture.stations import argument_label, type_module
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
-from jaxshow.retrace.miss_text import (BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION, EQUAL_AS_PRINTED, NO_SITE_HINT,
-                                       PASSED_WAYS, SAME_LINE_HINT, parse_explanation)
+from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
+                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -177,7 +177,7 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
         if change.where == "static args" and positions and change.now != EQUAL_AS_PRINTED:
             now, before = change.now.split(", "), change.before.split(", ")
             if len(positions) == len(now) == len(before):
-                named.extend(ArgChange(argument_label(names, p), n or PASSED_WAYS[2], b or PASSED_WAYS[2])
+                named.extend(ArgChange(argument_label(names, p), n or NOT_PASSED, b or NOT_PASSED)
                              for p, n, b in zip(positions, now, before) if n != b)
                 continue
         elif change.where == "static kwargs":
@@ -218,7 +218,7 @@ def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...
         if now is None or before is None or max(now, before) > len(names):
             named.append(change)
             continue
-        how = (PASSED_WAYS[0], PASSED_WAYS[2]) if now > before else (PASSED_WAYS[2], PASSED_WAYS[0])
+        how = (BY_POSITION, NOT_PASSED) if now > before else (NOT_PASSED, BY_POSITION)
         named.extend(ArgChange(names[i], *how) for i in range(min(now, before), max(now, before)))
     return tuple(named)
 
@@ -231,9 +231,9 @@ def _static_passed_another_way(changes: tuple[ArgChange, ...]) -> tuple[ArgChang
     if kw is None:
         return ()
     now_kw, before_kw = _static_kwargs(kw.now), _static_kwargs(kw.before)
-    by_keyword, other = PASSED_WAYS[1], PASSED_WAYS[0] if any(c.where == "static args" for c in changes) else PASSED_WAYS[2]
-    return tuple([ArgChange(k, by_keyword, other) for k in now_kw if k not in before_kw]
-                 + [ArgChange(k, other, by_keyword) for k in before_kw if k not in now_kw])
+    other = BY_POSITION if any(c.where == "static args" for c in changes) else NOT_PASSED
+    return tuple([ArgChange(k, BY_KEYWORD, other) for k in now_kw if k not in before_kw]
+                 + [ArgChange(k, other, BY_KEYWORD) for k in before_kw if k not in now_kw])
 
 
 _PATH_NAME = re.compile(r"^argument (?P<i>\d+)$|^keyword '(?P<k>[^']*)'$")

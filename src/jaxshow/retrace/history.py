@@ -156,7 +156,8 @@ def _made_by(fun: Any) -> str | None:
     if made is not None:
         return TRANSFORM_NAMES[made.co_name]
     outer, local, _ = fun.__qualname__.partition(".<locals>.")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
-    return outer.split(".")[-1].lstrip("_") if local and outer.split(".")[-1].lstrip("_") else "JAX transformation"
+    maker = outer.split(".")[-1].lstrip("_")
+    return maker if local and maker else "JAX transformation"
 
 
 def _unwrapped(fun: Any) -> Any:

@@ -108,7 +108,7 @@ def _entries(lines: list[str]) -> list[str]:
 
 BY_POSITION_COUNT = "arguments passed by position"
 """An :class:`ArgChange` of how many arguments a call passed by position, the rest the same."""
-PASSED_WAYS = ("by position", "by keyword", "not passed")
+BY_POSITION, BY_KEYWORD, NOT_PASSED = "by position", "by keyword", "not passed"
 """How :func:`_passed_another_way` says an argument was passed."""
 _TUPLE_LENGTH = re.compile(r"^tuple of length (?P<n>\d+)$")
 _DICT_CHILDREN = re.compile(r"^<class 'dict'> with (?P<n>\d+) child(?:ren)?$")
@@ -133,12 +133,12 @@ def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
         return None
     fewer_keywords = int(now_kw["n"]) < int(before_kw["n"])
     if args is None:  # a keyword left out (its default) or passed
-        how = (PASSED_WAYS[2], PASSED_WAYS[1]) if fewer_keywords else (PASSED_WAYS[1], PASSED_WAYS[2])
+        how = (NOT_PASSED, BY_KEYWORD) if fewer_keywords else (BY_KEYWORD, NOT_PASSED)
     else:
         now_pos, before_pos = (_TUPLE_LENGTH.match(args.group(side)) for side in ("now", "before"))
         if not (now_pos and before_pos) or int(now_pos["n"]) - int(before_pos["n"]) != int(before_kw["n"]) - int(now_kw["n"]):
             return None
-        how = PASSED_WAYS[:2] if fewer_keywords else PASSED_WAYS[1::-1]
+        how = (BY_POSITION, BY_KEYWORD) if fewer_keywords else (BY_KEYWORD, BY_POSITION)
     return [ArgChange(name, *how) for name in names]
 
 
@@ -315,7 +315,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
     if changes:
-        moved = [c.where for c in changes if {c.now, c.before} == set(PASSED_WAYS[:2])]
+        moved = [c.where for c in changes if {c.now, c.before} == {BY_POSITION, BY_KEYWORD}]
         return "; ".join(change_line(category, c) for c in changes) + (
             f" (JAX keys a call by how its arguments are passed: pass {', '.join(moved)} the same way each time)" if moved else "")
     if category == "tracing_context":

@@ -50,7 +50,7 @@ from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
-from jaxshow.capture.stations import COMPILED_TYPE, jit_target, set_options
+from jaxshow.capture.stations import COMPILED_TYPE, given_options, jit_target
 from jaxshow.report import (
     MISS_CATEGORIES,
     CacheClearReport,
@@ -1078,16 +1078,16 @@ class CallCounter(calls.CallCounter):
 
 def wrapper_options(wrapper: Any) -> tuple[tuple[str, str], ...]:
     """A ``jax.jit`` wrapper's options that JAX compiles for without tracing again, as ``(keyword, value text)``: donation
-    and those :func:`~jaxshow.capture.stations.set_options` reads; ``()`` for none set or another wrapper."""
+    and those :func:`~jaxshow.capture.stations.given_options` reads; ``()`` for none set or another wrapper."""
     info = _jax_compat.jit_info(wrapper)
     options = _jax_compat.jit_options_of_info(info) or {}
     donated = next(((k, str(options[k])) for k in ("donate_argnums", "donate_argnames") if options.get(k)), None)  # JAX fills both
-    return (*([donated] if donated else []), *set_options(info))
+    return (*([donated] if donated else []), *given_options(info))
 
 
 def options_change(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...] | None) -> str:
     """How a call's wrapper options (``now``) differ from those of the call before it (``before``; ``None``: none seen):
-    ``differs from the one before in compiler_options: now {...}, before not set``, or ``was given keep_unused=True``;
+    ``differs from the one of the call before in compiler_options: now {...}, before not set``, or ``was given keep_unused=True``;
     ``""`` where nothing is known to differ."""
     if before is None:
         return "was given " + ", ".join(f"{k}={v}" for k, v in now) if now else ""
