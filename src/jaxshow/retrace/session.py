@@ -298,20 +298,19 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "options", "options_changed", "jit_disabled",
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "options_changed", "jit_disabled",
                  "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
         self.record = record
         self.wrapper: Any = None
+        """The last counted call's ``jax.jit`` wrapper (its options are read only where a call compiled without tracing)."""
         self.traced = 0
         self.calls = 0
         self.hits = 0
         self.recompiled: list[str] = []
         """Per call that compiled without tracing: where its arguments were placed."""
-        self.options: tuple[tuple[str, str], ...] | None = None
-        """The jit options of the last counted call's wrapper (:func:`wrapper_options`)."""
         self.options_changed = ""
         """Of the last call that compiled without tracing: how its wrapper's options differ from the call's before."""
         self.jit_disabled = 0
@@ -705,22 +704,22 @@ class Session(_jax_compat.TraceProbe):
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
         run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit)."""
-        options = wrapper_options(wrapper)
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
                 record = registry.lookup(fun) or registry.record_for(fun, None)[0]
                 stats = self._stats[id(fun)] = _Stats(fun, record)
-            stats.wrapper = wrapper
+            previous, stats.wrapper = stats.wrapper, wrapper
             stats.calls += 1
-            if compiled_at is not None:
+            if compiled_at is not None:  # nothing read per hit: the options only where they may say why it compiled
                 stats.recompiled.append(compiled_at)
-                stats.options_changed = options_change(options, stats.options)
+                options = wrapper_options(wrapper)
+                before = None if previous is None else options if previous is wrapper else wrapper_options(previous)
+                stats.options_changed = options_change(options, before)
             elif jit_disabled and not traced:
                 stats.jit_disabled += 1
             elif not traced:
                 stats.hits += 1
-            stats.options = options
 
     def count_compiled_call(self, compiled: Any) -> None:
         """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
