@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import types
+import weakref
 from functools import partial
 
 import jax
@@ -384,3 +386,60 @@ def test_treedef_differences_counts_the_subtrees_that_differ():
     assert _jax_compat.treedef_differences(by_keyword, short) == 1
     assert _jax_compat.treedef_differences(short, short) == 0
     assert _jax_compat.treedef_differences(structure([[[[[1]]]]]), structure([[[[[1, 2]]]]]), depth=2) == 1
+
+
+def test_raised_reading_jit_call_tells_a_refused_argument_from_an_error_in_the_function():
+    """A string argument is refused where JAX reads the call (``pjit._infer_params``); an error the function raises
+    while JAX traces it comes from deeper, and a plain Python error from nowhere in JAX."""
+    f = jax.jit(lambda v: v + 1)
+    kept = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", "remove_frames")  # as under IPython: JAX's frames kept in the cause
+    try:
+        with pytest.raises(TypeError) as refused:
+            f("abc")
+    finally:
+        jax.config.update("jax_traceback_filtering", kept)
+    assert _jax_compat.raised_reading_jit_call(refused.value)
+    try:
+        raise ValueError("not JAX's")
+    except ValueError as exc:
+        assert not _jax_compat.raised_reading_jit_call(exc)
+
+
+def test_evaluates_closed_jaxpr_is_true_only_for_a_jax_function_closing_over_a_jaxpr():
+    jaxpr = jax.make_jaxpr(lambda v: v * 2)(1.0)
+    from jax._src import core  # noqa: PLC0415 - JAX's own module: a function of JAX's files that closes over a jaxpr
+
+    closing = types.FunctionType((lambda: jaxpr).__code__.replace(co_filename=core.__file__), globals(), None, None,
+                                 (lambda: jaxpr).__closure__)
+    assert _jax_compat.evaluates_closed_jaxpr(closing)
+    assert not _jax_compat.evaluates_closed_jaxpr(lambda: jaxpr)  # the user's file: never JAX's own function
+    assert not _jax_compat.evaluates_closed_jaxpr(jnp.sin)
+
+
+def test_weak_get_finds_a_callable_object_by_identity_without_its_eq():
+    class Probe:
+        compared = 0
+
+        def __eq__(self, other):
+            Probe.compared += 1
+            return True
+
+        __hash__ = object.__hash__
+
+        def __call__(self, v):
+            return v
+
+    table = weakref.WeakKeyDictionary()
+    probe, other = Probe(), Probe()
+    table[probe] = "entries"
+    Probe.compared = 0
+    assert _jax_compat._weak_get(table, probe) == "entries"
+    assert _jax_compat._weak_get(table, other) is None and Probe.compared == 0
+
+
+def test_without_text_takes_a_line_out_of_an_errors_args_and_kept_strings():
+    exc = RuntimeError("head\n  File \"x.py\", line 1, in run\ntail")
+    exc.kept = "also\n  File \"x.py\", line 1, in run\n"
+    _jax_compat._without_text(exc, '  File "x.py", line 1, in run\n')
+    assert (exc.args, exc.kept) == (("head\ntail",), "also\n")

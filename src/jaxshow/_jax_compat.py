@@ -1528,12 +1528,12 @@ def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
     ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12), as overrides of a call's params: a call of
     ``wrapper`` may run the executable another wrapper of its function compiled with one of them. ``inline`` as a
     bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; ``[]`` where unknown."""
-    from jax._src.interpreters import pxla
-
     info = getattr(wrapper, "_jit_info", None)
     try:
+        from jax._src.interpreters import pxla
+
         keyed = {f.name for f in dataclasses.fields(pxla.JitGlobalCppCacheKeys)}
-    except Exception:  # noqa: BLE001 - no such record: nothing known to be shared
+    except Exception:  # noqa: BLE001 - no such module or record: nothing known to be shared
         return []
     choices: list[list[tuple[str, Any]]] = []
     for name in ("keep_unused", "inline"):
