@@ -99,6 +99,20 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
+def test_a_custom_vjp_function_defined_again_is_the_same_source(shell):
+    """A ``jax.custom_vjp`` function (a callable object with a ``__getattr__`` of JAX's) defined again by the same cell
+    text read 'first trace of a new f: it replaces the f defined at In[n]:1 that traced before, with other code' though
+    the code was the same: its source was no longer read. It is read from its ``__wrapped__``, without running a lookup."""
+    cell = ("@jax.custom_vjp\ndef cv(v):\n    return jnp.sin(v)\n"
+            "cv.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda c, g: (c * g,))\njax.jit(cv)(1.0)")
+    assert run_captured(shell, "%%jaxcache\n" + cell)[0].success
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    assert result.success
+    [row] = shell.user_ns["rep"].functions
+    assert (row.function, row.misses[0].category) == ("cv", "redefined")
+    assert row.misses[0].summary == "cv is a new function object with the same name and source as one traced before"
+
+
 def test_two_lambdas_of_one_line_are_two_definitions(shell):
     """``inspect`` gives two lambdas of one line the same source: the second read 'first trace of a new <lambda>: it
     replaces the <lambda> defined at In[n]:1 that traced before, with other code', and the line run again folded both

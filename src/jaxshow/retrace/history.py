@@ -196,7 +196,10 @@ def _signature(fun: Any) -> inspect.Signature | None:
 
 def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]] | None:
     if not looks_up_plainly(fun):  # a callable object of the kind inspect has no source for, its lookups never run
-        return None
+        wrapped = inspect.getattr_static(fun, "__wrapped__", None)  # jax.custom_jvp/custom_vjp: update_wrapper's, no code run
+        if type(wrapped) is not types.FunctionType:
+            return None
+        fun = wrapped
     try:
         source = inspect.getsource(fun) + f"\n{_lambda_column(fun)}"
     except (OSError, TypeError):
