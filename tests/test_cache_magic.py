@@ -99,6 +99,15 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
+def test_an_operator_on_an_array_is_jaxs_own_call(shell):
+    """``-x`` calls the jit JAX's ``jnp.negative`` ufunc holds: it was a row of the user's jitted functions, 'negative',
+    defined at JAX's ufuncs.py, since JAX's module holds the ufunc, not that jit, under the name."""
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nneg = -jnp.arange(7.0)")
+    assert result.success
+    assert shell.user_ns["rep"].functions == ()
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+
+
 def test_a_custom_vjp_function_defined_again_is_the_same_source(shell):
     """A ``jax.custom_vjp`` function (a callable object with a ``__getattr__`` of JAX's) defined again by the same cell
     text read 'first trace of a new f: it replaces the f defined at In[n]:1 that traced before, with other code' though

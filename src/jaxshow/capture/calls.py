@@ -1057,8 +1057,9 @@ def users_jit_of_jax(wrapper: Any) -> bool:
 def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> bool:
     """Whether a trace of ``fun``, a function of JAX's, under way at ``frame`` is of a ``jax.jit`` the user's code made
     and called (``normal = jax.jit(jax.random.normal)``; ``normal(k, (3,))``): the user's, as :func:`users_jit_of_jax`
-    tells for a cell's direct call. The wrapper's caller is the user's, and JAX's module does not hold a jit of ``fun``
-    under its name, as it holds ``jnp.sin``'s, which the user's code also calls directly."""
+    tells for a cell's direct call. The wrapper's caller is the user's, and JAX's module holds ``fun`` itself under its
+    name (or nothing): not a jit of it, as it holds ``jnp.sin``'s, nor an object around JAX's own jit of it, as the
+    ``jnp.negative`` ufunc holds the jit that ``-x`` calls."""
     caller = _jax_compat.jit_caller(frame)
     if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
         return False
@@ -1066,7 +1067,7 @@ def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> boo
         held = getattr(sys.modules.get(fun.__module__), fun.__name__, None)
     except Exception:  # noqa: BLE001 - a callable without a module or name: JAX's, as found
         return False
-    return _jax_compat.jit_function(held) is not fun
+    return held is None or held is fun
 
 
 def _stations_shown(record: CallRecord) -> bool:
