@@ -1527,7 +1527,8 @@ def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
     """The other values of the jit options JAX's C++ cache does not key a function's calls on (``keep_unused`` and
     ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12), as overrides of a call's params: a call of
     ``wrapper`` may run the executable another wrapper of its function compiled with one of them. ``inline`` as a
-    bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; ``[]`` where unknown."""
+    bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; each holds only the options that
+    differ from the wrapper's; ``[]`` where unknown."""
     info = getattr(wrapper, "_jit_info", None)
     try:
         from jax._src.interpreters import pxla
@@ -1544,8 +1545,8 @@ def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
             choices.append([(name, value), (name, not value)])
         elif (kind := type(value)).__name__ == "Inline" and {"AUTO", "JAX_LATE"} <= set(kind.__members__):
             choices.append([(name, value)] + [(name, kind[n]) for n in ("AUTO", "JAX_LATE") if kind[n] is not value])
-    variants = [dict(c) for c in itertools.product(*choices)]
-    return [v for v in variants if any(getattr(info, k) is not x for k, x in v.items())]
+    variants = ({k: x for k, x in c if getattr(info, k) is not x} for c in itertools.product(*choices))
+    return [v for v in variants if v]
 
 
 def lower_cached(wrapper: Any, args: tuple, kwargs: dict, unkeyed: dict[str, Any] | None = None

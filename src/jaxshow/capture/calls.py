@@ -814,8 +814,7 @@ class CallCapture(_jax_compat.CallObserver):
             computation = _jax_compat.lower_cached(wrapper, args, kwargs, unkeyed)[2]
             if _jax_compat.computation_compiled(computation):
                 record.computation = computation
-                info = _jax_compat.jit_info(wrapper)
-                given = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in unkeyed.items() if getattr(info, k) is not v)
+                given = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in unkeyed.items())
                 record.notes.append(f"JAX ran the executable it compiled for another jax.jit wrapper of {record.name}, one "
                                     f"with {given}: JAX's C++ cache does not key a call on keep_unused or inline, so wrappers "
                                     "that differ only there share executables; ③ and ④ are that program")
