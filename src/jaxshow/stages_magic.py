@@ -266,19 +266,18 @@ class StagesMagics(Magics):
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, self._expand(line))
-        usage_line = usage(self.jaxstages)
         if args.name is not None:
             name = written_name(args.name)
             if name is None:
-                raise UsageError(f"--name needs a function name (f, model.step, grad(f)), got {args.name!r}\n{usage_line}")
+                raise UsageError(f"--name needs a function name (f, model.step, grad(f)), got {args.name!r}\n{usage(self.jaxstages)}")
             args.name = name
             head = bare_name(name).split(".")[0]
             if head not in self.shell.user_ns and not re.search(rf"\b{re.escape(head)}\b", cell):
-                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage_line}")
+                raise UsageError(f"--name {args.name}: no such name in the namespace or in this cell (--all shows every call)\n{usage(self.jaxstages)}")
         if args.save is not None and (why := directory_problem(args.save)):
-            raise UsageError(f"--save {args.save or repr(args.save)}: {why}\n{usage_line}")
+            raise UsageError(f"--save {args.save or repr(args.save)}: {why}\n{usage(self.jaxstages)}")
         if args.output is not None and (why := output_name_error(self.shell, args.output)):
-            raise UsageError(f"{why}\n{usage_line}")
+            raise UsageError(f"{why}\n{usage(self.jaxstages)}")
         return args
 
     def _expand(self, line: str) -> str:
