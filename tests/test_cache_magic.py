@@ -898,6 +898,30 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
     assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()
 
 
+@pytest.mark.parametrize("made", ["_, pullback = jax.vjp(jnp.sin, x)", "_, pullback = jax.linearize(jnp.sin, x)"])
+def test_a_jit_of_the_function_jax_vjp_returns_traces_once_in_both_magics(shell, made):
+    """``jax.jit(pullback)`` of the callable object ``jax.vjp`` (``jax.linearize``) returns traces, lowers and compiles at
+    its first call, as JAX's explain_cache_misses and jax.monitoring say of the plain cell. %%jaxcache counted that call
+    a hit ('traced 0, hits 1') and %%jaxstages folded it into JAX's own helpers ('no jitted call of yours'): the object
+    has no name for its module to hold, so it read as one of JAX's own jitted functions."""
+    shell.run_cell(made + "\ng = jax.jit(pullback)", store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\ny = g(x)\ny = g(x)")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, row.hits, [m.category for m in row.misses]) == (2, 1, 1, ["never_seen"])
+    run_captured(shell, "%%jaxcache -o rep\ny = g(x)")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, row.hits) == (1, 0, 1)
+    shell.run_cell(made + "\ng = jax.jit(pullback)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = g(x)\ny = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert (report.call_site.file, report.call_site.line, report.repeat_hits) == (f"In[{result.execution_count}]", 2, 1)
+    assert report.notes[0] == f"jax.jit of JAX's own {report.function}, made by your code: shown as your call"
+    run_captured(shell, "%%jaxstages -o rep\ny = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit and report.compiled is not None
+
+
 NEW_OBJECT_PER_CALL = """
 traced = []
 def body(v):
