@@ -832,6 +832,22 @@ def test_in_a_real_kernel_a_trace_in_a_cell_run_again_keeps_its_cells_number():
     assert "called at In[5]:2" in text
 
 
+def test_in_a_real_kernel_a_definition_in_a_cell_run_again_keeps_its_cells_number():
+    """A cell that defines a ``jax.custom_vjp`` function (or any function) and traces it, run again with the same text:
+    the jaxpr diff read 'against the previous definition of cv (defined at In[4]:2, traced at In[2]:6)', the new cell's
+    number, as ipykernel names both runs' file alike and IPython numbers it as the latest. The definition is now named
+    as when it first traced, as the call site already was."""
+    from shellrun import in_a_real_kernel
+
+    cell = ("%%jaxcache\n@jax.custom_vjp\ndef cv(v):\n    return jnp.sin(v)\n"
+            "cv.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda c, g: (c * g,))\ny = jax.jit(cv)(1.0)")
+    _, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp", cell, "x = 1", cell)
+    text = " ".join(nb.cells[3].outputs[-1]["data"]["text/plain"].split())
+    assert ("cv is a new function object with the same name and source as one traced before called at In[4]:6" in text)
+    assert "jaxpr against the previous definition of cv (defined at In[2]:2, traced at In[2]:6): no change" in text
+    assert nb.cells[3].outputs[-1]["data"]["text/plain"].splitlines()[3].split() == ["cv", "1", "1", "0", "1", "In[4]:2"]
+
+
 PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
 
 

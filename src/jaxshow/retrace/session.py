@@ -115,7 +115,8 @@ def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE) -> TextDiff:
 def _against_definition(earlier: _FunctionRecord) -> str:
     """The title of a jaxpr diff against a function's previous definition: which one, and where it traced."""
     traced = earlier.entries[-1].call_site if earlier.entries else None
-    where = ", ".join(bit for bit in (earlier.defined_at and f"defined at {earlier.defined_at}", traced and f"traced at {traced}") if bit)
+    defined = earlier.defined_label or earlier.defined_at
+    where = ", ".join(bit for bit in (defined and f"defined at {defined}", traced and f"traced at {traced}") if bit)
     return f"jaxpr against the previous definition of {earlier.name}" + (f" ({where})" if where else "")
 
 
@@ -628,6 +629,8 @@ class Session(_jax_compat.TraceProbe):
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
+            if record.defined_label is None and record.defined_at:
+                record.defined_label = self.label(record.defined_at)
             blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
             call_site = call_site and self.label(call_site)
             thread = threading.current_thread().name if threading.get_ident() != self.thread_id else None
@@ -643,7 +646,7 @@ class Session(_jax_compat.TraceProbe):
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
                 if earlier is not None and status == "new":  # same name and file, other source: its code changed
-                    miss.replaces = earlier.defined_at or "?"
+                    miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
             miss.reloaded = module_ran_again(record, status, self.is_cell_file)
             if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
