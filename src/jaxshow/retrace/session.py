@@ -674,12 +674,17 @@ class Session(_jax_compat.TraceProbe):
             stats.add(miss, self._first_limit, self._last_limit)
             if frame.output:
                 stats.output.append("".join(frame.output))
+        traced = getattr(self._local, "traced", None)
+        if traced is None:
+            traced = self._local.traced = {}
+        traced[id(fun)] = traced.get(id(fun), 0) + 1
 
     # counting calls (cell mode) ----------------------------------------------------------
 
     def traced_count(self, fun: Any) -> int:
-        stats = self._stats.get(id(fun))
-        return stats.traced if stats is not None and stats.fun is fun else 0
+        """How many traces of ``fun`` this thread made in the session: another thread's, ending while a call of this one
+        hit the cache (a thread pool of ``f`` over new shapes), are not this call's."""
+        return getattr(self._local, "traced", {}).get(id(fun), 0)
 
     def _compiling_ahead(self, module: str, frame: Any) -> None:
         """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
@@ -699,10 +704,12 @@ class Session(_jax_compat.TraceProbe):
         return len(self._logs.compiles) if self._logs is not None else 0
 
     def compiled_since(self, events: int, fun: Any) -> bool:
-        """Whether JAX compiled ``fun``'s module since the first ``events`` compiles of the session."""
+        """Whether JAX compiled ``fun``'s module on this thread since the first ``events`` compiles of the session."""
         record = registry.lookup(fun)
         module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
-        return self._logs is not None and any(e.module == module for e in self._logs.compiles[events:])
+        thread = threading.get_ident()
+        return self._logs is not None and any(e.module == module and on == thread
+                                              for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
@@ -829,7 +836,7 @@ class Session(_jax_compat.TraceProbe):
             self._compiled_calls.clear()
             self._entries = None
         if self._logs is not None:
-            self._logs.compiles.clear()
+            self._logs.clear()
 
 
 def _nested_jit(stats: _Stats, all_stats: dict[int, _Stats]) -> _Stats | None:
@@ -920,6 +927,9 @@ class _LogCapture:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.compiles: list[persistent.CompileLogEvent] = []
+        self.threads: list[int] = []
+        """The thread that logged each of ``compiles``: JAX compiles a call on its own thread."""
+        self._lock = threading.Lock()
         self._loggers: list[logging.Logger] = []
 
     def start(self) -> None:
@@ -929,6 +939,11 @@ class _LogCapture:
             self._loggers.append(logger)
             logger.addFilter(self._filter)
             _levels.lower(logger, logging.WARNING if name == names[0] else logging.DEBUG)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.compiles.clear()
+            self.threads.clear()
 
     def stop(self) -> None:
         for logger in reversed(self._loggers):
@@ -959,7 +974,9 @@ class _LogCapture:
                 return self._user_would_see(record, explained=True)
             event = persistent.parse_compile_log(message)
             if event is not None:
-                self.compiles.append(event)
+                with self._lock:  # the two lists stay in step when threads compile at once
+                    self.compiles.append(event)
+                    self.threads.append(record.thread)
                 if event.module is not None:
                     self.session._compiling_ahead(event.module, sys._getframe(1))
                 return self._user_would_see(record, explained=event.kind != "hit")
