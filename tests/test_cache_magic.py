@@ -602,16 +602,55 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     finally:
         run_captured(shell, "%jaxcache off")
     assert "could not record" not in "".join(reports)
-    if tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 11):
-        assert "different static arguments: s: now k = 2, before k = 1\n" in reports[1]  # what the two reprs hid
-        assert "different static arguments: s: now 5, before <Bad object; its repr raised RuntimeError>" in reports[2]
-    else:  # JAX's own words, guarded: its comparison of the keys reprs the static values
-        words = "cache miss explanation unavailable: comparing the keys raised RuntimeError (a static value's repr or ==?)"
-        line = f"|   * key with {words}" if jax.__version__.startswith(("0.7.", "0.8.")) else f"|   {words}"  # pjit's, then partial_eval's
-        unwrapped = [re.sub(r"\n {7}\| {7}", " ", r) for r in reports[1:3]]  # the line wraps at 100 columns, 4 further in
-        assert all("1. other (JAX's words)" in r and f"{line}\n" in r for r in unwrapped), reports
+    # Bad's repr is the user's: never run, nor JAX's comparison that would run it (jax <= 0.10), on every version
+    assert "different static arguments: s: now k = 2, before k = 1\n" in reports[1]  # what the two reprs hid
+    assert "different static arguments: s: now 5, before <Bad object; its repr not run>" in reports[2]
     assert _jax_compat._explanation_guard._depth == 0, "the guard on JAX's wording is off with the session"
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
+
+
+LOUD = """
+class Loud:
+    def __init__(self, k): self.k = k
+    def __hash__(self): return self.k
+    def __eq__(self, o): return isinstance(o, Loud) and o.k == self.k
+    def __repr__(self): print("repr ran"); return f"Loud({self.k})"
+@partial(jax.jit, static_argnums=1)
+def loud(v, s):
+    return v * s.k
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%jaxcache on"])
+def test_a_static_values_own_repr_runs_under_jaxcache_only_where_jax_runs_it_without(shell, magic):
+    """A static value whose __repr__ printed 'repr ran': the plain cells print nothing, as JAX calls it only to explain a
+    miss with jax_explain_cache_misses on, but under %%jaxcache and %jaxcache on a re-trace printed it 3 to 9 times
+    (JAX's explanation under the flag jaxshow turned on, jaxshow's own comparison and text of the key). It is now never
+    run: the miss reads as what differs, 'k = 3, before k = 2'. With the user's own flag on, JAX prints it as it would."""
+    cells = ["y = loud(x, Loud(2))", "y = loud(x, Loud(3))", "y = loud(jnp.ones(4), Loud(3))", "y = loud(x, s=Loud(3))"]
+
+    def printed(prefix: str, flag: bool) -> list[str]:
+        shell.run_cell(LOUD + f"jax.config.update('jax_explain_cache_misses', {flag})", store_history=True)
+        try:
+            return [run_captured(shell, prefix + cell)[1] for cell in cells]
+        finally:
+            shell.run_cell("jax.config.update('jax_explain_cache_misses', False)")
+
+    plain, flagged = [cap.stdout for cap in printed("", False)], [cap.stdout for cap in printed("", True)]
+    prefix = magic if magic.endswith("\n") else ""
+    if not prefix:
+        run_captured(shell, magic)
+    try:
+        shown = printed(prefix, False)
+        assert [cap.stdout for cap in shown] == plain == [""] * 4
+        texts = [" ".join(cap.outputs[-1].data["text/plain"].split()) for cap in shown]
+        assert "1. different static arguments: s: now k = 3, before k = 2 " in texts[1]
+        assert "1. different input types: v: now f32[4], before f32[3] " in texts[2]
+        _, cap = run_captured(shell, "%jaxcache loud")
+        assert cap.stdout == "" and "now k = 3, before k = 2" in " ".join(cap.outputs[-1].data["text/plain"].split())
+        assert [cap.stdout for cap in printed(prefix, True)] == flagged, "JAX's own (jax 0.10: 'repr ran' twice), as without jaxshow"
+    finally:
+        run_captured(shell, "%jaxcache off")
 
 
 def test_a_jaxcache_cell_and_a_frozen_function_run_as_without_jaxshow_when_a_static_repr_raises(shell):
@@ -832,6 +871,22 @@ def test_in_a_real_kernel_a_trace_in_a_cell_run_again_keeps_its_cells_number():
     assert "called at In[5]:2" in text
 
 
+def test_in_a_real_kernel_a_definition_in_a_cell_run_again_keeps_its_cells_number():
+    """A cell that defines a ``jax.custom_vjp`` function (or any function) and traces it, run again with the same text:
+    the jaxpr diff read 'against the previous definition of cv (defined at In[4]:2, traced at In[2]:6)', the new cell's
+    number, as ipykernel names both runs' file alike and IPython numbers it as the latest. The definition is now named
+    as when it first traced, as the call site already was."""
+    from shellrun import in_a_real_kernel
+
+    cell = ("%%jaxcache\n@jax.custom_vjp\ndef cv(v):\n    return jnp.sin(v)\n"
+            "cv.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda c, g: (c * g,))\ny = jax.jit(cv)(1.0)")
+    _, nb = in_a_real_kernel("%load_ext jaxshow\nimport jax, jax.numpy as jnp", cell, "x = 1", cell)
+    text = " ".join(nb.cells[3].outputs[-1]["data"]["text/plain"].split())
+    assert ("cv is a new function object with the same name and source as one traced before called at In[4]:6" in text)
+    assert "jaxpr against the previous definition of cv (defined at In[2]:2, traced at In[2]:6): no change" in text
+    assert nb.cells[3].outputs[-1]["data"]["text/plain"].splitlines()[3].split() == ["cv", "1", "1", "0", "1", "In[4]:2"]
+
+
 PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0.8: a jit of shard_map
 
 
@@ -896,6 +951,30 @@ def test_a_jit_the_user_made_of_a_function_of_jaxs_is_explained(shell):
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("normal", 3, 2, 1)
     assert [m.category for m in stats.misses] == ["never_seen", "static_args"]
     assert "    2. different static arguments: shape: now (4,), before (3,)" in cap.outputs[0].data["text/plain"].splitlines()
+
+
+@pytest.mark.parametrize("made", ["_, pullback = jax.vjp(jnp.sin, x)", "_, pullback = jax.linearize(jnp.sin, x)"])
+def test_a_jit_of_the_function_jax_vjp_returns_traces_once_in_both_magics(shell, made):
+    """``jax.jit(pullback)`` of the callable object ``jax.vjp`` (``jax.linearize``) returns traces, lowers and compiles at
+    its first call, as JAX's explain_cache_misses and jax.monitoring say of the plain cell. %%jaxcache counted that call
+    a hit ('traced 0, hits 1') and %%jaxstages folded it into JAX's own helpers ('no jitted call of yours'): the object
+    has no name for its module to hold, so it read as one of JAX's own jitted functions."""
+    shell.run_cell(made + "\ng = jax.jit(pullback)", store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\ny = g(x)\ny = g(x)")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, row.hits, [m.category for m in row.misses]) == (2, 1, 1, ["never_seen"])
+    run_captured(shell, "%%jaxcache -o rep\ny = g(x)")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, row.hits) == (1, 0, 1)
+    shell.run_cell(made + "\ng = jax.jit(pullback)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = g(x)\ny = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert (report.call_site.file, report.call_site.line, report.repeat_hits) == (f"In[{result.execution_count}]", 2, 1)
+    assert report.notes[0] == f"jax.jit of JAX's own {report.function}, made by your code: shown as your call"
+    run_captured(shell, "%%jaxstages -o rep\ny = g(x)")
+    [report] = shell.user_ns["rep"].reports
+    assert report.cache_hit and report.compiled is not None
 
 
 NEW_OBJECT_PER_CALL = """

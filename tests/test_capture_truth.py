@@ -545,7 +545,35 @@ def test_static_argument_with_raising_repr_keeps_every_station(shell):
     assert shell.user_ns["runs"] == [1]
     [report] = rep.reports
     assert _fully_staged(report) and report.error is None
-    assert report.wrapper.static_args == (("s", "<BadRepr object; its repr raised RuntimeError>"),)
+    assert report.wrapper.static_args == (("s", "<BadRepr object; its repr not run>"),)  # the user's repr: not run
+
+
+LOUD = ("import dataclasses, collections\nclass Loud:\n    def __init__(self, k): self.k = k\n"
+        "    def __hash__(self): return self.k\n    def __eq__(self, o): return isinstance(o, Loud) and o.k == self.k\n"
+        "    def __repr__(self): print('repr ran'); return f'Loud({self.k})'\n"
+        "    def __str__(self): print('str ran'); return 'loud'\n"
+        "    def __format__(self, spec): print('format ran'); return 'loud'\n"
+        "@dataclasses.dataclass(frozen=True)\nclass Cfg:\n    loud: object\n    n: int = 2\n"
+        "@partial(jax.jit, static_argnums=1)\ndef scale(v, s):\n    runs.append(1)\n    return v * 2\n")
+
+
+def test_a_static_arguments_own_repr_is_never_run(shell):
+    """A static value whose __repr__ (or __str__, __format__) is the user's printed 'repr ran' under %%jaxstages, once
+    per call (the wrapper station's static values), where the plain cell prints nothing: JAX runs it only to explain a
+    miss, with jax_explain_cache_misses on. It is now named by its type, unread, also inside a dataclass, tuple or partial."""
+    _define(shell, LOUD)
+    plain, _ = run_captured(shell, "r = scale(x, Loud(1))")
+    assert plain.success
+    for cell in ("r = scale(x, Loud(2))", "r = scale(x, Loud(2))", "r = scale(x, (Loud(3), 4))",
+                 "r = scale(x, Cfg(Loud(4)))", "r = scale(x, partial(print, Loud(5), k=Loud(6)))"):
+        result, cap, rep = _run(shell, "%%jaxstages --diff -o rep\n" + cell)
+        assert result.success and cap.stdout == "", (cell, cap.stdout)
+    assert rep.reports[0].wrapper.static_args == (("s", "functools.partial(<built-in function print>, "
+                                                        "<Loud object; its repr not run>, k=<Loud object; its repr not run>)"),)
+    _, _, rep = _run(shell, "%%jaxstages --all -o rep\nr = scale(x, Cfg(Loud(4)))\nq = scale(x, Cfg(1, 3))\np = scale(x, (Loud(3), 4))")
+    assert [r.wrapper.static_args for r in rep.reports] == [(("s", "Cfg(loud=<Loud object; its repr not run>, n=2)"),),
+                                                            (("s", "Cfg(loud=1, n=3)"),),
+                                                            (("s", "(<Loud object; its repr not run>, 4)"),)]
 
 
 def test_static_argument_with_raising_repr_under_jaxcache(shell):

@@ -374,7 +374,11 @@ def test_safe_repr_of_odd_objects():
     class Mode(enum.Enum):
         FAST = "fast"
 
-    assert safe_repr(Hostile(), 300) == "<Hostile object; its repr raised RuntimeError>"
+    class Odd:
+        __repr__ = len  # not the user's Python code: run, and it raises
+
+    assert safe_repr(Hostile(), 300) == "<Hostile object; its repr not run>"  # the user's __repr__ is never run
+    assert safe_repr(Odd(), 300) == "<Odd object; its repr raised TypeError>"
     assert safe_repr(Mode.FAST, 300) == "Mode.FAST"
     assert safe_repr(None, 300) == "None"
     assert safe_repr("a\nb", 300) == "'a\\nb'"

@@ -185,6 +185,35 @@ def test_a_miss_on_a_pool_thread_with_no_line_of_yours_names_the_thread(shell):
     assert NO_SITE_HINT not in misses[0].evidence_notes
 
 
+MEANWHILE = """
+other = []
+
+def meanwhile(v):
+    if other == ["go"]:  # while the cell's call runs, another thread traces and compiles f for a new shape
+        other.append(threading.Thread(target=lambda: f(jnp.ones(5)), name="other"))
+        other[1].start()
+        other[1].join(30)
+    return v
+
+@jax.jit
+def f(v):
+    return jax.pure_callback(meanwhile, jax.ShapeDtypeStruct(v.shape, v.dtype), v) * 2
+
+y = f(x)
+"""
+
+
+def test_a_hit_while_another_thread_traces_the_same_function_is_a_hit(shell):
+    """The cell's ``f(x)`` hit the cache while a thread traced and compiled ``f`` for a new shape: it was not counted as
+    a hit (a trace of f had ended during the call, on any thread), or it was 'compiled without a new trace' (a compile of
+    jit_f was logged meanwhile, on any thread). In a pool of f over new shapes, 100 cell calls read 62 hits."""
+    assert run_captured(shell, MEANWHILE)[0].success
+    rep, _ = _run(shell, "%%jaxcache -o rep\nother.append('go')\ny = f(x)\ny = f(x)")
+    [row] = rep.functions
+    assert (row.calls, row.traced, row.hits, row.recompiled) == (2, 1, 2, ())
+    assert [(m.category, m.call_site) for m in row.misses] == [("input_types", f"In[{shell.execution_count - 2}]:5 (on thread other)")]
+
+
 def test_ctrl_c_as_xla_returns_says_why_a_failed_compile_is_timed(shell, monkeypatch):
     # Python takes a Ctrl-C only once XLA's compile returns: JAX's compile event has fired, and no executable is kept
     from jax._src import compiler

@@ -483,7 +483,7 @@ def test_hostile_static_values_are_never_read(shell):
     cell, text = _report(shell, "y = step(x, hostile)")
     report = cell.reports[0]
     assert (report.kind, str(report.wrapper.defined_at)) == ("user", f"In[{n}]:11 (step)")
-    assert report.wrapper.static_args == (("static", "<tuple object; its repr raised RuntimeError>"),)
+    assert report.wrapper.static_args == (("static", "(<Hostile object; its repr not run>, <function step>)"),)
 
 
 def test_jaxcache_names_the_users_definition(shell):

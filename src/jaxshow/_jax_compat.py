@@ -27,7 +27,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import safe_repr
+from jaxshow.reprs import runs_users_repr, safe_repr
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -446,17 +446,53 @@ class _ExplanationGuard:
 def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
     def diff_tracing_cache_keys(*args: Any, **kwargs: Any) -> Any:
         try:
-            return original(*args, **kwargs)
+            new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
+                        else (_static_entries(args[0]), _static_entries(args[1])))
+            if unread_statics_differ(new, old) and not user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
+                note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
+            else:
+                return original(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
             note = _explanation_unavailable(exc)
-            # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
-            return ([note], sys.maxsize) if pjit_shape else (4, sys.maxsize, note)
+        # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
+        return ([note], sys.maxsize) if pjit_shape else (4, sys.maxsize, note)
 
     return functools.update_wrapper(diff_tracing_cache_keys, original)
 
 
 EXPLANATION_UNAVAILABLE = "cache miss explanation unavailable"
 """How JAX's comparison of two cache keys starts when it has no reason to give (and jaxshow's, when it raised)."""
+
+
+STATICS_UNREAD = "comparing the keys would run the repr of a static value of yours, which the call itself never runs"
+"""Why JAX's comparison of two keys is not asked for, under the flag jaxshow turned on (:func:`unread_statics_differ`)."""
+
+
+def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether JAX's comparison of two keys would print static values (:func:`_static_entries`) whose ``repr`` is the
+    user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call never runs: it prints the two at a place both
+    keys hold a static value, where they differ."""
+    common = new.keys() & old.keys()
+    return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(_differ(new[p], old[p]) for p in common)
+
+
+def _static_entries(key: Any) -> dict[str, Any]:
+    """A key's static values by where JAX's comparison prints them: each by input path (jax >= 0.9); jax <= 0.8 prints
+    all positional ones, or all keyword ones, where any of them differ."""
+    if isinstance(key, PjitTraceKey):
+        return _pjit_static_entries(key.key[0])
+    statics = _static_args(key)
+    if statics is not None:
+        return {p: node.val for p, node in statics.items()}
+    try:
+        return _argument_statics(key[1][0].tree) or {}
+    except Exception:  # noqa: BLE001 - a key of another shape: nothing found
+        return {}
+
+
+def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
+    args, kwargs = _pjit_statics(transforms)
+    return {"args": tuple(args), "kwargs": tuple(kwargs.items())}
 
 
 def _explanation_unavailable(exc: BaseException) -> str:
@@ -835,6 +871,12 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     if old is None:
         return None
     try:
+        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
+            (new, new_kw), (before, old_kw) = _pjit_statics(new_key.key[0]), _pjit_statics(old_key.key[0])
+            types, old_types = new_key.key[3][0], old_key.key[3][0]  # its size counted here: static values and types
+            return (sum(map(_differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
+                    + sum(_differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
+                    + sum(map(_differ, types, old_types)) + abs(len(types) - len(old_types)))
         return int(old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
@@ -919,13 +961,47 @@ def static_arg_values(key: Any) -> tuple[Any, ...]:
 
 
 def _pjit_static_values(transforms: Any) -> list[Any]:
-    found: list[Any] = []
+    args, kwargs = _pjit_statics(transforms)
+    return [*args, *kwargs.values()]
+
+
+def _pjit_statics(transforms: Any) -> tuple[list[Any], dict[str, Any]]:
+    """jax <= 0.8: a key's static values, positional and by keyword (sorted by name, as its diff shows them)."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
     for transform in transforms:
         name = getattr(transform[0], "__name__", "")
         if name == "_argnums_partial":
-            found += [boxed.val for boxed in transform[1][1]]
+            args += [boxed.val for boxed in transform[1][1]]
         elif name == "_argnames_partial":
-            found += [boxed.val for boxed in transform[1][0].val.values()]
+            kwargs.update(sorted((k, boxed.val) for k, boxed in transform[1][0].val.items()))
+    return args, kwargs
+
+
+def _tree_static_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...] | None:
+    """jax 0.9-0.10: :func:`static_arg_changes` of two keys' ``Static`` nodes, the arguments' own (``[0][1]``, ``[1]['n']``)."""
+    try:
+        new, old = (_argument_statics(k[1][0].tree) for k in (new_key, old_key))
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return None
+    if new is None or old is None or new.keys() != old.keys():
+        return None
+    return tuple((p, *_value_reprs(new[p], old[p])) for p in new if _differ(new[p], old[p]))
+
+
+def _argument_statics(treedef: Any) -> dict[str, Any] | None:
+    """The values of the ``Static`` nodes among a ``((args), {kwargs})`` pytree definition's arguments, by input path."""
+    groups = treedef.children()
+    if len(groups) != 2:
+        return None
+    found: dict[str, Any] = {}
+    for i, group in enumerate(groups):
+        children = group.children()
+        paths = (f"[{i}][{j}]" for j in range(len(children))) if i == 0 else (f"[{i}][{k!r}]" for k in group.node_data()[1] or ())
+        for path, node in zip(paths, children):
+            meta = node.node_data()
+            if meta is not None and meta[0].__name__ == "Static" and meta[0].__module__.startswith("jax"):
+                found[path] = meta[1].val
     return found
 
 
@@ -1040,6 +1116,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
         old = _pjit_trace_cache()
         try:
+            if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+                return _pjit_static_words(new_key.key[0], old_key.key[0])
             diffs = old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
@@ -1048,16 +1126,36 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     if module is None:
         return None
     try:
-        diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+            diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
+        else:
+            diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+            changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
         return _explanation_unavailable(exc)
-    changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     if changes:
         return "different static arguments (compared by jaxshow):\n" + "\n".join(
             f"  * at input path {p}, now Static(val={now}) and before Static(val={before}), so the static values differ"
             for p, now, before in changes
         )
-    return str(diff[-1])
+    return str(diff[-1]) if diff is not None else f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
+
+
+def _pjit_static_words(new: Any, old: Any) -> str:
+    """jax <= 0.8's words for two keys' different static values (``_argnums_partial``, ``_argnames_partial`` transforms),
+    each shown by :func:`safe_repr`, which runs no ``__repr__`` of the user's."""
+    (args, kwargs), (old_args, old_kwargs) = _pjit_statics(new), _pjit_statics(old)
+    words = []
+    if len(args) != len(old_args) or any(map(_differ, args, old_args)):
+        words.append(f"different value of static args:\n  now {', '.join(_shown(args))} and before {', '.join(_shown(old_args))}")
+    if kwargs.keys() != old_kwargs.keys() or any(_differ(kwargs[k], old_kwargs[k]) for k in kwargs):
+        now, before = (", ".join(f"{k}: {v}" for k, v in zip(d, _shown(d.values()))) for d in (kwargs, old_kwargs))
+        words.append(f"different value of static kwargs:\n  now {{{now}}} and before {{{before}}}")
+    return "\n".join(words)
+
+
+def _shown(values: Any) -> list[str]:
+    return [safe_repr(v, _STATIC_REPR_CHARS) for v in values]
 
 
 def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
@@ -1075,9 +1173,14 @@ def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, s
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
-        return types, str(in_avals.tree), tuple(context)
+        unread = any(map(runs_users_repr, static_arg_values(key)))  # the pytree's text prints its Static nodes (jax 0.9-0.10)
+        return types, TREE_UNREAD if unread else str(in_avals.tree), tuple(context)
     except Exception:  # noqa: BLE001
         return None
+
+
+TREE_UNREAD = "<a pytree holding a static value whose repr is yours: not printed>"
+"""A key's pytree text where printing it would run the ``__repr__`` of a static value of the user's."""
 
 
 class TraceKeyParts:

@@ -1,4 +1,5 @@
-"""A bounded ``repr`` of any value (a user's static argument, a config option's value) that never raises. No JAX, no IPython.
+"""A bounded ``repr`` of any value (a user's static argument, a config option's value) that never raises, nor runs a
+``__repr__`` of the user's (JAX calls none for a call: the value is named by its type). No JAX, no IPython.
 
 Python's default reprs name an object's memory address (``<function f at
 0x7f…>``, ``<Foo object at 0x…>``), different in every process. A static
@@ -10,9 +11,16 @@ identity).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import functools
+import inspect
+import os
 import re
+import types
 from typing import Any
+
+from jaxshow.installed import is_installed
 
 _ADDRESS = re.compile(r" at (0x[0-9a-fA-F]+)>")
 
@@ -38,6 +46,9 @@ def stable_text(text: str) -> tuple[str, tuple[str, ...]]:
     return (_ADDRESS.sub(">", text) if addresses else text), addresses
 
 
+REPR_NOT_RUN = "; its repr not run"
+"""In the text of an object whose ``__repr__`` is the user's, which jaxshow does not run: ``<Scale object; its repr not
+run>`` (:func:`runs_users_repr`)."""
 ANOTHER_OBJECT = " (another object)"
 """The mark of a changed static value's new text where it prints as before but for its addresses."""
 
@@ -50,9 +61,71 @@ def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str
     return now_text, before_text
 
 
+_CONTAINERS = (tuple, list, dict, set, frozenset, functools.partial)
+_MAX_PARTS = 200
+"""Parts of one value looked at, at most, to tell whether its ``repr`` runs the user's code."""
+
+
+def runs_users_repr(value: Any) -> bool:
+    """Whether ``repr(value)`` would run a ``__repr__`` of the user's: one written in Python outside the installed files
+    (a cell's class), on the value or, through the ``repr`` of tuples, lists, dicts, sets, ``functools.partial`` and
+    dataclasses (their fields), on a part of it. Only types and instances' own slots are read: no code of the value's
+    runs. Past :data:`_MAX_PARTS` parts, it is taken to."""
+    pending, seen = [value], 0
+    while pending and seen < _MAX_PARTS:
+        part = pending.pop()
+        seen += 1
+        kind = type(part)
+        method = inspect.getattr_static(kind, "__repr__", None)
+        if type(method) is types.FunctionType:
+            if _dataclass_made(kind, method):
+                pending.extend(inspect.getattr_static(part, f.name, None) for f in dataclasses.fields(kind) if f.repr)
+                continue
+            if not is_installed(os.path.abspath(method.__code__.co_filename)):
+                return True
+        if isinstance(part, _CONTAINERS):  # a namedtuple's repr, too, shows its items'
+            pending.extend(_parts(part))
+    return bool(pending)
+
+
+def _parts(value: Any) -> list[Any]:
+    if isinstance(value, functools.partial):
+        return [value.func, *value.args, *value.keywords.values()]
+    return [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+
+
+def _dataclass_made(kind: type, method: types.FunctionType) -> bool:
+    """Whether ``method`` is the ``__repr__`` ``@dataclass`` wrote for ``kind`` (compiled from a string, in
+    ``reprlib.recursive_repr``'s wrapper), which shows the fields' reprs."""
+    made = inspect.unwrap(method)
+    return type(made) is types.FunctionType and made.__code__.co_filename.startswith("<") and dataclasses.is_dataclass(kind)
+
+
+def _quiet(value: Any) -> str:
+    """``repr(value)`` where that runs no ``__repr__`` of the user's (:func:`runs_users_repr`), else the same text with
+    each such part named by its type, as :func:`safe_repr` names a ``repr`` that raises: ``<Scale object; its repr not
+    run>``."""
+    if not runs_users_repr(value):
+        return repr(value)
+    kind = type(value)
+    if kind is tuple or kind is list:
+        items = ", ".join(_quiet(v) for v in value)
+        return f"({items}{',' if len(value) == 1 else ''})" if kind is tuple else f"[{items}]"
+    if kind is dict:
+        return "{" + ", ".join(f"{_quiet(k)}: {_quiet(v)}" for k, v in value.items()) + "}"
+    if kind is functools.partial:
+        parts = [_quiet(value.func), *map(_quiet, value.args), *(f"{k}={_quiet(v)}" for k, v in value.keywords.items())]
+        return f"functools.partial({', '.join(parts)})"
+    method = inspect.getattr_static(kind, "__repr__", None)
+    if type(method) is types.FunctionType and _dataclass_made(kind, method):
+        fields = (f"{f.name}={_quiet(inspect.getattr_static(value, f.name, None))}" for f in dataclasses.fields(kind) if f.repr)
+        return f"{kind.__qualname__}({', '.join(fields)})"
+    return f"<{type(value).__name__} object{REPR_NOT_RUN}>"
+
+
 def _one_line(value: Any) -> str:
     try:
-        text = f"{type(value).__name__}.{value.name}" if isinstance(value, enum.Enum) else repr(value)
+        text = f"{type(value).__name__}.{value.name}" if isinstance(value, enum.Enum) else _quiet(value)
         if not isinstance(text, str):
             raise TypeError("__repr__ returned a non-string")
     except Exception as exc:  # noqa: BLE001 - a hostile __repr__

@@ -210,11 +210,7 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
     """Name the user's function where JAX's jit info does not: a callable JAX left unnamed (a callable object,
     JAX's ``HashablePartial``), read from its type; a library's jitted function, from the user's function it
     carries among its static arguments (``eqx.filter_jit``); JAX's own closure around it (``checkify``)."""
-    if record.source_file is None and _jax_compat.unknown_name(record.name):
-        found = _jax_compat.unnamed_callable_source(record.fun)
-        if found is not None:
-            record.name, record.source_file = found[0], found[1]
-            record.defined_at = SourceLocation(found[1], found[2], found[0])
+    _name_unnamed_callable(record)
     if library_file(record.source_file):
         try:
             carried = carried_function(record.name, (value for _, value in static_arguments(jit_info, args, kwargs)),
@@ -234,6 +230,15 @@ def _name_users_function(record: CallRecord, jit_info: Any, args: tuple, kwargs:
             record.notes.append(f"JAX names it {record.name}: JAX's wrapper around {carried.__name__} ({wrapper_file})")
             record.name, record.source_file = carried.__name__, code.co_filename
             record.defined_at = SourceLocation(code.co_filename, code.co_firstlineno, carried.__name__)
+
+
+def _name_unnamed_callable(record: CallRecord) -> None:
+    """Name a callable JAX left unnamed (a callable object, JAX's ``HashablePartial``, the ``VJP`` of ``jax.vjp``) from its type."""
+    if record.source_file is None and _jax_compat.unknown_name(record.name):
+        found = _jax_compat.unnamed_callable_source(record.fun)
+        if found is not None:
+            record.name, record.source_file = found[0], found[1]
+            record.defined_at = SourceLocation(found[1], found[2], found[0])
 
 
 @dataclass(eq=False, slots=True)
@@ -955,6 +960,7 @@ class CallCapture(_jax_compat.CallObserver):
         if pmapped is not None:  # the jit jax.pmap calls (jax >= 0.8): named for the user's function, as on its trace
             record.name, record.source_file = pmapped
             record.pmap = True
+        _name_unnamed_callable(record)  # a callable object's kind is its type's (jax.jit(f_vjp) of jax.vjp's VJP)
         _mark_users_jit(record, wrapper)
         return record, info
 
@@ -1048,8 +1054,8 @@ def users_jit_of_jax(wrapper: Any) -> bool:
     scipy and linalg, jax 0.7 to 0.12); ``jax.jit(jnp.sin)`` and ``jax.jit(jax.random.normal)`` are not."""
     try:
         fun = _jax_compat.jit_function(wrapper)
-        return getattr(sys.modules.get(fun.__module__), fun.__name__, None) is not wrapper
-    except Exception:  # noqa: BLE001 - a function without a module or name: JAX's, as found
+        return _held_by_module(fun) is not wrapper
+    except Exception:  # noqa: BLE001 - a function without a module: JAX's, as found
         return False
 
 
@@ -1063,10 +1069,17 @@ def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> boo
     if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
         return False
     try:
-        held = getattr(sys.modules.get(fun.__module__), fun.__name__, None)
-    except Exception:  # noqa: BLE001 - a callable without a module or name: JAX's, as found
+        held = _held_by_module(fun)
+    except Exception:  # noqa: BLE001 - a callable without a module: JAX's, as found
         return False
     return held is None or held is fun
+
+
+def _held_by_module(fun: Any) -> Any:
+    """What the module of ``fun``, one of JAX's callables, holds under its name; ``None`` for a callable object without a
+    name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds."""
+    name = getattr(fun, "__name__", None)
+    return getattr(sys.modules.get(fun.__module__), name, None) if isinstance(name, str) else None
 
 
 def _stations_shown(record: CallRecord) -> bool:

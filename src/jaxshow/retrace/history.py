@@ -65,7 +65,8 @@ class _Kept:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_in", "made_by", "transforms", "parameters",
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
+                 "transforms", "parameters",
                  "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
                  "__weakref__")
 
@@ -95,6 +96,9 @@ class _FunctionRecord:
         elif self.defined_at is None and (found := _jax_compat.unnamed_callable_source(inner)) is not None:
             self.defined_at = f"{found[1]}:{found[2]}"  # a callable object seen only hitting: its class's __call__
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
+        self.defined_label: str | None = None
+        """``defined_at`` with its cell named as when the function first traced (``In[2]:1``): ipykernel names a cell's
+        file by its text, so the same text run again later would take that cell's number."""
         self.parameters = parameter_names(_signature(fun))  # names static arguments, as JAX's jit reads the signature
         self.keys: deque[_Kept] = deque()
         self.from_jax = 0
@@ -131,7 +135,9 @@ class _FunctionRecord:
 
     def carrying(self, carried: types.FunctionType) -> None:
         """The user's function a library's jitted function traced this time (equinox reuses one per name)."""
-        self.defined_at = _defined_at(carried, None)
+        defined_at = _defined_at(carried, None)
+        if defined_at != self.defined_at:
+            self.defined_at, self.defined_label = defined_at, None
         self.defined_in = carried.__code__.co_filename
 
     def alive_is(self, fun: Any) -> bool:

@@ -115,7 +115,8 @@ def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE) -> TextDiff:
 def _against_definition(earlier: _FunctionRecord) -> str:
     """The title of a jaxpr diff against a function's previous definition: which one, and where it traced."""
     traced = earlier.entries[-1].call_site if earlier.entries else None
-    where = ", ".join(bit for bit in (earlier.defined_at and f"defined at {earlier.defined_at}", traced and f"traced at {traced}") if bit)
+    defined = earlier.defined_label or earlier.defined_at
+    where = ", ".join(bit for bit in (defined and f"defined at {defined}", traced and f"traced at {traced}") if bit)
     return f"jaxpr against the previous definition of {earlier.name}" + (f" ({where})" if where else "")
 
 
@@ -628,6 +629,8 @@ class Session(_jax_compat.TraceProbe):
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
+            if record.defined_label is None and record.defined_at:
+                record.defined_label = self.label(record.defined_at)
             blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
             call_site = call_site and self.label(call_site)
             thread = threading.current_thread().name if threading.get_ident() != self.thread_id else None
@@ -643,7 +646,7 @@ class Session(_jax_compat.TraceProbe):
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
                 if earlier is not None and status == "new":  # same name and file, other source: its code changed
-                    miss.replaces = earlier.defined_at or "?"
+                    miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
             miss.reloaded = module_ran_again(record, status, self.is_cell_file)
             if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
@@ -671,12 +674,17 @@ class Session(_jax_compat.TraceProbe):
             stats.add(miss, self._first_limit, self._last_limit)
             if frame.output:
                 stats.output.append("".join(frame.output))
+        traced = getattr(self._local, "traced", None)
+        if traced is None:
+            traced = self._local.traced = {}
+        traced[id(fun)] = traced.get(id(fun), 0) + 1
 
     # counting calls (cell mode) ----------------------------------------------------------
 
     def traced_count(self, fun: Any) -> int:
-        stats = self._stats.get(id(fun))
-        return stats.traced if stats is not None and stats.fun is fun else 0
+        """How many traces of ``fun`` this thread made in the session: another thread's, ending while a call of this one
+        hit the cache (a thread pool of ``f`` over new shapes), are not this call's."""
+        return getattr(self._local, "traced", {}).get(id(fun), 0)
 
     def _compiling_ahead(self, module: str, frame: Any) -> None:
         """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
@@ -696,10 +704,12 @@ class Session(_jax_compat.TraceProbe):
         return len(self._logs.compiles) if self._logs is not None else 0
 
     def compiled_since(self, events: int, fun: Any) -> bool:
-        """Whether JAX compiled ``fun``'s module since the first ``events`` compiles of the session."""
+        """Whether JAX compiled ``fun``'s module on this thread since the first ``events`` compiles of the session."""
         record = registry.lookup(fun)
         module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
-        return self._logs is not None and any(e.module == module for e in self._logs.compiles[events:])
+        thread = threading.get_ident()
+        return self._logs is not None and any(e.module == module and on == thread
+                                              for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
@@ -826,7 +836,7 @@ class Session(_jax_compat.TraceProbe):
             self._compiled_calls.clear()
             self._entries = None
         if self._logs is not None:
-            self._logs.compiles.clear()
+            self._logs.clear()
 
 
 def _nested_jit(stats: _Stats, all_stats: dict[int, _Stats]) -> _Stats | None:
@@ -917,6 +927,9 @@ class _LogCapture:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.compiles: list[persistent.CompileLogEvent] = []
+        self.threads: list[int] = []
+        """The thread that logged each of ``compiles``: JAX compiles a call on its own thread."""
+        self._lock = threading.Lock()
         self._loggers: list[logging.Logger] = []
 
     def start(self) -> None:
@@ -926,6 +939,11 @@ class _LogCapture:
             self._loggers.append(logger)
             logger.addFilter(self._filter)
             _levels.lower(logger, logging.WARNING if name == names[0] else logging.DEBUG)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.compiles.clear()
+            self.threads.clear()
 
     def stop(self) -> None:
         for logger in reversed(self._loggers):
@@ -956,7 +974,9 @@ class _LogCapture:
                 return self._user_would_see(record, explained=True)
             event = persistent.parse_compile_log(message)
             if event is not None:
-                self.compiles.append(event)
+                with self._lock:  # the two lists stay in step when threads compile at once
+                    self.compiles.append(event)
+                    self.threads.append(record.thread)
                 if event.module is not None:
                     self.session._compiling_ahead(event.module, sys._getframe(1))
                 return self._user_would_see(record, explained=event.kind != "hit")
