@@ -1001,9 +1001,9 @@ def _folded_lines(defined, cell, line):
         f"  body (16 function objects)                      —      16      —     —              In[{defined}]:2",
         f"  l_loop.<locals>.<lambda> (16 function objects)  —      16      —     —              In[{defined}]:10",
     ], [
-        f"    … 14 more function objects of body, each traced once as in 2.: called at In[{defined}]:7 ×14",
+        f"    … 14 more function objects of body, each traced once as in 2.: called at In[{defined}]:7 in p_loop ×14",
         "    … 14 more function objects of l_loop.<locals>.<lambda>, each traced once as in 2.: called at",
-        f"      In[{defined}]:10 ×14",
+        f"      In[{defined}]:10 in l_loop ×14",
         "  f:",
         "    1. never-seen function (first trace): first trace of f",
         f"       called at In[{cell}]:{line}",
@@ -1021,8 +1021,8 @@ def test_new_function_objects_per_call_fold_into_one_row_per_definition(shell):
     assert result.success and len(shell.user_ns["traced"]) == 32 and shell.user_ns["traces"] == [1, 1, 1]
     rows = shell.user_ns["rep"].functions
     assert [(f.function, f.objects, f.traced, f.misses_left_out, f.folded_sites) for f in rows] == [
-        ("body", 16, 16, 14, ((f"In[{defined}]:7", 14),)),
-        ("<lambda>", 16, 16, 14, ((f"In[{defined}]:10", 14),)),
+        ("body", 16, 16, 14, ((f"In[{defined}]:7 in p_loop", 14),)),
+        ("<lambda>", 16, 16, 14, ((f"In[{defined}]:10 in l_loop", 14),)),
         ("f", 1, 3, 0, ()),
     ]
     assert sum(f.traced for f in rows) == len(shell.user_ns["traced"]) + len(shell.user_ns["traces"])  # nothing lost
@@ -1269,6 +1269,28 @@ def test_disable_jit_around_a_helper_says_its_jitted_calls_went_unseen(shell, se
         "where jaxshow does not see them")
 
 
+def test_a_trace_from_inside_a_helper_is_not_counted_among_the_cells_calls_and_says_so(shell):
+    # 'f(x)' and 'run(jnp.ones(5))' whose loop called f 4 times read 'f  1  1  1': one call that traced and hit;
+    # the miss read 'called at In[n]:3', not the line in run
+    run_captured(shell, "y = f(x)\ndef run(v):\n    for _ in range(4):\n        w = f(v)\n    return w")
+    defined = shell.execution_count - 1
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\nz = run(jnp.ones(5))")
+    assert result.success and shell.user_ns["traces"] == [1, 1]
+    row, = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, row.hits, row.traced_calls) == (1, 1, 1, 0)
+    assert row.misses[0].call_site == f"In[{defined}]:4 in run"
+    text = cap.outputs[-1].data["text/plain"]
+    assert f"       called at In[{defined}]:4 in run\n" in text
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("  note: calls"))
+    assert lines[at:at + 3] == [
+        "  note: calls and hits count the calls written in the cell, not f's 1 trace made by a call",
+        "    elsewhere. Jitted calls inside run that hit JAX's cache are not seen: JAX serves a hit in C++,",
+        "    where jaxshow does not look; a call written in the cell is seen"]
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\nz = run(x)")
+    assert shell.user_ns["rep"].functions[0].traced_calls == 1 and "calls elsewhere" not in cap.outputs[-1].data["text/plain"]
+
+
 def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_op_by_op(shell):
     run_captured(shell, "def helper(v):\n    return f(v) + 1\ny = f(x)")
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)\nwith jax.disable_jit():\n    y = helper(x)")
@@ -1285,7 +1307,11 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
     result, cap = run_captured(shell, "%%jaxcache -o rep\nwith jax.disable_jit(False):\n    y = helper(x)")
     assert result.success, result.error_in_exec
     text = cap.outputs[-1].data["text/plain"]
-    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "jit was" not in text
+    # helper's call of f hit JAX's cache in C++, where no hook sees it: the report says so rather than "was called"
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced or called in the cell" and "jit was" not in text
+    assert shell.user_ns["rep"].unseen_inside == ("helper",)
+    assert text.splitlines()[1:3] == ["  note: Jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
+                                      "    jaxshow does not look; a call written in the cell is seen"]
 
 
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
@@ -1410,10 +1436,10 @@ def test_a_users_files_are_named_relative_to_the_current_folder_and_home(shell, 
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = homemod.run(x)\ny = homemod.run(jnp.ones(4))")
     assert result.success
     row = shell.user_ns["rep"].functions[0]
-    assert (row.defined_at, row.misses[1].call_site) == (f"{step_file}:4", f"{tmp_path}/home/lib/homemod.py:5")
+    assert (row.defined_at, row.misses[1].call_site) == (f"{step_file}:4", f"{tmp_path}/home/lib/homemod.py:5 in run")
     text = cap.outputs[0].data["text/plain"]
     assert "  step      —      2       —     —              pkg/shortmod.py:4\n" in text
-    assert "       called at ~/lib/homemod.py:5\n" in text and str(tmp_path) not in text
+    assert "       called at ~/lib/homemod.py:5 in run\n" in text and str(tmp_path) not in text
     page = cap.outputs[0].data["text/html"]
     assert f'<span title="{step_file}">pkg/shortmod.py</span>:4' in page
     _, cap = run_captured(shell, "%%jaxstages\ny = homemod.run(jnp.ones(5))")

@@ -253,7 +253,7 @@ def test_a_refused_jit_made_inside_a_function_is_said_to_be_made_anew_by_that_fu
         "  <lambda> is a new function object with the same name and source as one traced before: it is defined inside "
         "make_and_run, which makes it anew each time it runs its definition (each call, each pass of a loop); make the "
         "jitted function once, outside make_and_run\n"
-        f"  called at {tmp_path / 'made_inside_frz.py'}:5\n"
+        f"  called at {tmp_path / 'made_inside_frz.py'}:5 in make_and_run\n"
         "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
     )
     assert (result.error_in_exec.miss.made_in, result.error_in_exec.miss.same_line_hint) == ("make_and_run", False)
@@ -422,7 +422,7 @@ def test_the_users_own_package_outside_the_notebook_folder_is_the_users_not_a_li
     assert str(result.error_in_exec) == (
         "_scaled would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): different static arguments\n"
         "  factor: now 2, before 1\n"
-        f"  called at {own}:12\n"
+        f"  called at {own}:12 in update\n"
         "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
     )
     assert result.error_in_exec.miss.blame is None

@@ -365,7 +365,7 @@ def test_report_module_never_imports_render():
             imported.update(f"{node.module}.{alias.name}" for alias in node.names)
     assert imported == {
         "__future__.annotations", "dataclasses.dataclass", "dataclasses.field",
-        "typing.Callable", "typing.Literal", "typing.NamedTuple",
+        "typing.Callable", "typing.Literal", "typing.NamedTuple", "typing.Sequence",
     }
 
 

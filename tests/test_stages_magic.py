@@ -102,6 +102,20 @@ def test_cached_call_reports_cache_hit(shell):
     assert "cache hit" in str(report)
 
 
+def test_hits_inside_the_users_functions_are_said_to_be_unseen_not_absent(shell):
+    # 'def loop(v): ... f(v)' then '%%jaxstages loop(x)' with every call a hit read 'no jitted call of yours in this
+    # cell': the cell made three, in JAX's C++ fast path, where no hook runs
+    shell.run_cell("y = f(x)\nclass Runner:\n    def go(self, v):\n        return f(v)\n"
+                   "def loop(v):\n    for _ in range(3):\n        v = f(v)\n    return v", store_history=True)
+    run_captured(shell, "%%jaxstages -o rep\nz = loop(x)\nw = Runner().go(x)\nprint(len(z))")
+    assert shell.user_ns["rep"].reports == () and shell.user_ns["runs"] == [1]
+    assert shell.user_ns["rep"].notes == (
+        "no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside loop or Runner.go that hit "
+        "JAX's cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call written in the cell is seen",)
+    run_captured(shell, "%%jaxstages -o rep\nz = len(str(x))")
+    assert shell.user_ns["rep"].notes == ("no jitted call of yours in this cell; the cell ran normally",)
+
+
 def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
     # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
     # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same

@@ -128,9 +128,9 @@ def test_jaxcache_says_which_thread_a_miss_was_on(shell):
     rep, cap = _run(shell, "%%jaxcache -o rep\ngo.set(); done.wait(30)\n@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
     noise, step = rep.functions
     assert (noise.function, step.function) == ("noise", "step")
-    assert [m.call_site for m in noise.misses] == [f"In[{cell}]:13 (on thread loader)"]
+    assert [m.call_site for m in noise.misses] == [f"In[{cell}]:13 in loader (on thread loader)"]
     assert [m.call_site for m in step.misses] == [f"In[{cell + 1}]:6"]
-    assert f"called at In[{cell}]:13 (on thread loader)" in render_text(rep)
+    assert f"called at In[{cell}]:13 in loader (on thread loader)" in render_text(rep)
 
 
 RACE = """

@@ -12,7 +12,7 @@ the record holds ``None`` and a sentence saying why, never a zero.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, Literal, NamedTuple, Sequence
 
 Stage = Literal["trace", "lower", "compile", "run", "call"]
 STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
@@ -788,6 +788,9 @@ class FunctionCacheStats:
     compiled_calls: int = 0
     """Calls of a ``jax.stages.Compiled`` of this function (its executable, compiled ahead of time): counted in
     ``calls``, neither traced nor hits."""
+    traced_calls: int | None = None
+    """Of ``calls``, those that traced (where calls are counted): ``traced`` beyond them came from calls not written in the
+    cell (inside a function of the user's, a library's, another trace), which ``calls`` and ``hits`` do not count."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
@@ -814,6 +817,9 @@ class CacheReport(_Displayable):
     cell_error: ErrorSummary | None = None
     jit_disabled: bool = False
     """Jit was disabled in the cell and no row's calls say so: its notes say how (:func:`jit_disabled_note`)."""
+    unseen_inside: tuple[str, ...] = ()
+    """The user's functions the cell called (``train``): a jitted call inside one that hit JAX's cache is not counted,
+    said where it shows (no row, or a row traced from a call not written in the cell)."""
 
     @property
     def misses(self) -> tuple[CacheMiss, ...]:
@@ -1183,6 +1189,12 @@ def format_bytes(n: float | None) -> str:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``plural(1, 'input')`` -> ``'1 input'``, ``plural(2500, 'input')`` -> ``'2,500 inputs'``."""
     return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:
+    """Why a report lacks the calls inside ``helpers`` (the user's functions the cell called) that hit JAX's cache."""
+    return (f"{'J' if capital else 'j'}itted calls inside {' or '.join(helpers)} that hit JAX's cache are not seen: JAX "
+            "serves a hit in C++, where jaxshow does not look; a call written in the cell is seen")
 
 
 def format_count(n: float | None, unit: str = "") -> str:

@@ -1352,6 +1352,10 @@ class _Pending:
         self.token: Any = None
 
 
+HELPERS_NAMED = 3
+"""How many of the user's functions a cell called :attr:`DirectCalls.helpers` names."""
+
+
 class DirectCalls:
     """The cell's own calls, ``f(a, *b, k=c)`` rewritten as ``(post(pre(f, line, col)(a, *b, k=c)) or after(held()()))[0]``.
 
@@ -1384,6 +1388,10 @@ class DirectCalls:
         self._plain: dict[int, type] = {}
         """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
         own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
+        self.helpers: list[str] = []
+        """The first of the user's own functions the cell called (``train``): a jitted call inside one that hits JAX's
+        cache runs in C++, where no hook sees it."""
+        self._functions: dict[int, types.CodeType] = {}
         self._disabled = "the option jax_disable_jit" if _jax_compat.jit_disabled() else None
         self._disabling = False
         """``jax.disable_jit`` was the cell's last call: the next one (inside its ``with``) reads whether it disabled jit."""
@@ -1424,6 +1432,8 @@ class DirectCalls:
             self._disabling = True
             return fn
         kind = type(fn)
+        if (kind is types.FunctionType or kind is types.MethodType) and len(self.helpers) < HELPERS_NAMED:
+            self._called_function(fn)
         jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
@@ -1463,6 +1473,17 @@ class DirectCalls:
             self._codes[id(code)] = code  # alive while its id is in a key
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
         return _ArgumentList(_Arguments, fn)
+
+    def _called_function(self, fn: Any) -> None:
+        """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs), read once per code."""
+        function = fn.__func__ if type(fn) is types.MethodType else fn
+        if type(function) is not types.FunctionType:
+            return
+        code = function.__code__
+        if self._functions.get(id(code)) is not code:
+            self._functions[id(code)] = code  # held, so the id is never another code's
+            if is_user_file(code.co_filename) and code.co_qualname not in self.helpers:
+                self.helpers.append(code.co_qualname)
 
     def _site(self, frame: Any, line: int) -> SourceLocation:
         """The call's line: in the cell, or, for code IPython compiles itself (``%timeit``), the cell line that ran it."""

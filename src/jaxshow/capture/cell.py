@@ -46,6 +46,7 @@ from jaxshow.report import (
     StagesReport,
     WrapperStation,
     jit_disabled_note,
+    unseen_hits,
 )
 from jaxshow.timings import timings_from_events
 
@@ -62,7 +63,8 @@ class CellOptions:
 def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: float, cell_error: BaseException | None,
                 label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
                 label_text: Callable[[str], str] = lambda text: text,
-                name_note: Callable[[str], str | None] = lambda name: None, jit_disabled: str | None = None) -> CellReport:
+                name_note: Callable[[str], str | None] = lambda name: None, jit_disabled: str | None = None,
+                users_functions: Sequence[str] = ()) -> CellReport:
     """Build the report of one cell from its capture, then release every JAX object the capture held.
 
     Args:
@@ -75,6 +77,8 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         name_note: why ``options.name`` made no jitted call, when the front end can tell.
         jit_disabled: how jit was disabled in the cell (:meth:`DirectCalls.jit_disabled_by`), said unless a shown call
             ran op by op.
+        users_functions: the user's functions the cell called (:attr:`DirectCalls.helpers`), named where no call was
+            seen.
     """
     main = capture.thread_id
     _read_transforms(capture.records)
@@ -142,7 +146,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
             notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
     elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None,
-                                                   library_calls=bool(unseen), jit_disabled=disabled)):
+                                                   library_calls=bool(unseen), jit_disabled=disabled, helpers=users_functions)):
         notes.append(note)
         disabled = None  # its first words
     if disabled is not None:
@@ -603,13 +607,15 @@ user's function on every device's block, and the moves between the global array 
 
 
 def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool = False,
-                  jit_disabled: str | None = None) -> str | None:
+                  jit_disabled: str | None = None, helpers: Sequence[str] = ()) -> str | None:
     """The note of a cell without a jitted call of the user's; ``names``: JAX's own functions that compiled in it.
 
     The report's folded lines name them (and the eager loops); the note says what they were for, naming only
     shard_map's, and a cell that raised is not said to have run normally. A cell that called a
     library's jitted function (``library_calls``, said in a note of its own) did make jitted calls. Where jit was
     disabled (``jit_disabled``: how), the jitted calls inside the user's helpers ran unseen: the note says so instead.
+    Else, where the cell called functions of the user's (``helpers``), a jitted call inside one that hit JAX's cache is
+    unseen: said too.
     """
     sharded = [n for n in EAGER_SHARD_MAP if n in names]
     what = ["eager jax.numpy operations"] if any(n not in EAGER_SHARD_MAP for n in names) else []
@@ -620,9 +626,14 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     compiled = f"JAX compiled its own helpers ({'; '.join(what)})"
     if library_calls and jit_disabled is None:
         return compiled if what else None
-    seen = jit_disabled_note(jit_disabled) if jit_disabled is not None else "no jitted call of yours in this cell"
+    unseen = helpers and jit_disabled is None
+    if jit_disabled is not None:
+        seen = jit_disabled_note(jit_disabled)
+    else:
+        seen = f"no jitted call of yours {'seen ' if unseen else ''}in this cell"
     note = seen + ("" if raised else "; the cell ran normally")
-    return f"{note}. {compiled}" if what else note
+    sentences = [note, *([compiled] if what else []), *([unseen_hits(helpers, capital=True)] if unseen else [])]
+    return ". ".join(sentences)
 
 
 def _compiled(record: CallRecord) -> bool:

@@ -26,6 +26,7 @@ from jaxshow.report import (
     format_bytes,
     miss_title,
     plural,
+    unseen_hits,
 )
 
 SAME_CALL_SITE_HINT = ("JAX: another function was traced for the first time from this same call site before "
@@ -72,7 +73,9 @@ def _headline(report: CacheReport) -> str:
     if not report.functions and report.jit_disabled:
         return "no jitted call seen: jit was disabled in this cell (see the note)"
     if not report.functions:  # a call that raised is not counted (it never returned), so a raising cell says only this
-        return "no jitted function of yours was traced" if report.cell_error else "no jitted function of yours was called or traced"
+        if report.cell_error:
+            return "no jitted function of yours was traced"
+        return f"no jitted function of yours was {'traced or called in the cell' if report.unseen_inside else 'called or traced'}"
     recompiled = sum(len(f.recompiled) for f in report.functions)
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled from an earlier trace (see the note)"
@@ -89,6 +92,25 @@ def _headline(report: CacheReport) -> str:
     objects = sum(f.objects for f in report.functions)
     head = f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
     return f"{head} ({plural(objects, 'function object')})" if objects > names else head
+
+
+def _unseen_note(report: CacheReport) -> str | None:
+    """Where the cell called functions of the user's: what their jitted calls that hit the cache did to the counts."""
+    if not report.unseen_inside or report.jit_disabled:
+        return None
+    unseen = unseen_hits(report.unseen_inside, capital=True)
+    if not report.functions:
+        return unseen
+    elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
+    if not elsewhere:
+        return None
+    traces = ", ".join(f"{f.qualname}'s {plural(n, 'trace')} made by {'a call' if n == 1 else 'calls'} elsewhere"
+                       for f, n in elsewhere)
+    return f"calls and hits count the calls written in the cell, not {traces}. {unseen}"
+
+
+def _notes(report: CacheReport) -> tuple[str, ...]:
+    return report.notes if (unseen := _unseen_note(report)) is None else (unseen, *report.notes)
 
 
 def _named(f: FunctionCacheStats, budget: TextBudget) -> str:
@@ -254,7 +276,7 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
         parts.append(details("persistent compilation cache", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
     if report.cell_error:
         parts.append(tag("div", _raised(report, budget), style=ERROR_STYLE))
-    parts.extend(tag("div", muted(located_html(n, budget, message))) for n in report.notes)
+    parts.extend(tag("div", muted(located_html(n, budget, message))) for n in _notes(report))
     return join(parts)
 
 
@@ -446,7 +468,7 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
     if report.cell_error:
         lines.append(paragraph("  ", _raised(report, budget), "    ", budget))
-    lines.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in report.notes)
+    lines.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in _notes(report))
     return "\n".join(lines)
 
 

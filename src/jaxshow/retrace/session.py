@@ -218,7 +218,8 @@ class _Tee:
 def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any,
               cell_line: calls.CellLine = calls.no_cell) -> tuple[LibraryBlame | None, str | None]:
     """Where to point for a trace of ``record``'s function seen from ``frame`` out: the library blame and the user's
-    line it names, else the innermost line in the user's code (``None`` when there is none).
+    line it names, else the innermost line in the user's code (``None`` when there is none), with the function it is in
+    (``In[4]:3 in train``) where that is not the top level of a cell or file.
 
     The function's file is the one its record names: the user's for a function a library's jit carries
     (``eqx.filter_jit``), which JAX's debug info places in the library.
@@ -227,7 +228,10 @@ def miss_site(frame: Any, record: _FunctionRecord, debug_info: Any,
     if blame is not None:
         return blame, blame.user_line
     site = calls.user_site(frame, cell_line)
-    return None, f"{site.file}:{site.line}" if site is not None else None
+    if site is None:
+        return None, None
+    inside = "" if site.function is None or site.function.startswith("<") else f" in {site.function}"
+    return None, f"{site.file}:{site.line}{inside}"
 
 
 class _Miss:
@@ -299,8 +303,8 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "hits", "recompiled", "options_changed", "jit_disabled",
-                 "first", "last", "left_out", "output")
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "traced_calls", "hits", "recompiled", "options_changed",
+                 "jit_disabled", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -309,6 +313,7 @@ class _Stats:
         """The last counted call's ``jax.jit`` wrapper (its options are read only where a call compiled without tracing)."""
         self.traced = 0
         self.calls = 0
+        self.traced_calls = 0
         self.hits = 0
         self.recompiled: list[str] = []
         """Per call that compiled without tracing: where its arguments were placed."""
@@ -340,6 +345,7 @@ class _Stats:
             traced=self.traced,
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
+            traced_calls=self.traced_calls if hits_counted and self.wrapper is not None else None,
             recompiled=tuple(self.recompiled),
             recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
@@ -366,6 +372,7 @@ def _folded(group: list[_Stats], hits_counted: bool) -> FunctionCacheStats:
         traced=sum(s.traced for s in group),
         calls=sum(s.calls for s in group) if counted else None,
         hits=sum(s.hits for s in group) if counted else None,
+        traced_calls=sum(s.traced_calls for s in group) if counted else None,
         cache_size=None if None in sizes else sum(sizes),
         recompiled=tuple(r for s in group for r in s.recompiled),
         misses=tuple(s.first[0].reported() for s in shown),
@@ -730,6 +737,8 @@ class Session(_jax_compat.TraceProbe):
                 stats.jit_disabled += 1
             elif not traced:
                 stats.hits += 1
+            else:
+                stats.traced_calls += 1
 
     def count_compiled_call(self, compiled: Any) -> None:
         """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
