@@ -244,3 +244,63 @@ def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_write
         f"c f32[] P(unreduced={{'i'}}{kind}) no",
         "d f32[4] P(None, reduced={'i'}) no",
     ]
+
+
+PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    x2 = jax.device_put(x, NamedSharding(mesh, P("model", "data")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+    d0, d3 = (jax.device_put(jnp.ones(4), jax.devices()[i]) for i in (0, 3))
+
+    @jax.jit
+    def layer(x, w):
+        return jnp.tanh(x @ w).sum(axis=0)
+    k = jax.jit(lambda v: v + 1)
+    ''').success
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda e, d, **k: compiles.append(k["fun_name"]) if e.endswith("backend_compile_duration") else None)
+    out = {}
+    for name, cell in (("sharded", "y1 = layer(x, w)\\ny2 = layer(x2, w)"), ("device", "print(k(d0).devices(), k(d3).devices())")):
+        with capture_output() as cap:
+            assert ip.run_cell("%%jaxstages -o rep\\n" + cell).success
+        rep = ip.user_ns["rep"]
+        out[name] = {"inputs": [[p.path, p.spec or p.sharding] for p in rep.reports[0].compiled.inputs],
+                     "args": [[a.path, a.spec] for a in rep.reports[0].traced.args],
+                     "notes": list(rep.reports[0].notes), "cell_notes": list(rep.notes),
+                     "collectives": [[c.kind, c.count] for c in rep.reports[0].compiled.collectives],
+                     "stdout": cap.stdout}
+    lowered = ip.user_ns["layer"].lower(ip.user_ns["x2"], ip.user_ns["w"]).compile()
+    import re
+    out["x2_collectives"] = sorted([k, len(re.findall(" " + k + "(?:-start)?\\\\(", lowered.as_text()))] for k in ("all-reduce", "all-gather", "collective-permute", "all-to-all") if " " + k + "(" in lowered.as_text())
+    out["x2_input_specs"] = [str(s.spec).replace("PartitionSpec(", "P(") for s in lowered.input_shardings[0]]  # jax 0.7's str
+    out["compiles"] = compiles
+    print(json.dumps(out))
+    """
+)
+
+
+def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
+    # was: 'layer(x, w); layer(x2, w)' with x2 placed otherwise showed the first call's program, x P('data', 'model'), under
+    # 'called 2 times with this signature in the cell', while JAX lowered and compiled layer again for x2's placement (other
+    # collectives): the calls share a trace, not a program. Likewise k(d0), k(d3): the report was device 0's program.
+    result = _run(PLACED_AGAIN_SCRIPT)
+    sharded, device = result["sharded"], result["device"]
+    assert result["compiles"] == ["jit(layer)", "jit(layer)", "jit(<lambda>)", "jit(<lambda>)"]
+    assert sharded["inputs"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]] and sharded["inputs"] == [
+        [p, s] for p, s in zip(("x", "w"), result["x2_input_specs"])]
+    assert sharded["args"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]]
+    assert sorted(sharded["collectives"]) == result["x2_collectives"]
+    assert sharded["notes"] == []
+    assert sharded["cell_notes"] == ["also called: layer compiled again for another placement of its arguments (x "
+                                     "P('data', 'model'), w P('model', None)) (use --all or --name to show them)"]
+    assert device["stdout"] == "{CpuDevice(id=0)} {CpuDevice(id=3)}\n"
+    assert device["inputs"][0][0] == "v" and device["inputs"][0][1].startswith("SingleDeviceSharding(device=CpuDevice(id=3), ")
+    assert device["notes"] == []
+    assert device["cell_notes"] == ["also called: <lambda> compiled again for another placement of its arguments "
+                                    "(use --all or --name to show them)"]

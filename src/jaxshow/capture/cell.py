@@ -27,6 +27,7 @@ from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
     CallName,
     WalkOptions,
+    arg_names_of,
     defined_at_of,
     jit_target,
     pmapped_defined_at,
@@ -224,6 +225,8 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "function", f"{site.file}:{site.line}" if site else None
     if record.failed_in is not None and all(s.failed_in is None for s in namesakes):
         return "raised", None
+    if record.jaxpr is not None and any(s.jaxpr is record.jaxpr for s in namesakes):
+        return "placement", _placement(record)
     types = _arg_types(record)
     if types is not None and all(_arg_types(s) != types for s in namesakes):
         return "signature", _first(types)
@@ -257,11 +260,23 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
         return f"{name} with " + (f"{n} other signatures" if n > 1 else "another signature") + listed
     if kind == "static":
         return f"{name} with " + (f"{n} other sets of static arguments" if n > 1 else "other static arguments") + listed
+    if kind == "placement":
+        return f"{name} compiled again for " + (f"{n} other placements" if n > 1 else "another placement") + f" of its arguments{listed}"
     if kind == "context":
         return f"{name} in another config context{listed}"
     if kind == "pytree":
         return f"{name} with another input pytree (the same argument types, traced again)"
     return name
+
+
+def _placement(record: CallRecord) -> str | None:
+    """A call's arguments placed on a mesh, by name and spec (``x P('data', None), w P('model', None)``); ``None`` if none is."""
+    placed = record.arg_shardings
+    if not placed:
+        return None
+    names = arg_names_of(record.jaxpr) or ()
+    names = (("",) * (len(placed) - len(names)) + tuple(names))[-len(placed):]  # consts first, unnamed
+    return _first([f"{name} {texts[1]}".strip() for name, texts in zip(names, placed) if texts is not None and texts[1]])
 
 
 def _first(items: list[str], n: int = 4) -> str:
@@ -371,10 +386,13 @@ def _signature_key(record: CallRecord) -> tuple:
     A call's jaxpr is the entry JAX's tracing cache gave it, so calls with one jaxpr are the calls JAX found one
     signature in: argument types, static values, and also the input pytree and the config context, which two calls
     of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
+    Calls of one jaxpr with another lowering are another program: JAX lowered and compiled that trace again for
+    another placement of the arguments (a sharding under Auto mesh axes, a device).
     """
     jaxpr = record.jaxpr
     program = record.computation if record.continued == "Lowered" else record.executable
-    shape = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("program", id(program)) if program is not None else ("record", record.seq)
+    shape = (("jaxpr", id(jaxpr), id(record.computation)) if jaxpr is not None else ("program", id(program)) if program is not None
+             else ("record", record.seq))
     return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
             record.static_args, record.failed_in)
 
