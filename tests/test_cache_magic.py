@@ -1493,3 +1493,16 @@ def test_the_functions_table_narrows_a_column_under_12_where_only_that_fits(shel
         "  function",
         "  objects)",
     ]
+
+
+def test_a_history_before_any_trace_names_the_users_function_inside_jaxs_wrapper(shell):
+    # was: 'defined at: .../jax/_src/traceback_util.py:191' for a jit of jax.shard_map(g) (or jax.checkpoint(g)) that
+    # %%jaxstages had compiled, as no %jaxcache had traced it: the line of JAX's wrapper around g, not of g
+    result, _ = run_captured(shell, "mesh = jax.make_mesh((1,), ('i',))\n"
+                                    "def g(v):\n    return v * 2\n"
+                                    "mapped = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=jax.sharding.PartitionSpec('i'),\n"
+                                    "                          out_specs=jax.sharding.PartitionSpec('i')))\n"
+                                    "ckpt = jax.jit(jax.checkpoint(g))")
+    for name in ("mapped", "ckpt"):
+        run_captured(shell, f"%jaxcache {name} -o hist")
+        assert shell.user_ns["hist"].defined_at == f"In[{result.execution_count}]:2", name

@@ -75,6 +75,7 @@ from jaxshow.retrace.history import (
     RECORDING,
     _defined_at,
     _FunctionRecord,
+    _unwrapped,
     closest_key,
     defined_in_top_level_loop,
     kept_before,
@@ -1112,7 +1113,7 @@ def trace_history(name: str, fn: Any) -> TraceHistory:
     return TraceHistory(
         name=name,
         qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
-        defined_at=record.defined_at if record else _defined_at(target, None),
+        defined_at=record.defined_at if record else _defined_at(_unwrapped(target), None),
         entries=tuple(m.entry() for m in record.entries) if record else (),
         traces_observed=record.traces if record else 0,
         cache_size=size,
