@@ -266,7 +266,8 @@ PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
     jax.monitoring.register_event_duration_secs_listener(
         lambda e, d, **k: compiles.append(k["fun_name"]) if e.endswith("backend_compile_duration") else None)
     out = {}
-    for name, cell in (("sharded", "y1 = layer(x, w)\\ny2 = layer(x2, w)"), ("device", "print(k(d0).devices(), k(d3).devices())")):
+    for name, cell in (("sharded", "y1 = layer(x, w)\\ny2 = layer(x2, w)"), ("device", "print(k(d0).devices(), k(d3).devices())"),
+                       ("unplaced", "z1 = layer(jnp.ones((8, 8)), jnp.ones((8, 16)))\\nz2 = layer(x, w)")):
         with capture_output() as cap:
             assert ip.run_cell("%%jaxstages -o rep\\n" + cell).success
         rep = ip.user_ns["rep"]
@@ -291,7 +292,7 @@ def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
     # collectives): the calls share a trace, not a program. Likewise k(d0), k(d3): the report was device 0's program.
     result = _run(PLACED_AGAIN_SCRIPT)
     sharded, device = result["sharded"], result["device"]
-    assert result["compiles"] == ["jit(layer)", "jit(layer)", "jit(<lambda>)", "jit(<lambda>)"]
+    assert result["compiles"] == ["jit(layer)", "jit(layer)", "jit(<lambda>)", "jit(<lambda>)", "jit(layer)"]
     assert sharded["inputs"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]] and sharded["inputs"] == [
         [p, s] for p, s in zip(("x", "w"), result["x2_input_specs"])]
     assert sharded["args"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]]
@@ -304,3 +305,7 @@ def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
     assert device["notes"] == []
     assert device["cell_notes"] == ["also called: <lambda> compiled again for another placement of its arguments "
                                     "(use --all or --name to show them)"]
+    # arrays on no mesh have other types than arrays on a mesh (JAX traced again: 'now f32[8,8]({}), before
+    # f32[8,8]({Auto: ('data', 'model')})'): this read 'layer with another input pytree (the same argument types, traced again)'
+    assert result["unplaced"]["cell_notes"] == [
+        "also called: layer with another signature (f32[8,8] (no mesh), f32[8,16] (no mesh)) (use --all or --name to show them)"]

@@ -230,6 +230,9 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     types = _arg_types(record)
     if types is not None and all(_arg_types(s) != types for s in namesakes):
         return "signature", _first(types)
+    placed = _arg_types(record, meshes=True)
+    if placed is not None and all(_arg_types(s, meshes=True) != placed for s in namesakes):
+        return "signature", _first(placed)
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
     if types is None:
@@ -283,13 +286,22 @@ def _first(items: list[str], n: int = 4) -> str:
     return ", ".join(items[:n]) + (f", … ({len(items):,} in all)" if len(items) > n else "")
 
 
-def _arg_types(record: CallRecord) -> list[str] | None:
-    """The types of a call's array arguments as its jaxpr spells them (``f32[3]``); ``None`` where it has no jaxpr."""
+def _arg_types(record: CallRecord, meshes: bool = False) -> list[str] | None:
+    """The types of a call's array arguments as its jaxpr spells them (``f32[3]``); ``None`` where it has no jaxpr.
+
+    ``meshes`` adds each type's mesh, which JAX's spelling leaves out and its cache keys on
+    (``f32[8,8] on mesh ('data': 2, 'model': 4)``; ``f32[8,8] (no mesh)``: an array on one device).
+    """
     avals = getattr(record.jaxpr, "in_avals", None)
     if avals is None:
         return None
     return [(a.str_short(True) if hasattr(a, "str_short") else str(a)) + ("{weak_type=True}" if getattr(a, "weak_type", False) else "")
-            for a in avals]
+            + (_mesh_text(a) if meshes else "") for a in avals]
+
+
+def _mesh_text(aval: Any) -> str:
+    sizes = _jax_compat.mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))
+    return f" on mesh ({sizes})" if sizes else " (no mesh)"
 
 
 def _ahead_of_time_text(record: CallRecord) -> str:
