@@ -166,16 +166,19 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "%%jaxcache -o remeshed\\nmesh2 = jax.make_mesh((4, 2), ('data', 'model'), axis_types=auto)\\n"
         "y = layer(jax.device_put(x, NamedSharding(mesh2, P('data', 'model'))), "
         "jax.device_put(w, NamedSharding(mesh2, P('model', None))))",
+        # arrays on one device, no mesh: JAX traces again, and writes the types 'f32[8,8]({})'
+        "%%jaxcache -o unplaced\\ny = layer(jnp.ones((8, 8)), jnp.ones((8, 16)))",
     ):
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts.append(cap.outputs[-1].data["text/plain"])
-    moved, remeshed = ip.user_ns["moved"], ip.user_ns["remeshed"]
+    moved, remeshed, unplaced = ip.user_ns["moved"], ip.user_ns["remeshed"], ip.user_ns["unplaced"]
     print(json.dumps({
         "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
         "moved_head": texts[0].splitlines()[0],
         "moved_note": [n for n in moved.notes if n.startswith("layer:")],
         "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
+        "unplaced": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in unplaced.misses],
     }))
     """
 )
@@ -196,6 +199,10 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
         ["w", "f32[8,16] on mesh ('data': 4, 'model': 2)", "f32[8,16] on mesh ('data': 2, 'model': 4)"]]]]
+    # was: x: now f32[8,8]({}), before f32[8,8]({Auto: ('data', 'model')})
+    assert result["unplaced"] == [["input_types", [
+        ["x", "f32[8,8] (no mesh)", "f32[8,8] on mesh ('data': 4, 'model': 2)"],
+        ["w", "f32[8,16] (no mesh)", "f32[8,16] on mesh ('data': 4, 'model': 2)"]]]]
 
 
 REDUCED_SCRIPT = SHELL + textwrap.dedent(

@@ -1063,8 +1063,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
 def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     """A tracing-cache key as printable parts: ``((arg, "f32[3]"), ...)``, pytree text, trace context.
 
-    ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``),
-    which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
+    ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``; ``f32[8,8] (no
+    mesh)``), which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
     on jax >= 0.9 and :class:`PjitTraceKey` on jax <= 0.8. Returns ``None`` for
     any other shape.
     """
@@ -1171,8 +1171,9 @@ def _aval_text(aval: Any, mesh: bool = False) -> str:
     text = short(True) if short is not None else str(aval)
     if getattr(aval, "weak_type", False):
         text += "{weak_type=True}"
-    if mesh and (sizes := mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))):
-        text += f" on mesh ({sizes})"
+    if mesh and (sharding := getattr(aval, "sharding", None)) is not None:
+        sizes = mesh_sizes(getattr(sharding, "mesh", None))
+        text += f" on mesh ({sizes})" if sizes else " (no mesh)"
     return text
 
 
