@@ -288,6 +288,9 @@ PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
     out["x2_collectives"] = sorted([k, len(re.findall(" " + k + "(?:-start)?\\\\(", lowered.as_text()))] for k in ("all-reduce", "all-gather", "collective-permute", "all-to-all") if " " + k + "(" in lowered.as_text())
     out["x2_input_specs"] = [str(s.spec).replace("PartitionSpec(", "P(") for s in lowered.input_shardings[0]]  # jax 0.7's str
     out["compiles"] = compiles
+    with capture_output():
+        assert ip.run_cell("%%jaxstages --diff -o rep\\ny3 = layer(x, w)").success
+    out["diff"] = [[c.where, c.now, c.before] for c in ip.user_ns["rep"].diffs[0].key_changes]
     print(json.dumps(out))
     """
 )
@@ -307,6 +310,9 @@ def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
     assert sharded["notes"] == []
     assert sharded["cell_notes"] == ["also called: layer compiled again for another placement of its arguments (x "
                                      "P('data', 'model'), w P('model', None)) (use --all or --name to show them)"]
+    # --diff against layer's previous compile (x2's): was the whole NamedSharding twice, 'f32[8,8]
+    # NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device)'
+    assert result["diff"] == [["x", "f32[8,8] P('data', 'model')", "f32[8,8] P('model', 'data')"]]
     assert device["stdout"] == "{CpuDevice(id=0)} {CpuDevice(id=3)}\n"
     assert device["inputs"][0][0] == "v" and device["inputs"][0][1].startswith("SingleDeviceSharding(device=CpuDevice(id=3), ")
     assert device["notes"] == []

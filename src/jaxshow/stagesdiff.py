@@ -77,7 +77,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
     for path in dict.fromkeys([*new_args, *old_args]):
         a, b = new_args.get(path), old_args.get(path)
         if a is None or b is None or _arg_text(a) != _arg_text(b):
-            changes.append(ArgChange(path, _arg_text(a) if a else "(absent)", _arg_text(b) if b else "(absent)"))
+            changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
     changes += _pairs(now.trace_context, before.trace_context, "config ")
@@ -105,9 +105,12 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
     return tuple(out)
 
 
-def _arg_text(arg: ArgSpec) -> str:
+def _arg_text(arg: ArgSpec, other: ArgSpec | None = None) -> str:
+    """An argument's type, sharding and donation; its sharding by its spec alone where ``other`` is on the same mesh."""
     bits = [arg.type_str + ("{weak}" if arg.weak_type else "")]
-    if arg.sharding:
+    if arg.spec and arg.mesh:
+        bits.append(arg.spec if other is not None and other.mesh == arg.mesh else f"{arg.spec} on {arg.mesh}")
+    elif arg.sharding:
         bits.append(arg.sharding)
     if arg.donated:
         bits.append("donated")
