@@ -322,3 +322,43 @@ def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
     # f32[8,8]({Auto: ('data', 'model')})'): this read 'layer with another input pytree (the same argument types, traced again)'
     assert result["unplaced"]["cell_notes"] == [
         "also called: layer with another signature (f32[8,8] (no mesh), f32[8,16] (no mesh)) (use --all or --name to show them)"]
+
+
+LOOP_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(AxisType.Auto, AxisType.Auto))
+    ws = jax.device_put(jnp.ones((6, 32, 32)) * 0.01, NamedSharding(mesh, P(None, None, "tp")))
+    h0 = jax.device_put(jnp.ones((8, 32)), NamedSharding(mesh, P("dp", None)))
+
+    @jax.jit
+    def stack(ws, h):
+        def layer(h, w):
+            return jax.lax.with_sharding_constraint(jnp.tanh(h @ w), NamedSharding(mesh, P("dp", None))), None
+        return jax.lax.scan(layer, h, ws)[0].sum()
+    ''').success
+    with capture_output() as cap:
+        assert ip.run_cell("%%jaxstages -o rep\\nout = stack(ws, h0)").success
+    c = ip.user_ns["rep"].reports[0].compiled
+    hlo = c.optimized_hlo_text.splitlines()
+    text = cap.outputs[-1].data["text/plain"].splitlines()
+    at = next(i for i, row in enumerate(text) if "in the optimised HLO" in row)
+    print(json.dumps({"counts": [[k.kind, k.count, k.in_loops, list(k.lines)] for k in c.collectives],
+                      "lines": {k.kind: [hlo[n - 1] for n in k.lines] for k in c.collectives},
+                      "text": text[at:at + 4]}))
+    """
+)
+
+
+def test_a_collective_in_a_loop_body_is_said_to_run_each_iteration():
+    # was: '2 collectives in the optimised HLO: all-gather ×1, all-reduce ×1', the all-gather inside the scan's while
+    # body, which XLA runs 6 times a call, the all-reduce once after it
+    result = _run(LOOP_SCRIPT)
+    (gather,), (reduce,) = (lines for *_, lines in result["counts"])
+    assert result["counts"] == [["all-gather", 1, 1, [gather]], ["all-reduce", 1, 0, [reduce]]]
+    assert " all-gather(" in result["lines"]["all-gather"][0] and " all-reduce(" in result["lines"]["all-reduce"][0]
+    assert result["text"][0] == "  2 collectives in the optimised HLO: all-gather ×1 (1 in a loop body: it runs every iteration),"
+    assert result["text"][1] == "    all-reduce ×1:"
+    assert [" ".join(row.split()) for row in result["text"][2:4]] == [f"all-gather 1 lines {gather}", f"all-reduce 1 lines {reduce}"]
