@@ -168,17 +168,22 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "jax.device_put(w, NamedSharding(mesh2, P('model', None))))",
         # arrays on one device, no mesh: JAX traces again, and writes the types 'f32[8,8]({})'
         "%%jaxcache -o unplaced\\ny = layer(jnp.ones((8, 8)), jnp.ones((8, 16)))",
+        # Explicit axes: another placement is another type, each written with the same mesh axis types
+        "%%jaxcache -o explicit\\nemesh = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)\\n"
+        "twice = jax.jit(lambda v: v * 2)\\nfor spec in (P('data', 'model'), P('model', 'data')):\\n"
+        "    y = twice(jax.device_put(x, NamedSharding(emesh, spec)))",
     ):
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts.append(cap.outputs[-1].data["text/plain"])
-    moved, remeshed, unplaced = ip.user_ns["moved"], ip.user_ns["remeshed"], ip.user_ns["unplaced"]
+    moved, remeshed, unplaced, explicit = (ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit"))
     print(json.dumps({
         "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
         "moved_head": texts[0].splitlines()[0],
         "moved_note": [n for n in moved.notes if n.startswith("layer:")],
         "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
         "unplaced": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in unplaced.misses],
+        "explicit": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in explicit.misses],
     }))
     """
 )
@@ -203,6 +208,8 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     assert result["unplaced"] == [["input_types", [
         ["x", "f32[8,8] (no mesh)", "f32[8,8] on mesh ('data': 4, 'model': 2)"],
         ["w", "f32[8,16] (no mesh)", "f32[8,16] on mesh ('data': 4, 'model': 2)"]]]]
+    # was: v: now f32[8@model,8@data]({Explicit: ('data', 'model')}), before f32[8@data,8@model]({Explicit: ('data', 'model')})
+    assert result["explicit"] == [["never_seen", []], ["input_types", [["v", "f32[8@model,8@data]", "f32[8@data,8@model]"]]]]
 
 
 REDUCED_SCRIPT = SHELL + textwrap.dedent(

@@ -83,6 +83,8 @@ def classify_miss(
             notes.append(_library_site_hint(library))
     if category == "input_types" and key is not None and any(_meshes_apart(c) for c in changes):
         changes = _with_meshes(changes, key, old, record)
+    if category == "input_types":
+        changes = tuple(_without_shared_mesh_types(c) for c in changes)
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
     if category in ("static_args", "input_pytree"):
@@ -145,6 +147,15 @@ def _meshes_apart(change: ArgChange) -> bool:
     type's mesh (``f32[8,8]({})``, ``f32[8,8]({Auto: ('data', 'model')})``)."""
     return change.now == change.before or (
         _MESH_TYPES.search(change.now) is not None and _MESH_TYPES.sub("", change.now) == _MESH_TYPES.sub("", change.before))
+
+
+def _without_shared_mesh_types(change: ArgChange) -> ArgChange:
+    """A type change JAX writes with the same mesh axis types on both sides (``f32[8@model,8]({Explicit: ('data',
+    'model')})`` and ``f32[8@data,8]({Explicit: ('data', 'model')})``), said without them: the types tell the change."""
+    now, before = _MESH_TYPES.search(change.now), _MESH_TYPES.search(change.before)
+    if now is None or before is None or now.group() != before.group() or change.now == change.before:
+        return change
+    return ArgChange(change.where, change.now[:now.start()], change.before[:before.start()])
 
 
 def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _FunctionRecord) -> tuple[ArgChange, ...]:
