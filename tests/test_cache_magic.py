@@ -1121,7 +1121,8 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
     assert text.startswith("%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)")
     assert ("note: f: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does "
-            f"not trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+            f"not trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last "
+            f"such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
             "function, which traced it there but compiled only that function") in text
 
@@ -1506,3 +1507,17 @@ def test_a_history_before_any_trace_names_the_users_function_inside_jaxs_wrapper
     for name in ("mapped", "ckpt"):
         run_captured(shell, f"%jaxcache {name} -o hist")
         assert shell.user_ns["hist"].defined_at == f"In[{result.execution_count}]:2", name
+
+
+def test_an_array_committed_to_the_device_it_was_on_is_said_to_be_committed(shell):
+    # was: 'the last such call's arguments: x on cpu:0', the device f(x) had run on: jax.device_put(x, device) commits x
+    # to it, and JAX lowers and compiles f again for a committed argument
+    run_captured(shell, "y = f(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jax.device_put(x, jax.devices()[0]))")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    placed = f"x committed to {jax.devices()[0]}"
+    assert (stats.calls, stats.traced, stats.hits, stats.recompiled) == (1, 0, 0, (placed,))
+    assert (f"lowered it anew for what it does not trace for: an argument's sharding or device, or that jax.device_put "
+            f"committed it to its device (the last such call's arguments: {placed}), donation,") in " ".join(
+        cap.outputs[-1].data["text/plain"].split())

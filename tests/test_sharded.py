@@ -197,7 +197,8 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)"
     assert result["moved_note"] == [
         "layer: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does not "
-        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+        f"trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last such "
+        f"call's arguments: {placed}), donation, the "
         "options of another jax.jit wrapper of layer, or a first call of its own after a call inside another jitted "
         "function, which traced it there but compiled only that function"]
     # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})

@@ -137,7 +137,8 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
     """Where a call's array arguments are placed, in a few words: ``x P('model', 'data'), w P('model', None) on Mesh(...)``.
 
     Each array leaf by its parameter name (``parameters``: the positional ones)
-    and its spec, the mesh named once; a single-device placement by its device.
+    and its spec, the mesh named once; a single-device placement by its device (``committed to cpu:0`` where
+    ``jax.device_put`` committed it there).
     ``None`` when no argument is an array. A pytree whose flatten is the user's
     own is not flattened again (:func:`~jaxshow.capture.arguments.leaves_with_path`).
     """
@@ -154,7 +155,8 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
             meshes.add(str(sharding.mesh))
         else:
             devices = getattr(sharding, "device_set", ())
-            spec = f"on {next(iter(devices))}" if len(devices) == 1 else str(sharding)
+            placed = "committed to" if getattr(leaf, "committed", False) else "on"  # jax.device_put(x, device) commits x
+            spec = f"{placed} {next(iter(devices))}" if len(devices) == 1 else str(sharding)
         shown.append(f"{_leaf_name(path, parameters)} {spec}")
     if not shown:
         return None

@@ -788,7 +788,8 @@ class Session(_jax_compat.TraceProbe):
             if f.recompiled:
                 notes.append(
                     f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
-                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device "
+                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device, or "
+                    "that jax.device_put committed it to its device "
                     f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
                     "function, which traced it there but compiled only that function"
