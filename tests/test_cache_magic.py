@@ -847,6 +847,7 @@ def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
     assert (row.function, row.qualname, row.defined_at, row.calls, row.traced, row.hits) == (
         "triple", "triple", f"In[{defined}]:1", 1, 1, 0)
     assert [(m.category, m.summary) for m in row.misses] == [("never_seen", "first trace of triple")]
+    assert row.misses[0].signature == (("v", "f32[1]"),), "was flat_args[0], the argument of JAX's own jit body"
     run_captured(shell, "%%jaxcache -o rep\npg = jax.pmap(triple, axis_name='d'); pg(jnp.arange(1.0)); pg(jnp.arange(1.0))")
     [row] = shell.user_ns["rep"].functions
     assert (row.function, row.calls, row.traced, row.hits) == ("triple", 2, 0, 2)

@@ -474,6 +474,10 @@ def test_first_call_of_pmap_is_not_a_cache_hit(shell):
         assert wrapper.kind == "jax.pmap"
         assert (wrapper.name, wrapper.qualname) == ("pm", "pm"), "the user's function, not JAX's own _fun in pmap.py"
         assert wrapper.defined_at is not None and wrapper.defined_at.file.startswith("In[") and wrapper.defined_at.line == 1
+        # was 'flat_args[0]', the name of JAX's own jit body that pmap calls with the flattened arguments
+        report = shell.user_ns["rep"].reports[0]
+        assert [a.path for a in report.traced.args] == ["v"] and [p.path for p in report.compiled.inputs] == ["v"]
+        assert [b.detail for b in report.compiled.buffers if b.kind == "parameter"] == ["parameter 0 (v)"]
         return
     result, _, rep = _run(shell, "%%jaxstages -o rep\nr = pf(xp)")
     assert result.success and shell.user_ns["runs"] == ["pmap"]

@@ -1888,6 +1888,14 @@ def pmapped_source_info(fun: Any) -> str | None:
     return str(source) if source else None
 
 
+def pmapped_arg_names(fun: Any, count: int) -> tuple[str, ...] | None:
+    """The user's names of the ``count`` flat arguments of ``jax.pmap``'s jit body ``fun`` (jax >= 0.8), which JAX names
+    ``flat_args[i]``: pmap's own debug info names each argument of the user's function, so only where each is one
+    array; else ``None``."""
+    names = getattr(getattr(_pmapped_wrapped(fun), "debug_info", None), "arg_names", None)
+    return tuple(str(n) for n in names) if names and len(names) == count and all(names) else None
+
+
 def pmapped_target(fun: Any) -> Any:
     """The callable given to ``jax.pmap`` when ``fun`` is the jit body it builds (jax >= 0.8: the ``f`` of the
     ``linear_util.WrappedFun`` that ``_fun`` closes over), else ``None``."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -381,6 +382,22 @@ def _alongside(records: list[CallRecord]) -> HelperCompiles:
                           names=tuple(dict.fromkeys(r.written for r in records)))
 
 
+def _pmap_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
+    """The stations of ``jax.pmap``'s jit body with its arguments by the user's names (``v``), not JAX's ``flat_args[0]``."""
+    names = _jax_compat.pmapped_arg_names(record.fun, len(traced.args))
+    if names is None or not all(a.path == f"flat_args[{i}]" for i, a in enumerate(traced.args)):
+        return traced, compiled
+    renamed = {f"flat_args[{i}]": name for i, name in enumerate(names)}
+    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed[a.path]) for a in traced.args))
+    if compiled is not None:
+        compiled = dataclasses.replace(
+            compiled, inputs=tuple(dataclasses.replace(p, path=renamed.get(p.path, p.path)) for p in compiled.inputs),
+            sharding_views=tuple(dataclasses.replace(v, example=renamed.get(v.example, v.example)) for v in compiled.sharding_views),
+            buffers=tuple(dataclasses.replace(b, detail=re.sub(r"\((flat_args\[\d+\])\)", lambda m: f"({renamed.get(m[1], m[1])})",
+                                                              b.detail)) if b.detail else b for b in compiled.buffers))
+    return traced, compiled
+
+
 def _stage_under_way(record: CallRecord) -> str:
     """The stage a cut-off call had reached when the cell ended."""
     if record.jaxpr is None:
@@ -504,6 +521,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
     traced, unused = with_unused_donations(traced, lowered, _jax_compat.kept_inputs(record.computation))
+    if record.pmap and traced is not None:
+        traced, compiled = _pmap_names(record, traced, compiled)
     if unused:
         notes.append(unused)
     if record.under_transform and record.computation is None:

@@ -134,6 +134,15 @@ def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callabl
             and not defined_in_top_level_loop(record.defined_at))
 
 
+def _pmap_names(record: _FunctionRecord, signature: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``jax.pmap``'s jit body's arguments, ``flat_args[i]`` to JAX, by the user's parameter names (``{}`` where not known)."""
+    fun = record.fun_ref() if record.fun_ref is not None else None
+    names = _jax_compat.pmapped_arg_names(fun, len(signature)) if fun is not None else None
+    if names is None or any(n != f"flat_args[{i}]" for i, (n, _) in enumerate(signature)):
+        return {}
+    return {f"flat_args[{i}]": name for i, name in enumerate(names)}
+
+
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
@@ -148,8 +157,9 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
     signature = described[0] if described else ()
-    if signature and key is not None and (names := user_names((n for n, _ in signature), key, record.name)):
-        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves by the user's parameters
+    if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
+                      or (names := _pmap_names(record, signature))):
+        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves, jax.pmap's, by the user's parameters
         changes = tuple(dataclasses.replace(c, where=names.get(c.where, c.where)) for c in changes)
     if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
         notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
