@@ -1522,3 +1522,20 @@ def test_an_array_committed_to_the_device_it_was_on_is_said_to_be_committed(shel
     assert (f"lowered it anew for what it does not trace for: an argument's sharding or device, or that jax.device_put "
             f"committed it to its device (the last such call's arguments: {placed}), donation,") in " ".join(
         cap.outputs[-1].data["text/plain"].split())
+
+
+@pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap compiles outside jit's path, where no probe sees a trace")
+def test_a_pmaps_history_is_its_functions(shell):
+    # '%jaxcache pg' for pg = jax.pmap(triple) raised "UsageError: 'pg' is not a jitted function (it is a function);
+    # jax.jit it first", though %%jaxcache files pmap's traces under triple
+    shell.run_cell("def triple(v):\n    return 3 * v\npg = jax.pmap(triple, axis_name='d')", store_history=True)
+    defined = shell.execution_count - 1
+    run_captured(shell, "%jaxcache pg -o hist")
+    assert (shell.user_ns["hist"].traces_observed, shell.user_ns["hist"].defined_at) == (0, f"In[{defined}]:1")
+    run_captured(shell, "%%jaxcache\ny = pg(jnp.arange(1.0))")
+    run_captured(shell, "%jaxcache pg -o hist")
+    hist = shell.user_ns["hist"]
+    assert (hist.qualname, hist.traces_observed, hist.defined_at) == ("triple", 1, f"In[{defined}]:1")
+    assert [(e.category, e.signature) for e in hist.entries] == [("never_seen", (("v", "f32[1]"),))]
+    with pytest.raises(UsageError, match="'pg' is a jax.pmap, not a jax.jit wrapper"):
+        shell.run_line_magic("jaxcache", "clear pg")

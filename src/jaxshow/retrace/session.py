@@ -1116,9 +1116,9 @@ def _traced_function(wrapper: Any) -> Any:
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:
-    """The traces jaxshow observed for the jitted function ``fn`` and its current cache size."""
+    """The traces jaxshow observed for the jitted function ``fn`` (or ``jax.pmap``) and its current cache size."""
     target = getattr(fn, "__wrapped__", fn)
-    record = registry.history(target)
+    record = registry.history(_traced_function(fn) or target)
     size = _jax_compat.cache_size(fn)
     same = [r for r in registry.traced_records() if fold.definition(r) == fold.definition(record)] if record else []
     return TraceHistory(
