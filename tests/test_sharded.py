@@ -299,6 +299,8 @@ PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
     with capture_output():
         assert ip.run_cell("%%jaxstages --diff -o rep\\ny3 = layer(x, w)").success
     out["diff"] = [[c.where, c.now, c.before] for c in ip.user_ns["rep"].diffs[0].key_changes]
+    out["diff_collectives"] = [[q.name, q.before, q.now] for q in ip.user_ns["rep"].diffs[0].quantities if "collective" in q.name]
+    out["diff_now_collectives"] = [[c.kind, c.count] for c in ip.user_ns["rep"].reports[0].compiled.collectives]
     print(json.dumps(out))
     """
 )
@@ -321,6 +323,10 @@ def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
     # --diff against layer's previous compile (x2's): was the whole NamedSharding twice, 'f32[8,8]
     # NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device)'
     assert result["diff"] == [["x", "f32[8,8] P('data', 'model')", "f32[8,8] P('model', 'data')"]]
+    # and what the placement did to the program's collectives (x2's, the previous compile's, are sharded["collectives"])
+    before, now = dict(sharded["collectives"]), dict(result["diff_now_collectives"])
+    assert result["diff_collectives"] == [[f"collectives: {kind}", before.get(kind, 0), now.get(kind, 0)]
+                                          for kind in sorted({*before, *now}) if before.get(kind, 0) != now.get(kind, 0)] != []
     assert device["stdout"] == "{CpuDevice(id=0)} {CpuDevice(id=3)}\n"
     assert device["inputs"][0][0] == "v" and device["inputs"][0][1].startswith("SingleDeviceSharding(device=CpuDevice(id=3), ")
     assert device["notes"] == []

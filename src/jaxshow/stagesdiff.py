@@ -85,7 +85,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
 
 
 def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityChange, ...]:
-    """Cost (compiled, else lowered) and memory figures that differ between the two compiles."""
+    """Cost (compiled, else lowered), collective counts by kind and memory figures that differ between the two compiles."""
     out: list[QuantityChange] = []
     old_cost = (before.compiled.cost if before.compiled else None) or (before.lowered.cost if before.lowered else None)
     new_cost = (now.compiled.cost if now.compiled else None) or (now.lowered.cost if now.lowered else None)
@@ -95,6 +95,11 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
             a, b = getattr(old_cost, attr), getattr(new_cost, attr)
             if a != b:
                 out.append(QuantityChange(name, a, b, unit))
+    if before.compiled is not None and now.compiled is not None and before.compiled.optimized_hlo_text and now.compiled.optimized_hlo_text:
+        old_counts = {c.kind: c.count for c in before.compiled.collectives}
+        new_counts = {c.kind: c.count for c in now.compiled.collectives}
+        out.extend(QuantityChange(f"collectives: {kind}", old_counts.get(kind, 0), new_counts.get(kind, 0))
+                   for kind in sorted({*old_counts, *new_counts}) if old_counts.get(kind, 0) != new_counts.get(kind, 0))
     old_memory: MemoryStats | None = before.compiled.memory if before.compiled else None
     new_memory: MemoryStats | None = now.compiled.memory if now.compiled else None
     if old_memory is not None and new_memory is not None:
