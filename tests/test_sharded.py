@@ -172,11 +172,15 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "%%jaxcache -o explicit\\nemesh = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)\\n"
         "twice = jax.jit(lambda v: v * 2)\\nfor spec in (P('data', 'model'), P('model', 'data')):\\n"
         "    y = twice(jax.device_put(x, NamedSharding(emesh, spec)))",
+        # the first mesh's axes over its devices in reverse order: JAX compiles again, and nothing else is new
+        "%%jaxcache -o reordered\\nimport numpy as np\\n"
+        "rmesh = jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ('data', 'model'), axis_types=auto)\\n"
+        "y = layer(jax.device_put(x, NamedSharding(rmesh, P('data', 'model'))), jax.device_put(w, NamedSharding(rmesh, P('model', None))))",
     ):
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts.append(cap.outputs[-1].data["text/plain"])
-    moved, remeshed, unplaced, explicit = (ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit"))
+    moved, remeshed, unplaced, explicit, reordered = (ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit", "reordered"))
     print(json.dumps({
         "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
         "moved_head": texts[0].splitlines()[0],
@@ -184,6 +188,7 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
         "unplaced": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in unplaced.misses],
         "explicit": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in explicit.misses],
+        "reordered": [[f.function, f.traced, list(f.recompiled)] for f in reordered.functions],
     }))
     """
 )
@@ -211,6 +216,9 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
         ["w", "f32[8,16] (no mesh)", "f32[8,16] on mesh ('data': 4, 'model': 2)"]]]]
     # was: v: now f32[8@model,8@data]({Explicit: ('data', 'model')}), before f32[8@data,8@model]({Explicit: ('data', 'model')})
     assert result["explicit"] == [["never_seen", []], ["input_types", [["v", "f32[8@model,8@data]", "f32[8@data,8@model]"]]]]
+    # was: '... on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))', word for word the placement layer compiled for before
+    assert result["reordered"] == [["layer", 0, ["x P('data', 'model'), w P('model', None) on Mesh('data': 2, 'model': 4, "
+                                                 "axis_types=(Auto, Auto)) (its devices in the order 7, 6, 5, 4, 3, 2, 1, 0)"]]]
 
 
 REDUCED_SCRIPT = SHELL + textwrap.dedent(

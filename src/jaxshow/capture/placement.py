@@ -152,7 +152,7 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
         sharding = leaf.sharding
         spec = _spec_text(sharding)
         if spec is not None:
-            meshes.add(str(sharding.mesh))
+            meshes.add(_mesh_text(sharding.mesh))
         else:
             devices = getattr(sharding, "device_set", ())
             placed = "committed to" if getattr(leaf, "committed", False) else "on"  # jax.device_put(x, device) commits x
@@ -162,6 +162,23 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
         return None
     text = ", ".join(shown) + (f", … {count - len(shown)} more" if count > len(shown) else "")
     return text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+
+
+MESH_ORDER_SHOWN = 16
+"""Device ids named for a mesh whose devices are not in ascending order."""
+
+
+def _mesh_text(mesh: Any) -> str:
+    """A mesh as JAX writes it, which leaves out its devices, with their order where it is not ascending: a mesh of the
+    same axes over the devices in another order is another placement, which JAX compiles for again."""
+    try:
+        ids = [int(i) for i in mesh.device_ids.flat]
+    except Exception:  # noqa: BLE001 - a mesh type without device ids
+        return str(mesh)
+    if ids == sorted(ids):
+        return str(mesh)
+    shown = ", ".join(map(str, ids[:MESH_ORDER_SHOWN])) + (", …" if len(ids) > MESH_ORDER_SHOWN else "")
+    return f"{mesh} (its devices in the order {shown})"
 
 
 def _leaf_name(path: tuple, parameters: Sequence[str]) -> str:
