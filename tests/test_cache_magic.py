@@ -902,6 +902,7 @@ def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
     assert (row.function, row.qualname, row.defined_at, row.calls, row.traced, row.hits) == (
         "triple", "triple", f"In[{defined}]:1", 1, 1, 0)
     assert [(m.category, m.summary) for m in row.misses] == [("never_seen", "first trace of triple")]
+    assert row.misses[0].signature == (("v", "f32[1]"),), "was flat_args[0], the argument of JAX's own jit body"
     run_captured(shell, "%%jaxcache -o rep\npg = jax.pmap(triple, axis_name='d'); pg(jnp.arange(1.0)); pg(jnp.arange(1.0))")
     [row] = shell.user_ns["rep"].functions
     assert (row.function, row.calls, row.traced, row.hits) == ("triple", 2, 0, 2)
@@ -1200,7 +1201,8 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
     assert text.startswith("%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)")
     assert ("note: f: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does "
-            f"not trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+            f"not trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last "
+            f"such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
             "function, which traced it there but compiled only that function") in text
 
@@ -1598,3 +1600,47 @@ def test_the_functions_table_narrows_a_column_under_12_where_only_that_fits(shel
         "  function",
         "  objects)",
     ]
+
+
+def test_a_history_before_any_trace_names_the_users_function_inside_jaxs_wrapper(shell):
+    # was: 'defined at: .../jax/_src/traceback_util.py:191' for a jit of jax.shard_map(g) (or jax.checkpoint(g)) that
+    # %%jaxstages had compiled, as no %jaxcache had traced it: the line of JAX's wrapper around g, not of g
+    result, _ = run_captured(shell, "mesh = jax.make_mesh((1,), ('i',))\n"
+                                    "def g(v):\n    return v * 2\n"
+                                    "mapped = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=jax.sharding.PartitionSpec('i'),\n"
+                                    "                          out_specs=jax.sharding.PartitionSpec('i')))\n"
+                                    "ckpt = jax.jit(jax.checkpoint(g))")
+    for name in ("mapped", "ckpt"):
+        run_captured(shell, f"%jaxcache {name} -o hist")
+        assert shell.user_ns["hist"].defined_at == f"In[{result.execution_count}]:2", name
+
+
+def test_an_array_committed_to_the_device_it_was_on_is_said_to_be_committed(shell):
+    # was: 'the last such call's arguments: x on cpu:0', the device f(x) had run on: jax.device_put(x, device) commits x
+    # to it, and JAX lowers and compiles f again for a committed argument
+    run_captured(shell, "y = f(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jax.device_put(x, jax.devices()[0]))")
+    assert result.success, result.error_in_exec
+    [stats] = shell.user_ns["rep"].functions
+    placed = f"x committed to {jax.devices()[0]}"
+    assert (stats.calls, stats.traced, stats.hits, stats.recompiled) == (1, 0, 0, (placed,))
+    assert (f"lowered it anew for what it does not trace for: an argument's sharding or device, or that jax.device_put "
+            f"committed it to its device (the last such call's arguments: {placed}), donation,") in " ".join(
+        cap.outputs[-1].data["text/plain"].split())
+
+
+@pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap compiles outside jit's path, where no probe sees a trace")
+def test_a_pmaps_history_is_its_functions(shell):
+    # '%jaxcache pg' for pg = jax.pmap(triple) raised "UsageError: 'pg' is not a jitted function (it is a function);
+    # jax.jit it first", though %%jaxcache files pmap's traces under triple
+    shell.run_cell("def triple(v):\n    return 3 * v\npg = jax.pmap(triple, axis_name='d')", store_history=True)
+    defined = shell.execution_count - 1
+    run_captured(shell, "%jaxcache pg -o hist")
+    assert (shell.user_ns["hist"].traces_observed, shell.user_ns["hist"].defined_at) == (0, f"In[{defined}]:1")
+    run_captured(shell, "%%jaxcache\ny = pg(jnp.arange(1.0))")
+    run_captured(shell, "%jaxcache pg -o hist")
+    hist = shell.user_ns["hist"]
+    assert (hist.qualname, hist.traces_observed, hist.defined_at) == ("triple", 1, f"In[{defined}]:1")
+    assert [(e.category, e.signature) for e in hist.entries] == [("never_seen", (("v", "f32[1]"),))]
+    with pytest.raises(UsageError, match="'pg' is a jax.pmap, not a jax.jit wrapper"):
+        shell.run_line_magic("jaxcache", "clear pg")

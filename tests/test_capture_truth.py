@@ -20,10 +20,11 @@ import pytest
 from IPython.core.error import UsageError
 
 import jaxshow
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, render
 from jaxshow.capture import calls as calls_module
 from jaxshow.cellrun import label_cells
 from jaxshow.render import to_text as render_text
+from jaxshow.report import SourceLocation
 from shellrun import forget_at_exit, names_cell_line, run_captured
 
 SETUP = """
@@ -466,13 +467,17 @@ PMAP_IS_JIT = type(jax.pmap(lambda v: v)).__name__ != "PmapFunction"  # jax >= 0
 
 
 def test_first_call_of_pmap_is_not_a_cache_hit(shell):
-    _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
+    defined = _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))").execution_count
     if PMAP_IS_JIT:
         _first_call_is_not_a_cache_hit(shell, (("pf(xp)", "pmap"),))
         wrapper = shell.user_ns["rep"].reports[0].wrapper
         assert wrapper.kind == "jax.pmap"
         assert (wrapper.name, wrapper.qualname) == ("pm", "pm"), "the user's function, not JAX's own _fun in pmap.py"
         assert wrapper.defined_at is not None and wrapper.defined_at.file.startswith("In[") and wrapper.defined_at.line == 1
+        # was 'flat_args[0]', the name of JAX's own jit body that pmap calls with the flattened arguments
+        report = shell.user_ns["rep"].reports[0]
+        assert [a.path for a in report.traced.args] == ["v"] and [p.path for p in report.compiled.inputs] == ["v"]
+        assert [b.detail for b in report.compiled.buffers if b.kind == "parameter"] == ["parameter 0 (v)"]
         return
     result, _, rep = _run(shell, "%%jaxstages -o rep\nr = pf(xp)")
     assert result.success and shell.user_ns["runs"] == ["pmap"]
@@ -481,6 +486,12 @@ def test_first_call_of_pmap_is_not_a_cache_hit(shell):
     assert report.timings.compile_seconds is not None and report.stations_reached == ()
     assert report.notes == (f"PmapFunction compiles outside jax.jit's path on jax {jax.__version__}: its timings are shown; "
                             "its stations are not read back (that would trace it again)",)
+    # was: 'defined at  unknown (no Python source)' and '② Traced: not reached' (HTML: 'skipped'), under 'trace 456 µs'
+    assert report.wrapper.defined_at == SourceLocation(f"In[{defined}]", 1, "pm")
+    text, page = render_text(report), render.to_html(report)
+    assert [row for row in text.splitlines() if row[:1] in "②③④"] == [
+        f"{station}: not read back (see the note)" for station in ("② Traced", "③ Lowered", "④ Compiled")]
+    assert page.count("not read back (see the note)") == 3 and "skipped" not in page
 
 
 def test_second_identical_call_in_a_later_cell_is_a_cache_hit(shell):
@@ -1257,7 +1268,7 @@ def test_calls_from_inside_a_function_are_counted_as_at_least(shell):
 
 @pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap is reported from its events, by DirectCalls, already")
 def test_a_pmap_called_in_a_loop_is_one_report_of_every_call(shell):
-    _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))")
+    defined = _define(shell, "def pm(v):\n    runs.append('pmap')\n    return v + 1\npf = jax.pmap(pm)\nxp = jnp.ones((1, 3))").execution_count
     result, _, rep = _run(shell, "%%jaxstages -o rep\nfor _ in range(3):\n    r = pf(xp)")
     assert result.success and shell.user_ns["runs"] == ["pmap"]
     [report] = rep.reports

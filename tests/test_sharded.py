@@ -166,16 +166,29 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "%%jaxcache -o remeshed\\nmesh2 = jax.make_mesh((4, 2), ('data', 'model'), axis_types=auto)\\n"
         "y = layer(jax.device_put(x, NamedSharding(mesh2, P('data', 'model'))), "
         "jax.device_put(w, NamedSharding(mesh2, P('model', None))))",
+        # arrays on one device, no mesh: JAX traces again, and writes the types 'f32[8,8]({})'
+        "%%jaxcache -o unplaced\\ny = layer(jnp.ones((8, 8)), jnp.ones((8, 16)))",
+        # Explicit axes: another placement is another type, each written with the same mesh axis types
+        "%%jaxcache -o explicit\\nemesh = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)\\n"
+        "twice = jax.jit(lambda v: v * 2)\\nfor spec in (P('data', 'model'), P('model', 'data')):\\n"
+        "    y = twice(jax.device_put(x, NamedSharding(emesh, spec)))",
+        # the first mesh's axes over its devices in reverse order: JAX compiles again, and nothing else is new
+        "%%jaxcache -o reordered\\nimport numpy as np\\n"
+        "rmesh = jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ('data', 'model'), axis_types=auto)\\n"
+        "y = layer(jax.device_put(x, NamedSharding(rmesh, P('data', 'model'))), jax.device_put(w, NamedSharding(rmesh, P('model', None))))",
     ):
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts.append(cap.outputs[-1].data["text/plain"])
-    moved, remeshed = ip.user_ns["moved"], ip.user_ns["remeshed"]
+    moved, remeshed, unplaced, explicit, reordered = (ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit", "reordered"))
     print(json.dumps({
         "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
         "moved_head": texts[0].splitlines()[0],
         "moved_note": [n for n in moved.notes if n.startswith("layer:")],
         "remeshed": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in remeshed.misses],
+        "unplaced": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in unplaced.misses],
+        "explicit": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in explicit.misses],
+        "reordered": [[f.function, f.traced, list(f.recompiled)] for f in reordered.functions],
     }))
     """
 )
@@ -189,13 +202,23 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     assert result["moved_head"] == "%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note)"
     assert result["moved_note"] == [
         "layer: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does not "
-        f"trace for: an argument's sharding or device (the last such call's arguments: {placed}), donation, the "
+        f"trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last such "
+        f"call's arguments: {placed}), donation, the "
         "options of another jax.jit wrapper of layer, or a first call of its own after a call inside another jitted "
         "function, which traced it there but compiled only that function"]
     # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],
         ["w", "f32[8,16] on mesh ('data': 4, 'model': 2)", "f32[8,16] on mesh ('data': 2, 'model': 4)"]]]]
+    # was: x: now f32[8,8]({}), before f32[8,8]({Auto: ('data', 'model')})
+    assert result["unplaced"] == [["input_types", [
+        ["x", "f32[8,8] (no mesh)", "f32[8,8] on mesh ('data': 4, 'model': 2)"],
+        ["w", "f32[8,16] (no mesh)", "f32[8,16] on mesh ('data': 4, 'model': 2)"]]]]
+    # was: v: now f32[8@model,8@data]({Explicit: ('data', 'model')}), before f32[8@data,8@model]({Explicit: ('data', 'model')})
+    assert result["explicit"] == [["never_seen", []], ["input_types", [["v", "f32[8@model,8@data]", "f32[8@data,8@model]"]]]]
+    # was: '... on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))', word for word the placement layer compiled for before
+    assert result["reordered"] == [["layer", 0, ["x P('data', 'model'), w P('model', None) on Mesh('data': 2, 'model': 4, "
+                                                 "axis_types=(Auto, Auto)) (its devices in the order 7, 6, 5, 4, 3, 2, 1, 0)"]]]
 
 
 REDUCED_SCRIPT = SHELL + textwrap.dedent(
@@ -244,3 +267,120 @@ def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_write
         f"c f32[] P(unreduced={{'i'}}{kind}) no",
         "d f32[4] P(None, reduced={'i'}) no",
     ]
+
+
+PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    x2 = jax.device_put(x, NamedSharding(mesh, P("model", "data")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+    d0, d3 = (jax.device_put(jnp.ones(4), jax.devices()[i]) for i in (0, 3))
+
+    @jax.jit
+    def layer(x, w):
+        return jnp.tanh(x @ w).sum(axis=0)
+    k = jax.jit(lambda v: v + 1)
+    ''').success
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda e, d, **k: compiles.append(k["fun_name"]) if e.endswith("backend_compile_duration") else None)
+    out = {}
+    for name, cell in (("sharded", "y1 = layer(x, w)\\ny2 = layer(x2, w)"), ("device", "print(k(d0).devices(), k(d3).devices())"),
+                       ("unplaced", "z1 = layer(jnp.ones((8, 8)), jnp.ones((8, 16)))\\nz2 = layer(x, w)")):
+        with capture_output() as cap:
+            assert ip.run_cell("%%jaxstages -o rep\\n" + cell).success
+        rep = ip.user_ns["rep"]
+        out[name] = {"inputs": [[p.path, p.spec or p.sharding] for p in rep.reports[0].compiled.inputs],
+                     "args": [[a.path, a.spec] for a in rep.reports[0].traced.args],
+                     "notes": list(rep.reports[0].notes), "cell_notes": list(rep.notes),
+                     "collectives": [[c.kind, c.count] for c in rep.reports[0].compiled.collectives],
+                     "stdout": cap.stdout}
+    lowered = ip.user_ns["layer"].lower(ip.user_ns["x2"], ip.user_ns["w"]).compile()
+    import re
+    out["x2_collectives"] = sorted([k, len(re.findall(" " + k + "(?:-start)?\\\\(", lowered.as_text()))] for k in ("all-reduce", "all-gather", "collective-permute", "all-to-all") if " " + k + "(" in lowered.as_text())
+    out["x2_input_specs"] = [str(s.spec).replace("PartitionSpec(", "P(") for s in lowered.input_shardings[0]]  # jax 0.7's str
+    out["compiles"] = compiles
+    with capture_output():
+        assert ip.run_cell("%%jaxstages --diff -o rep\\ny3 = layer(x, w)").success
+    out["diff"] = [[c.where, c.now, c.before] for c in ip.user_ns["rep"].diffs[0].key_changes]
+    out["diff_collectives"] = [[q.name, q.before, q.now] for q in ip.user_ns["rep"].diffs[0].quantities if "collective" in q.name]
+    out["diff_now_collectives"] = [[c.kind, c.count] for c in ip.user_ns["rep"].reports[0].compiled.collectives]
+    print(json.dumps(out))
+    """
+)
+
+
+def test_a_call_compiled_again_for_another_placement_is_the_call_shown():
+    # was: 'layer(x, w); layer(x2, w)' with x2 placed otherwise showed the first call's program, x P('data', 'model'), under
+    # 'called 2 times with this signature in the cell', while JAX lowered and compiled layer again for x2's placement (other
+    # collectives): the calls share a trace, not a program. Likewise k(d0), k(d3): the report was device 0's program.
+    result = _run(PLACED_AGAIN_SCRIPT)
+    sharded, device = result["sharded"], result["device"]
+    assert result["compiles"] == ["jit(layer)", "jit(layer)", "jit(<lambda>)", "jit(<lambda>)", "jit(layer)"]
+    assert sharded["inputs"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]] and sharded["inputs"] == [
+        [p, s] for p, s in zip(("x", "w"), result["x2_input_specs"])]
+    assert sharded["args"] == [["x", "P('model', 'data')"], ["w", "P('model', None)"]]
+    assert sorted(sharded["collectives"]) == result["x2_collectives"]
+    assert sharded["notes"] == []
+    assert sharded["cell_notes"] == ["also called: layer compiled again for another placement of its arguments (x "
+                                     "P('data', 'model'), w P('model', None)) (use --all or --name to show them)"]
+    # --diff against layer's previous compile (x2's): was the whole NamedSharding twice, 'f32[8,8]
+    # NamedSharding(mesh=Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)), spec=P('data', 'model'), memory_kind=device)'
+    assert result["diff"] == [["x", "f32[8,8] P('data', 'model')", "f32[8,8] P('model', 'data')"]]
+    # and what the placement did to the program's collectives (x2's, the previous compile's, are sharded["collectives"])
+    before, now = dict(sharded["collectives"]), dict(result["diff_now_collectives"])
+    assert result["diff_collectives"] == [[f"collectives: {kind}", before.get(kind, 0), now.get(kind, 0)]
+                                          for kind in sorted({*before, *now}) if before.get(kind, 0) != now.get(kind, 0)] != []
+    assert device["stdout"] == "{CpuDevice(id=0)} {CpuDevice(id=3)}\n"
+    assert device["inputs"][0][0] == "v" and device["inputs"][0][1].startswith("SingleDeviceSharding(device=CpuDevice(id=3), ")
+    assert device["notes"] == []
+    assert device["cell_notes"] == ["also called: <lambda> compiled again for another placement of its arguments "
+                                    "(use --all or --name to show them)"]
+    # arrays on no mesh have other types than arrays on a mesh (JAX traced again: 'now f32[8,8]({}), before
+    # f32[8,8]({Auto: ('data', 'model')})'): this read 'layer with another input pytree (the same argument types, traced again)'
+    assert result["unplaced"]["cell_notes"] == [
+        "also called: layer with another signature (f32[8,8] (no mesh), f32[8,16] (no mesh)) (use --all or --name to show them)"]
+
+
+LOOP_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(AxisType.Auto, AxisType.Auto))
+    ws = jax.device_put(jnp.ones((6, 32, 32)) * 0.01, NamedSharding(mesh, P(None, None, "tp")))
+    h0 = jax.device_put(jnp.ones((8, 32)), NamedSharding(mesh, P("dp", None)))
+
+    @jax.jit
+    def stack(ws, h):
+        def layer(h, w):
+            return jax.lax.with_sharding_constraint(jnp.tanh(h @ w), NamedSharding(mesh, P("dp", None))), None
+        return jax.lax.scan(layer, h, ws)[0].sum()
+    ''').success
+    with capture_output() as cap:
+        assert ip.run_cell("%%jaxstages -o rep\\nout = stack(ws, h0)").success
+    c = ip.user_ns["rep"].reports[0].compiled
+    hlo = c.optimized_hlo_text.splitlines()
+    text = cap.outputs[-1].data["text/plain"].splitlines()
+    at = next(i for i, row in enumerate(text) if "in the optimised HLO" in row)
+    print(json.dumps({"counts": [[k.kind, k.count, k.in_loops, list(k.lines)] for k in c.collectives],
+                      "lines": {k.kind: [hlo[n - 1] for n in k.lines] for k in c.collectives},
+                      "text": text[at:at + 4]}))
+    """
+)
+
+
+def test_a_collective_in_a_loop_body_is_said_to_run_each_iteration():
+    # was: '2 collectives in the optimised HLO: all-gather ×1, all-reduce ×1', the all-gather inside the scan's while
+    # body, which XLA runs 6 times a call, the all-reduce once after it
+    result = _run(LOOP_SCRIPT)
+    (gather,), (reduce,) = (lines for *_, lines in result["counts"])
+    assert result["counts"] == [["all-gather", 1, 1, [gather]], ["all-reduce", 1, 0, [reduce]]]
+    assert " all-gather(" in result["lines"]["all-gather"][0] and " all-reduce(" in result["lines"]["all-reduce"][0]
+    assert result["text"][0] == "  2 collectives in the optimised HLO: all-gather ×1 (1 in a loop body: it runs every iteration),"
+    assert result["text"][1] == "    all-reduce ×1:"
+    assert [" ".join(row.split()) for row in result["text"][2:4]] == [f"all-gather 1 lines {gather}", f"all-reduce 1 lines {reduce}"]

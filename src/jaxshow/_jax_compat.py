@@ -1161,8 +1161,8 @@ def _shown(values: Any) -> list[str]:
 def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     """A tracing-cache key as printable parts: ``((arg, "f32[3]"), ...)``, pytree text, trace context.
 
-    ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``),
-    which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
+    ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``; ``f32[8,8] (no
+    mesh)``), which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
     on jax >= 0.9 and :class:`PjitTraceKey` on jax <= 0.8. Returns ``None`` for
     any other shape.
     """
@@ -1274,8 +1274,9 @@ def _aval_text(aval: Any, mesh: bool = False) -> str:
     text = short(True) if short is not None else str(aval)
     if getattr(aval, "weak_type", False):
         text += "{weak_type=True}"
-    if mesh and (sizes := mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))):
-        text += f" on mesh ({sizes})"
+    if mesh and (sharding := getattr(aval, "sharding", None)) is not None:
+        sizes = mesh_sizes(getattr(sharding, "mesh", None))
+        text += f" on mesh ({sizes})" if sizes else " (no mesh)"
     return text
 
 
@@ -1989,6 +1990,14 @@ def pmapped_source_info(fun: Any) -> str | None:
     """JAX's ``"f at /path/file.py:12"`` for the user's function under ``jax.pmap``'s jit body (jax >= 0.8), else ``None``."""
     source = getattr(getattr(_pmapped_wrapped(fun), "debug_info", None), "func_src_info", None)
     return str(source) if source else None
+
+
+def pmapped_arg_names(fun: Any, count: int) -> tuple[str, ...] | None:
+    """The user's names of the ``count`` flat arguments of ``jax.pmap``'s jit body ``fun`` (jax >= 0.8), which JAX names
+    ``flat_args[i]``: pmap's own debug info names each argument of the user's function, so only where each is one
+    array; else ``None``."""
+    names = getattr(getattr(_pmapped_wrapped(fun), "debug_info", None), "arg_names", None)
+    return tuple(str(n) for n in names) if names and len(names) == count and all(names) else None
 
 
 def pmapped_target(fun: Any) -> Any:

@@ -20,7 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from jaxshow import persistent, retrace
-from jaxshow.capture.calls import DirectCalls, RefusalWatch
+from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics)
@@ -199,9 +199,10 @@ class CacheMagics(Magics):
             return self._clear(rest[0])
         if rest:
             raise UsageError(f"unknown subcommand {command!r}\n{self._usage()}")
-        return retrace.trace_history(command, self._jitted(command))
+        return retrace.trace_history(command, self._jitted(command, pmap=True))
 
-    def _jitted(self, word: str) -> Any:
+    def _jitted(self, word: str, pmap: bool = False) -> Any:
+        """The jax.jit wrapper ``word`` names (``pmap``: or a ``jax.pmap``, whose traces jaxshow files too)."""
         name = dotted_name(word)
         if name is None:
             raise UsageError(f"unknown subcommand {word!r}\n{self._usage()}")
@@ -215,6 +216,8 @@ class CacheMagics(Magics):
             except Exception as exc:  # noqa: BLE001 - the user's object; its error is the answer
                 raise UsageError(f"{name!r}: reading .{attr} raised {type(exc).__name__}: {exc}\n{self._usage()}") from None
         target = jit_target(value)
+        if target is None and pmap and pmapped_jit(value):
+            return value
         if target is None:
             raise UsageError(f"{_not_jitted(name, value)}\n{self._usage()}")
         return target[0]
@@ -380,6 +383,8 @@ class CacheMagics(Magics):
 def _not_jitted(name: str, value: Any) -> str:
     """Why ``name`` has no trace history of its own: jit a plain function first; another library's wrapper jits inside."""
     kind = type(value)
+    if pmapped_jit(value):
+        return f"{name!r} is a jax.pmap, not a jax.jit wrapper: %jaxcache {name} shows its traces; clear and freeze take a jax.jit wrapper"
     if kind is types.FunctionType or not callable(value):
         return f"{name!r} is not a jitted function (it is a {kind.__name__}); jax.jit it first"
     return (f"{name!r} is a {kind.__module__}.{kind.__qualname__}, not a jax.jit wrapper, so it has no trace history of its own: "

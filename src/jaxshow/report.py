@@ -300,11 +300,13 @@ class ShardingView:
 
 @dataclass(frozen=True, slots=True)
 class CollectiveCount:
-    """Collective operations of one kind in the optimised HLO, with the first lines they are on (1-based)."""
+    """Collective operations of one kind in the optimised HLO, with the first lines they are on (1-based);
+    ``in_loops`` of them are in a ``while`` loop's body (or a computation it calls), run every iteration."""
 
     kind: str
     count: int
     lines: tuple[int, ...]
+    in_loops: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,7 +77,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
     for path in dict.fromkeys([*new_args, *old_args]):
         a, b = new_args.get(path), old_args.get(path)
         if a is None or b is None or _arg_text(a) != _arg_text(b):
-            changes.append(ArgChange(path, _arg_text(a) if a else "(absent)", _arg_text(b) if b else "(absent)"))
+            changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
     changes += _pairs(now.trace_context, before.trace_context, "config ")
@@ -85,7 +85,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
 
 
 def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityChange, ...]:
-    """Cost (compiled, else lowered) and memory figures that differ between the two compiles."""
+    """Cost (compiled, else lowered), collective counts by kind and memory figures that differ between the two compiles."""
     out: list[QuantityChange] = []
     old_cost = (before.compiled.cost if before.compiled else None) or (before.lowered.cost if before.lowered else None)
     new_cost = (now.compiled.cost if now.compiled else None) or (now.lowered.cost if now.lowered else None)
@@ -95,6 +95,11 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
             a, b = getattr(old_cost, attr), getattr(new_cost, attr)
             if a != b:
                 out.append(QuantityChange(name, a, b, unit))
+    if before.compiled is not None and now.compiled is not None and before.compiled.optimized_hlo_text and now.compiled.optimized_hlo_text:
+        old_counts = {c.kind: c.count for c in before.compiled.collectives}
+        new_counts = {c.kind: c.count for c in now.compiled.collectives}
+        out.extend(QuantityChange(f"collectives: {kind}", old_counts.get(kind, 0), new_counts.get(kind, 0))
+                   for kind in sorted({*old_counts, *new_counts}) if old_counts.get(kind, 0) != new_counts.get(kind, 0))
     old_memory: MemoryStats | None = before.compiled.memory if before.compiled else None
     new_memory: MemoryStats | None = now.compiled.memory if now.compiled else None
     if old_memory is not None and new_memory is not None:
@@ -105,9 +110,12 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
     return tuple(out)
 
 
-def _arg_text(arg: ArgSpec) -> str:
+def _arg_text(arg: ArgSpec, other: ArgSpec | None = None) -> str:
+    """An argument's type, sharding and donation; its sharding by its spec alone where ``other`` is on the same mesh."""
     bits = [arg.type_str + ("{weak}" if arg.weak_type else "")]
-    if arg.sharding:
+    if arg.spec and arg.mesh:
+        bits.append(arg.spec if other is not None and other.mesh == arg.mesh else f"{arg.spec} on {arg.mesh}")
+    elif arg.sharding:
         bits.append(arg.sharding)
     if arg.donated:
         bits.append("donated")

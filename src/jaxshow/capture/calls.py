@@ -918,6 +918,7 @@ class CallCapture(_jax_compat.CallObserver):
         inner = getattr(wrapper, "__wrapped__", None)  # JAX's wrapper, made with functools.wraps
         if type(inner) is types.FunctionType:
             record.name, record.source_file = inner.__name__, inner.__code__.co_filename
+            record.defined_at = SourceLocation(inner.__code__.co_filename, inner.__code__.co_firstlineno, inner.__name__)
         for orphan in orphans:
             record.events.extend(orphan.events)
             with self._lock:

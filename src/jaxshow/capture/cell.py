@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -27,6 +28,7 @@ from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
     CallName,
     WalkOptions,
+    arg_names_of,
     defined_at_of,
     jit_target,
     pmapped_defined_at,
@@ -228,9 +230,14 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "function", f"{site.file}:{site.line}" if site else None
     if record.failed_in is not None and all(s.failed_in is None for s in namesakes):
         return "raised", None
+    if record.jaxpr is not None and any(s.jaxpr is record.jaxpr for s in namesakes):
+        return "placement", _placement(record)
     types = _arg_types(record)
     if types is not None and all(_arg_types(s) != types for s in namesakes):
         return "signature", _first(types)
+    placed = _arg_types(record, meshes=True)
+    if placed is not None and all(_arg_types(s, meshes=True) != placed for s in namesakes):
+        return "signature", _first(placed)
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
     if types is None:
@@ -261,6 +268,8 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
         return f"{name} with " + (f"{n} other signatures" if n > 1 else "another signature") + listed
     if kind == "static":
         return f"{name} with " + (f"{n} other sets of static arguments" if n > 1 else "other static arguments") + listed
+    if kind == "placement":
+        return f"{name} compiled again for " + (f"{n} other placements" if n > 1 else "another placement") + f" of its arguments{listed}"
     if kind == "context":
         return f"{name} in another config context{listed}"
     if kind == "pytree":
@@ -268,17 +277,36 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     return name
 
 
+def _placement(record: CallRecord) -> str | None:
+    """A call's arguments placed on a mesh, by name and spec (``x P('data', None), w P('model', None)``); ``None`` if none is."""
+    placed = record.arg_shardings
+    if not placed:
+        return None
+    names = arg_names_of(record.jaxpr) or ()
+    names = (("",) * (len(placed) - len(names)) + tuple(names))[-len(placed):]  # consts first, unnamed
+    return _first([f"{name} {texts[1]}".strip() for name, texts in zip(names, placed) if texts is not None and texts[1]])
+
+
 def _first(items: list[str], n: int = 4) -> str:
     return ", ".join(items[:n]) + (f", … ({len(items):,} in all)" if len(items) > n else "")
 
 
-def _arg_types(record: CallRecord) -> list[str] | None:
-    """The types of a call's array arguments as its jaxpr spells them (``f32[3]``); ``None`` where it has no jaxpr."""
+def _arg_types(record: CallRecord, meshes: bool = False) -> list[str] | None:
+    """The types of a call's array arguments as its jaxpr spells them (``f32[3]``); ``None`` where it has no jaxpr.
+
+    ``meshes`` adds each type's mesh, which JAX's spelling leaves out and its cache keys on
+    (``f32[8,8] on mesh ('data': 2, 'model': 4)``; ``f32[8,8] (no mesh)``: an array on one device).
+    """
     avals = getattr(record.jaxpr, "in_avals", None)
     if avals is None:
         return None
     return [(a.str_short(True) if hasattr(a, "str_short") else str(a)) + ("{weak_type=True}" if getattr(a, "weak_type", False) else "")
-            for a in avals]
+            + (_mesh_text(a) if meshes else "") for a in avals]
+
+
+def _mesh_text(aval: Any) -> str:
+    sizes = _jax_compat.mesh_sizes(getattr(getattr(aval, "sharding", None), "mesh", None))
+    return f" on mesh ({sizes})" if sizes else " (no mesh)"
 
 
 def _ahead_of_time_text(record: CallRecord) -> str:
@@ -358,6 +386,22 @@ def _alongside(records: list[CallRecord]) -> HelperCompiles:
                           names=tuple(dict.fromkeys(r.written for r in records)))
 
 
+def _pmap_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
+    """The stations of ``jax.pmap``'s jit body with its arguments by the user's names (``v``), not JAX's ``flat_args[0]``."""
+    names = _jax_compat.pmapped_arg_names(record.fun, len(traced.args))
+    if names is None or not all(a.path == f"flat_args[{i}]" for i, a in enumerate(traced.args)):
+        return traced, compiled
+    renamed = {f"flat_args[{i}]": name for i, name in enumerate(names)}
+    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed[a.path]) for a in traced.args))
+    if compiled is not None:
+        compiled = dataclasses.replace(
+            compiled, inputs=tuple(dataclasses.replace(p, path=renamed.get(p.path, p.path)) for p in compiled.inputs),
+            sharding_views=tuple(dataclasses.replace(v, example=renamed.get(v.example, v.example)) for v in compiled.sharding_views),
+            buffers=tuple(dataclasses.replace(b, detail=re.sub(r"\((flat_args\[\d+\])\)", lambda m: f"({renamed.get(m[1], m[1])})",
+                                                              b.detail)) if b.detail else b for b in compiled.buffers))
+    return traced, compiled
+
+
 def _stage_under_way(record: CallRecord) -> str:
     """The stage a cut-off call had reached when the cell ended."""
     if record.jaxpr is None:
@@ -375,10 +419,13 @@ def _signature_key(record: CallRecord) -> tuple:
     A call's jaxpr is the entry JAX's tracing cache gave it, so calls with one jaxpr are the calls JAX found one
     signature in: argument types, static values, and also the input pytree and the config context, which two calls
     of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
+    Calls of one jaxpr with another lowering are another program: JAX lowered and compiled that trace again for
+    another placement of the arguments (a sharding under Auto mesh axes, a device).
     """
     jaxpr = record.jaxpr
     program = record.computation if record.continued == "Lowered" else record.executable
-    shape = ("jaxpr", id(jaxpr)) if jaxpr is not None else ("program", id(program)) if program is not None else ("record", record.seq)
+    shape = (("jaxpr", id(jaxpr), id(record.computation)) if jaxpr is not None else ("program", id(program)) if program is not None
+             else ("record", record.seq))
     return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
             record.static_args, record.failed_in)
 
@@ -478,6 +525,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
     traced, unused = with_unused_donations(traced, lowered, _jax_compat.kept_inputs(record.computation))
+    if record.pmap and traced is not None:
+        traced, compiled = _pmap_names(record, traced, compiled)
     if unused:
         notes.append(unused)
     if record.under_transform and record.computation is None:

@@ -137,7 +137,8 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
     """Where a call's array arguments are placed, in a few words: ``x P('model', 'data'), w P('model', None) on Mesh(...)``.
 
     Each array leaf by its parameter name (``parameters``: the positional ones)
-    and its spec, the mesh named once; a single-device placement by its device.
+    and its spec, the mesh named once; a single-device placement by its device (``committed to cpu:0`` where
+    ``jax.device_put`` committed it there).
     ``None`` when no argument is an array. A pytree whose flatten is the user's
     own is not flattened again (:func:`~jaxshow.capture.arguments.leaves_with_path`).
     """
@@ -151,15 +152,33 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
         sharding = leaf.sharding
         spec = _spec_text(sharding)
         if spec is not None:
-            meshes.add(str(sharding.mesh))
+            meshes.add(_mesh_text(sharding.mesh))
         else:
             devices = getattr(sharding, "device_set", ())
-            spec = f"on {next(iter(devices))}" if len(devices) == 1 else str(sharding)
+            placed = "committed to" if getattr(leaf, "committed", False) else "on"  # jax.device_put(x, device) commits x
+            spec = f"{placed} {next(iter(devices))}" if len(devices) == 1 else str(sharding)
         shown.append(f"{_leaf_name(path, parameters)} {spec}")
     if not shown:
         return None
     text = ", ".join(shown) + (f", … {count - len(shown)} more" if count > len(shown) else "")
     return text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+
+
+MESH_ORDER_SHOWN = 16
+"""Device ids named for a mesh whose devices are not in ascending order."""
+
+
+def _mesh_text(mesh: Any) -> str:
+    """A mesh as JAX writes it, which leaves out its devices, with their order where it is not ascending: a mesh of the
+    same axes over the devices in another order is another placement, which JAX compiles for again."""
+    try:
+        ids = [int(i) for i in mesh.device_ids.flat]
+    except Exception:  # noqa: BLE001 - a mesh type without device ids
+        return str(mesh)
+    if ids == sorted(ids):
+        return str(mesh)
+    shown = ", ".join(map(str, ids[:MESH_ORDER_SHOWN])) + (", …" if len(ids) > MESH_ORDER_SHOWN else "")
+    return f"{mesh} (its devices in the order {shown})"
 
 
 def _leaf_name(path: tuple, parameters: Sequence[str]) -> str:

@@ -26,6 +26,9 @@ COLLECTIVE_LINES_MAX = 20
 
 _COLLECTIVE = re.compile(r" (" + "|".join(re.escape(k) for k in COLLECTIVE_KINDS) + r")(?:-start)?\(")
 _TRIP_COUNT = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%([^\s(]+) \(", re.MULTILINE)
+_LOOP_BODY = re.compile(r"\bbody=%([^\s,})]+)")
+_CALLED = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|false_computation)=%([^\s,})]+)|branch_computations=\{([^}]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:
     if not hlo_text or not any(kind in hlo_text for kind in ("all-", "collective-", "reduce-scatter")):
         return ()
     found: dict[str, list[int]] = {}
+    looped: Counter = Counter()
+    spans = _loop_spans(hlo_text)
     line, position = 1, 0
     for match in _COLLECTIVE.finditer(hlo_text):
         line += hlo_text.count("\n", position, match.start())
@@ -89,8 +94,29 @@ def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:
         lines = found.setdefault(match.group(1), [])
         if not lines or lines[-1] != line:
             lines.append(line)
-    return tuple(CollectiveCount(kind, len(lines), tuple(lines[:COLLECTIVE_LINES_MAX]))
+            looped[match.group(1)] += any(start <= position < end for start, end in spans)
+    return tuple(CollectiveCount(kind, len(lines), tuple(lines[:COLLECTIVE_LINES_MAX]), looped[kind])
                  for kind, lines in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+
+def _loop_spans(hlo_text: str) -> list[tuple[int, int]]:
+    """The text spans of the computations a ``while`` loop runs every iteration: its bodies and what they call."""
+    bodies = set(_LOOP_BODY.findall(hlo_text))
+    if not bodies:
+        return []
+    headers = list(_COMPUTATION.finditer(hlo_text))
+    spans = {m.group(1): (m.start(), headers[i + 1].start() if i + 1 < len(headers) else len(hlo_text))
+             for i, m in enumerate(headers)}
+    seen, todo = set(), [b for b in bodies if b in spans]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        start, end = spans[name]
+        for called, branches in _CALLED.findall(hlo_text, start, end):
+            todo.extend(n for n in [called, *re.findall(r"%([^\s,]+)", branches)] if n in spans and n not in seen)
+    return sorted(spans[name] for name in seen)
 
 
 def loop_trip_counts(hlo_text: str | None) -> tuple[int, ...]:

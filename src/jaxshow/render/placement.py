@@ -61,7 +61,8 @@ def collectives_line(counts: Sequence[CollectiveCount]) -> str | None:
     if not counts:
         return None
     total = sum(c.count for c in counts)
-    kinds = ", ".join(f"{c.kind} ×{c.count:,}" for c in counts)
+    kinds = ", ".join(f"{c.kind} ×{c.count:,}" + (f" ({c.in_loops:,} in a loop body: {'it runs' if c.in_loops == 1 else 'they run'} "
+                                                   "every iteration)" if c.in_loops else "") for c in counts)
     return f"{plural(total, 'collective')} in the optimised HLO: {kinds}"
 
 

@@ -47,6 +47,9 @@ IR_KEPT = 4
 """IR texts kept rendered per form (a call's jaxpr, jaxpr with source locations, module and optimised HLO): see :func:`prepare_ir`."""
 NOT_READ_FROM_CACHES = "not read from JAX's caches (see the note)"
 """A station a cache hit that raised does not show (both forms)."""
+NOT_READ_BACK = "not read back (see the note)"
+"""A station whose stage JAX timed, never read (jax 0.7's ``jax.pmap``; both forms)."""
+_STAGE_OF = {"Traced": "trace", "Lowered": "lower", "Compiled": "compile"}
 ARG_HEADER = ("argument", "type", "sharding", "donated")
 OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
@@ -191,7 +194,14 @@ def _not_reached(report: StagesReport, budget: TextBudget, station: str = "") ->
         return f"not kept in the jax.stages.{report.continued} made before this cell"
     if report.cache_hit or report.raised_unseen:
         return NOT_READ_FROM_CACHES
+    if _ran_unread(report, station):
+        return NOT_READ_BACK
     return f"not reached ({line(report.outcome, budget)})" if report.stopped_at else "not reached"
+
+
+def _ran_unread(report: StagesReport, station: str) -> bool:
+    """Whether JAX timed the stage that makes ``station`` while jaxshow read no station back (jax 0.7's ``jax.pmap``)."""
+    return not report.stopped_at and _STAGE_OF.get(station) in report.timings.stages_run
 
 
 def _folded_lines(cell: CellReport, budget: TextBudget) -> list[str]:
@@ -426,6 +436,8 @@ def _missing_station(number: str, title: str, report: StagesReport, budget: Text
         reason = f"not kept in the jax.stages.{report.continued} made before this cell"
     elif report.cache_hit or report.raised_unseen:
         reason = NOT_READ_FROM_CACHES
+    elif _ran_unread(report, title):
+        reason = NOT_READ_BACK
     else:
         reason = f"not reached: the call {line(report.outcome, budget)}" if report.stopped_at else "skipped"
     return tag("div", f"{number} {title} — ", muted(reason), cls="js-station-missing")

@@ -81,8 +81,10 @@ def classify_miss(
         elif (library := _library_site(site)) is not None:
             same_line = False
             notes.append(_library_site_hint(library))
-    if category == "input_types" and key is not None and any(c.now == c.before for c in changes):
+    if category == "input_types" and key is not None and any(_meshes_apart(c) for c in changes):
         changes = _with_meshes(changes, key, old, record)
+    if category == "input_types":
+        changes = tuple(_without_shared_mesh_types(c) for c in changes)
     if category == "static_args":
         changes = _name_static_args(changes, key, record.parameters)
     if category in ("static_args", "input_pytree"):
@@ -136,9 +138,30 @@ def _same_key(key: Any, old: Any) -> bool:
         return False
 
 
+_MESH_TYPES = re.compile(r"\(\{[^()]*(?:\([^()]*\)[^()]*)*\}\)$")
+"""JAX's mesh axis types after a type, ``({Auto: ('data', 'model')})``; ``({})`` for no mesh."""
+
+
+def _meshes_apart(change: ArgChange) -> bool:
+    """Whether a type change is one of meshes only: spelled the same both ways, or but for JAX's axis types of each
+    type's mesh (``f32[8,8]({})``, ``f32[8,8]({Auto: ('data', 'model')})``)."""
+    return change.now == change.before or (
+        _MESH_TYPES.search(change.now) is not None and _MESH_TYPES.sub("", change.now) == _MESH_TYPES.sub("", change.before))
+
+
+def _without_shared_mesh_types(change: ArgChange) -> ArgChange:
+    """A type change JAX writes with the same mesh axis types on both sides (``f32[8@model,8]({Explicit: ('data',
+    'model')})`` and ``f32[8@data,8]({Explicit: ('data', 'model')})``), said without them: the types tell the change."""
+    now, before = _MESH_TYPES.search(change.now), _MESH_TYPES.search(change.before)
+    if now is None or before is None or now.group() != before.group() or change.now == change.before:
+        return change
+    return ArgChange(change.where, change.now[:now.start()], change.before[:before.start()])
+
+
 def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _FunctionRecord) -> tuple[ArgChange, ...]:
     """A type change JAX spells the same both ways (``f32[8,8]({Auto: ('data', 'model')})`` twice: only the
-    mesh's axis sizes differ, as after ``jax.make_mesh((4, 2), ...)`` replaced a ``(2, 4)`` mesh), said with the meshes.
+    mesh's axis sizes differ, as after ``jax.make_mesh((4, 2), ...)`` replaced a ``(2, 4)`` mesh), or but for its
+    mesh's axis types (``f32[8,8]({})``: no mesh, an array on one device), said with the meshes.
 
     The earlier key is ``old`` (the closest jaxshow kept), else the latest of JAX's cached keys whose types
     differ from this one's only in their meshes where JAX saw a change (a trace made before the session).
@@ -147,7 +170,7 @@ def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _Fu
     if now is None:
         return changes
     names = [name for name, _ in now[0]]
-    wanted = [names.index(c.where) for c in changes if c.now == c.before and c.where in names]
+    wanted = [names.index(c.where) for c in changes if _meshes_apart(c) and c.where in names]
     if old is not None:
         candidates = [old]
     else:
@@ -158,7 +181,7 @@ def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _Fu
         before = [text for _, text in described[0]] if described else []
         if len(before) == len(names) and wanted and all(before[i] != now[0][i][1] for i in wanted):
             return tuple(ArgChange(c.where, now[0][names.index(c.where)][1], before[names.index(c.where)])
-                         if c.now == c.before and c.where in names else c for c in changes)
+                         if _meshes_apart(c) and c.where in names else c for c in changes)
     return changes
 
 

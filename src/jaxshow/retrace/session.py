@@ -75,6 +75,7 @@ from jaxshow.retrace.history import (
     RECORDING,
     _defined_at,
     _FunctionRecord,
+    _unwrapped,
     closest_key,
     defined_in_top_level_loop,
     kept_before,
@@ -134,6 +135,15 @@ def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callabl
             and not defined_in_top_level_loop(record.defined_at))
 
 
+def _pmap_names(record: _FunctionRecord, signature: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``jax.pmap``'s jit body's arguments, ``flat_args[i]`` to JAX, by the user's parameter names (``{}`` where not known)."""
+    fun = record.fun_ref() if record.fun_ref is not None else None
+    names = _jax_compat.pmapped_arg_names(fun, len(signature)) if fun is not None else None
+    if names is None or any(n != f"flat_args[{i}]" for i, (n, _) in enumerate(signature)):
+        return {}
+    return {f"flat_args[{i}]": name for i, name in enumerate(names)}
+
+
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
@@ -148,8 +158,9 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
     signature = described[0] if described else ()
-    if signature and key is not None and (names := user_names((n for n, _ in signature), key, record.name)):
-        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves by the user's parameters
+    if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
+                      or (names := _pmap_names(record, signature))):
+        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves, jax.pmap's, by the user's parameters
         changes = tuple(dataclasses.replace(c, where=names.get(c.where, c.where)) for c in changes)
     if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
         notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
@@ -806,7 +817,8 @@ class Session(_jax_compat.TraceProbe):
             if f.recompiled:
                 notes.append(
                     f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
-                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device "
+                    "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device, or "
+                    "that jax.device_put committed it to its device "
                     f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
                     "function, which traced it there but compiled only that function"
@@ -1133,15 +1145,15 @@ def _traced_function(wrapper: Any) -> Any:
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:
-    """The traces jaxshow observed for the jitted function ``fn`` and its current cache size."""
+    """The traces jaxshow observed for the jitted function ``fn`` (or ``jax.pmap``) and its current cache size."""
     target = getattr(fn, "__wrapped__", fn)
-    record = registry.history(target)
+    record = registry.history(_traced_function(fn) or target)
     size = _jax_compat.cache_size(fn)
     same = [r for r in registry.traced_records() if fold.definition(r) == fold.definition(record)] if record else []
     return TraceHistory(
         name=name,
         qualname=record.qualname if record else str(getattr(target, "__qualname__", name)),
-        defined_at=record.defined_at if record else _defined_at(target, None),
+        defined_at=record.defined_at if record else _defined_at(_unwrapped(target), None),
         entries=tuple(m.entry() for m in record.entries) if record else (),
         traces_observed=record.traces if record else 0,
         cache_size=size,
