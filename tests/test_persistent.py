@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -146,3 +147,41 @@ def test_without_a_directory_every_gate_reads_the_same():
         ("jit_normal_sample", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
         ("jit_elbo", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
     ] and others == []
+
+
+def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
+    # At 60 columns the gates table was 176 columns wide (an option name and a meaning, neither to break), and at 80 its
+    # meanings wrapped a word or two a line under the names, 30 lines for 6 gates.
+    from jaxshow import render
+
+    state = persistent.report((PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile (0.03 s); "
+                                                 "jax_persistent_cache_min_compile_time_secs", 0.03),))
+    state = dataclasses.replace(state, gates=state.gates[:5], notes=())  # the host-callbacks row is jax < 0.11's only
+    lines = render.to_text(state, render.TextBudget(width=60)).splitlines()
+    assert lines[lines.index("  gates (when a compile is written):"):] == [
+        "  gates (when a compile is written):",
+        "    jax_enable_compilation_cache: True · False turns the",
+        "        cache off entirely",
+        "    jax_persistent_cache_min_compile_time_secs: 1.0 s ·",
+        "        compiles faster than this are not written (default",
+        "        1.0 s; most small functions compile in well under",
+        "        it)",
+        "    jax_persistent_cache_min_entry_size_bytes: 0 bytes ·",
+        "        smaller entries are not written (0 = JAX's default",
+        "        minimum, which is 0; -1 = no limit)",
+        "    process index: 0 · only process 0 writes; every process",
+        "        reads",
+        "    jax_compilation_cache_max_size: -1 · -1 = unlimited; 0 =",
+        "        nothing is kept; a positive size evicts least",
+        "        recently used entries",
+        "  compiles seen in %%jaxcache cells:",
+        "    jit_f: not written · took < 1.00 s to compile (0.03 s);",
+        "        jax_persistent_cache_min_compile_time_secs",
+    ]
+    wide = render.to_text(state, render.TextBudget(width=200)).splitlines()  # the table where it fits
+    assert wide[wide.index("  gates (when a compile is written):") + 1:][:2] == [
+        "    option                                      value    meaning",
+        "    ------------------------------------------  -------  " + "-" * 104,
+    ]
+    for width in (60, 80, 100):
+        assert max(len(piece) for piece in render.to_text(state, render.TextBudget(width=width)).splitlines()) <= width
