@@ -462,7 +462,8 @@ def _(history: TraceHistory, budget: TextBudget) -> str:
     lines.extend(paragraph(f"  {label}: ", line(value, budget), "    ", budget) for label, value in _history_facts(history, budget))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:
-        lines.extend(text_table(_history_rows(entries, budget), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
+        lines.extend(table_or_sentences(_history_rows(entries, budget), _HISTORY_HEADER, budget,
+                                        lambda r: f"{r[0]} {r[2]}: {r[3]}\nsignature: {r[1]}", indent="  ", rule=True, more=more))
         if history.traces_observed > len(history.entries):
             lines.append(paragraph("  ", _only_last(history), "    ", budget))
     else:

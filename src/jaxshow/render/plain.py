@@ -155,13 +155,13 @@ def text_table(
 def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...], budget: TextBudget,
                        sentence: Callable[[tuple[str, ...]], str], *, indent: str = "", rule: bool = False,
                        more: str | None = None) -> list[str]:
-    """:func:`text_table` where it fits the text width in no more lines under its header than its rows take as
+    """:func:`text_table` where it fits the text width with at most one line a row more than its rows take as
     sentences; else (names and values alone wider than the terminal, or a column narrowed to a word a line) each row,
     its cells as the table shows them, as ``sentence`` says it, wrapped, its later lines 4 columns further in."""
     table = text_table(rows, header, budget, indent=indent, rule=rule, more=more)
     said = [sentence(tuple(line(c, budget) for c in r)) for r in rows]
     words = "\n".join(paragraph(indent, s, indent + "    ", budget) for s in said).split("\n")
-    if max(columns(t) for t in table) <= text_width(budget) and len(table) - 1 - rule <= len(words) + bool(more):
+    if max(columns(t) for t in table) <= text_width(budget) and len(table) - 1 - rule <= len(words) + len(rows) + bool(more):
         return table
     return words + ([indent + more] if more else [])
 
