@@ -24,7 +24,7 @@ from IPython.core.error import UsageError
 
 import jaxshow
 from jaxshow import _jax_compat, dumps, render
-from jaxshow.report import DumpDiff, DumpReport, plural
+from jaxshow.report import DumpDiff, DumpReport, format_bytes, plural
 from shellrun import run_captured, wider_lines
 
 
@@ -599,3 +599,35 @@ def test_names_settings_and_cells_wrap_at_the_width(ip, dumping_in_process):
         "    written when the function is lowered, with its own 6-digit counter (jax 0.7:",
         "    {function}.jaxpr.txt).",
     ]
+
+
+def test_files_and_xla_modules_read_a_sentence_each_where_their_table_does_not_fit(ip, dumping_in_process):
+    """At 60 columns a long function's file table ran to 99 columns and XLA's module table to 262 (a module name and a
+    file name cannot break, and 'what XLA wrote' had no room left); at 60 a short one's 'stage compile (handed to XLA)'
+    took a word a line. Each file and each module now reads as one sentence, wrapped at the width."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    cell = "@jax.jit\ndef normalise_the_batch(v):\n    return v - 1\nnormalise_the_batch(np.ones(5, np.float32));"
+    assert run_captured(ip, cell)[0].success
+    number = ip.execution_count - 1
+    for rest in ("before_optimizations.txt", "cpu_after_optimizations.txt", "cpu_after_optimizations-buffer-assignment.txt"):
+        (dumping_in_process / f"module_0004.jit_normalise_the_batch.{rest}").write_text("HloModule jit_normalise_the_batch\n")
+    run_captured(ip, f"%jaxdump --dir {dumping_in_process} normalise_the_batch -o rep")
+    rep = ip.user_ns["rep"]
+    (mlir,) = rep.files
+    lines = render.to_text(rep, render.TextBudget(width=60)).splitlines()
+    at = lines.index("    jit_normalise_the_batch")
+    assert lines[at + 1:at + 3] == [
+        f"    In[{number}] {mlir.name}",
+        f"        ({format_bytes(mlir.size_bytes)}): stage compile (handed to XLA)",
+    ]
+    at = lines.index("  XLA's dump:")
+    assert lines[at + 1:at + 4] == [
+        "    module_0004.jit_normalise_the_batch (3 files): before",
+        "        optimizations; after optimizations; buffer",
+        "        assignment",
+    ]
+    for width in (60, 80):
+        text = render.to_text(rep, render.TextBudget(width=width))
+        assert [piece for piece in wider_lines(text, width, *(t.text for t in rep.texts)) if str(dumping_in_process) not in piece] == []
+    wide = render.to_text(rep, render.TextBudget(width=160)).splitlines()  # the tables where they fit
+    assert wide[wide.index("  XLA's dump:") + 1].split() == ["module", "files", "what", "XLA", "wrote"]
