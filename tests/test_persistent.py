@@ -185,3 +185,50 @@ def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
     ]
     for width in (60, 80, 100):
         assert max(len(piece) for piece in render.to_text(state, render.TextBudget(width=width)).splitlines()) <= width
+
+
+def _run(body: str, tmp_path) -> dict:
+    """``body`` in a fresh process (JAX's persistent cache is opened once a process); the last line it prints, as JSON."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {"stderr": out.stderr, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+OPEN = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "{path}"))
+    (pathlib.Path(sys.argv[1]) / "a_file").write_text("x")
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({{"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent],
+                      "not_opened": state.not_opened, "notes": state.notes}}))
+    """
+)
+
+
+def test_a_cache_directory_jax_cannot_open_is_said_to_be_so(tmp_path):
+    # A file where the directory should be (or under it) read 'not cached: no cache directory was set, or the cache was
+    # disabled, when it compiled', and %jaxcache persistent 'opened by JAX in this process: yes'; JAX only warned
+    # 'Error reading persistent compilation cache entry …: FileExistsError', and never tries again in the process.
+    for path in ("a_file", "a_file/sub"):
+        out = _run(OPEN.format(path=path), tmp_path)
+        assert "Error reading persistent compilation cache entry" in out["stderr"]  # JAX's own warning, as without jaxshow
+        assert out["compiles"] == [["jit_work", "not_cached", persistent.OPEN_FAILED]], path
+        assert out["not_opened"] == "JAX tried and could not open the directory; nothing is read or written in this process"
+        assert persistent.OPEN_FAILED_NOTE in out["notes"]
+    out = _run(OPEN.format(path="cache"), tmp_path)
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"]] and out["not_opened"] is None

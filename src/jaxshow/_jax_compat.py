@@ -1215,6 +1215,19 @@ def persistent_cache_initialized() -> bool | None:
     return None if value is None else bool(value)
 
 
+def persistent_cache_open_failed() -> bool | None:
+    """Whether JAX tried to open its persistent cache in this process and holds none: making or opening the directory
+    raised (a file in its place, no permission), which JAX only warns about, and it does not try again until
+    ``reset_cache()``. ``None`` where this JAX keeps neither ``_cache_initialized`` nor ``_cache``."""
+    try:
+        from jax._src import compilation_cache as _cc
+    except ImportError:
+        return None
+    if not hasattr(_cc, "_cache_initialized") or not hasattr(_cc, "_cache"):
+        return None
+    return bool(_cc._cache_initialized) and _cc._cache is None
+
+
 def persistent_cache_directory_in_use() -> str | None:
     """The directory the opened persistent cache writes to, which may differ from the config value."""
     try:

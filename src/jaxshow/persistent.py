@@ -10,6 +10,7 @@ It imports JAX and never IPython; anything private goes through
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -51,6 +52,12 @@ NO_CACHE_THEN = "no cache directory was set, or the cache was disabled, when it 
 """JAX's 'cache is disabled/not initialized': what it says, where a directory is set now (it may have been set since)."""
 NO_DIRECTORY = "no cache directory was set (jax_compilation_cache_dir) when it compiled"
 """Every compile's verdict while no directory is set, whichever gate JAX's log line names."""
+OPEN_FAILED = "JAX could not open the cache directory (its warning 'Error reading persistent compilation cache entry …' says why)"
+"""Each compile's verdict where JAX tried to open the directory it was given and failed."""
+RESET = "jax.experimental.compilation_cache.compilation_cache.reset_cache()"
+OPEN_FAILED_NOTE = (f"JAX tries to open the directory once a process, at the first compile that looks it up: it was not a "
+                    f"directory it could make or open (a file in its place, no permission); fix it, then {RESET} makes JAX "
+                    "try again at the next compile")
 
 
 def parse_compile_log(message: str) -> CompileLogEvent | None:
@@ -110,6 +117,8 @@ def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> t
     if _directory() is None:
         mine = [PersistentCompile(v.module, "not_cached", NO_DIRECTORY, v.compile_seconds)
                 if v.verdict == "skipped" or v.reason == NO_CACHE_THEN else v for v in mine]
+    elif _jax_compat.persistent_cache_open_failed():
+        mine = [dataclasses.replace(v, reason=OPEN_FAILED) if v.reason == NO_CACHE_THEN else v for v in mine]
     return mine, [v.module for v in verdicts if v.module not in wanted]
 
 
@@ -202,8 +211,12 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
         notes.append(
             f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "
-            "(jax.experimental.compilation_cache.compilation_cache.reset_cache() makes it read the new one)"
+            f"({RESET} makes it read the new one)"
         )
+    not_opened = None
+    if directory is not None and _jax_compat.persistent_cache_open_failed():
+        not_opened = "JAX tried and could not open the directory; nothing is read or written in this process"
+        notes.append(OPEN_FAILED_NOTE)
     if directory is not None and initialized is False:
         notes.append("the cache is opened at the next compile")
     notes.append("jax.clear_caches() and f.clear_cache() do not touch the persistent cache: delete its files to empty it")
@@ -213,6 +226,7 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
         directory_in_use=in_use,
         enabled=enabled,
         initialized=initialized,
+        not_opened=not_opened,
         gates=gates(),
         entry_count=count,
         total_bytes=total,

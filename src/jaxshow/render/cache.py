@@ -326,7 +326,7 @@ def _persistent_rows(p: PersistentCacheReport) -> list[tuple[str, str]]:
         ("directory", p.directory or "not set"),
         ("set by", p.directory_source),
         ("enabled", "yes" if p.enabled else "no"),
-        ("opened by JAX in this process", {True: "yes", False: "not yet", None: "unknown"}[p.initialized]),
+        ("opened by JAX in this process", f"no: {p.not_opened}" if p.not_opened else {True: "yes", False: "not yet", None: "unknown"}[p.initialized]),
     ]
     if p.directory_in_use and p.directory_in_use != p.directory:
         facts.append(("directory JAX writes to", p.directory_in_use))
