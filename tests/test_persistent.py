@@ -232,3 +232,13 @@ def test_a_cache_directory_jax_cannot_open_is_said_to_be_so(tmp_path):
         assert persistent.OPEN_FAILED_NOTE in out["notes"]
     out = _run(OPEN.format(path="cache"), tmp_path)
     assert out["compiles"] == [["jit_work", "written", "written to the cache directory"]] and out["not_opened"] is None
+
+
+def test_a_write_that_left_nothing_on_disk_is_not_said_to_be_written(tmp_path):
+    # A directory JAX cannot write into read 'written: written to the cache directory': JAX logs 'Writing jit_work to
+    # persistent compilation cache' before the write, and only warns where it fails.
+    out = _run(OPEN.format(path="cache").replace('str(pathlib.Path(sys.argv[1]) / "cache")', '"/proc/self/fdinfo"'), tmp_path)
+    assert "Error writing persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == [["jit_work", "skipped", persistent.NOT_ON_DISK]] and out["not_opened"] is None
+    line = "Writing jit_f to persistent compilation cache with key 'jit_f-abc'"
+    assert persistent.parse_compile_log(line) == persistent.CompileLogEvent("written", "jit_f", "written to the cache directory", key="jit_f-abc")

@@ -33,6 +33,8 @@ class CompileLogEvent:
     module: str | None
     reason: str = ""
     compile_seconds: float | None = None
+    key: str = ""
+    """The cache key of a write (its entry is ``key + '-cache'`` in the directory)."""
 
 
 _HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'")
@@ -44,7 +46,7 @@ _CALLBACKS = re.compile(r"^Not writing persistent cache entry for '(?P<m>[^']*)'
 _PROCESS = re.compile(r"^Not writing persistent cache entry since process_id != 0")
 _SMALL = re.compile(r"^Not writing persistent cache entry with key .* since its size \((?P<n>\d+) bytes\) is less than threshold \((?P<t>\d+) bytes\)")
 _NO_CACHE = re.compile(r"^Not writing persistent cache entry with key .* since cache is disabled/not initialized")
-_WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache")
+_WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache(?: with key '(?P<k>[^']*)')?")
 _SLOW_ENOUGH = re.compile(r"^'(?P<m>[^']*)' took at least [\d.]+ seconds to compile \((?P<s>[\d.]+)s\)")
 
 
@@ -55,9 +57,9 @@ NO_DIRECTORY = "no cache directory was set (jax_compilation_cache_dir) when it c
 OPEN_FAILED = "JAX could not open the cache directory (its warning 'Error reading persistent compilation cache entry …' says why)"
 """Each compile's verdict where JAX tried to open the directory it was given and failed."""
 RESET = "jax.experimental.compilation_cache.compilation_cache.reset_cache()"
-OPEN_FAILED_NOTE = (f"JAX tries to open the directory once a process, at the first compile that looks it up: it was not a "
-                    f"directory it could make or open (a file in its place, no permission); fix it, then {RESET} makes JAX "
-                    "try again at the next compile")
+OPEN_FAILED_NOTE = (f"JAX tries to open the directory once a process, at the first compile that looks it up, and could not "
+                    "(a file in its place, no permission to create it, or jax_compilation_cache_max_size set without the "
+                    f"filelock package); fix that, then {RESET} makes JAX try again at the next compile")
 
 
 def parse_compile_log(message: str) -> CompileLogEvent | None:
@@ -79,7 +81,7 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
     if _NO_CACHE.match(message):
         return CompileLogEvent("not_cached", None, NO_CACHE_THEN)
     if m := _WRITE.match(message):
-        return CompileLogEvent("written", m.group("m"), "written to the cache directory")
+        return CompileLogEvent("written", m.group("m"), "written to the cache directory", key=m.group("k") or "")
     if m := _SLOW_ENOUGH.match(message):
         return CompileLogEvent("slow_enough", m.group("m"), compile_seconds=float(m.group("s")))
     return None
@@ -109,9 +111,30 @@ def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompil
     return verdicts
 
 
+NOT_ON_DISK = ("JAX went to write it, and it is not in the cache directory: the write failed (JAX's warning 'Error writing persistent "
+               "compilation cache entry …' says why: a directory it cannot write)")
+"""A write's verdict where its entry is not on disk and JAX evicts nothing (``jax_compilation_cache_max_size`` -1)."""
+NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directory: larger than jax_compilation_cache_max_size (JAX "
+                       "warned 'Cache value … exceeds the maximum cache size'), evicted since to keep under it, or the write "
+                       "failed (JAX warned 'Error writing persistent compilation cache entry …')")
+"""A write's verdict where its entry is not on disk under a size limit."""
+
+
+def _kept(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
+    """``events``, each write whose entry is not in the local cache directory now a skip that says so: JAX logs a write
+    before it makes it, and only warns where it fails."""
+    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
+    if directory is None or "://" in directory:
+        return events
+    limited = _config_value("jax_compilation_cache_max_size") != -1
+    return [CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
+            if e.kind == "written" and e.key and not os.path.exists(os.path.join(directory, e.key + CACHE_SUFFIX)) else e
+            for e in events]
+
+
 def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], list[str]]:
     """Verdicts for the modules of ``function_names`` (``jit_<name>``), and the modules of all other compiles."""
-    verdicts = compiles_from_events(list(events))
+    verdicts = compiles_from_events(_kept(list(events)))
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
