@@ -242,3 +242,43 @@ def test_a_write_that_left_nothing_on_disk_is_not_said_to_be_written(tmp_path):
     assert out["compiles"] == [["jit_work", "skipped", persistent.NOT_ON_DISK]] and out["not_opened"] is None
     line = "Writing jit_f to persistent compilation cache with key 'jit_f-abc'"
     assert persistent.parse_compile_log(line) == persistent.CompileLogEvent("written", "jit_f", "written to the cache directory", key="jit_f-abc")
+
+
+ONCE = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+    jax.config.update("jax_enable_compilation_cache", {first})
+    jax.jit(lambda v: v * 2)(jnp.ones(3))
+    jax.config.update("jax_enable_compilation_cache", {then})
+    jax.jit(lambda v: v * 3)(jnp.ones(3))
+    state = persistent.report()
+    cache = pathlib.Path(sys.argv[1]) / "cache"
+    lambdas = sorted(p.name.split("-")[0] for p in cache.glob("jit__lambda-*-cache")) if cache.is_dir() else []
+    print(json.dumps({{"entries": state.entry_count, "lambdas": lambdas, "not_opened": state.not_opened,
+                      "notes": state.notes, "opened": state.initialized}}))
+    """
+)
+
+
+def test_jax_enable_compilation_cache_is_said_to_be_read_once_a_process(tmp_path):
+    # Off at the first compile, then on: nothing is ever written, and %jaxcache persistent read 'opened by JAX in this
+    # process: not yet' and 'the cache is opened at the next compile'. On at the first compile, then off: JAX kept writing,
+    # and the note read 'a directory is set but jax_enable_compilation_cache is False'.
+    out = _run(ONCE.format(first=False, then=True), tmp_path)
+    assert (out["entries"], out["lambdas"], out["opened"]) == (0, [], False)
+    assert out["not_opened"] == ("JAX decided at its first compile not to use the cache in this process "
+                                 "(jax_enable_compilation_cache was False then, or this backend cannot store executables)")
+    assert "the cache is opened at the next compile" not in out["notes"]
+    assert ("JAX reads jax_enable_compilation_cache once a process, at its first compile: setting it now changes nothing until "
+            "jax.experimental.compilation_cache.compilation_cache.reset_cache(); until then compiles neither read nor write the "
+            "cache, and log nothing about it") in out["notes"]
+    out = _run(ONCE.format(first=True, then=False), tmp_path / "on_then_off")
+    assert (out["lambdas"], out["opened"], out["not_opened"]) == (["jit__lambda", "jit__lambda"], True, None)
+    assert ("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it keeps "
+            "reading and writing the cache in this process until jax.experimental.compilation_cache.compilation_cache."
+            "reset_cache()") in out["notes"]
+    assert "a directory is set but jax_enable_compilation_cache is False" not in out["notes"]

@@ -226,9 +226,13 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
     in_use = _jax_compat.persistent_cache_directory_in_use()
     initialized = _jax_compat.persistent_cache_initialized()
     count, total, newest, mtime, unavailable = listing(in_use or directory)
+    used = _jax_compat.persistent_cache_use_decided()
     notes = []
     if directory is None:
         notes.append("no directory is set, so nothing is ever written: jax.config.update('jax_compilation_cache_dir', path) before the first compile")
+    elif not enabled and used:
+        notes.append("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it "
+                     f"keeps reading and writing the cache in this process until {RESET}")
     elif not enabled:
         notes.append("a directory is set but jax_enable_compilation_cache is False")
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
@@ -237,10 +241,15 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
             f"({RESET} makes it read the new one)"
         )
     not_opened = None
-    if directory is not None and _jax_compat.persistent_cache_open_failed():
+    if used is False:
+        not_opened = ("JAX decided at its first compile not to use the cache in this process (jax_enable_compilation_cache "
+                      "was False then, or this backend cannot store executables)")
+        notes.append(f"JAX reads jax_enable_compilation_cache once a process, at its first compile: setting it now changes "
+                     f"nothing until {RESET}; until then compiles neither read nor write the cache, and log nothing about it")
+    elif directory is not None and _jax_compat.persistent_cache_open_failed():
         not_opened = "JAX tried and could not open the directory; nothing is read or written in this process"
         notes.append(OPEN_FAILED_NOTE)
-    if directory is not None and initialized is False:
+    if directory is not None and initialized is False and not_opened is None:
         notes.append("the cache is opened at the next compile")
     notes.append("jax.clear_caches() and f.clear_cache() do not touch the persistent cache: delete its files to empty it")
     return PersistentCacheReport(
