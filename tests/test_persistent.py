@@ -86,7 +86,8 @@ def test_report_without_a_directory_says_why_nothing_is_written():
     gates = {g.option: g.value for g in state.gates}
     assert gates["jax_persistent_cache_min_compile_time_secs"] == "1.0 s"
     assert gates["process index"] == "0"
-    assert any("before the first compile" in n for n in state.notes)
+    assert ("no directory is set, so nothing is written: jax.config.update('jax_compilation_cache_dir', path) sets one, which "
+            "JAX opens at the next compile (a compile made before it stays unwritten)") in state.notes
     assert any("jax.clear_caches() and f.clear_cache() do not touch" in n for n in state.notes)
     assert "min_compile_time_secs" in str(state)
 
@@ -282,3 +283,37 @@ def test_jax_enable_compilation_cache_is_said_to_be_read_once_a_process(tmp_path
             "reading and writing the cache in this process until jax.experimental.compilation_cache.compilation_cache."
             "reset_cache()") in out["notes"]
     assert "a directory is set but jax_enable_compilation_cache is False" not in out["notes"]
+
+
+LATE = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+    @jax.jit
+    def early(x):
+        return jnp.sin(x) @ x.T
+
+    @jax.jit
+    def late(x):
+        return jnp.cos(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        early(jnp.ones((8, 8)))
+        jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+        late(jnp.ones((8, 8)))
+    cache = pathlib.Path(sys.argv[1]) / "cache"
+    print(json.dumps({"compiles": [[c.module, c.verdict] for c in ex.report.persistent],
+                      "entries": sorted(p.name.split("-")[0] for p in cache.glob("jit_*-cache"))}))
+    """
+)
+
+
+def test_a_directory_set_after_the_first_compile_is_used_from_the_next(tmp_path):
+    # The note said to set the directory 'before the first compile', and the docs that JAX reads it once, at the first
+    # compile: JAX opens it at the first compile that finds one set, so a directory set later is written from then on.
+    out = _run(LATE, tmp_path)
+    assert out["compiles"] == [["jit_early", "not_cached"], ["jit_late", "written"]]
+    assert "jit_late" in out["entries"] and "jit_early" not in out["entries"]

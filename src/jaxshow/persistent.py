@@ -229,7 +229,8 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
     used = _jax_compat.persistent_cache_use_decided()
     notes = []
     if directory is None:
-        notes.append("no directory is set, so nothing is ever written: jax.config.update('jax_compilation_cache_dir', path) before the first compile")
+        notes.append("no directory is set, so nothing is written: jax.config.update('jax_compilation_cache_dir', path) sets one, "
+                     "which JAX opens at the next compile (a compile made before it stays unwritten)")
     elif not enabled and used:
         notes.append("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it "
                      f"keeps reading and writing the cache in this process until {RESET}")
