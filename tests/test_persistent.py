@@ -317,3 +317,16 @@ def test_a_directory_set_after_the_first_compile_is_used_from_the_next(tmp_path)
     out = _run(LATE, tmp_path)
     assert out["compiles"] == [["jit_early", "not_cached"], ["jit_late", "written"]]
     assert "jit_late" in out["entries"] and "jit_early" not in out["entries"]
+
+
+def test_the_environment_variable_set_after_jax_was_imported_is_said_to_be_too_late(tmp_path, monkeypatch):
+    # '%env JAX_COMPILATION_CACHE_DIR=...' after 'import jax' read 'directory: not set' and 'no directory is set', with
+    # nothing on the variable the user had set: JAX reads it once, at import, as the option's default.
+    assert jax.config.values["jax_compilation_cache_dir"] is None
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/tmp/jax-cache")
+    assert ("JAX_COMPILATION_CACHE_DIR is '/tmp/jax-cache', but JAX reads it once, when jax is imported, as "
+            "jax_compilation_cache_dir's default: it was set after that (use jax.config.update('jax_compilation_cache_dir', "
+            "'/tmp/jax-cache'))") in persistent.report().notes
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
+    assert not any("JAX_COMPILATION_CACHE_DIR" in n for n in persistent.report().notes)
+    assert _child(tmp_path, env_dir=True)["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"  # set before import
