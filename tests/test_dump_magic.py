@@ -631,3 +631,22 @@ def test_files_and_xla_modules_read_a_sentence_each_where_their_table_does_not_f
         assert [piece for piece in wider_lines(text, width, *(t.text for t in rep.texts)) if str(dumping_in_process) not in piece] == []
     wide = render.to_text(rep, render.TextBudget(width=160)).splitlines()  # the tables where they fit
     assert wide[wide.index("  XLA's dump:") + 1].split() == ["module", "files", "what", "XLA", "wrote"]
+
+
+def test_a_relative_jax_dump_ir_to_is_listed_where_jax_writes_now_and_said_to_follow_the_working_directory(ip, dumping_in_process, monkeypatch):
+    """'jax_dump_ir_to = "reldump"' read '%jaxdump — 2 files of 2 functions in reldump': after a %cd JAX writes under the
+    new working directory, and the files of the cells before it, in the old one, were left out without a word."""
+    monkeypatch.chdir(dumping_in_process)
+    (dumping_in_process / "sub").mkdir()
+    assert run_captured(ip, "import jax, numpy as np\njax.config.update('jax_dump_ir_to', 'reldump')")[0].success
+    assert run_captured(ip, "@jax.jit\ndef before_cd(v):\n    return v - 1\nbefore_cd(np.ones(5, np.float32));")[0].success
+    monkeypatch.chdir(dumping_in_process / "sub")
+    assert run_captured(ip, "@jax.jit\ndef after_cd(v):\n    return v + 1\nafter_cd(np.ones(5, np.float32));")[0].success
+    run_captured(ip, "%jaxdump -o rep")
+    rep = ip.user_ns["rep"]
+    here = str(dumping_in_process / "sub" / "reldump")
+    assert rep.directory == here and {f.function for f in rep.files} == {"after_cd"}
+    assert rep.notes[0] == (f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                            f"{here}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    assert all((pathlib.Path(here) / f.name).is_file() for f in rep.files)
+    assert [p.name.split("_", 2)[2] for p in (dumping_in_process / "reldump").iterdir()] == ["jit_before_cd_compile.mlir"]

@@ -462,6 +462,10 @@ def dump_report(
     setting_rows, warnings = settings()
     notes: list[str] = []
     configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
     listed = directory if directory is not None else configured
     enabled = configured is not None
     files: list[DumpFile] = []
@@ -640,6 +644,10 @@ def dump_diff(
         LookupError: a name matches no file, or more than one.
     """
     configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
     listed = directory if directory is not None else configured
     if listed is None:
         raise LookupError(f"{why_none}; give --dir DIR to diff the files of another directory")
