@@ -9,7 +9,7 @@ from jaxshow import render
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, block, clip_ir, clip_lines, ir_footer, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
-from jaxshow.render.plain import paragraph, table_or_sentences
+from jaxshow.render.plain import KEEP, paragraph, table_or_sentences
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import DUMP_KIND_WORDS, DumpDiff, DumpFile, DumpReport, DumpText, XlaDumpModule, format_bytes, plural
 
@@ -200,7 +200,7 @@ def _(d: DumpDiff, budget: TextBudget) -> Html:
 def _file_sentence(row: tuple[str, ...]) -> str:
     """A file's row as one sentence, for a terminal narrower than the table: ``In[3] jax_ir0002_jit_f_compile.mlir (2.30 KiB): …``."""
     cell, name, what, size, note = row
-    return f"{cell} {name} ({size}): {what}" + (f" · {note}" if note else "")
+    return f"{cell} {name} ({size.replace(' ', KEEP)}): {what}" + (f" · {note}" if note else "")
 
 
 def _xla_sentence(row: tuple[str, ...]) -> str:

@@ -152,7 +152,7 @@ def text_table(
     return lines + ([indent + more] if more else [])
 
 
-def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...], budget: TextBudget,
+def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...] | None, budget: TextBudget,
                        sentence: Callable[[tuple[str, ...]], str], *, indent: str = "", rule: bool = False,
                        more: str | None = None) -> list[str]:
     """:func:`text_table` where it fits the text width with at most one line a row more than its rows take as
@@ -161,7 +161,7 @@ def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...], bud
     table = text_table(rows, header, budget, indent=indent, rule=rule, more=more)
     said = [sentence(tuple(line(c, budget) for c in r)) for r in rows]
     words = "\n".join(paragraph(indent, s, indent + "    ", budget) for s in said).split("\n")
-    if max(columns(t) for t in table) <= text_width(budget) and len(table) - 1 - rule <= len(words) + len(rows) + bool(more):
+    if max(columns(t) for t in table) <= text_width(budget) and len(table) - (header is not None) - rule <= len(words) + len(rows) + bool(more):
         return table
     return words + ([indent + more] if more else [])
 
