@@ -650,3 +650,24 @@ def test_a_relative_jax_dump_ir_to_is_listed_where_jax_writes_now_and_said_to_fo
                             f"{here}; files dumped before a %cd or os.chdir are under the directory that was current then")
     assert all((pathlib.Path(here) / f.name).is_file() for f in rep.files)
     assert [p.name.split("_", 2)[2] for p in (dumping_in_process / "reldump").iterdir()] == ["jit_before_cd_compile.mlir"]
+
+
+def test_a_relative_xla_dump_to_is_named_by_its_full_path_and_said_to_follow_the_working_directory(tmp_path):
+    """'XLA_FLAGS=--xla_dump_to=xla_rel' read "XLA's dump (xla_rel):", and after a %cd listed the new working directory's
+    xla_rel, where XLA writes next, with no word that the modules dumped before were elsewhere."""
+    out = _run_script(tmp_path, """
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", "import jax, numpy as np\\njax.jit(lambda v: v + 1)(np.ones(3, np.float32));")
+        os.mkdir("sub")
+        os.chdir("sub")
+        run(ip, "again", "jax.jit(lambda v: v * 2)(np.ones(3, np.float32));")
+        rep = __import__("jaxshow").dump_report()
+        OUT["xla"] = [rep.xla_directory, [m.module for m in rep.xla_modules], list(rep.notes)]
+    """, env={"XLA_FLAGS": "--xla_dump_to=xla_rel"})
+    here = str(tmp_path / "sub" / "xla_rel")
+    directory, modules, notes = out["xla"]
+    assert (directory, modules) == (here, ["jit__lambda"])
+    assert (f"--xla_dump_to is a relative path: XLA writes under the working directory of each dump, so here {here}; modules "
+            "dumped before a %cd or os.chdir are under the directory that was current then") in notes
+    assert any(p.name.endswith("jit__lambda.before_optimizations.txt") for p in (tmp_path / "xla_rel").iterdir())

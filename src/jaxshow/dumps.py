@@ -535,6 +535,10 @@ def _xla_section(listed_dir: str | None) -> tuple[str | None, list[XlaDumpModule
         notes.append(f"--xla_dump_hlo_pass_re={pass_re}: XLA also wrote the module after each matching pass")
     if listed_dir is not None or not dump_to:
         return None, [], None, notes
+    if not os.path.isabs(dump_to):
+        dump_to = os.path.abspath(dump_to)
+        notes.append(f"--xla_dump_to is a relative path: XLA writes under the working directory of each dump, so here "
+                     f"{dump_to}; modules dumped before a %cd or os.chdir are under the directory that was current then")
     _, modules, _, unavailable = _scan(dump_to)
     return dump_to, modules, unavailable, notes
 
