@@ -132,7 +132,7 @@ def text_table(
     if can and _extent(cells[1:] if header else cells, widths, indent) > width:
         # the last column where its words fit the room, else the one wrapping shortens most
         wide = last if last in can and words[last] <= rooms[last] else max(can, key=lambda i: (widths[i] - words[i], i))
-        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in fold(r[wide], rooms[wide])))
+        widths[wide] = max(columns(w) for r in cells for w in fold(r[wide], rooms[wide]))
     if len(indent) + sum(w + 2 for w in widths) - 2 > width and _extent(cells, natural, indent) > width:
         # only the header is too wide (over a column its rows leave empty): only the header wraps
         rows_fit = header is not None and _extent(cells[1:], natural, indent) <= width
