@@ -186,6 +186,10 @@ def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
     ]
     for width in (60, 80, 100):
         assert max(len(piece) for piece in render.to_text(state, render.TextBudget(width=width)).splitlines()) <= width
+    # with no compile seen yet, the line that says so ran to 101 columns at 60 and 80
+    lines = render.to_text(dataclasses.replace(state, compiles=()), render.TextBudget(width=60)).splitlines()
+    assert lines[-2:] == ["  no compile observed yet: run a cell under %%jaxcache (or",
+                          "    %jaxcache on) to see what each compile did"]
 
 
 def _run(body: str, tmp_path) -> dict:

@@ -493,6 +493,6 @@ def _(p: PersistentCacheReport, budget: TextBudget) -> str:
         lines.append("  compiles seen in %%jaxcache cells:")
         lines.extend(_compile_lines(compiles, budget, more))
     else:
-        lines.append(f"  {_NO_COMPILE}")
+        lines.append(paragraph("  ", _NO_COMPILE, "    ", budget))
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in p.notes)
     return "\n".join(lines)
