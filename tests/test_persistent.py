@@ -69,8 +69,8 @@ def test_write_in_one_process_and_disk_hit_in_the_next(tmp_path):
     assert any(n.startswith("jit_work-") and n.endswith("-cache") for n in files)
 
     second = _child(tmp_path, env_dir=True)
-    verdicts = {m: v for m, v, _ in second["compiles"]}
-    assert verdicts["jit_work"] == "hit"
+    verdicts = {m: (v, r) for m, v, r in second["compiles"]}
+    assert verdicts["jit_work"] == ("hit", "served from the persistent cache (a compile in an earlier process)")
     assert second["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"
 
 
@@ -334,3 +334,34 @@ def test_the_environment_variable_set_after_jax_was_imported_is_said_to_be_too_l
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
     assert not any("JAX_COMPILATION_CACHE_DIR" in n for n in persistent.report().notes)
     assert _child(tmp_path, env_dir=True)["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"  # set before import
+
+
+AGAIN = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+        jax.clear_caches()
+        work(jnp.ones((8, 8)))
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent]}))
+    """
+)
+
+
+def test_a_hit_on_this_processs_own_entry_is_not_said_to_come_from_an_earlier_process(tmp_path):
+    # f written, jax.clear_caches(), f again: read '(a compile in an earlier process)', though this process wrote it.
+    out = _run(AGAIN, tmp_path)
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"],
+                               ["jit_work", "hit", persistent.THIS_PROCESS]]
+    assert persistent.THIS_PROCESS == (
+        "served from the persistent cache, from an entry written since this process started: by its own earlier compile, "
+        "whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another process running now")

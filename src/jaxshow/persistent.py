@@ -37,7 +37,7 @@ class CompileLogEvent:
     """The cache key of a write (its entry is ``key + '-cache'`` in the directory)."""
 
 
-_HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'")
+_HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
 _MISS = re.compile(r"^PERSISTENT COMPILATION CACHE MISS for '(?P<m>[^']*)'")
 _TOO_FAST = re.compile(
     r"^Not writing persistent cache entry for '(?P<m>[^']*)' because it took < (?P<min>[\d.]+) seconds to compile \((?P<s>[\d.]+)s\)"
@@ -50,6 +50,12 @@ _WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache(?: wit
 _SLOW_ENOUGH = re.compile(r"^'(?P<m>[^']*)' took at least [\d.]+ seconds to compile \((?P<s>[\d.]+)s\)")
 
 
+EARLIER_PROCESS = "served from the persistent cache (a compile in an earlier process)"
+"""A hit's verdict where its entry is older than this process (or its age is unknown)."""
+THIS_PROCESS = ("served from the persistent cache, from an entry written since this process started: by its own earlier "
+                "compile, whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another "
+                "process running now")
+"""A hit's verdict where its entry was written after this process started."""
 NO_CACHE_THEN = "no cache directory was set, or the cache was disabled, when it compiled"
 """JAX's 'cache is disabled/not initialized': what it says, where a directory is set now (it may have been set since)."""
 NO_DIRECTORY = "no cache directory was set (jax_compilation_cache_dir) when it compiled"
@@ -65,7 +71,7 @@ OPEN_FAILED_NOTE = (f"JAX tries to open the directory once a process, at the fir
 def parse_compile_log(message: str) -> CompileLogEvent | None:
     """One of JAX's persistent-cache log messages as an event, or ``None`` for any other message."""
     if m := _HIT.match(message):
-        return CompileLogEvent("hit", m.group("m"), "served from the persistent cache (a compile in an earlier process)")
+        return CompileLogEvent("hit", m.group("m"), EARLIER_PROCESS, key=m.group("k") or "")
     if m := _MISS.match(message):
         return CompileLogEvent("miss", m.group("m"))
     if m := _TOO_FAST.match(message):
@@ -120,21 +126,49 @@ NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directo
 """A write's verdict where its entry is not on disk under a size limit."""
 
 
-def _kept(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
-    """``events``, each write whose entry is not in the local cache directory now a skip that says so: JAX logs a write
-    before it makes it, and only warns where it fails."""
+def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
+    """``events`` checked against the local cache directory: a write whose entry is not there is a skip that says so (JAX
+    logs a write before it makes it, and only warns where it fails); a hit whose entry was written since this process
+    started says so."""
     directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
     if directory is None or "://" in directory:
         return events
     limited = _config_value("jax_compilation_cache_max_size") != -1
-    return [CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
-            if e.kind == "written" and e.key and not os.path.exists(os.path.join(directory, e.key + CACHE_SUFFIX)) else e
-            for e in events]
+    started = _process_started()
+    out = []
+    for e in events:
+        entry = os.path.join(directory, e.key + CACHE_SUFFIX)
+        if e.kind == "written" and e.key and not os.path.exists(entry):
+            e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
+        elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + 1:  # boot time is in whole seconds
+            e = dataclasses.replace(e, reason=THIS_PROCESS)
+        out.append(e)
+    return out
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _process_started() -> float | None:
+    """When this process started, up to a second early (Linux: its start in clock ticks after boot, ``/proc/self/stat``,
+    plus the boot time in whole seconds, ``/proc/stat``); ``None`` elsewhere."""
+    try:
+        with open("/proc/self/stat") as stat:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as boot:
+            booted = next(int(row.split()[1]) for row in boot if row.startswith("btime "))
+        return booted + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], list[str]]:
     """Verdicts for the modules of ``function_names`` (``jit_<name>``), and the modules of all other compiles."""
-    verdicts = compiles_from_events(_kept(list(events)))
+    verdicts = compiles_from_events(_against_disk(list(events)))
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
