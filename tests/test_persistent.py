@@ -333,6 +333,13 @@ def test_the_environment_variable_set_after_jax_was_imported_is_said_to_be_too_l
             "'/tmp/jax-cache'))") in persistent.report().notes
     monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
     assert not any("JAX_COMPILATION_CACHE_DIR" in n for n in persistent.report().notes)
+    # without a directory, the cache turned off is not 'a directory is set but …' (this note once shared their elif chain)
+    previous = jax.config.values["jax_enable_compilation_cache"]
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        assert not any(n.startswith(("a directory is set", "jax_enable_compilation_cache is False")) for n in persistent.report().notes)
+    finally:
+        jax.config.update("jax_enable_compilation_cache", previous)
     assert _child(tmp_path, env_dir=True)["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"  # set before import
 
 

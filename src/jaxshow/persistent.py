@@ -265,15 +265,15 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
     if directory is None:
         notes.append("no directory is set, so nothing is written: jax.config.update('jax_compilation_cache_dir', path) sets one, "
                      "which JAX opens at the next compile (a compile made before it stays unwritten)")
-    if (env := os.environ.get(ENV_DIR)) and (directory is None or os.path.abspath(env) != os.path.abspath(directory)):
-        notes.append(f"{ENV_DIR} is {env!r}, but JAX reads it once, when jax is imported, as jax_compilation_cache_dir's "
-                     "default: it was set after that" + (f" (use jax.config.update('jax_compilation_cache_dir', {env!r}))"
-                                                         if directory is None else ", or jax.config.update set another directory"))
     elif not enabled and used:
         notes.append("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it "
                      f"keeps reading and writing the cache in this process until {RESET}")
     elif not enabled:
         notes.append("a directory is set but jax_enable_compilation_cache is False")
+    if (env := os.environ.get(ENV_DIR)) and (directory is None or os.path.abspath(env) != os.path.abspath(directory)):
+        notes.append(f"{ENV_DIR} is {env!r}, but JAX reads it once, when jax is imported, as jax_compilation_cache_dir's "
+                     "default: it was set after that" + (f" (use jax.config.update('jax_compilation_cache_dir', {env!r}))"
+                                                         if directory is None else ", or jax.config.update set another directory"))
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
         notes.append(
             f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "
