@@ -331,3 +331,17 @@ def test_the_listing_reads_a_sentence_per_file_where_its_table_does_not_fit(ip, 
         f"  {name}.html ({size['html']}): the report",
         "      as shown, self-contained HTML",
     ]
+
+
+def test_a_save_that_wrote_nothing_before_its_error_reads_as_the_error():
+    # A directory that could not be written at all (nothing written before the error) made the listing raise
+    # 'ValueError: max() arg is an empty sequence' in this session's sentence form, in place of the report.
+    from jaxshow import render
+
+    saved = SavedReport("/runs/a", (), "PermissionError: Permission denied: /runs/a/f.traced.jaxpr.txt")
+    assert render.to_text(saved, render.TextBudget(width=60)).splitlines() == [
+        "could not save to /runs/a (0 files written before the",
+        "    error):",
+        "  PermissionError: Permission denied:",
+        "    /runs/a/f.traced.jaxpr.txt",
+    ]

@@ -161,7 +161,8 @@ def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...] | No
     table = text_table(rows, header, budget, indent=indent, rule=rule, more=more)
     said = [sentence(tuple(line(c, budget) for c in r)) for r in rows]
     words = "\n".join(paragraph(indent, s, indent + "    ", budget) for s in said).split("\n")
-    if max(columns(t) for t in table) <= text_width(budget) and len(table) - (header is not None) - rule <= len(words) + len(rows) + bool(more):
+    fits = max(map(columns, table), default=0) <= text_width(budget)
+    if fits and len(table) - (header is not None) - rule <= len(words) + len(rows) + bool(more):
         return table
     return words + ([indent + more] if more else [])
 
