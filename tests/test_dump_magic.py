@@ -436,6 +436,19 @@ def test_names_parse_across_versions():
     assert dumps.parse_xla_name("module_0001.jit_f.gpu_after_optimizations-buffer-assignment.txt")[2].kind == "buffer assignment"
 
 
+def test_a_passs_own_steps_are_per_pass_dumps_not_other():
+    """With --xla_dump_hlo_pass_re=.* XLA 0.10's CPU compile wrote 18 per-pass files for a module, three of them
+    copy-insertion's own steps with no next pass ('0013.copy-insertion.after_adding_copies_to_resolve_interference.txt'):
+    the module read '15 per-pass dumps (…); …; other ×3'."""
+    names = ["0005.simplification.after_pipeline-start.before_algsimp.txt",
+             "0013.copy-insertion.after_adding_copies_to_resolve_interference.txt",
+             "0014.copy-insertion.after_removing_unnecessary_copies.txt",
+             "0016.HLO_passes_after_layout_assignment.after_copy-insertion.before_small-while-loop-hoisting.txt"]
+    parsed = [dumps.parse_xla_name(f"module_0000.jit_f.{name}")[2] for name in names]
+    assert [(x.kind, x.pass_name) for x in parsed] == [("pass", "pipeline-start"), ("pass", "copy-insertion"),
+                                                       ("pass", "copy-insertion"), ("pass", "copy-insertion")]
+
+
 # What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
 H200_FILES = {
     "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",
