@@ -849,7 +849,7 @@ def test_a_module_function_made_anew_with_the_same_source_is_named_its_modules_r
     assert f"1. re-defined function (its module reloaded or run again): {summary}" in " ".join(cap.outputs[0].data["text/plain"].split())
     result, cap = run_captured(shell, "%jaxcache scalemod_reload.step")
     assert result.success, result.error_in_exec
-    assert " ".join(cap.outputs[0].data["text/plain"].split()).count(f"re-defined function (its module reloaded or run again) {summary}") == 1  # the history of the step now in the module
+    assert " ".join(cap.outputs[0].data["text/plain"].split()).count(f"re-defined function (its module reloaded or run again): {summary}") == 1  # the history of the step now in the module
     cell = "%%jaxcache -o rep\n@jax.jit\ndef h(v):\n    return v + 1\nh(x);"
     shell.run_cell(cell, store_history=True)
     run_captured(shell, cell)  # a cell's function made again: as before
@@ -1386,6 +1386,39 @@ def test_history_table_wraps_its_free_text_columns_at_the_width(shell):
     ]
     for width in (80, 72):
         assert max(len(piece) for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=width)).splitlines()) <= width
+
+
+def test_history_reads_a_sentence_per_trace_where_its_table_does_not_fit(shell):
+    """At 60 and 80 columns the history of a function with a dict of parameters was a table 218 columns wide: a leaf
+    path ('parameters['weights_of_the_first_layer']:') and a summary cannot break. Each trace is now a sentence, its
+    signature on a line under it."""
+    shell.run_cell("%%jaxcache\n@jax.jit\ndef scale_all(parameters, batch):\n    return parameters['weights_of_the_first_layer'] * batch\n"
+                   "p = {'weights_of_the_first_layer': jnp.ones(3), 'bias_of_the_first_layer': jnp.ones(3)}\n"
+                   "scale_all(p, jnp.ones(3)); scale_all(p, jnp.ones(4))", store_history=True)
+    run_captured(shell, "%jaxcache scale_all -o hist")
+    number = shell.execution_count - 2
+    lines = [piece[:2] + "hh:mm:ss" + piece[10:] if piece[2:3].isdigit() else piece
+             for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=60)).splitlines()]
+    assert lines == [
+        "%jaxcache scale_all",
+        f"  defined at: In[{number}]:2",
+        "  traces observed by jaxshow: 2",
+        "  cache entries now: 2",
+        "  hh:mm:ss never-seen function (first trace): first trace of",
+        "      scale_all",
+        "      signature: parameters['bias_of_the_first_layer']:",
+        "      f32[3], parameters['weights_of_the_first_layer']:",
+        "      f32[3], batch: f32[3]",
+        "  hh:mm:ss different input types: batch: now f32[4], before",
+        "      f32[3]",
+        "      signature: parameters['bias_of_the_first_layer']:",
+        "      f32[3], parameters['weights_of_the_first_layer']:",
+        "      f32[3], batch: f32[4]",
+    ]
+    for width in (60, 80):
+        assert max(len(piece) for piece in render.to_text(shell.user_ns["hist"], render.TextBudget(width=width)).splitlines()) <= width
+    wide = render.to_text(shell.user_ns["hist"], render.TextBudget(width=200)).splitlines()  # the table where it fits
+    assert wide[4].split() == ["when", "signature", "why", "it", "traced", "details"]
 
 
 def test_a_jit_made_inside_a_function_is_said_to_be_made_anew_by_each_call(shell, tmp_path, monkeypatch):

@@ -24,7 +24,7 @@ from IPython.core.error import UsageError
 
 import jaxshow
 from jaxshow import _jax_compat, dumps, render
-from jaxshow.report import DumpDiff, DumpReport, plural
+from jaxshow.report import DumpDiff, DumpReport, format_bytes, plural
 from shellrun import run_captured, wider_lines
 
 
@@ -436,6 +436,19 @@ def test_names_parse_across_versions():
     assert dumps.parse_xla_name("module_0001.jit_f.gpu_after_optimizations-buffer-assignment.txt")[2].kind == "buffer assignment"
 
 
+def test_a_passs_own_steps_are_per_pass_dumps_not_other():
+    """With --xla_dump_hlo_pass_re=.* XLA 0.10's CPU compile wrote 18 per-pass files for a module, three of them
+    copy-insertion's own steps with no next pass ('0013.copy-insertion.after_adding_copies_to_resolve_interference.txt'):
+    the module read '15 per-pass dumps (…); …; other ×3'."""
+    names = ["0005.simplification.after_pipeline-start.before_algsimp.txt",
+             "0013.copy-insertion.after_adding_copies_to_resolve_interference.txt",
+             "0014.copy-insertion.after_removing_unnecessary_copies.txt",
+             "0016.HLO_passes_after_layout_assignment.after_copy-insertion.before_small-while-loop-hoisting.txt"]
+    parsed = [dumps.parse_xla_name(f"module_0000.jit_f.{name}")[2] for name in names]
+    assert [(x.kind, x.pass_name) for x in parsed] == [("pass", "pipeline-start"), ("pass", "copy-insertion"),
+                                                       ("pass", "copy-insertion"), ("pass", "copy-insertion")]
+
+
 # What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
 H200_FILES = {
     "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",
@@ -599,3 +612,75 @@ def test_names_settings_and_cells_wrap_at_the_width(ip, dumping_in_process):
         "    written when the function is lowered, with its own 6-digit counter (jax 0.7:",
         "    {function}.jaxpr.txt).",
     ]
+
+
+def test_files_and_xla_modules_read_a_sentence_each_where_their_table_does_not_fit(ip, dumping_in_process):
+    """At 60 columns a long function's file table ran to 99 columns and XLA's module table to 262 (a module name and a
+    file name cannot break, and 'what XLA wrote' had no room left); at 60 a short one's 'stage compile (handed to XLA)'
+    took a word a line. Each file and each module now reads as one sentence, wrapped at the width."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    cell = "@jax.jit\ndef normalise_the_batch(v):\n    return v - 1\nnormalise_the_batch(np.ones(5, np.float32));"
+    assert run_captured(ip, cell)[0].success
+    number = ip.execution_count - 1
+    for rest in ("before_optimizations.txt", "cpu_after_optimizations.txt", "cpu_after_optimizations-buffer-assignment.txt"):
+        (dumping_in_process / f"module_0004.jit_normalise_the_batch.{rest}").write_text("HloModule jit_normalise_the_batch\n")
+    run_captured(ip, f"%jaxdump --dir {dumping_in_process} normalise_the_batch -o rep")
+    rep = ip.user_ns["rep"]
+    (mlir,) = rep.files
+    lines = render.to_text(rep, render.TextBudget(width=60)).splitlines()
+    at = lines.index("    jit_normalise_the_batch")
+    assert lines[at + 1:at + 3] == [
+        f"    In[{number}] {mlir.name}",
+        f"        ({format_bytes(mlir.size_bytes)}): stage compile (handed to XLA)",
+    ]
+    at = lines.index("  XLA's dump:")
+    assert lines[at + 1:at + 4] == [
+        "    module_0004.jit_normalise_the_batch (3 files): before",
+        "        optimizations; after optimizations; buffer",
+        "        assignment",
+    ]
+    for width in (60, 80):
+        text = render.to_text(rep, render.TextBudget(width=width))
+        assert [piece for piece in wider_lines(text, width, *(t.text for t in rep.texts)) if str(dumping_in_process) not in piece] == []
+    wide = render.to_text(rep, render.TextBudget(width=160)).splitlines()  # the tables where they fit
+    assert wide[wide.index("  XLA's dump:") + 1].split() == ["module", "files", "what", "XLA", "wrote"]
+
+
+def test_a_relative_jax_dump_ir_to_is_listed_where_jax_writes_now_and_said_to_follow_the_working_directory(ip, dumping_in_process, monkeypatch):
+    """'jax_dump_ir_to = "reldump"' read '%jaxdump — 2 files of 2 functions in reldump': after a %cd JAX writes under the
+    new working directory, and the files of the cells before it, in the old one, were left out without a word."""
+    monkeypatch.chdir(dumping_in_process)
+    (dumping_in_process / "sub").mkdir()
+    assert run_captured(ip, "import jax, numpy as np\njax.config.update('jax_dump_ir_to', 'reldump')")[0].success
+    assert run_captured(ip, "@jax.jit\ndef before_cd(v):\n    return v - 1\nbefore_cd(np.ones(5, np.float32));")[0].success
+    monkeypatch.chdir(dumping_in_process / "sub")
+    assert run_captured(ip, "@jax.jit\ndef after_cd(v):\n    return v + 1\nafter_cd(np.ones(5, np.float32));")[0].success
+    run_captured(ip, "%jaxdump -o rep")
+    rep = ip.user_ns["rep"]
+    here = str(dumping_in_process / "sub" / "reldump")
+    assert rep.directory == here and {f.function for f in rep.files} == {"after_cd"}
+    assert rep.notes[0] == (f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                            f"{here}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    assert all((pathlib.Path(here) / f.name).is_file() for f in rep.files)
+    assert [p.name.split("_", 2)[2] for p in (dumping_in_process / "reldump").iterdir()] == ["jit_before_cd_compile.mlir"]
+
+
+def test_a_relative_xla_dump_to_is_named_by_its_full_path_and_said_to_follow_the_working_directory(tmp_path):
+    """'XLA_FLAGS=--xla_dump_to=xla_rel' read "XLA's dump (xla_rel):", and after a %cd listed the new working directory's
+    xla_rel, where XLA writes next, with no word that the modules dumped before were elsewhere."""
+    out = _run_script(tmp_path, """
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", "import jax, numpy as np\\njax.jit(lambda v: v + 1)(np.ones(3, np.float32));")
+        os.mkdir("sub")
+        os.chdir("sub")
+        run(ip, "again", "jax.jit(lambda v: v * 2)(np.ones(3, np.float32));")
+        rep = __import__("jaxshow").dump_report()
+        OUT["xla"] = [rep.xla_directory, [m.module for m in rep.xla_modules], list(rep.notes)]
+    """, env={"XLA_FLAGS": "--xla_dump_to=xla_rel"})
+    here = str(tmp_path / "sub" / "xla_rel")
+    directory, modules, notes = out["xla"]
+    assert (directory, modules) == (here, ["jit__lambda"])
+    assert (f"--xla_dump_to is a relative path: XLA writes under the working directory of each dump, so here {here}; modules "
+            "dumped before a %cd or os.chdir are under the directory that was current then") in notes
+    assert any(p.name.endswith("jit__lambda.before_optimizations.txt") for p in (tmp_path / "xla_rel").iterdir())

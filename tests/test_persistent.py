@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -68,8 +69,8 @@ def test_write_in_one_process_and_disk_hit_in_the_next(tmp_path):
     assert any(n.startswith("jit_work-") and n.endswith("-cache") for n in files)
 
     second = _child(tmp_path, env_dir=True)
-    verdicts = {m: v for m, v, _ in second["compiles"]}
-    assert verdicts["jit_work"] == "hit"
+    verdicts = {m: (v, r) for m, v, r in second["compiles"]}
+    assert verdicts["jit_work"] == ("hit", "served from the persistent cache (a compile in an earlier process)")
     assert second["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"
 
 
@@ -85,7 +86,8 @@ def test_report_without_a_directory_says_why_nothing_is_written():
     gates = {g.option: g.value for g in state.gates}
     assert gates["jax_persistent_cache_min_compile_time_secs"] == "1.0 s"
     assert gates["process index"] == "0"
-    assert any("before the first compile" in n for n in state.notes)
+    assert ("no directory is set, so nothing is written: jax.config.update('jax_compilation_cache_dir', path) sets one, which "
+            "JAX opens at the next compile (a compile made before it stays unwritten)") in state.notes
     assert any("jax.clear_caches() and f.clear_cache() do not touch" in n for n in state.notes)
     assert "min_compile_time_secs" in str(state)
 
@@ -146,3 +148,227 @@ def test_without_a_directory_every_gate_reads_the_same():
         ("jit_normal_sample", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
         ("jit_elbo", "not_cached", "no cache directory was set (jax_compilation_cache_dir) when it compiled"),
     ] and others == []
+
+
+def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
+    # At 60 columns the gates table was 176 columns wide (an option name and a meaning, neither to break), and at 80 its
+    # meanings wrapped a word or two a line under the names, 30 lines for 6 gates.
+    from jaxshow import render
+
+    state = persistent.report((PersistentCompile("jit_f", "skipped", "took < 1.00 s to compile (0.03 s); "
+                                                 "jax_persistent_cache_min_compile_time_secs", 0.03),))
+    state = dataclasses.replace(state, gates=state.gates[:5], notes=())  # the host-callbacks row is jax < 0.11's only
+    lines = render.to_text(state, render.TextBudget(width=60)).splitlines()
+    assert lines[lines.index("  gates (when a compile is written):"):] == [
+        "  gates (when a compile is written):",
+        "    jax_enable_compilation_cache: True · False turns the",
+        "        cache off entirely",
+        "    jax_persistent_cache_min_compile_time_secs: 1.0 s ·",
+        "        compiles faster than this are not written (default",
+        "        1.0 s; most small functions compile in well under",
+        "        it)",
+        "    jax_persistent_cache_min_entry_size_bytes: 0 bytes ·",
+        "        smaller entries are not written (0 = JAX's default",
+        "        minimum, which is 0; -1 = no limit)",
+        "    process index: 0 · only process 0 writes; every process",
+        "        reads",
+        "    jax_compilation_cache_max_size: -1 · -1 = unlimited; 0 =",
+        "        nothing is kept; a positive size evicts least",
+        "        recently used entries",
+        "  compiles seen in %%jaxcache cells:",
+        "    jit_f: not written · took < 1.00 s to compile (0.03 s);",
+        "        jax_persistent_cache_min_compile_time_secs",
+    ]
+    wide = render.to_text(state, render.TextBudget(width=200)).splitlines()  # the table where it fits
+    assert wide[wide.index("  gates (when a compile is written):") + 1:][:2] == [
+        "    option                                      value    meaning",
+        "    ------------------------------------------  -------  " + "-" * 104,
+    ]
+    for width in (60, 80, 100):
+        assert max(len(piece) for piece in render.to_text(state, render.TextBudget(width=width)).splitlines()) <= width
+    # with no compile seen yet, the line that says so ran to 101 columns at 60 and 80
+    lines = render.to_text(dataclasses.replace(state, compiles=()), render.TextBudget(width=60)).splitlines()
+    assert lines[-2:] == ["  no compile observed yet: run a cell under %%jaxcache (or",
+                          "    %jaxcache on) to see what each compile did"]
+
+
+def _run(body: str, tmp_path) -> dict:
+    """``body`` in a fresh process (JAX's persistent cache is opened once a process); the last line it prints, as JSON."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {"stderr": out.stderr, **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+OPEN = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "{path}"))
+    (pathlib.Path(sys.argv[1]) / "a_file").write_text("x")
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({{"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent],
+                      "not_opened": state.not_opened, "notes": state.notes}}))
+    """
+)
+
+
+def test_a_cache_directory_jax_cannot_open_is_said_to_be_so(tmp_path):
+    # A file where the directory should be (or under it) read 'not cached: no cache directory was set, or the cache was
+    # disabled, when it compiled', and %jaxcache persistent 'opened by JAX in this process: yes'; JAX only warned
+    # 'Error reading persistent compilation cache entry …: FileExistsError', and never tries again in the process.
+    for path in ("a_file", "a_file/sub"):
+        out = _run(OPEN.format(path=path), tmp_path)
+        assert "Error reading persistent compilation cache entry" in out["stderr"]  # JAX's own warning, as without jaxshow
+        assert out["compiles"] == [["jit_work", "not_cached", persistent.OPEN_FAILED]], path
+        assert out["not_opened"] == "JAX tried and could not open the directory; nothing is read or written in this process"
+        assert persistent.OPEN_FAILED_NOTE in out["notes"]
+    out = _run(OPEN.format(path="cache"), tmp_path)
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"]] and out["not_opened"] is None
+
+
+def test_a_write_that_left_nothing_on_disk_is_not_said_to_be_written(tmp_path):
+    # A directory JAX cannot write into read 'written: written to the cache directory': JAX logs 'Writing jit_work to
+    # persistent compilation cache' before the write, and only warns where it fails.
+    out = _run(OPEN.format(path="cache").replace('str(pathlib.Path(sys.argv[1]) / "cache")', '"/proc/self/fdinfo"'), tmp_path)
+    assert "Error writing persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == [["jit_work", "skipped", persistent.NOT_ON_DISK]] and out["not_opened"] is None
+    line = "Writing jit_f to persistent compilation cache with key 'jit_f-abc'"
+    assert persistent.parse_compile_log(line) == persistent.CompileLogEvent("written", "jit_f", "written to the cache directory", key="jit_f-abc")
+
+
+ONCE = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+    jax.config.update("jax_enable_compilation_cache", {first})
+    jax.jit(lambda v: v * 2)(jnp.ones(3))
+    jax.config.update("jax_enable_compilation_cache", {then})
+    jax.jit(lambda v: v * 3)(jnp.ones(3))
+    state = persistent.report()
+    cache = pathlib.Path(sys.argv[1]) / "cache"
+    lambdas = sorted(p.name.split("-")[0] for p in cache.glob("jit__lambda-*-cache")) if cache.is_dir() else []
+    print(json.dumps({{"entries": state.entry_count, "lambdas": lambdas, "not_opened": state.not_opened,
+                      "notes": state.notes, "opened": state.initialized}}))
+    """
+)
+
+
+def test_jax_enable_compilation_cache_is_said_to_be_read_once_a_process(tmp_path):
+    # Off at the first compile, then on: nothing is ever written, and %jaxcache persistent read 'opened by JAX in this
+    # process: not yet' and 'the cache is opened at the next compile'. On at the first compile, then off: JAX kept writing,
+    # and the note read 'a directory is set but jax_enable_compilation_cache is False'.
+    out = _run(ONCE.format(first=False, then=True), tmp_path)
+    assert (out["entries"], out["lambdas"], out["opened"]) == (0, [], False)
+    assert out["not_opened"] == ("JAX decided at its first compile not to use the cache in this process "
+                                 "(jax_enable_compilation_cache was False then, or this backend cannot store executables)")
+    assert "the cache is opened at the next compile" not in out["notes"]
+    assert ("JAX reads jax_enable_compilation_cache once a process, at its first compile: setting it now changes nothing until "
+            "jax.experimental.compilation_cache.compilation_cache.reset_cache(); until then compiles neither read nor write the "
+            "cache, and log nothing about it") in out["notes"]
+    out = _run(ONCE.format(first=True, then=False), tmp_path / "on_then_off")
+    assert (out["lambdas"], out["opened"], out["not_opened"]) == (["jit__lambda", "jit__lambda"], True, None)
+    assert ("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it keeps "
+            "reading and writing the cache in this process until jax.experimental.compilation_cache.compilation_cache."
+            "reset_cache()") in out["notes"]
+    assert "a directory is set but jax_enable_compilation_cache is False" not in out["notes"]
+
+
+LATE = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+    @jax.jit
+    def early(x):
+        return jnp.sin(x) @ x.T
+
+    @jax.jit
+    def late(x):
+        return jnp.cos(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        early(jnp.ones((8, 8)))
+        jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+        late(jnp.ones((8, 8)))
+    cache = pathlib.Path(sys.argv[1]) / "cache"
+    print(json.dumps({"compiles": [[c.module, c.verdict] for c in ex.report.persistent],
+                      "entries": sorted(p.name.split("-")[0] for p in cache.glob("jit_*-cache"))}))
+    """
+)
+
+
+def test_a_directory_set_after_the_first_compile_is_used_from_the_next(tmp_path):
+    # The note said to set the directory 'before the first compile', and the docs that JAX reads it once, at the first
+    # compile: JAX opens it at the first compile that finds one set, so a directory set later is written from then on.
+    out = _run(LATE, tmp_path)
+    assert out["compiles"] == [["jit_early", "not_cached"], ["jit_late", "written"]]
+    assert "jit_late" in out["entries"] and "jit_early" not in out["entries"]
+
+
+def test_the_environment_variable_set_after_jax_was_imported_is_said_to_be_too_late(tmp_path, monkeypatch):
+    # '%env JAX_COMPILATION_CACHE_DIR=...' after 'import jax' read 'directory: not set' and 'no directory is set', with
+    # nothing on the variable the user had set: JAX reads it once, at import, as the option's default.
+    assert jax.config.values["jax_compilation_cache_dir"] is None
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/tmp/jax-cache")
+    assert ("JAX_COMPILATION_CACHE_DIR is '/tmp/jax-cache', but JAX reads it once, when jax is imported, as "
+            "jax_compilation_cache_dir's default: it was set after that (use jax.config.update('jax_compilation_cache_dir', "
+            "'/tmp/jax-cache'))") in persistent.report().notes
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR")
+    assert not any("JAX_COMPILATION_CACHE_DIR" in n for n in persistent.report().notes)
+    # without a directory, the cache turned off is not 'a directory is set but …' (this note once shared their elif chain)
+    previous = jax.config.values["jax_enable_compilation_cache"]
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        assert not any(n.startswith(("a directory is set", "jax_enable_compilation_cache is False")) for n in persistent.report().notes)
+    finally:
+        jax.config.update("jax_enable_compilation_cache", previous)
+    assert _child(tmp_path, env_dir=True)["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"  # set before import
+
+
+AGAIN = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+        jax.clear_caches()
+        work(jnp.ones((8, 8)))
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent]}))
+    """
+)
+
+
+def test_a_hit_on_this_processs_own_entry_is_not_said_to_come_from_an_earlier_process(tmp_path):
+    # f written, jax.clear_caches(), f again: read '(a compile in an earlier process)', though this process wrote it.
+    out = _run(AGAIN, tmp_path)
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"],
+                               ["jit_work", "hit", persistent.THIS_PROCESS]]
+    assert persistent.THIS_PROCESS == (
+        "served from the persistent cache, from an entry written since this process started: by its own earlier compile, "
+        "whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another process running now")

@@ -867,6 +867,20 @@ def test_text_wraps_prose_and_tables_at_the_width_but_never_ir():
     assert max(len(piece) for piece in render.to_text(_report(notes=("word " * 60,)), budget).splitlines() if "word" in piece) <= 40
 
 
+def test_a_wrapped_columns_rule_is_as_wide_as_what_it_holds():
+    # At 100 columns a verdict's 'why' wrapped to 42 columns under a rule of 75: the column took the room it was given,
+    # not the width of its lines.
+    from jaxshow.render.plain import text_table
+
+    rows = [("jit_f", "not written", "took < 1.00 s to compile (0.03 s); jax_persistent_cache_min_compile_time_secs")]
+    assert text_table(rows, ("module", "verdict", "why"), render.TextBudget(width=100), indent="    ", rule=True) == [
+        "    module  verdict      why",
+        "    ------  -----------  ------------------------------------------",
+        "    jit_f   not written  took < 1.00 s to compile (0.03 s);",
+        "                         jax_persistent_cache_min_compile_time_secs",
+    ]
+
+
 def test_counts_read_in_the_singular_and_plural():
     from jaxshow.report import SavedFile, SavedReport, plural
 

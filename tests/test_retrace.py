@@ -408,6 +408,16 @@ def test_parse_keeps_unknown_text_verbatim():
     assert category == "debug_info"
 
 
+def test_keywords_passed_another_way_read_in_one_order_whatever_order_jax_prints_them():
+    # JAX prints the keys as a Python set, in the order of the process's string hashes: the same two calls read
+    # 'num_layers: now by keyword, …; activation_name: …' in one kernel and the reverse in the next.
+    text = ("  different input pytree:\n  * at input path [1], now <class 'dict'> with 2 children and before <class 'dict'> "
+            "with 0 child, so the numbers of children do not match, with the symmetric difference of key sets: {keys}")
+    read = [retrace.parse_explanation(text.format(keys=keys))[:2] for keys in ("{'b_name' 'a_name'}", "{'a_name' 'b_name'}")]
+    assert read[0] == read[1] == ("input_pytree", (ArgChange("a_name", "by keyword", "not passed"),
+                                                   ArgChange("b_name", "by keyword", "not passed")))
+
+
 def test_jax_0_8_static_keyword_text_is_named_by_parameter():
     text = "  * key with different value of static kwargs:\n      now {mode: 'b', n: (1, 2)} and before {mode: 'a', n: (1, 2)}"
     category, changes, *_ = retrace.parse_explanation(text)

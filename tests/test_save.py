@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -194,12 +195,19 @@ def test_save_directory_expression_runs_once_per_cell(ip, tmp_path):
     assert next(ip.user_ns["run_ids"]) == 3
 
 
+def _heading_joined(text: str) -> list[str]:
+    """The lines of a save's listing, its heading's (wrapped at the width after a long path, 4 columns in) joined."""
+    lines = text.splitlines()
+    end = next(i for i, piece in enumerate(lines) if piece.endswith(":"))
+    return [" ".join(piece.strip() for piece in lines[:end + 1]), *lines[end + 1:]]
+
+
 def test_saving_again_to_a_directory_says_what_it_replaced_and_what_was_there(ip, tmp_path):
     ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda x: x + 1)\n@jax.jit\ndef g(x):\n    return x * 2\n")
     run_captured(ip, f"%%jaxstages --save {tmp_path}\nf(jnp.ones(2))\n")
     result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ng(jnp.ones(2))\n")
     assert result.success
-    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    lines = _heading_joined(cap.outputs[-1].data["text/plain"])
     assert lines[0] == f"saved 5 files to {tmp_path} (replacing 1 file of the same name):"
     rows = [row for row in lines[1:] if not row.startswith(("   ", "  note"))]  # a long description wraps under itself
     assert [row.split()[0] for row in rows] == [f"g.{suffix}" for suffix in STATION_FILES] + ["report.html"]
@@ -277,10 +285,11 @@ def test_a_failed_write_lists_the_files_written_before_it_and_the_path(ip, tmp_p
     ip.run_cell("import jax, jax.numpy as jnp\ninc = jax.jit(lambda x: x + 1)\n")
     result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ny = inc(jnp.ones(2))\n")
     assert result.success and ip.user_ns["y"].tolist() == [2.0, 2.0]
-    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    lines = _heading_joined(cap.outputs[-1].data["text/plain"])
     assert lines[:2] == [f"could not save to {tmp_path} (2 files written before the error):",
-                         f"  OSError: No space left on device: {tmp_path}/lambda.compiled.hlo.txt"]
-    assert [row.split()[0] for row in lines[2:]] == ["lambda.traced.jaxpr.txt", "lambda.lowered.stablehlo.mlir"]
+                         "  OSError: No space left on device:"]  # the path, too long for the line, whole on the next
+    assert lines[2] == f"    {tmp_path}/lambda.compiled.hlo.txt"
+    assert [row.split()[0] for row in lines[3:]] == ["lambda.traced.jaxpr.txt", "lambda.lowered.stablehlo.mlir"]
     assert sorted(os.listdir(tmp_path)) == ["lambda.lowered.stablehlo.mlir", "lambda.traced.jaxpr.txt"]
 
 
@@ -294,3 +303,45 @@ def test_names_that_differ_only_in_case_get_files_of_their_own(ip, tmp_path):
     assert [r.function for r in ip.user_ns["rep"].reports] == ["F", "f"]
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["F.json", "f-2.json"]
     assert json.loads(_read(tmp_path / "f-2.json"))["traced"]["args"][0]["shape"] == [4]
+
+
+def test_the_listing_reads_a_sentence_per_file_where_its_table_does_not_fit(ip, tmp_path):
+    # At 60 columns a long function's listing ran to 131 columns ('normalise_a_batch_of_inputs.json  6.30 KiB
+    # signature, costs, … replaced' on one line) and its heading to 80.
+    from jaxshow import render
+    from jaxshow.report import format_bytes
+
+    ip.run_cell("import jax, jax.numpy as jnp\n@jax.jit\ndef normalise_a_batch_of_inputs(x):\n    return x * 2\n")
+    run_captured(ip, f"%%jaxstages --save {tmp_path}\ny = normalise_a_batch_of_inputs(jnp.ones(3))")
+    saved = jaxshow.save(jaxshow.stages(ip.user_ns["normalise_a_batch_of_inputs"], jnp.ones(3)), tmp_path)
+    size = {f.name.split(".", 1)[1]: format_bytes(f.size_bytes) for f in saved.files}
+    name = "normalise_a_batch_of_inputs"
+    lines = render.to_text(dataclasses.replace(saved, directory="/runs/a", kept=()), render.TextBudget(width=60)).splitlines()
+    assert lines == [
+        "saved 5 files to /runs/a (replacing 4 files of the same",
+        "    name):",
+        f"  {name}.traced.jaxpr.txt ({size['traced.jaxpr.txt']}):",
+        "      Traced: the jaxpr · replaced",
+        f"  {name}.lowered.stablehlo.mlir",
+        f"      ({size['lowered.stablehlo.mlir']}): Lowered: the StableHLO module · replaced",
+        f"  {name}.compiled.hlo.txt ({size['compiled.hlo.txt']}):",
+        "      Compiled: the optimised HLO · replaced",
+        f"  {name}.json ({size['json']}): signature,",
+        "      costs, memory, placements, timings, outcome · replaced",
+        f"  {name}.html ({size['html']}): the report",
+        "      as shown, self-contained HTML",
+    ]
+
+
+def test_a_save_that_wrote_nothing_before_its_error_reads_as_the_error():
+    # A directory that could not be written at all (nothing written before the error) made the listing raise
+    # 'ValueError: max() arg is an empty sequence' in this session's sentence form, in place of the report.
+    from jaxshow import render
+
+    saved = SavedReport("/runs/a", (), "PermissionError: Permission denied: /runs/a/f.traced.jaxpr.txt")
+    assert render.to_text(saved, render.TextBudget(width=60)).splitlines() == [
+        "could not save to /runs/a (0 files written before the",
+        "    error):",
+        "  PermissionError: Permission denied:",
+        "    /runs/a/f.traced.jaxpr.txt",
+    ]

@@ -1319,6 +1319,33 @@ def persistent_cache_initialized() -> bool | None:
     return None if value is None else bool(value)
 
 
+def persistent_cache_open_failed() -> bool | None:
+    """Whether JAX tried to open its persistent cache in this process and holds none: making or opening the directory
+    raised (a file in its place, no permission), which JAX only warns about, and it does not try again until
+    ``reset_cache()``. ``None`` where this JAX keeps neither ``_cache_initialized`` nor ``_cache``."""
+    try:
+        from jax._src import compilation_cache as _cc
+    except ImportError:
+        return None
+    if not hasattr(_cc, "_cache_initialized") or not hasattr(_cc, "_cache"):
+        return None
+    return bool(_cc._cache_initialized) and _cc._cache is None
+
+
+def persistent_cache_use_decided() -> bool | None:
+    """Whether JAX uses its persistent cache in this process, where it has decided (``None`` where it has not, or this
+    JAX keeps no record): it decides once, at the first compile, reading ``jax_enable_compilation_cache`` then, and
+    again only after ``reset_cache()`` (``compilation_cache.is_cache_used``: ``_cache_checked``, ``_cache_used``)."""
+    try:
+        from jax._src import compilation_cache as _cc
+    except ImportError:
+        return None
+    if not getattr(_cc, "_cache_checked", False):
+        return None
+    used = getattr(_cc, "_cache_used", None)
+    return None if used is None else bool(used)
+
+
 def persistent_cache_directory_in_use() -> str | None:
     """The directory the opened persistent cache writes to, which may differ from the config value."""
     try:

@@ -62,7 +62,9 @@ _JAXPR_EXT = {"jaxpr.txt": "jaxpr", "jaxpr.html": "jaxpr_html", "eqn_count_pprof
 _JAXPR = re.compile(r"^jax_(?P<n>\d{6,})_(?P<f>.+)\.(?P<ext>jaxpr\.txt|jaxpr\.html|eqn_count_pprof)$")
 _JAXPR_07 = re.compile(r"^(?P<f>.+)\.(?P<ext>jaxpr\.txt|jaxpr\.html|eqn_count_pprof)$")
 _XLA = re.compile(r"^module_(?P<n>\d+)\.(?P<m>[^.]+)(?:\.(?P<rest>.+))?$")
-_XLA_PASS = re.compile(r"^(?P<i>\d{4})\.(?P<pipe>[\w-]+)\.after_(?P<after>[\w-]+)\.before_(?P<before>[\w-]+)\.txt$")
+_XLA_PASS = re.compile(r"^(?P<i>\d{4})\.(?P<pipe>[\w-]+)\.after_(?P<after>[\w-]+)(?:\.before_(?P<before>[\w-]+))?\.txt$")
+"""A per-pass dump: ``0005.simplification.after_pipeline-start.before_algsimp.txt``, or a pass's own step with no next pass
+(``0013.copy-insertion.after_adding_copies_to_resolve_interference.txt``: named by the pass, ``copy-insertion``)."""
 _XLA_KINDS = (
     (re.compile(r"^before_optimizations\.txt$"), "before optimizations"),
     # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu)
@@ -300,7 +302,7 @@ def parse_xla_name(name: str, size_bytes: int = 0) -> tuple[int, str, XlaDumpFil
     kind, pass_name = "module directory" if rest is None else "other", None
     if rest is not None:
         if p := _XLA_PASS.match(rest):
-            kind, pass_name = "pass", p.group("after")
+            kind, pass_name = "pass", p.group("after") if p.group("before") else p.group("pipe")
         else:
             kind = next((k for pattern, k in _XLA_KINDS if pattern.match(rest)), "other")
     return int(m.group("n")), m.group("m"), XlaDumpFile(name, kind, pass_name, size_bytes)
@@ -462,6 +464,10 @@ def dump_report(
     setting_rows, warnings = settings()
     notes: list[str] = []
     configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
     listed = directory if directory is not None else configured
     enabled = configured is not None
     files: list[DumpFile] = []
@@ -531,6 +537,10 @@ def _xla_section(listed_dir: str | None) -> tuple[str | None, list[XlaDumpModule
         notes.append(f"--xla_dump_hlo_pass_re={pass_re}: XLA also wrote the module after each matching pass")
     if listed_dir is not None or not dump_to:
         return None, [], None, notes
+    if not os.path.isabs(dump_to):
+        dump_to = os.path.abspath(dump_to)
+        notes.append(f"--xla_dump_to is a relative path: XLA writes under the working directory of each dump, so here "
+                     f"{dump_to}; modules dumped before a %cd or os.chdir are under the directory that was current then")
     _, modules, _, unavailable = _scan(dump_to)
     return dump_to, modules, unavailable, notes
 
@@ -640,6 +650,10 @@ def dump_diff(
         LookupError: a name matches no file, or more than one.
     """
     configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
     listed = directory if directory is not None else configured
     if listed is None:
         raise LookupError(f"{why_none}; give --dir DIR to diff the files of another directory")

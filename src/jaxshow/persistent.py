@@ -10,6 +10,7 @@ It imports JAX and never IPython; anything private goes through
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -32,9 +33,11 @@ class CompileLogEvent:
     module: str | None
     reason: str = ""
     compile_seconds: float | None = None
+    key: str = ""
+    """The cache key of a write (its entry is ``key + '-cache'`` in the directory)."""
 
 
-_HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'")
+_HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
 _MISS = re.compile(r"^PERSISTENT COMPILATION CACHE MISS for '(?P<m>[^']*)'")
 _TOO_FAST = re.compile(
     r"^Not writing persistent cache entry for '(?P<m>[^']*)' because it took < (?P<min>[\d.]+) seconds to compile \((?P<s>[\d.]+)s\)"
@@ -43,20 +46,32 @@ _CALLBACKS = re.compile(r"^Not writing persistent cache entry for '(?P<m>[^']*)'
 _PROCESS = re.compile(r"^Not writing persistent cache entry since process_id != 0")
 _SMALL = re.compile(r"^Not writing persistent cache entry with key .* since its size \((?P<n>\d+) bytes\) is less than threshold \((?P<t>\d+) bytes\)")
 _NO_CACHE = re.compile(r"^Not writing persistent cache entry with key .* since cache is disabled/not initialized")
-_WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache")
+_WRITE = re.compile(r"^Writing (?P<m>\S+) to persistent compilation cache(?: with key '(?P<k>[^']*)')?")
 _SLOW_ENOUGH = re.compile(r"^'(?P<m>[^']*)' took at least [\d.]+ seconds to compile \((?P<s>[\d.]+)s\)")
 
 
+EARLIER_PROCESS = "served from the persistent cache (a compile in an earlier process)"
+"""A hit's verdict where its entry is older than this process (or its age is unknown)."""
+THIS_PROCESS = ("served from the persistent cache, from an entry written since this process started: by its own earlier "
+                "compile, whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another "
+                "process running now")
+"""A hit's verdict where its entry was written after this process started."""
 NO_CACHE_THEN = "no cache directory was set, or the cache was disabled, when it compiled"
 """JAX's 'cache is disabled/not initialized': what it says, where a directory is set now (it may have been set since)."""
 NO_DIRECTORY = "no cache directory was set (jax_compilation_cache_dir) when it compiled"
 """Every compile's verdict while no directory is set, whichever gate JAX's log line names."""
+OPEN_FAILED = "JAX could not open the cache directory (its warning 'Error reading persistent compilation cache entry …' says why)"
+"""Each compile's verdict where JAX tried to open the directory it was given and failed."""
+RESET = "jax.experimental.compilation_cache.compilation_cache.reset_cache()"
+OPEN_FAILED_NOTE = (f"JAX tries to open the directory once a process, at the first compile that looks it up, and could not "
+                    "(a file in its place, no permission to create it, or jax_compilation_cache_max_size set without the "
+                    f"filelock package); fix that, then {RESET} makes JAX try again at the next compile")
 
 
 def parse_compile_log(message: str) -> CompileLogEvent | None:
     """One of JAX's persistent-cache log messages as an event, or ``None`` for any other message."""
     if m := _HIT.match(message):
-        return CompileLogEvent("hit", m.group("m"), "served from the persistent cache (a compile in an earlier process)")
+        return CompileLogEvent("hit", m.group("m"), EARLIER_PROCESS, key=m.group("k") or "")
     if m := _MISS.match(message):
         return CompileLogEvent("miss", m.group("m"))
     if m := _TOO_FAST.match(message):
@@ -72,7 +87,7 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
     if _NO_CACHE.match(message):
         return CompileLogEvent("not_cached", None, NO_CACHE_THEN)
     if m := _WRITE.match(message):
-        return CompileLogEvent("written", m.group("m"), "written to the cache directory")
+        return CompileLogEvent("written", m.group("m"), "written to the cache directory", key=m.group("k") or "")
     if m := _SLOW_ENOUGH.match(message):
         return CompileLogEvent("slow_enough", m.group("m"), compile_seconds=float(m.group("s")))
     return None
@@ -102,14 +117,65 @@ def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompil
     return verdicts
 
 
+NOT_ON_DISK = ("JAX went to write it, and it is not in the cache directory: the write failed (JAX's warning 'Error writing persistent "
+               "compilation cache entry …' says why: a directory it cannot write)")
+"""A write's verdict where its entry is not on disk and JAX evicts nothing (``jax_compilation_cache_max_size`` -1)."""
+NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directory: larger than jax_compilation_cache_max_size (JAX "
+                       "warned 'Cache value … exceeds the maximum cache size'), evicted since to keep under it, or the write "
+                       "failed (JAX warned 'Error writing persistent compilation cache entry …')")
+"""A write's verdict where its entry is not on disk under a size limit."""
+
+
+def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
+    """``events`` checked against the local cache directory: a write whose entry is not there is a skip that says so (JAX
+    logs a write before it makes it, and only warns where it fails); a hit whose entry was written since this process
+    started says so."""
+    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
+    if directory is None or "://" in directory:
+        return events
+    limited = _config_value("jax_compilation_cache_max_size") != -1
+    started = _process_started()
+    out = []
+    for e in events:
+        entry = os.path.join(directory, e.key + CACHE_SUFFIX)
+        if e.kind == "written" and e.key and not os.path.exists(entry):
+            e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
+        elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + 1:  # boot time is in whole seconds
+            e = dataclasses.replace(e, reason=THIS_PROCESS)
+        out.append(e)
+    return out
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _process_started() -> float | None:
+    """When this process started, up to a second early (Linux: its start in clock ticks after boot, ``/proc/self/stat``,
+    plus the boot time in whole seconds, ``/proc/stat``); ``None`` elsewhere."""
+    try:
+        with open("/proc/self/stat") as stat:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as boot:
+            booted = next(int(row.split()[1]) for row in boot if row.startswith("btime "))
+        return booted + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
 def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> tuple[list[PersistentCompile], list[str]]:
     """Verdicts for the modules of ``function_names`` (``jit_<name>``), and the modules of all other compiles."""
-    verdicts = compiles_from_events(list(events))
+    verdicts = compiles_from_events(_against_disk(list(events)))
     wanted = {module_name(n) for n in function_names}
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
         mine = [PersistentCompile(v.module, "not_cached", NO_DIRECTORY, v.compile_seconds)
                 if v.verdict == "skipped" or v.reason == NO_CACHE_THEN else v for v in mine]
+    elif _jax_compat.persistent_cache_open_failed():
+        mine = [dataclasses.replace(v, reason=OPEN_FAILED) if v.reason == NO_CACHE_THEN else v for v in mine]
     return mine, [v.module for v in verdicts if v.module not in wanted]
 
 
@@ -194,17 +260,35 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
     in_use = _jax_compat.persistent_cache_directory_in_use()
     initialized = _jax_compat.persistent_cache_initialized()
     count, total, newest, mtime, unavailable = listing(in_use or directory)
+    used = _jax_compat.persistent_cache_use_decided()
     notes = []
     if directory is None:
-        notes.append("no directory is set, so nothing is ever written: jax.config.update('jax_compilation_cache_dir', path) before the first compile")
+        notes.append("no directory is set, so nothing is written: jax.config.update('jax_compilation_cache_dir', path) sets one, "
+                     "which JAX opens at the next compile (a compile made before it stays unwritten)")
+    elif not enabled and used:
+        notes.append("jax_enable_compilation_cache is False, but JAX read it once, at its first compile, when it was True: it "
+                     f"keeps reading and writing the cache in this process until {RESET}")
     elif not enabled:
         notes.append("a directory is set but jax_enable_compilation_cache is False")
+    if (env := os.environ.get(ENV_DIR)) and (directory is None or os.path.abspath(env) != os.path.abspath(directory)):
+        notes.append(f"{ENV_DIR} is {env!r}, but JAX reads it once, when jax is imported, as jax_compilation_cache_dir's "
+                     "default: it was set after that" + (f" (use jax.config.update('jax_compilation_cache_dir', {env!r}))"
+                                                         if directory is None else ", or jax.config.update set another directory"))
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
         notes.append(
             f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "
-            "(jax.experimental.compilation_cache.compilation_cache.reset_cache() makes it read the new one)"
+            f"({RESET} makes it read the new one)"
         )
-    if directory is not None and initialized is False:
+    not_opened = None
+    if used is False:
+        not_opened = ("JAX decided at its first compile not to use the cache in this process (jax_enable_compilation_cache "
+                      "was False then, or this backend cannot store executables)")
+        notes.append(f"JAX reads jax_enable_compilation_cache once a process, at its first compile: setting it now changes "
+                     f"nothing until {RESET}; until then compiles neither read nor write the cache, and log nothing about it")
+    elif directory is not None and _jax_compat.persistent_cache_open_failed():
+        not_opened = "JAX tried and could not open the directory; nothing is read or written in this process"
+        notes.append(OPEN_FAILED_NOTE)
+    if directory is not None and initialized is False and not_opened is None:
         notes.append("the cache is opened at the next compile")
     notes.append("jax.clear_caches() and f.clear_cache() do not touch the persistent cache: delete its files to empty it")
     return PersistentCacheReport(
@@ -213,6 +297,7 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
         directory_in_use=in_use,
         enabled=enabled,
         initialized=initialized,
+        not_opened=not_opened,
         gates=gates(),
         entry_count=count,
         total_bytes=total,

@@ -914,6 +914,8 @@ class PersistentCacheReport(_Displayable):
     listing_unavailable: str | None
     compiles: tuple[PersistentCompile, ...]
     notes: tuple[str, ...] = ()
+    not_opened: str | None = None
+    """Why JAX holds no open cache in this process and will not open one by itself; ``None`` where it does, or yet may."""
 
     def _summary(self) -> str:
         where = self.directory or "no directory"

@@ -12,7 +12,7 @@ from jaxshow.render.groups import SIGNATURE_LEAVES, signature_parts
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
 from jaxshow.render.paths import Place, located, located_html
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import paragraph, table_or_sentences, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     CacheClearReport,
@@ -348,7 +348,7 @@ def _persistent_rows(p: PersistentCacheReport) -> list[tuple[str, str]]:
         ("directory", p.directory or "not set"),
         ("set by", p.directory_source),
         ("enabled", "yes" if p.enabled else "no"),
-        ("opened by JAX in this process", {True: "yes", False: "not yet", None: "unknown"}[p.initialized]),
+        ("opened by JAX in this process", f"no: {p.not_opened}" if p.not_opened else {True: "yes", False: "not yet", None: "unknown"}[p.initialized]),
     ]
     if p.directory_in_use and p.directory_in_use != p.directory:
         facts.append(("directory JAX writes to", p.directory_in_use))
@@ -438,6 +438,11 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     return lines
 
 
+def _compile_lines(rows: list[tuple[str, str, str]], budget: TextBudget, more: str | None) -> list[str]:
+    """The persistent cache's verdicts as a table, or a sentence each where the table is wider than the terminal."""
+    return table_or_sentences(rows, _COMPILE_HEADER, budget, lambda r: f"{r[0]}: {r[1]} · {r[2]}", indent="    ", rule=True, more=more)
+
+
 @render.text_body.register
 def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [paragraph("%jaxcache — ", _headline(report), "  ", budget)]
@@ -465,7 +470,7 @@ def _(report: CacheReport, budget: TextBudget) -> str:
     if report.persistent:
         compiles, more = limit_rows(_compile_rows(report.persistent), budget, "report.persistent")
         lines.append("  persistent compilation cache:")
-        lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
+        lines.extend(_compile_lines(compiles, budget, more))
     if report.cell_error:
         lines.append(paragraph("  ", _raised(report, budget), "    ", budget))
     lines.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in _notes(report))
@@ -479,7 +484,8 @@ def _(history: TraceHistory, budget: TextBudget) -> str:
     lines.extend(paragraph(f"  {label}: ", line(value, budget), "    ", budget) for label, value in _history_facts(history, budget))
     entries, more = limit_rows(history.entries, budget, "report.entries")
     if entries:
-        lines.extend(text_table(_history_rows(entries, budget), _HISTORY_HEADER, budget, indent="  ", rule=True, more=more))
+        lines.extend(table_or_sentences(_history_rows(entries, budget), _HISTORY_HEADER, budget,
+                                        lambda r: f"{r[0]} {r[2]}: {r[3]}\nsignature: {r[1]}", indent="  ", rule=True, more=more))
         if history.traces_observed > len(history.entries):
             lines.append(paragraph("  ", _only_last(history), "    ", budget))
     else:
@@ -501,12 +507,14 @@ def _(p: PersistentCacheReport, budget: TextBudget) -> str:
     lines.extend(paragraph(f"  {k}: ", line(v, budget), "    ", budget) for k, v in _persistent_rows(p))
     gates, more_gates = limit_rows(p.gates, budget, "report.gates")
     lines.append("  gates (when a compile is written):")
-    lines.extend(text_table([(g.option, g.value, g.meaning) for g in gates], _GATE_HEADER, budget, indent="    ", rule=True, more=more_gates))
+    rows = [(g.option, g.value, g.meaning) for g in gates]
+    lines.extend(table_or_sentences(rows, _GATE_HEADER, budget, lambda r: f"{r[0]}: {r[1]} · {r[2]}", indent="    ", rule=True,
+                                    more=more_gates))
     if p.compiles:
         compiles, more = limit_rows(_compile_rows(p.compiles), budget, "report.compiles")
         lines.append("  compiles seen in %%jaxcache cells:")
-        lines.extend(text_table(compiles, _COMPILE_HEADER, budget, indent="    ", rule=True, more=more))
+        lines.extend(_compile_lines(compiles, budget, more))
     else:
-        lines.append(f"  {_NO_COMPILE}")
+        lines.append(paragraph("  ", _NO_COMPILE, "    ", budget))
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in p.notes)
     return "\n".join(lines)

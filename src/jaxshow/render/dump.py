@@ -9,7 +9,7 @@ from jaxshow import render
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, block, clip_ir, clip_lines, ir_footer, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import KEEP, paragraph, table_or_sentences
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import DUMP_KIND_WORDS, DumpDiff, DumpFile, DumpReport, DumpText, XlaDumpModule, format_bytes, plural
 
@@ -197,6 +197,18 @@ def _(d: DumpDiff, budget: TextBudget) -> Html:
 # --- text --------------------------------------------------------------------------------------
 
 
+def _file_sentence(row: tuple[str, ...]) -> str:
+    """A file's row as one sentence, for a terminal narrower than the table: ``In[3] jax_ir0002_jit_f_compile.mlir (2.30 KiB): …``."""
+    cell, name, what, size, note = row
+    return f"{cell} {name} ({size.replace(' ', KEEP)}): {what}" + (f" · {note}" if note else "")
+
+
+def _xla_sentence(row: tuple[str, ...]) -> str:
+    """An XLA module's row as one sentence: ``module_0004.jit_f (31 files): before optimizations; …``."""
+    module, files, what = row
+    return f"{module} ({files} file{'' if files == '1' else 's'}): {what}"
+
+
 @render.text_body.register
 def _(r: DumpReport, budget: TextBudget) -> str:
     title = "%jaxdump" + (f" {line(r.selection, budget)}" if r.selection else "")
@@ -210,7 +222,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
         module = _module_of(every)
         files, more = limit_rows(every, budget, f"report.files_of({function!r})")
         lines.append(paragraph(f"  {line(r.named(function), budget)}: ", line(_function_heading(every, module), budget), "    ", budget))
-        lines.extend(text_table(_file_rows(files, module), _FILE_HEADER, budget, indent="    ", more=more))
+        lines.extend(table_or_sentences(_file_rows(files, module), _FILE_HEADER, budget, _file_sentence, indent="    ", more=more))
     if more_functions:
         lines.append(f"  {more_functions}")
     if helpers:
@@ -228,12 +240,12 @@ def _(r: DumpReport, budget: TextBudget) -> str:
         modules, more = limit_rows(r.xla_modules, budget, "report.xla_modules")
         lines.append("  XLA's dump" + (f" ({line(r.xla_directory, budget)})" if r.xla_directory else "") + ":")
         if modules:
-            lines.extend(text_table(_xla_rows(modules), _XLA_HEADER, budget, indent="    ", more=more))
+            lines.extend(table_or_sentences(_xla_rows(modules), _XLA_HEADER, budget, _xla_sentence, indent="    ", more=more))
         if r.xla_unavailable:
             lines.append("    " + message(r.xla_unavailable, budget))
     for t in r.texts:
         shown, footer = _text_shown(t, budget)
-        lines.append(f"  {line(t.file, budget)} ({format_bytes(t.total_bytes)}):")
+        lines.append(paragraph("  ", f"{line(t.file, budget)} ({format_bytes(t.total_bytes)}):", "    ", budget))
         lines.extend("    | " + piece for piece in block(shown, budget, 0).split("\n"))
         if footer:
             lines.append("    " + footer)

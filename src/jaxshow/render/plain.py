@@ -11,7 +11,7 @@ import re
 import shutil
 import textwrap
 import unicodedata
-from typing import Iterable
+from typing import Callable, Iterable
 
 from jaxshow.render.limits import TextBudget, line
 
@@ -132,7 +132,7 @@ def text_table(
     if can and _extent(cells[1:] if header else cells, widths, indent) > width:
         # the last column where its words fit the room, else the one wrapping shortens most
         wide = last if last in can and words[last] <= rooms[last] else max(can, key=lambda i: (widths[i] - words[i], i))
-        widths[wide] = max(rooms[wide], *(columns(w) for r in cells for w in fold(r[wide], rooms[wide])))
+        widths[wide] = max(columns(w) for r in cells for w in fold(r[wide], rooms[wide]))
     if len(indent) + sum(w + 2 for w in widths) - 2 > width and _extent(cells, natural, indent) > width:
         # only the header is too wide (over a column its rows leave empty): only the header wraps
         rows_fit = header is not None and _extent(cells[1:], natural, indent) <= width
@@ -150,6 +150,21 @@ def text_table(
         if r is header and rule:
             lines.append(indent + "  ".join("-" * w for w in widths))
     return lines + ([indent + more] if more else [])
+
+
+def table_or_sentences(rows: list[tuple[str, ...]], header: tuple[str, ...] | None, budget: TextBudget,
+                       sentence: Callable[[tuple[str, ...]], str], *, indent: str = "", rule: bool = False,
+                       more: str | None = None) -> list[str]:
+    """:func:`text_table` where it fits the text width with at most one line a row more than its rows take as
+    sentences; else (names and values alone wider than the terminal, or a column narrowed to a word a line) each row,
+    its cells as the table shows them, as ``sentence`` says it, wrapped, its later lines 4 columns further in."""
+    table = text_table(rows, header, budget, indent=indent, rule=rule, more=more)
+    said = [sentence(tuple(line(c, budget) for c in r)) for r in rows]
+    words = "\n".join(paragraph(indent, s, indent + "    ", budget) for s in said).split("\n")
+    fits = max(map(columns, table), default=0) <= text_width(budget)
+    if fits and len(table) - (header is not None) - rule <= len(words) + len(rows) + bool(more):
+        return table
+    return words + ([indent + more] if more else [])
 
 
 MIN_COLUMN = 12

@@ -5,7 +5,7 @@ from __future__ import annotations
 from jaxshow import render
 from jaxshow.render.limits import TextBudget, line, message
 from jaxshow.render.markup import Html, join, table, tag
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import KEEP, paragraph, table_or_sentences
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import SavedReport, format_bytes, plural
 
@@ -37,6 +37,12 @@ def _kept(saved: SavedReport, budget: TextBudget) -> str | None:
                    f"left as they were: {names}", budget)
 
 
+def _sentence(row: tuple[str, ...]) -> str:
+    """A file's row as one sentence, for a terminal narrower than the table: ``f.json (6.09 KiB): signature, … · replaced``."""
+    name, size, holds, *note = row
+    return f"{name} ({size.replace(' ', KEEP)}): {holds}" + "".join(f" · {n}" for n in note if n)
+
+
 @render.html_body.register
 def _saved_html(saved: SavedReport, budget: TextBudget) -> Html:
     parts = [tag("div", tag("strong", _head(saved, budget)), cls="js-head")]
@@ -52,10 +58,10 @@ def _saved_html(saved: SavedReport, budget: TextBudget) -> Html:
 
 @render.text_body.register
 def _saved_text(saved: SavedReport, budget: TextBudget) -> str:
-    out = [_head(saved, budget) + ":" if saved.files or saved.error else _head(saved, budget)]
+    out = [paragraph("", _head(saved, budget) + (":" if saved.files or saved.error else ""), "    ", budget)]
     if saved.error:
-        out.append(f"  {message(saved.error, budget)}")
-    out += text_table(_columns(saved)[1], None, budget, indent="  ")
+        out.append(paragraph("  ", message(saved.error, budget), "    ", budget))
+    out += table_or_sentences(_columns(saved)[1], None, budget, _sentence, indent="  ")
     if kept := _kept(saved, budget):
         out.append(paragraph("  note: ", kept, "    ", budget))
     return "\n".join(out)

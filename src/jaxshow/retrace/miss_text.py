@@ -128,7 +128,7 @@ def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
         return [ArgChange(BY_POSITION_COUNT, lengths[0]["n"], lengths[1]["n"])] if all(lengths) else None
     now_kw, before_kw = (_DICT_CHILDREN.match(kwargs.group(side)) for side in ("now", "before"))
     keys = _KEY_SET.search(kwargs.group("why"))
-    names = re.findall(r"'([^']*)'", keys.group("keys")) if keys else []
+    names = sorted(re.findall(r"'([^']*)'", keys.group("keys"))) if keys else []  # JAX prints a set: in hash order
     if not (now_kw and before_kw and names) or len(names) != abs(int(now_kw["n"]) - int(before_kw["n"])):
         return None
     fewer_keywords = int(now_kw["n"]) < int(before_kw["n"])
