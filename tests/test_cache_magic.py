@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import html.parser
 import logging
 import re
@@ -1493,3 +1494,29 @@ def test_the_functions_table_narrows_a_column_under_12_where_only_that_fits(shel
         "  function",
         "  objects)",
     ]
+
+
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_arrays_a_traced_function_closed_over_are_freed_with_it(shell, mode):
+    """A function's history keeps its last trace's jaxpr, for the diff of its next trace or definition. On jax 0.12 a
+    jaxpr carries the arrays the function closes over, and on every release an inner jax.jit's does: after 'del w,
+    inner, f' the arrays stayed alive under %jaxcache (a model's parameters, in device memory), until 512 other functions
+    had traced. The history keeps the jaxpr without its constants' values; it prints the same."""
+    define = "import gc\nw = jnp.ones((1031, 3))\ninner = jax.jit(lambda a: a * w)\nf = jax.jit(lambda a: inner(a) + w)"
+    shell.run_cell(define, store_history=True)
+    cell = "y = f(jnp.ones((1031, 3)))"
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, cell if mode == "on" else "%%jaxcache\n" + cell)
+    assert "1. never-seen function (first trace): first trace of <lambda>" in cap.outputs[-1].data["text/plain"]
+    shell.run_cell("del w, inner, f, y\ngc.collect()\njax.clear_caches()")
+    gc.collect()
+    assert [a.shape for a in jax.live_arrays() if a.shape == (1031, 3)] == []
+    shell.run_cell(define.replace("1031, 3", "5"), store_history=True)  # the same cell run again, other shapes
+    _, cap = run_captured(shell, (cell if mode == "on" else "%%jaxcache\n" + cell).replace("1031, 3", "5"))
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    traced = "In[3]:2" if mode == "cell" else "In[4]:1"
+    at = lines.index(f"       jaxpr against the previous definition of <lambda> (defined at In[2]:4, traced at {traced}):")
+    assert lines[at + 1:at + 4] == ["           +4 −6 lines", "         -{ lambda a:f32[1031,3]; b:f32[1031,3]. let",
+                                    "         -    c:f32[1031,3] = jit["]
+    assert "jaxpr against the previous definition of <lambda> (defined at In[2]:3, traced at In[" in cap.outputs[-1].data["text/plain"]

@@ -102,7 +102,7 @@ class _FunctionRecord:
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
-        self.last_jaxpr: Any = None  # the newest trace's open jaxpr (a reference; printed only when a report diffs it)
+        self.last_jaxpr: Any = None  # the newest trace's jaxpr without its constants' values (printed only when diffed)
         self.last_jaxpr_since = 0
         self.made = 0
         """When the first trace jaxshow saw of this function ended (0: none yet); ``first_status``: how jaxshow knew it then."""
