@@ -667,9 +667,13 @@ class Session(_jax_compat.TraceProbe):
                 kept_jaxpr = _kept_jaxpr(frame.jaxpr)
                 if record.last_jaxpr is not None and record.last_jaxpr_since <= frame.started:
                     miss.jaxprs = (record.last_jaxpr, kept_jaxpr)
-                elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
-                    miss.jaxprs, miss.jaxprs_title = (earlier.last_jaxpr, kept_jaxpr), _against_definition(earlier)
+                elif earlier is not None and (before := earlier.last_jaxpr) is not None:
+                    # a re-run cell's new function object: compared with the definition it replaces (its jaxpr read once:
+                    # it is let go when its function is freed)
+                    miss.jaxprs, miss.jaxprs_title = (before, kept_jaxpr), _against_definition(earlier)
                 record.last_jaxpr, record.last_jaxpr_since = kept_jaxpr, frame.ended
+            if earlier is not None:
+                earlier.let_go_if_unused()
             record.entries.append(miss)
             if not record.traces:
                 record.made, record.first_status = frame.ended, status
