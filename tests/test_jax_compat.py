@@ -443,3 +443,17 @@ def test_without_text_takes_a_line_out_of_an_errors_args_and_kept_strings():
     exc.kept = "also\n  File \"x.py\", line 1, in run\n"
     _jax_compat._without_text(exc, '  File "x.py", line 1, in run\n')
     assert (exc.args, exc.kept) == (("head\ntail",), "also\n")
+
+
+def test_jaxpr_without_values_prints_the_same_and_keeps_no_array():
+    """The jaxpr of a function that closes over an array, itself (jax 0.12) and through an inner jax.jit and a scan body
+    (every release): printed the same, and once JAX lets the trace go, the arrays are freed though the copy is kept."""
+    w = jnp.ones((1033, 3))
+    inner = jax.jit(lambda a: a * w)
+    closed = jax.jit(lambda a: inner(a) + jax.lax.scan(lambda c, _: (c * w, None), a, None, length=2)[0] + w).trace(w).jaxpr
+    kept = _jax_compat.jaxpr_without_values(closed.jaxpr)
+    assert _jax_compat.jaxpr_text(kept) == _jax_compat.jaxpr_text(closed.jaxpr)
+    del w, inner, closed
+    jax.clear_caches()
+    assert [a.shape for a in jax.live_arrays() if a.shape == (1033, 3)] == []
+    assert "scan[" in _jax_compat.jaxpr_text(kept)

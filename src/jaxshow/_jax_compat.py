@@ -749,10 +749,54 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
 
 def traced_jaxpr(result: Any) -> Any:
     """The open ``Jaxpr`` in what JAX's tracing cache returned (its first item is a ``ClosedJaxpr`` on every
-    release checked, 0.7.0 through 0.12), else ``None``. The constants are left behind: no array is kept."""
+    release checked, 0.7.0 through 0.12), else ``None``. It may hold constants (jax 0.12's own, an inner jit's): what is
+    kept past the miss is :func:`jaxpr_without_values`'s copy."""
     closed = result[0] if isinstance(result, tuple) and result else None
     jaxpr = getattr(closed, "jaxpr", None)
     return jaxpr if jaxpr is not None and hasattr(jaxpr, "eqns") else None
+
+
+def jaxpr_without_values(jaxpr: Any) -> Any:
+    """``jaxpr`` (open or closed) with every constant's value, its own and those of the jaxprs in its equations'
+    parameters, replaced by ``None``: it prints as ``jaxpr`` does and keeps no array alive. jax 0.12's open ``Jaxpr``
+    carries its constants (what the function closes over), and on every release a nested ``jax.jit`` that closes over an
+    array carries them in its ``ClosedJaxpr`` parameter. Parts that hold no constant are shared, not copied."""
+    from jax._src import core as _core
+
+    kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
+    done: dict[int, Any] = {}
+
+    def param(value: Any) -> Any:
+        if isinstance(value, kinds):
+            return strip(value)
+        if type(value) in (tuple, list) and any(isinstance(v, kinds) for v in value):
+            items = [param(v) for v in value]
+            return value if all(a is b for a, b in zip(items, value)) else type(value)(items)
+        return value
+
+    def equation(eqn: Any) -> Any:
+        params = {name: param(value) for name, value in eqn.params.items()}
+        return eqn if all(params[n] is v for n, v in eqn.params.items()) else eqn.replace(params=params)
+
+    def strip(closed: Any) -> Any:
+        if id(closed) in done:
+            return done[id(closed)]
+        inner = original = getattr(closed, "jaxpr", closed)  # a ClosedJaxpr's Jaxpr; jax 0.12's Jaxpr is its own
+        eqns = [equation(eqn) for eqn in inner.eqns]
+        if any(a is not b for a, b in zip(eqns, inner.eqns)):
+            inner = inner.replace(eqns=eqns)
+        consts = getattr(closed, "consts", ())
+        values = [None] * len(consts) if any(c is not None for c in consts) else None
+        if original is closed:  # an open Jaxpr; jax 0.12's carries the constants itself
+            result = inner if values is None else inner.with_consts(values)
+        elif values is not None or inner is not original:
+            result = closed.replace(jaxpr=inner, consts=closed.consts if values is None else values)
+        else:
+            result = closed
+        done[id(closed)] = result
+        return result
+
+    return strip(jaxpr)
 
 
 def jaxpr_text(jaxpr: Any) -> str:

@@ -68,11 +68,14 @@ class _FunctionRecord:
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
                  "transforms", "parameters",
                  "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
-                 "__weakref__")
+                 "defines", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
+        self.defines = False
+        """Whether this is the newest definition at its place (:meth:`Registry.previous_definition`): the next one there
+        is diffed against its jaxpr."""
         try:
-            self.fun_ref: Callable[[], Any] | None = weakref.ref(fun)
+            self.fun_ref: Callable[[], Any] | None = weakref.ref(fun, functools.partial(_gone, weakref.ref(self)))
         except TypeError:
             self.fun_ref = None
         self.fun_id = id(fun)
@@ -106,7 +109,7 @@ class _FunctionRecord:
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
-        self.last_jaxpr: Any = None  # the newest trace's open jaxpr (a reference; printed only when a report diffs it)
+        self.last_jaxpr: Any = None  # the newest trace's jaxpr without its constants' values (printed only when diffed)
         self.last_jaxpr_since = 0
         self.made = 0
         """When the first trace jaxshow saw of this function ended (0: none yet); ``first_status``: how jaxshow knew it then."""
@@ -142,6 +145,16 @@ class _FunctionRecord:
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun
+
+    def gone(self) -> bool:
+        """Whether its function no longer exists (``False`` for one that takes no weak reference)."""
+        return self.fun_ref is not None and self.fun_ref() is None
+
+    def let_go_if_unused(self) -> None:
+        """Drop the last jaxpr once nothing can diff against it: the function is gone (no trace of its own follows) and a
+        newer definition took its place."""
+        if not self.defines and self.gone():
+            self.last_jaxpr = None
 
     def written(self, name: str) -> str:
         """``name`` (the function's name or qualified name) with its transformations as the user wrote them:
@@ -285,6 +298,13 @@ def _top_level_loops(filename: str, modified: int) -> tuple[tuple[int, int], ...
     return tuple(spans)
 
 
+def _gone(record_ref: weakref.ref, _: Any) -> None:
+    """A record's function was freed: its jaxpr goes too, unless the next definition at its place will be diffed with it."""
+    record = record_ref()
+    if record is not None:
+        record.let_go_if_unused()
+
+
 class Registry:
     """Histories of the functions jaxshow saw trace, bounded in functions and in keys per function."""
 
@@ -376,10 +396,14 @@ class Registry:
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)
+            record.defines = True
             if len(self._definitions) > REGISTRY_LIMIT:
                 self._definitions.popitem(last=False)
         earlier = ref() if ref is not None else None
-        return earlier if earlier is not None and earlier is not record and earlier.last_jaxpr is not None else None
+        if earlier is None or earlier is record:
+            return None
+        earlier.defines = False  # its jaxpr is let go once used here, if its function is gone (let_go_if_unused)
+        return earlier if earlier.last_jaxpr is not None else None
 
     def forget(self, fun: Any) -> int:
         """Drop ``fun``'s history (after ``clear_cache``); returns how many signatures it held."""

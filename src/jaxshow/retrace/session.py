@@ -104,9 +104,18 @@ JAXPR_DIFF_MAX_EQUATIONS = 2_000
 PREVIOUS_TRACE = "jaxpr against the previous trace"
 
 
+def _kept_jaxpr(jaxpr: Any) -> Any:
+    """What a miss and its function's history keep of a trace's jaxpr for a later diff: the jaxpr without its constants'
+    values, so that no array it closed over stays alive once JAX lets it go; past :data:`JAXPR_DIFF_MAX_EQUATIONS`
+    top-level equations, never printed, only their number."""
+    count = len(jaxpr.eqns)
+    return count if count > JAXPR_DIFF_MAX_EQUATIONS else _jax_compat.jaxpr_without_values(jaxpr)
+
+
 def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE) -> TextDiff:
-    """The jaxpr of an earlier trace against this one (printed now, when a report shows the miss)."""
-    largest = max(len(before.eqns), len(now.eqns))
+    """The jaxpr of an earlier trace against this one, each as :func:`_kept_jaxpr` kept it (printed now, when a report
+    shows the miss)."""
+    largest = max(j if isinstance(j, int) else len(j.eqns) for j in (before, now))
     if largest > JAXPR_DIFF_MAX_EQUATIONS:
         return TextDiff(title, "jaxpr", unavailable=f"not diffed: {largest:,} equations (over {JAXPR_DIFF_MAX_EQUATIONS:,}; "
                                                     "%%jaxstages --diff compares whole modules)")
@@ -676,11 +685,16 @@ class Session(_jax_compat.TraceProbe):
             if key is not None:
                 record.remember(key, described, parts, since=frame.ended)
             if frame.jaxpr is not None:
+                kept_jaxpr = _kept_jaxpr(frame.jaxpr)
                 if record.last_jaxpr is not None and record.last_jaxpr_since <= frame.started:
-                    miss.jaxprs = (record.last_jaxpr, frame.jaxpr)
-                elif earlier is not None:  # a re-run cell's new function object: compared with the definition it replaces
-                    miss.jaxprs, miss.jaxprs_title = (earlier.last_jaxpr, frame.jaxpr), _against_definition(earlier)
-                record.last_jaxpr, record.last_jaxpr_since = frame.jaxpr, frame.ended
+                    miss.jaxprs = (record.last_jaxpr, kept_jaxpr)
+                elif earlier is not None and (before := earlier.last_jaxpr) is not None:
+                    # a re-run cell's new function object: compared with the definition it replaces (its jaxpr read once:
+                    # it is let go when its function is freed)
+                    miss.jaxprs, miss.jaxprs_title = (before, kept_jaxpr), _against_definition(earlier)
+                record.last_jaxpr, record.last_jaxpr_since = kept_jaxpr, frame.ended
+            if earlier is not None:
+                earlier.let_go_if_unused()
             record.entries.append(miss)
             if not record.traces:
                 record.made, record.first_status = frame.ended, status
