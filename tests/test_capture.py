@@ -300,3 +300,38 @@ def test_a_modules_pre_optimisation_cost_is_converted_once_per_text_and_backend(
     elsewhere = Counted(f.lower(jnp.ones(5)))
     stations.lowered_station(elsewhere, backend="another backend")
     assert elsewhere.calls == 1
+
+
+def test_may_call_jit_reads_what_a_function_loads_without_running_it():
+    from jaxshow.capture.helpers import may_call_jit
+    import jax.numpy as jnp
+
+    step = jax.jit(lambda v: v * 2)
+    ran = []
+
+    def eager(v):
+        ran.append(1)
+        return jnp.sin(v).sum() + v.shape[0]
+
+    def closes(v):
+        return step(v)
+
+    def deep(v):
+        return middle(v)
+
+    def middle(v):
+        return closes(v)
+
+    class Trainer:
+        def __init__(self):
+            self.step = step
+
+        def run(self, v):
+            return self.step(v)
+
+        def plain(self, v):
+            return eager(v)
+
+    assert [may_call_jit(fn) for fn in (eager, closes, deep, Trainer().run, Trainer().plain)] == [False, True, True, True, False]
+    assert may_call_jit(jax.jit(eager)) is False and may_call_jit(print) is False  # not functions of the user's
+    assert ran == []

@@ -31,6 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
+from jaxshow.capture.helpers import may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -1390,8 +1391,8 @@ class DirectCalls:
         """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
         own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
         self.helpers: list[str] = []
-        """The first of the user's own functions the cell called (``train``): a jitted call inside one that hits JAX's
-        cache runs in C++, where no hook sees it."""
+        """The first of the user's own functions the cell called that may call a jitted function (``train``): a jitted
+        call inside one that hits JAX's cache runs in C++, where no hook sees it."""
         self._functions: dict[int, types.CodeType] = {}
         self._disabled = "the option jax_disable_jit" if _jax_compat.jit_disabled() else None
         self._disabling = False
@@ -1476,14 +1477,15 @@ class DirectCalls:
         return _ArgumentList(_Arguments, fn)
 
     def _called_function(self, fn: Any) -> None:
-        """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs), read once per code."""
+        """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs) and may call a jitted
+        function (:func:`~jaxshow.capture.helpers.may_call_jit`), read once per code."""
         function = fn.__func__ if type(fn) is types.MethodType else fn
         if type(function) is not types.FunctionType:
             return
         code = function.__code__
         if self._functions.get(id(code)) is not code:
             self._functions[id(code)] = code  # held, so the id is never another code's
-            if is_user_file(code.co_filename) and code.co_qualname not in self.helpers:
+            if is_user_file(code.co_filename) and code.co_qualname not in self.helpers and may_call_jit(fn):
                 self.helpers.append(code.co_qualname)
 
     def _site(self, frame: Any, line: int) -> SourceLocation:

@@ -95,18 +95,19 @@ def _headline(report: CacheReport) -> str:
 
 
 def _unseen_note(report: CacheReport) -> str | None:
-    """Where the cell called functions of the user's: what their jitted calls that hit the cache did to the counts."""
-    if not report.unseen_inside or report.jit_disabled:
+    """What the counts leave out: a row's traces made by calls not written in the cell, and, where the cell called
+    functions of the user's that may make jitted calls, that those calls' hits are unseen."""
+    if report.jit_disabled:
         return None
-    unseen = unseen_hits(report.unseen_inside, capital=True)
+    unseen = [unseen_hits(report.unseen_inside, capital=True)] if report.unseen_inside else []
     if not report.functions:
-        return unseen
+        return unseen[0] if unseen else None
     elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
     if not elsewhere:
         return None
     traces = ", ".join(f"{f.qualname}'s {plural(n, 'trace')} made by {'a call' if n == 1 else 'calls'} elsewhere"
                        for f, n in elsewhere)
-    return f"calls and hits count the calls written in the cell, not {traces}. {unseen}"
+    return ". ".join([f"calls and hits count the calls written in the cell, not {traces}", *unseen])
 
 
 def _notes(report: CacheReport) -> tuple[str, ...]:
