@@ -1316,6 +1316,20 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
                                       "    jaxshow does not look; a call written in the cell is seen"]
 
 
+def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was_ever_traced(shell):
+    # 'def loss(v): return jnp.sum(jnp.sin(v))' (no jit of the user's traced yet) then '%%jaxcache loss(x)' read
+    # 'no jitted function of yours was traced or called in the cell' and 'note: Jitted calls inside loss that hit
+    # JAX's cache are not seen': only JAX's own functions were ever traced, so none could hit for a jit of the user's
+    run_captured(shell, "jax.clear_caches()\ndef loss(v):\n    return jnp.sum(jnp.sin(v))")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
+    assert result.success and shell.user_ns["rep"].unseen_inside == ()
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "not seen" not in text
+    run_captured(shell, "y = f(x)\ndef run(v):\n    return f(v)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = run(x)")
+    assert shell.user_ns["rep"].unseen_inside == ("run",)
+
+
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
 
 

@@ -1475,6 +1475,17 @@ class DirectCalls:
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
         return _ArgumentList(_Arguments, fn)
 
+    def unseen_helpers(self) -> tuple[str, ...]:
+        """:attr:`helpers`, where a jitted call inside one could have hit JAX's cache: JAX's tracing cache holds a
+        function that is not JAX's own (a jitted function of the user's or a library's; one it cannot place counts)."""
+        if not self.helpers:
+            return ()
+        traced = _jax_compat.traced_functions()
+        if traced is not None and all(is_jax_file(getattr(getattr(fun, "__code__", None), "co_filename", "<unknown>"))
+                                      for fun in traced):
+            return ()
+        return tuple(self.helpers)
+
     def _called_function(self, fn: Any) -> None:
         """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs), read once per code."""
         function = fn.__func__ if type(fn) is types.MethodType else fn
