@@ -1312,7 +1312,8 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
     # helper's call of f hit JAX's cache in C++, where no hook sees it: the report says so rather than "was called"
     assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced or called in the cell" and "jit was" not in text
     assert shell.user_ns["rep"].unseen_inside == ("helper",)
-    assert text.splitlines()[1:3] == ["  note: Jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
+    # a note of its own starts in lower case, as every note of the report does ('note: Jitted calls …' before)
+    assert text.splitlines()[1:3] == ["  note: jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
                                       "    jaxshow does not look; a call written in the cell is seen"]
 
 

@@ -98,9 +98,9 @@ def _unseen_note(report: CacheReport) -> str | None:
     """Where the cell called functions of the user's: what their jitted calls that hit the cache did to the counts."""
     if not report.unseen_inside or report.jit_disabled:
         return None
-    unseen = unseen_hits(report.unseen_inside, capital=True)
     if not report.functions:
-        return unseen
+        return unseen_hits(report.unseen_inside)
+    unseen = unseen_hits(report.unseen_inside, capital=True)
     elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
     if not elsewhere:
         return None
