@@ -1313,8 +1313,42 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
     # helper's call of f hit JAX's cache in C++, where no hook sees it: the report says so rather than "was called"
     assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced or called in the cell" and "jit was" not in text
     assert shell.user_ns["rep"].unseen_inside == ("helper",)
-    assert text.splitlines()[1:3] == ["  note: Jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
+    # a note of its own starts in lower case, as every note of the report does ('note: Jitted calls …' before)
+    assert text.splitlines()[1:3] == ["  note: jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
                                       "    jaxshow does not look; a call written in the cell is seen"]
+
+
+def test_jaxs_words_on_a_function_traced_inside_another_are_not_quoted_as_the_outer_ones(shell):
+    # autodiff_remat: 'print_saved_residuals(f2, …)' of 'def f2(W, x): return jax.checkpoint(g)(W, x)' read 'f2:
+    # never-seen function (first trace)' with JAX's explanation 'never seen function: g id=… defined at In[n]:2 … but
+    # seen another function defined on the same line; maybe the function is being re-defined repeatedly', and
+    # jaxshow's gloss of that hint: JAX's words on checkpoint's trace of g, which f2's trace made
+    import jax.ad_checkpoint  # noqa: F401 - jax.ad_checkpoint.print_saved_residuals below
+
+    run_captured(shell, "import jax.ad_checkpoint\ndef g(W, v):\n    return jnp.sin(W @ v)\nW = jnp.ones((3, 3))\n"
+                        "jax.ad_checkpoint.print_saved_residuals(lambda W, v: g(W, g(W, v)), W, x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ndef f2(W, v):\n    v = jax.checkpoint(g)(W, v)\n"
+                                      "    return jax.checkpoint(g)(W, v)\njax.ad_checkpoint.print_saved_residuals(f2, W, x)")
+    assert result.success
+    row, = shell.user_ns["rep"].functions
+    miss, = row.misses
+    assert (row.qualname, miss.category) == ("f2", "never_seen")
+    text = cap.outputs[-1].data["text/plain"]
+    assert " g id=" not in text and "same line" not in text and "same call site" not in text
+
+
+def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was_ever_traced(shell):
+    # 'def loss(v): return jnp.sum(jnp.sin(v))' (no jit of the user's traced yet) then '%%jaxcache loss(x)' read
+    # 'no jitted function of yours was traced or called in the cell' and 'note: Jitted calls inside loss that hit
+    # JAX's cache are not seen': only JAX's own functions were ever traced, so none could hit for a jit of the user's
+    run_captured(shell, "jax.clear_caches()\ndef loss(v):\n    return jnp.sum(jnp.sin(v))")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
+    assert result.success and shell.user_ns["rep"].unseen_inside == ()
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "not seen" not in text
+    run_captured(shell, "y = f(x)\ndef run(v):\n    return f(v)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = run(x)")
+    assert shell.user_ns["rep"].unseen_inside == ("run",)
 
 
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"

@@ -128,6 +128,21 @@ def test_hits_inside_the_users_functions_are_said_to_be_unseen_not_absent(shell)
     assert [r.function for r in shell.user_ns["rep"].reports] == ["f"]  # the cell's own call: no note needed
 
 
+def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was_ever_traced(shell):
+    # autodiff_cookbook: 'def loss(W, b): ...' (jnp only, no jit anywhere yet) then 'grad(loss)(W, b)' read 'no jitted
+    # call of yours seen in this cell ... Jitted calls inside loss that hit JAX's cache are not seen': no function
+    # but JAX's own was ever traced, so no call inside loss could hit JAX's cache for a jitted function of the user's
+    shell.run_cell("jax.clear_caches()\ndef loss(v):\n    return jnp.sum(jnp.sin(v))", store_history=True)
+    run_captured(shell, "%%jaxstages -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
+    assert shell.user_ns["rep"].notes[0].startswith("no jitted call of yours in this cell; the cell ran normally")
+    assert "not seen" not in " ".join(shell.user_ns["rep"].notes)
+    shell.run_cell("y = f(x)\ndef run(v):\n    return f(v)", store_history=True)
+    run_captured(shell, "%%jaxstages -o rep\nz = run(x)")
+    assert shell.user_ns["rep"].notes == (
+        "no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside run that hit JAX's cache "
+        "are not seen: JAX serves a hit in C++, where jaxshow does not look; a call written in the cell is seen",)
+
+
 def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
     # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
     # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same

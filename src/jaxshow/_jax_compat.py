@@ -375,6 +375,22 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
         return None
 
 
+def traced_functions() -> list | None:
+    """The functions JAX's tracing cache holds an entry for, else ``None`` where this JAX cannot say.
+
+    jax >= 0.9: ``trace_to_jaxpr.cache_keys()``; jax <= 0.8: the keys of ``pjit._create_pjit_jaxpr``'s
+    per-function dicts. O(entries in the cache).
+    """
+    module = _trace_cache_module()
+    try:
+        if module is not None:
+            return [fun for ref, *_ in module.trace_to_jaxpr.cache_keys() if (fun := ref()) is not None]
+        old = _pjit_trace_cache()
+        return None if old is None else list(old[2].keys())
+    except Exception:  # noqa: BLE001 - a probe; absence is the answer
+        return None
+
+
 def trace_cache_counts_all_functions() -> bool:
     """Whether :func:`trace_cache_entries` counts one cache for all functions (jax >= 0.9), not one per function."""
     return _trace_cache_module() is not None

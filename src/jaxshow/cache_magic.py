@@ -370,7 +370,7 @@ class CacheMagics(Magics):
         try:
             report = session.report(hits_counted=True, cell_error=error, jit_disabled=calls.jit_disabled_by())
             report = self._with_cell_names(report)
-            report = dataclasses.replace(report, notes=(*report.notes, *notes), unseen_inside=tuple(calls.helpers))
+            report = dataclasses.replace(report, notes=(*report.notes, *notes), unseen_inside=calls.unseen_helpers())
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary.from_exception(error) if error else None)

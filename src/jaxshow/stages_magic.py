@@ -209,7 +209,7 @@ class StagesMagics(Magics):
             cell_options = CellOptions(walk=self._walk(args), show_all=args.show_all, name=self._call_name(args.name))
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note,
-                                 jit_disabled=opened.calls.jit_disabled_by(), users_functions=opened.calls.helpers)
+                                 jit_disabled=opened.calls.jit_disabled_by(), users_functions=opened.calls.unseen_helpers())
             if opened.notes:
                 report = dataclasses.replace(report, notes=(*report.notes, *opened.notes))
             diffs = self._compared(report.reports, shown=args.diff)

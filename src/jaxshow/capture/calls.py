@@ -1476,6 +1476,17 @@ class DirectCalls:
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
         return _ArgumentList(_Arguments, fn)
 
+    def unseen_helpers(self) -> tuple[str, ...]:
+        """:attr:`helpers`, where a jitted call inside one could have hit JAX's cache: JAX's tracing cache holds a
+        function that is not JAX's own (a jitted function of the user's or a library's; one it cannot place counts)."""
+        if not self.helpers:
+            return ()
+        traced = _jax_compat.traced_functions()
+        if traced is not None and all(type(fun) is types.FunctionType and is_jax_file(fun.__code__.co_filename)
+                                      for fun in traced):  # a callable object's own lookups are never run
+            return ()
+        return tuple(self.helpers)
+
     def _called_function(self, fn: Any) -> None:
         """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs) and may call a jitted
         function (:func:`~jaxshow.capture.helpers.may_call_jit`), read once per code."""

@@ -101,7 +101,7 @@ def _unseen_note(report: CacheReport) -> str | None:
         return None
     unseen = [unseen_hits(report.unseen_inside, capital=True)] if report.unseen_inside else []
     if not report.functions:
-        return unseen[0] if unseen else None
+        return unseen_hits(report.unseen_inside) if report.unseen_inside else None
     elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
     if not elsewhere:
         return None

@@ -46,6 +46,17 @@ CONTEXT_POSITION = "trace context "
 """Prefix of a changed trace-context value named by its position (JAX releases that do not name the option)."""
 
 
+def explained_function(text: str) -> str | None:
+    """The function a whole ``TRACING CACHE MISS`` message is about (the traced function's ``debug_info.func_name``,
+    which JAX prints after ``never seen function:`` or ``for``), else ``None``."""
+    lines = text.splitlines()
+    if len(lines) > 2 and lines[1].strip() == "never seen function:":
+        return lines[2].strip().split(" id=")[0] or None
+    if len(lines) > 1 and lines[1].startswith("  for "):
+        return lines[1][len("  for "):].split(" defined at ")[0] or None
+    return None
+
+
 def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], bool, str | None]:
     """Classify JAX's explanation text: ``(category, changes, same_line_hint, call_site)``.
 

@@ -84,7 +84,7 @@ from jaxshow.retrace.history import (
     remember_cached,
 )
 from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
-                                       miss_summary)
+                                       explained_function, miss_summary)
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
@@ -600,10 +600,13 @@ class Session(_jax_compat.TraceProbe):
             stack[-1].output.append(text)
 
     def _note_jax_text(self, text: str) -> bool:
-        """A ``TRACING CACHE MISS`` record: attach it to the trace open on this thread."""
+        """A ``TRACING CACHE MISS`` record: attach it to the trace open on this thread, unless it names another function
+        (a lookup inside that trace jaxshow keeps no frame of: ``jax.checkpoint(g)`` traced inside it)."""
         stack = getattr(self._local, "stack", None)
         if stack and stack[-1].jax_text is None:
-            stack[-1].jax_text = text
+            named, own = explained_function(text), getattr(stack[-1].debug_info, "func_name", None)
+            if named is None or own is None or named == own:
+                stack[-1].jax_text = text
             return True
         if self._uninstall is None:
             self._orphans.append(_miss_from_text(text))
