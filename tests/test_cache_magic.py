@@ -1290,6 +1290,12 @@ def test_a_trace_from_inside_a_helper_is_not_counted_among_the_cells_calls_and_s
         "  note: calls and hits count the calls written in the cell, not f's 1 trace made by a call",
         "    elsewhere. Jitted calls inside run that hit JAX's cache are not seen: JAX serves a hit in C++,",
         "    where jaxshow does not look; a call written in the cell is seen"]
+    # a row with no call written in the cell (calls '—'): the hits inside the function that jits are said unseen
+    run_captured(shell, "def main(n):\n    step = jax.jit(lambda v: v + 1)\n    for _ in range(n):\n        w = step(x)\n    return w")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = main(3)")
+    assert [(r.calls, r.traced, r.hits) for r in shell.user_ns["rep"].functions] == [(None, 1, None)]
+    assert shell.user_ns["rep"].unseen_inside == ("main",)
+    assert "\n  note: jitted calls inside main that hit JAX's cache are not seen: JAX serves a hit" in cap.outputs[-1].data["text/plain"]
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(jnp.ones(6))\nz = run(x)")
     assert shell.user_ns["rep"].functions[0].traced_calls == 1 and "calls elsewhere" not in cap.outputs[-1].data["text/plain"]
 

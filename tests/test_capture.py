@@ -332,6 +332,10 @@ def test_may_call_jit_reads_what_a_function_loads_without_running_it():
         def plain(self, v):
             return eager(v)
 
-    assert [may_call_jit(fn) for fn in (eager, closes, deep, Trainer().run, Trainer().plain)] == [False, True, True, True, False]
+    def makes(v):
+        return jax.jit(eager)(v)
+
+    assert [may_call_jit(fn) for fn in (eager, closes, deep, Trainer().run, Trainer().plain, makes)] == [
+        False, True, True, True, False, True]
     assert may_call_jit(jax.jit(eager)) is False and may_call_jit(print) is False  # not functions of the user's
     assert ran == []

@@ -6,9 +6,10 @@ function that may make one. That is read from the function's bytecode: the
 globals, closure values and module attributes it loads (``step``,
 ``jnp.sin``), and, for a bound method, its own object's attributes
 (``self.step``) read with :func:`inspect.getattr_static`. A value that is a
-``jax.jit`` wrapper (not JAX's own, as ``jnp.sin`` is), or a library's jitted callable, says yes; a function of
-the user's is read in turn, a few levels deep. Attributes of other values
-(``state.apply_fn``) are not followed: such a call goes unsaid.
+``jax.jit`` wrapper (not JAX's own, as ``jnp.sin`` is), a library's jitted
+callable, or ``jax.jit`` itself (the function jits as it goes) says yes; a
+function of the user's is read in turn, a few levels deep. Attributes of
+other values (``state.apply_fn``) are not followed: such a call goes unsaid.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from jaxshow.capture.stations import jit_target, library_jit
 
 DEPTH = 3
 """How many levels of the user's functions calling each other are read."""
+
+JIT_MAKERS = frozenset({"jit", "pmap", "filter_jit", "filter_pmap"})
+"""JAX's and libraries' functions that make a jitted function (``jax.jit``, flax's ``nnx.jit``, equinox's ``filter_jit``)."""
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"})
 _ATTRIBUTES = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
@@ -49,6 +53,8 @@ def _jitted(value: Any, depth: int, seen: set[int]) -> bool:
         return not _jax_own(target[0])
     if library_jit(value) is not None:
         return True
+    if type(value) is types.FunctionType and value.__name__ in JIT_MAKERS and not is_user_file(value.__code__.co_filename):
+        return True  # jax.jit itself: the function makes a jitted function and may call it
     if type(value) is types.FunctionType and "__wrapped__" in value.__dict__:
         return _jitted(value.__dict__["__wrapped__"], depth, seen)  # a library's decorator: flax's nnx.jit
     if depth > 1 and type(value) in (types.FunctionType, types.MethodType):

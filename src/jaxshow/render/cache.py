@@ -96,18 +96,18 @@ def _headline(report: CacheReport) -> str:
 
 def _unseen_note(report: CacheReport) -> str | None:
     """What the counts leave out: a row's traces made by calls not written in the cell, and, where the cell called
-    functions of the user's that may make jitted calls, that those calls' hits are unseen."""
+    functions of the user's that may make jitted calls, that those calls' hits are unseen (said beside a row whose
+    calls are not counted, or no row at all)."""
     if report.jit_disabled:
         return None
-    unseen = [unseen_hits(report.unseen_inside, capital=True)] if report.unseen_inside else []
-    if not report.functions:
-        return unseen_hits(report.unseen_inside) if report.unseen_inside else None
     elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
+    unseen = report.unseen_inside and (elsewhere or not report.functions or any(f.calls is None for f in report.functions))
     if not elsewhere:
-        return None
+        return unseen_hits(report.unseen_inside) if unseen else None
     traces = ", ".join(f"{f.qualname}'s {plural(n, 'trace')} made by {'a call' if n == 1 else 'calls'} elsewhere"
                        for f, n in elsewhere)
-    return ". ".join([f"calls and hits count the calls written in the cell, not {traces}", *unseen])
+    counted = f"calls and hits count the calls written in the cell, not {traces}"
+    return f"{counted}. {unseen_hits(report.unseen_inside, capital=True)}" if unseen else counted
 
 
 def _notes(report: CacheReport) -> tuple[str, ...]:
