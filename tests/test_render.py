@@ -984,6 +984,22 @@ def test_one_placement_line_counts_its_leaves_in_words(n_in, n_out, words):
                                             "in default layouts (row-major)")
 
 
+def test_pruned_inputs_are_named_after_the_one_line_and_rows_in_a_table():
+    """A flax train step's unused batch['label'] (pruned) turned a one-line placement into ~35 table rows."""
+    from jaxshow.render.placement import one_placement_line, placement_text
+
+    alike = PlacementSpec("x", "SingleDeviceSharding(cpu:0)", "{0}", default_layout=True)
+    pruned = tuple(PlacementSpec(f"batch['{k}']", None, None) for k in ("label", "mask", "w", "z"))
+    compiled = dataclasses.replace(_report().compiled, inputs=(alike, *pruned), outputs=(alike,))
+    assert one_placement_line(compiled) == (
+        "shardings and formats: the used input and the output alike, SingleDeviceSharding(cpu:0), in default layouts "
+        "(row-major); batch['label'], batch['mask'], batch['w'] and 1 more are unused (pruned from the program)")
+    other = PlacementSpec("y", "SingleDeviceSharding(cpu:1)", "{0}", default_layout=True)
+    table = dataclasses.replace(compiled, inputs=(alike, other, pruned[0]))
+    assert one_placement_line(table) is None
+    assert "    batch['label']  — (argument unused, pruned)  —" in placement_text(table, render.TextBudget(width=100))
+
+
 def test_a_column_every_row_leaves_empty_is_left_out_of_the_text():
     """%jaxdump's file table ran to 101 columns at 100: its rows fit, but the header 'note' over a column they all left
     empty did not, and a one-word header cannot wrap. That column, which says nothing, is left out of the text."""

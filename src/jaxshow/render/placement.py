@@ -38,16 +38,28 @@ def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[t
 
 def one_placement_line(c: CompiledStation) -> str | None:
     """``shardings and formats: all 9 inputs and 9 outputs alike, SingleDeviceSharding(…), in default layouts`` when
-    every leaf is placed alike in XLA's default layout (a program on one device, or replicated); else ``None``."""
-    rows = placement_rows(c, (*c.inputs, *c.outputs))
-    if not (c.inputs and c.outputs) or len({where for _, where, _ in rows}) > 1 or not all(
-            p.default_layout for p in (*c.inputs, *c.outputs)):
+    every leaf is placed alike in XLA's default layout (a program on one device, or replicated); else ``None``. Inputs
+    the program pruned (unused) are named after it, not made a table of every leaf."""
+    used = [p for p in c.inputs if p.sharding is not None]
+    pruned = [p.path for p in c.inputs if p.sharding is None]
+    rows = placement_rows(c, (*used, *c.outputs))
+    if not (used and c.outputs) or len({where for _, where, _ in rows}) > 1 or not all(
+            p.default_layout for p in (*used, *c.outputs)):
         return None
-    words = [f"the {one}" if n == 1 else f"both {many}" if n == 2 else f"all {n:,} {many}"
-             for n, one, many in ((len(c.inputs), "input", "inputs"), (len(c.outputs), "output", "outputs"))]
+    kind = "used input" if pruned else "input"
+    words = [f"the {one}" if n == 1 else f"both {one}s" if n == 2 else f"all {n:,} {one}s"
+             for n, one in ((len(used), kind), (len(c.outputs), "output"))]
     if words[0].startswith("all ") and words[1].startswith("all "):
         words[1] = words[1][len("all "):]  # all 8 inputs and 7 outputs
-    return f"shardings and formats: {' and '.join(words)} alike, {rows[0][1]}, in default layouts (row-major)"
+    alike = f"shardings and formats: {' and '.join(words)} alike, {rows[0][1]}, in default layouts (row-major)"
+    if not pruned:
+        return alike
+    named = ", ".join(pruned[:UNUSED_NAMED]) + (f" and {len(pruned) - UNUSED_NAMED:,} more" if len(pruned) > UNUSED_NAMED else "")
+    return f"{alike}; {named} {'is' if len(pruned) == 1 else 'are'} unused (pruned from the program)"
+
+
+UNUSED_NAMED = 3
+"""Pruned inputs named after the one placement line; the rest are counted."""
 
 
 def mesh_line(c: CompiledStation) -> str | None:
