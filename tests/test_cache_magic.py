@@ -168,6 +168,17 @@ def test_static_argument_change_names_the_parameter_and_both_values(shell):
     assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
+def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
+    """A static keyword whose dataclass repr hides its field (``S()`` both ways) read 'static kwargs: now n = 5, before
+    n = 3' on jax 0.7, JAX's words for all static keywords; it reads ``s``, as on jax 0.10 and 0.12."""
+    shell.run_cell("import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass S:\n    n: int = dataclasses.field(repr=False)\n"
+                   "@partial(jax.jit, static_argnames='s')\ndef sg(v, s=S(1)):\n    return v * s.n\nsg(x, s=S(3))")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nsg(x, s=S(5))")
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert [(c.where, c.now, c.before) for c in miss.changes] == [("s", "n = 5", "n = 3")]
+    assert "1. different static arguments: s: now n = 5, before n = 3 " in " ".join(cap.outputs[-1].data["text/plain"].split())
+
+
 def test_rerun_cell_is_recognised_as_redefinition(shell):
     shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
     run_captured(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")

@@ -901,6 +901,18 @@ def static_arg_positions(key: Any) -> tuple[int, ...] | None:
     return ()
 
 
+def static_kwarg_names(key: Any) -> tuple[str, ...]:
+    """The names of the static keyword arguments in a jax <= 0.8 key, in JAX's (sorted) order; else empty.
+
+    jax <= 0.8 words a static-keyword change as ``now {n: 3} and before {n: 2}``; its values follow the positional
+    ones in :func:`static_arg_values`.
+    """
+    try:
+        return tuple(_pjit_statics(key.key[0])[1]) if isinstance(key, PjitTraceKey) else ()
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return ()
+
+
 @functools.lru_cache(maxsize=None)
 def _flattree() -> Any:
     """``jax._src.flattree`` (jax >= 0.11), else ``None``; looked up once (a failed import is not cached by Python)."""

@@ -218,8 +218,8 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
 def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """A change of two values that print alike (:data:`EQUAL_AS_PRINTED`) as the part of them that is another object
     (``avg_pool = functools.partial(…)`` both ways) or that their repr hid (``k = 2``, ``k = 1``), where the keys'
-    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` by parameter name
-    (``names``: the positional ones)."""
+    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` and ``static kwargs`` by
+    parameter name (``names``: the positional ones)."""
     found = _jax_compat.unequal_node_data(key, old)
     parts = identity_part(found[0], found[1]) if found is not None else None
     if parts is None:
@@ -227,8 +227,11 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     first = next(i for i, c in enumerate(changes) if c.now == EQUAL_AS_PRINTED)
     where = changes[first].where
     positions = _jax_compat.static_arg_positions(key) or ()
+    keywords = _jax_compat.static_kwarg_names(key)
     if where == "static args" and found[2] is not None and found[2] < len(positions):
         where = argument_label(names, positions[found[2]])
+    elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
+        where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
 
 
