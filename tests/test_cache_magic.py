@@ -179,6 +179,22 @@ def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
     assert "1. different static arguments: s: now n = 5, before n = 3 " in " ".join(cap.outputs[-1].data["text/plain"].split())
 
 
+def test_a_static_value_changed_beside_a_keyword_passed_another_way_is_named(shell):
+    """JAX's diff stops at its first difference: ``g(p, x, num_layers=4, activation_name="gelu")`` after
+    ``g(p, x, num_layers=3)`` read only 'activation_name: now by keyword, before not passed'. Every part reads."""
+    shell.run_cell("@partial(jax.jit, static_argnames=('num_layers', 'activation_name'))\n"
+                   "def layers(p, v, num_layers=2, activation_name='relu'):\n    return p * v * num_layers\n"
+                   "layers(x, x, num_layers=3)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nlayers(x, x, num_layers=4, activation_name='gelu')\n"
+                                 "layers(jnp.ones(4), jnp.ones(4), num_layers=5, activation_name='gelu')")
+    misses = shell.user_ns["rep"].functions[0].misses
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in misses] == [
+        [("activation_name", "by keyword", "not passed"), ("num_layers", "4", "3")],
+        [("num_layers", "5", "4"), ("p", "f32[4]", "f32[3]"), ("v", "f32[4]", "f32[3]")]]
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "activation_name: now by keyword, before not passed; num_layers: now 4, before 3 " in text
+
+
 def test_rerun_cell_is_recognised_as_redefinition(shell):
     shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
     run_captured(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")

@@ -1101,6 +1101,30 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if _differ(new[p], old[p]))
 
 
+def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...]:
+    """``(input path, now, before)`` for each static argument passed the same way in both keys whose value differs,
+    any JAX version: ``[0][2]`` (by position), ``[1]['n']`` (by keyword). JAX's own diff stops at its first
+    difference (a keyword passed another way); these are compared by the values' own equality, shown by
+    :func:`safe_repr`. Empty where a key cannot be read."""
+    try:
+        new, old = _statics_by_path(new_key), _statics_by_path(old_key)
+        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and _differ(new[p], old[p]))
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return ()
+
+
+def _statics_by_path(key: Any) -> dict[str, Any]:
+    if isinstance(key, PjitTraceKey):
+        args, kwargs = _pjit_statics(key.key[0])
+        positions = static_arg_positions(key) or ()
+        return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
+                **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
+    statics = _static_args(key)
+    if statics is not None:
+        return {p: node.val for p, node in statics.items()}
+    return _argument_statics(key[1][0].tree) or {}
+
+
 _STATIC_REPR_CHARS = 1_000
 
 

@@ -24,7 +24,8 @@ from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation)
+                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation,
+                                       value_change)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -91,6 +92,8 @@ def classify_miss(
         changes = _name_positional_count(changes, record.parameters)
         if old is not None and any(c.now == c.before == EQUAL_AS_PRINTED for c in changes):
             changes = _name_identity_part(changes, key, old, record.parameters)
+        if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
+            changes = _unsaid_parts(changes, key, old, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "never_seen":
@@ -213,6 +216,32 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
             change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (a keyword
+    passed another way): each static value passed the same way both times that differs, then each input type
+    that differs, by argument name, in JAX's order of categories."""
+    said = {c.where for c in changes}
+    statics = [value_change(_static_name(p, names), now, before) for p, now, before in _jax_compat.static_value_changes(key, old)]
+    now, before = (_jax_compat.describe_trace_key(k) for k in (key, old))
+    types: list[ArgChange] = []
+    if now is not None and before is not None:
+        earlier = dict(before[0])
+        unique = len(earlier) == len(before[0]) and len(dict(now[0])) == len(now[0])
+        types = [ArgChange(n, t, earlier[n]) for n, t in now[0] if unique and n in earlier and t != earlier[n]]
+    return (*changes, *(c for c in (*statics, *types) if c.where not in said))
+
+
+def _static_name(path: str, names: tuple[str, ...]) -> str:
+    """``[0][2]`` -> the parameter at position 2; ``[1]['n']`` -> ``n``."""
+    m = _INPUT_PATH.match(path)
+    if m is None:
+        return path
+    return argument_label(names, int(m.group("i"))) if m.group("i") is not None else m.group("k")
+
+
+_INPUT_PATH = re.compile(r"^\[0\]\[(?P<i>\d+)\]$|^\[1\]\['(?P<k>[^']*)'\]$")
 
 
 def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:

@@ -77,7 +77,7 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 what = m.group("what")
                 continue
             if what and (m := _OLD_STATIC_LINE.match(line)):
-                changes.append(_value_change(f"static {what}", m.group("now"), m.group("before")))
+                changes.append(value_change(f"static {what}", m.group("now"), m.group("before")))
                 what = None
         trees = [m for entry in _entries(lines) if (m := _TREE_LINE.match(entry))]
         moved = _passed_another_way(trees)
@@ -161,10 +161,10 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
         where = f"{where} ({md_now.group('type')}'s pytree metadata)"
     else:
         return ArgChange(where, now, before)
-    return _value_change(where, *texts)
+    return value_change(where, *texts)
 
 
-def _value_change(where: str, now: str, before: str) -> ArgChange:
+def value_change(where: str, now: str, before: str) -> ArgChange:
     """Two texts of a changed value as the part that changed, or :data:`EQUAL_AS_PRINTED` both ways."""
     if " ".join(now.split()) == " ".join(before.split()):
         return ArgChange(where, EQUAL_AS_PRINTED, EQUAL_AS_PRINTED)
