@@ -1969,6 +1969,8 @@ def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
 
 
 def _callable_source(fun: Any) -> tuple[str, str, int] | None:
+    if (pullback := pullback_source(fun)) is not None:
+        return pullback
     for _ in range(8):
         if isinstance(fun, functools.partial):
             fun = fun.func
@@ -1983,6 +1985,38 @@ def _callable_source(fun: Any) -> tuple[str, str, int] | None:
     call = getattr(type(fun), "__call__", None)
     if isinstance(call, types.FunctionType):
         return type(fun).__name__, call.__code__.co_filename, call.__code__.co_firstlineno
+    return None
+
+
+_PULLBACK_MAKERS = {"_lift_linearized": "linearize", "_vjp3_callable": "vjp", "_vjp_pullback_wrapper": "vjp"}
+"""JAX's functions behind the function ``jax.linearize`` or ``jax.vjp`` returns (0.7 to 0.12), by the JAX function."""
+_PULLBACK_WORDS = {"linearize": "jvp", "vjp": "pullback"}
+
+
+def pullback_source(fun: Any) -> tuple[str, str, int] | None:
+    """``("vjp(f) pullback", f's file, f's first line)`` for the function ``jax.vjp(f, …)`` returns (``linearize(f)
+    jvp`` for ``jax.linearize``'s), else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
+    ``f`` is read from the debug info of the jaxpr it holds. Only JAX's and functools' objects, lists and tuples are
+    opened."""
+    maker, pending = None, [fun]
+    for _ in range(64):
+        if not pending:
+            return None
+        held = pending.pop()
+        kind = type(held)
+        if kind not in (list, tuple) and not kind.__module__.startswith(("jax.", "functools")):
+            continue
+        if kind.__name__ in ("Jaxpr", "ClosedJaxpr"):
+            found = parse_source_info(getattr(getattr(getattr(held, "jaxpr", held), "debug_info", None), "func_src_info", None))
+            if maker is not None and found is not None:
+                return f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2]
+        elif isinstance(held, functools.partial):  # jax.tree_util.Partial, too
+            maker = maker or _PULLBACK_MAKERS.get(getattr(held.func, "__name__", ""))
+            pending.extend(reversed((held.func, *held.args)))
+        elif kind.__name__ in ("_HashableCallableShim", "VJP"):
+            pending.append(held.fun)
+        elif kind in (list, tuple):
+            pending.extend(reversed(held))
     return None
 
 
