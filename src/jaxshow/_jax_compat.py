@@ -859,6 +859,21 @@ def trace_key_context(key: Any) -> tuple[tuple, Any]:
     return tuple(context), debug_info
 
 
+def bound_axes(key: Any) -> tuple[tuple[str, int], ...] | None:
+    """The named axes bound where a key was traced (``jax.shard_map``'s mesh axes, a ``jax.vmap`` axis_name), with
+    their sizes: its trace context's ``axis_env_state``, an ``AxisEnv`` whose ``axis_sizes`` maps them (jax >= 0.8),
+    or ``(name, size)`` pairs (jax 0.7). ``None`` where this JAX's context cannot be read by name."""
+    try:
+        names, (context, _) = trace_context_positions(), trace_key_context(key)
+        if names is None or len(names) != len(context) or "axis_env_state" not in names:
+            return None
+        env = context[names.index("axis_env_state")]
+        sizes = getattr(env, "axis_sizes", None)
+        return tuple((str(n), int(size)) for n, size in (sizes.items() if sizes is not None else env))
+    except Exception:  # noqa: BLE001 - a context of another shape
+        return None
+
+
 def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     """How far apart JAX itself ranks two keys when it picks the closest (jax <= 0.8: diff size), else ``None``.
 

@@ -96,6 +96,8 @@ def classify_miss(
             changes = _unsaid_parts(changes, key, old, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
+    if category == "tracing_context" and key is not None and old is not None:
+        changes = _shard_map_context(changes, key, old)
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
@@ -321,6 +323,40 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
         for i, (a, b) in enumerate(zip(now, before))
         if a != b
     )
+
+
+_AXIS_TYPES = re.compile(r"axis_types=\([^()]*\), ?")
+
+
+def _shard_map_context(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """The trace-context values ``jax.shard_map`` sets (its axis names, its mesh of Manual axes, check_vma), where one
+    of the two traces ran inside one, said as one change: ``shard_map: now outside shard_map, before inside shard_map
+    over mesh ('data': 4, 'model': 2) (axis names data, model bound)``, not JAX's ``<jax._src.core.AxisEnv object at
+    0x…>`` twice. A mesh that differs in more than its axis types stays apart."""
+    by_name = {c.where: c for c in changes}
+    mesh = by_name.get("abstract_mesh_context_manager")
+    axes = _jax_compat.bound_axes(key), _jax_compat.bound_axes(old)
+    if "axis_env_state" not in by_name or mesh is None or axes[0] is None or axes[1] is None:
+        return changes
+    inside = [bool(a) and "Manual" in text for a, text in zip(axes, (mesh.now, mesh.before))]
+    if inside.count(True) != 1:
+        return changes
+    shard_mesh, other = (mesh.now, mesh.before) if inside[0] else (mesh.before, mesh.now)
+    no_other_mesh = other == "None" or other.startswith("AbstractMesh((),")
+    same_mesh = no_other_mesh or _AXIS_TYPES.sub("", other) == _AXIS_TYPES.sub("", shard_mesh)
+    folded = {"axis_env_state", "check_vma"} | ({mesh.where} if same_mesh else set())
+    now, before = (_shard_map_side(a, i) for a, i in zip(axes, inside))
+    first = next(i for i, c in enumerate(changes) if c.where in folded)
+    kept = [c for c in changes if c.where not in folded]
+    return (*kept[:first], ArgChange("shard_map", now, before), *kept[first:])
+
+
+def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
+    names = ", ".join(name for name, _ in axes)
+    if inside:
+        sizes = ", ".join(f"{name!r}: {size}" for name, size in axes)
+        return f"inside shard_map over mesh ({sizes}) (axis names {names} bound)"
+    return f"outside shard_map (axis names {names} bound)" if axes else "outside shard_map"
 
 
 def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
