@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -678,7 +679,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     forwarding wrapper in its place and tells a miss from a hit by the cache's
     own miss counter, or by the lookup raising: a hit returns what the cache
     holds, and a trace that failed again (the same call re-run after a Ctrl-C or
-    an error) leaves that counter where it was. C++ fast-path hits never reach
+    an error) leaves that counter where it was; so does the trace that then succeeds (or follows a refused one),
+    told by its key (:func:`_after_raise`). C++ fast-path hits never reach
     it, so a hot loop pays nothing. On jax 0.7-0.8 the tracing cache is the ``lu.cache``'d
     ``pjit._create_pjit_jaxpr`` instead (:func:`_install_pjit_trace_probe`);
     its keys are :class:`PjitTraceKey`. Returns the function that puts the
@@ -726,7 +728,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             finally:
                 nested = stack.pop()
                 delta = info().misses - before
-                missed = (delta - nested > 0 or raised) and not refused
+                retried = _after_raise(fun, (in_avals, debug_info, context, tuple(kwargs.items())), raised)
+                missed = (delta - nested > 0 or raised or retried) and not refused
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None
@@ -745,6 +748,39 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             module.trace_to_jaxpr = original
 
     return uninstall
+
+
+_failed_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per function, the keys of lookups of JAX's tracing cache that raised (a refused trace, an error), kept across
+installs of the probe (``%jaxcache thaw`` then ``%%jaxcache``): JAX keeps an entry for such a key, and counts its next
+lookup a hit, though it traces then."""
+
+
+def _after_raise(fun: Any, lookup: tuple, raised: bool) -> bool:
+    """Whether this lookup of ``fun`` returned for a key whose earlier lookup raised, so it traced (JAX counts it a
+    hit); a lookup that raised is remembered (at most 64 keys a function). The trace context is part of the key."""
+    failed = _failed_lookups
+    try:
+        if not raised and fun not in failed:
+            return False
+        key, keys = (_trace_context_now(), *lookup), failed.setdefault(fun, set())
+        if raised:
+            if len(keys) >= 64:
+                keys.clear()
+            keys.add(key)
+            return False
+        if key in keys:
+            keys.discard(key)
+            return True
+    except Exception:  # noqa: BLE001 - a function or key that cannot be hashed or weakly referenced: as before
+        pass
+    return False
+
+
+def _trace_context_now() -> Any:
+    from jax._src import config as _config
+
+    return _config.trace_context()
 
 
 def traced_jaxpr(result: Any) -> Any:
