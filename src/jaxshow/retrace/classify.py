@@ -87,7 +87,7 @@ def classify_miss(
     if category == "input_types":
         changes = tuple(_without_shared_mesh_types(c) for c in changes)
     if category == "static_args":
-        changes = _name_static_args(changes, key, record.parameters)
+        changes = _name_static_args(changes, key, old if text else None, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
         if old is not None and any(c.now == c.before == EQUAL_AS_PRINTED for c in changes):
@@ -190,14 +190,14 @@ def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _Fu
     return changes
 
 
-def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+def _name_static_args(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """Each changed static argument by its parameter name (``names``: the positional ones), as ``%%jaxstages`` shows them.
 
     jax >= 0.9 gives input paths (``argument 1``, ``keyword 'n'`` once read);
     jax <= 0.8 says ``now 3 and before 2`` for static arguments and
     ``now {n: 3} and before {n: 2}`` for keywords, naming neither.
     """
-    if moved := _static_passed_another_way(changes):
+    if moved := _static_passed_another_way(changes, key, old):
         return moved
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
     named: list[ArgChange] = []
@@ -280,15 +280,18 @@ def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...
     return tuple(named)
 
 
-def _static_passed_another_way(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
+def _static_passed_another_way(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
     """jax <= 0.8's static keywords that are now passed another way (``now {} and before {n: 2}`` beside static args
     ``now 2 and before``): ``n: now by position, before by keyword``, as :func:`miss_text.parse_explanation` says it
-    on later JAX; empty where the keywords are the same."""
+    on later JAX; empty where the keywords are the same. By position where the two keys (``old``: the one the changes
+    compare with, else ``None``) hold different numbers of positional static values, else where static args changed."""
     kw = next((c for c in changes if c.where == "static kwargs"), None)
     if kw is None:
         return ()
     now_kw, before_kw = _static_kwargs(kw.now), _static_kwargs(kw.before)
-    other = BY_POSITION if any(c.where == "static args" for c in changes) else NOT_PASSED
+    counts = [len(_jax_compat.static_arg_positions(k) or ()) for k in (key, old)] if key is not None and old is not None else None
+    by_position = counts[0] != counts[1] if counts else any(c.where == "static args" for c in changes)
+    other = BY_POSITION if by_position else NOT_PASSED
     return tuple([ArgChange(k, BY_KEYWORD, other) for k in now_kw if k not in before_kw]
                  + [ArgChange(k, other, BY_KEYWORD) for k in before_kw if k not in now_kw])
 
