@@ -169,6 +169,57 @@ def test_static_argument_change_names_the_parameter_and_both_values(shell):
     assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
+def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
+    """A static keyword whose dataclass repr hides its field (``S()`` both ways) read 'static kwargs: now n = 5, before
+    n = 3' on jax 0.7, JAX's words for all static keywords; it reads ``s``, as on jax 0.10 and 0.12."""
+    shell.run_cell("import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass S:\n    n: int = dataclasses.field(repr=False)\n"
+                   "@partial(jax.jit, static_argnames='s')\ndef sg(v, s=S(1)):\n    return v * s.n\nsg(x, s=S(3))")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nsg(x, s=S(5))")
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert [(c.where, c.now, c.before) for c in miss.changes] == [("s", "n = 5", "n = 3")]
+    assert "1. different static arguments: s: now n = 5, before n = 3 " in " ".join(cap.outputs[-1].data["text/plain"].split())
+
+
+def test_a_static_value_changed_beside_a_keyword_passed_another_way_is_named(shell):
+    """JAX's diff stops at its first difference: ``g(p, x, num_layers=4, activation_name="gelu")`` after
+    ``g(p, x, num_layers=3)`` read only 'activation_name: now by keyword, before not passed'. Every part reads."""
+    shell.run_cell("@partial(jax.jit, static_argnames=('num_layers', 'activation_name'))\n"
+                   "def layers(p, v, num_layers=2, activation_name='relu'):\n    return p * v * num_layers\n"
+                   "layers(x, x, num_layers=3)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nlayers(x, x, num_layers=4, activation_name='gelu')\n"
+                                 "layers(jnp.ones(4), jnp.ones(4), num_layers=5, activation_name='gelu')")
+    misses = shell.user_ns["rep"].functions[0].misses
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in misses] == [
+        [("activation_name", "by keyword", "not passed"), ("num_layers", "4", "3")],
+        [("num_layers", "5", "4"), ("p", "f32[4]", "f32[3]"), ("v", "f32[4]", "f32[3]")]]
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert "activation_name: now by keyword, before not passed; num_layers: now 4, before 3 " in text
+
+
+def test_the_trace_after_a_trace_that_raised_is_seen(shell):
+    """A trace that raised leaves an entry in JAX's cache, and the same call run again counts as a hit there though it
+    traces: after 'f(x)' raised in its trace, the fixed 'f(x)' read traced 0 (jax 0.10, 0.12), its trace-time print
+    unexplained. It is the trace it was."""
+    shell.run_cell("bad = True\n@jax.jit\ndef flaky(v):\n    print('tracing flaky')\n    if bad:\n        raise ValueError('boom')\n"
+                   "    return v * 2")
+    assert type(run_captured(shell, "%%jaxcache\nflaky(x)")[0].error_in_exec) is ValueError
+    shell.run_cell("bad = False")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nflaky(x)")
+    assert result.success and cap.stdout.startswith("tracing flaky\n")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.function, row.calls, row.traced, [m.category for m in row.misses]) == ("flaky", 1, 1, ["not_kept"])
+
+
+def test_a_static_keyword_left_out_beside_a_changed_positional_static_is_not_passed(shell):
+    """jax 0.7: 'h(x, 5)' after 'h(x, 3, mode="b")' read 'mode: now by position, before by keyword', as though the
+    changed positional static value were mode's; mode is not passed."""
+    shell.run_cell("@partial(jax.jit, static_argnames=('n', 'mode'))\ndef h(v, n, mode='a'):\n    return v * n\n"
+                   "h(x, 3, mode='b')")
+    run_captured(shell, "%%jaxcache -o rep\nh(x, 5)")
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert [(c.where, c.now, c.before) for c in miss.changes] == [("mode", "not passed", "by keyword"), ("n", "5", "3")]
+
+
 def test_rerun_cell_is_recognised_as_redefinition(shell):
     shell.run_cell("%%jaxcache\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")
     run_captured(shell, "%%jaxcache -o rep\n@jax.jit\ndef r(v):\n    return v + 1\nr(x)")

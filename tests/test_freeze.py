@@ -112,6 +112,25 @@ def test_the_traceback_points_at_the_users_line(shell):
     assert "----> 2 y = step(x, 7)" in _plain(cap.stdout)
 
 
+@pytest.mark.parametrize("magic", ["%%jaxcache -o rep\n", "%jaxcache on"])
+def test_the_trace_after_thaw_of_a_refused_call_is_seen(shell, magic):
+    """JAX keeps an entry for a lookup that raised and counts its next lookup a hit, though it traces then: 'step(x,
+    3)' refused, '%jaxcache thaw', then 'step(x, 3)' under %%jaxcache read 'no trace, but 1 call compiled from an
+    earlier trace' (traced 0) on jax 0.10 and 0.12, while step's Python ran."""
+    run_captured(shell, "%jaxcache freeze step")
+    assert type(run_captured(shell, "y = step(x, 3)")[0].error_in_exec) is jaxshow.RetraceError
+    run_captured(shell, "%jaxcache thaw")
+    if not magic.endswith("\n"):
+        run_captured(shell, magic)
+    try:
+        result, cap = run_captured(shell, (magic if magic.endswith("\n") else "") + "y = step(x, 3)\nlen(traces)")
+    finally:
+        run_captured(shell, "%jaxcache off")
+    assert result.result == 2
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert text.startswith("%jaxcache — 1 trace of 1 jitted function ") and "n: now 3, before 2" in text
+
+
 def test_thaw_lets_it_trace_again_and_unfrozen_functions_never_raise(shell):
     run_captured(shell, "%jaxcache freeze step")
     result, _ = run_captured(shell, "z = other(jnp.ones(5))")  # not frozen: traces as usual

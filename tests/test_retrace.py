@@ -422,12 +422,12 @@ def test_jax_0_8_static_keyword_text_is_named_by_parameter():
     text = "  * key with different value of static kwargs:\n      now {mode: 'b', n: (1, 2)} and before {mode: 'a', n: (1, 2)}"
     category, changes, *_ = retrace.parse_explanation(text)
     assert (category, changes) == ("static_args", (ArgChange("static kwargs", "{mode: 'b', n: (1, 2)}", "{mode: 'a', n: (1, 2)}"),))
-    assert retrace._name_static_args(changes, None, ("x",)) == (ArgChange("mode", "'b'", "'a'"),)
+    assert retrace._name_static_args(changes, None, None, ("x",)) == (ArgChange("mode", "'b'", "'a'"),)
 
 
 def test_static_arguments_by_input_path_are_named_by_parameter_as_jaxstages_names_them():
     changes = (ArgChange("argument 1", "3", "2"), ArgChange("argument 4", "True", "False"), ArgChange("keyword 'mode'", "'b'", "'a'"))
-    assert retrace._name_static_args(changes, None, ("x", "n")) == (
+    assert retrace._name_static_args(changes, None, None, ("x", "n")) == (
         ArgChange("n", "3", "2"), ArgChange("args[4]", "True", "False"), ArgChange("mode", "'b'", "'a'"),
     )
 

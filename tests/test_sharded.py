@@ -384,3 +384,45 @@ def test_a_collective_in_a_loop_body_is_said_to_run_each_iteration():
     assert result["text"][0] == "  2 collectives in the optimised HLO: all-gather ×1 (1 in a loop body: it runs every iteration),"
     assert result["text"][1] == "    all-reduce ×1:"
     assert [" ".join(row.split()) for row in result["text"][2:4]] == [f"all-gather 1 lines {gather}", f"all-reduce 1 lines {reduce}"]
+
+
+SHARD_MAP_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    try:
+        from jax import shard_map
+    except ImportError:  # jax 0.7
+        from jax.experimental.shard_map import shard_map
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("data", "model")))
+
+    @jax.jit
+    def inner(b):
+        return jnp.sin(b) * 2
+
+    @jax.jit
+    def outer(x):
+        return shard_map(lambda b: jax.lax.psum(inner(b).sum(), ("data", "model")), mesh=mesh,
+                         in_specs=P("data", "model"), out_specs=P())(x)
+    outer(x)
+    ''').success
+    with capture_output() as cap:
+        assert ip.run_cell("%%jaxcache -o rep\\ninner(x)").success
+    [row] = [r for r in ip.user_ns["rep"].functions if r.function == "inner"]
+    print(json.dumps({"misses": [[m.category, m.summary] for m in row.misses],
+                      "text": " ".join(cap.outputs[-1].data["text/plain"].split())}))
+    """
+)
+
+
+def test_a_jitted_helper_traced_inside_shard_map_and_then_outside_says_so():
+    """``inner`` traced inside ``jax.shard_map`` then called at top level read JAX's words: 'abstract_mesh_context_manager:
+    now AbstractMesh('data': 4, …, axis_types=(Explicit, Explicit), …), before AbstractMesh(…, axis_types=(Manual, Manual),
+    …); check_vma: now False, before True; axis_env_state: now <jax._src.core.AxisEnv object at 0x7ff4…>, before <…>'."""
+    result = _run(SHARD_MAP_SCRIPT)
+    said = "shard_map: now outside shard_map, before inside shard_map over mesh ('data': 4, 'model': 2) (axis names data, model bound)"
+    assert result["misses"] == [["tracing_context", said]]
+    assert f"1. different tracing context (a config option or context manager): {said} called at In[" in result["text"]
+    assert "AxisEnv object" not in result["text"].split("JAX's explanation")[0]

@@ -148,3 +148,21 @@ def test_jaxcache_names_a_static_argument_of_a_callable_object_from_its_class(sh
     assert result.success, result.error_in_exec
     [stats] = shell.user_ns["rep"].functions
     assert [(c.where, c.now, c.before) for c in stats.misses[-1].changes] == [("n", "3", "2")]
+
+
+def test_a_jitted_pullback_is_named_after_the_users_function(shell):
+    """``jax.jit`` of what ``jax.linearize(f, …)`` and ``jax.vjp(f, …)`` return read ``_HashableCallableShim`` (defined
+    at jax/_src/tree_util.py) and ``VJP`` (jax/_src/api.py), JAX's classes, in both magics; they read
+    ``linearize(f) jvp`` and ``vjp(f) pullback``, defined where ``f`` is."""
+    first = run_captured(shell, "def f(v):\n    return jnp.sin(v) * 2\n_, pb = jax.linearize(f, jnp.ones(3))\n"
+                                "_, vb = jax.vjp(f, jnp.ones(3))\ng, h = jax.jit(pb), jax.jit(vb)")[0].execution_count
+    run_captured(shell, "%%jaxcache -o rep\ng(jnp.ones(3)); h(jnp.ones(3))")
+    rows = shell.user_ns["rep"].functions
+    assert [(r.function, r.defined_at, r.misses[0].summary) for r in rows] == [
+        ("linearize(f) jvp", f"In[{first}]:1", "first trace of linearize(f) jvp"),
+        ("vjp(f) pullback", f"In[{first}]:1", "first trace of vjp(f) pullback")]
+    _, cap = run_captured(shell, "%%jaxstages -o st --all\ng(jnp.ones(3)); h(jnp.ones(3))")
+    text = cap.outputs[-1].data["text/plain"]
+    assert [(r.function, r.kind, r.wrapper.defined_at.line) for r in shell.user_ns["st"].reports] == [
+        ("linearize(f) jvp", "user", 1), ("vjp(f) pullback", "user", 1)]
+    assert "_HashableCallableShim" not in text and "VJP" not in text and "tree_util.py" not in text

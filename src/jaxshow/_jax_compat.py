@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -694,7 +695,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     forwarding wrapper in its place and tells a miss from a hit by the cache's
     own miss counter, or by the lookup raising: a hit returns what the cache
     holds, and a trace that failed again (the same call re-run after a Ctrl-C or
-    an error) leaves that counter where it was. C++ fast-path hits never reach
+    an error) leaves that counter where it was; so does the trace that then succeeds (or follows a refused one),
+    told by its key (:func:`_after_raise`). C++ fast-path hits never reach
     it, so a hot loop pays nothing. On jax 0.7-0.8 the tracing cache is the ``lu.cache``'d
     ``pjit._create_pjit_jaxpr`` instead (:func:`_install_pjit_trace_probe`);
     its keys are :class:`PjitTraceKey`. Returns the function that puts the
@@ -742,7 +744,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             finally:
                 nested = stack.pop()
                 delta = info().misses - before
-                missed = (delta - nested > 0 or raised) and not refused
+                retried = _after_raise(fun, (in_avals, debug_info, context, tuple(kwargs.items())), raised)
+                missed = (delta - nested > 0 or raised or retried) and not refused
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None
@@ -761,6 +764,39 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             module.trace_to_jaxpr = original
 
     return uninstall
+
+
+_failed_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per function, the keys of lookups of JAX's tracing cache that raised (a refused trace, an error), kept across
+installs of the probe (``%jaxcache thaw`` then ``%%jaxcache``): JAX keeps an entry for such a key, and counts its next
+lookup a hit, though it traces then."""
+
+
+def _after_raise(fun: Any, lookup: tuple, raised: bool) -> bool:
+    """Whether this lookup of ``fun`` returned for a key whose earlier lookup raised, so it traced (JAX counts it a
+    hit); a lookup that raised is remembered (at most 64 keys a function). The trace context is part of the key."""
+    failed = _failed_lookups
+    try:
+        if not raised and fun not in failed:
+            return False
+        key, keys = (_trace_context_now(), *lookup), failed.setdefault(fun, set())
+        if raised:
+            if len(keys) >= 64:
+                keys.clear()
+            keys.add(key)
+            return False
+        if key in keys:
+            keys.discard(key)
+            return True
+    except Exception:  # noqa: BLE001 - a function or key that cannot be hashed or weakly referenced: as before
+        pass
+    return False
+
+
+def _trace_context_now() -> Any:
+    from jax._src import config as _config
+
+    return _config.trace_context()
 
 
 def traced_jaxpr(result: Any) -> Any:
@@ -919,6 +955,21 @@ def trace_key_context(key: Any) -> tuple[tuple, Any]:
     return tuple(context), debug_info
 
 
+def bound_axes(key: Any) -> tuple[tuple[str, int], ...] | None:
+    """The named axes bound where a key was traced (``jax.shard_map``'s mesh axes, a ``jax.vmap`` axis_name), with
+    their sizes: its trace context's ``axis_env_state``, an ``AxisEnv`` whose ``axis_sizes`` maps them (jax >= 0.8),
+    or ``(name, size)`` pairs (jax 0.7). ``None`` where this JAX's context cannot be read by name."""
+    try:
+        names, (context, _) = trace_context_positions(), trace_key_context(key)
+        if names is None or len(names) != len(context) or "axis_env_state" not in names:
+            return None
+        env = context[names.index("axis_env_state")]
+        sizes = getattr(env, "axis_sizes", None)
+        return tuple((str(n), int(size)) for n, size in (sizes.items() if sizes is not None else env))
+    except Exception:  # noqa: BLE001 - a context of another shape
+        return None
+
+
 def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     """How far apart JAX itself ranks two keys when it picks the closest (jax <= 0.8: diff size), else ``None``.
 
@@ -959,6 +1010,18 @@ def static_arg_positions(key: Any) -> tuple[int, ...] | None:
         except Exception:  # noqa: BLE001
             return None
     return ()
+
+
+def static_kwarg_names(key: Any) -> tuple[str, ...]:
+    """The names of the static keyword arguments in a jax <= 0.8 key, in JAX's (sorted) order; else empty.
+
+    jax <= 0.8 words a static-keyword change as ``now {n: 3} and before {n: 2}``; its values follow the positional
+    ones in :func:`static_arg_values`.
+    """
+    try:
+        return tuple(_pjit_statics(key.key[0])[1]) if isinstance(key, PjitTraceKey) else ()
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return ()
 
 
 @functools.lru_cache(maxsize=None)
@@ -1147,6 +1210,30 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     if new is None or old is None or new.keys() != old.keys():
         return None
     return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if _differ(new[p], old[p]))
+
+
+def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...]:
+    """``(input path, now, before)`` for each static argument passed the same way in both keys whose value differs,
+    any JAX version: ``[0][2]`` (by position), ``[1]['n']`` (by keyword). JAX's own diff stops at its first
+    difference (a keyword passed another way); these are compared by the values' own equality, shown by
+    :func:`safe_repr`. Empty where a key cannot be read."""
+    try:
+        new, old = _statics_by_path(new_key), _statics_by_path(old_key)
+        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and _differ(new[p], old[p]))
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return ()
+
+
+def _statics_by_path(key: Any) -> dict[str, Any]:
+    if isinstance(key, PjitTraceKey):
+        args, kwargs = _pjit_statics(key.key[0])
+        positions = static_arg_positions(key) or ()
+        return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
+                **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
+    statics = _static_args(key)
+    if statics is not None:
+        return {p: node.val for p, node in statics.items()}
+    return _argument_statics(key[1][0].tree) or {}
 
 
 _STATIC_REPR_CHARS = 1_000
@@ -1993,6 +2080,8 @@ def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:
 
 
 def _callable_source(fun: Any) -> tuple[str, str, int] | None:
+    if (pullback := pullback_source(fun)) is not None:
+        return pullback
     for _ in range(8):
         if isinstance(fun, functools.partial):
             fun = fun.func
@@ -2007,6 +2096,38 @@ def _callable_source(fun: Any) -> tuple[str, str, int] | None:
     call = getattr(type(fun), "__call__", None)
     if isinstance(call, types.FunctionType):
         return type(fun).__name__, call.__code__.co_filename, call.__code__.co_firstlineno
+    return None
+
+
+_PULLBACK_MAKERS = {"_lift_linearized": "linearize", "_vjp3_callable": "vjp", "_vjp_pullback_wrapper": "vjp"}
+"""JAX's functions behind the function ``jax.linearize`` or ``jax.vjp`` returns (0.7 to 0.12), by the JAX function."""
+_PULLBACK_WORDS = {"linearize": "jvp", "vjp": "pullback"}
+
+
+def pullback_source(fun: Any) -> tuple[str, str, int] | None:
+    """``("vjp(f) pullback", f's file, f's first line)`` for the function ``jax.vjp(f, …)`` returns (``linearize(f)
+    jvp`` for ``jax.linearize``'s), else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
+    ``f`` is read from the debug info of the jaxpr it holds. Only JAX's and functools' objects, lists and tuples are
+    opened."""
+    maker, pending = None, [fun]
+    for _ in range(64):
+        if not pending:
+            return None
+        held = pending.pop()
+        kind = type(held)
+        if kind not in (list, tuple) and not kind.__module__.startswith(("jax.", "functools")):
+            continue
+        if kind.__name__ in ("Jaxpr", "ClosedJaxpr"):
+            found = parse_source_info(getattr(getattr(getattr(held, "jaxpr", held), "debug_info", None), "func_src_info", None))
+            if maker is not None and found is not None:
+                return f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2]
+        elif isinstance(held, functools.partial):  # jax.tree_util.Partial, too
+            maker = maker or _PULLBACK_MAKERS.get(getattr(held.func, "__name__", ""))
+            pending.extend(reversed((held.func, *held.args)))
+        elif kind.__name__ in ("_HashableCallableShim", "VJP"):
+            pending.append(held.fun)
+        elif kind in (list, tuple):
+            pending.extend(reversed(held))
     return None
 
 

@@ -24,7 +24,8 @@ from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation)
+                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation,
+                                       value_change)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -86,13 +87,17 @@ def classify_miss(
     if category == "input_types":
         changes = tuple(_without_shared_mesh_types(c) for c in changes)
     if category == "static_args":
-        changes = _name_static_args(changes, key, record.parameters)
+        changes = _name_static_args(changes, key, old if text else None, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
         if old is not None and any(c.now == c.before == EQUAL_AS_PRINTED for c in changes):
             changes = _name_identity_part(changes, key, old, record.parameters)
+        if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
+            changes = _unsaid_parts(changes, key, old, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
+    if category == "tracing_context" and key is not None and old is not None:
+        changes = _shard_map_context(changes, key, old)
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
@@ -185,14 +190,14 @@ def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _Fu
     return changes
 
 
-def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+def _name_static_args(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """Each changed static argument by its parameter name (``names``: the positional ones), as ``%%jaxstages`` shows them.
 
     jax >= 0.9 gives input paths (``argument 1``, ``keyword 'n'`` once read);
     jax <= 0.8 says ``now 3 and before 2`` for static arguments and
     ``now {n: 3} and before {n: 2}`` for keywords, naming neither.
     """
-    if moved := _static_passed_another_way(changes):
+    if moved := _static_passed_another_way(changes, key, old):
         return moved
     positions = _jax_compat.static_arg_positions(key) if key is not None else None
     named: list[ArgChange] = []
@@ -215,11 +220,37 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, names: tuple[str
     return tuple(dict.fromkeys(named)) or changes
 
 
+def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (a keyword
+    passed another way): each static value passed the same way both times that differs, then each input type
+    that differs, by argument name, in JAX's order of categories."""
+    said = {c.where for c in changes}
+    statics = [value_change(_static_name(p, names), now, before) for p, now, before in _jax_compat.static_value_changes(key, old)]
+    now, before = (_jax_compat.describe_trace_key(k) for k in (key, old))
+    types: list[ArgChange] = []
+    if now is not None and before is not None:
+        earlier = dict(before[0])
+        unique = len(earlier) == len(before[0]) and len(dict(now[0])) == len(now[0])
+        types = [ArgChange(n, t, earlier[n]) for n, t in now[0] if unique and n in earlier and t != earlier[n]]
+    return (*changes, *(c for c in (*statics, *types) if c.where not in said))
+
+
+def _static_name(path: str, names: tuple[str, ...]) -> str:
+    """``[0][2]`` -> the parameter at position 2; ``[1]['n']`` -> ``n``."""
+    m = _INPUT_PATH.match(path)
+    if m is None:
+        return path
+    return argument_label(names, int(m.group("i"))) if m.group("i") is not None else m.group("k")
+
+
+_INPUT_PATH = re.compile(r"^\[0\]\[(?P<i>\d+)\]$|^\[1\]\['(?P<k>[^']*)'\]$")
+
+
 def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """A change of two values that print alike (:data:`EQUAL_AS_PRINTED`) as the part of them that is another object
     (``avg_pool = functools.partial(…)`` both ways) or that their repr hid (``k = 2``, ``k = 1``), where the keys'
-    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` by parameter name
-    (``names``: the positional ones)."""
+    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` and ``static kwargs`` by
+    parameter name (``names``: the positional ones)."""
     found = _jax_compat.unequal_node_data(key, old)
     parts = identity_part(found[0], found[1]) if found is not None else None
     if parts is None:
@@ -227,8 +258,11 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     first = next(i for i, c in enumerate(changes) if c.now == EQUAL_AS_PRINTED)
     where = changes[first].where
     positions = _jax_compat.static_arg_positions(key) or ()
+    keywords = _jax_compat.static_kwarg_names(key)
     if where == "static args" and found[2] is not None and found[2] < len(positions):
         where = argument_label(names, positions[found[2]])
+    elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
+        where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
 
 
@@ -246,15 +280,18 @@ def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...
     return tuple(named)
 
 
-def _static_passed_another_way(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
+def _static_passed_another_way(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
     """jax <= 0.8's static keywords that are now passed another way (``now {} and before {n: 2}`` beside static args
     ``now 2 and before``): ``n: now by position, before by keyword``, as :func:`miss_text.parse_explanation` says it
-    on later JAX; empty where the keywords are the same."""
+    on later JAX; empty where the keywords are the same. By position where the two keys (``old``: the one the changes
+    compare with, else ``None``) hold different numbers of positional static values, else where static args changed."""
     kw = next((c for c in changes if c.where == "static kwargs"), None)
     if kw is None:
         return ()
     now_kw, before_kw = _static_kwargs(kw.now), _static_kwargs(kw.before)
-    other = BY_POSITION if any(c.where == "static args" for c in changes) else NOT_PASSED
+    counts = [len(_jax_compat.static_arg_positions(k) or ()) for k in (key, old)] if key is not None and old is not None else None
+    by_position = counts[0] != counts[1] if counts else any(c.where == "static args" for c in changes)
+    other = BY_POSITION if by_position else NOT_PASSED
     return tuple([ArgChange(k, BY_KEYWORD, other) for k in now_kw if k not in before_kw]
                  + [ArgChange(k, other, BY_KEYWORD) for k in before_kw if k not in now_kw])
 
@@ -289,6 +326,40 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
         for i, (a, b) in enumerate(zip(now, before))
         if a != b
     )
+
+
+_AXIS_TYPES = re.compile(r"axis_types=\([^()]*\), ?")
+
+
+def _shard_map_context(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """The trace-context values ``jax.shard_map`` sets (its axis names, its mesh of Manual axes, check_vma), where one
+    of the two traces ran inside one, said as one change: ``shard_map: now outside shard_map, before inside shard_map
+    over mesh ('data': 4, 'model': 2) (axis names data, model bound)``, not JAX's ``<jax._src.core.AxisEnv object at
+    0x…>`` twice. A mesh that differs in more than its axis types stays apart."""
+    by_name = {c.where: c for c in changes}
+    mesh = by_name.get("abstract_mesh_context_manager")
+    axes = _jax_compat.bound_axes(key), _jax_compat.bound_axes(old)
+    if "axis_env_state" not in by_name or mesh is None or axes[0] is None or axes[1] is None:
+        return changes
+    inside = [bool(a) and "Manual" in text for a, text in zip(axes, (mesh.now, mesh.before))]
+    if inside.count(True) != 1:
+        return changes
+    shard_mesh, other = (mesh.now, mesh.before) if inside[0] else (mesh.before, mesh.now)
+    no_other_mesh = other == "None" or other.startswith("AbstractMesh((),")
+    same_mesh = no_other_mesh or _AXIS_TYPES.sub("", other) == _AXIS_TYPES.sub("", shard_mesh)
+    folded = {"axis_env_state", "check_vma"} | ({mesh.where} if same_mesh else set())
+    now, before = (_shard_map_side(a, i) for a, i in zip(axes, inside))
+    first = next(i for i, c in enumerate(changes) if c.where in folded)
+    kept = [c for c in changes if c.where not in folded]
+    return (*kept[:first], ArgChange("shard_map", now, before), *kept[first:])
+
+
+def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
+    names = ", ".join(name for name, _ in axes)
+    if inside:
+        sizes = ", ".join(f"{name!r}: {size}" for name, size in axes)
+        return f"inside shard_map over mesh ({sizes}) (axis names {names} bound)"
+    return f"outside shard_map (axis names {names} bound)" if axes else "outside shard_map"
 
 
 def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:

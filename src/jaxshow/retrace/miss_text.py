@@ -88,12 +88,12 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 what = m.group("what")
                 continue
             if what and (m := _OLD_STATIC_LINE.match(line)):
-                changes.append(_value_change(f"static {what}", m.group("now"), m.group("before")))
+                changes.append(value_change(f"static {what}", m.group("now"), m.group("before")))
                 what = None
         trees = [m for entry in _entries(lines) if (m := _TREE_LINE.match(entry))]
-        moved = _passed_another_way(trees)
-        changes.extend(moved if moved is not None else
-                       (_tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before")) for m in trees))
+        values = [m for m in trees if _STATIC_VALUE.search(m.group("now")) and _STATIC_VALUE.search(m.group("before"))]
+        moved = _passed_another_way([m for m in trees if m not in values]) if len(values) < len(trees) else None
+        changes.extend((*moved, *(_named_tree_change(m) for m in values)) if moved is not None else map(_named_tree_change, trees))
         return ("static_args" if static else "input_pytree"), tuple(changes), same_line, site
     if "Debug info doesn't match" in text:
         return "debug_info", (), same_line, site
@@ -104,6 +104,10 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
                 changes.append(ArgChange(m.group("where"), now, before))
         return "input_types", tuple(_drop_common_suffix(c) for c in changes), same_line, site
     return "other", (), same_line, site
+
+
+def _named_tree_change(m: re.Match) -> ArgChange:
+    return _tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before"))
 
 
 def _entries(lines: list[str]) -> list[str]:
@@ -129,7 +133,7 @@ _KEY_SET = re.compile(r"symmetric difference of key sets: \{(?P<keys>.*)\}", re.
 def _passed_another_way(trees: list[re.Match]) -> list[ArgChange] | None:
     """JAX's differences at the top of a call's ``(args, kwargs)`` pytree, said as arguments passed another way:
     ``n: now by position, before by keyword`` (JAX keys the two apart), or a keyword now passed and before not; ``None``
-    where something else differs too."""
+    where something else differs too (a static value's change is passed apart: it is said beside these)."""
     at = {m.group("where"): m for m in trees}
     args, kwargs = at.pop("[0]", None) or at.pop("args", None), at.pop("[1]", None) or at.pop("kwargs", None)
     if at or (args is None and kwargs is None):
@@ -172,10 +176,10 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
         where = f"{where} ({md_now.group('type')}'s pytree metadata)"
     else:
         return ArgChange(where, now, before)
-    return _value_change(where, *texts)
+    return value_change(where, *texts)
 
 
-def _value_change(where: str, now: str, before: str) -> ArgChange:
+def value_change(where: str, now: str, before: str) -> ArgChange:
     """Two texts of a changed value as the part that changed, or :data:`EQUAL_AS_PRINTED` both ways."""
     if " ".join(now.split()) == " ".join(before.split()):
         return ArgChange(where, EQUAL_AS_PRINTED, EQUAL_AS_PRINTED)
