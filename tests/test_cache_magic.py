@@ -909,6 +909,24 @@ def test_a_module_function_made_anew_with_the_same_source_is_named_its_modules_r
     assert (miss.category, miss.reloaded) == ("redefined", False)
 
 
+def test_a_diff_against_a_scripts_previous_run_names_the_script_as_the_report_does(shell, tmp_path, monkeypatch):
+    """'%run script.py' twice under %jaxcache: the misses read 'called at script.py:5' and the table 'script.py:2', but
+    the second run's diff was headed 'jaxpr against the previous definition of h (defined at /tmp/…/script.py:2, traced
+    at /tmp/…/script.py:6)', whole paths that wrapped the heading in an 80-column terminal."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "script.py").write_text("import jax, jax.numpy as jnp\n@jax.jit\ndef h(x):\n    return x + 1\n"
+                                        "h(jnp.ones(2))\nh(jnp.ones(3))\n")
+    shell.run_cell("%%jaxcache\n%run script.py", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache\n%run script.py")
+    assert result.success, result.error_in_exec
+    text = cap.outputs[0].data["text/plain"]
+    heading = "jaxpr against the previous definition of h (defined at script.py:2, traced at script.py:6)"
+    assert heading in " ".join(text.split()) and str(tmp_path) not in text
+    html = cap.outputs[0].data["text/html"]
+    assert (f'defined at <span title="{tmp_path}/script.py">script.py</span>:2, traced at '
+            f'<span title="{tmp_path}/script.py">script.py</span>:6') in html
+
+
 def test_in_a_real_kernel_a_trace_in_a_cell_run_again_keeps_its_cells_number():
     """ipykernel names a cell's file by a hash of its text, so a cell run again with the same text has the same file,
     which IPython then numbers as the latest run. The jaxpr diff against g's previous definition read 'traced at

@@ -11,6 +11,7 @@ from jaxshow import render
 from jaxshow.irdiff import folded
 from jaxshow.render.limits import TextBudget, clean, clip, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape_text, join, muted, table, tag
+from jaxshow.render.paths import located, located_html
 from jaxshow.render.plain import KEEP, paragraph, text_table
 from jaxshow.render.style import NOTE_STYLE
 from jaxshow.report import QuantityChange, StagesDiff, TextDiff, format_bytes, format_count
@@ -68,7 +69,7 @@ def _counts(diff: TextDiff, space: str = " ") -> str:
 
 def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: bool | None = None) -> Html:
     """One stage's diff as a ``<details>``: open when it changed, the unchanged runs folded inside."""
-    summary = join([tag("b", line(diff.stage, budget)), " ", muted(_counts(diff))])
+    summary = join([tag("b", located_html(diff.stage, budget, line)), " ", muted(_counts(diff))])
     if not diff.changed:
         return tag("div", summary, cls="js-diff")
     runs, left = _runs(diff, budget)
@@ -85,7 +86,7 @@ def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: 
 
 def text_diff_lines(diff: TextDiff, attribute: str, budget: TextBudget, indent: str) -> list[str]:
     """One stage's diff as text: a heading, then the changed lines and ``⋯ N unchanged lines`` between them."""
-    out = [paragraph(indent, f"{line(diff.stage, budget)}: {_counts(diff, KEEP)}", indent + "    ", budget)]
+    out = [paragraph(indent, f"{located(diff.stage, budget, line)}: {_counts(diff, KEEP)}", indent + "    ", budget)]
     if not diff.changed:
         return out
     runs, left = _runs(diff, budget)
