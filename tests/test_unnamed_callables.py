@@ -8,6 +8,8 @@ raised RetraceError for JAX's own per-primitive programs.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from jaxshow import _jax_compat, retrace
@@ -53,6 +55,8 @@ def test_unnamed_callable_source_reads_types_only():
 
     name, file, line = _jax_compat.unnamed_callable_source(Thing())
     assert name == "Thing" and file == __file__ and line > 0
+    # a partial of one: the check for a jax.vjp/linearize pullback read its '__name__' through Thing.__getattr__
+    assert _jax_compat.unnamed_callable_source(functools.partial(Thing(), 1))[0] == "Thing"
     assert _jax_compat.unnamed_callable_source(object()) is None
 
 

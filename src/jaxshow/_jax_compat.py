@@ -2122,7 +2122,8 @@ def pullback_source(fun: Any) -> tuple[str, str, int] | None:
             if maker is not None and found is not None:
                 return f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2]
         elif isinstance(held, functools.partial):  # jax.tree_util.Partial, too
-            maker = maker or _PULLBACK_MAKERS.get(getattr(held.func, "__name__", ""))
+            named = held.func.__name__ if type(held.func) is types.FunctionType else ""  # a user object's lookups never run
+            maker = maker or _PULLBACK_MAKERS.get(named)
             pending.extend(reversed((held.func, *held.args)))
         elif kind.__name__ in ("_HashableCallableShim", "VJP"):
             pending.append(held.fun)
