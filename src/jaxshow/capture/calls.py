@@ -31,7 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
-from jaxshow.capture.helpers import may_call_jit
+from jaxshow.capture.helpers import held_by_module, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -1056,7 +1056,7 @@ def users_jit_of_jax(wrapper: Any) -> bool:
     scipy and linalg, jax 0.7 to 0.12); ``jax.jit(jnp.sin)`` and ``jax.jit(jax.random.normal)`` are not."""
     try:
         fun = _jax_compat.jit_function(wrapper)
-        return _held_by_module(fun) is not wrapper
+        return held_by_module(fun) is not wrapper
     except Exception:  # noqa: BLE001 - a function without a module: JAX's, as found
         return False
 
@@ -1071,17 +1071,10 @@ def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> boo
     if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
         return False
     try:
-        held = _held_by_module(fun)
+        held = held_by_module(fun)
     except Exception:  # noqa: BLE001 - a callable without a module: JAX's, as found
         return False
     return held is None or held is fun
-
-
-def _held_by_module(fun: Any) -> Any:
-    """What the module of ``fun``, one of JAX's callables, holds under its name; ``None`` for a callable object without a
-    name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds."""
-    name = getattr(fun, "__name__", None)
-    return getattr(sys.modules.get(fun.__module__), name, None) if isinstance(name, str) else None
 
 
 def _stations_shown(record: CallRecord) -> bool:

@@ -68,10 +68,14 @@ def _jax_own(wrapper: Any) -> bool:
     """Whether ``wrapper`` is one of JAX's own jitted functions (``jnp.sin``): the wrapper the module of its function
     holds under the function's name. A cache hit there is JAX's helper, never the user's call."""
     fun = _jax_compat.jit_function(wrapper)
-    if type(fun) is not types.FunctionType or not is_jax_file(fun.__code__.co_filename):
-        return False
-    module = sys.modules.get(fun.__module__)
-    return module is not None and module.__dict__.get(fun.__name__) is wrapper
+    return type(fun) is types.FunctionType and is_jax_file(fun.__code__.co_filename) and held_by_module(fun) is wrapper
+
+
+def held_by_module(fun: Any) -> Any:
+    """What the module of ``fun``, one of JAX's callables, holds under its name; ``None`` for a callable object without a
+    name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds."""
+    name = getattr(fun, "__name__", None)
+    return getattr(sys.modules.get(fun.__module__), name, None) if isinstance(name, str) else None
 
 
 def _loaded(code: types.CodeType, namespace: dict, cells: dict, owner: Any) -> list[Any]:
