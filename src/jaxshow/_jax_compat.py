@@ -813,9 +813,7 @@ def jaxpr_without_values(jaxpr: Any) -> Any:
     parameters, replaced by ``None``: it prints as ``jaxpr`` does and keeps no array alive. jax 0.12's open ``Jaxpr``
     carries its constants (what the function closes over), and on every release a nested ``jax.jit`` that closes over an
     array carries them in its ``ClosedJaxpr`` parameter. Parts that hold no constant are shared, not copied."""
-    from jax._src import core as _core
-
-    kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
+    kinds = _jaxpr_types()
     done: dict[int, Any] = {}
 
     def param(value: Any) -> Any:
@@ -2055,12 +2053,18 @@ def evaluates_closed_jaxpr(fun: Any) -> bool:
     ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped``, 0.10 to 0.12; ``_transpose_jaxpr_fancy.<locals>.transposed``, the
     backward pass of a jitted call under ``jax.grad``, 0.12). ``False`` where ``jax._src.core`` has neither jaxpr type."""
     closure = fun.__closure__ if type(fun) is types.FunctionType and fun.__code__.co_filename.startswith(JAX_DIR) else None
+    kinds = _jaxpr_types() if closure else ()
+    return bool(kinds) and any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure)
+
+
+@functools.lru_cache(maxsize=None)
+def _jaxpr_types() -> tuple[type, ...]:
+    """JAX's ``Jaxpr`` and ``ClosedJaxpr`` classes, those this JAX has (looked up once)."""
     try:
         from jax._src import core as _core
     except ImportError:
-        return False
-    kinds = tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
-    return any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure or ())
+        return ()
+    return tuple(k for k in (getattr(_core, "Jaxpr", None), getattr(_core, "ClosedJaxpr", None)) if isinstance(k, type))
 
 
 def unnamed_callable_source(fun: Any) -> tuple[str, str, int] | None:

@@ -1067,14 +1067,14 @@ def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> boo
     tells for a cell's direct call. The wrapper's caller is the user's, and JAX's module holds ``fun`` itself under its
     name (or nothing): not a jit of it, as it holds ``jnp.sin``'s, nor an object around JAX's own jit of it, as the
     ``jnp.negative`` ufunc holds the jit that ``-x`` calls."""
-    caller = _jax_compat.jit_caller(frame)
-    if caller is None or not (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None):
-        return False
     try:
         held = held_by_module(fun)
     except Exception:  # noqa: BLE001 - a callable without a module: JAX's, as found
         return False
-    return held is None or held is fun
+    if held is not None and held is not fun:  # read first: the frame walk costs more, and jnp's operations stop here
+        return False
+    caller = _jax_compat.jit_caller(frame)
+    return caller is not None and (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None)
 
 
 def _stations_shown(record: CallRecord) -> bool:

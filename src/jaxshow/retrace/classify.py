@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import types
+import weakref
 from typing import Any
 
 
@@ -373,7 +374,25 @@ def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
     return tuple(named)
 
 
+_JAX_OWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""JAX's own functions :func:`_is_user_function` found, each with the source info it was traced under: every trace
+looks each ``jax.numpy`` operation it calls up in JAX's tracing cache again, so the answer is kept, not worked out."""
+
+
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
+    source = getattr(debug_info, "func_src_info", None)
+    try:
+        if source is not None and _JAX_OWN.get(fun) == source:
+            return False
+    except TypeError:  # not weakly referenceable, or unhashable
+        source = None
+    user = _works_out_user_function(debug_info, fun)
+    if not user and source is not None:
+        _JAX_OWN[fun] = source
+    return user
+
+
+def _works_out_user_function(debug_info: Any, fun: Any) -> bool:
     if _jax_compat.evaluates_closed_jaxpr(fun):  # JAX's own re-trace of the user's jaxpr (checkify, a transpose)
         return False
     filename = getattr(debug_info, "func_filename", None)

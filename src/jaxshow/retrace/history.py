@@ -67,7 +67,7 @@ class _FunctionRecord:
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
                  "transforms", "parameters",
-                 "keys", "from_jax", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
+                 "keys", "from_jax", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
                  "defines", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
@@ -106,6 +106,8 @@ class _FunctionRecord:
         self.keys: deque[_Kept] = deque()
         self.from_jax = 0
         """How many of ``keys`` were read from JAX's tracing cache (:func:`remember_cached`)."""
+        self.newest_since = 0
+        """The latest ``since`` of any key kept: a lookup that started after it could find every one."""
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
@@ -120,6 +122,7 @@ class _FunctionRecord:
         from JAX's tracing cache, not seen to trace; ``since``: when it was in JAX's cache (default now)."""
         kept = _Kept(key, described, parts, from_jax, moment() if since is None else since)
         self.from_jax += from_jax
+        self.newest_since = max(self.newest_since, kept.since)
         if len(self.keys) >= HISTORY_LIMIT:
             oldest = self.keys.popleft()
             self.from_jax -= oldest.from_jax
@@ -454,7 +457,7 @@ def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any
 def kept_before(record: _FunctionRecord, started: int | None, key: Any) -> tuple[int, int]:
     """How many of ``record``'s signatures were in JAX's cache when a lookup of ``key`` started at ``started`` (all where
     ``None``), and how many of those were read from JAX's cache."""
-    if started is None:
+    if started is None or (record.newest_since <= started and not record.from_jax):  # every key visible: one thread's miss
         return len(record.keys), record.from_jax
     found = [k.from_jax for k in record.keys if k.since <= started and not (k.from_jax and k.key == key)]  # _visible, inline
     return len(found), sum(found)

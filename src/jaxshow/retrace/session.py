@@ -200,9 +200,10 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
-    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys_own", "started", "ended", "cached")
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys", "librarys_own", "started", "ended",
+                 "cached")
 
-    def __init__(self, fun: Any, debug_info: Any, librarys_own: bool = False) -> None:
+    def __init__(self, fun: Any, debug_info: Any, librarys: bool = False, librarys_own: bool = False) -> None:
         self.started = moment()
         """When the lookup started: a miss is compared only with the signatures JAX's cache held then."""
         self.ended = 0
@@ -212,6 +213,8 @@ class _Frame:
         before anything but this lookup's own key could come in (:meth:`Session._open_lookup`, :meth:`Session._close_lookup`)."""
         self.fun = fun
         self.debug_info = debug_info
+        self.librarys = librarys
+        """Whether JAX's debug info names a library's file (equinox's ``filter_jit`` wrapper, flax's shape checks)."""
         self.librarys_own = librarys_own
         """A library's own ``jax.eval_shape`` of its own function (flax linen's shape checks): counted, not shown."""
         self.jaxpr: Any = None
@@ -518,8 +521,8 @@ class Session(_jax_compat.TraceProbe):
         stack = getattr(self._local, "stack", None)
         if stack is None:
             stack = self._local.stack = []
-        frame = _Frame(fun, debug_info, library_file(getattr(debug_info, "func_filename", None))
-                       and calls.traced_only_by_library(sys._getframe(1)))
+        librarys = library_file(getattr(debug_info, "func_filename", None))
+        frame = _Frame(fun, debug_info, librarys, librarys and calls.traced_only_by_library(sys._getframe(1)))
         if self.jax_text == "always" or (self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun)):
             # JAX's flag on for this lookup only, never for the whole cell: the cell's own reads of
             # it, and its compiles' log levels, stay what the user set (user_explains_cache_misses)
@@ -571,7 +574,7 @@ class Session(_jax_compat.TraceProbe):
             if stack and stack[-1] is frame:
                 stack.pop()
             recorded = (missed and not frame.librarys_own and getattr(frame.debug_info, "traced_for", "jit") == "jit"
-                        and not (stack and library_file(getattr(frame.debug_info, "func_filename", None))))
+                        and not (stack and frame.librarys))
             self._close_lookup(frame, recorded)
             if not stack:
                 self._remove_tee()
@@ -583,7 +586,7 @@ class Session(_jax_compat.TraceProbe):
                 library = package_of(frame.debug_info.func_filename)
                 with self._lock:
                     self._library_traces[library] = self._library_traces.get(library, 0) + 1
-            elif missed and stack and library_file(getattr(frame.debug_info, "func_filename", None)):
+            elif missed and stack and frame.librarys:
                 library = package_of(frame.debug_info.func_filename)
                 with self._lock:
                     self._nested_library_traces[library] = self._nested_library_traces.get(library, 0) + 1
