@@ -37,6 +37,18 @@ def test_a_stage_longer_than_the_threshold_is_shown_while_it_runs_then_updated_a
     assert "slow: trace" in cap.outputs[-1].data["text/plain"]  # the report comes after the emptied line
 
 
+def test_a_long_stage_that_starts_just_before_the_timer_fires_is_shown_when_it_is_due(shell):
+    # quick's trace (0.2 s) starts the timer; slower's trace starts 0.2 s later and is 0.1 s old when the timer fires
+    shell.run_cell("@jax.jit\ndef quick(x):\n    time.sleep(0.2)\n    return x + 1\n"
+                   "@jax.jit\ndef slower(x):\n    time.sleep(0.8)\n    return x * 3\n")
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.3")
+    result, cap = run_captured(shell, "%%jaxstages\ny = quick(x)\nz = slower(x)")
+    assert result.success
+    texts = [text.split(" (")[0] for _, text in _progress(cap)]
+    assert texts == ["jaxshow: tracing slower", "jaxshow: lowering slower", "jaxshow: compiling slower",
+                     "jaxshow: running slower", "jaxshow: slower done", ""]
+
+
 def test_fast_stages_show_nothing_but_the_report(shell):
     shell.run_cell("fast = jax.jit(lambda v: v + 1)")
     result, cap = run_captured(shell, "%%jaxstages\ny = fast(x)")

@@ -64,9 +64,7 @@ class StageProgress:
             elif self.after_seconds == 0:
                 self._show()
             elif self._timer is None:
-                self._timer = threading.Timer(self.after_seconds, self._fire)
-                self._timer.daemon = True
-                self._timer.start()
+                self._arm(self.after_seconds)
 
     def close(self) -> None:
         """The cell ended: stop the timer and empty the line, if one was shown."""
@@ -77,13 +75,22 @@ class StageProgress:
             if self._display_id is not None:
                 self._context.run(update_display, {"text/plain": ""}, raw=True, display_id=self._display_id)
 
+    def _arm(self, seconds: float) -> None:
+        """Look again in ``seconds`` (called with the lock held)."""
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
     def _fire(self) -> None:
         with self._lock:
             self._timer = None
             if self._closed or self._stage is None:
                 return
-            if self._clock() - self._stage[2] >= self.after_seconds * 0.99:
+            age = self._clock() - self._stage[2]
+            if age >= self.after_seconds * 0.99:
                 self._show()
+            else:  # a stage that started after the timer did (a compile after a short trace): looked at when it is due
+                self._arm(self.after_seconds - age)
 
     def _show(self) -> None:
         """Display or update the line for the stage under way (called with the lock held)."""
