@@ -11,12 +11,14 @@ IPython, and never changes a record.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import singledispatch
 
 from jaxshow import report
 from jaxshow.render.limits import DEFAULT_BUDGET, TextBudget
 from jaxshow.render.markup import Html, tag
+from jaxshow.render.plain import text_width
 from jaxshow.render.style import ROOT_STYLE, STYLE_ELEMENT
 
 __all__ = ["DEFAULT_BUDGET", "Rendered", "TextBudget", "html_body", "prepare_ir", "text_body", "to_html", "to_text"]
@@ -46,6 +48,8 @@ def to_html(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
 
 def to_text(record: object, budget: TextBudget = DEFAULT_BUDGET) -> str:
     """The plain-text form of a record, for terminals, ``print()`` and exports."""
+    if not budget.width:  # the terminal's width, read once, not at each table and paragraph
+        budget = dataclasses.replace(budget, width=text_width(budget))
     return text_body(record, budget).rstrip("\n")
 
 
