@@ -169,6 +169,19 @@ def test_static_argument_change_names_the_parameter_and_both_values(shell):
     assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
+def test_an_argument_made_static_by_another_jit_says_static_and_traced(shell):
+    """``jax.jit(g, static_argnames=['n'])`` of a ``g`` jitted before without: JAX's words differ by version (jax 0.10:
+    'argument 1: now <class 'jax._src.tree_util.Static'>, before pytree leaf'; jax 0.12: 'same types, different debug
+    info'; jax 0.7: 'see JAX's explanation'); each reads which argument is now static, with its value and the type it
+    was traced as (found in the jit notebook of JAX's new docs)."""
+    shell.run_cell("def g(v, n):\n    return v + n\ndef h(v, n):\n    return v * n")
+    _, cap = run_captured(shell, "%%jaxcache\njax.jit(g)(x, 20)\njax.jit(g, static_argnames=['n'])(x, 20)\n"
+                                 "jax.jit(h, static_argnums=1)(x, 2)\njax.jit(h)(x, 2)")
+    text = cap.outputs[-1].data["text/plain"]
+    assert "2. different static arguments: n: now static (20), before traced (i32[]{weak_type=True})\n" in text
+    assert "2. different static arguments: n: now traced (i32[]{weak_type=True}), before static (2)\n" in text
+
+
 def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
     """A static keyword whose dataclass repr hides its field (``S()`` both ways) read 'static kwargs: now n = 5, before
     n = 3' on jax 0.7, JAX's words for all static keywords; it reads ``s``, as on jax 0.10 and 0.12."""

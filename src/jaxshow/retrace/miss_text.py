@@ -107,7 +107,7 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
 
 
 def _named_tree_change(m: re.Match) -> ArgChange:
-    return _tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before"))
+    return _tree_change(input_path_name(m.group("where")) or "(top)", m.group("now"), m.group("before"))
 
 
 def _entries(lines: list[str]) -> list[str]:
@@ -293,7 +293,7 @@ def _drop_common_suffix(change: ArgChange) -> ArgChange:
 _ARG_PATH = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\]$|^(?:\[1\]|kwargs)\[(?P<k>'[^']*')\]$")
 
 
-def _argument_name(path: str) -> str:
+def input_path_name(path: str) -> str:
     """JAX's input path ``[0][1]`` -> ``argument 1``; ``[1]['n']`` -> ``keyword 'n'``."""
     m = _ARG_PATH.match(path)
     if m is None:
