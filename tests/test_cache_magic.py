@@ -534,7 +534,7 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
     (row,) = [f for f in shell.user_ns["rep"].functions if f.function == "soft"]  # two wrapper objects, one row
     assert (row.defined_at, row.objects, row.traced) == (f"In[{defined}]:1", 2, 2)
     assert [m.category for m in row.misses] == ["never_seen", "redefined"]
-    assert row.misses[1].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
+    assert row.misses[1].summary == ("grad(soft) is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
 
 
@@ -567,7 +567,7 @@ def test_two_transformations_of_one_function_are_two_functions_not_a_redefinitio
         ("never_seen", "first trace of grad(soft)"),
         ("never_seen", "first trace of grad(jit(grad(soft)))"),
         ("never_seen", "first trace of jacfwd(jacrev(soft))"),
-        ("redefined", "soft is a new jax.jacfwd/jacrev wrapper: each call of jax.jacfwd/jacrev makes a new function "
+        ("redefined", "jacfwd(jacrev(soft)) is a new jax.jacfwd/jacrev wrapper: each call of jax.jacfwd/jacrev makes a new function "
                       "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell"),
     ]
     assert second[0].misses[0].jaxpr_diff is None
@@ -1021,7 +1021,7 @@ def test_a_jit_of_a_jit_wrapper_made_again_is_named_as_the_cause(shell):
     [row] = shell.user_ns["rep"].functions
     assert (row.qualname, row.calls, row.traced) == ("jit(update_raw)", 1, 1)
     assert [(m.category, m.summary) for m in row.misses] == [
-        ("redefined", "update_raw is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
+        ("redefined", "jit(update_raw) is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
                       "cache cannot find the earlier trace; make it once, outside the loop or cell")]
 
 
