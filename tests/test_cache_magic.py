@@ -538,6 +538,25 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
 
 
+def test_a_wrapper_made_per_call_of_a_new_function_blames_the_function(shell):
+    """JAX's remat notebook: 'f = chain_compose([jnp.sin] * 16); print_saved_residuals(f, 3.)' after the same with 8
+    read 'f is a new saved_residuals wrapper: … make it once, outside the loop or cell', though f itself was new (made
+    inside chain_compose); a re-run cell defining loss then 'jax.jit(jax.grad(loss))' read 'a new jax.grad wrapper'."""
+    cell = "%%jaxcache -o rep\ndef loss(v):\n    return jnp.sin(v).sum()\njax.jit(jax.grad(loss))(x)"
+    run_captured(shell, cell)
+    run_captured(shell, cell)
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.made_by, miss.summary) == (
+        "redefined", None, "loss is a new function object with the same name and source as one traced before")
+    shell.run_cell("def chain(n):\n    def f(v):\n        for _ in range(n):\n            v = jnp.sin(v)\n        return v\n"
+                   "    return f")
+    run_captured(shell, "%%jaxcache -o rep\njax.jit(jax.grad(chain(2)))(1.0)\njax.jit(jax.grad(chain(3)))(1.0)")
+    assert shell.user_ns["rep"].functions[0].misses[1].summary == (
+        "f is a new function object with the same name and source as one traced before: it is defined inside chain, which "
+        "makes it anew each time it runs its definition (each call, each pass of a loop); make the jitted function once, "
+        "outside chain")
+
+
 def test_a_partial_made_per_call_is_named_as_the_cause_not_an_edited_definition(shell):
     # JAX's jit guide (201/jit.md) jits a fresh partial(unjitted_loop_body) in a loop: each trace after the first read
     # 'first trace of a new unjitted_loop_body: it replaces the unjitted_loop_body defined at In[n]:1 that traced before,
