@@ -169,6 +169,19 @@ def test_static_argument_change_names_the_parameter_and_both_values(shell):
     assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
+def test_an_argument_made_static_by_another_jit_says_static_and_traced(shell):
+    """``jax.jit(g, static_argnames=['n'])`` of a ``g`` jitted before without: JAX's words differ by version (jax 0.10:
+    'argument 1: now <class 'jax._src.tree_util.Static'>, before pytree leaf'; jax 0.12: 'same types, different debug
+    info'; jax 0.7: 'see JAX's explanation'); each reads which argument is now static, with its value and the type it
+    was traced as (found in the jit notebook of JAX's new docs)."""
+    shell.run_cell("def g(v, n):\n    return v + n\ndef h(v, n):\n    return v * n")
+    _, cap = run_captured(shell, "%%jaxcache\njax.jit(g)(x, 20)\njax.jit(g, static_argnames=['n'])(x, 20)\n"
+                                 "jax.jit(h, static_argnums=1)(x, 2)\njax.jit(h)(x, 2)")
+    text = cap.outputs[-1].data["text/plain"]
+    assert "2. different static arguments: n: now static (20), before traced (i32[]{weak_type=True})\n" in text
+    assert "2. different static arguments: n: now traced (i32[]{weak_type=True}), before static (2)\n" in text
+
+
 def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
     """A static keyword whose dataclass repr hides its field (``S()`` both ways) read 'static kwargs: now n = 5, before
     n = 3' on jax 0.7, JAX's words for all static keywords; it reads ``s``, as on jax 0.10 and 0.12."""
@@ -521,8 +534,27 @@ def test_a_transformation_made_per_call_is_named_as_the_cause(shell):
     (row,) = [f for f in shell.user_ns["rep"].functions if f.function == "soft"]  # two wrapper objects, one row
     assert (row.defined_at, row.objects, row.traced) == (f"In[{defined}]:1", 2, 2)
     assert [m.category for m in row.misses] == ["never_seen", "redefined"]
-    assert row.misses[1].summary == ("soft is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
+    assert row.misses[1].summary == ("grad(soft) is a new jax.grad wrapper: each call of jax.grad makes a new function object, "
                                        "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
+
+
+def test_a_wrapper_made_per_call_of_a_new_function_blames_the_function(shell):
+    """JAX's remat notebook: 'f = chain_compose([jnp.sin] * 16); print_saved_residuals(f, 3.)' after the same with 8
+    read 'f is a new saved_residuals wrapper: … make it once, outside the loop or cell', though f itself was new (made
+    inside chain_compose); a re-run cell defining loss then 'jax.jit(jax.grad(loss))' read 'a new jax.grad wrapper'."""
+    cell = "%%jaxcache -o rep\ndef loss(v):\n    return jnp.sin(v).sum()\njax.jit(jax.grad(loss))(x)"
+    run_captured(shell, cell)
+    run_captured(shell, cell)
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.made_by, miss.summary) == (
+        "redefined", None, "loss is a new function object with the same name and source as one traced before")
+    shell.run_cell("def chain(n):\n    def f(v):\n        for _ in range(n):\n            v = jnp.sin(v)\n        return v\n"
+                   "    return f")
+    run_captured(shell, "%%jaxcache -o rep\njax.jit(jax.grad(chain(2)))(1.0)\njax.jit(jax.grad(chain(3)))(1.0)")
+    assert shell.user_ns["rep"].functions[0].misses[1].summary == (
+        "f is a new function object with the same name and source as one traced before: it is defined inside chain, which "
+        "makes it anew each time it runs its definition (each call, each pass of a loop); make the jitted function once, "
+        "outside chain")
 
 
 def test_a_partial_made_per_call_is_named_as_the_cause_not_an_edited_definition(shell):
@@ -554,7 +586,7 @@ def test_two_transformations_of_one_function_are_two_functions_not_a_redefinitio
         ("never_seen", "first trace of grad(soft)"),
         ("never_seen", "first trace of grad(jit(grad(soft)))"),
         ("never_seen", "first trace of jacfwd(jacrev(soft))"),
-        ("redefined", "soft is a new jax.jacfwd/jacrev wrapper: each call of jax.jacfwd/jacrev makes a new function "
+        ("redefined", "jacfwd(jacrev(soft)) is a new jax.jacfwd/jacrev wrapper: each call of jax.jacfwd/jacrev makes a new function "
                       "object, so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell"),
     ]
     assert second[0].misses[0].jaxpr_diff is None
@@ -1008,7 +1040,7 @@ def test_a_jit_of_a_jit_wrapper_made_again_is_named_as_the_cause(shell):
     [row] = shell.user_ns["rep"].functions
     assert (row.qualname, row.calls, row.traced) == ("jit(update_raw)", 1, 1)
     assert [(m.category, m.summary) for m in row.misses] == [
-        ("redefined", "update_raw is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
+        ("redefined", "jit(update_raw) is a new jax.jit wrapper: each call of jax.jit makes a new function object, so JAX's "
                       "cache cannot find the earlier trace; make it once, outside the loop or cell")]
 
 

@@ -305,6 +305,21 @@ def test_equinox_filter_jit_is_reported_at_the_users_line(shell):
     assert _fully_staged(report) and not report.cache_hit
 
 
+def test_equinox_filter_jit_arguments_are_named_by_the_users_parameters(shell):
+    """equinox's stateful example: '%%jaxstages' listed evaluate's arguments as equinox's leaves,
+    "dynamic_nodonate['first'][0]" … "dynamic_nodonate['rest'][0]", in the Traced table, the largest buffers and the
+    pruned inputs, where '%jaxcache' for the same call read 'model: 18 arrays …, xs: f32[5,3]'."""
+    pytest.importorskip("equinox")
+    _define(shell, "import equinox as eqx\nmlp = eqx.nn.Linear(3, 2, key=jax.random.key(0))\n@eqx.filter_jit\n"
+                   "def evaluate(model, xs, scale=2.0):\n    return jax.vmap(model)(xs) * scale")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ny = evaluate(mlp, jnp.ones((5, 3)), scale=3.0)")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert [a.path for a in report.traced.args] == ["model[0]", "model[1]", "xs"]  # scale, a float, is static to equinox
+    assert sorted(b.detail for b in report.compiled.buffers if b.kind == "parameter") == [
+        "parameter 0 (model[0])", "parameter 1 (model[1])", "parameter 2 (xs)"]
+
+
 @pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])
 def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
     _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))\nf = s")

@@ -408,11 +408,11 @@ def test_jaxcache_sees_the_trace_of_a_closure_jax_makes_around_the_users_functio
     assert (stats.function, stats.defined_at, stats.calls, stats.traced, stats.hits) == ("div", f"In[{n}]:2", 1, 1, 0)
     result, cap = run_captured(shell, "%%jaxcache -o again\n" + cell)
     (miss,) = shell.user_ns["again"].functions[0].misses
-    assert (miss.category, miss.summary) == ("redefined", "div is a new checkify.checkify wrapper: each call of checkify.checkify "
+    assert (miss.category, miss.summary) == ("redefined", "checkify(div) is a new checkify.checkify wrapper: each call of checkify.checkify "
                                              "makes a new function object, so JAX's cache cannot find the earlier trace; "
                                              "make it once, outside the loop or cell")
     text = " ".join(cap.outputs[0].data["text/plain"].split())
-    assert " 1. re-defined function (a new checkify.checkify wrapper, made per call): div is a new checkify.checkify " in text
+    assert " 1. re-defined function (a new checkify.checkify wrapper, made per call): checkify(div) is a new checkify.checkify " in text
 
 
 @pytest.mark.parametrize("magic", ["%%jaxcache -o rep\n", ""])

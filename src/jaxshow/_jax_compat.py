@@ -1081,6 +1081,28 @@ def static_arg_values(key: Any) -> tuple[Any, ...]:
         return ()
 
 
+def _static_arguments(key: Any) -> dict[str, Any] | None:
+    """A key's static argument values by input path, unread, any JAX version; ``None`` for a key of another shape."""
+    try:
+        if isinstance(key, PjitTraceKey):
+            args, kwargs = _pjit_statics(key.key[0])
+            positions = static_arg_positions(key) or ()
+            return {**{f"[0][{p}]": v for p, v in zip(positions, args)}, **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
+        statics = _static_args(key)
+        if statics is not None:
+            return {path: node.val for path, node in statics.items()}
+        return _argument_statics(key[1][0].tree)
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return None
+
+
+def static_argument_texts(key: Any) -> dict[str, str]:
+    """A key's static arguments by input path (``[0][1]``, ``[1]['n']``), each value as :func:`safe_repr` shows it; empty
+    for a key of another shape."""
+    statics = _static_arguments(key) or {}
+    return dict(zip(statics, _shown(statics.values())))
+
+
 def _pjit_static_values(transforms: Any) -> list[Any]:
     args, kwargs = _pjit_statics(transforms)
     return [*args, *kwargs.values()]

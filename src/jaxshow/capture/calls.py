@@ -31,6 +31,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
+from jaxshow.capture.equinox_args import LeafLabels, leaf_labels
 from jaxshow.capture.helpers import held_by_module, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
@@ -134,6 +135,8 @@ class CallRecord:
     jitted_by: str | None = None
     """The library whose own function JAX jitted, carrying the user's (``equinox`` for ``eqx.filter_jit``): the jit
     options are that function's, not the user's."""
+    leaf_labels: LeafLabels | None = None
+    """The user's names of the leaves ``eqx.filter_jit`` passes its jitted function, read from its static argument."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -1083,8 +1086,11 @@ def _stations_shown(record: CallRecord) -> bool:
 
 
 def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict) -> None:
-    """What the call's arguments and context say, read in the call: static values, trace-context config."""
+    """What the call's arguments and context say, read in the call: static values (and the user's names of the leaves
+    of a library's jitted function that carries the user's, ``eqx.filter_jit``), trace-context config."""
     record.static_args = static_values(jit_info, args, kwargs)
+    if record.jitted_by is not None:
+        record.leaf_labels = leaf_labels(tuple(value for _, value in static_arguments(jit_info, args, kwargs)))
     record.trace_context = _jax_compat.trace_context_snapshot()
 
 

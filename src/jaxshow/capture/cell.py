@@ -20,6 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
+from jaxshow.capture.equinox_args import named_leaves
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
@@ -386,18 +387,23 @@ def _alongside(records: list[CallRecord]) -> HelperCompiles:
                           names=tuple(dict.fromkeys(r.written for r in records)))
 
 
-def _pmap_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
-    """The stations of ``jax.pmap``'s jit body with its arguments by the user's names (``v``), not JAX's ``flat_args[0]``."""
-    names = _jax_compat.pmapped_arg_names(record.fun, len(traced.args))
-    if names is None or not all(a.path == f"flat_args[{i}]" for i, a in enumerate(traced.args)):
+def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
+    """The stations with their arguments by the user's names: ``v``, not ``jax.pmap``'s ``flat_args[0]``; ``model[3]``,
+    not ``eqx.filter_jit``'s ``dynamic_nodonate['first'][3]`` (as ``%jaxcache`` names them)."""
+    paths = [a.path for a in traced.args]
+    renamed = named_leaves(paths, record.leaf_labels, record.name)
+    if record.pmap:
+        names = _jax_compat.pmapped_arg_names(record.fun, len(paths))
+        if names is not None and all(p == f"flat_args[{i}]" for i, p in enumerate(paths)):
+            renamed = {f"flat_args[{i}]": name for i, name in enumerate(names)}
+    if not renamed:
         return traced, compiled
-    renamed = {f"flat_args[{i}]": name for i, name in enumerate(names)}
     traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed[a.path]) for a in traced.args))
     if compiled is not None:
         compiled = dataclasses.replace(
             compiled, inputs=tuple(dataclasses.replace(p, path=renamed.get(p.path, p.path)) for p in compiled.inputs),
             sharding_views=tuple(dataclasses.replace(v, example=renamed.get(v.example, v.example)) for v in compiled.sharding_views),
-            buffers=tuple(dataclasses.replace(b, detail=re.sub(r"\((flat_args\[\d+\])\)", lambda m: f"({renamed.get(m[1], m[1])})",
+            buffers=tuple(dataclasses.replace(b, detail=re.sub(r"\(([^()]+)\)", lambda m: f"({renamed.get(m[1], m[1])})",
                                                               b.detail)) if b.detail else b for b in compiled.buffers))
     return traced, compiled
 
@@ -525,8 +531,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     linked = _linked(record, stations.lowered, stations.compiled, label, notes, walk.jaxpr_max_lines) if walk.source else None
     traced, lowered, compiled = labelled_stations(stations, walk, label_text)
     traced, unused = with_unused_donations(traced, lowered, _jax_compat.kept_inputs(record.computation))
-    if record.pmap and traced is not None:
-        traced, compiled = _pmap_names(record, traced, compiled)
+    if traced is not None:
+        traced, compiled = _user_names(record, traced, compiled)
     if unused:
         notes.append(unused)
     if record.under_transform and record.computation is None:

@@ -28,24 +28,37 @@ _LEAF = re.compile(r"^dynamic_(?:no)?donate\['(first|rest)'\]\[(\d+)\]$")
 def user_names(names: Iterable[str], key: Any, name: str) -> dict[str, str]:
     """``{equinox's leaf name: the user's}`` for a trace of the function ``name`` with tracing-cache key ``key``;
     empty unless every one of ``names`` is an equinox leaf that can be named so."""
+    return named_leaves(names, leaf_labels(_jax_compat.static_arg_values(key)), name)
+
+
+LeafLabels = tuple[str, dict[str, dict[int, str]]]
+"""The name of the user's function ``eqx.filter_jit`` jits, and the labels of its ``first`` and ``rest`` leaves by index."""
+
+
+def leaf_labels(statics: tuple[Any, ...]) -> LeafLabels | None:
+    """:data:`LeafLabels` from the static argument values of a call of equinox's jitted function, ``None`` where they
+    are not equinox's. Never raises."""
+    try:
+        return _leaf_labels(statics)
+    except Exception:  # noqa: BLE001 - another shape than equinox's: its names stand
+        return None
+
+
+def named_leaves(names: Iterable[str], labels: LeafLabels | None, name: str) -> dict[str, str]:
+    """``{equinox's leaf name: the user's}`` for the leaves ``names`` of a call of the function ``name``; empty unless
+    ``labels`` are that function's and every one of ``names`` is an equinox leaf that can be named so."""
     names = tuple(names)
     matches = [_LEAF.match(n) for n in names]
-    if not names or not all(matches):
+    if labels is None or labels[0] != name or not names or not all(matches):
         return {}
-    try:
-        leaves = _leaf_labels(_jax_compat.static_arg_values(key), name)
-    except Exception:  # noqa: BLE001 - another shape than equinox's: its names stand
-        return {}
-    if leaves is None:
-        return {}
-    found = {n: leaves[m.group(1)].get(int(m.group(2))) for n, m in zip(names, matches) if m}
+    found = {n: labels[1][m.group(1)].get(int(m.group(2))) for n, m in zip(names, matches) if m}
     return found if all(found.values()) else {}  # type: ignore[return-value]
 
 
-def _leaf_labels(statics: tuple[Any, ...], name: str) -> dict[str, dict[int, str]] | None:
-    """Labels of the ``first`` and ``rest`` leaves by their index, or ``None`` where the static part is not equinox's."""
+def _leaf_labels(statics: tuple[Any, ...]) -> LeafLabels | None:
+    """:data:`LeafLabels`, or ``None`` where the static part is not equinox's."""
     ((fun_leaves, fun_def), (_, first_def), (_, rest_def)), = statics
-    if (len(fun_leaves) != 1 or type(fun_leaves[0]) is not types.FunctionType or fun_leaves[0].__name__ != name
+    if (len(fun_leaves) != 1 or type(fun_leaves[0]) is not types.FunctionType
             or fun_def.num_nodes != 1 or rest_def.node_data() != (tuple, None)):
         return None
     parameters = list(inspect.signature(fun_leaves[0]).parameters.values())
@@ -66,8 +79,8 @@ def _leaf_labels(statics: tuple[Any, ...], name: str) -> dict[str, dict[int, str
     keywords = kwargs_def.node_data()[1]
     if any(k not in named and not has_var_keyword for k in keywords):
         return None
-    return {"first": _numbered(zip(labels[:1], arguments[:1])),
-            "rest": _numbered([*zip(labels[1:], arguments[1:]), *zip(map(str, keywords), kwargs_def.children())])}
+    return fun_leaves[0].__name__, {"first": _numbered(zip(labels[:1], arguments[:1])),
+                                    "rest": _numbered([*zip(labels[1:], arguments[1:]), *zip(map(str, keywords), kwargs_def.children())])}
 
 
 def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:

@@ -25,8 +25,8 @@ from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, parse_explanation,
-                                       value_change)
+                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, input_path_name,
+                                       parse_explanation, value_change)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -83,6 +83,10 @@ def classify_miss(
         elif (library := _library_site(site)) is not None:
             same_line = False
             notes.append(_library_site_hint(library))
+    if key is not None and old is not None and (switched := _static_switches(key, old, record.parameters)):
+        # JAX's words on the same arguments, and jax <= 0.8's lists of static values, which no longer align
+        said = {where for c, path in switched for where in (c.where, input_path_name(path))} | {"static args", "static kwargs"}
+        category, changes = "static_args", (*(c for c, _ in switched), *(c for c in changes if c.where not in said))
     if category == "input_types" and key is not None and any(_meshes_apart(c) for c in changes):
         changes = _with_meshes(changes, key, old, record)
     if category == "input_types":
@@ -219,6 +223,25 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, old: Any, names:
             change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[ArgChange, str], ...]:
+    """The arguments static in one key and traced in the other (another ``jax.jit`` of the function, with other
+    ``static_argnums``/``static_argnames``): ``n: now static (20), before traced (i32[])``, each with the input path of
+    its static side, in parameter order. JAX words this as a pytree node of another type (jax 0.9-0.10), other debug
+    info (jax >= 0.11) or other ``static_argnums`` (jax <= 0.8). A static argument passed another way, or left out, is
+    no switch."""
+    statics = [{_static_name(p, names): (p, text) for p, text in _jax_compat.static_argument_texts(k).items()} for k in (key, old)]
+    traced = [dict(d[0]) if d is not None else {} for d in map(_jax_compat.describe_trace_key, (key, old))]
+    switched = []
+    for name in sorted(statics[0].keys() ^ statics[1].keys(), key=lambda n: (names.index(n) if n in names else len(names), n)):
+        now, before = (0, 1) if name in statics[0] else (1, 0)
+        if name not in traced[before]:
+            continue
+        path, value = statics[now][name]
+        sides = f"static ({value})", f"traced ({traced[before][name]})"
+        switched.append((ArgChange(name, *(sides if now == 0 else sides[::-1])), path))
+    return tuple(switched)
 
 
 def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:

@@ -66,8 +66,9 @@ class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
-                 "transforms", "parameters",
-                 "keys", "from_jax", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made", "first_status",
+                 "inner_ref", "transforms", "parameters",
+                 "keys", "from_jax", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
+                 "first_status",
                  "defines", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
@@ -90,6 +91,8 @@ class _FunctionRecord:
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms)
         self.made_by = _made_by(fun)
+        self.inner_ref = _weak(inner) if self.made_by is not None and inner is not fun else None
+        """The user's function inside a wrapper made per call: a new wrapper of a new one of it was not the wrapper's doing."""
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
             found = _jax_compat.unnamed_callable_source(fun)
@@ -301,6 +304,14 @@ def _top_level_loops(filename: str, modified: int) -> tuple[tuple[int, int], ...
     return tuple(spans)
 
 
+def _weak(value: Any) -> Callable[[], Any] | None:
+    """A weak reference to ``value``, ``None`` where it takes none."""
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return None
+
+
 def _gone(record_ref: weakref.ref, _: Any) -> None:
     """A record's function was freed: its jaxpr goes too, unless the next definition at its place will be diffed with it."""
     record = record_ref()
@@ -342,6 +353,8 @@ class Registry:
             record = _FunctionRecord(fun, debug_info, carried)
             self._index_pmapped(fun)
             status = self._unseen_status(record)
+            if status == "same_source" and record.inner_ref is not None and not self._same_inner(record):
+                record.made_by = None  # the function inside the new wrapper is new too: redefined, as it would be bare
             if status == "after_clear":
                 self._cleared.discard(record.source_key)
             self._by_id[record.fun_id] = record
@@ -356,6 +369,13 @@ class Registry:
         ``"new"``, as :meth:`record_for` would answer, without registering it."""
         with self._lock:
             return self._unseen_status(record)
+
+    def _same_inner(self, record: _FunctionRecord) -> bool:
+        """Whether the earlier function of ``record``'s source, a wrapper made per call too, wrapped the same function."""
+        earlier = self._by_source.get(record.source_key)
+        earlier_record = earlier() if earlier is not None else None
+        inner = earlier_record.inner_ref() if earlier_record is not None and earlier_record.inner_ref is not None else None
+        return inner is not None and inner is record.inner_ref()  # type: ignore[misc]
 
     def _unseen_status(self, record: _FunctionRecord) -> str:
         if record.source_key in self._cleared:

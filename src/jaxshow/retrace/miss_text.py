@@ -107,7 +107,7 @@ def parse_explanation(text: str) -> tuple[MissCategory, tuple[ArgChange, ...], b
 
 
 def _named_tree_change(m: re.Match) -> ArgChange:
-    return _tree_change(_argument_name(m.group("where")) or "(top)", m.group("now"), m.group("before"))
+    return _tree_change(input_path_name(m.group("where")) or "(top)", m.group("now"), m.group("before"))
 
 
 def _entries(lines: list[str]) -> list[str]:
@@ -293,7 +293,7 @@ def _drop_common_suffix(change: ArgChange) -> ArgChange:
 _ARG_PATH = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\]$|^(?:\[1\]|kwargs)\[(?P<k>'[^']*')\]$")
 
 
-def _argument_name(path: str) -> str:
+def input_path_name(path: str) -> str:
     """JAX's input path ``[0][1]`` -> ``argument 1``; ``[1]['n']`` -> ``keyword 'n'``."""
     m = _ARG_PATH.match(path)
     if m is None:
@@ -308,7 +308,8 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
     ``replaces_cell``: in a cell (so another cell may have defined the name anew), not a module.
-    ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first trace.
+    ``written``: the function with its transformations, as the user wrote them (``grad(jit(grad(f)))``), for a first
+    trace and a wrapper made per call.
     ``reloaded``: a ``redefined`` function at the top of a module of the user's, which ran again.
     ``made_in``: a ``redefined`` function defined inside that function, whose every call makes it anew.
     ``cleared``: a first trace of a function whose cache ``%jaxcache clear`` emptied.
@@ -320,7 +321,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "never_seen":
         return f"first trace of {written or function}" + (" since %jaxcache clear emptied its cache" if cleared else "")
     if category == "redefined" and made_by is not None:
-        return (f"{function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
+        return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
     if category == "redefined" and made_in:
         return (f"{function} is a new function object with the same name and source as one traced before: it is defined "
