@@ -661,6 +661,55 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
 
+CONFIG = """
+import weakref, gc
+class Config:
+    def __init__(self, k): self.k, self.table = k, bytearray(1_000_000)
+    def __hash__(self): return self.k
+    def __eq__(self, o): return isinstance(o, Config) and o.k == self.k
+@partial(jax.jit, static_argnums=1)
+def scaled(v, c):
+    return v * c.k
+"""
+
+
+@pytest.mark.parametrize("let_go", ["jax.clear_caches()", "del scaled"])
+def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, let_go):
+    """``%jaxcache on`` kept each signature's static values (a config holding arrays, a model with a ``__hash__``) in
+    its history: after the user dropped them and JAX let them go (``jax.clear_caches()``, the function freed), they
+    stayed alive as long as the process. The history holds such a signature only while JAX's cache does: what stays
+    alive is what stays alive without jaxshow. The misses read as before, and after JAX let go a trace of the same
+    objects still reads as one traced before."""
+    cells = ("c1 = Config(1); y = scaled(x, c1); r1 = weakref.ref(c1)", "c2 = Config(2); y = scaled(x, c2); r2 = weakref.ref(c2)",
+             "jax.clear_caches(); y = scaled(x, c2)")
+
+    def run() -> tuple[list[str], tuple[bool, bool]]:
+        shell.run_cell(CONFIG)
+        texts = [" ".join(cap.outputs[-1].data["text/plain"].split()) if cap.outputs else "" for _, cap in
+                 (run_captured(shell, cell) for cell in cells)]
+        shell.run_cell(f"del c1, c2; {let_go}; gc.collect()")
+        return texts, (shell.user_ns["r1"]() is not None, shell.user_ns["r2"]() is not None)
+
+    _, alive_without = run()
+    run_captured(shell, "%jaxcache on")
+    try:
+        texts, alive = run()
+        # jax >= 0.9's lowering cache holds the last signature's input tree until jax.clear_caches(); jax <= 0.8's, none
+        held_by_jax = let_go == "del scaled" and _jax_compat.trace_cache_counts_all_functions()
+        assert alive == alive_without == (False, held_by_jax)
+        assert "1. never-seen function (first trace): first trace of scaled called at " in texts[0]
+        assert ("1. different static arguments: c: now <__main__.Config object> (another object), before <__main__.Config "
+                "object> (made anew: make it once, outside the loop or the model's constructor) called at ") in texts[1]
+        assert ("1. signature traced before, not kept by JAX: that trace of scaled failed (an error, or Ctrl-C), or "
+                "jax.clear_caches() ran since, so JAX traced it again called at ") in texts[2]
+        if let_go == "jax.clear_caches()":
+            text = " ".join(run_captured(shell, "y = scaled(x, Config(2))")[1].outputs[-1].data["text/plain"].split())
+            assert ("1. never-seen function (first trace): first trace of scaled since JAX let go of its earlier traces "
+                    "(jax.clear_caches(), its clear_cache(), or a trace of it failed) called at ") in text
+    finally:
+        run_captured(shell, "%jaxcache off")
+
+
 LOUD = """
 class Loud:
     def __init__(self, k): self.k = k
