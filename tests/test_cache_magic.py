@@ -106,7 +106,7 @@ def test_an_operator_on_an_array_is_jaxs_own_call(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\nneg = -jnp.arange(7.0)")
     assert result.success
     assert shell.user_ns["rep"].functions == ()
-    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code"
 
 
 def test_a_custom_vjp_function_defined_again_is_the_same_source(shell):
@@ -1305,7 +1305,7 @@ def test_a_refused_call_the_cell_caught_is_not_counted_as_a_hit(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    sharded(x)\nexcept Exception:\n    pass")
     assert result.success, result.error_in_exec
     assert shell.user_ns["rep"].functions == ()
-    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code"
 
 
 def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compile_again(shell):
@@ -1407,7 +1407,7 @@ def test_a_trace_from_inside_a_helper_is_not_counted_among_the_cells_calls_and_s
     assert lines[at:at + 3] == [
         "  note: calls and hits count the calls written in the cell, not f's 1 trace made by a call",
         "    elsewhere. Jitted calls inside run that hit JAX's cache are not seen: JAX serves a hit in C++,",
-        "    where jaxshow does not look; a call written in the cell is seen"]
+        "    where jaxshow does not look; a call in the cell's top-level code is seen"]
     # a row with no call written in the cell (calls '—'): the hits inside the function that jits are said unseen
     run_captured(shell, "def main(n):\n    step = jax.jit(lambda v: v + 1)\n    for _ in range(n):\n        w = step(x)\n    return w")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = main(3)")
@@ -1435,11 +1435,11 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
     assert result.success, result.error_in_exec
     text = cap.outputs[-1].data["text/plain"]
     # helper's call of f hit JAX's cache in C++, where no hook sees it: the report says so rather than "was called"
-    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced or called in the cell" and "jit was" not in text
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code" and "jit was" not in text
     assert shell.user_ns["rep"].unseen_inside == ("helper",)
     # a note of its own starts in lower case, as every note of the report does ('note: Jitted calls …' before)
     assert text.splitlines()[1:3] == ["  note: jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
-                                      "    jaxshow does not look; a call written in the cell is seen"]
+                                      "    jaxshow does not look; a call in the cell's top-level code is seen"]
 
 
 def test_jaxs_words_on_a_function_traced_inside_another_are_not_quoted_as_the_outer_ones(shell):
@@ -1469,7 +1469,7 @@ def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was
     result, cap = run_captured(shell, "%%jaxcache -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
     assert result.success and shell.user_ns["rep"].unseen_inside == ()
     text = cap.outputs[-1].data["text/plain"]
-    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "not seen" not in text
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code" and "not seen" not in text
     run_captured(shell, "y = f(x)\ndef run(v):\n    return f(v)")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = run(x)")
     assert shell.user_ns["rep"].unseen_inside == ("run",)
