@@ -710,6 +710,21 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         run_captured(shell, "%jaxcache off")
 
 
+def test_misses_not_shown_keep_no_static_value_alive(shell):
+    """Twelve new shapes of a function whose static argument is an object: the report shows ten misses and counts the
+    rest, whose raw facts (both keys, hence the object) jaxshow kept to explain them if shown, after JAX let go."""
+    shell.run_cell(CONFIG)
+    run_captured(shell, "%jaxcache on")
+    try:
+        _, cap = run_captured(shell, "c = Config(3); r = weakref.ref(c)\nfor n in range(1, 14):\n    y = scaled(jnp.ones(n), c)")
+        text = " ".join(cap.outputs[-1].data["text/plain"].split())
+        assert "… 3 more misses of scaled, counted but not kept: 3 different input types" in text
+        shell.run_cell("del c; jax.clear_caches(); gc.collect()")
+        assert shell.user_ns["r"]() is None
+    finally:
+        run_captured(shell, "%jaxcache off")
+
+
 LOUD = """
 class Loud:
     def __init__(self, k): self.k = k

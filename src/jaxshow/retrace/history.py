@@ -89,6 +89,10 @@ class _Kept:
         """The head it is indexed by in :attr:`_FunctionRecord.by_head` (``None``: not indexed)."""
         return self._parts.head if self._parts is not None else None
 
+    @property
+    def loose(self) -> bool:
+        return self._loose is not None
+
     def gone(self) -> bool:
         """Whether JAX let go of this loose key (and jaxshow with it)."""
         return self._loose is not None and self._loose() is None

@@ -690,8 +690,9 @@ class Session(_jax_compat.TraceProbe):
                     miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
             miss.reloaded = module_ran_again(record, status, self.is_cell_file)
-            if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
-                miss.category = "input_types"
+            if (old is not None and not old.loose and parts is not None and old.parts is not None
+                    and _jax_compat.only_types_differ(parts, old.parts)):
+                miss.category = "input_types"  # explained when shown; one whose keys hold objects, at once (to let them go)
             else:
                 explained = miss.explained()
                 if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
