@@ -106,7 +106,7 @@ def test_an_operator_on_an_array_is_jaxs_own_call(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\nneg = -jnp.arange(7.0)")
     assert result.success
     assert shell.user_ns["rep"].functions == ()
-    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code"
 
 
 def test_a_custom_vjp_function_defined_again_is_the_same_source(shell):
@@ -691,6 +691,70 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     assert "different static arguments: s: now 5, before <Bad object; its repr not run>" in reports[2]
     assert _jax_compat._explanation_guard._depth == 0, "the guard on JAX's wording is off with the session"
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
+
+
+CONFIG = """
+import weakref, gc
+class Config:
+    def __init__(self, k): self.k, self.table = k, bytearray(1_000_000)
+    def __hash__(self): return self.k
+    def __eq__(self, o): return isinstance(o, Config) and o.k == self.k
+@partial(jax.jit, static_argnums=1)
+def scaled(v, c):
+    return v * c.k
+"""
+
+
+@pytest.mark.parametrize("let_go", ["jax.clear_caches()", "del scaled"])
+def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, let_go):
+    """``%jaxcache on`` kept each signature's static values (a config holding arrays, a model with a ``__hash__``) in
+    its history: after the user dropped them and JAX let them go (``jax.clear_caches()``, the function freed), they
+    stayed alive as long as the process. The history holds such a signature only while JAX's cache does: what stays
+    alive is what stays alive without jaxshow. The misses read as before, and after JAX let go a trace of the same
+    objects still reads as one traced before."""
+    cells = ("c1 = Config(1); y = scaled(x, c1); r1 = weakref.ref(c1)", "c2 = Config(2); y = scaled(x, c2); r2 = weakref.ref(c2)",
+             "jax.clear_caches(); y = scaled(x, c2)")
+
+    def run() -> tuple[list[str], tuple[bool, bool]]:
+        shell.run_cell(CONFIG)
+        texts = [" ".join(cap.outputs[-1].data["text/plain"].split()) if cap.outputs else "" for _, cap in
+                 (run_captured(shell, cell) for cell in cells)]
+        shell.run_cell(f"del c1, c2; {let_go}; gc.collect()")
+        return texts, (shell.user_ns["r1"]() is not None, shell.user_ns["r2"]() is not None)
+
+    _, alive_without = run()
+    run_captured(shell, "%jaxcache on")
+    try:
+        texts, alive = run()
+        # jax >= 0.9's lowering cache holds the last signature's input tree until jax.clear_caches(); jax <= 0.8's, none
+        held_by_jax = let_go == "del scaled" and _jax_compat.trace_cache_counts_all_functions()
+        assert alive == alive_without == (False, held_by_jax)
+        assert "1. never-seen function (first trace): first trace of scaled called at " in texts[0]
+        assert ("1. different static arguments: c: now <__main__.Config object> (another object), before <__main__.Config "
+                "object> (made anew: make it once, outside the loop or the model's constructor) called at ") in texts[1]
+        assert ("1. signature traced before, not kept by JAX: that trace of scaled failed (an error, or Ctrl-C), or "
+                "jax.clear_caches() ran since, so JAX traced it again called at ") in texts[2]
+        if let_go == "jax.clear_caches()":
+            text = " ".join(run_captured(shell, "y = scaled(x, Config(2))")[1].outputs[-1].data["text/plain"].split())
+            assert ("1. never-seen function (first trace): first trace of scaled since JAX let go of its earlier traces "
+                    "(jax.clear_caches(), its clear_cache(), or a trace of it failed) called at ") in text
+    finally:
+        run_captured(shell, "%jaxcache off")
+
+
+def test_misses_not_shown_keep_no_static_value_alive(shell):
+    """Twelve new shapes of a function whose static argument is an object: the report shows ten misses and counts the
+    rest, whose raw facts (both keys, hence the object) jaxshow kept to explain them if shown, after JAX let go."""
+    shell.run_cell(CONFIG)
+    run_captured(shell, "%jaxcache on")
+    try:
+        _, cap = run_captured(shell, "c = Config(3); r = weakref.ref(c)\nfor n in range(1, 14):\n    y = scaled(jnp.ones(n), c)")
+        text = " ".join(cap.outputs[-1].data["text/plain"].split())
+        assert "… 3 more misses of scaled, counted but not kept: 3 different input types" in text
+        shell.run_cell("del c; jax.clear_caches(); gc.collect()")
+        assert shell.user_ns["r"]() is None
+    finally:
+        run_captured(shell, "%jaxcache off")
 
 
 LOUD = """
@@ -1288,7 +1352,7 @@ def test_a_refused_call_the_cell_caught_is_not_counted_as_a_hit(shell):
     result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    sharded(x)\nexcept Exception:\n    pass")
     assert result.success, result.error_in_exec
     assert shell.user_ns["rep"].functions == ()
-    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced"
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code"
 
 
 def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compile_again(shell):
@@ -1390,7 +1454,7 @@ def test_a_trace_from_inside_a_helper_is_not_counted_among_the_cells_calls_and_s
     assert lines[at:at + 3] == [
         "  note: calls and hits count the calls written in the cell, not f's 1 trace made by a call",
         "    elsewhere. Jitted calls inside run that hit JAX's cache are not seen: JAX serves a hit in C++,",
-        "    where jaxshow does not look; a call written in the cell is seen"]
+        "    where jaxshow does not look; a call in the cell's top-level code is seen"]
     # a row with no call written in the cell (calls '—'): the hits inside the function that jits are said unseen
     run_captured(shell, "def main(n):\n    step = jax.jit(lambda v: v + 1)\n    for _ in range(n):\n        w = step(x)\n    return w")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = main(3)")
@@ -1418,11 +1482,11 @@ def test_disable_jit_around_a_helper_is_said_beside_a_hit_and_not_beside_a_call_
     assert result.success, result.error_in_exec
     text = cap.outputs[-1].data["text/plain"]
     # helper's call of f hit JAX's cache in C++, where no hook sees it: the report says so rather than "was called"
-    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced or called in the cell" and "jit was" not in text
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code" and "jit was" not in text
     assert shell.user_ns["rep"].unseen_inside == ("helper",)
     # a note of its own starts in lower case, as every note of the report does ('note: Jitted calls …' before)
     assert text.splitlines()[1:3] == ["  note: jitted calls inside helper that hit JAX's cache are not seen: JAX serves a hit in C++, where",
-                                      "    jaxshow does not look; a call written in the cell is seen"]
+                                      "    jaxshow does not look; a call in the cell's top-level code is seen"]
 
 
 def test_jaxs_words_on_a_function_traced_inside_another_are_not_quoted_as_the_outer_ones(shell):
@@ -1452,7 +1516,7 @@ def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was
     result, cap = run_captured(shell, "%%jaxcache -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
     assert result.success and shell.user_ns["rep"].unseen_inside == ()
     text = cap.outputs[-1].data["text/plain"]
-    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was called or traced" and "not seen" not in text
+    assert text.splitlines()[0] == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code" and "not seen" not in text
     run_captured(shell, "y = f(x)\ndef run(v):\n    return f(v)")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nz = run(x)")
     assert shell.user_ns["rep"].unseen_inside == ("run",)

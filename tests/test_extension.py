@@ -6,6 +6,7 @@ import builtins
 import logging
 
 import jax
+import pytest
 from IPython.core.error import UsageError
 
 from jaxshow import _jax_compat, persistent
@@ -151,3 +152,33 @@ def test_messages_and_usage_errors_wrap_at_the_terminals_width(ip, monkeypatch):
         "            [--all-processes] [--diff] [-o NAME]",
     ]
     run_captured(ip, "%jaxcache off")
+
+
+@pytest.mark.parametrize("cell, said", [
+    ("%%jaxstages --save runs/a --save runs/b\nran = f(x)", "argument --save: given twice, 'runs/a' and 'runs/b'; give it once"),
+    ("%%jaxstages -n f --name g\nran = f(x)", "argument -n/--name: given twice, 'f' and 'g'; give it once"),
+    ("%%jaxstages --hlo --hlo -o r1 -o r2\nran = f(x)", "argument -o/--output: given twice, 'r1' and 'r2'; give it once"),
+    ("%%jaxcache -o a -o b\nran = f(x)", "argument -o/--output: given twice, 'a' and 'b'; give it once"),
+    ("%jaxcache freeze f --max-traces 1 --max-traces 2", "argument --max-traces: given twice, '1' and '2'; give it once"),
+    ("%jaxdump --dir /tmp --dir /var", "argument --dir: given twice, '/tmp' and '/var'; give it once"),
+    ("%jaxdump --diff 1 2 --diff 3 4", "argument --diff: given twice, '1 2' and '3 4'; give it once"),
+    ("%jaxconfig x64 -o a -o b", "argument -o/--output: given twice, 'a' and 'b'; give it once"),
+])
+def test_an_option_given_twice_with_two_values_is_a_usage_error_and_nothing_runs(ip, cell, said):
+    """argparse kept the last value without a word: ``--save a --save b`` saved to b, ``-n f -n g`` showed g, and the
+    cell ran. Every magic now refuses it before anything runs, naming both values."""
+    ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda v: v + 1)\ng = jax.jit(lambda v: v * 2)\nx = jnp.ones(3)")
+    result, cap = run_captured(ip, cell)
+    assert type(result.error_in_exec) is UsageError and str(result.error_in_exec).splitlines()[0] == said
+    assert "ran" not in ip.user_ns and not cap.outputs and not any(k in ip.user_ns for k in ("a", "b", "r1", "r2"))
+    assert run_captured(ip, "%jaxcache thaw")[1].stdout == "%jaxcache: nothing is frozen.\n"
+
+
+@pytest.mark.parametrize("cell", ["%%jaxstages --hlo --hlo -o rep\nran = f(x)", "%%jaxstages --save {d} --save '{d}' -o rep\nran = f(x)",
+                                  "%%jaxstages --all -n f -o rep\nran = f(x)\ng(x)"])
+def test_a_flag_or_the_same_value_given_twice_counts_once(ip, cell, tmp_path):
+    ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda v: v + 1)\ng = jax.jit(lambda v: v * 2)\nx = jnp.ones(3)")
+    result, _ = run_captured(ip, cell.replace("{d}", str(tmp_path)))
+    assert result.success and "ran" in ip.user_ns
+    [report] = ip.user_ns["rep"].reports
+    assert "add" in report.traced.jaxpr_text and "mul" not in report.traced.jaxpr_text  # f's, not g's

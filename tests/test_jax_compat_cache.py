@@ -255,3 +255,34 @@ def test_trace_key_parts_tell_a_type_only_difference_as_jaxs_diff_does():
         assert _jax_compat.static_arg_differences(parts[2], parts[1]) == 1
     else:
         assert _jax_compat.static_arg_differences(parts[2], parts[1]) is None
+
+
+def test_a_loose_trace_key_is_the_key_while_jax_keeps_it_and_none_after():
+    class Config:
+        def __init__(self, k):
+            self.k = k
+
+        def __hash__(self):
+            return self.k
+
+        def __eq__(self, other):
+            return isinstance(other, Config) and other.k == self.k
+
+    def scaled(v, c):
+        return v * c.k
+
+    recorder = _Recorder()
+    remove = _jax_compat.install_trace_probe(recorder)
+    try:
+        jax.jit(scaled, static_argnums=1)(jnp.ones(2), Config(3))
+    finally:
+        remove()
+    [key] = [k for name, missed, k in recorder.calls if missed and name == "scaled"]
+    assert _jax_compat.argument_static_values(key) == (Config(3),)
+    loose = _jax_compat.loose_trace_key(key, scaled)
+    assert loose() == key and loose() is not key
+    del key
+    recorder.calls.clear()
+    jax.clear_caches()
+    gc.collect()
+    assert loose() is None

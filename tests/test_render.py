@@ -615,7 +615,7 @@ def test_text_says_what_the_html_says():
     miss = _cache_records()[0]
     for form in (render.to_text(miss), render.to_html(miss)):
         assert "signature traced: x: f32[4]" in re.sub("<[^>]+>", "", form)
-    assert render.to_text(CacheReport(functions=())) == "%jaxcache — no jitted function of yours was called or traced"
+    assert render.to_text(CacheReport(functions=())) == "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code"
 
 
 def test_what_a_frontend_receives_for_a_rendered_record_and_for_a_bare_one(monkeypatch):

@@ -252,7 +252,7 @@ def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_write
     result = _run(REDUCED_SCRIPT)
     assert result["eager"][1:] == [
         "(5 compiles of JAX's own helpers folded away: _unmatch ×4, _match)",
-        "note: no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers",
+        "note: no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers",
         "  (_match, _unmatch: jax.shard_map run outside jit, which runs the function it maps (yours too, if",
         "  any) one operation at a time on each device's block and splits and joins the arrays; under jax.jit",
         "  it compiles as one program)",

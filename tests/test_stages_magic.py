@@ -111,7 +111,7 @@ def test_hits_inside_the_users_functions_are_said_to_be_unseen_not_absent(shell)
     assert shell.user_ns["rep"].reports == () and shell.user_ns["runs"] == [1]
     assert shell.user_ns["rep"].notes == (
         "no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside loop or Runner.go that hit "
-        "JAX's cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call written in the cell is seen",)
+        "JAX's cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's top-level code is seen",)
     # a function of yours that loads no jitted function (its globals, closure, modules' and self's attributes, three
     # levels of your functions deep) is not named: 'plain' would make the note noise on every eager cell. (A jitted
     # attribute of an argument, helper's 't.step', is not followed: docs/architecture.md, what cannot be seen)
@@ -121,7 +121,7 @@ def test_hits_inside_the_users_functions_are_said_to_be_unseen_not_absent(shell)
                    "_ = plain(x)",
                    store_history=True)
     run_captured(shell, "%%jaxstages -o rep\nz = plain(x)")
-    assert shell.user_ns["rep"].notes == ("no jitted call of yours in this cell; the cell ran normally",)
+    assert shell.user_ns["rep"].notes == ("no jitted call of yours seen in this cell; the cell ran normally",)
     run_captured(shell, "%%jaxstages -o rep\nz = outer(x)")
     assert "Jitted calls inside outer that hit" in shell.user_ns["rep"].notes[0]
     run_captured(shell, "%%jaxstages -o rep\nt = Trainer()\nz = t.step(x) + helper(t, x)")
@@ -134,13 +134,13 @@ def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was
     # but JAX's own was ever traced, so no call inside loss could hit JAX's cache for a jitted function of the user's
     shell.run_cell("jax.clear_caches()\ndef loss(v):\n    return jnp.sum(jnp.sin(v))", store_history=True)
     run_captured(shell, "%%jaxstages -o rep\nl = jax.grad(loss)(x)\nm = loss(x)")
-    assert shell.user_ns["rep"].notes[0].startswith("no jitted call of yours in this cell; the cell ran normally")
+    assert shell.user_ns["rep"].notes[0].startswith("no jitted call of yours seen in this cell; the cell ran normally")
     assert "not seen" not in " ".join(shell.user_ns["rep"].notes)
     shell.run_cell("y = f(x)\ndef run(v):\n    return f(v)", store_history=True)
     run_captured(shell, "%%jaxstages -o rep\nz = run(x)")
     assert shell.user_ns["rep"].notes == (
         "no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside run that hit JAX's cache "
-        "are not seen: JAX serves a hit in C++, where jaxshow does not look; a call written in the cell is seen",)
+        "are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's top-level code is seen",)
 
 
 def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
@@ -269,7 +269,7 @@ def test_a_helper_that_compiled_twice_is_named_once_with_its_count(shell):
     assert result.success
     assert cap.outputs[-1].data["text/plain"].splitlines()[1:] == [
         "(4 compiles of JAX's own helpers folded away: convert_element_type, broadcast_in_dim ×2, add)",
-        "note: no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers",
+        "note: no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers",
         "  (eager jax.numpy operations)",
     ]
     assert shell.user_ns["rep"].helper_compiles.repeated == (("broadcast_in_dim", 2),)
@@ -306,7 +306,7 @@ def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_use
         "(1 compile of an eager jax.lax loop or branch, with the functions it runs: scan running body",
         " (In[2]:1))",
         "(1 compile of JAX's own helpers folded away: _linspace)",
-        "note: no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers",
+        "note: no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers",
         "  (eager jax.numpy operations)",
     ]
     # its seconds are the cell line's own part, the scan named with the function it ran; not among JAX's own helpers
@@ -324,7 +324,7 @@ def test_an_eager_shard_map_in_a_cell_without_jitted_calls_is_said_to_run_the_us
     result, _ = run_captured(shell, "%%jaxstages -o rep\nw = double(v)")
     assert result.success
     [note] = [n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours")]
-    assert note == ("no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers "
+    assert note == ("no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers "
                     "(_prim_applier, _match, _unmatch: jax.shard_map run "
                     "outside jit, which runs the function it maps (yours too, if any) one operation at a time on each "
                     "device's block and splits and joins the arrays; under jax.jit it compiles as one program)")
@@ -340,7 +340,7 @@ def test_no_call_note_names_only_what_compiled_and_never_says_a_raising_cell_ran
     rep = shell.user_ns["rep"]
     note = next(n for n in rep.notes if n.startswith("no jitted call of yours"))
     assert rep.helper_compiles.names == ("broadcast_in_dim",)
-    assert note == "no jitted call of yours in this cell; the cell ran normally. JAX compiled its own helpers (eager jax.numpy operations)"
+    assert note == "no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers (eager jax.numpy operations)"
     result, cap = run_captured(shell, "%%jaxstages -o rep\nw = m + 1.0\nraise KeyError('boom')")
     assert not result.success
     rep = shell.user_ns["rep"]

@@ -283,3 +283,22 @@ def test_ctrl_c_while_jaxcache_on_builds_its_report_is_one_line_and_the_session_
 def jax_config_flag() -> bool:
     import jax
     return bool(jax.config.jax_explain_cache_misses)
+
+
+@pytest.mark.parametrize("start", ["run(lambda: hit(x))", "with cf.ThreadPoolExecutor(2) as pool:\n    list(pool.map(hit, [x, x]))"])
+def test_a_hit_on_another_thread_is_not_said_to_be_no_call(shell, start):
+    """A cell whose jitted calls all ran on other threads and hit JAX's cache: ``%%jaxcache`` read "no jitted function
+    of yours was called or traced" and ``%%jaxstages`` "no jitted call of yours in this cell", though ``hit`` was called.
+    A hit runs in C++, where jaxshow sees only the cell's own top-level calls: each sentence now says what it knows. A
+    trace on another thread is seen, its calls and hits not counted as the cell's."""
+    shell.run_cell("@jax.jit\ndef hit(v):\n    return v * 2\ny = hit(x)\n"
+                   "def run(fn):\n    t = threading.Thread(target=fn)\n    t.start()\n    t.join()")
+    _, cap = run_captured(shell, f"%%jaxcache\n{start}")
+    assert cap.outputs[-1].data["text/plain"] == (
+        "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code")
+    _, cap = run_captured(shell, f"%%jaxstages\n{start}")
+    assert cap.outputs[-1].data["text/plain"].splitlines()[1:] == ["note: no jitted call of yours seen in this cell; the cell ran normally"]
+    rep, cap = _run(shell, "%%jaxcache -o rep\n" + start.replace("(x)", "(jnp.ones(3))").replace("[x, x]", "[jnp.ones(3)]"))
+    [row] = rep.functions
+    assert (row.function, row.calls, row.traced, row.hits, row.traced_calls) == ("hit", None, 1, None, None)
+    assert render_text(rep).splitlines()[0] == "%jaxcache — 1 trace of 1 jitted function"

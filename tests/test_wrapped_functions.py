@@ -263,7 +263,7 @@ def test_a_librarys_own_shape_check_is_not_the_cells_call(shell):
     _define(shell, "def double(v):\n    return v * 2\n")
     cell, text = _report(shell, "y = fakelib.checked(double, x)")
     assert cell.reports == ()
-    assert cell.notes[0].startswith("no jitted call of yours in this cell; the cell ran normally") and "<lambda>" not in text
+    assert cell.notes[0].startswith("no jitted call of yours seen in this cell; the cell ran normally") and "<lambda>" not in text
     n = _define(shell, "step = jax.jit(double)\n")
     cell, text = _report(shell, "y = step(x)\nz = fakelib.checked(double, x)")
     assert [r.function for r in cell.reports] == ["double"] and "also called" not in text
@@ -443,7 +443,7 @@ def test_jaxcache_leaves_jaxs_own_functions_out_instead_of_calling_their_traces_
     assert [(s.function, s.calls, s.traced, s.hits) for s in shell.user_ns["rep"].functions] == [("tan", 1, 1, 0), ("<lambda>", 2, 1, 1)]
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jnp.expm1(x)")
     assert cap.outputs[0].data["text/plain"].splitlines() == [
-        "%jaxcache — no jitted function of yours was called or traced",
+        "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code",
         "  note: JAX also compiled 1 of its own helper functions (eager jax.numpy operations); not shown",
     ]
 

@@ -1060,6 +1060,65 @@ def _static_args(key: Any) -> dict[str, Any] | None:
     return found
 
 
+def argument_static_values(key: Any) -> tuple[Any, ...]:
+    """The values of the call's own static arguments (``static_argnums``, ``static_argnames``) in a key from the probe,
+    read at the key's top level only (not a pytree's ``Static`` nodes further down), any JAX version; empty where none."""
+    entries = _static_entries(key)
+    if isinstance(key, PjitTraceKey):
+        return (*entries.get("args", ()), *(v for _, v in entries.get("kwargs", ())))
+    return tuple(entries.values())
+
+
+def loose_trace_key(key: Any, fun: Any) -> Callable[[], Any] | None:
+    """``key`` (of ``fun``) held without keeping alive what it holds: a callable that gives the key back while JAX's
+    tracing cache keeps its entry, then ``None``; ``None`` where this key cannot be held so.
+
+    jax >= 0.9 keeps a key's static values in its input tree (a ``FlatTree``),
+    the object JAX's cache key holds: referenced weakly, the key is rebuilt
+    around it while it lives. jax <= 0.8 keeps them in the key's transforms; its
+    arguments hold an object of the call's own (``IgnoreKey``) that JAX's entry
+    keeps, by which the key is found again among ``fun``'s entries.
+    """
+    try:
+        if isinstance(key, PjitTraceKey):
+            witness = next(w for a in key.key[3] if (w := _weak_ref(a)) is not None)
+            return _found_again(witness, weakref.ref(fun), key.debug_info)
+        context, (tree, *rest), extra = key
+        ref = weakref.ref(tree)
+    except (StopIteration, TypeError, ValueError):
+        return None
+    rest = tuple(rest)
+
+    def held() -> Any:
+        found = ref()
+        return None if found is None else (context, (found, *rest), extra)
+
+    return held
+
+
+def _weak_ref(value: Any) -> weakref.ref | None:
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return None
+
+
+def _found_again(witness: weakref.ref, fun: weakref.ref, debug_info: Any) -> Callable[[], Any]:
+    """jax <= 0.8: the key among ``fun``'s entries in JAX's tracing cache whose arguments hold ``witness``, else ``None``."""
+
+    def held() -> Any:
+        found, f, old = witness(), fun(), _pjit_trace_cache()
+        if found is None or f is None or old is None:
+            return None
+        try:
+            entries = list(_weak_get(old[2], f) or ())
+        except TypeError:
+            return None
+        return next((PjitTraceKey(k, debug_info) for k in entries if any(a is found for a in k[3])), None)
+
+    return held
+
+
 def static_arg_values(key: Any) -> tuple[Any, ...]:
     """The static argument values in a key from the probe (the user's objects, unread), any JAX version.
 

@@ -24,7 +24,7 @@ from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics)
-from jaxshow.magic_args import dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
+from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
 from jaxshow.retrace.freeze import Freeze
 
@@ -51,9 +51,9 @@ class CacheMagics(Magics):
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND",
               help="on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME (the cell form takes only freeze).")
-    @argument("--max-traces", type=int, metavar="N",
+    @argument("--max-traces", type=int, metavar="N", action=GivenOnce,
               help="With freeze: the new traces each frozen function may still make before a re-trace raises (default 0).")
-    @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
+    @argument("-o", "--output", metavar="NAME", action=GivenOnce, help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
     @line_cell_magic

@@ -16,7 +16,7 @@ from traitlets import Integer
 
 from jaxshow import render
 from jaxshow.config_inventory import config_report
-from jaxshow.magic_args import fitted_errors, output_name_error, parse_options, silenced, usage
+from jaxshow.magic_args import GivenOnce, fitted_errors, output_name_error, parse_options, silenced, usage
 
 
 class mutually_exclusive(argument_group):  # noqa: N801 - named like IPython's argument decorators
@@ -41,7 +41,7 @@ class JaxConfigMagics(Magics):
               help="Only options whose name contains FILTER, or matches it as a glob when it has * ? or [ (case-insensitive).")
     @argument("--changed", action="store_true",
               help="Only options whose value differs from JAX's default, and which of them change JAX's cache keys.")
-    @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
+    @argument("-o", "--output", metavar="NAME", action=GivenOnce, help="Also store the report object in the variable NAME.")
     @mutually_exclusive()
     @argument("--scopable", action="store_true", help="Only options with a context manager (JAX's State).")
     @argument("--flags", action="store_true", help="Only options without one (JAX's Flag).")

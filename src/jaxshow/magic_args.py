@@ -9,6 +9,7 @@ magic, which is typed ``%%name``. :func:`cell_magic_arguments` names the parser
 
 from __future__ import annotations
 
+import argparse
 import functools
 import keyword
 import re
@@ -40,6 +41,25 @@ class cell_magic_arguments(magic_arguments):  # noqa: N801 - named like the deco
     def __call__(self, func: Any) -> Any:
         self.name = "%" + real_name(func)
         return super().__call__(func)
+
+
+class GivenOnce(argparse.Action):
+    """``action=`` of an option that takes a value: given again with another value (``--save a --save b``), a usage
+    error naming both, where argparse would keep the last without a word; given again with the same value, that value.
+    A flag (``store_true``) given twice is the flag given once."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        earlier = getattr(namespace, self.dest, self.default)
+        if earlier is not self.default and _given(earlier) != _given(values):
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice, {_given(earlier)} and {_given(values)}; "
+                         "give it once")
+        setattr(namespace, self.dest, values)
+
+
+def _given(value: Any) -> str:
+    """An option's value as typed, quoted: ``'runs/a'``, ``'1 2'`` for ``--diff 1 2``."""
+    return repr(" ".join(map(str, value)) if isinstance(value, list) else _unquote(str(value)))
 
 
 def fitted(text: str, taken: str = "") -> str:

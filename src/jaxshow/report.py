@@ -1198,7 +1198,7 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:
     """Why a report lacks the calls inside ``helpers`` (the user's functions the cell called) that hit JAX's cache."""
     return (f"{'J' if capital else 'j'}itted calls inside {' or '.join(helpers)} that hit JAX's cache are not seen: JAX "
-            "serves a hit in C++, where jaxshow does not look; a call written in the cell is seen")
+            "serves a hit in C++, where jaxshow does not look; a call in the cell's top-level code is seen")
 
 
 def format_count(n: float | None, unit: str = "") -> str:

@@ -26,6 +26,7 @@ from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
 from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics
 from jaxshow.magic_args import (
+    GivenOnce,
     bare_name,
     cell_magic_arguments,
     expand_variables,
@@ -90,20 +91,21 @@ class StagesMagics(Magics):
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
-    @argument("-n", "--name", metavar="FUNCTION", help="Show the calls of this jitted function only.")
+    @argument("-n", "--name", metavar="FUNCTION", action=GivenOnce,
+              help="Show every call of this jitted function, and only its (with --all too).")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
     @argument("--source", action="store_true", help="Show your source lines beside the jaxpr, StableHLO and optimised HLO, "
                                                     "each IR line labelled In[n]:line (or the shortest path that tells your files apart); "
                                                     "hover or click a line to highlight the lines it links to, click "
                                                     "elsewhere to clear (also %%config StagesMagics.source=True).")
-    @argument("--save", metavar="DIR", help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
+    @argument("--save", metavar="DIR", action=GivenOnce, help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
                                                                "report in every process, not only in process 0.")
     @argument("--diff", action="store_true", help="Also show what changed since the previous compile of the same function "
                                                    "(cache key, jaxpr, StableHLO, optimised HLO, cost and memory).")
-    @argument("-o", "--output", metavar="NAME", help="Also store the report object in the variable NAME.")
+    @argument("-o", "--output", metavar="NAME", action=GivenOnce, help="Also store the report object in the variable NAME.")
     @no_var_expand
     @output_can_be_silenced
     @cell_magic

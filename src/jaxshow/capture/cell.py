@@ -685,7 +685,7 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     if jit_disabled is not None:
         seen = jit_disabled_note(jit_disabled)
     else:
-        seen = f"no jitted call of yours {'seen ' if unseen else ''}in this cell"
+        seen = "no jitted call of yours seen in this cell"  # a call on another thread that hit JAX's cache is never seen
     note = seen + ("" if raised else "; the cell ran normally")
     sentences = [note, *([compiled] if what else []), *([unseen_hits(helpers, capital=True)] if unseen else [])]
     return ". ".join(sentences)

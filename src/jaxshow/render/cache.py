@@ -64,6 +64,11 @@ MISS_EVIDENCE_LINES = 40
 VERDICT_WORDS = {"written": "written", "skipped": "not written", "hit": "read from disk", "not_cached": "not cached"}
 
 
+NOT_TRACED_NOR_CALLED = "no jitted function of yours was traced, nor called by the cell's top-level code"
+"""A cell's headline where none traced: its own calls (outside a ``def``, ``lambda`` or class) are all jaxshow sees of the
+calls that hit JAX's cache; one inside a function of the user's, or on another thread, hits in C++, unseen."""
+
+
 def _count(n: int | None) -> str:
     return "—" if n is None else str(n)
 
@@ -75,7 +80,9 @@ def _headline(report: CacheReport) -> str:
     if not report.functions:  # a call that raised is not counted (it never returned), so a raising cell says only this
         if report.cell_error:
             return "no jitted function of yours was traced"
-        return f"no jitted function of yours was {'traced or called in the cell' if report.unseen_inside else 'called or traced'}"
+        if not report.hits_counted:  # jaxshow.explain(): only traces are seen
+            return "no jitted function of yours was traced"
+        return NOT_TRACED_NOR_CALLED
     recompiled = sum(len(f.recompiled) for f in report.functions)
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled from an earlier trace (see the note)"

@@ -26,7 +26,7 @@ from jaxshow import _jax_compat
 from jaxshow.errors import RetraceError
 from jaxshow.report import CacheMiss, miss_title
 from jaxshow.retrace.classify import _is_user_function
-from jaxshow.retrace.history import _FunctionRecord, closest_key, registry
+from jaxshow.retrace.history import _FunctionRecord, closest_key, kept_before, registry
 from jaxshow.retrace.miss_text import change_line
 from jaxshow.retrace.session import _levels, explain_miss, miss_site, module_ran_again
 
@@ -147,7 +147,7 @@ class Freeze(_jax_compat.TraceProbe):
         blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
-        miss = explain_miss(record, status, key, jax_text, old.key if old is not None else None, len(record.keys), record.from_jax,
+        miss = explain_miss(record, status, key, jax_text, old.key if old is not None else None, *kept_before(record, None, key),
                             described=described, call_site=call_site and self.label(call_site), blame=blame,
                             reloaded=module_ran_again(record, status, self.is_cell_file))
         return dataclasses.replace(miss, evidence=self.label(miss.evidence), evidence_notes=tuple(map(self.label, miss.evidence_notes)))
@@ -165,7 +165,7 @@ def _history(fun: Any, debug_info: Any, key: Any) -> tuple[_FunctionRecord, str]
     record is not registered: a refusal leaves no history.
     """
     record = registry.lookup(fun)
-    seen = [kept.key for kept in record.keys] if record is not None else []
+    seen = [k for kept in record.keys if (k := kept.key) is not None] if record is not None else []
     cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
     if cached is None and record is not None:
         return record, "known"

@@ -17,6 +17,7 @@ JAX's "defined on the same line" hint depends on how the front end names cells.
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import hashlib
 import inspect
@@ -54,12 +55,85 @@ def moment() -> int:
 class _Kept:
     """One signature in a function's history: JAX's key, its printable description, its parts for ranking, whether it
     was read from JAX's tracing cache (traced before jaxshow looked) rather than seen to trace, and the :func:`moment` from
-    which it was in JAX's cache (a lookup that started earlier did not find it)."""
+    which it was in JAX's cache (a lookup that started earlier did not find it).
 
-    __slots__ = ("key", "described", "parts", "from_jax", "since")
+    A key holding a static value that is an object (a config, a model with a ``__hash__``) is ``loose``: held only
+    while JAX's cache keeps it (:func:`jaxshow._jax_compat.loose_trace_key`), so that jaxshow never keeps the user's
+    object alive after the user and JAX let it go; then the signature is gone from the history (:attr:`key` is
+    ``None``). Its parts are taken again from the key when asked for, and it is not indexed by its head."""
 
-    def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool, since: int) -> None:
-        self.key, self.described, self.parts, self.from_jax, self.since = key, described, parts, from_jax, since
+    __slots__ = ("_key", "_loose", "_parts", "_statics", "described", "from_jax", "since")
+
+    def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool, since: int,
+                 loose: Callable[[], Any] | None = None) -> None:
+        self._key, self._parts, self._loose = (None, None, loose) if loose is not None else (key, parts, None)
+        self._statics = tuple(map(_held, _jax_compat.argument_static_values(key))) if loose is not None else None
+        """A loose key's static values, each a weak reference, a value of :data:`_VALUES`, or :data:`_UNKNOWN`."""
+        if loose is not None and described is None:
+            described = _jax_compat.describe_trace_key(key)  # what is left to compare once JAX lets go (runs no repr of yours)
+        self.described, self.from_jax, self.since = described, from_jax, since
+
+    @property
+    def key(self) -> Any:
+        return self._key if self._loose is None else self._loose()
+
+    @property
+    def parts(self) -> Any:
+        if self._loose is None:
+            return self._parts
+        key = self._loose()
+        return _jax_compat.trace_key_parts(key) if key is not None else None
+
+    @property
+    def head(self) -> Any:
+        """The head it is indexed by in :attr:`_FunctionRecord.by_head` (``None``: not indexed)."""
+        return self._parts.head if self._parts is not None else None
+
+    @property
+    def loose(self) -> bool:
+        return self._loose is not None
+
+    @property
+    def is_loose(self) -> bool:
+        """Whether the key is held only while JAX's cache keeps it."""
+        return self._loose is not None
+
+    def gone(self) -> bool:
+        """Whether JAX let go of this loose key (and jaxshow with it)."""
+        return self._loose is not None and self._loose() is None
+
+    def was(self, key: Any, described: tuple | None) -> bool:
+        """Whether this gone key was ``key`` (described as ``described``), as far as jaxshow can tell once JAX let go: the
+        same input types and trace context (and pytree, where printed), and static values that are the very objects
+        (numbers, strings and the like: equal values) it held."""
+        if self._statics is None or described is None or self.described is None:
+            return False
+        (types, tree, context), (old_types, old_tree, old_context) = described, self.described
+        if types != old_types or context != old_context or (tree != old_tree and _jax_compat.TREE_UNREAD not in (tree, old_tree)):
+            return False
+        now = _jax_compat.argument_static_values(key)
+        return len(now) == len(self._statics) and all(_same(v, old) for v, old in zip(now, self._statics))
+
+
+_UNKNOWN = object()
+"""A static value that is neither a plain value nor takes a weak reference: nothing can tell it again."""
+
+
+def _held(value: Any) -> Any:
+    if not _holds_objects_in((value,)):
+        return value
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return _UNKNOWN
+
+
+def _same(value: Any, held: Any) -> bool:
+    if type(held) is weakref.ref:
+        return held() is value
+    if held is value:
+        return True
+    return type(held) in _COMPARED and type(value) is type(held) and not _holds_objects_in((value,)) and value == held
 
 
 class _FunctionRecord:
@@ -67,7 +141,7 @@ class _FunctionRecord:
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
                  "inner_ref", "transforms", "parameters",
-                 "keys", "from_jax", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
+                 "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
                  "defines", "__weakref__")
 
@@ -109,6 +183,8 @@ class _FunctionRecord:
         self.keys: deque[_Kept] = deque()
         self.from_jax = 0
         """How many of ``keys`` were read from JAX's tracing cache (:func:`remember_cached`)."""
+        self.loose = 0
+        """How many of ``keys`` are loose (held only while JAX's cache keeps them, :class:`_Kept`)."""
         self.newest_since = 0
         """The latest ``since`` of any key kept: a lookup that started after it could find every one."""
         self.by_head: dict[Any, deque[_Kept]] = {}
@@ -123,20 +199,24 @@ class _FunctionRecord:
     def remember(self, key: Any, described: tuple | None, parts: Any, from_jax: bool = False, since: int | None = None) -> None:
         """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head; ``from_jax``: read
         from JAX's tracing cache, not seen to trace; ``since``: when it was in JAX's cache (default now)."""
-        kept = _Kept(key, described, parts, from_jax, moment() if since is None else since)
+        fun = self.fun_ref() if self.fun_ref is not None else None
+        loose = _jax_compat.loose_trace_key(key, fun) if fun is not None and _holds_objects(key) else None
+        kept = _Kept(key, described, parts, from_jax, moment() if since is None else since, loose)
         self.from_jax += from_jax
+        self.loose += loose is not None
         self.newest_since = max(self.newest_since, kept.since)
         if len(self.keys) >= HISTORY_LIMIT:
             oldest = self.keys.popleft()
             self.from_jax -= oldest.from_jax
-            head = oldest.parts.head if oldest.parts is not None else None
+            self.loose -= oldest.is_loose
+            head = oldest.head
             if head is not None:
                 bucket = self.by_head[head]
                 bucket.popleft()  # a bucket keeps the order of self.keys, so the oldest is its first
                 if not bucket:
                     del self.by_head[head]
         self.keys.append(kept)
-        if parts is not None and parts.head is not None:
+        if kept.head is not None:
             bucket = self.by_head.get(parts.head)
             if bucket is None:
                 bucket = self.by_head[parts.head] = deque()
@@ -166,6 +246,32 @@ class _FunctionRecord:
         """``name`` (the function's name or qualified name) with its transformations as the user wrote them:
         ``grad(jit(grad(f)))`` (``f`` when there are none)."""
         return written(name, self.transforms)
+
+
+_COMPARED = frozenset({int, float, complex, str, bytes, bool, range, tuple, frozenset})
+"""The types of the static values kept as they are that compare by value (others by identity)."""
+_VALUES = frozenset({*_COMPARED, type(None)})
+"""Static values jaxshow keeps with a key without a second thought: numbers, strings, ``None`` (these exact types), enum
+members, classes, and tuples and frozensets of these, which hold nothing of the user's; none of their code is the user's."""
+
+
+def _holds_objects(key: Any) -> bool:
+    """Whether ``key`` holds a static argument other than :data:`_VALUES`."""
+    return _holds_objects_in(_jax_compat.argument_static_values(key))
+
+
+def _holds_objects_in(values: tuple) -> bool:
+    """Whether ``values`` are other than :data:`_VALUES` (read by type only: no code of the values' runs)."""
+    pending, looked = list(values), 0
+    while pending:
+        value = pending.pop()
+        looked += 1
+        kind = type(value)
+        if looked > 64 or not (kind in _VALUES or issubclass(kind, (type, enum.Enum))):
+            return True
+        if kind is tuple or kind is frozenset:
+            pending.extend(value)
+    return False
 
 
 def _made_by(fun: Any) -> str | None:
@@ -477,16 +583,30 @@ def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any
 def kept_before(record: _FunctionRecord, started: int | None, key: Any) -> tuple[int, int]:
     """How many of ``record``'s signatures were in JAX's cache when a lookup of ``key`` started at ``started`` (all where
     ``None``), and how many of those were read from JAX's cache."""
-    if started is None or (record.newest_since <= started and not record.from_jax):  # every key visible: one thread's miss
-        return len(record.keys), record.from_jax
-    found = [k.from_jax for k in record.keys if k.since <= started and not (k.from_jax and k.key == key)]  # _visible, inline
+    if started is None or (record.newest_since <= started and not record.from_jax and not record.loose):
+        return len(record.keys), record.from_jax  # every key visible: one thread's miss, no key JAX may have let go of
+    found = [k.from_jax for k in record.keys if _visible(k, started, key)]
     return len(found), sum(found)
 
 
 def _visible(kept: _Kept, started: int | None, key: Any) -> bool:
     """Whether a lookup of ``key`` that started at ``started`` could find ``kept``; never its own key read from JAX's cache
-    (JAX keeps the key of a lookup that raised, and another thread may read the key of a lookup still open)."""
-    return started is None or (kept.since <= started and not (kept.from_jax and kept.key == key))
+    (JAX keeps the key of a lookup that raised, and another thread may read the key of a lookup still open), nor a loose
+    key JAX let go of (:class:`_Kept`)."""
+    if started is not None and (kept.since > started or (kept.from_jax and kept.key == key)):
+        return False
+    return not kept.gone()
+
+
+def let_go(record: _FunctionRecord, key: Any) -> str | None:
+    """Where no signature of ``record`` is left to compare ``key`` with: ``"same"`` where one JAX let go of (a loose key,
+    :class:`_Kept`) was ``key`` (:meth:`_Kept.was`), ``"released"`` where JAX let go of some but none is known to have
+    been ``key``, ``None`` where it let go of none."""
+    gone = [kept for kept in record.keys if kept.gone()]
+    if not gone:
+        return None
+    described = _jax_compat.describe_trace_key(key)
+    return "same" if any(kept.was(key, described) for kept in gone) else "released"
 
 
 def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None,

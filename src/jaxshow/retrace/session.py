@@ -79,12 +79,17 @@ from jaxshow.retrace.history import (
     closest_key,
     defined_in_top_level_loop,
     kept_before,
+    let_go,
     moment,
     registry,
     remember_cached,
 )
 from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
                                        explained_function, miss_summary)
+
+CLEARED_BY = {"after_clear": "%jaxcache clear emptied its cache",
+              "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)"}
+"""What a first trace came after, by the status of its function (:meth:`Registry.record_for`, :func:`let_go`)."""
 
 JAX_TEXT_MAX_ENTRIES = 32
 """In ``on`` mode, JAX's own O(N) explanation is used only while its tracing cache holds at most this many entries."""
@@ -180,7 +185,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
                              written=record.written(record.name), reloaded=reloaded, made_in=made_in,
-                             cleared=status == "after_clear"),
+                             cleared=CLEARED_BY.get(status)),
         changes=changes,
         evidence=evidence,
         evidence_source=source,
@@ -672,8 +677,14 @@ class Session(_jax_compat.TraceProbe):
             parts = _jax_compat.trace_key_parts(key)
             described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
             old = closest_key(record, key, described, parts, frame.started) if status == "known" else None
-            miss = _Miss(record, status, key, described, old.key if old is not None else None, kept, from_jax, frame.jax_text,
-                         call_site, time.time())
+            old_key = old.key if old is not None else None
+            if old is None and status == "known" and not kept and key is not None:
+                released = let_go(record, key)  # its earlier signatures held objects of the user's, which JAX let go of
+                if released == "same":
+                    old_key = key  # that signature itself: traced before, not kept by JAX
+                elif released is not None:
+                    status = released
+            miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
             miss.blame, miss.thread = blame, thread
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
@@ -682,8 +693,9 @@ class Session(_jax_compat.TraceProbe):
                     miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
             miss.reloaded = module_ran_again(record, status, self.is_cell_file)
-            if old is not None and parts is not None and old.parts is not None and _jax_compat.only_types_differ(parts, old.parts):
-                miss.category = "input_types"
+            if (old is not None and not old.loose and parts is not None and old.parts is not None
+                    and _jax_compat.only_types_differ(parts, old.parts)):
+                miss.category = "input_types"  # explained when shown; one whose keys hold objects, at once (to let them go)
             else:
                 explained = miss.explained()
                 if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
