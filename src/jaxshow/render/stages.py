@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Iterable, NamedTuple, Sequence
 
@@ -308,13 +309,18 @@ def prepare_ir(stations: Iterable[TracedStation | LoweredStation | CompiledStati
             _shown_ir_html(station.jaxpr_text, "jaxpr", budget)
             if station.jaxpr_source_text:
                 _shown_ir_html(station.jaxpr_source_text, "jaxpr", budget)
-            _shown_ir_text(station.jaxpr_source_text or station.jaxpr_text, budget)
+            _shown_ir_text(station.jaxpr_source_text or station.jaxpr_text, _any_width(budget))
         elif isinstance(station, LoweredStation):
             _shown_ir_html(station.module_text, station.dialect, budget)
-            _shown_ir_text(station.module_text, budget)
+            _shown_ir_text(station.module_text, _any_width(budget))
         elif isinstance(station, CompiledStation) and station.optimized_hlo_text:
             _shown_ir_html(station.optimized_hlo_text, "hlo", budget)
-            _shown_ir_text(station.optimized_hlo_text, budget)
+            _shown_ir_text(station.optimized_hlo_text, _any_width(budget))
+
+
+def _any_width(budget: TextBudget) -> TextBudget:
+    """``budget`` for :func:`_shown_ir_text`: IR lines never wrap, so one cached text serves every width."""
+    return dataclasses.replace(budget, width=0) if budget.width else budget
 
 
 _TABLES_LEFT_OUT = f"(stack-frame tables, {{lines}}: {HLO_TABLES[0]} … {HLO_TABLES[-1]}, the source of each stack_frame_id; left out here)"
@@ -522,7 +528,7 @@ def _cell_html(cell: CellReport, budget: TextBudget) -> Html:
 
 
 def _text_ir(title: str, text: str, attribute: str, budget: TextBudget) -> str:
-    shown = _shown_ir_text(text, budget)
+    shown = _shown_ir_text(text, _any_width(budget))
     body = shown.body
     if shown.tables_note:  # wrapped here, not in the cached text, which serves every width
         body = body.replace(f"    {shown.tables_note}\n", paragraph("    ", shown.tables_note, "     ", budget) + "\n", 1)
