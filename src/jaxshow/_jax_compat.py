@@ -1155,6 +1155,11 @@ def _static_arguments(key: Any) -> dict[str, Any] | None:
         return None
 
 
+def static_argument_paths(key: Any) -> frozenset[str]:
+    """The input paths of a key's static arguments (as :func:`static_argument_texts` keys them), no value shown."""
+    return frozenset(_static_arguments(key) or ())
+
+
 def static_argument_texts(key: Any) -> dict[str, str]:
     """A key's static arguments by input path (``[0][1]``, ``[1]['n']``), each value as :func:`safe_repr` shows it; empty
     for a key of another shape."""

@@ -231,6 +231,8 @@ def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[
     its static side, in parameter order. JAX words this as a pytree node of another type (jax 0.9-0.10), other debug
     info (jax >= 0.11) or other ``static_argnums`` (jax <= 0.8). A static argument passed another way, or left out, is
     no switch."""
+    if _jax_compat.static_argument_paths(key) == _jax_compat.static_argument_paths(old):
+        return ()  # the same arguments static both times (the usual miss): no value is shown, nothing to read
     statics = [{_static_name(p, names): (p, text) for p, text in _jax_compat.static_argument_texts(k).items()} for k in (key, old)]
     traced = [dict(d[0]) if d is not None else {} for d in map(_jax_compat.describe_trace_key, (key, old))]
     switched = []

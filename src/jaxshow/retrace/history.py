@@ -60,13 +60,15 @@ class _Kept:
     A key holding a static value that is an object (a config, a model with a ``__hash__``) is ``loose``: held only
     while JAX's cache keeps it (:func:`jaxshow._jax_compat.loose_trace_key`), so that jaxshow never keeps the user's
     object alive after the user and JAX let it go; then the signature is gone from the history (:attr:`key` is
-    ``None``). Its parts are taken again from the key when asked for, and it is not indexed by its head."""
+    ``None``). Its parts are taken again from the key when asked for, and it is indexed by its head's hash
+    (:func:`head_index`), which holds nothing."""
 
-    __slots__ = ("_key", "_loose", "_parts", "_statics", "described", "from_jax", "since")
+    __slots__ = ("_key", "_loose", "_parts", "_statics", "_head", "described", "from_jax", "since")
 
     def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool, since: int,
                  loose: Callable[[], Any] | None = None) -> None:
         self._key, self._parts, self._loose = (None, None, loose) if loose is not None else (key, parts, None)
+        self._head = head_index(parts, loose is not None)
         self._statics = tuple(map(_held, _jax_compat.argument_static_values(key))) if loose is not None else None
         """A loose key's static values, each a weak reference, a value of :data:`_VALUES`, or :data:`_UNKNOWN`."""
         if loose is not None and described is None:
@@ -86,16 +88,11 @@ class _Kept:
 
     @property
     def head(self) -> Any:
-        """The head it is indexed by in :attr:`_FunctionRecord.by_head` (``None``: not indexed)."""
-        return self._parts.head if self._parts is not None else None
+        """What it is indexed by in :attr:`_FunctionRecord.by_head` (:func:`head_index`; ``None``: not indexed)."""
+        return self._head
 
     @property
     def loose(self) -> bool:
-        return self._loose is not None
-
-    @property
-    def is_loose(self) -> bool:
-        """Whether the key is held only while JAX's cache keeps it."""
         return self._loose is not None
 
     def gone(self) -> bool:
@@ -208,7 +205,7 @@ class _FunctionRecord:
         if len(self.keys) >= HISTORY_LIMIT:
             oldest = self.keys.popleft()
             self.from_jax -= oldest.from_jax
-            self.loose -= oldest.is_loose
+            self.loose -= oldest.loose
             head = oldest.head
             if head is not None:
                 bucket = self.by_head[head]
@@ -217,9 +214,9 @@ class _FunctionRecord:
                     del self.by_head[head]
         self.keys.append(kept)
         if kept.head is not None:
-            bucket = self.by_head.get(parts.head)
+            bucket = self.by_head.get(kept.head)
             if bucket is None:
-                bucket = self.by_head[parts.head] = deque()
+                bucket = self.by_head[kept.head] = deque()
             bucket.append(kept)
 
     def carrying(self, carried: types.FunctionType) -> None:
@@ -253,6 +250,14 @@ _COMPARED = frozenset({int, float, complex, str, bytes, bool, range, tuple, froz
 _VALUES = frozenset({*_COMPARED, type(None)})
 """Static values jaxshow keeps with a key without a second thought: numbers, strings, ``None`` (these exact types), enum
 members, classes, and tuples and frozensets of these, which hold nothing of the user's; none of their code is the user's."""
+
+
+def head_index(parts: Any, loose: bool) -> Any:
+    """What a key with ``parts`` is indexed by among a function's signatures: its head (:attr:`TraceKeyParts.head
+    <jaxshow._jax_compat.TraceKeyParts.head>`), or for a loose key (one holding a static object, :class:`_Kept`) the
+    head's hash, which keeps no object alive; ``None`` where it has none."""
+    head = parts.head if parts is not None else None
+    return None if head is None else hash(head) if loose else head
 
 
 def _holds_objects(key: Any) -> bool:
@@ -635,13 +640,14 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
     if not record.keys:
         return None
     if parts is not None and parts.head is not None:
-        bucket = record.by_head.get(parts.head)
+        bucket = record.by_head.get(head_index(parts, _holds_objects(key)))
         if bucket:
             best, fewest = None, 0
             for kept in reversed(bucket):  # newest first: the most recent wins a tie
-                if not _visible(kept, started, key):
+                old = kept.parts if _visible(kept, started, key) else None
+                if old is None or (kept.loose and old.head != parts.head):  # indexed by hash: another head may share it
                     continue
-                differing = _jax_compat.type_differences(parts, kept.parts) or 1
+                differing = _jax_compat.type_differences(parts, old) or 1
                 if best is None or differing < fewest:
                     best, fewest = kept, differing
                     if differing == 1:
