@@ -5,6 +5,7 @@ Not run by pytest. Usage::
     python benchmarks/jaxcache_overhead.py            # all three cases
     python benchmarks/jaxcache_overhead.py scale      # only the "10, 100, 1,000 signatures" case
     python benchmarks/jaxcache_overhead.py hot        # only the hot loop (off, %jaxcache on, %jaxcache freeze)
+    python benchmarks/jaxcache_overhead.py static     # only a miss of a function with a static object, at 1,000 signatures
 
 Each configuration (JAX's flag off with jaxshow off; jaxshow's ``on`` mode, i.e.
 the session ``%jaxcache on`` starts; JAX's own ``jax_explain_cache_misses``)
@@ -212,6 +213,47 @@ def hot_loop() -> None:
     print(f"  ratio %jaxcache freeze / off    = {hmed['frozen'] / hmed['off']:.3f}x (target <= 1.05x)")
 
 
+def static_object() -> None:
+    """A trace-only miss of a function with a static config object (hashable, held weakly by jaxshow) at 1,000 signatures."""
+
+    class Config:
+        def __init__(self, k: int) -> None:
+            self.k = k
+
+        def __hash__(self) -> int:
+            return hash(self.k)
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Config) and other.k == self.k
+
+    config = Config(2)
+    f = jax.jit(lambda x, c: x * c.k, static_argnums=1)
+    session = retrace.Session(jax_text="when_cheap").start()
+    try:
+        for n in range(1, SIGNATURES + 1):
+            f.trace(jax.ShapeDtypeStruct((n,), jnp.float32), config)
+    finally:
+        session.stop()
+    session.reset()
+    n, samples = SIGNATURES + 1, {"plain": [], "on": []}
+    for mode in ("plain", "on") * 4:
+        if mode == "on":
+            session.start()
+        try:
+            for _ in range(30):
+                x = jax.ShapeDtypeStruct((n,), jnp.float32)
+                n += 1
+                t = time.perf_counter()
+                f.trace(x, config)
+                samples[mode].append(time.perf_counter() - t)
+        finally:
+            if mode == "on":
+                session.stop()
+    plain, on = statistics.median(samples["plain"]), statistics.median(samples["on"])
+    print(f"trace miss with a static object at {SIGNATURES:,} signatures: plain {plain * 1e3:.2f} ms, "
+          f"%jaxcache on {on * 1e3:.2f} ms, {on / plain:.2f}x")
+
+
 def main() -> None:
     logging.getLogger("jax._src.interpreters.partial_eval").addHandler(logging.NullHandler())
     logging.getLogger("jax._src.interpreters.partial_eval").propagate = False
@@ -220,6 +262,8 @@ def main() -> None:
         scale()
     if not only:
         misses()
+    if only in ([], ["static"]):
+        static_object()
     if only in ([], ["hot"]):
         hot_loop()
 

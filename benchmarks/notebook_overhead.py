@@ -9,7 +9,7 @@ cells with ``%timeit`` (it picks its own loop counts, so their time is not
 comparable run to run) and cells that import JAX (under the magic
 ``%load_ext jaxshow`` has already imported it).
 
-    python benchmarks/notebook_overhead.py NOTEBOOK.ipynb [...] [--repeats 2]
+    python benchmarks/notebook_overhead.py NOTEBOOK.ipynb [...] [--repeats 2] [--cells]
 
 JAX's documentation notebooks make a good test (fetch jax-ml/jax; the ``.md``
 sources under ``docs/`` convert with jupytext).
@@ -62,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="+", type=pathlib.Path)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--cells", action="store_true", help="also print each timed cell's median seconds, plain and under the magic")
     args = parser.parse_args()
     totals = {False: 0.0, True: 0.0}
     print("| notebook | cells timed | plain | `%%jaxstages` on every cell | ratio |")
@@ -71,11 +72,20 @@ def main() -> None:
         sources = [c.source for c in notebook.cells if c.cell_type == "code"]
         timed = [i for i, s in enumerate(sources) if "timeit" not in s and "import jax" not in s]
         sums: dict[bool, list[float]] = {False: [], True: []}
+        cells: dict[bool, list[list[float]]] = {False: [], True: []}
         with tempfile.TemporaryDirectory() as workdir:
             for repeat in range(args.repeats):
                 for magic in ((False, True) if repeat % 2 == 0 else (True, False)):
                     seconds = run(notebook, magic, workdir)
                     sums[magic].append(sum(seconds[i] for i in timed))
+                    cells[magic].append(seconds)
+        if args.cells:
+            extras = []
+            for i in timed:
+                plain, magic = (statistics.median(run[i] for run in cells[m]) for m in (False, True))
+                extras.append(magic - plain)
+                print(f"  {plain * 1e3:9.1f} ms {magic * 1e3:9.1f} ms {(magic - plain) * 1e3:+8.1f} ms  {sources[i].splitlines()[0][:60]}")
+            print(f"  median extra per cell: {statistics.median(extras) * 1e3:.1f} ms")
         plain, magic = statistics.mean(sums[False]), statistics.mean(sums[True])
         totals[False] += plain
         totals[True] += magic
