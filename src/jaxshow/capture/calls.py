@@ -286,11 +286,13 @@ def user_site(frame: Any, cell_line: CellLine = no_cell) -> SourceLocation | Non
     """The innermost frame in the user's code from ``frame`` out, its line as the cell shows it (``cell_line``): the
     first of :func:`_sites`, found without walking further."""
     while frame is not None:
-        in_cell = _in_cell(frame, cell_line)
-        if in_cell is not None:
-            return in_cell[0]
-        if is_user_file(frame.f_code.co_filename):
-            return _location(frame)
+        filename = frame.f_code.co_filename
+        if filename.startswith("<") or is_user_file(filename):  # else JAX's, jaxshow's or a library's: passed at once
+            in_cell = _in_cell(frame, cell_line)
+            if in_cell is not None:
+                return in_cell[0]
+            if is_user_file(filename):
+                return _location(frame)
         frame = frame.f_back
     return None
 
