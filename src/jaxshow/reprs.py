@@ -95,10 +95,10 @@ def _parts(value: Any) -> list[Any]:
 
 
 def _dataclass_made(kind: type, method: types.FunctionType) -> bool:
-    """Whether ``method`` is the ``__repr__`` ``@dataclass`` wrote for ``kind`` (compiled from a string, in
+    """Whether ``method`` is the ``__repr__`` ``@dataclass`` wrote for ``kind`` (compiled from ``<string>``, in
     ``reprlib.recursive_repr``'s wrapper), which shows the fields' reprs."""
     made = inspect.unwrap(method)
-    return type(made) is types.FunctionType and made.__code__.co_filename.startswith("<") and dataclasses.is_dataclass(kind)
+    return type(made) is types.FunctionType and made.__code__.co_filename == "<string>" and dataclasses.is_dataclass(kind)
 
 
 def _quiet(value: Any) -> str:
