@@ -742,6 +742,36 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         run_captured(shell, "%jaxcache off")
 
 
+RAISING_EQ = """
+class Key:
+    def __init__(self, k): self.k = k
+    def __hash__(self): return self.k
+    def __eq__(self, o): raise RuntimeError('eq ran')
+@partial(jax.jit, static_argnums=1)
+def keyed(v, c):
+    return v * c.k
+"""
+
+
+def test_a_static_value_whose_eq_raises_behaves_as_without_jaxshow(shell):
+    """Two static values of other hashes whose ``__eq__`` raises: the plain cell runs on jax 0.7 (a dict lookup never
+    compares keys of other hashes) and 0.12, and raises JAX's ValueError on jax 0.9-0.10 (its pytree compares them). Under
+    %jaxcache on, jax 0.7's cell raised the user's 'RuntimeError: eq ran' after tracing, nothing cached: JAX's
+    explanation, which jaxshow turned on, compares the new key with every cached one."""
+
+    def run() -> list[tuple[bool, type | None]]:
+        shell.run_cell(RAISING_EQ)
+        outcomes = [run_captured(shell, f"done = None\ny = keyed(x, Key({k}))\ndone = {k}")[0] for k in (1, 2)]
+        return [(r.success, type(r.error_in_exec), shell.user_ns["done"]) for r in outcomes][1:]
+
+    plain = run()
+    run_captured(shell, "%jaxcache on")
+    try:
+        assert run() == plain
+    finally:
+        run_captured(shell, "%jaxcache off")
+
+
 def test_misses_not_shown_keep_no_static_value_alive(shell):
     """Twelve new shapes of a function whose static argument is an object: the report shows ten misses and counts the
     rest, whose raw facts (both keys, hence the object) jaxshow kept to explain them if shown, after JAX let go."""

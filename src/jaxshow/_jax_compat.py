@@ -28,7 +28,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import runs_users_repr, safe_repr
+from jaxshow.reprs import runs_users_eq, runs_users_repr, safe_repr
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -908,7 +908,8 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             result = None
             try:
                 if refusing is None:
-                    result = original(fun, *args)
+                    with _unexplained_where_users_eq_runs(key, entries):
+                        result = original(fun, *args)
                 else:
                     with refusing_traces():
                         result = original(fun, *args)
@@ -943,6 +944,19 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             module._create_pjit_jaxpr = original
 
     return uninstall
+
+
+def _unexplained_where_users_eq_runs(key: PjitTraceKey, entries: Any) -> Any:
+    """jax <= 0.8: a context in which JAX does not explain this lookup's miss where jaxshow alone turned its explanation
+    on and it would run an ``__eq__`` of the user's (:func:`jaxshow.reprs.runs_users_eq`) on a static value of ``key``
+    or of a key cached before (``entries``): JAX compares the new key with every cached one (``key != ok``), which the
+    lookup itself never does with keys of other hashes; a user's ``__eq__`` that raised made the call raise."""
+    if not _explain_flag() or user_explains_cache_misses():
+        return contextlib.nullcontext()
+    keys = (key.key, *(entries or ()))
+    if any(runs_users_eq(value) for k in keys for value in _pjit_static_values(k[0])):
+        return jax.explain_cache_misses(False)
+    return contextlib.nullcontext()
 
 
 def trace_key_context(key: Any) -> tuple[tuple, Any]:

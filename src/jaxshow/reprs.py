@@ -63,7 +63,7 @@ def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str
 
 _CONTAINERS = (tuple, list, dict, set, frozenset, functools.partial)
 _MAX_PARTS = 200
-"""Parts of one value looked at, at most, to tell whether its ``repr`` runs the user's code."""
+"""Parts of one value looked at, at most, to tell whether its ``repr`` or ``==`` runs the user's code."""
 
 
 def runs_users_repr(value: Any) -> bool:
@@ -71,15 +71,26 @@ def runs_users_repr(value: Any) -> bool:
     (a cell's class), on the value or, through the ``repr`` of tuples, lists, dicts, sets, ``functools.partial`` and
     dataclasses (their fields), on a part of it. Only types and instances' own slots are read: no code of the value's
     runs. Past :data:`_MAX_PARTS` parts, it is taken to."""
+    return _runs_users(value, "__repr__")
+
+
+def runs_users_eq(value: Any) -> bool:
+    """Whether comparing ``value`` with ``==`` could run an ``__eq__`` of the user's, read as :func:`runs_users_repr`
+    reads ``__repr__`` (a dataclass's made ``__eq__`` compares its fields)."""
+    return _runs_users(value, "__eq__")
+
+
+def _runs_users(value: Any, name: str) -> bool:
     pending, seen = [value], 0
     while pending and seen < _MAX_PARTS:
         part = pending.pop()
         seen += 1
         kind = type(part)
-        method = inspect.getattr_static(kind, "__repr__", None)
+        method = inspect.getattr_static(kind, name, None)
         if type(method) is types.FunctionType:
             if _dataclass_made(kind, method):
-                pending.extend(inspect.getattr_static(part, f.name, None) for f in dataclasses.fields(kind) if f.repr)
+                pending.extend(inspect.getattr_static(part, f.name, None) for f in dataclasses.fields(kind)
+                               if (f.repr if name == "__repr__" else f.compare))
                 continue
             if not is_installed(os.path.abspath(method.__code__.co_filename)):
                 return True
@@ -95,8 +106,8 @@ def _parts(value: Any) -> list[Any]:
 
 
 def _dataclass_made(kind: type, method: types.FunctionType) -> bool:
-    """Whether ``method`` is the ``__repr__`` ``@dataclass`` wrote for ``kind`` (compiled from ``<string>``, in
-    ``reprlib.recursive_repr``'s wrapper), which shows the fields' reprs."""
+    """Whether ``method`` is the ``__repr__`` or ``__eq__`` ``@dataclass`` wrote for ``kind`` (compiled from
+    ``<string>``; a ``__repr__`` in ``reprlib.recursive_repr``'s wrapper), which shows or compares the fields."""
     made = inspect.unwrap(method)
     return type(made) is types.FunctionType and made.__code__.co_filename == "<string>" and dataclasses.is_dataclass(kind)
 
