@@ -757,7 +757,8 @@ def test_a_static_value_whose_eq_raises_behaves_as_without_jaxshow(shell):
     """Two static values of other hashes whose ``__eq__`` raises: the plain cell runs on jax 0.7 (a dict lookup never
     compares keys of other hashes) and 0.12, and raises JAX's ValueError on jax 0.9-0.10 (its pytree compares them). Under
     %jaxcache on, jax 0.7's cell raised the user's 'RuntimeError: eq ran' after tracing, nothing cached: JAX's
-    explanation, which jaxshow turned on, compares the new key with every cached one."""
+    explanation, which jaxshow turned on, compares the new key with every cached one. jaxshow's own comparison of the two
+    keys counts such a value as changed."""
 
     def run() -> list[tuple[bool, type | None]]:
         shell.run_cell(RAISING_EQ)
@@ -770,6 +771,10 @@ def test_a_static_value_whose_eq_raises_behaves_as_without_jaxshow(shell):
         assert run() == plain
     finally:
         run_captured(shell, "%jaxcache off")
+    # jax 0.12's miss was not recorded at all ('traces observed by jaxshow: 1', 'cache entries now: 2'): jaxshow's own
+    # count of the keys' differing static values ran the raising __eq__
+    run_captured(shell, "%jaxcache keyed -o hist")
+    assert shell.user_ns["hist"].traces_observed == 1 + plain[0][0]  # Key(1)'s trace, and Key(2)'s where it ran
 
 
 def test_misses_not_shown_keep_no_static_value_alive(shell):

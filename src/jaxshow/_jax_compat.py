@@ -1471,7 +1471,7 @@ def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None
     """How many static arguments differ between two keys' parts (as :func:`static_arg_changes` counts them), else ``None``."""
     if new.statics is None or old.statics is None or new.statics.keys() != old.statics.keys():
         return None
-    return sum(1 for p in new.statics if new.statics[p] != old.statics[p])
+    return sum(1 for p in new.statics if _differ(new.statics[p], old.statics[p]))
 
 
 def type_differences(new: TraceKeyParts, old: TraceKeyParts) -> int:
