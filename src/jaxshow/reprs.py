@@ -53,6 +53,14 @@ ANOTHER_OBJECT = " (another object)"
 """The mark of a changed static value's new text where it prints as before but for its addresses."""
 
 
+def differ(new: Any, old: Any) -> bool:
+    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
+    try:
+        return bool(new != old)
+    except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
+        return True
+
+
 def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str, ...]]) -> tuple[str, str]:
     """A changed static value's two texts (from :func:`stable_repr`), the new one marked where only the addresses differ."""
     (now_text, now_at), (before_text, before_at) = now, before
