@@ -742,6 +742,58 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         run_captured(shell, "%jaxcache off")
 
 
+RAISING_EQ = """
+class Key:
+    def __init__(self, k): self.k = k
+    def __hash__(self): return self.k
+    def __eq__(self, o): raise RuntimeError('eq ran')
+@partial(jax.jit, static_argnums=1)
+def keyed(v, c):
+    return v * c.k
+"""
+
+
+def test_a_static_value_whose_eq_raises_behaves_as_without_jaxshow(shell):
+    """Two static values of other hashes whose ``__eq__`` raises: the plain cell runs on jax 0.7 (a dict lookup never
+    compares keys of other hashes) and 0.12, and raises JAX's ValueError on jax 0.9-0.10 (its pytree compares them). Under
+    %jaxcache on, jax 0.7's cell raised the user's 'RuntimeError: eq ran' after tracing, nothing cached: JAX's
+    explanation, which jaxshow turned on, compares the new key with every cached one. jaxshow's own comparison of the two
+    keys counts such a value as changed."""
+
+    def run() -> list[tuple[bool, type | None]]:
+        shell.run_cell(RAISING_EQ)
+        outcomes = [run_captured(shell, f"done = None\ny = keyed(x, Key({k}))\ndone = {k}")[0] for k in (1, 2)]
+        return [(r.success, type(r.error_in_exec), shell.user_ns["done"]) for r in outcomes][1:]
+
+    plain = run()
+    run_captured(shell, "%jaxcache on")
+    try:
+        assert run() == plain
+    finally:
+        run_captured(shell, "%jaxcache off")
+    # jax 0.12's miss was not recorded at all ('traces observed by jaxshow: 1', 'cache entries now: 2'): jaxshow's own
+    # count of the keys' differing static values ran the raising __eq__
+    run_captured(shell, "%jaxcache keyed -o hist")
+    assert shell.user_ns["hist"].traces_observed == 1 + plain[0][0]  # Key(1)'s trace, and Key(2)'s where it ran
+
+
+@pytest.mark.skipif((0, 9) <= _jax_compat.JAX_VERSION[:2] <= (0, 10), reason="jax 0.9-0.10 compare static values in "
+                    "the pytree: the plain call of Key(2) raises JAX's ValueError")
+def test_two_static_objects_whose_eq_raises_read_as_what_differs(shell):
+    """Two static values whose ``__repr__`` and ``__eq__`` (which raises) are the user's read 'static args: equal as
+    printed, unequal as compared: an attribute compared by identity, such as a functools.partial …' (jax 0.7; 'c: equal
+    as printed …' on jax 0.12), which they are not: jaxshow stopped looking for the part that differs at the raising
+    ``__eq__``. It counts as unequal now, as in every other comparison of jaxshow's, and the miss reads what differs."""
+    shell.run_cell(RAISING_EQ + "Key.__repr__ = lambda self: 1 / 0\n")
+    run_captured(shell, "%jaxcache on")
+    try:
+        run_captured(shell, "y = keyed(x, Key(1))")
+        text = " ".join(run_captured(shell, "y = keyed(x, Key(2))")[1].outputs[-1].data["text/plain"].split())
+    finally:
+        run_captured(shell, "%jaxcache off")
+    assert "1. different static arguments: c: now k = 2, before k = 1 called at " in text
+
+
 def test_misses_not_shown_keep_no_static_value_alive(shell):
     """Twelve new shapes of a function whose static argument is an object: the report shows ten misses and counts the
     rest, whose raw facts (both keys, hence the object) jaxshow kept to explain them if shown, after JAX let go."""

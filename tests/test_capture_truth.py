@@ -602,6 +602,17 @@ def test_a_static_arguments_own_repr_is_never_run(shell):
                                                             (("s", "(<Loud object; its repr not run>, 4)"),)]
 
 
+def test_a_dataclass_with_a_repr_of_its_own_written_in_a_cell_is_named_unread(shell):
+    """A frozen dataclass with a ``__repr__`` of its own, written in a terminal IPython's cell (a file named
+    ``<ipython-input-…>``), printed 'repr ran' under %%jaxstages and read 'Own': jaxshow took the cell's method for the one
+    ``@dataclass`` compiles from ``<string>``, whose fields it reads instead."""
+    _define(shell, LOUD + "@dataclasses.dataclass(frozen=True)\nclass Own:\n    n: int\n"
+                          "    def __repr__(self): print('repr ran'); return 'Own'\n")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep\nr = scale(x, Own(1))")
+    assert result.success and cap.stdout == ""
+    assert rep.reports[0].wrapper.static_args == (("s", "<Own object; its repr not run>"),)
+
+
 def test_static_argument_with_raising_repr_under_jaxcache(shell):
     _define(shell, BAD_REPR)
     result, _, _ = _run(shell, "%%jaxcache\nr = scale(x, bad)")

@@ -182,3 +182,26 @@ def test_a_flag_or_the_same_value_given_twice_counts_once(ip, cell, tmp_path):
     assert result.success and "ran" in ip.user_ns
     [report] = ip.user_ns["rep"].reports
     assert "add" in report.traced.jaxpr_text and "mul" not in report.traced.jaxpr_text  # f's, not g's
+
+
+@pytest.mark.parametrize("cell, saved", [("%%jaxstages --save {d}/runs --save {d}/./runs/ -o rep\nran = f(x)", "runs"),
+                                         ("%%jaxstages --save=~/runs --save ~/runs/ -o rep\nran = f(x)", "runs"),
+                                         ("%%jaxstages -n f --name \uff46 -o rep\nran = f(x)\ng(x)", None),
+                                         ("%%jaxstages -n 'f' --name=f -o rep\nran = f(x)\ng(x)", None)])
+def test_the_same_value_spelled_two_ways_counts_once(ip, cell, saved, tmp_path, monkeypatch):
+    """``--save runs --save ./runs/`` (one directory) and ``-n f -n ｆ`` (one name, as Python reads it) read "given twice,
+    'runs' and './runs/'; give it once" and the cell did not run: the two values were compared as typed, not as meant."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    ip.run_cell("import jax, jax.numpy as jnp\nf = jax.jit(lambda v: v + 1)\ng = jax.jit(lambda v: v * 2)\nx = jnp.ones(3)")
+    result, _ = run_captured(ip, cell.replace("{d}", str(tmp_path)))
+    assert result.success and "ran" in ip.user_ns
+    [report] = ip.user_ns["rep"].reports
+    assert "add" in report.traced.jaxpr_text and "mul" not in report.traced.jaxpr_text  # f's, not g's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([saved] if saved else [])
+
+
+def test_dump_counters_spelled_two_ways_count_once(ip):
+    """``%jaxdump --diff 1 2 --diff 01 2`` names one pair of dump files (counter 01 is 1), and read "given twice"."""
+    result, _ = run_captured(ip, "%jaxdump --diff 1 2 --diff 01 2")
+    assert str(result.error_in_exec).splitlines()[0] == ("dumping is off (jax_dump_ir_to is empty); give --dir DIR to diff "
+                                                         "the files of another")

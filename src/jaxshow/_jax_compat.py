@@ -28,7 +28,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import runs_users_repr, safe_repr
+from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -490,7 +490,7 @@ def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
     user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call never runs: it prints the two at a place both
     keys hold a static value, where they differ."""
     common = new.keys() & old.keys()
-    return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(_differ(new[p], old[p]) for p in common)
+    return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(differ(new[p], old[p]) for p in common)
 
 
 def _static_entries(key: Any) -> dict[str, Any]:
@@ -908,7 +908,8 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             result = None
             try:
                 if refusing is None:
-                    result = original(fun, *args)
+                    with _unexplained_where_users_eq_runs(key, entries):
+                        result = original(fun, *args)
                 else:
                     with refusing_traces():
                         result = original(fun, *args)
@@ -943,6 +944,19 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             module._create_pjit_jaxpr = original
 
     return uninstall
+
+
+def _unexplained_where_users_eq_runs(key: PjitTraceKey, entries: Any) -> Any:
+    """jax <= 0.8: a context in which JAX does not explain this lookup's miss where jaxshow alone turned its explanation
+    on and it would run an ``__eq__`` of the user's (:func:`jaxshow.reprs.runs_users_eq`) on a static value of ``key``
+    or of a key cached before (``entries``): JAX compares the new key with every cached one (``key != ok``), which the
+    lookup itself never does with keys of other hashes; a user's ``__eq__`` that raised made the call raise."""
+    if not _explain_flag() or user_explains_cache_misses():
+        return contextlib.nullcontext()
+    keys = (key.key, *(entries or ()))
+    if any(runs_users_eq(value) for k in keys for value in _pjit_static_values(k[0])):
+        return jax.explain_cache_misses(False)
+    return contextlib.nullcontext()
 
 
 def trace_key_context(key: Any) -> tuple[tuple, Any]:
@@ -983,9 +997,9 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
             (new, new_kw), (before, old_kw) = _pjit_statics(new_key.key[0]), _pjit_statics(old_key.key[0])
             types, old_types = new_key.key[3][0], old_key.key[3][0]  # its size counted here: static values and types
-            return (sum(map(_differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
-                    + sum(_differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
-                    + sum(map(_differ, types, old_types)) + abs(len(types) - len(old_types)))
+            return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
+                    + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
+                    + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
         return int(old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
@@ -1193,7 +1207,7 @@ def _tree_static_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, st
         return None
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, *_value_reprs(new[p], old[p])) for p in new if _differ(new[p], old[p]))
+    return tuple((p, *_value_reprs(new[p], old[p])) for p in new if differ(new[p], old[p]))
 
 
 def _argument_statics(treedef: Any) -> dict[str, Any] | None:
@@ -1259,7 +1273,7 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
     """
     try:
         for index, (now, before) in enumerate(zip(static_arg_values(new_key), static_arg_values(old_key))):
-            if now != before:
+            if differ(now, before):
                 return now, before, index
         pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
         for _ in range(10_000):
@@ -1293,7 +1307,7 @@ def static_arg_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str]
     new, old = _static_args(new_key), _static_args(old_key)
     if new is None or old is None or new.keys() != old.keys():
         return None
-    return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if _differ(new[p], old[p]))
+    return tuple((p, *_value_reprs(new[p].val, old[p].val)) for p in new if differ(new[p], old[p]))
 
 
 def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, str], ...]:
@@ -1303,7 +1317,7 @@ def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, st
     :func:`safe_repr`. Empty where a key cannot be read."""
     try:
         new, old = _statics_by_path(new_key), _statics_by_path(old_key)
-        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and _differ(new[p], old[p]))
+        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and differ(new[p], old[p]))
     except Exception:  # noqa: BLE001 - a key of another shape
         return ()
 
@@ -1321,14 +1335,6 @@ def _statics_by_path(key: Any) -> dict[str, Any]:
 
 
 _STATIC_REPR_CHARS = 1_000
-
-
-def _differ(new: Any, old: Any) -> bool:
-    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
-    try:
-        return bool(new != old)
-    except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
-        return True
 
 
 def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
@@ -1377,9 +1383,9 @@ def _pjit_static_words(new: Any, old: Any) -> str:
     each shown by :func:`safe_repr`, which runs no ``__repr__`` of the user's."""
     (args, kwargs), (old_args, old_kwargs) = _pjit_statics(new), _pjit_statics(old)
     words = []
-    if len(args) != len(old_args) or any(map(_differ, args, old_args)):
+    if len(args) != len(old_args) or any(map(differ, args, old_args)):
         words.append(f"different value of static args:\n  now {', '.join(_shown(args))} and before {', '.join(_shown(old_args))}")
-    if kwargs.keys() != old_kwargs.keys() or any(_differ(kwargs[k], old_kwargs[k]) for k in kwargs):
+    if kwargs.keys() != old_kwargs.keys() or any(differ(kwargs[k], old_kwargs[k]) for k in kwargs):
         now, before = (", ".join(f"{k}: {v}" for k, v in zip(d, _shown(d.values()))) for d in (kwargs, old_kwargs))
         words.append(f"different value of static kwargs:\n  now {{{now}}} and before {{{before}}}")
     return "\n".join(words)
@@ -1457,7 +1463,7 @@ def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None
     """How many static arguments differ between two keys' parts (as :func:`static_arg_changes` counts them), else ``None``."""
     if new.statics is None or old.statics is None or new.statics.keys() != old.statics.keys():
         return None
-    return sum(1 for p in new.statics if new.statics[p] != old.statics[p])
+    return sum(1 for p in new.statics if differ(new.statics[p], old.statics[p]))
 
 
 def type_differences(new: TraceKeyParts, old: TraceKeyParts) -> int:

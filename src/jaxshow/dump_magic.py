@@ -22,7 +22,7 @@ from traitlets import Integer
 
 from jaxshow import dumps, render
 from jaxshow.cellrun import cell_number, label_cells
-from jaxshow.magic_args import GivenOnce, expand_variables, fitted_errors, output_name_error, parse_options, silenced, usage
+from jaxshow.magic_args import GivenOnce, counter_meant, directory_meant, expand_variables, fitted_errors, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
 
@@ -94,8 +94,10 @@ class DumpMagics(Magics):
 
     @magic_arguments()
     @argument("name", nargs="?", metavar="NAME", help="A function (f or jit_f), a dump file name, or a counter (2: jax_ir0002_…).")
-    @argument("--dir", metavar="DIR", action=GivenOnce, help="Read this directory instead of jax_dump_ir_to (an earlier run's dump, say).")
-    @argument("--diff", nargs=2, metavar=("A", "B"), action=GivenOnce, help="Show a unified diff of two dump files, each a file name or counter.")
+    @argument("--dir", metavar="DIR", action=GivenOnce, meaning=directory_meant,
+              help="Read this directory instead of jax_dump_ir_to (an earlier run's dump, say).")
+    @argument("--diff", nargs=2, metavar=("A", "B"), action=GivenOnce, meaning=counter_meant,
+              help="Show a unified diff of two dump files, each a file name or counter.")
     @argument("-o", "--output", metavar="NAME", action=GivenOnce, help="Also store the report object in the variable NAME.")
     @no_var_expand
     @line_magic

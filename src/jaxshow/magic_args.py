@@ -14,7 +14,8 @@ import functools
 import keyword
 import re
 import unicodedata
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import magic_arguments, parse_argstring, real_name
@@ -46,15 +47,42 @@ class cell_magic_arguments(magic_arguments):  # noqa: N801 - named like the deco
 class GivenOnce(argparse.Action):
     """``action=`` of an option that takes a value: given again with another value (``--save a --save b``), a usage
     error naming both, where argparse would keep the last without a word; given again with the same value, that value.
-    A flag (``store_true``) given twice is the flag given once."""
+    A flag (``store_true``) given twice is the flag given once.
+
+    ``meaning=`` (one of :func:`directory_meant`, :func:`name_meant`, :func:`counter_meant`) reads a value as the magic
+    takes it, so that one value spelled two ways (``--save runs --save ./runs/``, ``-n f -n ｆ``) counts once."""
+
+    def __init__(self, *args: Any, meaning: Callable[[str], Any] = str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.meaning = meaning
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         earlier = getattr(namespace, self.dest, self.default)
-        if earlier is not self.default and _given(earlier) != _given(values):
+        if earlier is not self.default and self._meant(earlier) != self._meant(values):
             parser.error(f"argument {'/'.join(self.option_strings)}: given twice, {_given(earlier)} and {_given(values)}; "
                          "give it once")
         setattr(namespace, self.dest, values)
+
+    def _meant(self, value: Any) -> Any:
+        values = value if isinstance(value, list) else [value]
+        return [self.meaning(_unquote(v)) if isinstance(v, str) else v for v in values]
+
+
+def directory_meant(text: str) -> str:
+    """A directory option's value as the path it names from here: ``runs``, ``./runs/`` and ``~/x`` read absolute; an
+    empty one (refused by the magic) as typed."""
+    return str(Path(text).expanduser().absolute()) if text.strip() else text
+
+
+def name_meant(text: str) -> str:
+    """A function name as :func:`written_name` reads it (``ｆ`` is ``f``, ``grad( f )`` is ``grad(f)``), else as typed."""
+    return written_name(text) or text
+
+
+def counter_meant(text: str) -> Any:
+    """A dump file named by its counter (``2``, ``02``) or its file name, as ``%jaxdump`` reads it."""
+    return int(text) if text.isdigit() else text
 
 
 def _given(value: Any) -> str:

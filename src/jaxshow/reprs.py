@@ -53,6 +53,14 @@ ANOTHER_OBJECT = " (another object)"
 """The mark of a changed static value's new text where it prints as before but for its addresses."""
 
 
+def differ(new: Any, old: Any) -> bool:
+    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
+    try:
+        return bool(new != old)
+    except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
+        return True
+
+
 def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str, ...]]) -> tuple[str, str]:
     """A changed static value's two texts (from :func:`stable_repr`), the new one marked where only the addresses differ."""
     (now_text, now_at), (before_text, before_at) = now, before
@@ -63,7 +71,7 @@ def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str
 
 _CONTAINERS = (tuple, list, dict, set, frozenset, functools.partial)
 _MAX_PARTS = 200
-"""Parts of one value looked at, at most, to tell whether its ``repr`` runs the user's code."""
+"""Parts of one value looked at, at most, to tell whether its ``repr`` or ``==`` runs the user's code."""
 
 
 def runs_users_repr(value: Any) -> bool:
@@ -71,15 +79,26 @@ def runs_users_repr(value: Any) -> bool:
     (a cell's class), on the value or, through the ``repr`` of tuples, lists, dicts, sets, ``functools.partial`` and
     dataclasses (their fields), on a part of it. Only types and instances' own slots are read: no code of the value's
     runs. Past :data:`_MAX_PARTS` parts, it is taken to."""
+    return _runs_users(value, "__repr__")
+
+
+def runs_users_eq(value: Any) -> bool:
+    """Whether comparing ``value`` with ``==`` could run an ``__eq__`` of the user's, read as :func:`runs_users_repr`
+    reads ``__repr__`` (a dataclass's made ``__eq__`` compares its fields)."""
+    return _runs_users(value, "__eq__")
+
+
+def _runs_users(value: Any, name: str) -> bool:
     pending, seen = [value], 0
     while pending and seen < _MAX_PARTS:
         part = pending.pop()
         seen += 1
         kind = type(part)
-        method = inspect.getattr_static(kind, "__repr__", None)
+        method = inspect.getattr_static(kind, name, None)
         if type(method) is types.FunctionType:
             if _dataclass_made(kind, method):
-                pending.extend(inspect.getattr_static(part, f.name, None) for f in dataclasses.fields(kind) if f.repr)
+                pending.extend(inspect.getattr_static(part, f.name, None) for f in dataclasses.fields(kind)
+                               if (f.repr if name == "__repr__" else f.compare))
                 continue
             if not is_installed(os.path.abspath(method.__code__.co_filename)):
                 return True
@@ -95,10 +114,10 @@ def _parts(value: Any) -> list[Any]:
 
 
 def _dataclass_made(kind: type, method: types.FunctionType) -> bool:
-    """Whether ``method`` is the ``__repr__`` ``@dataclass`` wrote for ``kind`` (compiled from a string, in
-    ``reprlib.recursive_repr``'s wrapper), which shows the fields' reprs."""
+    """Whether ``method`` is the ``__repr__`` or ``__eq__`` ``@dataclass`` wrote for ``kind`` (compiled from
+    ``<string>``; a ``__repr__`` in ``reprlib.recursive_repr``'s wrapper), which shows or compares the fields."""
     made = inspect.unwrap(method)
-    return type(made) is types.FunctionType and made.__code__.co_filename.startswith("<") and dataclasses.is_dataclass(kind)
+    return type(made) is types.FunctionType and made.__code__.co_filename == "<string>" and dataclasses.is_dataclass(kind)
 
 
 def _quiet(value: Any) -> str:

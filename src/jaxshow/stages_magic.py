@@ -29,8 +29,10 @@ from jaxshow.magic_args import (
     GivenOnce,
     bare_name,
     cell_magic_arguments,
+    directory_meant,
     expand_variables,
     fitted_errors,
+    name_meant,
     output_can_be_silenced,
     output_name_error,
     parse_options,
@@ -91,7 +93,7 @@ class StagesMagics(Magics):
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
-    @argument("-n", "--name", metavar="FUNCTION", action=GivenOnce,
+    @argument("-n", "--name", metavar="FUNCTION", action=GivenOnce, meaning=name_meant,
               help="Show every call of this jitted function, and only its (with --all too).")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
@@ -99,7 +101,7 @@ class StagesMagics(Magics):
                                                     "each IR line labelled In[n]:line (or the shortest path that tells your files apart); "
                                                     "hover or click a line to highlight the lines it links to, click "
                                                     "elsewhere to clear (also %%config StagesMagics.source=True).")
-    @argument("--save", metavar="DIR", action=GivenOnce, help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
+    @argument("--save", metavar="DIR", action=GivenOnce, meaning=directory_meant, help="Also write the stations (jaxpr, lowered module, optimised HLO, analyses as "
                                            "JSON) and the HTML report to files in DIR, named by function and station.")
     @argument("--all-processes", action="store_true", help="In a multi-process (jax.distributed) run, show the "
                                                                "report in every process, not only in process 0.")

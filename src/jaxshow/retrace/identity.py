@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from jaxshow.reprs import stable_repr
+from jaxshow.reprs import differ, stable_repr
 
 MAX_PARTS = 2_000
 """Pairs of parts compared, at most."""
@@ -45,7 +45,7 @@ def _text(value: Any) -> str:
 
 def _walk(now: Any, before: Any, name: str | None, budget: list[int]) -> tuple[str | None, Any, Any] | None:
     budget[0] -= 1
-    if budget[0] < 0 or now is before or type(now) is not type(before) or now == before:
+    if budget[0] < 0 or now is before or type(now) is not type(before) or not differ(now, before):
         return None
     for child_name, a, b in _children(now, before, name):
         found = _walk(a, b, child_name, budget)
