@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import jax
 
@@ -362,6 +363,17 @@ AGAIN = textwrap.dedent(
     print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent]}))
     """
 )
+
+
+def test_the_process_start_is_read_to_a_tenth_of_a_second():
+    # read from /proc/stat's boot time in whole seconds, it came up to a second early: a process that wrote its entry
+    # within its first second read as another process's hit
+    before = time.time()
+    child = subprocess.run([sys.executable, "-c", "from jaxshow import persistent; print(repr(persistent._process_started()))"],
+                           capture_output=True, text=True, check=True)
+    after = time.time()
+    started = float(child.stdout)
+    assert before - persistent.START_SLACK_SECONDS <= started <= after
 
 
 def test_a_hit_on_this_processs_own_entry_is_not_said_to_come_from_an_earlier_process(tmp_path):

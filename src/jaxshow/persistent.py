@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 from dataclasses import dataclass
 
 import jax
@@ -140,7 +141,7 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
         entry = os.path.join(directory, e.key + CACHE_SUFFIX)
         if e.kind == "written" and e.key and not os.path.exists(entry):
             e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
-        elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + 1:  # boot time is in whole seconds
+        elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + START_SLACK_SECONDS:
             e = dataclasses.replace(e, reason=THIS_PROCESS)
         out.append(e)
     return out
@@ -153,16 +154,22 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
+START_SLACK_SECONDS = 0.1
+"""How much later than :func:`_process_started` an entry must be written to count as this process's own: the start is
+read in clock ticks (10 ms) and the time since boot in hundredths of a second."""
+
+
 def _process_started() -> float | None:
-    """When this process started, up to a second early (Linux: its start in clock ticks after boot, ``/proc/self/stat``,
-    plus the boot time in whole seconds, ``/proc/stat``); ``None`` elsewhere."""
+    """When this process started, within a few hundredths of a second (Linux: its start in clock ticks after boot,
+    ``/proc/self/stat``, taken from now less the time since boot, ``/proc/uptime``; ``/proc/stat``'s boot time is whole
+    seconds, which made a process that compiled within its first second read as another); ``None`` elsewhere."""
     try:
         with open("/proc/self/stat") as stat:
             ticks = int(stat.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat") as boot:
-            booted = next(int(row.split()[1]) for row in boot if row.startswith("btime "))
-        return booted + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        with open("/proc/uptime") as uptime:
+            since_boot = float(uptime.read().split()[0])
+        return time.time() - since_boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
         return None
 
 
