@@ -28,7 +28,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.monitoring
 
-from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr
+from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr, weak_ref
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -1095,7 +1095,7 @@ def loose_trace_key(key: Any, fun: Any) -> Callable[[], Any] | None:
     """
     try:
         if isinstance(key, PjitTraceKey):
-            witness = next(w for a in key.key[3] if (w := _weak_ref(a)) is not None)
+            witness = next(w for a in key.key[3] if (w := weak_ref(a)) is not None)
             return _found_again(witness, weakref.ref(fun), key.debug_info)
         context, (tree, *rest), extra = key
         ref = weakref.ref(tree)
@@ -1108,13 +1108,6 @@ def loose_trace_key(key: Any, fun: Any) -> Callable[[], Any] | None:
         return None if found is None else (context, (found, *rest), extra)
 
     return held
-
-
-def _weak_ref(value: Any) -> weakref.ref | None:
-    try:
-        return weakref.ref(value)
-    except TypeError:
-        return None
 
 
 def _found_again(witness: weakref.ref, fun: weakref.ref, debug_info: Any) -> Callable[[], Any]:

@@ -18,6 +18,7 @@ import inspect
 import os
 import re
 import types
+import weakref
 from typing import Any
 
 from jaxshow.installed import is_installed
@@ -51,6 +52,14 @@ REPR_NOT_RUN = "; its repr not run"
 run>`` (:func:`runs_users_repr`)."""
 ANOTHER_OBJECT = " (another object)"
 """The mark of a changed static value's new text where it prints as before but for its addresses."""
+
+
+def weak_ref(value: Any) -> weakref.ref | None:
+    """A weak reference to a user's value, ``None`` where its type takes none."""
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return None
 
 
 def differ(new: Any, old: Any) -> bool:

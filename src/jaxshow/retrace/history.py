@@ -34,6 +34,7 @@ from jaxshow.capture.arguments import looks_up_plainly
 from jaxshow.capture.carried import carried_function, closure_function, library_file
 from jaxshow.capture.stations import JIT_TYPE, library_wrapped, parameter_names, type_module
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
+from jaxshow.reprs import weak_ref
 
 
 HISTORY_LIMIT = 32
@@ -119,10 +120,8 @@ _UNKNOWN = object()
 def _held(value: Any) -> Any:
     if not _holds_objects_in((value,)):
         return value
-    try:
-        return weakref.ref(value)
-    except TypeError:
-        return _UNKNOWN
+    ref = weak_ref(value)
+    return ref if ref is not None else _UNKNOWN
 
 
 def _same(value: Any, held: Any) -> bool:
@@ -162,7 +161,7 @@ class _FunctionRecord:
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms)
         self.made_by = _made_by(fun)
-        self.inner_ref = _weak(inner) if self.made_by is not None and inner is not fun else None
+        self.inner_ref = weak_ref(inner) if self.made_by is not None and inner is not fun else None
         """The user's function inside a wrapper made per call: a new wrapper of a new one of it was not the wrapper's doing."""
         self.defined_at = _defined_at(inner, debug_info)
         if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
@@ -415,14 +414,6 @@ def _top_level_loops(filename: str, modified: int) -> tuple[tuple[int, int], ...
     return tuple(spans)
 
 
-def _weak(value: Any) -> Callable[[], Any] | None:
-    """A weak reference to ``value``, ``None`` where it takes none."""
-    try:
-        return weakref.ref(value)
-    except TypeError:
-        return None
-
-
 def _gone(record_ref: weakref.ref, _: Any) -> None:
     """A record's function was freed: its jaxpr goes too, unless the next definition at its place will be diffed with it."""
     record = record_ref()
@@ -588,7 +579,7 @@ def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any
 def kept_before(record: _FunctionRecord, started: int | None, key: Any) -> tuple[int, int]:
     """How many of ``record``'s signatures were in JAX's cache when a lookup of ``key`` started at ``started`` (all where
     ``None``), and how many of those were read from JAX's cache."""
-    if started is None or (record.newest_since <= started and not record.from_jax and not record.loose):
+    if not record.loose and (started is None or (record.newest_since <= started and not record.from_jax)):
         return len(record.keys), record.from_jax  # every key visible: one thread's miss, no key JAX may have let go of
     found = [k.from_jax for k in record.keys if _visible(k, started, key)]
     return len(found), sum(found)
