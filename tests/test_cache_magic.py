@@ -158,6 +158,23 @@ def test_an_argument_passed_another_way_is_said_so(shell):
     assert "mode: now by keyword, before not passed called at" in text
 
 
+def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_only_there(shell):
+    """A model switched to eval mode (flax NNX's ``model.eval()``: its ``GraphDef``'s metadata) after calls with two
+    batch sizes: the miss read 'different input pytree: argument 0 (Net's pytree metadata): now ('eval',), before
+    ('train',); v: now f32[8], before f32[16]', against the newest signature, though the first differs only in the mode
+    (and JAX's own words, beside it, said so)."""
+    shell.run_cell("import dataclasses\n@partial(jax.tree_util.register_dataclass, data_fields=['w'], meta_fields=['mode'])\n"
+                   "@dataclasses.dataclass\nclass Net:\n    w: jax.Array\n    mode: str\n"
+                   "@jax.jit\ndef apply(net, v):\n    return v * net.w if net.mode == 'train' else v + net.w")
+    cell = "w = x.sum()\napply(Net(w, 'train'), x); apply(Net(w, 'train'), jnp.ones(4)); apply(Net(w, 'eval'), x)"
+    _, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    [row] = shell.user_ns["rep"].functions
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in row.misses] == [
+        [], [("v", "f32[4]", "f32[3]")], [("argument 0 (Net's pytree metadata)", "('eval',)", "('train',)")]]
+    assert ("3. different input pytree: argument 0 (Net's pytree metadata): now ('eval',), before ('train',)\n"
+            in cap.outputs[-1].data["text/plain"])
+
+
 def test_static_argument_change_names_the_parameter_and_both_values(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='mode')\ndef power(v, mode):\n    return v ** mode")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3); power(x, mode=2); power(x, mode=3)")

@@ -615,7 +615,8 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
     debug info, types), comes *earliest*: after ``k(x, 1); k(x, 2)`` it
     explains ``k(x_int, 2)`` as a static-argument change, though ``k(x, 2)``
     differs only in a type. jaxshow picks the key whose first difference
-    comes latest, then the fewest differences, then the most recent; on
+    comes latest, then the fewest differences there, then the fewest after
+    it, then the most recent; on
     jax <= 0.8, JAX's own smallest total difference, which agrees. Static
     arguments rank with the pytree on every version, though jax >= 0.11
     keeps them out of it.
@@ -645,14 +646,28 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
                         break
             if best is not None:
                 return best
-    best, best_rank = None, None
-    for age, kept in enumerate(reversed(record.keys)):
-        if not _visible(kept, started, key):
-            continue
-        rank = _rank(key, described, parts, kept)
-        if best_rank is None or (rank, age) < best_rank:
-            best, best_rank = kept, (rank, age)
-    return best
+    ranked = [(_rank(key, described, parts, kept), kept) for kept in reversed(record.keys) if _visible(kept, started, key)]
+    if not ranked:
+        return None
+    first = min(rank for rank, _ in ranked)
+    tied = [kept for rank, kept in ranked if rank == first]
+    if len(tied) == 1 or parts is None:
+        return tied[0]
+    return min(tied, key=lambda kept: _differences_after(parts, kept.parts, first[0]))  # min keeps the newest of a tie
+
+
+def _differences_after(parts: Any, old: Any, rank: int) -> int:
+    """How many differences ``old`` has from ``parts`` in what JAX compares after their first (of rank ``rank``, as
+    :func:`_rank` ranks): after ``f(net, x8); f(net, x16)``, ``f(net.eval(), x8)`` is closest to the first."""
+    if old is None or rank == 0:
+        return 0
+    later = _jax_compat.type_differences(parts, old) + (rank >= 2 and parts.debug_info != old.debug_info)
+    trees_differ = parts.treedef != old.treedef
+    if rank == 3 or (rank == 2 and trees_differ):  # a rank-2 difference in the static arguments alone is the first
+        later += _jax_compat.static_arg_differences(parts, old) or 0
+    if rank == 3 and trees_differ:
+        later += _jax_compat.treedef_differences(parts.treedef, old.treedef)
+    return later
 
 
 def _rank(key: Any, described: tuple | None, parts: Any, kept: _Kept) -> tuple[int, int]:
