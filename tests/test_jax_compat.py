@@ -120,6 +120,25 @@ def test_trace_context_names_is_a_tuple_or_none():
         assert names is None
 
 
+def test_every_position_of_the_trace_context_is_named_on_every_jax():
+    """jax 0.8 to 0.10.1 keep the trace context in C++ without names: a re-trace under ``jax.enable_x64`` read
+    'trace context [25]: now True, before False' with a note that this JAX does not name it. Setting each config holder
+    in turn, on this thread, names each position as JAX itself names it where it can (jax >= 0.10.2), changing nothing."""
+    from jax._src import config as jax_config
+
+    before = jax_config.trace_context()
+    probed = _jax_compat._probed_trace_context_positions(len(before))
+    assert jax_config.trace_context() == before
+    assert len(probed) == len(before)
+    assert {"jax_enable_x64", "jax_numpy_rank_promotion", "jax_default_matmul_precision", "mesh_context_manager"} <= set(probed)
+    listed = _jax_compat.trace_context_names()
+    if listed is not None:
+        assert probed == listed
+    assert _jax_compat.trace_context_positions() == (listed or probed)
+    with jax.numpy_rank_promotion("raise"):
+        assert jax_config.trace_context()[probed.index("jax_numpy_rank_promotion")] == "raise"
+
+
 # --- the jit miss path hooks (capture/calls.py) -------------------------------------------------
 
 

@@ -12,7 +12,6 @@ import ast
 import contextlib
 import copy
 import dataclasses
-import dis
 import functools
 import importlib
 import inspect
@@ -173,27 +172,53 @@ def trace_context_names() -> tuple[str, ...] | None:
         return None
 
 
-@functools.lru_cache(maxsize=1)
 def trace_context_positions() -> tuple[str, ...] | None:
-    """The name of each position of JAX's trace-context tuple: :func:`trace_context_names` (jax >= 0.10.2), else, where
-    ``trace_context()`` is Python (jax 0.7), the global each of its ``X.value`` reads comes from, by the option's name
-    (``jax_enable_x64``; a context manager's global, ``mesh_context_manager``); ``None`` where neither can be read."""
+    """The name of each position of JAX's trace-context tuple: :func:`trace_context_names` (jax >= 0.10.2), else
+    found by :func:`_probed_trace_context_positions`; ``None`` where not every position can be named."""
     listed = trace_context_names()
     if listed is not None:
         return listed
     try:
         from jax._src import config as _config
 
-        function = _config.trace_context
-        names, read = [], None
-        for instruction in dis.get_instructions(function.__code__):
-            if instruction.opname == "LOAD_ATTR" and instruction.argval == "value" and read is not None:
-                name = getattr(vars(_config).get(read), "_name", None)
-                names.append(name if isinstance(name, str) else read)
-            read = instruction.argval if instruction.opname == "LOAD_GLOBAL" else None
-        return tuple(names) if len(names) == len(function()) else None
-    except Exception:  # noqa: BLE001 - a C++ trace context (jax 0.8 to 0.10.1) has no code to read
+        return _probed_trace_context_positions(len(_config.trace_context()))
+    except Exception:  # noqa: BLE001 - a trace context of another shape
         return None
+
+
+@functools.lru_cache(maxsize=4)
+def _probed_trace_context_positions(length: int) -> tuple[str, ...] | None:
+    """Each position of a trace context of ``length`` values named by setting each of JAX's config holders in turn to
+    a fresh object, on this thread, and seeing where the object shows: the option's name (``jax_enable_x64``), else
+    the global holding it (``mesh_context_manager``), as ``trace_context_names`` names them on jax >= 0.10.2.
+    ``Config.swap_local`` stores the value and returns the one before it: no option's hook runs and nothing is
+    traced, so JAX sees no change (a few ms, once per length: a module imported later may add an option)."""
+    from jax._src import config as _config
+
+    holder_type = getattr(getattr(_config, "config_ext", None), "Config", None)
+    if not isinstance(holder_type, type) or not hasattr(holder_type, "swap_local"):
+        return None
+    names: list[str | None] = [None] * length
+    seen: set[int] = set()
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "jax" or module_name.startswith("jax.")):
+            continue
+        for global_name, holder in list(vars(module).items()):
+            holder = getattr(holder, "_obj", holder)  # a user context (jax.make_user_context) wraps its Config
+            if not isinstance(holder, holder_type) or id(holder) in seen:
+                continue
+            seen.add(id(holder))
+            marker = object()
+            before = holder.swap_local(marker)
+            try:
+                context = _config.trace_context()
+            finally:
+                holder.swap_local(before)
+            for index, value in enumerate(context[:length]):
+                if value is marker and names[index] is None:
+                    name = getattr(holder, "_name", None) or getattr(holder, "name", None)
+                    names[index] = name if isinstance(name, str) and name else global_name
+    return tuple(names) if all(names) else None  # type: ignore[arg-type]
 
 
 _KNOWN_TRACE_CONTEXT = (
@@ -2555,13 +2580,18 @@ def config_help(name: str, holder: Any) -> str:
     return ""
 
 
+PROBED_TRACE_CONTEXT = "the options that show in jax._src.config.trace_context() when set"
+"""Where :func:`trace_context_option_names` found them on a C++ trace context without names (jax 0.8 to 0.10.1)."""
+
+
 def trace_context_option_names(names: Any) -> tuple[frozenset[str] | None, str]:
     """The options among ``names`` that are part of JAX's trace context, and where that came from.
 
     - jaxlib with ``trace_context_names`` (jax >= 0.10.2): that function's answer.
     - a Python ``trace_context()`` (jax <= 0.7.x, and 0.8 on older jaxlib): the
       module-level ``State`` objects its code reads (``co_names``).
-    - otherwise (C++ trace context without the names): ``None`` and why.
+    - a C++ trace context without the names (jax 0.8 to 0.10.1): the options
+      :func:`trace_context_positions` finds in it; else ``None`` and why.
     """
     names = frozenset(names)
     listed = trace_context_names()
@@ -2574,7 +2604,10 @@ def trace_context_option_names(names: Any) -> tuple[frozenset[str] | None, str]:
     function = getattr(_config, "trace_context", None)
     code = getattr(function, "__code__", None)
     if code is None:
-        return None, "this jaxlib keeps the trace context in C++ and cannot list it (trace_context_names needs jax >= 0.10.2)"
+        positions = trace_context_positions()
+        if positions is None:
+            return None, "this jaxlib keeps the trace context in C++ and cannot list it (trace_context_names needs jax >= 0.10.2)"
+        return names & frozenset(positions), PROBED_TRACE_CONTEXT
     found = set()
     for global_name in code.co_names:
         holder = vars(_config).get(global_name)

@@ -336,7 +336,7 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
 
     jax 0.9-0.10.1 says only "Tracing context doesn't match"; jax <= 0.8 gives
     positions. jaxshow compares the two context tuples itself (O(length)), and names each position where this JAX
-    can be read for names (:func:`jaxshow._jax_compat.trace_context_positions`: jax 0.7 and >= 0.10.2).
+    can be read for names (:func:`jaxshow._jax_compat.trace_context_positions`: every JAX from 0.7).
     """
     if old is None:
         return ()
