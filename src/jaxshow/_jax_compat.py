@@ -22,7 +22,7 @@ import sys
 import threading
 import types
 import weakref
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import jax
 import jax.monitoring
@@ -2315,12 +2315,16 @@ def pmapped_source_info(fun: Any) -> str | None:
     return str(source) if source else None
 
 
-def pmapped_arg_names(fun: Any, count: int) -> tuple[str, ...] | None:
-    """The user's names of the ``count`` flat arguments of ``jax.pmap``'s jit body ``fun`` (jax >= 0.8), which JAX names
-    ``flat_args[i]``: pmap's own debug info names each argument of the user's function, so only where each is one
-    array; else ``None``."""
+def pmapped_arg_names(fun: Any, paths: Sequence[str]) -> dict[str, str]:
+    """The user's name of each argument of ``jax.pmap``'s jit body ``fun`` (jax >= 0.8), whose flat ``paths`` JAX names
+    ``flat_args[i]`` (``args[i]`` on 0.8): pmap's own debug info names each argument of the user's function, so only
+    where each is one array; else ``{}``."""
     names = getattr(getattr(_pmapped_wrapped(fun), "debug_info", None), "arg_names", None)
-    return tuple(str(n) for n in names) if names and len(names) == count and all(names) else None
+    if not names or len(names) != len(paths) or not all(names):
+        return {}
+    if not any(all(p == f"{body}[{i}]" for i, p in enumerate(paths)) for body in ("flat_args", "args")):
+        return {}
+    return {p: str(n) for p, n in zip(paths, names)}
 
 
 def pmapped_target(fun: Any) -> Any:
@@ -2344,8 +2348,10 @@ def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, list] |
     infer = _closure_value(wrapper, "infer_params")
     if infer is None or jax.process_count() > 1:
         return None
-    found = infer(*args, **kwargs)  # (cached, jitted_f, dyn_args_flat, dyn_args_tree, donate_tuple, process_count, clean)
-    return found[1], list(found[2])
+    found = infer(*args, **kwargs)
+    # jax >= 0.9: (cached, jitted_f, dyn_args_flat, …); 0.8: (jitted_f, flat_global_args, p, mesh, out_specs, donate_tuple)
+    at = 0 if isinstance(found[1], (list, tuple)) else 1
+    return found[at], list(found[at + 1])
 
 
 def _closure_value(fun: Any, name: str) -> Any:
@@ -2360,9 +2366,14 @@ def _closure_value(fun: Any, name: str) -> Any:
 
 
 def _pmapped_wrapped(fun: Any) -> Any:
-    """The ``linear_util.WrappedFun`` that ``jax.pmap``'s jit body ``_fun`` (``jax/_src/pmap.py``) closes over as ``fun``."""
-    while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary wrapper
+    """The ``linear_util.WrappedFun`` of the user's function under ``jax.pmap``'s jit body: the one its ``_fun``
+    (``jax/_src/pmap.py``, jax >= 0.9) closes over as ``fun``; on jax 0.8, the body is ``shard_map`` of that
+    ``WrappedFun``'s ``call_wrapped``, traced for ``pmap``."""
+    while type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:  # JAX's api_boundary, util.wraps
         fun = fun.__dict__["__wrapped__"]
+    if type(fun) is types.MethodType and type(fun.__self__).__name__ == "WrappedFun":
+        traced_for = getattr(getattr(fun.__self__, "debug_info", None), "traced_for", None)
+        return fun.__self__ if traced_for == "pmap" else None
     code = fun.__code__ if type(fun) is types.FunctionType else None
     if code is None or not code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py")):
         return None

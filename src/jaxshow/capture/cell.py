@@ -393,9 +393,7 @@ def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, An
     paths = [a.path for a in traced.args]
     renamed = named_leaves(paths, record.leaf_labels, record.name)
     if record.pmap:
-        names = _jax_compat.pmapped_arg_names(record.fun, len(paths))
-        if names is not None and all(p == f"flat_args[{i}]" for i, p in enumerate(paths)):
-            renamed = {f"flat_args[{i}]": name for i, name in enumerate(names)}
+        renamed = _jax_compat.pmapped_arg_names(record.fun, paths) or renamed
     if not renamed:
         return traced, compiled
     traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed[a.path]) for a in traced.args))

@@ -152,10 +152,7 @@ def module_ran_again(record: _FunctionRecord, status: str, is_cell_file: Callabl
 def _pmap_names(record: _FunctionRecord, signature: tuple[tuple[str, str], ...]) -> dict[str, str]:
     """``jax.pmap``'s jit body's arguments, ``flat_args[i]`` to JAX, by the user's parameter names (``{}`` where not known)."""
     fun = record.fun_ref() if record.fun_ref is not None else None
-    names = _jax_compat.pmapped_arg_names(fun, len(signature)) if fun is not None else None
-    if names is None or any(n != f"flat_args[{i}]" for i, (n, _) in enumerate(signature)):
-        return {}
-    return {f"flat_args[{i}]": name for i, name in enumerate(names)}
+    return _jax_compat.pmapped_arg_names(fun, [name for name, _ in signature]) if fun is not None else {}
 
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
