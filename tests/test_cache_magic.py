@@ -722,6 +722,11 @@ def scaled(v, c):
 """
 
 
+JAX_KEEPS_STATICS_OF_LIVE_FUNCTIONS = jax.__version_info__[:2] == (0, 8)
+"""jax 0.8's ``pjit._seen_qdds`` keeps the static values each function was traced with until the function itself is
+freed: ``jax.clear_caches()`` leaves them alive, with or without jaxshow."""
+
+
 @pytest.mark.parametrize("let_go", ["jax.clear_caches()", "del scaled"])
 def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, let_go):
     """``%jaxcache on`` kept each signature's static values (a config holding arrays, a model with a ``__hash__``) in
@@ -745,7 +750,8 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         texts, alive = run()
         # jax >= 0.9's lowering cache holds the last signature's input tree until jax.clear_caches(); jax <= 0.8's, none
         held_by_jax = let_go == "del scaled" and _jax_compat.trace_cache_counts_all_functions()
-        assert alive == alive_without == (False, held_by_jax)
+        kept_by_jax = let_go == "jax.clear_caches()" and JAX_KEEPS_STATICS_OF_LIVE_FUNCTIONS
+        assert alive == alive_without == ((True, True) if kept_by_jax else (False, held_by_jax))
         assert "1. never-seen function (first trace): first trace of scaled called at " in texts[0]
         assert ("1. different static arguments: c: now <__main__.Config object> (another object), before <__main__.Config "
                 "object> (made anew: make it once, outside the loop or the model's constructor) called at ") in texts[1]
@@ -820,7 +826,7 @@ def test_misses_not_shown_keep_no_static_value_alive(shell):
         _, cap = run_captured(shell, "c = Config(3); r = weakref.ref(c)\nfor n in range(1, 14):\n    y = scaled(jnp.ones(n), c)")
         text = " ".join(cap.outputs[-1].data["text/plain"].split())
         assert "… 3 more misses of scaled, counted but not kept: 3 different input types" in text
-        shell.run_cell("del c; jax.clear_caches(); gc.collect()")
+        shell.run_cell(f"del c; jax.clear_caches(){'; del scaled' if JAX_KEEPS_STATICS_OF_LIVE_FUNCTIONS else ''}; gc.collect()")
         assert shell.user_ns["r"]() is None
     finally:
         run_captured(shell, "%jaxcache off")
