@@ -662,6 +662,16 @@ def test_unknown_name_is_rejected_before_running(shell):
     assert "sentinel" not in shell.user_ns
 
 
+def test_unknown_name_is_rejected_when_the_cell_is_run(shell):
+    """As a front end runs the cell: the name on the magic line itself is not "in this cell"."""
+    result, cap = run_captured(shell, "%%jaxstages -n nowhere\nsentinel = 1")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert unwrapped(cap.stderr).splitlines()[0] == (
+        "UsageError: --name nowhere: no such name in the namespace or in this cell (--all shows every call)")
+    assert cap.stdout == ""
+    assert "sentinel" not in shell.user_ns
+
+
 def test_trailing_semicolon_silences_the_value(shell):
     result, cap = run_captured(shell, "%%jaxstages\nf(x);")
     assert result.success
