@@ -25,7 +25,7 @@ from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
-from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
+from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear", "freeze", "thaw")
@@ -386,6 +386,6 @@ def _not_jitted(name: str, value: Any) -> str:
     if pmapped_jit(value):
         return f"{name!r} is a jax.pmap, not a jax.jit wrapper: %jaxcache {name} shows its traces; clear and freeze take a jax.jit wrapper"
     if kind is types.FunctionType or not callable(value):
-        return f"{name!r} is not a jitted function (it is a {kind.__name__}); jax.jit it first"
+        return f"{name!r} is not a jitted function (it is {a_or_an(kind.__name__)}); jax.jit it first"
     return (f"{name!r} is a {kind.__module__}.{kind.__qualname__}, not a jax.jit wrapper, so it has no trace history of its own: "
             "%jaxcache on (or %%jaxcache on a cell that calls it) shows the traces of what it jits")

@@ -1195,6 +1195,11 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
 
 
+def a_or_an(noun: str) -> str:
+    """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'`` (by its first letter)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:
     """Why a report lacks the calls inside ``helpers`` (the user's functions the cell called) that hit JAX's cache."""
     return (f"{'J' if capital else 'j'}itted calls inside {' or '.join(helpers)} that hit JAX's cache are not seen: JAX "
