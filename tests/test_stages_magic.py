@@ -609,6 +609,18 @@ def test_a_call_through_a_helper_has_its_own_report_at_the_helper_line(shell):
     assert (report.cell_site.file, report.cell_site.line) == (f"In[{result.execution_count}]", 2)
 
 
+def test_a_call_inside_a_lambda_on_the_cells_line_names_that_line_once(shell):
+    """'(called at In[5]:2 in <lambda>) (from In[5]:2)' named one line twice: the lambda is on the cell's own line."""
+    result, cap = run_captured(shell, "%%jaxstages --all -o rep\ng = jax.grad(lambda v: f(v).sum())(x)")
+    n = result.execution_count
+    report = shell.user_ns["rep"].reports[0]  # the trace of f itself, inside the lambda; then the programs compiled
+    assert (report.call_site.file, report.call_site.line, report.call_site.function, report.cell_site) == (
+        f"In[{n}]", 2, "<lambda>", None)
+    text = unwrapped(_report(cap).data["text/plain"])
+    head = next(piece for piece in text.splitlines() if piece.startswith("f: ")).split(" note: ")[0]
+    assert head == (f"f: reached inside jax.grad: JAX reports no stage timings there (called at In[{n}]:2 in <lambda>)")
+
+
 def test_calls_inside_functions_defined_in_the_cell_still_work_later(shell):
     result, _ = run_captured(shell, "%%jaxstages\ndef later(v):\n    return f(v) + 1\ngen = (f(v) for v in [x])")
     assert result.success
