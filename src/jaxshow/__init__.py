@@ -85,7 +85,8 @@ def save(report, directory):
 
     saved = save_report(report, directory)
     if saved.error:
-        raise OSError(f"jaxshow.save: {saved.error} ({plural(len(saved.files), 'file')} written to {saved.directory} before it)")
+        written = f" ({plural(len(saved.files), 'file')} written to {saved.directory} before it)" if saved.files else ""
+        raise OSError(f"jaxshow.save: {saved.error}{written}")
     return saved
 
 
