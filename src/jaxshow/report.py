@@ -1142,7 +1142,7 @@ class DumpReport(_Displayable):
 
     def _summary(self) -> str:
         where = self.directory or "no directory"
-        return f"{where}: {len(self.files)} files of {len(self.functions)} functions"
+        return f"{where}: {plural(len(self.files), 'file')} of {plural(len(self.functions), 'function')}"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
