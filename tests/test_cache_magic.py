@@ -442,6 +442,7 @@ def test_persistent_subcommand(shell):
         ("clear x", "not a jitted function"),
         ("on now", "takes no argument"),
         ("--bogus", "unrecognized arguments"),
+        ("f f", "%jaxcache NAME takes one function name, got 'f f'"),  # read "unknown subcommand 'f'"
     ],
 )
 def test_bad_input_is_a_usage_error_with_usage(shell, line, message):

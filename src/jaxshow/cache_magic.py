@@ -198,7 +198,9 @@ class CacheMagics(Magics):
                 raise UsageError(f"%jaxcache clear needs exactly one function name\n{self._usage()}")
             return self._clear(rest[0])
         if rest:
-            raise UsageError(f"unknown subcommand {command!r}\n{self._usage()}")
+            why = (f"%jaxcache NAME takes one function name, got {' '.join(words)!r}" if command in self.shell.user_ns
+                   else f"unknown subcommand {command!r}")
+            raise UsageError(f"{why}\n{self._usage()}")
         return retrace.trace_history(command, self._jitted(command, pmap=True))
 
     def _jitted(self, word: str, pmap: bool = False) -> Any:
