@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
-from shellrun import run_captured, wider_lines
+from shellrun import run_captured, unwrapped, wider_lines
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -443,12 +443,15 @@ def test_persistent_subcommand(shell):
         ("on now", "takes no argument"),
         ("--bogus", "unrecognized arguments"),
         ("f f", "%jaxcache NAME takes one function name, got 'f f'"),  # read "unknown subcommand 'f'"
+        # each stored nothing in NAME, without a word
+        ("on -o rep", "-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache on shows none"),
+        ("freeze f -o rep", "-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache freeze shows none"),
     ],
 )
 def test_bad_input_is_a_usage_error_with_usage(shell, line, message):
     with pytest.raises(UsageError) as err:
         shell.run_line_magic("jaxcache", line)
-    assert message in str(err.value)
+    assert message in unwrapped(str(err.value))
     assert str(err.value).splitlines()[-2:] == [
         "%jaxcache [--max-traces N] [-o NAME] [SUBCOMMAND ...]",
         "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)",

@@ -149,6 +149,9 @@ class CacheMagics(Magics):
             raise UsageError(f"the cell form takes no subcommand but freeze, got {' '.join(args.words)!r}\n{self._usage()}")
         if args.max_traces is not None and (not args.words or args.words[0] != "freeze"):
             raise UsageError(f"--max-traces goes with freeze only\n{self._usage()}")
+        if args.output is not None and not cell_form and args.words and args.words[0] in ("on", "off", "freeze", "thaw"):
+            raise UsageError(f"-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache {args.words[0]} "
+                             f"shows none\n{self._usage()}")
         if args.max_traces is not None and args.max_traces < 0:
             raise UsageError(f"--max-traces must be 0 or more, got {args.max_traces}\n{self._usage()}")
         if args.words and args.words[0] == "freeze":
