@@ -464,6 +464,20 @@ def test_bad_cell_options_run_nothing(shell):
     assert "ran" not in shell.user_ns
 
 
+@pytest.mark.parametrize("line, message", [
+    ("on", "the cell form takes no subcommand but freeze, got 'on'"),
+    ("--bogus", "unrecognized arguments: --bogus"),
+    ("freeze nowhere", "'nowhere' is neither a subcommand nor a name in the namespace"),
+])
+def test_a_cell_forms_usage_error_shows_the_cell_forms_usage(shell, line, message):
+    # read '%jaxcache [--max-traces N] [-o NAME] [SUBCOMMAND ...]' and '(subcommands: on | off | ...)', the line form's
+    result, cap = run_captured(shell, f"%%jaxcache {line}\nran = 1")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert unwrapped(cap.stderr).splitlines() == [
+        f"UsageError: {message}", "%%jaxcache [--max-traces N] [-o NAME] [freeze [NAME ...]]"]
+    assert "ran" not in shell.user_ns
+
+
 class _Parser(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()

@@ -122,9 +122,14 @@ class CacheMagics(Magics):
             %jaxcache thaw
         """
         __tracebackhide__ = True
-        args = self._parse(line, cell_form=cell is not None)
-        if cell is not None and (why := stacked_magic("jaxcache", cell)):
-            raise UsageError(f"{why}\n{self._usage()}")
+        try:
+            args = self._parse(line, cell_form=cell is not None)
+            if cell is not None and (why := stacked_magic("jaxcache", cell)):
+                raise UsageError(f"{why}\n{self._usage()}")
+        except UsageError as exc:
+            if cell is None:
+                raise
+            raise UsageError(str(exc).replace(self._usage(), self._cell_usage())) from None
         if cell is not None and self._cell is not None:  # the cell's capture is open: a cell magic under this line
             return run_cell(self.shell, cell)
         if cell is not None:
@@ -162,6 +167,10 @@ class CacheMagics(Magics):
 
     def _usage(self) -> str:
         return usage(self.jaxcache) + "\n" + SUBCOMMANDS_HINT
+
+    def _cell_usage(self) -> str:
+        """The cell form's usage, as it is typed: ``%%jaxcache [--max-traces N] [-o NAME] [freeze [NAME ...]]``."""
+        return "%" + usage(self.jaxcache).replace("[SUBCOMMAND ...]", "[freeze [NAME ...]]")
 
     def _line(self, words: list[str], max_traces: int | None = None):
         if not words:
