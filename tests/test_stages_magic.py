@@ -618,7 +618,8 @@ def test_a_call_inside_a_lambda_on_the_cells_line_names_that_line_once(shell):
         f"In[{n}]", 2, "<lambda>", None)
     text = unwrapped(_report(cap).data["text/plain"])
     head = next(piece for piece in text.splitlines() if piece.startswith("f: ")).split(" note: ")[0]
-    assert head == (f"f: reached inside jax.grad: JAX reports no stage timings there (called at In[{n}]:2 in <lambda>)")
+    # 'f: reached inside jax.grad: JAX reports no stage timings there (called at ...)'; jax 0.7 times that trace
+    assert head.startswith("f: ") and head.endswith(f" (called at In[{n}]:2 in <lambda>)") and "(from" not in head
 
 
 def test_calls_inside_functions_defined_in_the_cell_still_work_later(shell):
