@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
-from shellrun import run_captured, wider_lines
+from shellrun import run_captured, unwrapped, wider_lines
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -459,12 +459,16 @@ def test_persistent_subcommand(shell):
         ("clear x", "not a jitted function"),
         ("on now", "takes no argument"),
         ("--bogus", "unrecognized arguments"),
+        ("f f", "%jaxcache NAME takes one function name, got 'f f'"),  # read "unknown subcommand 'f'"
+        # each stored nothing in NAME, without a word
+        ("on -o rep", "-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache on shows none"),
+        ("freeze f -o rep", "-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache freeze shows none"),
     ],
 )
 def test_bad_input_is_a_usage_error_with_usage(shell, line, message):
     with pytest.raises(UsageError) as err:
         shell.run_line_magic("jaxcache", line)
-    assert message in str(err.value)
+    assert message in unwrapped(str(err.value))
     assert str(err.value).splitlines()[-2:] == [
         "%jaxcache [--max-traces N] [-o NAME] [SUBCOMMAND ...]",
         "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)",
@@ -474,6 +478,20 @@ def test_bad_input_is_a_usage_error_with_usage(shell, line, message):
 def test_bad_cell_options_run_nothing(shell):
     with pytest.raises(UsageError):
         shell.run_cell_magic("jaxcache", "on", "ran = 1")
+    assert "ran" not in shell.user_ns
+
+
+@pytest.mark.parametrize("line, message", [
+    ("on", "the cell form takes no subcommand but freeze, got 'on'"),
+    ("--bogus", "unrecognized arguments: --bogus"),
+    ("freeze nowhere", "'nowhere' is neither a subcommand nor a name in the namespace"),
+])
+def test_a_cell_forms_usage_error_shows_the_cell_forms_usage(shell, line, message):
+    # read '%jaxcache [--max-traces N] [-o NAME] [SUBCOMMAND ...]' and '(subcommands: on | off | ...)', the line form's
+    result, cap = run_captured(shell, f"%%jaxcache {line}\nran = 1")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert unwrapped(cap.stderr).splitlines() == [
+        f"UsageError: {message}", "%%jaxcache [--max-traces N] [-o NAME] [freeze [NAME ...]]"]
     assert "ran" not in shell.user_ns
 
 

@@ -184,6 +184,13 @@ def test_a_filter_that_is_not_a_str_is_a_type_error_naming_the_argument(wrong):
         jaxshow.config_report(wrong)
 
 
+@pytest.mark.parametrize("wrong", ["yes", 1, None])
+def test_changed_that_is_not_a_bool_is_a_type_error(wrong):
+    # jaxshow.config_report(changed="no") kept only the changed options, as True would: any truthy value did.
+    with pytest.raises(TypeError, match=f"^changed must be True or False, got {type(wrong).__name__}$"):
+        jaxshow.config_report(changed=wrong)
+
+
 def test_public_api_is_the_inventory():
     report = jaxshow.config_report("x64", kind="scopable")
     assert isinstance(report, jaxshow.ConfigReport)

@@ -513,6 +513,7 @@ def test_the_api_takes_a_counter_as_an_int_and_a_directory_as_a_path(tmp_path):
     by_int = jaxshow.dump_report(1, directory=tmp_path)
     assert by_int == jaxshow.dump_report("1", directory=str(tmp_path))
     assert [f.name for f in by_int.files] == ["jax_ir0001_jit_f_compile.mlir"]
+    assert repr(by_int) == f"<DumpReport {tmp_path}: 1 file of 1 function>"  # read '1 files of 1 functions'
     with pytest.raises(TypeError, match="^name must be a function or file name, or a counter \\(str or int\\), got float$"):
         jaxshow.dump_report(1.0, directory=tmp_path)
     with pytest.raises(TypeError, match="^directory must be a path \\(str or os.PathLike\\), got int$"):

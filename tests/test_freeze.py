@@ -188,7 +188,7 @@ def test_the_cell_form_freezes_that_cell_only(shell):
 
 @pytest.mark.parametrize(("line", "message"), [
     ("freeze nope", "'nope' is neither a subcommand nor a name in the namespace"),
-    ("freeze x", "'x' is not a jitted function (it is a ArrayImpl); jax.jit it first"),
+    ("freeze x", "'x' is not a jitted function (it is an ArrayImpl); jax.jit it first"),
     ("freeze --max-traces=-1 step", "--max-traces must be 0 or more, got -1"),
     ("on --max-traces 2", "--max-traces goes with freeze only"),
     ("freeze --max-traces two", "argument --max-traces: invalid int value: 'two'"),

@@ -521,3 +521,13 @@ def test_the_enclosing_function_is_read_from_the_qualified_name():
     assert enclosing_function("Model.loss.<locals>.f") == "Model.loss"
     assert enclosing_function("outer.<locals>.inner.<locals>.<lambda>") == "outer.inner"
     assert enclosing_function("<lambda>") is None and enclosing_function("Model.apply") is None
+
+
+def test_explain_shows_its_option_in_its_signature():
+    """help(jaxshow.explain) read 'explain(**kwargs)', hiding its one option, jax_text."""
+    import inspect
+
+    params = inspect.signature(jaxshow.explain).parameters
+    assert [(p.name, p.kind.name, p.default) for p in params.values()] == [("jax_text", "KEYWORD_ONLY", "always")]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'jax_txt'"):
+        jaxshow.explain(jax_txt="never")

@@ -85,7 +85,8 @@ def save(report, directory):
 
     saved = save_report(report, directory)
     if saved.error:
-        raise OSError(f"jaxshow.save: {saved.error} ({plural(len(saved.files), 'file')} written to {saved.directory} before it)")
+        written = f" ({plural(len(saved.files), 'file')} written to {saved.directory} before it)" if saved.files else ""
+        raise OSError(f"jaxshow.save: {saved.error}{written}")
     return saved
 
 
@@ -96,11 +97,15 @@ def config_report(filter=None, *, changed=False, kind=None):  # noqa: A002
     return _config_report(filter, changed=changed, kind=kind)
 
 
-def explain(**kwargs):
-    """Explain every trace of a jitted function inside a ``with`` block; see :func:`jaxshow.retrace.explain`."""
+def explain(*, jax_text: str = "always"):
+    """Explain every trace of a jitted function inside a ``with`` block; see :func:`jaxshow.retrace.explain`.
+
+    ``jax_text``: ``"always"`` quotes JAX's own explanation of each miss, ``"when_cheap"`` only while JAX's tracing
+    cache is small, ``"never"`` uses jaxshow's own history only.
+    """
     from jaxshow.retrace import explain as _explain
 
-    return _explain(**kwargs)
+    return _explain(jax_text=jax_text)
 
 
 def dump_report(name=None, **kwargs):

@@ -25,7 +25,7 @@ from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
-from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory
+from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
 SUBCOMMANDS = ("on", "off", "persistent", "clear", "freeze", "thaw")
@@ -122,9 +122,14 @@ class CacheMagics(Magics):
             %jaxcache thaw
         """
         __tracebackhide__ = True
-        args = self._parse(line, cell_form=cell is not None)
-        if cell is not None and (why := stacked_magic("jaxcache", cell)):
-            raise UsageError(f"{why}\n{self._usage()}")
+        try:
+            args = self._parse(line, cell_form=cell is not None)
+            if cell is not None and (why := stacked_magic("jaxcache", cell)):
+                raise UsageError(f"{why}\n{self._usage()}")
+        except UsageError as exc:
+            if cell is None:
+                raise
+            raise UsageError(str(exc).replace(self._usage(), self._cell_usage())) from None
         if cell is not None and self._cell is not None:  # the cell's capture is open: a cell magic under this line
             return run_cell(self.shell, cell)
         if cell is not None:
@@ -149,6 +154,9 @@ class CacheMagics(Magics):
             raise UsageError(f"the cell form takes no subcommand but freeze, got {' '.join(args.words)!r}\n{self._usage()}")
         if args.max_traces is not None and (not args.words or args.words[0] != "freeze"):
             raise UsageError(f"--max-traces goes with freeze only\n{self._usage()}")
+        if args.output is not None and not cell_form and args.words and args.words[0] in ("on", "off", "freeze", "thaw"):
+            raise UsageError(f"-o goes with a report (%%jaxcache, NAME, clear NAME, persistent); %jaxcache {args.words[0]} "
+                             f"shows none\n{self._usage()}")
         if args.max_traces is not None and args.max_traces < 0:
             raise UsageError(f"--max-traces must be 0 or more, got {args.max_traces}\n{self._usage()}")
         if args.words and args.words[0] == "freeze":
@@ -159,6 +167,10 @@ class CacheMagics(Magics):
 
     def _usage(self) -> str:
         return usage(self.jaxcache) + "\n" + SUBCOMMANDS_HINT
+
+    def _cell_usage(self) -> str:
+        """The cell form's usage, as it is typed: ``%%jaxcache [--max-traces N] [-o NAME] [freeze [NAME ...]]``."""
+        return "%" + usage(self.jaxcache).replace("[SUBCOMMAND ...]", "[freeze [NAME ...]]")
 
     def _line(self, words: list[str], max_traces: int | None = None):
         if not words:
@@ -198,7 +210,9 @@ class CacheMagics(Magics):
                 raise UsageError(f"%jaxcache clear needs exactly one function name\n{self._usage()}")
             return self._clear(rest[0])
         if rest:
-            raise UsageError(f"unknown subcommand {command!r}\n{self._usage()}")
+            why = (f"%jaxcache NAME takes one function name, got {' '.join(words)!r}" if command in self.shell.user_ns
+                   else f"unknown subcommand {command!r}")
+            raise UsageError(f"{why}\n{self._usage()}")
         return retrace.trace_history(command, self._jitted(command, pmap=True))
 
     def _jitted(self, word: str, pmap: bool = False) -> Any:
@@ -386,6 +400,6 @@ def _not_jitted(name: str, value: Any) -> str:
     if pmapped_jit(value):
         return f"{name!r} is a jax.pmap, not a jax.jit wrapper: %jaxcache {name} shows its traces; clear and freeze take a jax.jit wrapper"
     if kind is types.FunctionType or not callable(value):
-        return f"{name!r} is not a jitted function (it is a {kind.__name__}); jax.jit it first"
+        return f"{name!r} is not a jitted function (it is {a_or_an(kind.__name__)}); jax.jit it first"
     return (f"{name!r} is a {kind.__module__}.{kind.__qualname__}, not a jax.jit wrapper, so it has no trace history of its own: "
             "%jaxcache on (or %%jaxcache on a cell that calls it) shows the traces of what it jits")

@@ -44,7 +44,8 @@ class CellMagic(Protocol):
     """What a magic gives the runner: check options, open before the cell, close after it."""
 
     def accepts(self, line: str, cell: str) -> bool:
-        """Whether ``line`` (the options after ``%%name``) is valid for ``cell``; if not, the magic itself says why."""
+        """Whether ``line`` (the options after ``%%name``) is valid for ``cell`` (the lines under it); if not, the
+        magic itself says why."""
 
     def open(self, line: str, raw_cell: str) -> Any:
         """Start capturing (before the cell runs); returns the call hook for the cell's own calls, or ``None``."""
@@ -123,7 +124,8 @@ class CellRunner:
         if found is None:
             return
         index, magic, options = found
-        if not magic.accepts(options, raw) or _magic_under("".join(lines[index + 1:])):
+        body = "".join(lines[index + 1:])
+        if not magic.accepts(options, body) or _magic_under(body):
             return  # the registered magic raises its usage error: nothing runs
         hook = magic.open(options, raw)
         rewriter = self._install_call_hook(hook, raw) if hook is not None else None
@@ -248,7 +250,7 @@ class _FirstLineTransform:
         if found is None:
             return lines
         index, magic, options = found
-        if not magic.accepts(options, "".join(lines)) or _cell_magic_follows(lines[index + 1:]):
+        if not magic.accepts(options, "".join(lines[index + 1:])) or _cell_magic_follows(lines[index + 1:]):
             return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
         return [*lines[:index], "# " + lines[index].rstrip("\n") + "\n", *lines[index + 1:]]
 

@@ -52,6 +52,8 @@ def config_report(
     """
     if filter is not None and not isinstance(filter, str):
         raise TypeError(f"filter must be a str (part of an option's name, or a glob) or None, got {type(filter).__name__}")
+    if type(changed) is not bool:
+        raise TypeError(f"changed must be True or False, got {type(changed).__name__}")
     if kind not in (None, "scopable", "flag"):
         raise ValueError(f"kind must be 'scopable', 'flag' or None, got {kind!r}")
     names = sorted(jax.config.values)

@@ -67,7 +67,7 @@ class JaxConfigMagics(Magics):
 
             %jaxconfig
             %jaxconfig x64
-            %jaxconfig *cache* --flags
+            %jaxconfig *dump* --flags
             %jaxconfig --changed
             %jaxconfig --scopable -o cfg;
 

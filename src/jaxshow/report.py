@@ -1142,7 +1142,7 @@ class DumpReport(_Displayable):
 
     def _summary(self) -> str:
         where = self.directory or "no directory"
-        return f"{where}: {len(self.files)} files of {len(self.functions)} functions"
+        return f"{where}: {plural(len(self.files), 'file')} of {plural(len(self.functions), 'function')}"
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -1193,6 +1193,11 @@ def format_bytes(n: float | None) -> str:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``plural(1, 'input')`` -> ``'1 input'``, ``plural(2500, 'input')`` -> ``'2,500 inputs'``."""
     return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def a_or_an(noun: str) -> str:
+    """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'`` (by its first letter)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:

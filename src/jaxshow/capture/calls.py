@@ -52,7 +52,7 @@ from jaxshow.capture.stations import (
     type_module,
 )
 from jaxshow.capture.written import transforms, written
-from jaxshow.report import SourceLocation
+from jaxshow.report import SourceLocation, a_or_an
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
 Phase = Literal["trace", "lower", "compile", "run", "call"]
@@ -1316,8 +1316,7 @@ def _unhashable_text(name: str, value: Any) -> str:
         return f"{name} is a JAX array, whose hash raises"
     if type(value) is tuple:
         return f"{name} is a tuple holding a value JAX cannot hash"
-    kind = type(value).__name__
-    return f"{name} is {'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}, which has no hash"
+    return f"{name} is {a_or_an(type(value).__name__)}, which has no hash"
 
 
 def _refused(error: BaseException, below: types.TracebackType | None) -> bool:

@@ -578,7 +578,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes=tuple(notes),
         executed=record.path != "hit" or record.error is None,
         call_site=label(record.site),
-        cell_site=cell_site if (cell_site := label(record.cell_site)) != label(record.site) else None,
+        cell_site=_cell_line_apart(label(record.cell_site), label(record.site)),
         kind=record.kind,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,
@@ -590,6 +590,14 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         caught_refusal=record.caught_refusal,
         continued=record.continued,  # type: ignore[arg-type]
     )
+
+
+def _cell_line_apart(cell_site: SourceLocation | None, site: SourceLocation | None) -> SourceLocation | None:
+    """The cell line that led to the call, where it is another line than the call's own (a lambda on the cell's line
+    is on that line: ``called at In[5]:2 in <lambda>`` says it all)."""
+    if cell_site is None or (site is not None and (cell_site.file, cell_site.line) == (site.file, site.line)):
+        return None
+    return cell_site
 
 
 def _qualname(record: CallRecord) -> str:
