@@ -147,7 +147,9 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     disabled = jit_disabled if not any(r.jit_disabled for r in reports) else None
     if options.name is not None and not chosen:
         if not any(options.name.matches(calls.fun, calls.name) for calls, _ in unseen):
-            notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell")
+            called = list(dict.fromkeys(r.written for r in candidates))
+            listed = f"; the cell called {', '.join(called[:12])}{' …' if len(called) > 12 else ''}" if called else ""
+            notes.append(name_note(options.name.text) or f"{options.name.text} made no jitted call in this cell{listed}")
     elif not candidates and (note := _no_call_note(helper_compiles.names, raised=cell_error is not None,
                                                    library_calls=bool(unseen), jit_disabled=disabled, helpers=users_functions)):
         notes.append(note)
