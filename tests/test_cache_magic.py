@@ -175,6 +175,20 @@ def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_on
             in cap.outputs[-1].data["text/plain"])
 
 
+def test_many_arrays_cast_alike_are_said_together(shell):
+    """A model's 40 parameters cast to bfloat16: the miss's line listed 'p['layer0']: now bf16[3], before f32[3];
+    p['layer1']: …' forty times, cut at 1,668 characters. Arrays of one argument whose dtype alone changed alike are said
+    together; other changes follow, as before."""
+    shell.run_cell("sums = jax.jit(lambda p, v: sum(jnp.sum(a) for a in p.values()) + v.sum())\n"
+                   "p = {f'layer{i:02}': jnp.ones(3) for i in range(40)}\ny = sums(p, x)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ny = sums(jax.tree.map(lambda a: a.astype(jnp.bfloat16), p), jnp.ones(4))")
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert len(miss.changes) == 41
+    assert miss.summary == ("p: 40 arrays now bf16, before f32 (shapes as before: p['layer00'], p['layer01'], p['layer02'] …); "
+                            "v: now f32[4], before f32[3]")
+    assert "1. different input types: p: 40 arrays now bf16, before f32 (shapes as before: p['layer00']," in cap.outputs[-1].data["text/plain"]
+
+
 def test_static_argument_change_names_the_parameter_and_both_values(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='mode')\ndef power(v, mode):\n    return v ** mode")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3); power(x, mode=2); power(x, mode=3)")

@@ -330,6 +330,8 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined":
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
+    if category == "input_types" and changes:
+        return _type_changes(changes)
     if changes:
         moved = [c.where for c in changes if {c.now, c.before} == {BY_POSITION, BY_KEYWORD}]
         return "; ".join(change_line(category, c) for c in changes) + (
@@ -343,6 +345,36 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return "same types, different debug info (e.g. argument names, or a jit target reused as a cond branch)"
     return {"jax": "see JAX's explanation", "jaxshow": "see jaxshow's comparison with the closest earlier signature"}.get(
         source, "no explanation available")
+
+
+CHANGES_LISTED = 6
+"""Changed input types a miss's line lists one by one, past those counted together."""
+
+GROUPED_FROM = 3
+"""Arrays of one argument whose dtype alone changed alike, from which they are said together."""
+
+_ARRAY_TYPE = re.compile(r"^(?P<dtype>[a-z]+[0-9]*(?:<\w+>)?)(?P<rest>\[.*)$")
+_ROOT = re.compile(r"^[^\[.]+")
+
+
+def _type_changes(changes: tuple[ArgChange, ...]) -> str:
+    """A miss's changed input types in one line: ``p: 40 arrays now bf16, before f32 (shapes as before: p['layer0'],
+    p['layer1'] …)`` for :data:`GROUPED_FROM` or more arrays of one argument whose dtype alone changed alike (a model
+    cast to bfloat16), each other change as :func:`change_line` says it, :data:`CHANGES_LISTED` at most, then how many
+    more (``miss.changes`` holds them all)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for change in changes:
+        now, before, root = _ARRAY_TYPE.match(change.now), _ARRAY_TYPE.match(change.before), _ROOT.match(change.where)
+        if now and before and root and now["rest"] == before["rest"] and now["dtype"] != before["dtype"]:
+            groups.setdefault((root[0], now["dtype"], before["dtype"]), []).append(change.where)
+    groups = {key: paths for key, paths in groups.items() if len(paths) >= GROUPED_FROM}
+    grouped = {path for paths in groups.values() for path in paths}
+    parts = [f"{root}: {len(paths)} arrays now {now}, before {before} (shapes as before: "
+             f"{', '.join(paths[:3])}{' …' if len(paths) > 3 else ''})" for (root, now, before), paths in groups.items()]
+    others = [c for c in changes if c.where not in grouped]
+    parts += [change_line("input_types", c) for c in others[:CHANGES_LISTED]]
+    more = len(others) - CHANGES_LISTED
+    return "; ".join(parts) + (f"; … {more} more change{'s' if more > 1 else ''} (all in miss.changes)" if more > 0 else "")
 
 
 def enclosing_function(qualname: str) -> str | None:
