@@ -189,6 +189,23 @@ def test_many_arrays_cast_alike_are_said_together(shell):
     assert "1. different input types: p: 40 arrays now bf16, before f32 (shapes as before: p['layer00']," in cap.outputs[-1].data["text/plain"]
 
 
+def test_a_miss_closest_to_an_older_signature_diffs_its_jaxpr_with_that_trace(shell):
+    """``pair(x3, x3); pair(x4, x4); pair(x3_int, x3)``: the third miss is explained against the first signature (one type
+    differs), but its jaxpr was diffed against the previous trace, the second, and so showed the shapes' change too."""
+    shell.run_cell("pair = jax.jit(lambda a, b: a + b)\nx4 = jnp.ones(4)\nxi = jnp.ones(3, jnp.int32)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\npair(x, x); pair(x4, x4); pair(xi, x)")
+    third = shell.user_ns["rep"].functions[0].misses[2]
+    assert [(c.where, c.now, c.before) for c in third.changes] == [("a", "i32[3]", "f32[3]")]
+    assert third.jaxpr_diff.stage == "jaxpr against the trace of the closest earlier signature"
+    assert [line for line in third.jaxpr_diff.lines if line[:1] in "+-"] == [
+        "-{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add a b in (c,) }",
+        "+{ lambda ; a:i32[3] b:f32[3]. let",
+        "+    c:f32[3] = convert_element_type[new_dtype=float32 weak_type=False] a",
+        "+    d:f32[3] = add c b",
+        "+  in (d,) }"]
+    assert "jaxpr against the trace of the closest earlier signature: +4 −1 lines" in cap.outputs[-1].data["text/plain"]
+
+
 def test_static_argument_change_names_the_parameter_and_both_values(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='mode')\ndef power(v, mode):\n    return v ** mode")
     _, cap = run_captured(shell, "%%jaxcache -o rep\nscale(x, 2); scale(x, 3); power(x, mode=2); power(x, mode=3)")

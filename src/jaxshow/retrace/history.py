@@ -40,6 +40,9 @@ from jaxshow.reprs import weak_ref
 HISTORY_LIMIT = 32
 """Signatures kept per function; a miss is compared with at most this many."""
 
+JAXPRS_KEPT = 4
+"""The newest signatures of a function that keep their trace's jaxpr, for a miss's diff against the closest of them."""
+
 REGISTRY_LIMIT = 512
 """Functions whose history jaxshow keeps (least recently traced dropped first)."""
 
@@ -64,7 +67,7 @@ class _Kept:
     ``None``). Its parts are taken again from the key when asked for, and it is indexed by its head's hash
     (:func:`head_index`), which holds nothing."""
 
-    __slots__ = ("_key", "_loose", "_parts", "_statics", "_head", "described", "from_jax", "since")
+    __slots__ = ("_key", "_loose", "_parts", "_statics", "_head", "described", "from_jax", "since", "jaxpr")
 
     def __init__(self, key: Any, described: tuple | None, parts: Any, from_jax: bool, since: int,
                  loose: Callable[[], Any] | None = None) -> None:
@@ -75,6 +78,8 @@ class _Kept:
         if loose is not None and described is None:
             described = _jax_compat.describe_trace_key(key)  # what is left to compare once JAX lets go (runs no repr of yours)
         self.described, self.from_jax, self.since = described, from_jax, since
+        self.jaxpr: Any = None
+        """The jaxpr its trace made, as a miss keeps it for a diff, on the last :data:`JAXPRS_KEPT` seen to trace."""
 
     @property
     def key(self) -> Any:
@@ -218,6 +223,12 @@ class _FunctionRecord:
                 bucket = self.by_head[kept.head] = deque()
             bucket.append(kept)
 
+    def keep_jaxpr(self, jaxpr: Any) -> None:
+        """The newest signature's trace made ``jaxpr``; the one :data:`JAXPRS_KEPT` before it lets its own go."""
+        self.keys[-1].jaxpr = jaxpr
+        if len(self.keys) > JAXPRS_KEPT:
+            self.keys[-1 - JAXPRS_KEPT].jaxpr = None
+
     def carrying(self, carried: types.FunctionType) -> None:
         """The user's function a library's jitted function traced this time (equinox reuses one per name)."""
         defined_at = _defined_at(carried, None)
@@ -233,9 +244,13 @@ class _FunctionRecord:
         return self.fun_ref is not None and self.fun_ref() is None
 
     def let_go_if_unused(self) -> None:
-        """Drop the last jaxpr once nothing can diff against it: the function is gone (no trace of its own follows) and a
-        newer definition took its place."""
-        if not self.defines and self.gone():
+        """Drop the jaxprs nothing can diff against: once the function is gone (no trace of its own follows), its
+        signatures'; its last one too once a newer definition took its place."""
+        if not self.gone():
+            return
+        for kept in self.keys:
+            kept.jaxpr = None
+        if not self.defines:
             self.last_jaxpr = None
 
     def written(self, name: str) -> str:

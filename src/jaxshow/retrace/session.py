@@ -108,6 +108,9 @@ JAXPR_DIFF_MAX_EQUATIONS = 2_000
 
 PREVIOUS_TRACE = "jaxpr against the previous trace"
 
+CLOSEST_TRACE = "jaxpr against the trace of the closest earlier signature"
+"""The title of a miss's jaxpr diff where the signature it is explained against is not the one traced last."""
+
 
 def _kept_jaxpr(jaxpr: Any) -> Any:
     """What a miss and its function's history keep of a trace's jaxpr for a later diff: the jaxpr without its constants'
@@ -697,11 +700,16 @@ class Session(_jax_compat.TraceProbe):
                 explained = miss.explained()
                 if explained.category == "tracing_context" and any(c.where.startswith(CONTEXT_POSITION) for c in explained.changes):
                     self._positional_context = True
+            newest = record.keys[-1] if record.keys else None
             if key is not None:
                 record.remember(key, described, parts, since=frame.ended)
             if frame.jaxpr is not None:
                 kept_jaxpr = _kept_jaxpr(frame.jaxpr)
-                if record.last_jaxpr is not None and record.last_jaxpr_since <= frame.started:
+                if key is not None:
+                    record.keep_jaxpr(kept_jaxpr)
+                if old is not None and old.jaxpr is not None and old is not newest:
+                    miss.jaxprs, miss.jaxprs_title = (old.jaxpr, kept_jaxpr), CLOSEST_TRACE  # not the newest: diffed with it
+                elif record.last_jaxpr is not None and record.last_jaxpr_since <= frame.started:
                     miss.jaxprs = (record.last_jaxpr, kept_jaxpr)
                 elif earlier is not None and (before := earlier.last_jaxpr) is not None:
                     # a re-run cell's new function object: compared with the definition it replaces (its jaxpr read once:
