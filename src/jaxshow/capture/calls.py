@@ -137,6 +137,9 @@ class CallRecord:
     options are that function's, not the user's."""
     leaf_labels: LeafLabels | None = None
     """The user's names of the leaves ``eqx.filter_jit`` passes its jitted function, read from its static argument."""
+    in_tree: Any = None
+    """The pytree definition of an ``nnx.jit`` call's arguments, whose graph nodes name their leaves
+    (:func:`jaxshow.capture.flax_args.graph_leaf_names`)."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -1093,6 +1096,8 @@ def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict
     record.static_args = static_values(jit_info, args, kwargs)
     if record.jitted_by is not None:
         record.leaf_labels = leaf_labels(tuple(value for _, value in static_arguments(jit_info, args, kwargs)))
+    if "flax.nnx" in sys.modules and any(type(a).__name__ == "NodeStates" for a in args):
+        record.in_tree = jax.tree_util.tree_structure((args, kwargs))  # nnx.jit's: its leaves named when shown
     record.trace_context = _jax_compat.trace_context_snapshot()
 
 

@@ -21,6 +21,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
 from jaxshow.capture.equinox_args import named_leaves
+from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
@@ -391,14 +392,17 @@ def _alongside(records: list[CallRecord]) -> HelperCompiles:
 
 def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
     """The stations with their arguments by the user's names: ``v``, not ``jax.pmap``'s ``flat_args[0]``; ``model[3]``,
-    not ``eqx.filter_jit``'s ``dynamic_nodonate['first'][3]`` (as ``%jaxcache`` names them)."""
+    not ``eqx.filter_jit``'s ``dynamic_nodonate['first'][3]``; ``model.l1.kernel``, not ``nnx.jit``'s
+    ``model.states[0][7]`` (as ``%jaxcache`` names them)."""
     paths = [a.path for a in traced.args]
     renamed = named_leaves(paths, record.leaf_labels, record.name)
     if record.pmap:
         renamed = _jax_compat.pmapped_arg_names(record.fun, paths) or renamed
+    if not renamed and record.in_tree is not None:
+        renamed = graph_leaf_names(record.in_tree, paths)
     if not renamed:
         return traced, compiled
-    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed[a.path]) for a in traced.args))
+    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed.get(a.path, a.path)) for a in traced.args))
     if compiled is not None:
         compiled = dataclasses.replace(
             compiled, inputs=tuple(dataclasses.replace(p, path=renamed.get(p.path, p.path)) for p in compiled.inputs),

@@ -48,6 +48,7 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.equinox_args import user_names
+from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placement_text
 from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.stations import COMPILED_TYPE, given_options, jit_target
@@ -158,6 +159,13 @@ def _pmap_names(record: _FunctionRecord, signature: tuple[tuple[str, str], ...])
     return _jax_compat.pmapped_arg_names(fun, [name for name, _ in signature]) if fun is not None else {}
 
 
+def _graph_names(key: Any, signature: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``nnx.jit``'s leaves of a graph node argument, ``model.states[0][7]`` to JAX, by their variables' paths
+    (``model.l1.kernel``; ``{}`` where not known)."""
+    parts = _jax_compat.trace_key_parts(key) if key is not None and "flax.nnx" in sys.modules else None
+    return graph_leaf_names(parts.treedef, [name for name, _ in signature]) if parts is not None else {}
+
+
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
@@ -173,8 +181,9 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
     reloaded = reloaded and category == "redefined"
     signature = described[0] if described else ()
     if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
-                      or (names := _pmap_names(record, signature))):
-        signature = tuple((names[n], t) for n, t in signature)  # eqx.filter_jit's leaves, jax.pmap's, by the user's parameters
+                      or (names := _pmap_names(record, signature)) or (names := _graph_names(key, signature))):
+        # eqx.filter_jit's leaves, jax.pmap's, by the user's parameters; nnx.jit's by the variables' paths
+        signature = tuple((names.get(n, n), t) for n, t in signature)
         changes = tuple(dataclasses.replace(c, where=names.get(c.where, c.where)) for c in changes)
     if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
         notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)

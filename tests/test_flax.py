@@ -1,0 +1,74 @@
+"""flax NNX through the magics, in a child process (flax is not a test extra: CI's newest-JAX leg installs it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("flax") is None, reason="flax is not installed")
+
+SCRIPT = textwrap.dedent(
+    """
+    import json
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryAccessor.enabled = False
+    config.StagesMagics.progress_after_seconds = -1.0
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "jaxshow")
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from flax import nnx
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(4, 16, rngs=rngs)
+            self.bn = nnx.BatchNorm(16, rngs=rngs)
+            self.l2 = nnx.Linear(16, 2, rngs=rngs)
+        def __call__(self, x):
+            return self.l2(nnx.relu(self.bn(self.l1(x))))
+    model = MLP(nnx.Rngs(0))
+    @nnx.jit
+    def predict(model, x):
+        return model(x)
+    x = jnp.ones((3, 4))
+    ''').success
+    texts = {}
+    for name, cell in (
+        ("stages", "%%jaxstages\\ny = predict(model, x)"),
+        ("cache", "%%jaxcache\\nmodel.l1.kernel.value = model.l1.kernel.value.astype(jnp.bfloat16)\\ny = predict(model, x)"),
+    ):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts[name] = cap.outputs[-1].data["text/plain"].splitlines()
+    print(json.dumps(texts))
+    """
+)
+
+
+def _run() -> dict:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_nnx_jit_leaves_are_named_by_their_variables_paths():
+    """``nnx.jit`` passes each module as a flat list of leaves, which JAX names ``model.states[0][7]``: the Traced
+    station listed ten such rows and ``%jaxcache`` read 'model.states[0][7]: now bf16[4,16], before f32[4,16]'. Both now
+    name each leaf by its variable's path in the module, as flax itself flattens it."""
+    texts = _run()
+    stages = texts["stages"]
+    start = stages.index("    argument         type       sharding  donated")
+    assert [" ".join(row.split()) for row in stages[start + 1:start + 10]] == [
+        "model.bn.bias f32[16] — no", "model.bn.mean f32[16] — no", "model.bn.scale f32[16] — no",
+        "model.bn.var f32[16] — no", "model.l1.bias f32[16] — no", "model.l1.kernel f32[4,16] — no",
+        "model.l2.bias f32[2] — no", "model.l2.kernel f32[16,2] — no", "x f32[3,4] — no"]
+    cache = " ".join(" ".join(texts["cache"]).split())
+    assert "1. different input types: model.l1.kernel: now bf16[4,16], before f32[4,16] called at In[" in cache, cache
