@@ -734,6 +734,14 @@ def test_path_parts_and_groups():
     assert blocks[0].hidden == Hidden(rows=10 + 1, arrays=146 - 25) and len(blocks[0].indices) == 146, "layer2…11 and pos"
 
 
+def test_a_group_holding_a_prng_key_says_its_size():
+    """A flax NNX model with dropout holds its rng key (``key<fry>[]``): its group read 'model — 10 arrays', no size,
+    beside 'optimizer — 14 arrays, 1.15 KiB'. A typed key of JAX's own implementations has a fixed size."""
+    from jaxshow.render.groups import leaf_bytes
+
+    assert [leaf_bytes("key<fry>", ()), leaf_bytes("key<rbg>", (4,)), leaf_bytes("key<custom>", ())] == [8, 64, None]
+
+
 def test_long_argument_tables_are_grouped_by_pytree_prefix_in_both_forms():
     report = _model_report(lines=10)
     page = render.to_html(report)

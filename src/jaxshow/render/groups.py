@@ -130,11 +130,16 @@ def relative(path: str, prefix: str) -> str:
 
 _ITEM_BITS = re.compile(r"(\d+)(?:_\w+)?$")
 
+KEY_BITS = {"key<fry>": 64, "key<rbg>": 128, "key<unsafe_rbg>": 128}
+"""Bits of one typed PRNG key of JAX's own implementations (threefry: two uint32, rbg: four)."""
+
 
 def leaf_bytes(dtype: str, shape: tuple[int, ...]) -> int | None:
     """Bytes of an array of this dtype name and shape, or ``None`` for a dtype without a bit width."""
     if dtype == "bool":
         bits = 8
+    elif dtype in KEY_BITS:
+        bits = KEY_BITS[dtype]
     else:
         match = _ITEM_BITS.search(dtype)
         if match is None:
