@@ -294,6 +294,20 @@ def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shel
     assert "of them while concrete traced, in its trace time)" in text
 
 
+def test_a_helper_compiled_by_a_host_callback_is_named_and_not_put_in_the_trace(shell):
+    """A ``jax.debug.callback`` whose host function runs a jax.numpy operation compiles it while the call runs. The fold
+    read '(1 compile of JAX's own helpers folded away: )' (jax 0.10, 0.12), and on jax 0.7 '…: ; 10.6 ms of them while
+    dcb traced, in its trace time', though it compiled after dcb's trace, lowering and compile: the trace events of the
+    jax.numpy functions dcb's trace inlined (``multiply``), which compile nothing, were taken for compiles in the trace."""
+    run_captured(shell, "jax.clear_caches()\nseen = []\n@jax.jit\ndef dcb(v):\n"
+                        "    jax.debug.callback(lambda h: seen.append(int(h.sum())), v)\n    return v * 2\nv = jnp.arange(3)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ndcb(v)")
+    assert result.success and shell.user_ns["seen"] == [3]
+    [fold] = [line for line in cap.outputs[-1].data["text/plain"].splitlines() if "folded away" in line]
+    assert fold == "(1 compile of JAX's own helpers folded away: _reduce_sum)"
+    assert shell.user_ns["rep"].helper_compiles.inside_seconds == 0.0
+
+
 def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_users_code(shell):
     # numpyro's svi.run and Predictive run jax.lax.fori_loop / lax.map outside jit: the whole model compiled inside
     # JAX's eager scan, which the note listed as one of 'its own … (eager jax.numpy operations)', after 8 other names

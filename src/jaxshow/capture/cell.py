@@ -190,15 +190,17 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     for that call holds their seconds, so they are counted and named but their seconds are kept apart
     (``inside_seconds``). ``named``: how a record is named (JAX's helpers by JAX's name, the user's calls as written).
     """
-    inside = inside or []
+    compiled = {e.base_name for e in inside or () if e.stage == "compile"}
+    inside = [e for e in inside or () if e.base_name in compiled]  # a jitted function inlined in the trace compiles nothing
     compiles = [e for e in (*events, *inside) if e.stage == "compile"]
     made_for = {e.base_name for e in compiles}
     folded = [r for r in records if r.name in made_for or _compiled(r)]
-    names = [named(r) for r in folded] + [e.base_name for e in inside if e.stage == "compile"]
-    times = Counter(named(r) for r in folded for e in r.events if e.stage == "compile")
     owned = {id(e) for r in folded for e in r.events}
     by_name = {r.name: named(r) for r in reversed(folded)}
-    times.update(by_name.get(e.base_name, e.base_name) for e in compiles if id(e) not in owned)
+    unowned = [by_name.get(e.base_name, e.base_name) for e in compiles if id(e) not in owned]
+    names = [named(r) for r in folded] + unowned
+    times = Counter(named(r) for r in folded for e in r.events if e.stage == "compile")
+    times.update(unowned)
     return HelperCompiles(count=len(compiles), seconds=sum(e.seconds for e in events), names=tuple(dict.fromkeys(names)),
                           repeated=tuple((name, n) for name, n in times.items() if n > 1),
                           inside_seconds=sum(e.seconds for e in inside), inside_of=inside_of if inside else ())
