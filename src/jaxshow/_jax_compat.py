@@ -2442,11 +2442,18 @@ def raised_reading_jit_call(error: BaseException) -> bool:
 
 
 def trace_state_clean() -> bool:
-    """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread."""
+    """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread.
+
+    JAX's own test compares the axis environment with its top one by identity; on jax 0.7, where an empty one is not
+    interned, ``jax.make_jaxpr``'s ``extend_axis_env_nd([])`` sets one equal to it, with no transformation active.
+    """
     try:
         from jax._src import core as _core
 
-        return bool(_core.trace_state_clean())
+        if _core.trace_state_clean():
+            return True
+        context = _core.trace_ctx
+        return context.trace is _core.eval_trace and context.axis_env == _core.top_axis_env
     except Exception:  # noqa: BLE001 - unknown: assume a plain call
         return True
 
