@@ -952,6 +952,22 @@ def test_an_ahead_of_time_compile_after_another_call_is_its_own(shell):
     assert "sine" not in rep.helper_compiles.names
 
 
+def test_calls_after_a_lowering_ahead_of_time_are_counted_as_calls(shell):
+    """'lo = js.lower(x); y = js(x)' read '(.lower()); compiled too' and 'called 2 times with this signature in the
+    cell': .lower() is no call, and .compile() never ran (the call compiled the lowering); 'c = jc.lower(x).compile();
+    y = jc(x); y = jc(x)' read 'called 3 times'."""
+    _define(shell, "def sine(v):\n    return jnp.sin(v)\ndef cosine(v):\n    return jnp.cos(v)\njs, jc = jax.jit(sine), jax.jit(cosine)")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\nlo = js.lower(x)\ny = js(x)\nc = jc.lower(x).compile()\ny = jc(x); y = jc(x)")
+    assert result.success, result.error_in_exec
+    sine, cosine = rep.reports
+    assert sine.timings.stages_run == cosine.timings.stages_run == ("trace", "lower", "compile")
+    assert [n for n in sine.notes if "lowered" in n or "called" in n] == [
+        "lowered ahead of time in the cell (.lower()); not compiled by .compile(): a later call compiled it",
+        "then called once with this signature in the cell"]
+    assert [n for n in cosine.notes if "lowered" in n or "called" in n] == [
+        "lowered ahead of time in the cell (.lower()); compiled too", "then called 2 times with this signature in the cell"]
+
+
 def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
     # JAX's AOT tutorial, a stage per cell: 'lowered = traced.lower()' read 'note: no jitted call of yours in this cell',
     # 'compiled = lowered.compile()' '(1 compile of JAX's own helpers folded away: f)', and 'z = compiled(x, y)' 'no
