@@ -1081,6 +1081,27 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
 
 
+def test_a_call_of_a_donated_input_says_where_it_can_have_failed(shell):
+    """A second call on an input the first donated raises before its program runs. On jax 0.7 and 0.10 (a cache hit)
+    the note read 'the call raised: while its program ran, or in a check JAX makes after it (jax_debug_nans,
+    jax_debug_infs)', neither of which it was; jax 0.12 fails it in its Python dispatch ('failed while running')."""
+    shell.run_cell("@partial(jax.jit, donate_argnums=0)\ndef bump(v):\n    return v + 1\nbuf = jnp.ones(8)")
+    result, _ = run_captured(shell, "%%jaxstages --all -o rep\ny = bump(buf)\nz = bump(buf)")
+    assert "deleted" in str(result.error_in_exec)
+    first, second = shell.user_ns["rep"].reports
+    assert (first.function, second.function, first.error) == ("bump", "bump", None)
+    if jax.__version_info__ < (0, 11):
+        assert second.cache_hit and second.notes == (
+            "JAX served this call from its cache (it did not trace, lower or compile it), and the call raised: while its "
+            "arguments were placed (a deleted or donated input, a transfer jax.transfer_guard disallows), while its program "
+            "ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); jaxshow reads a cache hit's stations "
+            "only once the call returns, so none are shown",)
+    else:
+        assert second.stopped_at == "run" and second.notes == (
+            "the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
+            "check, memory, a deleted input, a transfer jax.transfer_guard disallows)",)
+
+
 @pytest.mark.parametrize("flag, value, bad", [("debug_nans", "nan", "bad"), ("debug_infs", "inf", "jnp.zeros(2)")])
 def test_a_cached_call_that_jax_re_ran_after_a_nan_says_so(ip, flag, value, bad):
     """The cached call ran, JAX's check found a nan (an inf) in its output and re-ran lg de-optimized: the note says

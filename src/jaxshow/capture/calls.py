@@ -60,8 +60,9 @@ Kind = Literal["user", "library", "jax"]
 
 HIT_THAT_RAISED = "JAX served this call from its cache (it did not trace, lower or compile it)"
 """How the note on a cache hit that raised starts (:data:`RAISED_HIT`, or what JAX did after a nan)."""
-RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: "
-              "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
+RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: while its arguments were placed (a deleted or donated "
+              "input, a transfer jax.transfer_guard disallows), while its program ran, or in a check JAX makes after it "
+              "(jax_debug_nans, jax_debug_infs); "
               "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
 DISABLE_JIT = jax.disable_jit
 """Told apart by identity among the cell's calls: under it, the jitted calls inside the user's helpers run unseen."""
