@@ -1081,6 +1081,26 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
 
 
+def test_an_output_keyed_by_an_object_is_named_by_its_type(shell):
+    """checkify's error is a dict keyed by ``ErrorEffect`` objects: the Traced station's output table read
+    'result[0][0][ErrorEffect(error_type=<class' / ''jax._src.checkify.FailedCheckError'>,' /
+    'shape_dtypes=(ShapeDtypeStruct(shape=(), dtype=float32),))]', three lines of JAX's repr per output. Each reads by
+    the key's type, and where two would then read alike, by its first field too."""
+    shell.run_cell("from jax.experimental import checkify\ndef positive_log(v):\n"
+                   "    checkify.check(jnp.all(v > 0), 'x must be positive, got {}', v[0])\n    return jnp.log(v)\n"
+                   "checked = jax.jit(checkify.checkify(positive_log, errors=checkify.user_checks | checkify.nan_checks))")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nerr, out = checked(jnp.array([-1.0, 2.0]))")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.traced.out_info[0].path.startswith("result[0][0][ErrorEffect(error_type=<class 'jax._src.checkify."), "kept whole"
+    text = cap.outputs[-1].data["text/plain"]
+    table = text[text.index("    output "):text.index("  effects:")].splitlines()[1:]
+    assert [re.split(r"\s{2,}", row.strip())[0] for row in table] == [
+        "result[0][0][ErrorEffect(error_type=FailedCheckError, …)]", "result[0][0][ErrorEffect(error_type=NaNError, …)]",
+        "result[0][1][ErrorEffect(error_type=FailedCheckError, …)]", "result[0][1][ErrorEffect(error_type=NaNError, …)]",
+        "result[0][2][ErrorEffect(…)][0]", "result[1]"]
+
+
 def test_a_call_of_a_donated_input_says_where_it_can_have_failed(shell):
     """A second call on an input the first donated raises before its program runs. On jax 0.7 and 0.10 (a cache hit)
     the note read 'the call raised: while its program ran, or in a check JAX makes after it (jax_debug_nans,
