@@ -137,6 +137,16 @@ def test_two_lambdas_of_one_line_are_two_definitions(shell):
         assert summaries == (["first trace of <lambda>"] * 2 if first else ["<lambda> is a new function object with the same name and source as one traced before"] * 2)
 
 
+def test_a_trace_ahead_of_time_is_not_said_to_be_made_by_a_call_elsewhere(shell):
+    """'comp = lowered_first.lower(x).compile(); lowered_first(x)' read 'note: calls and hits count the calls written in
+    the cell, not lowered_first's 1 trace made by a call elsewhere': the trace was the cell's own .lower(), no call."""
+    shell.run_cell("@jax.jit\ndef lowered_first(v):\n    return v - 1")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ncomp = lowered_first.lower(x).compile()\nlowered_first(x)")
+    assert "elsewhere" not in cap.outputs[-1].data["text/plain"]
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.traced_calls, stats.traced_ahead, stats.hits) == (1, 1, 0, 1, 1)
+
+
 def test_an_argument_passed_another_way_is_said_so(shell):
     """JAX keys ``g(x, n=2)`` apart from ``g(x, 2)``: the miss read 'different input pytree: [0]: now tuple of length 2,
     before tuple of length 1; [1]: now <class 'dict'> with 0 child, …' (jax 0.10, 0.12) or 'static kwargs: now {},

@@ -791,8 +791,11 @@ class FunctionCacheStats:
     """Calls of a ``jax.stages.Compiled`` of this function (its executable, compiled ahead of time): counted in
     ``calls``, neither traced nor hits."""
     traced_calls: int | None = None
-    """Of ``calls``, those that traced (where calls are counted): ``traced`` beyond them came from calls not written in the
-    cell (inside a function of the user's, a library's, another trace), which ``calls`` and ``hits`` do not count."""
+    """Of ``calls``, those that traced (where calls are counted): ``traced`` beyond them and ``traced_ahead`` came from
+    calls not written in the cell (inside a function of the user's, a library's, another trace), which ``calls`` and
+    ``hits`` do not count."""
+    traced_ahead: int = 0
+    """Traces the user's code made ahead of time (``.lower()``, ``.trace()``, ``jax.make_jaxpr``): no calls."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]

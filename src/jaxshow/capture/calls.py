@@ -332,6 +332,13 @@ def traced_only_by_library(frame: Any) -> bool:
     return by_library and api in TRACED_ONLY
 
 
+def traced_ahead_of_time(frame: Any) -> bool:
+    """Whether the trace under way at ``frame`` is the user's own ahead of time (``.lower()``, ``.trace()``,
+    ``jax.make_jaxpr``, ``jax.eval_shape``, ``jax.export``): no call."""
+    api, by_library = _ahead_of_time_api(frame)
+    return api is not None and not by_library
+
+
 def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:
     """The JAX API that traced ahead of time (``jax.make_jaxpr``, ``.lower()``), or ``None`` for a call, and
     whether a library's code called it.
