@@ -1520,6 +1520,18 @@ def mesh_sizes(mesh: Any) -> str | None:
         return None
 
 
+def named_on_mesh(sharding: Any, mesh: Any) -> Any:
+    """A ``GSPMDSharding`` XLA chose (a ``jax.shard_map`` input jit was given no sharding for) as a ``NamedSharding``
+    on ``mesh``, as JAX turns its programs' outputs into one (``sharding_impls._gspmd_to_named_sharding_via_mesh``,
+    jax 0.7 to 0.12); ``None`` where this JAX cannot."""
+    try:
+        from jax._src import sharding_impls
+
+        return sharding_impls._gspmd_to_named_sharding_via_mesh(sharding, mesh)
+    except Exception:  # noqa: BLE001 - another JAX, or a sharding no spec on this mesh describes
+        return None
+
+
 def spec_partitions(spec: Any) -> tuple[Any, ...]:
     """A ``PartitionSpec``'s partitions, one per array dimension, without iterating it: from jax 0.8 a spec with
     reduced or unreduced axes refuses ``tuple(spec)`` and ``*spec`` (``ValueError: Using *pspec is dangerous``).

@@ -95,6 +95,24 @@ def placements(names: Sequence[str], shardings: Sequence[Any], formats: Sequence
     return tuple(rows)
 
 
+def on_shared_mesh(shardings: Sequence[Any], shapes: Sequence[tuple[int, ...] | None]) -> list[Any]:
+    """``shardings``, each one XLA chose without a mesh (``GSPMDSharding``: a ``jax.shard_map`` input jit was given no
+    sharding for) as a spec on the one mesh the program's other leaves name, where that places its leaf alike."""
+    meshes = {id(mesh): mesh for s in shardings if (mesh := getattr(s, "mesh", None)) is not None and getattr(s, "spec", None) is not None}
+    if len(meshes) != 1:
+        return list(shardings)
+    [mesh] = meshes.values()
+    shown = []
+    for sharding, shape in zip(shardings, shapes):
+        named = None
+        if sharding is not None and shape is not None and getattr(sharding, "mesh", None) is None and len(sharding.device_set) > 1:
+            named = _jax_compat.named_on_mesh(sharding, mesh)
+            if named is not None and not named.is_equivalent_to(sharding, len(shape)):
+                named = None
+        shown.append(named if named is not None else sharding)
+    return shown
+
+
 def mesh_summary(shardings: Sequence[Any]) -> tuple[str | None, int | None]:
     """``(the mesh every named sharding shares, or None, number of devices the program runs on)``."""
     meshes = {str(s.mesh) for s in shardings if s is not None and getattr(s, "mesh", None) is not None}
