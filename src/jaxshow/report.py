@@ -257,6 +257,10 @@ class BufferSpec:
     detail: str | None = None
 
 
+HOME_MEMORY_KINDS = ("device", "unpinned_host", None)
+"""Memory kinds an array has where nothing was asked (a device's own; a CPU's, on jax 0.7): not said beside a spec."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlacementSpec:
     """Sharding and memory format of one input or output leaf."""

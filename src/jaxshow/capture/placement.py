@@ -20,7 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import leaves_with_path
-from jaxshow.report import DeviceTile, PlacementSpec, ShardingView
+from jaxshow.report import HOME_MEMORY_KINDS, DeviceTile, PlacementSpec, ShardingView
 
 SHARDING_VIEWS_MAX = 8
 """Distinct shardings drawn per station; the rest are counted."""
@@ -38,10 +38,6 @@ def process_index() -> int:
         return int(jax.process_index())
     except Exception:  # noqa: BLE001 - no backend could start: a report has nothing to say about processes
         return 0
-
-
-HOME_MEMORY_KINDS = ("device", "unpinned_host", None)
-"""Memory kinds an array has where nothing was asked (a device's own; a CPU's, on jax 0.7): not said beside a spec."""
 
 
 def sharding_texts(sharding: Any) -> tuple[str, str | None, str | None]:

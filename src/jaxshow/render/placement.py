@@ -14,9 +14,8 @@ from jaxshow.render.limits import TextBudget, line, message
 from jaxshow.render.highlight import code_html
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.plain import paragraph, text_table
-from jaxshow.report import CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
+from jaxshow.report import HOME_MEMORY_KINDS, CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
 
-DEFAULT_MEMORY_KINDS = ("device", None)
 _TILE_COLOURS = ("#ddf4ff", "#fff8c5", "#dafbe1", "#ffebe9", "#fbefff", "#f6f8fa", "#ffe7c2", "#d8f3f6")
 _GRID_MAX_PX = 360
 
@@ -30,7 +29,7 @@ def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[t
             where = "— (argument unused, pruned)"
         else:
             where = p.spec if (c.mesh and p.spec is not None) else p.sharding
-            if p.memory_kind not in DEFAULT_MEMORY_KINDS and c.mesh:
+            if p.memory_kind not in HOME_MEMORY_KINDS and c.mesh:
                 where += f" in {p.memory_kind}"
         rows.append((path, where, "default (row-major)" if p.default_layout else p.layout or "—"))
     return rows
