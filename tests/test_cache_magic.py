@@ -137,16 +137,32 @@ def test_two_lambdas_of_one_line_are_two_definitions(shell):
         assert summaries == (["first trace of <lambda>"] * 2 if first else ["<lambda> is a new function object with the same name and source as one traced before"] * 2)
 
 
+def test_a_trace_ahead_of_time_is_not_said_to_be_made_by_a_call_elsewhere(shell):
+    """'comp = lowered_first.lower(x).compile(); lowered_first(x)' read 'note: calls and hits count the calls written in
+    the cell, not lowered_first's 1 trace made by a call elsewhere': the trace was the cell's own .lower(), no call."""
+    shell.run_cell("@jax.jit\ndef lowered_first(v):\n    return v - 1")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ncomp = lowered_first.lower(x).compile()\nlowered_first(x)")
+    assert "elsewhere" not in cap.outputs[-1].data["text/plain"]
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.traced_calls, stats.traced_ahead, stats.hits) == (1, 1, 0, 1, 1)
+
+
 def test_an_argument_passed_another_way_is_said_so(shell):
     """JAX keys ``g(x, n=2)`` apart from ``g(x, 2)``: the miss read 'different input pytree: [0]: now tuple of length 2,
     before tuple of length 1; [1]: now <class 'dict'> with 0 child, …' (jax 0.10, 0.12) or 'static kwargs: now {},
-    before {n: 2}; n: now 2, before ' (jax 0.7), and ``g(x, n=5)`` was compared with ``g(x, 2)``, not ``g(x, n=2)``."""
+    before {n: 2}; n: now 2, before ' (jax 0.7), and ``g(x, n=5)`` was compared with ``g(x, 2)``, not ``g(x, n=2)``.
+    A static argument passed another way, or a static keyword passed now and left out before, read 'different input
+    pytree' on jax 0.10 and 0.12 ('different static arguments' on jax 0.7): JAX words it as a pytree of another shape;
+    it reads 'different static arguments' on each, and a traced argument passed another way 'different input pytree'."""
     shell.run_cell("def scale2(v, n):\n    return v * n\ng = jax.jit(scale2, static_argnames=('n',))\n"
                    "@partial(jax.jit, static_argnames=('mode',))\ndef act(v, mode='relu'):\n"
                    "    return jnp.tanh(v) if mode == 'tanh' else jax.nn.relu(v)")
-    cells = ["g(x, n=2); g(x, 2); g(x, n=5)", "act(x); act(x, mode='tanh'); act(x, 'tanh')"]
+    shell.run_cell("def times(v, w):\n    return v * w\nh = jax.jit(times)")
+    cells = ["g(x, n=2); g(x, 2); g(x, n=5)", "act(x); act(x, mode='tanh'); act(x, 'tanh')", "h(x, w=x); h(x, x)"]
     _, cap = run_captured(shell, "%%jaxcache -o rep\n" + "\n".join(cells))
     misses = {f.function: [(c.where, c.now, c.before) for m in f.misses[1:] for c in m.changes] for f in shell.user_ns["rep"].functions}
+    categories = {f.function: [m.category for m in f.misses[1:]] for f in shell.user_ns["rep"].functions}
+    assert categories == {"scale2": ["static_args"] * 2, "act": ["static_args"] * 2, "times": ["input_pytree"]}
     assert misses["scale2"] == [("n", "by position", "by keyword"), ("n", "5", "2")]
     # jax <= 0.8 picks the closest key itself: act(x), whose static arguments it lists without the keyword's name
     last = ("mode", "by position", "not passed") if jax.__version_info__ >= (0, 9) else ("mode", "'tanh'", "not passed")
@@ -155,7 +171,9 @@ def test_an_argument_passed_another_way_is_said_so(shell):
     assert ("n: now by position, before by keyword (JAX keys a call by how its arguments are passed: pass n the same way "
             "each time)") in text
     assert "different static arguments: n: now 5, before 2 " in text
-    assert "mode: now by keyword, before not passed called at" in text
+    assert "2. different static arguments: mode: now by keyword, before not passed called at" in text
+    assert "2. different static arguments: n: now by position, before by keyword (JAX keys" in text
+    assert "2. different input pytree: w: now by position, before by keyword (JAX keys" in text
 
 
 def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_only_there(shell):

@@ -418,6 +418,44 @@ SHARD_MAP_SCRIPT = SHELL + textwrap.dedent(
 )
 
 
+XLA_CHOSEN_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, PartitionSpec as P
+    try:
+        from jax import shard_map
+    except ImportError:  # jax 0.7
+        from jax.experimental.shard_map import shard_map
+    mesh = jax.make_mesh((8,), ("i",), axis_types=(AxisType.Auto,))
+
+    @jax.jit
+    def total(v):
+        return shard_map(lambda b: jax.lax.psum(b.sum(), "i")[None], mesh=mesh, in_specs=P("i"), out_specs=P("i"))(v)
+    ''').success
+    with capture_output() as cap:
+        assert ip.run_cell("%%jaxstages -o rep\\ny = total(jnp.arange(16.0))").success
+    compiled = ip.user_ns["rep"].reports[0].compiled
+    text = cap.outputs[-1].data["text/plain"].splitlines()
+    print(json.dumps({"inputs": [p.spec for p in compiled.inputs], "views": [v.spec for v in compiled.sharding_views],
+                      "text": [line for line in text if "e.g." in line or "alike" in line]}))
+    """
+)
+
+
+def test_a_sharding_xla_chose_for_a_shard_map_input_reads_as_a_spec_on_the_mesh():
+    """jit gave ``v`` no sharding, so XLA chose one from the shard_map's in_specs: a ``GSPMDSharding``, which the
+    Compiled station showed as JAX's repr, 'GSPMDSharding({devices=[8]<=[8]}, memory_kind=device) — 1 input or output',
+    beside 'P('i') — 1 input or output' for the output placed alike. It reads as the spec on the program's mesh. On
+    jax 0.7, whose CPU arrays are in memory kind 'unpinned_host' where nothing was asked, the placement read
+    'P('i') in unpinned_host': the render said every kind but 'device' beside a spec, where capture's rule (and the
+    Traced station's) leaves out both."""
+    result = _run(XLA_CHOSEN_SCRIPT)
+    assert (result["inputs"], result["views"]) == (["P('i')"], ["P('i')"])
+    assert result["text"] == ["  P('i') — 2 inputs and outputs, e.g. v [16]",
+                              "  shardings and formats: the input and the output alike, P('i'), in default layouts (row-major)"]
+
+
 def test_a_jitted_helper_traced_inside_shard_map_and_then_outside_says_so():
     """``inner`` traced inside ``jax.shard_map`` then called at top level read JAX's words: 'abstract_mesh_context_manager:
     now AbstractMesh('data': 4, …, axis_types=(Explicit, Explicit), …), before AbstractMesh(…, axis_types=(Manual, Manual),

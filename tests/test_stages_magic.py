@@ -294,6 +294,20 @@ def test_helpers_compiled_while_the_shown_call_traced_are_not_counted_twice(shel
     assert "of them while concrete traced, in its trace time)" in text
 
 
+def test_a_helper_compiled_by_a_host_callback_is_named_and_not_put_in_the_trace(shell):
+    """A ``jax.debug.callback`` whose host function runs a jax.numpy operation compiles it while the call runs. The fold
+    read '(1 compile of JAX's own helpers folded away: )' (jax 0.10, 0.12), and on jax 0.7 '…: ; 10.6 ms of them while
+    dcb traced, in its trace time', though it compiled after dcb's trace, lowering and compile: the trace events of the
+    jax.numpy functions dcb's trace inlined (``multiply``), which compile nothing, were taken for compiles in the trace."""
+    run_captured(shell, "jax.clear_caches()\nseen = []\n@jax.jit\ndef dcb(v):\n"
+                        "    jax.debug.callback(lambda h: seen.append(int(h.sum())), v)\n    return v * 2\nv = jnp.arange(3)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ndcb(v)")
+    assert result.success and shell.user_ns["seen"] == [3]
+    [fold] = [line for line in cap.outputs[-1].data["text/plain"].splitlines() if "folded away" in line]
+    assert fold == "(1 compile of JAX's own helpers folded away: _reduce_sum)"
+    assert shell.user_ns["rep"].helper_compiles.inside_seconds == 0.0
+
+
 def test_an_eager_lax_loop_in_a_cell_without_jitted_calls_is_said_to_run_the_users_code(shell):
     # numpyro's svi.run and Predictive run jax.lax.fori_loop / lax.map outside jit: the whole model compiled inside
     # JAX's eager scan, which the note listed as one of 'its own … (eager jax.numpy operations)', after 8 other names
@@ -1089,6 +1103,47 @@ def test_a_cached_call_that_raises_under_debug_nans_is_the_cells_call(ip, caught
     result, cap = run_captured(ip, "%%jaxcache -o crep\n" + body)
     [stats] = ip.user_ns["crep"].functions
     assert (stats.function, stats.calls, stats.traced, stats.hits) == ("lg", 1, 0, 1)
+
+
+def test_an_output_keyed_by_an_object_is_named_by_its_type(shell):
+    """checkify's error is a dict keyed by ``ErrorEffect`` objects: the Traced station's output table read
+    'result[0][0][ErrorEffect(error_type=<class' / ''jax._src.checkify.FailedCheckError'>,' /
+    'shape_dtypes=(ShapeDtypeStruct(shape=(), dtype=float32),))]', three lines of JAX's repr per output. Each reads by
+    the key's type, and where two would then read alike, by its first field too."""
+    shell.run_cell("from jax.experimental import checkify\ndef positive_log(v):\n"
+                   "    checkify.check(jnp.all(v > 0), 'x must be positive, got {}', v[0])\n    return jnp.log(v)\n"
+                   "checked = jax.jit(checkify.checkify(positive_log, errors=checkify.user_checks | checkify.nan_checks))")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nerr, out = checked(jnp.array([-1.0, 2.0]))")
+    assert result.success
+    [report] = shell.user_ns["rep"].reports
+    assert report.traced.out_info[0].path.startswith("result[0][0][ErrorEffect(error_type=<class 'jax._src.checkify."), "kept whole"
+    text = cap.outputs[-1].data["text/plain"]
+    table = text[text.index("    output "):text.index("  effects:")].splitlines()[1:]
+    assert [re.split(r"\s{2,}", row.strip())[0] for row in table] == [
+        "result[0][0][ErrorEffect(error_type=FailedCheckError, …)]", "result[0][0][ErrorEffect(error_type=NaNError, …)]",
+        "result[0][1][ErrorEffect(error_type=FailedCheckError, …)]", "result[0][1][ErrorEffect(error_type=NaNError, …)]",
+        "result[0][2][ErrorEffect(…)][0]", "result[1]"]
+
+
+def test_a_call_of_a_donated_input_says_where_it_can_have_failed(shell):
+    """A second call on an input the first donated raises before its program runs. On jax 0.7 and 0.10 (a cache hit)
+    the note read 'the call raised: while its program ran, or in a check JAX makes after it (jax_debug_nans,
+    jax_debug_infs)', neither of which it was; jax 0.12 fails it in its Python dispatch ('failed while running')."""
+    shell.run_cell("@partial(jax.jit, donate_argnums=0)\ndef bump(v):\n    return v + 1\nbuf = jnp.ones(8)")
+    result, _ = run_captured(shell, "%%jaxstages --all -o rep\ny = bump(buf)\nz = bump(buf)")
+    assert "deleted" in str(result.error_in_exec)
+    first, second = shell.user_ns["rep"].reports
+    assert (first.function, second.function, first.error) == ("bump", "bump", None)
+    if jax.__version_info__ < (0, 11):
+        assert second.cache_hit and second.notes == (
+            "JAX served this call from its cache (it did not trace, lower or compile it), and the call raised: while its "
+            "arguments were placed (a deleted or donated input, a transfer jax.transfer_guard disallows), while its program "
+            "ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); jaxshow reads a cache hit's stations "
+            "only once the call returns, so none are shown",)
+    else:
+        assert second.stopped_at == "run" and second.notes == (
+            "the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
+            "check, memory, a deleted input, a transfer jax.transfer_guard disallows)",)
 
 
 @pytest.mark.parametrize("flag, value, bad", [("debug_nans", "nan", "bad"), ("debug_infs", "inf", "jnp.zeros(2)")])

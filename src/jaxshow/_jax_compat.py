@@ -1545,6 +1545,18 @@ def mesh_sizes(mesh: Any) -> str | None:
         return None
 
 
+def named_on_mesh(sharding: Any, mesh: Any) -> Any:
+    """A ``GSPMDSharding`` XLA chose (a ``jax.shard_map`` input jit was given no sharding for) as a ``NamedSharding``
+    on ``mesh``, as JAX turns its programs' outputs into one (``sharding_impls._gspmd_to_named_sharding_via_mesh``,
+    jax 0.7 to 0.12); ``None`` where this JAX cannot."""
+    try:
+        from jax._src import sharding_impls
+
+        return sharding_impls._gspmd_to_named_sharding_via_mesh(sharding, mesh)
+    except Exception:  # noqa: BLE001 - another JAX, or a sharding no spec on this mesh describes
+        return None
+
+
 def spec_partitions(spec: Any) -> tuple[Any, ...]:
     """A ``PartitionSpec``'s partitions, one per array dimension, without iterating it: from jax 0.8 a spec with
     reduced or unreduced axes refuses ``tuple(spec)`` and ``*spec`` (``ValueError: Using *pspec is dangerous``).
@@ -2478,11 +2490,18 @@ def raised_reading_jit_call(error: BaseException) -> bool:
 
 
 def trace_state_clean() -> bool:
-    """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread."""
+    """Whether no transformation (``grad``, ``vmap``, an outer trace) is active on this thread.
+
+    JAX's own test compares the axis environment with its top one by identity; on jax 0.7, where an empty one is not
+    interned, ``jax.make_jaxpr``'s ``extend_axis_env_nd([])`` sets one equal to it, with no transformation active.
+    """
     try:
         from jax._src import core as _core
 
-        return bool(_core.trace_state_clean())
+        if _core.trace_state_clean():
+            return True
+        context = _core.trace_ctx
+        return context.trace is _core.eval_trace and context.axis_env == _core.top_axis_env
     except Exception:  # noqa: BLE001 - unknown: assume a plain call
         return True
 

@@ -257,6 +257,10 @@ class BufferSpec:
     detail: str | None = None
 
 
+HOME_MEMORY_KINDS = ("device", "unpinned_host", None)
+"""Memory kinds an array has where nothing was asked (a device's own; a CPU's, on jax 0.7): not said beside a spec."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlacementSpec:
     """Sharding and memory format of one input or output leaf."""
@@ -791,8 +795,11 @@ class FunctionCacheStats:
     """Calls of a ``jax.stages.Compiled`` of this function (its executable, compiled ahead of time): counted in
     ``calls``, neither traced nor hits."""
     traced_calls: int | None = None
-    """Of ``calls``, those that traced (where calls are counted): ``traced`` beyond them came from calls not written in the
-    cell (inside a function of the user's, a library's, another trace), which ``calls`` and ``hits`` do not count."""
+    """Of ``calls``, those that traced (where calls are counted): ``traced`` beyond them and ``traced_ahead`` came from
+    calls not written in the cell (inside a function of the user's, a library's, another trace), which ``calls`` and
+    ``hits`` do not count."""
+    traced_ahead: int = 0
+    """Traces the user's code made ahead of time (``.lower()``, ``.trace()``, ``jax.make_jaxpr``): no calls."""
 
 
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]

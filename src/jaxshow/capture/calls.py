@@ -60,8 +60,9 @@ Kind = Literal["user", "library", "jax"]
 
 HIT_THAT_RAISED = "JAX served this call from its cache (it did not trace, lower or compile it)"
 """How the note on a cache hit that raised starts (:data:`RAISED_HIT`, or what JAX did after a nan)."""
-RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: "
-              "while its program ran, or in a check JAX makes after it (jax_debug_nans, jax_debug_infs); "
+RAISED_HIT = (f"{HIT_THAT_RAISED}, and the call raised: while its arguments were placed (a deleted or donated "
+              "input, a transfer jax.transfer_guard disallows), while its program ran, or in a check JAX makes after it "
+              "(jax_debug_nans, jax_debug_infs); "
               "jaxshow reads a cache hit's stations only once the call returns, so none are shown")
 DISABLE_JIT = jax.disable_jit
 """Told apart by identity among the cell's calls: under it, the jitted calls inside the user's helpers run unseen."""
@@ -332,6 +333,13 @@ def traced_only_by_library(frame: Any) -> bool:
     as flax linen's shape check of every parameter, from the library's code and not the user's."""
     api, by_library = _ahead_of_time_api(frame)
     return by_library and api in TRACED_ONLY
+
+
+def traced_ahead_of_time(frame: Any) -> bool:
+    """Whether the trace under way at ``frame`` is the user's own ahead of time (``.lower()``, ``.trace()``,
+    ``jax.make_jaxpr``, ``jax.eval_shape``, ``jax.export``): no call."""
+    api, by_library = _ahead_of_time_api(frame)
+    return api is not None and not by_library
 
 
 def _ahead_of_time_api(frame: Any) -> tuple[str | None, bool]:

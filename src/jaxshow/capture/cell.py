@@ -168,7 +168,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     report = CellReport(
         reports=tuple(reports),
         cell_seconds=cell_seconds,
-        jitted_calls=len(candidates) + sum(r.repeat_hits for r in candidates),
+        jitted_calls=_calls(candidates),
         helper_compiles=helper_compiles,
         eager_loops=eager_loops,
         other_compiles=dataclasses.replace(_folded([e for r in own_others for e in r.events], own_others, named=_as_written),
@@ -193,15 +193,17 @@ def _folded(events: list, records: list[CallRecord], inside: list | None = None,
     for that call holds their seconds, so they are counted and named but their seconds are kept apart
     (``inside_seconds``). ``named``: how a record is named (JAX's helpers by JAX's name, the user's calls as written).
     """
-    inside = inside or []
+    compiled = {e.base_name for e in inside or () if e.stage == "compile"}
+    inside = [e for e in inside or () if e.base_name in compiled]  # a jitted function inlined in the trace compiles nothing
     compiles = [e for e in (*events, *inside) if e.stage == "compile"]
     made_for = {e.base_name for e in compiles}
     folded = [r for r in records if r.name in made_for or _compiled(r)]
-    names = [named(r) for r in folded] + [e.base_name for e in inside if e.stage == "compile"]
-    times = Counter(named(r) for r in folded for e in r.events if e.stage == "compile")
     owned = {id(e) for r in folded for e in r.events}
     by_name = {r.name: named(r) for r in reversed(folded)}
-    times.update(by_name.get(e.base_name, e.base_name) for e in compiles if id(e) not in owned)
+    unowned = [by_name.get(e.base_name, e.base_name) for e in compiles if id(e) not in owned]
+    names = [named(r) for r in folded] + unowned
+    times = Counter(named(r) for r in folded for e in r.events if e.stage == "compile")
+    times.update(unowned)
     return HelperCompiles(count=len(compiles), seconds=sum(e.seconds for e in events), names=tuple(dict.fromkeys(names)),
                           repeated=tuple((name, n) for name, n in times.items() if n > 1),
                           inside_seconds=sum(e.seconds for e in inside), inside_of=inside_of if inside else ())
@@ -449,8 +451,10 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
     their own, so a library's unseen hits are not said here again.
     """
     first = group[0]
-    report = stages_report(first, walk, main_thread, label, label_text)
-    calls = len(group) + sum(r.repeat_hits for r in group)
+    ahead = first.ahead_of_time is not None and not first.compiled_called  # the calls came after, through the jit
+    compiled_later = ahead and not _compiled(first) and any(_compiled(r) for r in group[1:])
+    report = stages_report(first, walk, main_thread, label, label_text, compiled_later=compiled_later)
+    calls = _calls(group)
     if len(group) > 1:
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
     # Hits are counted only for calls the call hook saw (written in the cell, or in a cell it ran): inside a function,
@@ -460,7 +464,12 @@ def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
                    if r.site is not None and not r.hooked and label(r.site) != label(r.cell_site)), None)
     if not counted:  # a call a library made: its calls that hit JAX's cache there are unseen too
         inside = inside or next((r.through_library for r in group if r.through_library is not None), None)
-    return _with_repeats(report, calls, inside)
+    return _with_repeats(report, calls, inside, then=ahead)
+
+
+def _calls(records: Sequence[CallRecord]) -> int:
+    """How many calls ``records`` are: a trace or lowering ahead of time is none, unless its Compiled was called."""
+    return sum((r.ahead_of_time is None or r.compiled_called) + r.repeat_hits for r in records)
 
 
 def _code_name(site: SourceLocation) -> str:
@@ -468,16 +477,19 @@ def _code_name(site: SourceLocation) -> str:
     return os.path.basename(site.file) if site.function == "<module>" else site.function
 
 
-def _with_repeats(report: StagesReport, calls: int, inside: str | None = None) -> StagesReport:
-    if calls <= 1 and inside is None:
+def _with_repeats(report: StagesReport, calls: int, inside: str | None = None, then: bool = False) -> StagesReport:
+    """``report`` with a note of its calls; ``then``: its record traced ahead of time, and the calls came after."""
+    if calls <= (0 if then else 1) and inside is None:
         return report
+    called = "then called" if then else "called"
+    count = "once" if calls == 1 else f"{calls:,} times"
     if inside is None:
-        note = f"called {calls:,} times with this signature in the cell"
+        note = f"{called} {count} with this signature in the cell"
     else:
-        note = (f"called at least {'once' if calls == 1 else f'{calls:,} times'} with this signature in the cell "
+        note = (f"{called} at least {count} with this signature in the cell "
                 f"(calls from inside {inside} that hit JAX's cache are not seen)")
     notes = tuple(n for n in report.notes if not n.startswith("called ")) + (note,)
-    return dataclasses.replace(report, notes=notes, repeat_hits=calls - 1)
+    return dataclasses.replace(report, notes=notes, repeat_hits=max(calls - 1, 0))
 
 
 def _defined_at(record: CallRecord) -> SourceLocation | None:
@@ -503,12 +515,16 @@ def labelled_stations(stations: Stations, walk: WalkOptions, label_text: Callabl
 
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
-                  label_text: Callable[[str], str] = lambda text: text) -> StagesReport:
-    """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call."""
+                  label_text: Callable[[str], str] = lambda text: text, *, compiled_later: bool = False) -> StagesReport:
+    """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call.
+
+    ``compiled_later``: a lowering ahead of time that a later call of the same signature compiled, not ``.compile()``.
+    """
     notes = list(record.notes)
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
-        compiled = "compiled too" if record.compiled is not None else "not compiled"
+        compiled = ("not compiled by .compile(): a later call compiled it" if compiled_later else
+                    "compiled too" if record.compiled is not None else "not compiled")
         if record.continued == "Traced" and record.compiled is not None and not _compiled(record):
             compiled = "compiled before this cell (its Compiled station is the executable JAX kept)"
         how = "exported with jax.export in the cell (traced and lowered)" if record.ahead_of_time == "jax.export" else (

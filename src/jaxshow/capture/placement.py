@@ -20,7 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import leaves_with_path
-from jaxshow.report import DeviceTile, PlacementSpec, ShardingView
+from jaxshow.report import HOME_MEMORY_KINDS, DeviceTile, PlacementSpec, ShardingView
 
 SHARDING_VIEWS_MAX = 8
 """Distinct shardings drawn per station; the rest are counted."""
@@ -38,10 +38,6 @@ def process_index() -> int:
         return int(jax.process_index())
     except Exception:  # noqa: BLE001 - no backend could start: a report has nothing to say about processes
         return 0
-
-
-HOME_MEMORY_KINDS = ("device", "unpinned_host", None)
-"""Memory kinds an array has where nothing was asked (a device's own; a CPU's, on jax 0.7): not said beside a spec."""
 
 
 def sharding_texts(sharding: Any) -> tuple[str, str | None, str | None]:
@@ -93,6 +89,24 @@ def placements(names: Sequence[str], shardings: Sequence[Any], formats: Sequence
             default_layout=layout is not None and _jax_compat.is_default_layout(layout),
         ))
     return tuple(rows)
+
+
+def on_shared_mesh(shardings: Sequence[Any], shapes: Sequence[tuple[int, ...] | None]) -> list[Any]:
+    """``shardings``, each one XLA chose without a mesh (``GSPMDSharding``: a ``jax.shard_map`` input jit was given no
+    sharding for) as a spec on the one mesh the program's other leaves name, where that places its leaf alike."""
+    meshes = {id(mesh): mesh for s in shardings if (mesh := getattr(s, "mesh", None)) is not None and getattr(s, "spec", None) is not None}
+    if len(meshes) != 1:
+        return list(shardings)
+    [mesh] = meshes.values()
+    shown = []
+    for sharding, shape in zip(shardings, shapes):
+        named = None
+        if sharding is not None and shape is not None and getattr(sharding, "mesh", None) is None and len(sharding.device_set) > 1:
+            named = _jax_compat.named_on_mesh(sharding, mesh)
+            if named is not None and not named.is_equivalent_to(sharding, len(shape)):
+                named = None
+        shown.append(named if named is not None else sharding)
+    return shown
 
 
 def mesh_summary(shardings: Sequence[Any]) -> tuple[str | None, int | None]:

@@ -31,7 +31,7 @@ from jaxshow import _jax_compat, irtext
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
-from jaxshow.capture.placement import mesh_summary, placements, sharding_texts, sharding_views, type_level_sharding
+from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import stable_repr
@@ -362,6 +362,11 @@ def arg_names_of(jaxpr: Any) -> tuple[str, ...] | None:
     return tuple(str(n) for n in names) if names else None
 
 
+def _padded(shapes: list, count: int) -> list:
+    """``shapes`` for ``count`` leaves: ``None`` for each leaf the Traced station has no shape of."""
+    return (shapes + [None] * count)[:count]
+
+
 def _readable_paths(names: tuple[str, ...] | None, tree: Any) -> list[tuple[str, Any]]:
     """Flatten an ``((args...), {kwargs})`` pytree into (``params['w']``-style name, leaf).
 
@@ -687,11 +692,11 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
             out_names = [o.path for o in traced.out_info]
         else:
             out_names = _output_names(out_shardings)
-        in_shapes = [a.shape for a in traced.args] if traced is not None else []
-        out_shapes = [o.shape for o in traced.out_info] if traced is not None else []
-        views, more_views = sharding_views(
-            [(n, sh, in_shapes[i] if i < len(in_shapes) else None) for i, (n, sh) in enumerate(zip(in_names, in_flat))]
-            + [(n, sh, out_shapes[i] if i < len(out_shapes) else None) for i, (n, sh) in enumerate(zip(out_names, out_flat))])
+        in_shapes = _padded([a.shape for a in traced.args] if traced is not None else [], len(in_flat))
+        out_shapes = _padded([o.shape for o in traced.out_info] if traced is not None else [], len(out_flat))
+        shown = on_shared_mesh([*in_flat, *out_flat], [*in_shapes, *out_shapes])
+        in_flat, out_flat = shown[:len(in_flat)], shown[len(in_flat):]
+        views, more_views = sharding_views([*zip(in_names, in_flat, in_shapes), *zip(out_names, out_flat, out_shapes)])
         mesh, device_count = mesh_summary([*in_flat, *out_flat])
         placed = dict(
             inputs=placements(in_names, in_flat, _flat(in_formats) if in_formats is not None else None),

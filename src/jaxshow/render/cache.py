@@ -107,7 +107,7 @@ def _unseen_note(report: CacheReport) -> str | None:
     calls are not counted, or no row at all)."""
     if report.jit_disabled:
         return None
-    elsewhere = [(f, f.traced - f.traced_calls) for f in report.functions if f.traced_calls is not None and f.traced > f.traced_calls]
+    elsewhere = [(f, n) for f in report.functions if f.traced_calls is not None and (n := f.traced - f.traced_calls - f.traced_ahead) > 0]
     unseen = report.unseen_inside and (elsewhere or not report.functions or any(f.calls is None for f in report.functions))
     if not elsewhere:
         return unseen_hits(report.unseen_inside) if unseen else None

@@ -12,6 +12,7 @@ once, above the table, instead of in every row.
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import operator
@@ -34,6 +35,38 @@ def path_parts(path: str) -> list[str]:
     """``"params['a'][0].b"`` -> ``["params", "['a']", "[0]", ".b"]``; a path that does not parse is one part."""
     parts = _PART.findall(path)
     return parts if "".join(parts) == path else [path]
+
+
+_OBJECT_KEY = re.compile(r"^\[(?P<type>[A-Za-z_][\w.]*)\((?P<inside>.*)\)\]$", re.S)
+"""A dict key that is an object, by its repr (checkify's ``[ErrorEffect(error_type=<class '…'>, …)]``)."""
+_OBJECT_KEY_CHARS = 24
+_CLASS = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>")
+
+
+def shown_paths(paths: Sequence[str]) -> list[str]:
+    """Each leaf's path as a table shows it: a long object key cut to its type (``[ErrorEffect(…)]``), or where two
+    paths would then read alike, to its type and first field (``[ErrorEffect(error_type=NaNError, …)]``), or else
+    whole. The record keeps each path whole."""
+    shown = list(paths)
+    for fields in (1, 0):
+        short = ["".join(_object_key(part, fields) for part in path_parts(path)) for path in paths]
+        alike = {s for s, n in collections.Counter(short).items() if n > 1}
+        shown = [s if s not in alike else before for s, before in zip(short, shown)]
+    return shown
+
+
+def _object_key(part: str, fields: int) -> str:
+    """``part`` of a path; an object key of it with its first ``fields`` fields (0 or 1), a class by its name."""
+    m = _OBJECT_KEY.match(part)
+    if m is None or len(part) <= _OBJECT_KEY_CHARS:
+        return part
+    inside, depth = _CLASS.sub(r"\1", m.group("inside")), 0
+    for i, char in enumerate(inside):
+        depth += (char in "([{") - (char in ")]}")
+        if char == "," and depth == 0:
+            inside = inside[:i]
+            break
+    return f"[{m.group('type')}({inside + ', ' if fields else ''}…)]"
 
 
 class Hidden(NamedTuple):

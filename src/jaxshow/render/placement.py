@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxshow.render.groups import grouped_html, grouped_text
+from jaxshow.render.groups import grouped_html, grouped_text, shown_paths
 from jaxshow.render.limits import TextBudget, line, message
 from jaxshow.render.highlight import code_html
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.plain import paragraph, text_table
-from jaxshow.report import CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
+from jaxshow.report import HOME_MEMORY_KINDS, CollectiveCount, CompiledStation, PlacementSpec, ShardingView, plural
 
-DEFAULT_MEMORY_KINDS = ("device", None)
 _TILE_COLOURS = ("#ddf4ff", "#fff8c5", "#dafbe1", "#ffebe9", "#fbefff", "#f6f8fa", "#ffe7c2", "#d8f3f6")
 _GRID_MAX_PX = 360
 
@@ -25,14 +24,14 @@ def placement_rows(c: CompiledStation, specs: Sequence[PlacementSpec]) -> list[t
     """``(path, where, layout)``: the spec alone when the mesh is named once, else the whole sharding; XLA's default
     layout in a word."""
     rows = []
-    for p in specs:
+    for p, path in zip(specs, shown_paths([p.path for p in specs])):
         if p.sharding is None:
             where = "— (argument unused, pruned)"
         else:
             where = p.spec if (c.mesh and p.spec is not None) else p.sharding
-            if p.memory_kind not in DEFAULT_MEMORY_KINDS and c.mesh:
+            if p.memory_kind not in HOME_MEMORY_KINDS and c.mesh:
                 where += f" in {p.memory_kind}"
-        rows.append((p.path, where, "default (row-major)" if p.default_layout else p.layout or "—"))
+        rows.append((path, where, "default (row-major)" if p.default_layout else p.layout or "—"))
     return rows
 
 

@@ -9,7 +9,7 @@ from typing import Iterable, NamedTuple, Sequence
 from jaxshow import render
 from jaxshow.irtext import HLO_TABLES, hlo_frame_tables
 from jaxshow.render.diff import stages_diff_html, stages_diff_text
-from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes
+from jaxshow.render.groups import FOLD_ROWS, grouped_html, grouped_text, leaf_bytes, shown_paths
 from jaxshow.render.highlight import code_html
 from jaxshow.render.limits import TextBudget, clip_ir, ir_footer, limit_rows, line, message
 from jaxshow.render.paths import Place, located, located_html
@@ -95,9 +95,9 @@ def _traced_mesh(t: TracedStation) -> str | None:
 
 def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool, mesh: str | None) -> list[tuple[str, ...]]:
     rows = []
-    for s in specs:
+    for s, path in zip(specs, shown_paths([s.path for s in specs])):
         where = s.spec if mesh is not None and s.spec is not None else s.sharding
-        row = (s.path, s.type_str + ("{weak_type}" if s.weak_type else ""), where or "—")
+        row = (path, s.type_str + ("{weak_type}" if s.weak_type else ""), where or "—")
         donated = ("yes, not used" if s.donation_unused else "yes") if s.donated else "no"
         rows.append(row + (donated,) if with_donation else row)
     return rows

@@ -99,6 +99,8 @@ def classify_miss(
             changes = _name_identity_part(changes, key, old, record.parameters)
         if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
             changes = _unsaid_parts(changes, key, old, record.parameters)
+        if category == "input_pytree" and _all_static(changes, key, old, record.parameters):
+            category = "static_args"
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
@@ -223,6 +225,16 @@ def _name_static_args(changes: tuple[ArgChange, ...], key: Any, old: Any, names:
             change = ArgChange(where, change.now, change.before)
         named.append(change)
     return tuple(dict.fromkeys(named)) or changes
+
+
+def _all_static(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> bool:
+    """Whether every part of a pytree miss is a static argument of ``key`` or ``old``: jax >= 0.9 words a static
+    argument passed another way (``n``, then ``n=``) or a static keyword passed now and left out before as a pytree
+    of another shape; jax <= 0.8, and jaxshow, call them static arguments."""
+    if not changes or key is None or old is None:
+        return False
+    statics = {_static_name(p, names) for k in (key, old) for p in _jax_compat.static_argument_paths(k)}
+    return all(c.where in statics for c in changes)
 
 
 def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[ArgChange, str], ...]:

@@ -340,7 +340,7 @@ class _Stats:
     the last ``last_limit``; a miss pushed out of the ring is counted by category.
     """
 
-    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "traced_calls", "hits", "recompiled", "options_changed",
+    __slots__ = ("fun", "record", "wrapper", "traced", "calls", "traced_calls", "traced_ahead", "hits", "recompiled", "options_changed",
                  "jit_disabled", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
@@ -351,6 +351,7 @@ class _Stats:
         self.traced = 0
         self.calls = 0
         self.traced_calls = 0
+        self.traced_ahead = 0
         self.hits = 0
         self.recompiled: list[str] = []
         """Per call that compiled without tracing: where its arguments were placed."""
@@ -383,6 +384,7 @@ class _Stats:
             calls=self.calls if hits_counted and self.wrapper is not None else None,
             hits=self.hits if hits_counted and self.wrapper is not None else None,
             traced_calls=self.traced_calls if hits_counted and self.wrapper is not None else None,
+            traced_ahead=self.traced_ahead,
             recompiled=tuple(self.recompiled),
             recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
@@ -410,6 +412,7 @@ def _folded(group: list[_Stats], hits_counted: bool) -> FunctionCacheStats:
         calls=sum(s.calls for s in group) if counted else None,
         hits=sum(s.hits for s in group) if counted else None,
         traced_calls=sum(s.traced_calls for s in group) if counted else None,
+        traced_ahead=sum(s.traced_ahead for s in group),
         cache_size=None if None in sizes else sum(sizes),
         recompiled=tuple(r for s in group for r in s.recompiled),
         misses=tuple(s.first[0].reported() for s in shown),
@@ -678,6 +681,7 @@ class Session(_jax_compat.TraceProbe):
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
             if record.defined_label is None and record.defined_at:
                 record.defined_label = self.label(record.defined_at)
+            ahead = calls.traced_ahead_of_time(sys._getframe(1))
             blame, call_site = miss_site(sys._getframe(1), record, debug_info, self.cell_line)
             call_site = call_site and self.label(call_site)
             thread = threading.current_thread().name if threading.get_ident() != self.thread_id else None
@@ -736,6 +740,7 @@ class Session(_jax_compat.TraceProbe):
             if stats is None or stats.fun is not fun:
                 stats = self._stats[id(fun)] = _Stats(fun, record)
             stats.add(miss, self._first_limit, self._last_limit)
+            stats.traced_ahead += ahead
             if frame.output:
                 stats.output.append("".join(frame.output))
         traced = getattr(self._local, "traced", None)
