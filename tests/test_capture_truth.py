@@ -8,6 +8,7 @@ headlined, the cell labels ``In[n]``, the dtypes, and the heading
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import textwrap
 
 import jax
 import pytest
+from jax._src import stages as jax_stages
 from IPython.core.error import UsageError
 
 import jaxshow
@@ -968,6 +970,11 @@ def test_calls_after_a_lowering_ahead_of_time_are_counted_as_calls(shell):
         "lowered ahead of time in the cell (.lower()); compiled too", "then called 2 times with this signature in the cell"]
 
 
+TRACED_LOWERS_THROUGH_HOOK = "_resolve_and_lower" in inspect.getsource(jax_stages.Traced.lower)
+"""jax 0.7 and 0.8.0's ``Traced.lower`` lowers with the function it was made with; later ones through pjit's
+``_resolve_and_lower``, which jaxshow hooks."""
+
+
 def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
     # JAX's AOT tutorial, a stage per cell: 'lowered = traced.lower()' read 'note: no jitted call of yours in this cell',
     # 'compiled = lowered.compile()' '(1 compile of JAX's own helpers folded away: f)', and 'z = compiled(x, y)' 'no
@@ -983,7 +990,7 @@ def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
     assert [(a.path, a.donated) for a in report.traced.args] == [("a", False), ("b", True)]
     assert report.wrapper.defined_at == jaxshow.report.SourceLocation(f"In[{shell.execution_count - 3}]", 1, "mm")
     assert report.call_site.file == cell and report.call_site.line == 2
-    if jax.__version_info__ < (0, 8):  # its Traced lowers with the function it was made with, outside jaxshow's hooks
+    if not TRACED_LOWERS_THROUGH_HOOK:  # its Traced lowers with the function it was made with, outside jaxshow's hooks
         assert report.stations_reached == ("traced",)
         assert (f"lowered from a jax.stages.Traced made before this cell (.lower()); jax {jax.__version__}'s Traced lowers "
                 "where jaxshow does not see the lowering, so the Lowered station is not shown") in report.notes
@@ -1018,7 +1025,7 @@ def test_stage_objects_made_in_earlier_cells_are_the_users_function(shell):
     assert "③ Lowered: not kept in the jax.stages.Compiled made before this cell" in ANSI.sub("", _texts(cap)[-1])
 
 
-@pytest.mark.skipif(jax.__version_info__ < (0, 8), reason="jax 0.7's Traced lowers past the hook: a lowering cache hit is unseen")
+@pytest.mark.skipif(not TRACED_LOWERS_THROUGH_HOOK, reason=f"jax {jax.__version__}'s Traced lowers past the hook: a lowering cache hit is unseen")
 def test_a_lowering_cache_hit_of_a_traced_stage_says_what_served_the_lower(shell):
     # 'lowered = traced.lower()' of a Traced made before the cell, whose lowering f(x) had cached, was headed 'cache hit:
     # JAX did not trace, lower or compile this call': no call was made, the .lower() was served

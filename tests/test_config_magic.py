@@ -66,7 +66,7 @@ def _jax_trace_context() -> set[str] | None:
         pass
     if hasattr(jax_config.trace_context, "__code__"):
         return None
-    definitions = re.split(r"\n(?=\w+ = )", inspect.getsource(jax_config))
+    definitions = re.split(r"\n(?=\s*\w+ = )", inspect.getsource(jax_config))  # indented too: under `if jaxlib_...`
     return {name for chunk in definitions if "include_in_trace_context=True" in chunk
             for name in re.findall(r"name=['\"](\w+)['\"]", chunk)[:1]} & set(jax.config.values)
 
