@@ -2345,6 +2345,13 @@ def pmapped_target(fun: Any) -> Any:
     return getattr(_pmapped_wrapped(fun), "f", None)
 
 
+def pmap_function(wrapper: Any) -> Any:
+    """The function given to ``jax.pmap``: its wrapper's ``__wrapped__``, else (jax 0.8.0, whose wrapper sets none) the
+    ``f`` its ``infer_params`` closes over; ``None`` where neither is there."""
+    inner = getattr(wrapper, "__wrapped__", None)
+    return inner if inner is not None else _closure_value(_closure_value(wrapper, "infer_params"), "f")
+
+
 def pmap_static_argnums(wrapper: Any) -> tuple[int, ...]:
     """The ``static_broadcasted_argnums`` of a ``jax.pmap`` wrapper (jax >= 0.8), from its ``infer_params``; else ``()``."""
     found = _closure_value(_closure_value(wrapper, "infer_params"), "static_broadcasted_tuple")

@@ -858,7 +858,7 @@ class CallCapture(_jax_compat.CallObserver):
         record = self._new_record("hit", None)
         record.site = record.cell_site = site
         record.pmap = True
-        inner = getattr(wrapper, "__wrapped__", None)  # the user's function, which JAX's wrapper wraps
+        inner = _jax_compat.pmap_function(wrapper)  # the user's function
         if type(inner) is types.FunctionType:
             code = inner.__code__
             record.name, record.source_file = inner.__name__, code.co_filename
