@@ -118,10 +118,6 @@ def unregister_event_listener(callback: Callable) -> None:
     _unregister("unregister_event_listener", "_unregister_event_listener_by_callback", callback)
 
 
-def unregister_scalar_listener(callback: Callable) -> None:
-    _unregister("unregister_scalar_listener", "_unregister_scalar_listener_by_callback", callback)
-
-
 def removed_listeners(duration: Callable, event: Callable) -> tuple[bool, bool]:
     """Whether a duration and an event listener are no longer on ``jax.monitoring`` (``(False, False)`` where unknown).
 

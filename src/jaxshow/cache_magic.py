@@ -28,7 +28,6 @@ from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, ou
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
-SUBCOMMANDS = ("on", "off", "persistent", "clear", "freeze", "thaw")
 SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)"
 OBSERVED_COMPILES_LIMIT = 200
 
