@@ -2717,14 +2717,11 @@ class ConfigDefinition(NamedTuple):
     ``include_in_jit_key`` is ``None`` where the keyword is not a literal.
     """
 
-    module: str
-    helper: str
     default_known: bool
     default: Any
     default_text: str
     env_vars: tuple[str, ...]
     include_in_jit_key: bool | None
-    include_in_trace_context: bool | None
 
 
 _DEFINITIONS: dict[str, ConfigDefinition] = {}
@@ -2778,14 +2775,11 @@ def _definitions_in(module: types.ModuleType) -> dict[str, ConfigDefinition]:
         env_vars: list[str] = [name.upper()] if helper.endswith("_state") else []
         known, default = _evaluate(default_node, vars(module), env_vars) if default_node is not None else (False, None)
         found[name] = ConfigDefinition(
-            module=module.__name__,
-            helper=helper,
             default_known=known,
             default=default,
             default_text=ast.unparse(default_node) if default_node is not None else "",
             env_vars=tuple(dict.fromkeys(env_vars)),
             include_in_jit_key=_literal_flag(keywords.get("include_in_jit_key")),
-            include_in_trace_context=_literal_flag(keywords.get("include_in_trace_context")),
         )
     return found
 
