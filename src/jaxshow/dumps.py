@@ -513,7 +513,7 @@ def dump_report(
             xla_modules = [m for m in xla_modules if m.module in modules]
         xla_read_from = listed if directory is not None else xla_directory
         texts = tuple(_read_text((xla_read_from if isinstance(shown, XlaDumpFile) else listed) or "", shown, label_text, read_max_bytes)
-                      for shown in _to_show(picked, chosen, xla_chosen, files))  # type: ignore[arg-type]
+                      for shown in _to_show(chosen, xla_chosen, files))  # type: ignore[arg-type]
     return DumpReport(
         directory=listed, enabled=enabled, settings=setting_rows, files=tuple(files), other_files=other,
         listing_unavailable=unavailable, xla_directory=xla_directory, xla_modules=tuple(xla_modules),
@@ -575,7 +575,7 @@ def _no_match(name: str, files: Sequence[DumpFile], directory: str | None, unava
     return f"no dump file, counter or function named {name!r} in {directory}; functions with files: {shown or 'none'}"
 
 
-def _to_show(name: str, chosen: Sequence[DumpFile], xla_chosen: Sequence[XlaDumpFile], files: Sequence[DumpFile]) -> list[object]:
+def _to_show(chosen: Sequence[DumpFile], xla_chosen: Sequence[XlaDumpFile], files: Sequence[DumpFile]) -> list[object]:
     """A file or counter: those files. A function: its newest module dump and newest jaxpr. An XLA module: before/after."""
     if chosen:
         return list(chosen)
