@@ -29,6 +29,15 @@ def test_jit_options_of_a_jit_wrapper():
     assert _jax_compat.jit_options(jax.pmap(lambda x: x)) is None
 
 
+def test_jaxpr_debug_info_names_the_traced_function_and_its_arguments():
+    def f(x, y):
+        return x + y
+
+    info = _jax_compat.jaxpr_debug_info(jax.make_jaxpr(f)(1.0, 2.0))
+    assert (info.func_name, tuple(info.arg_names)) == ("f", ("x", "y"))
+    assert _jax_compat.jaxpr_debug_info(object()) is None
+
+
 def test_jit_set_options_are_the_options_given_other_than_static_and_donated():
     from jax.sharding import NamedSharding, PartitionSpec as P
 

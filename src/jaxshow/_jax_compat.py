@@ -2153,9 +2153,15 @@ def jaxpr_prefix(closed: Any, equations: int) -> Any:
         return None
 
 
+def jaxpr_debug_info(jaxpr: Any) -> Any:
+    """The ``DebugInfo`` of the function a ``ClosedJaxpr`` was traced from (argument names, result paths, source);
+    ``None`` where it keeps none."""
+    return getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
+
+
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
-    return debug_info_function(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None))
+    return debug_info_function(jaxpr_debug_info(jaxpr))
 
 
 def jit_info_function(jit_info: Any) -> tuple[str, str | None]:

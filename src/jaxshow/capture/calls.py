@@ -687,7 +687,7 @@ class CallCapture(_jax_compat.CallObserver):
         if found is None:  # lowered where no hook saw it (jax 0.7's Traced.lower): its jaxpr's debug info is the computation's
             info = _jax_compat.program_debug_info(computation)
             found = self._ahead_of_time(lambda r: r.computation is None and r.jaxpr is not None and info is not None
-                                        and getattr(r.jaxpr.jaxpr, "debug_info", None) is info)
+                                        and _jax_compat.jaxpr_debug_info(r.jaxpr) is info)
             if found is not None:
                 found.computation = computation
         return found or self._continued("Lowered", frame, computation=computation)
@@ -711,7 +711,7 @@ class CallCapture(_jax_compat.CallObserver):
         record = self._new_record("jit", frame)
         record.continued, record.ahead_of_time = stage, (".lower()" if stage == "Traced" else ".compile()")
         record.jaxpr, record.donated, record.computation = jaxpr, donated, computation
-        info = _jax_compat.program_debug_info(computation) if jaxpr is None else getattr(jaxpr.jaxpr, "debug_info", None)
+        info = _jax_compat.program_debug_info(computation) if jaxpr is None else _jax_compat.jaxpr_debug_info(jaxpr)
         _name_from_debug_info(record, info)
         return record
 

@@ -244,7 +244,7 @@ def source_location(source_info: Any) -> SourceLocation | None:
 
 def defined_at_of(jaxpr: Any) -> SourceLocation | None:
     """Where the function a jaxpr was traced from is defined, from JAX's debug info."""
-    return source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
+    return source_location(getattr(_jax_compat.jaxpr_debug_info(jaxpr), "func_src_info", None))
 
 
 def pmapped_defined_at(fun: Any) -> SourceLocation | None:
@@ -358,7 +358,7 @@ class CallName:
 
 def arg_names_of(jaxpr: Any) -> tuple[str, ...] | None:
     """JAX's own names of a jaxpr's flat arguments (``params['w']``, ``y``), from its debug info."""
-    names = getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "arg_names", None)
+    names = getattr(_jax_compat.jaxpr_debug_info(jaxpr), "arg_names", None)
     return tuple(str(n) for n in names) if names else None
 
 
@@ -472,7 +472,7 @@ def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_
 
 def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     avals = list(closed.out_avals)
-    paths = getattr(getattr(closed.jaxpr, "debug_info", None), "result_paths", None)
+    paths = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
     if not isinstance(paths, (tuple, list)) or len(paths) != len(avals):
         paths = [f"result[{i}]" for i in range(len(avals))]
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
