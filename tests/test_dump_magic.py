@@ -664,6 +664,9 @@ def test_a_relative_jax_dump_ir_to_is_listed_where_jax_writes_now_and_said_to_fo
                             f"{here}; files dumped before a %cd or os.chdir are under the directory that was current then")
     assert all((pathlib.Path(here) / f.name).is_file() for f in rep.files)
     assert [p.name.split("_", 2)[2] for p in (dumping_in_process / "reldump").iterdir()] == ["jit_before_cd_compile.mlir"]
+    # '%jaxdump --diff A B' with the same relative setting raised UnboundLocalError ('notes') instead of diffing
+    result, _ = run_captured(ip, f"%jaxdump --diff {rep.files[0].name} {rep.files[0].name} -o diff")
+    assert result.success and ip.user_ns["diff"].notes == (rep.notes[0], "the two files are identical")
 
 
 def test_a_relative_xla_dump_to_is_named_by_its_full_path_and_said_to_follow_the_working_directory(tmp_path):

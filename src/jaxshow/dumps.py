@@ -422,6 +422,16 @@ def dump_directory() -> tuple[str | None, str | None]:
     return value, None
 
 
+def _configured_directory(directory: str | None, notes: list[str]) -> tuple[str | None, str | None]:
+    """:func:`dump_directory`, made absolute where it is relative and no ``directory`` was given (said in ``notes``)."""
+    configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    return configured, why_none
+
+
 def dump_report(
     name: str | None = None,
     *,
@@ -463,11 +473,7 @@ def dump_report(
     names = report_names(values)
     setting_rows, warnings = settings()
     notes: list[str] = []
-    configured, why_none = dump_directory()
-    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
-        configured = os.path.abspath(configured)
-        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
-                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    configured, why_none = _configured_directory(directory, notes)
     listed = directory if directory is not None else configured
     enabled = configured is not None
     files: list[DumpFile] = []
@@ -649,11 +655,8 @@ def dump_diff(
     Raises:
         LookupError: a name matches no file, or more than one.
     """
-    configured, why_none = dump_directory()
-    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
-        configured = os.path.abspath(configured)
-        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
-                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    notes: list[str] = []
+    configured, why_none = _configured_directory(directory, notes)
     listed = directory if directory is not None else configured
     if listed is None:
         raise LookupError(f"{why_none}; give --dir DIR to diff the files of another directory")
@@ -664,7 +667,6 @@ def dump_diff(
     if unavailable is not None and not modules:
         raise LookupError(unavailable)
     picked = [_one(name, files, modules, listed) for name in (a, b)]
-    notes: list[str] = []
     texts = []
     for file in picked:
         text = _read_text((xla_directory if isinstance(file, XlaDumpFile) else listed) or "", file, label_text, read_max_bytes)
