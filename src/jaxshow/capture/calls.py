@@ -41,6 +41,7 @@ from jaxshow.capture.stations import (
     PMAP_CODE,
     StaticValue,
     dynamic_arguments,
+    is_jax_type,
     jit_target,
     library_jit,
     library_wrapped_jit,
@@ -1058,7 +1059,7 @@ def users_jit_of_library(wrapper: Any) -> bool:
     try:
         fun = _jax_compat.jit_function(wrapper)
         if type(fun) is not types.FunctionType:
-            return type(fun) is types.MethodType or not type_module(type(fun)).startswith(("jax.", "jaxlib."))
+            return type(fun) is types.MethodType or not is_jax_type(type(fun))
         if "<locals>" in fun.__qualname__:
             return False
         return not any(value is wrapper for value in vars(sys.modules[fun.__module__]).values())

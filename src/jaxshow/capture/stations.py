@@ -144,7 +144,7 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
     except AttributeError:
         return None
     code = obj.__code__ if type(obj) is types.FunctionType else None
-    from_jax = type_module(type(obj)).startswith(("jax.", "jaxlib.")) or (
+    from_jax = is_jax_type(type(obj)) or (
         code is not None and is_jax_file(code.co_filename)
     )
     return (obj, (), {}) if from_jax else None
@@ -161,6 +161,11 @@ def type_module(kind: type) -> str:
     except Exception:  # noqa: BLE001 - never the user's cell's problem
         return ""
     return module if isinstance(module, str) else ""
+
+
+def is_jax_type(kind: type) -> bool:
+    """Whether a type is JAX's or jaxlib's own, by the module it says it is from."""
+    return type_module(kind).startswith(("jax.", "jaxlib."))
 
 
 REPR_LIMIT = 200
