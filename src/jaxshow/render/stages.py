@@ -27,7 +27,6 @@ from jaxshow.report import (
     HelperCompiles,
     LoweredStation,
     MemoryStats,
-    SourceLocation,
     StagesReport,
     TracedStation,
     WrapperStation,
