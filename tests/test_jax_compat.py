@@ -38,6 +38,16 @@ def test_jaxpr_debug_info_names_the_traced_function_and_its_arguments():
     assert _jax_compat.jaxpr_debug_info(object()) is None
 
 
+def test_abstract_value_of_an_arg_info_an_array_and_a_shape_dtype_struct():
+    x = jnp.ones(3, jnp.float32)
+    info = jax.tree_util.tree_leaves(jax.jit(lambda v: v).trace(x).args_info)[0]
+    aval = _jax_compat.abstract_value(info)
+    assert aval == x.aval and (aval.shape, aval.dtype) == ((3,), jnp.float32)
+    assert _jax_compat.abstract_value(x) is x.aval
+    spec = jax.ShapeDtypeStruct((2,), jnp.int32)
+    assert _jax_compat.abstract_value(spec) is spec
+
+
 def test_jit_set_options_are_the_options_given_other_than_static_and_donated():
     from jax.sharding import NamedSharding, PartitionSpec as P
 

@@ -2433,6 +2433,12 @@ def jitted_function_names(values: Any) -> set[str]:
     return {f.__name__ for f in funs if type(f) is types.FunctionType}
 
 
+def abstract_value(value: Any) -> Any:
+    """The abstract value ``value`` stands for: a ``jax.stages.ArgInfo``'s (its private ``_aval``, 0.7 to 0.12), an
+    array's or tracer's ``aval``, else ``value`` itself (an aval, a ``ShapeDtypeStruct``)."""
+    return getattr(value, "_aval", None) or getattr(value, "aval", None) or value
+
+
 def is_ref_aval(aval: Any) -> bool:
     """Whether an abstract value is a mutable array reference's (``jax.new_ref``: ``state.types.AbstractRef``; not in jax 0.7)."""
     kind = type(aval)

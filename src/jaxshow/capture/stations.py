@@ -413,7 +413,7 @@ def _sharding_fields(value: Any, aval: Any) -> dict[str, str | None]:
 
 
 def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
-    aval = getattr(value, "_aval", None) or getattr(value, "aval", None) or value
+    aval = _jax_compat.abstract_value(value)
     return ArgSpec(
         path=path,
         shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
