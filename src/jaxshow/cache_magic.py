@@ -23,7 +23,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
-                              unhooked_magics)
+                              unhooked_magics, unregister_events)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
@@ -262,11 +262,7 @@ class CacheMagics(Magics):
         session, self._on_session = self._on_session, None
         if session is None:
             return
-        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
-            try:
-                self.shell.events.unregister(event, callback)
-            except ValueError:
-                pass
+        unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
         session.stop()
 
     def _pre_run_cell(self, info: Any = None) -> None:
