@@ -519,13 +519,7 @@ def _static_entries(key: Any) -> dict[str, Any]:
     all positional ones, or all keyword ones, where any of them differ."""
     if isinstance(key, PjitTraceKey):
         return _pjit_static_entries(key.key[0])
-    statics = _static_args(key)
-    if statics is not None:
-        return {p: node.val for p, node in statics.items()}
-    try:
-        return _argument_statics(key[1][0].tree) or {}
-    except Exception:  # noqa: BLE001 - a key of another shape: nothing found
-        return {}
+    return _statics_by_path(key)
 
 
 def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
@@ -1168,30 +1162,15 @@ def static_arg_values(key: Any) -> tuple[Any, ...]:
         return ()
 
 
-def _static_arguments(key: Any) -> dict[str, Any] | None:
-    """A key's static argument values by input path, unread, any JAX version; ``None`` for a key of another shape."""
-    try:
-        if isinstance(key, PjitTraceKey):
-            args, kwargs = _pjit_statics(key.key[0])
-            positions = static_arg_positions(key) or ()
-            return {**{f"[0][{p}]": v for p, v in zip(positions, args)}, **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
-        statics = _static_args(key)
-        if statics is not None:
-            return {path: node.val for path, node in statics.items()}
-        return _argument_statics(key[1][0].tree)
-    except Exception:  # noqa: BLE001 - a key of another shape
-        return None
-
-
 def static_argument_paths(key: Any) -> frozenset[str]:
     """The input paths of a key's static arguments (as :func:`static_argument_texts` keys them), no value shown."""
-    return frozenset(_static_arguments(key) or ())
+    return frozenset(_statics_by_path(key))
 
 
 def static_argument_texts(key: Any) -> dict[str, str]:
     """A key's static arguments by input path (``[0][1]``, ``[1]['n']``), each value as :func:`safe_repr` shows it; empty
     for a key of another shape."""
-    statics = _static_arguments(key) or {}
+    statics = _statics_by_path(key)
     return dict(zip(statics, _shown(statics.values())))
 
 
@@ -1329,23 +1308,25 @@ def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, st
     any JAX version: ``[0][2]`` (by position), ``[1]['n']`` (by keyword). JAX's own diff stops at its first
     difference (a keyword passed another way); these are compared by the values' own equality, shown by
     :func:`safe_repr`. Empty where a key cannot be read."""
-    try:
-        new, old = _statics_by_path(new_key), _statics_by_path(old_key)
-        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and differ(new[p], old[p]))
-    except Exception:  # noqa: BLE001 - a key of another shape
-        return ()
+    new, old = _statics_by_path(new_key), _statics_by_path(old_key)
+    return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and differ(new[p], old[p]))
 
 
 def _statics_by_path(key: Any) -> dict[str, Any]:
-    if isinstance(key, PjitTraceKey):
-        args, kwargs = _pjit_statics(key.key[0])
-        positions = static_arg_positions(key) or ()
-        return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
-                **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
-    statics = _static_args(key)
-    if statics is not None:
-        return {p: node.val for p, node in statics.items()}
-    return _argument_statics(key[1][0].tree) or {}
+    """A key's static argument values by input path (``[0][2]``, ``[1]['n']``), the user's objects unread, any JAX
+    version; empty for a key of another shape."""
+    try:
+        if isinstance(key, PjitTraceKey):
+            args, kwargs = _pjit_statics(key.key[0])
+            positions = static_arg_positions(key) or ()
+            return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
+                    **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
+        statics = _static_args(key)
+        if statics is not None:
+            return {p: node.val for p, node in statics.items()}
+        return _argument_statics(key[1][0].tree) or {}
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return {}
 
 
 _STATIC_REPR_CHARS = 1_000
