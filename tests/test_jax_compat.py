@@ -21,12 +21,12 @@ def test_jit_options_of_a_jit_wrapper():
     def f(x, n, mode="a"):
         return x * n
 
-    options = _jax_compat.jit_options(f)
+    options = _jax_compat.jit_options_of_info(_jax_compat.jit_info(f))
     assert options["static_argnums"] == (1,)
     assert "mode" in options["static_argnames"]
     assert options["donate_argnums"] == (0,)
-    assert _jax_compat.jit_options(lambda x: x) is None
-    assert _jax_compat.jit_options(jax.pmap(lambda x: x)) is None
+    assert _jax_compat.jit_options_of_info(_jax_compat.jit_info(lambda x: x)) is None
+    assert _jax_compat.jit_options_of_info(_jax_compat.jit_info(jax.pmap(lambda x: x))) is None
 
 
 def test_jaxpr_debug_info_names_the_traced_function_and_its_arguments():

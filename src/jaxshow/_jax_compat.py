@@ -38,17 +38,12 @@ JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _JIT_OPTION_NAMES = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 
 
-def jit_options(fn: Any) -> dict[str, tuple] | None:
-    """Static and donated argument numbers/names of a ``jax.jit`` wrapper.
-
-    JAX keeps these only on the private ``_jit_info`` record (a ``PjitInfo``);
-    returns ``None`` where it is missing (other wrappers, other JAX versions).
-    """
-    return jit_options_of_info(getattr(fn, "_jit_info", None))
-
-
 def jit_options_of_info(info: Any) -> dict[str, tuple] | None:
-    """:func:`jit_options` from the ``PjitInfo`` record itself."""
+    """Static and donated argument numbers/names from a ``jax.jit`` wrapper's ``PjitInfo`` (:func:`jit_info`).
+
+    JAX keeps these only on that private record; ``None`` where it is missing
+    (other wrappers, other JAX versions).
+    """
     if info is None or not all(hasattr(info, n) for n in _JIT_OPTION_NAMES):
         return None
     return {n: tuple(getattr(info, n) or ()) for n in _JIT_OPTION_NAMES}
