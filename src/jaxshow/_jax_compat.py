@@ -365,6 +365,15 @@ def _weak_get(table: Any, key: Any) -> Any:
     return next((value for ref, value in list(table.data.items()) if ref() is key), None)
 
 
+def _pjit_entries(caches: Any, fun: Any) -> Any:
+    """jax <= 0.8: ``fun``'s entries in the tracing cache (:func:`_weak_get`); ``None`` where it has none, or where
+    ``fun`` cannot be a weak key (``TypeError``)."""
+    try:
+        return _weak_get(caches, fun)
+    except TypeError:
+        return None
+
+
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
     """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 
@@ -905,10 +914,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
         def __call__(self, fun, *args):
             __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             f = getattr(fun, "f", fun)
-            try:
-                entries = _weak_get(caches, f)
-            except TypeError:
-                entries = None
+            entries = _pjit_entries(caches, f)
             before = len(entries) if entries is not None else 0
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
@@ -923,11 +929,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                 else:
                     with refusing_traces():
                         result = original(fun, *args)
-                try:
-                    entries = _weak_get(caches, f)
-                except TypeError:
-                    entries = None
-                missed = (len(entries) if entries is not None else 0) > before
+                missed = len(_pjit_entries(caches, f) or ()) > before
                 return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())
@@ -1127,10 +1129,7 @@ def _found_again(witness: weakref.ref, fun: weakref.ref, debug_info: Any) -> Cal
         found, f, old = witness(), fun(), _pjit_trace_cache()
         if found is None or f is None or old is None:
             return None
-        try:
-            entries = list(_weak_get(old[2], f) or ())
-        except TypeError:
-            return None
+        entries = list(_pjit_entries(old[2], f) or ())
         return next((PjitTraceKey(k, debug_info) for k in entries if any(a is found for a in k[3])), None)
 
     return held
