@@ -32,7 +32,7 @@ from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
-from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
+from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import stable_repr
 from jaxshow.report import (
@@ -489,7 +489,7 @@ def _jaxpr_text(printed: Any, left_out: int, **options: Any) -> str:
     if not left_out:
         return text
     tail = text.rfind("\n  in (")
-    return (text[:tail] if tail >= 0 else text) + f"\n  … {left_out:,} more top-level equations, not printed }}"
+    return (text[:tail] if tail >= 0 else text) + "\n" + left_out_line(left_out)
 
 
 def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,
