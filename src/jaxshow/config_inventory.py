@@ -182,12 +182,12 @@ def _source(global_value: Any, context: bool, is_default: bool | None,
         return "context"
     if is_default:
         return "default"
-    if any(text is not None and _env_gives(text, global_value) for _, text in env_vars):
+    if any(text is not None and env_gives(text, global_value) for _, text in env_vars):
         return "environment"
     return "set" if is_default is False else "unknown"
 
 
-def _env_gives(text: str, value: Any) -> bool:
+def env_gives(text: str, value: Any) -> bool:
     """Whether JAX, reading ``text`` from the environment at import, would have set ``value``."""
     word = text.strip().lower()
     if isinstance(value, bool):

@@ -35,6 +35,7 @@ import jax.monitoring
 
 from jaxshow import _jax_compat
 from jaxshow.capture.written import innermost, jax_made, transforms, written
+from jaxshow.config_inventory import env_gives
 from jaxshow.persistent import module_name
 from jaxshow.report import DumpDiff, DumpFile, DumpReport, DumpSetting, DumpText, XlaDumpFile, XlaDumpModule, plural
 
@@ -220,13 +221,9 @@ def settings() -> tuple[tuple[DumpSetting, ...], tuple[str, ...]]:
 def _debug_info_source(env: str | None, value: object) -> str:
     if env is None:
         return "default" if value is True else "jax.config.update"
-    if _bool_env(env) == value:
+    if env_gives(env, value):
         return f"environment variable {ENV_DEBUG_INFO}, read when JAX was imported"
     return f"jax.config.update, or {ENV_DEBUG_INFO} changed after JAX was imported"
-
-
-def _bool_env(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "t", "yes", "y", "on")
 
 
 def xla_flags() -> tuple[str | None, str | None]:
