@@ -310,8 +310,8 @@ def _trace_cache_callable() -> Any:
     module = _trace_cache_module()
     if module is not None:
         return module.trace_to_jaxpr
-    old = _pjit_trace_cache()
-    return None if old is None else old[0]._create_pjit_jaxpr
+    pjit_cache = _pjit_trace_cache()
+    return None if pjit_cache is None else pjit_cache[0]._create_pjit_jaxpr
 
 
 def trace_cache_misses() -> int | None:
@@ -340,10 +340,10 @@ def trace_cache_entries(fun: Any = None) -> int | None:
     """
     module = _trace_cache_module()
     if module is None:
-        old = _pjit_trace_cache()
-        if old is None:
+        pjit_cache = _pjit_trace_cache()
+        if pjit_cache is None:
             return None
-        caches = old[2]
+        caches = pjit_cache[2]
         try:
             if fun is None:
                 return sum(len(c) for c in list(caches.values()))
@@ -392,10 +392,10 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
         if module is not None:
             return [key for ref, context, args, *_ in module.trace_to_jaxpr.cache_keys()
                     if ref() is fun and (key := (context, args, {})) != other_than]
-        old = _pjit_trace_cache()
-        if old is None:
+        pjit_cache = _pjit_trace_cache()
+        if pjit_cache is None:
             return None
-        entries = _weak_get(old[2], fun)
+        entries = _weak_get(pjit_cache[2], fun)
         return [k for key in list(entries or ()) if (k := PjitTraceKey(key, debug_info)) != other_than]
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
@@ -411,8 +411,8 @@ def traced_functions() -> list | None:
     try:
         if module is not None:
             return [fun for ref, *_ in module.trace_to_jaxpr.cache_keys() if (fun := ref()) is not None]
-        old = _pjit_trace_cache()
-        return None if old is None else list(old[2].keys())
+        pjit_cache = _pjit_trace_cache()
+        return None if pjit_cache is None else list(pjit_cache[2].keys())
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
 
@@ -901,12 +901,12 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
     ``lu.cache`` (or raised while tracing: a hit cannot). JAX's own explanation
     is logged inside the cached call, so it arrives while the probe's frame is open.
     """
-    old = _pjit_trace_cache()
-    if old is None:
+    pjit_cache = _pjit_trace_cache()
+    if pjit_cache is None:
         return None
     from jax._src import config as _config
 
-    module, original, caches = old
+    module, original, caches = pjit_cache
 
     class _Probed:
         __slots__ = ("jaxshow_original",)
@@ -1002,8 +1002,8 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     """
     if not isinstance(new_key, PjitTraceKey) or not isinstance(old_key, PjitTraceKey):
         return None
-    old = _pjit_trace_cache()
-    if old is None:
+    pjit_cache = _pjit_trace_cache()
+    if pjit_cache is None:
         return None
     try:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
@@ -1012,7 +1012,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
                     + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
-        return int(old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+        return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1126,10 +1126,10 @@ def _found_again(witness: weakref.ref, fun: weakref.ref, debug_info: Any) -> Cal
     """jax <= 0.8: the key among ``fun``'s entries in JAX's tracing cache whose arguments hold ``witness``, else ``None``."""
 
     def held() -> Any:
-        found, f, old = witness(), fun(), _pjit_trace_cache()
-        if found is None or f is None or old is None:
+        found, f, pjit_cache = witness(), fun(), _pjit_trace_cache()
+        if found is None or f is None or pjit_cache is None:
             return None
-        entries = list(_pjit_entries(old[2], f) or ())
+        entries = list(_pjit_entries(pjit_cache[2], f) or ())
         return next((PjitTraceKey(k, debug_info) for k in entries if any(a is found for a in k[3])), None)
 
     return held
@@ -1340,11 +1340,11 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     static-argument difference is worded as jax 0.10 words it, at the same rank.
     """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
-        old = _pjit_trace_cache()
+        pjit_cache = _pjit_trace_cache()
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
-            diffs = old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
+            diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
