@@ -92,7 +92,7 @@ def library_jit(obj: Any) -> Any | None:
     is looked into, and only its instance ``__dict__``, by the values' types.
     """
     kind = type(obj)
-    if kind is JIT_TYPE or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+    if kind is JIT_TYPE or not _library_class(kind):
         return None
     try:
         attributes = object.__getattribute__(obj, "__dict__")
@@ -107,7 +107,7 @@ def library_wrapped(obj: Any) -> types.FunctionType | None:
     """The plain function a library's callable object wraps with ``functools.update_wrapper`` (flax's ``JitFn``, the
     function ``nnx.jit`` jits), read from its instance ``__dict__`` only, else ``None``."""
     kind = type(obj)
-    if kind is types.FunctionType or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+    if kind is types.FunctionType or not _library_class(kind):
         return None
     try:
         wrapped = object.__getattribute__(obj, "__dict__").get("__wrapped__")
@@ -130,7 +130,11 @@ def library_wrapped_jit(fun: types.FunctionType) -> tuple[Any, Any] | None:
 
 
 def _library_class(kind: type) -> bool:
-    module = sys.modules.get(type_module(kind))
+    """Whether ``kind`` is a class of an installed library's (not JAX's, jaxlib's or a builtin)."""
+    name = type_module(kind)
+    if name.startswith(("jax", "builtins")):
+        return False
+    module = sys.modules.get(name)
     return library_file(getattr(module, "__file__", None)) if module is not None else False
 
 
