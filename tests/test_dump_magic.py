@@ -664,6 +664,9 @@ def test_a_relative_jax_dump_ir_to_is_listed_where_jax_writes_now_and_said_to_fo
                             f"{here}; files dumped before a %cd or os.chdir are under the directory that was current then")
     assert all((pathlib.Path(here) / f.name).is_file() for f in rep.files)
     assert [p.name.split("_", 2)[2] for p in (dumping_in_process / "reldump").iterdir()] == ["jit_before_cd_compile.mlir"]
+    # '%jaxdump --diff A B' with the same relative setting raised UnboundLocalError ('notes') instead of diffing
+    result, _ = run_captured(ip, f"%jaxdump --diff {rep.files[0].name} {rep.files[0].name} -o diff")
+    assert result.success and ip.user_ns["diff"].notes == (rep.notes[0], "the two files are identical")
 
 
 def test_a_relative_xla_dump_to_is_named_by_its_full_path_and_said_to_follow_the_working_directory(tmp_path):
@@ -685,3 +688,15 @@ def test_a_relative_xla_dump_to_is_named_by_its_full_path_and_said_to_follow_the
     assert (f"--xla_dump_to is a relative path: XLA writes under the working directory of each dump, so here {here}; modules "
             "dumped before a %cd or os.chdir are under the directory that was current then") in notes
     assert any(p.name.endswith("jit__lambda.before_optimizations.txt") for p in (tmp_path / "xla_rel").iterdir())
+
+
+@pytest.mark.parametrize("env, source", [
+    ("yes", "environment variable JAX_INCLUDE_DEBUG_INFO_IN_DUMPS, read when JAX was imported"),
+    (" On ", "environment variable JAX_INCLUDE_DEBUG_INFO_IN_DUMPS, read when JAX was imported"),
+    ("0", "jax.config.update, or JAX_INCLUDE_DEBUG_INFO_IN_DUMPS changed after JAX was imported"),
+])
+def test_debug_info_setting_names_the_environment_variable_where_its_word_gives_the_value(monkeypatch, env, source):
+    assert jax.config.values["jax_include_debug_info_in_dumps"] is True  # JAX's default, untouched in this process
+    monkeypatch.setenv("JAX_INCLUDE_DEBUG_INFO_IN_DUMPS", env)
+    row = next(s for s in dumps.settings()[0] if s.option == "jax_include_debug_info_in_dumps")
+    assert (row.value, row.source) == ("True", source)

@@ -21,12 +21,31 @@ def test_jit_options_of_a_jit_wrapper():
     def f(x, n, mode="a"):
         return x * n
 
-    options = _jax_compat.jit_options(f)
+    options = _jax_compat.jit_options_of_info(_jax_compat.jit_info(f))
     assert options["static_argnums"] == (1,)
     assert "mode" in options["static_argnames"]
     assert options["donate_argnums"] == (0,)
-    assert _jax_compat.jit_options(lambda x: x) is None
-    assert _jax_compat.jit_options(jax.pmap(lambda x: x)) is None
+    assert _jax_compat.jit_options_of_info(_jax_compat.jit_info(lambda x: x)) is None
+    assert _jax_compat.jit_options_of_info(_jax_compat.jit_info(jax.pmap(lambda x: x))) is None
+
+
+def test_jaxpr_debug_info_names_the_traced_function_and_its_arguments():
+    def f(x, y):
+        return x + y
+
+    info = _jax_compat.jaxpr_debug_info(jax.make_jaxpr(f)(1.0, 2.0))
+    assert (info.func_name, tuple(info.arg_names)) == ("f", ("x", "y"))
+    assert _jax_compat.jaxpr_debug_info(object()) is None
+
+
+def test_abstract_value_of_an_arg_info_an_array_and_a_shape_dtype_struct():
+    x = jnp.ones(3, jnp.float32)
+    info = jax.tree_util.tree_leaves(jax.jit(lambda v: v).trace(x).args_info)[0]
+    aval = _jax_compat.abstract_value(info)
+    assert aval == x.aval and (aval.shape, aval.dtype) == ((3,), jnp.float32)
+    assert _jax_compat.abstract_value(x) is x.aval
+    spec = jax.ShapeDtypeStruct((2,), jnp.int32)
+    assert _jax_compat.abstract_value(spec) is spec
 
 
 def test_jit_set_options_are_the_options_given_other_than_static_and_donated():

@@ -38,17 +38,12 @@ JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _JIT_OPTION_NAMES = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 
 
-def jit_options(fn: Any) -> dict[str, tuple] | None:
-    """Static and donated argument numbers/names of a ``jax.jit`` wrapper.
-
-    JAX keeps these only on the private ``_jit_info`` record (a ``PjitInfo``);
-    returns ``None`` where it is missing (other wrappers, other JAX versions).
-    """
-    return jit_options_of_info(getattr(fn, "_jit_info", None))
-
-
 def jit_options_of_info(info: Any) -> dict[str, tuple] | None:
-    """:func:`jit_options` from the ``PjitInfo`` record itself."""
+    """Static and donated argument numbers/names from a ``jax.jit`` wrapper's ``PjitInfo`` (:func:`jit_info`).
+
+    JAX keeps these only on that private record; ``None`` where it is missing
+    (other wrappers, other JAX versions).
+    """
     if info is None or not all(hasattr(info, n) for n in _JIT_OPTION_NAMES):
         return None
     return {n: tuple(getattr(info, n) or ()) for n in _JIT_OPTION_NAMES}
@@ -116,10 +111,6 @@ def unregister_duration_listener(callback: Callable) -> None:
 
 def unregister_event_listener(callback: Callable) -> None:
     _unregister("unregister_event_listener", "_unregister_event_listener_by_callback", callback)
-
-
-def unregister_scalar_listener(callback: Callable) -> None:
-    _unregister("unregister_scalar_listener", "_unregister_scalar_listener_by_callback", callback)
 
 
 def removed_listeners(duration: Callable, event: Callable) -> tuple[bool, bool]:
@@ -319,8 +310,8 @@ def _trace_cache_callable() -> Any:
     module = _trace_cache_module()
     if module is not None:
         return module.trace_to_jaxpr
-    old = _pjit_trace_cache()
-    return None if old is None else old[0]._create_pjit_jaxpr
+    pjit_cache = _pjit_trace_cache()
+    return None if pjit_cache is None else pjit_cache[0]._create_pjit_jaxpr
 
 
 def trace_cache_misses() -> int | None:
@@ -349,10 +340,10 @@ def trace_cache_entries(fun: Any = None) -> int | None:
     """
     module = _trace_cache_module()
     if module is None:
-        old = _pjit_trace_cache()
-        if old is None:
+        pjit_cache = _pjit_trace_cache()
+        if pjit_cache is None:
             return None
-        caches = old[2]
+        caches = pjit_cache[2]
         try:
             if fun is None:
                 return sum(len(c) for c in list(caches.values()))
@@ -374,6 +365,15 @@ def _weak_get(table: Any, key: Any) -> Any:
     return next((value for ref, value in list(table.data.items()) if ref() is key), None)
 
 
+def _pjit_entries(caches: Any, fun: Any) -> Any:
+    """jax <= 0.8: ``fun``'s entries in the tracing cache (:func:`_weak_get`); ``None`` where it has none, or where
+    ``fun`` cannot be a weak key (``TypeError``)."""
+    try:
+        return _weak_get(caches, fun)
+    except TypeError:
+        return None
+
+
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
     """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 
@@ -392,10 +392,10 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
         if module is not None:
             return [key for ref, context, args, *_ in module.trace_to_jaxpr.cache_keys()
                     if ref() is fun and (key := (context, args, {})) != other_than]
-        old = _pjit_trace_cache()
-        if old is None:
+        pjit_cache = _pjit_trace_cache()
+        if pjit_cache is None:
             return None
-        entries = _weak_get(old[2], fun)
+        entries = _weak_get(pjit_cache[2], fun)
         return [k for key in list(entries or ()) if (k := PjitTraceKey(key, debug_info)) != other_than]
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
@@ -411,8 +411,8 @@ def traced_functions() -> list | None:
     try:
         if module is not None:
             return [fun for ref, *_ in module.trace_to_jaxpr.cache_keys() if (fun := ref()) is not None]
-        old = _pjit_trace_cache()
-        return None if old is None else list(old[2].keys())
+        pjit_cache = _pjit_trace_cache()
+        return None if pjit_cache is None else list(pjit_cache[2].keys())
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
         return None
 
@@ -523,13 +523,7 @@ def _static_entries(key: Any) -> dict[str, Any]:
     all positional ones, or all keyword ones, where any of them differ."""
     if isinstance(key, PjitTraceKey):
         return _pjit_static_entries(key.key[0])
-    statics = _static_args(key)
-    if statics is not None:
-        return {p: node.val for p, node in statics.items()}
-    try:
-        return _argument_statics(key[1][0].tree) or {}
-    except Exception:  # noqa: BLE001 - a key of another shape: nothing found
-        return {}
+    return _statics_by_path(key)
 
 
 def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
@@ -907,12 +901,12 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
     ``lu.cache`` (or raised while tracing: a hit cannot). JAX's own explanation
     is logged inside the cached call, so it arrives while the probe's frame is open.
     """
-    old = _pjit_trace_cache()
-    if old is None:
+    pjit_cache = _pjit_trace_cache()
+    if pjit_cache is None:
         return None
     from jax._src import config as _config
 
-    module, original, caches = old
+    module, original, caches = pjit_cache
 
     class _Probed:
         __slots__ = ("jaxshow_original",)
@@ -920,10 +914,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
         def __call__(self, fun, *args):
             __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             f = getattr(fun, "f", fun)
-            try:
-                entries = _weak_get(caches, f)
-            except TypeError:
-                entries = None
+            entries = _pjit_entries(caches, f)
             before = len(entries) if entries is not None else 0
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
@@ -938,11 +929,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                 else:
                     with refusing_traces():
                         result = original(fun, *args)
-                try:
-                    entries = _weak_get(caches, f)
-                except TypeError:
-                    entries = None
-                missed = (len(entries) if entries is not None else 0) > before
+                missed = len(_pjit_entries(caches, f) or ()) > before
                 return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())
@@ -1015,8 +1002,8 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     """
     if not isinstance(new_key, PjitTraceKey) or not isinstance(old_key, PjitTraceKey):
         return None
-    old = _pjit_trace_cache()
-    if old is None:
+    pjit_cache = _pjit_trace_cache()
+    if pjit_cache is None:
         return None
     try:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
@@ -1025,7 +1012,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
                     + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
-        return int(old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+        return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1139,13 +1126,10 @@ def _found_again(witness: weakref.ref, fun: weakref.ref, debug_info: Any) -> Cal
     """jax <= 0.8: the key among ``fun``'s entries in JAX's tracing cache whose arguments hold ``witness``, else ``None``."""
 
     def held() -> Any:
-        found, f, old = witness(), fun(), _pjit_trace_cache()
-        if found is None or f is None or old is None:
+        found, f, pjit_cache = witness(), fun(), _pjit_trace_cache()
+        if found is None or f is None or pjit_cache is None:
             return None
-        try:
-            entries = list(_weak_get(old[2], f) or ())
-        except TypeError:
-            return None
+        entries = list(_pjit_entries(pjit_cache[2], f) or ())
         return next((PjitTraceKey(k, debug_info) for k in entries if any(a is found for a in k[3])), None)
 
     return held
@@ -1172,30 +1156,15 @@ def static_arg_values(key: Any) -> tuple[Any, ...]:
         return ()
 
 
-def _static_arguments(key: Any) -> dict[str, Any] | None:
-    """A key's static argument values by input path, unread, any JAX version; ``None`` for a key of another shape."""
-    try:
-        if isinstance(key, PjitTraceKey):
-            args, kwargs = _pjit_statics(key.key[0])
-            positions = static_arg_positions(key) or ()
-            return {**{f"[0][{p}]": v for p, v in zip(positions, args)}, **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
-        statics = _static_args(key)
-        if statics is not None:
-            return {path: node.val for path, node in statics.items()}
-        return _argument_statics(key[1][0].tree)
-    except Exception:  # noqa: BLE001 - a key of another shape
-        return None
-
-
 def static_argument_paths(key: Any) -> frozenset[str]:
     """The input paths of a key's static arguments (as :func:`static_argument_texts` keys them), no value shown."""
-    return frozenset(_static_arguments(key) or ())
+    return frozenset(_statics_by_path(key))
 
 
 def static_argument_texts(key: Any) -> dict[str, str]:
     """A key's static arguments by input path (``[0][1]``, ``[1]['n']``), each value as :func:`safe_repr` shows it; empty
     for a key of another shape."""
-    statics = _static_arguments(key) or {}
+    statics = _statics_by_path(key)
     return dict(zip(statics, _shown(statics.values())))
 
 
@@ -1333,23 +1302,25 @@ def static_value_changes(new_key: Any, old_key: Any) -> tuple[tuple[str, str, st
     any JAX version: ``[0][2]`` (by position), ``[1]['n']`` (by keyword). JAX's own diff stops at its first
     difference (a keyword passed another way); these are compared by the values' own equality, shown by
     :func:`safe_repr`. Empty where a key cannot be read."""
-    try:
-        new, old = _statics_by_path(new_key), _statics_by_path(old_key)
-        return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and differ(new[p], old[p]))
-    except Exception:  # noqa: BLE001 - a key of another shape
-        return ()
+    new, old = _statics_by_path(new_key), _statics_by_path(old_key)
+    return tuple((p, *_value_reprs(new[p], old[p])) for p in new if p in old and differ(new[p], old[p]))
 
 
 def _statics_by_path(key: Any) -> dict[str, Any]:
-    if isinstance(key, PjitTraceKey):
-        args, kwargs = _pjit_statics(key.key[0])
-        positions = static_arg_positions(key) or ()
-        return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
-                **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
-    statics = _static_args(key)
-    if statics is not None:
-        return {p: node.val for p, node in statics.items()}
-    return _argument_statics(key[1][0].tree) or {}
+    """A key's static argument values by input path (``[0][2]``, ``[1]['n']``), the user's objects unread, any JAX
+    version; empty for a key of another shape."""
+    try:
+        if isinstance(key, PjitTraceKey):
+            args, kwargs = _pjit_statics(key.key[0])
+            positions = static_arg_positions(key) or ()
+            return {**({f"[0][{p}]": v for p, v in zip(positions, args)} if len(positions) == len(args) else {}),
+                    **{f"[1][{k!r}]": v for k, v in kwargs.items()}}
+        statics = _static_args(key)
+        if statics is not None:
+            return {p: node.val for p, node in statics.items()}
+        return _argument_statics(key[1][0].tree) or {}
+    except Exception:  # noqa: BLE001 - a key of another shape
+        return {}
 
 
 _STATIC_REPR_CHARS = 1_000
@@ -1369,11 +1340,11 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     static-argument difference is worded as jax 0.10 words it, at the same rank.
     """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
-        old = _pjit_trace_cache()
+        pjit_cache = _pjit_trace_cache()
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
-            diffs = old[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
+            diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
@@ -2157,9 +2128,15 @@ def jaxpr_prefix(closed: Any, equations: int) -> Any:
         return None
 
 
+def jaxpr_debug_info(jaxpr: Any) -> Any:
+    """The ``DebugInfo`` of the function a ``ClosedJaxpr`` was traced from (argument names, result paths, source);
+    ``None`` where it keeps none."""
+    return getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None)
+
+
 def jaxpr_function(jaxpr: Any) -> tuple[str, str | None]:
     """``(function name, source file or None)`` of the Python function a ``ClosedJaxpr`` was traced from."""
-    return debug_info_function(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None))
+    return debug_info_function(jaxpr_debug_info(jaxpr))
 
 
 def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
@@ -2436,6 +2413,12 @@ def jitted_function_names(values: Any) -> set[str]:
     wrapper_type = jit_wrapper_type()
     funs = (jit_function(v) for v in list(values) if type(v) is wrapper_type)
     return {f.__name__ for f in funs if type(f) is types.FunctionType}
+
+
+def abstract_value(value: Any) -> Any:
+    """The abstract value ``value`` stands for: a ``jax.stages.ArgInfo``'s (its private ``_aval``, 0.7 to 0.12), an
+    array's or tracer's ``aval``, else ``value`` itself (an aval, a ``ShapeDtypeStruct``)."""
+    return getattr(value, "_aval", None) or getattr(value, "aval", None) or value
 
 
 def is_ref_aval(aval: Any) -> bool:
@@ -2728,14 +2711,11 @@ class ConfigDefinition(NamedTuple):
     ``include_in_jit_key`` is ``None`` where the keyword is not a literal.
     """
 
-    module: str
-    helper: str
     default_known: bool
     default: Any
     default_text: str
     env_vars: tuple[str, ...]
     include_in_jit_key: bool | None
-    include_in_trace_context: bool | None
 
 
 _DEFINITIONS: dict[str, ConfigDefinition] = {}
@@ -2789,14 +2769,11 @@ def _definitions_in(module: types.ModuleType) -> dict[str, ConfigDefinition]:
         env_vars: list[str] = [name.upper()] if helper.endswith("_state") else []
         known, default = _evaluate(default_node, vars(module), env_vars) if default_node is not None else (False, None)
         found[name] = ConfigDefinition(
-            module=module.__name__,
-            helper=helper,
             default_known=known,
             default=default,
             default_text=ast.unparse(default_node) if default_node is not None else "",
             env_vars=tuple(dict.fromkeys(env_vars)),
             include_in_jit_key=_literal_flag(keywords.get("include_in_jit_key")),
-            include_in_trace_context=_literal_flag(keywords.get("include_in_trace_context")),
         )
     return found
 

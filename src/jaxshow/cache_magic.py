@@ -23,14 +23,25 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
-                              unhooked_magics)
+                              unhooked_magics, unregister_events)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
-SUBCOMMANDS = ("on", "off", "persistent", "clear", "freeze", "thaw")
 SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)"
 OBSERVED_COMPILES_LIMIT = 200
+
+
+@dataclasses.dataclass
+class _OpenCell:
+    """A %%jaxcache cell while IPython runs it: its session, ``-o`` name, freeze, notes, call hook and refusal watch."""
+
+    session: retrace.Session
+    output: str | None
+    freeze: Freeze | None
+    notes: tuple[str, ...]
+    calls: DirectCalls
+    watch: RefusalWatch
 
 
 @magics_class
@@ -45,7 +56,7 @@ class CacheMagics(Magics):
         self._on_owner = 0
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
-        self._cell: tuple[retrace.Session, str | None, Freeze | None, tuple[str, ...], DirectCalls, RefusalWatch] | None = None
+        self._cell: _OpenCell | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell)) if shell is not None else None
 
     @magic_arguments()
@@ -263,11 +274,7 @@ class CacheMagics(Magics):
         session, self._on_session = self._on_session, None
         if session is None:
             return
-        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
-            try:
-                self.shell.events.unregister(event, callback)
-            except ValueError:
-                pass
+        unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
         session.stop()
 
     def _pre_run_cell(self, info: Any = None) -> None:
@@ -337,12 +344,12 @@ class CacheMagics(Magics):
         """End an open cell without a report (also Ctrl-C while the report is built); ``%jaxcache on`` goes on."""
         if self._cell is None:
             return
-        session, _, freeze, _, _, watch = self._cell
+        opened = self._cell
         try:
-            watch.close()
-            if freeze is not None:
-                freeze.stop()
-            session.stop()
+            opened.watch.close()
+            if opened.freeze is not None:
+                opened.freeze.stop()
+            opened.session.stop()
         finally:
             self._cell = None
             if self._on_session is not None:
@@ -371,27 +378,27 @@ class CacheMagics(Magics):
         notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
                       "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))
         calls = DirectCalls(None, retrace.CallCounter(session))
-        self._cell = (session, output, freeze, notes, calls, RefusalWatch(calls).open())
+        self._cell = _OpenCell(session, output, freeze, notes, calls, RefusalWatch(calls).open())
         return calls
 
     def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
         if self._cell is None:
             return
-        session, output, _, notes, calls, _ = self._cell
+        opened = self._cell
         self.abandon()
         if not ran:
             return
         try:
-            report = session.report(hits_counted=True, cell_error=error, jit_disabled=calls.jit_disabled_by())
+            report = opened.session.report(hits_counted=True, cell_error=error, jit_disabled=opened.calls.jit_disabled_by())
             report = self._with_cell_names(report)
-            report = dataclasses.replace(report, notes=(*report.notes, *notes), unseen_inside=calls.unseen_helpers())
+            report = dataclasses.replace(report, notes=(*report.notes, *opened.notes), unseen_inside=opened.calls.unseen_helpers())
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary.from_exception(error) if error else None)
         self._observed_compiles.extend(report.persistent)
         display(report)
-        if output:
-            self.shell.user_ns[output] = report
+        if opened.output:
+            self.shell.user_ns[opened.output] = report
 
 
 def _not_jitted(name: str, value: Any) -> str:

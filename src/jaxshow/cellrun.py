@@ -84,11 +84,7 @@ class CellRunner:
         transforms = self.shell.input_transformers_cleanup
         if self._transform in transforms:
             transforms.remove(self._transform)
-        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
-            try:
-                self.shell.events.unregister(event, callback)
-            except ValueError:
-                pass
+        unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
 
     # IPython's hooks -----------------------------------------------------------------------
 
@@ -179,6 +175,15 @@ class CellRunner:
 
 
 _MISSING = object()
+
+
+def unregister_events(shell: Any, **callbacks: Callable[..., Any]) -> None:
+    """Take each callback off its IPython event (``post_run_cell=f``); one no longer registered is left alone."""
+    for event, callback in callbacks.items():
+        try:
+            shell.events.unregister(event, callback)
+        except ValueError:
+            pass
 
 
 def is_body_of(outer: str, cell: str) -> bool:

@@ -98,7 +98,7 @@ def config_report(
         jit_key_unavailable=jit_key_unavailable,
         unknown_defaults=unknown,
         thread_name=threading.current_thread().name,
-        notes=_notes(names, holders),
+        notes=_notes(holders),
     )
 
 
@@ -144,7 +144,7 @@ def _option(
     env_vars = tuple((var, os.environ.get(var)) for var in (definition.env_vars if definition else (name.upper(),)))
     known = definition is not None and definition.default_known
     is_default = _equal(value, definition.default) if known else None
-    source = _source(value, global_value, context, is_default, env_vars)
+    source = _source(global_value, context, is_default, env_vars)
     backend_start, reason = None, ""
     if holder is not None and _jax_compat.raises_after_backend_start(holder):
         backend_start, reason = "raises", "JAX's validator (xla_bridge._validate_backend_not_initialized) raises on a new value once a backend is up"
@@ -176,18 +176,18 @@ def _default_unavailable(definition: _jax_compat.ConfigDefinition | None) -> str
     return f"JAX computes it at import: {definition.default_text}"
 
 
-def _source(value: Any, global_value: Any, context: bool, is_default: bool | None,
+def _source(global_value: Any, context: bool, is_default: bool | None,
             env_vars: tuple[tuple[str, str | None], ...]) -> ValueSource:
     if context:
         return "context"
     if is_default:
         return "default"
-    if any(text is not None and _env_gives(text, global_value) for _, text in env_vars):
+    if any(text is not None and env_gives(text, global_value) for _, text in env_vars):
         return "environment"
     return "set" if is_default is False else "unknown"
 
 
-def _env_gives(text: str, value: Any) -> bool:
+def env_gives(text: str, value: Any) -> bool:
     """Whether JAX, reading ``text`` from the environment at import, would have set ``value``."""
     word = text.strip().lower()
     if isinstance(value, bool):
@@ -220,7 +220,7 @@ def _enum_values(meta: dict[str, Any]) -> tuple[str, ...]:
         return ()
 
 
-def _notes(names: list[str], holders: dict[str, Any]) -> tuple[str, ...]:
+def _notes(holders: dict[str, Any]) -> tuple[str, ...]:
     notes = []
     if not holders:
         notes.append("this JAX has no jax.config._value_holders: kinds, sources and defaults are unknown")

@@ -21,7 +21,7 @@ from IPython.display import display
 from traitlets import Integer
 
 from jaxshow import dumps, render
-from jaxshow.cellrun import cell_number, label_cells
+from jaxshow.cellrun import cell_number, label_cells, unregister_events
 from jaxshow.magic_args import GivenOnce, counter_meant, directory_meant, expand_variables, fitted_errors, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
@@ -57,11 +57,7 @@ class DumpMagics(Magics):
 
     def shutdown(self) -> None:
         """Stop noting cells and hits (called on ``%unload_ext``)."""
-        for event, callback in (("pre_run_cell", self._pre_run_cell), ("post_run_cell", self._post_run_cell)):
-            try:
-                self.shell.events.unregister(event, callback)
-            except ValueError:
-                pass
+        unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
         self._watcher.stop()
         self._loaded_at = None
 

@@ -35,6 +35,7 @@ import jax.monitoring
 
 from jaxshow import _jax_compat
 from jaxshow.capture.written import innermost, jax_made, transforms, written
+from jaxshow.config_inventory import env_gives
 from jaxshow.persistent import module_name
 from jaxshow.report import DumpDiff, DumpFile, DumpReport, DumpSetting, DumpText, XlaDumpFile, XlaDumpModule, plural
 
@@ -220,13 +221,9 @@ def settings() -> tuple[tuple[DumpSetting, ...], tuple[str, ...]]:
 def _debug_info_source(env: str | None, value: object) -> str:
     if env is None:
         return "default" if value is True else "jax.config.update"
-    if _bool_env(env) == value:
+    if env_gives(env, value):
         return f"environment variable {ENV_DEBUG_INFO}, read when JAX was imported"
     return f"jax.config.update, or {ENV_DEBUG_INFO} changed after JAX was imported"
-
-
-def _bool_env(value: str) -> bool:
-    return value.strip().lower() in ("1", "true", "t", "yes", "y", "on")
 
 
 def xla_flags() -> tuple[str | None, str | None]:
@@ -422,6 +419,16 @@ def dump_directory() -> tuple[str | None, str | None]:
     return value, None
 
 
+def _configured_directory(directory: str | None, notes: list[str]) -> tuple[str | None, str | None]:
+    """:func:`dump_directory`, made absolute where it is relative and no ``directory`` was given (said in ``notes``)."""
+    configured, why_none = dump_directory()
+    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
+        configured = os.path.abspath(configured)
+        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
+                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    return configured, why_none
+
+
 def dump_report(
     name: str | None = None,
     *,
@@ -463,11 +470,7 @@ def dump_report(
     names = report_names(values)
     setting_rows, warnings = settings()
     notes: list[str] = []
-    configured, why_none = dump_directory()
-    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
-        configured = os.path.abspath(configured)
-        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
-                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    configured, why_none = _configured_directory(directory, notes)
     listed = directory if directory is not None else configured
     enabled = configured is not None
     files: list[DumpFile] = []
@@ -513,7 +516,7 @@ def dump_report(
             xla_modules = [m for m in xla_modules if m.module in modules]
         xla_read_from = listed if directory is not None else xla_directory
         texts = tuple(_read_text((xla_read_from if isinstance(shown, XlaDumpFile) else listed) or "", shown, label_text, read_max_bytes)
-                      for shown in _to_show(picked, chosen, xla_chosen, files))  # type: ignore[arg-type]
+                      for shown in _to_show(chosen, xla_chosen, files))  # type: ignore[arg-type]
     return DumpReport(
         directory=listed, enabled=enabled, settings=setting_rows, files=tuple(files), other_files=other,
         listing_unavailable=unavailable, xla_directory=xla_directory, xla_modules=tuple(xla_modules),
@@ -575,7 +578,7 @@ def _no_match(name: str, files: Sequence[DumpFile], directory: str | None, unava
     return f"no dump file, counter or function named {name!r} in {directory}; functions with files: {shown or 'none'}"
 
 
-def _to_show(name: str, chosen: Sequence[DumpFile], xla_chosen: Sequence[XlaDumpFile], files: Sequence[DumpFile]) -> list[object]:
+def _to_show(chosen: Sequence[DumpFile], xla_chosen: Sequence[XlaDumpFile], files: Sequence[DumpFile]) -> list[object]:
     """A file or counter: those files. A function: its newest module dump and newest jaxpr. An XLA module: before/after."""
     if chosen:
         return list(chosen)
@@ -649,11 +652,8 @@ def dump_diff(
     Raises:
         LookupError: a name matches no file, or more than one.
     """
-    configured, why_none = dump_directory()
-    if directory is None and configured is not None and not os.path.isabs(configured) and not configured.startswith("~"):
-        configured = os.path.abspath(configured)
-        notes.append(f"jax_dump_ir_to is a relative path: JAX writes under the working directory of each dump, so here "
-                     f"{configured}; files dumped before a %cd or os.chdir are under the directory that was current then")
+    notes: list[str] = []
+    configured, why_none = _configured_directory(directory, notes)
     listed = directory if directory is not None else configured
     if listed is None:
         raise LookupError(f"{why_none}; give --dir DIR to diff the files of another directory")
@@ -664,7 +664,6 @@ def dump_diff(
     if unavailable is not None and not modules:
         raise LookupError(unavailable)
     picked = [_one(name, files, modules, listed) for name in (a, b)]
-    notes: list[str] = []
     texts = []
     for file in picked:
         text = _read_text((xla_directory if isinstance(file, XlaDumpFile) else listed) or "", file, label_text, read_max_bytes)

@@ -123,14 +123,6 @@ def folded(lines: tuple[str, ...] | list[str], context: int = CONTEXT_LINES) -> 
         yield "shown", shown
 
 
-def unified(diff: TextDiff, context: int = CONTEXT_LINES) -> str:
-    """The folded diff as text: changed lines with ``context`` lines around them, ``⋯ N unchanged lines`` between."""
-    out = []
-    for kind, run in folded(diff.lines, context):
-        out.extend(run if kind == "shown" else [f"  ⋯ {len(run):,} unchanged line{'s' if len(run) != 1 else ''}"])
-    return "\n".join(out)
-
-
 # --- names ----------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics
+from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics, unregister_events
 from jaxshow.magic_args import (
     GivenOnce,
     bare_name,
@@ -244,10 +244,7 @@ class StagesMagics(Magics):
 
     def shutdown(self) -> None:
         """End an open capture without a report (called on ``%unload_ext``)."""
-        try:
-            self.shell.events.unregister("post_execute", self._forget_expansion)
-        except ValueError:
-            pass
+        unregister_events(self.shell, post_execute=self._forget_expansion)
         self.abandon()
 
     # helpers -----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from jaxshow.capture.stations import (
     PMAP_CODE,
     StaticValue,
     dynamic_arguments,
+    is_jax_type,
     jit_target,
     library_jit,
     library_wrapped_jit,
@@ -687,7 +688,7 @@ class CallCapture(_jax_compat.CallObserver):
         if found is None:  # lowered where no hook saw it (jax 0.7's Traced.lower): its jaxpr's debug info is the computation's
             info = _jax_compat.program_debug_info(computation)
             found = self._ahead_of_time(lambda r: r.computation is None and r.jaxpr is not None and info is not None
-                                        and getattr(r.jaxpr.jaxpr, "debug_info", None) is info)
+                                        and _jax_compat.jaxpr_debug_info(r.jaxpr) is info)
             if found is not None:
                 found.computation = computation
         return found or self._continued("Lowered", frame, computation=computation)
@@ -711,7 +712,7 @@ class CallCapture(_jax_compat.CallObserver):
         record = self._new_record("jit", frame)
         record.continued, record.ahead_of_time = stage, (".lower()" if stage == "Traced" else ".compile()")
         record.jaxpr, record.donated, record.computation = jaxpr, donated, computation
-        info = _jax_compat.program_debug_info(computation) if jaxpr is None else getattr(jaxpr.jaxpr, "debug_info", None)
+        info = _jax_compat.program_debug_info(computation) if jaxpr is None else _jax_compat.jaxpr_debug_info(jaxpr)
         _name_from_debug_info(record, info)
         return record
 
@@ -1058,7 +1059,7 @@ def users_jit_of_library(wrapper: Any) -> bool:
     try:
         fun = _jax_compat.jit_function(wrapper)
         if type(fun) is not types.FunctionType:
-            return type(fun) is types.MethodType or not type_module(type(fun)).startswith(("jax.", "jaxlib."))
+            return type(fun) is types.MethodType or not is_jax_type(type(fun))
         if "<locals>" in fun.__qualname__:
             return False
         return not any(value is wrapper for value in vars(sys.modules[fun.__module__]).values())

@@ -85,7 +85,7 @@ def _loaded(code: types.CodeType, namespace: dict, cells: dict, owner: Any) -> l
     for instruction in dis.get_instructions(code):
         current: Any = _NOTHING
         if instruction.opname in _LOADS:
-            current = _named(instruction.argval, code, namespace, cells)
+            current = _named(instruction.argval, namespace, cells)
         elif instruction.opname == "LOAD_FAST" and owner is not None and instruction.argval == (code.co_varnames or ("",))[0]:
             current = _Self(owner)
         elif instruction.opname in _ATTRIBUTES and previous is not _NOTHING:
@@ -111,7 +111,7 @@ class _Self:
 _NOTHING = object()
 
 
-def _named(name: str, code: types.CodeType, namespace: dict, cells: dict) -> Any:
+def _named(name: str, namespace: dict, cells: dict) -> Any:
     if name in cells:
         try:
             return cells[name].cell_contents

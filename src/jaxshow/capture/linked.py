@@ -17,7 +17,7 @@ import re
 from typing import Any, Callable, Iterator
 
 from jaxshow import _jax_compat
-from jaxshow.capture.programs import printed_part, subjaxprs
+from jaxshow.capture.programs import left_out_line, printed_part, subjaxprs
 from jaxshow.capture.sources import is_jax_file, is_user_file
 from jaxshow.irtext import HLO_TABLES, closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
@@ -142,7 +142,7 @@ def _jaxpr_lines(closed: Any, left_out: int = 0) -> list[tuple[str, Frame | None
         out.append((text[: match.start()].rstrip(), frame))
     if left_out:
         tail = next((i for i in range(len(out) - 1, -1, -1) if out[i][0].lstrip().startswith("in (")), len(out))
-        out[tail:] = [(f"  … {left_out:,} more top-level equations, not printed }}", None)]
+        out[tail:] = [(left_out_line(left_out), None)]
     return out
 
 

@@ -68,8 +68,7 @@ def type_level_sharding(aval: Any) -> Any:
     mesh = getattr(sharding, "mesh", None)
     if sharding is None or getattr(mesh, "empty", True):
         return None
-    explicit = getattr(getattr(jax.sharding, "AxisType", None), "Explicit", None)
-    if explicit is None or explicit not in tuple(getattr(mesh, "axis_types", ()) or ()):
+    if jax.sharding.AxisType.Explicit not in tuple(getattr(mesh, "axis_types", ()) or ()):
         return None
     return sharding
 

@@ -181,3 +181,8 @@ def printed_part(closed: Any, max_lines: int | None, weights: tuple[int, ...] | 
             break
     prefix = _jax_compat.jaxpr_prefix(closed, kept)
     return (closed, 0) if prefix is None else (prefix, len(inner.eqns) - kept)
+
+
+def left_out_line(left_out: int) -> str:
+    """The last line of a jaxpr :func:`printed_part` shortened, in place of its ``in (...)``: what it leaves out."""
+    return f"  … {left_out:,} more top-level equations, not printed }}"

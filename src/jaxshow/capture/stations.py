@@ -32,7 +32,7 @@ from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
-from jaxshow.capture.programs import collectives, jaxpr_contents, loop_trip_counts, printed_part
+from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import stable_repr
 from jaxshow.report import (
@@ -92,7 +92,7 @@ def library_jit(obj: Any) -> Any | None:
     is looked into, and only its instance ``__dict__``, by the values' types.
     """
     kind = type(obj)
-    if kind is JIT_TYPE or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+    if kind is JIT_TYPE or not _library_class(kind):
         return None
     try:
         attributes = object.__getattribute__(obj, "__dict__")
@@ -107,7 +107,7 @@ def library_wrapped(obj: Any) -> types.FunctionType | None:
     """The plain function a library's callable object wraps with ``functools.update_wrapper`` (flax's ``JitFn``, the
     function ``nnx.jit`` jits), read from its instance ``__dict__`` only, else ``None``."""
     kind = type(obj)
-    if kind is types.FunctionType or type_module(kind).startswith(("jax", "builtins")) or not _library_class(kind):
+    if kind is types.FunctionType or not _library_class(kind):
         return None
     try:
         wrapped = object.__getattribute__(obj, "__dict__").get("__wrapped__")
@@ -130,7 +130,11 @@ def library_wrapped_jit(fun: types.FunctionType) -> tuple[Any, Any] | None:
 
 
 def _library_class(kind: type) -> bool:
-    module = sys.modules.get(type_module(kind))
+    """Whether ``kind`` is a class of an installed library's (not JAX's, jaxlib's or a builtin)."""
+    name = type_module(kind)
+    if name.startswith(("jax", "builtins")):
+        return False
+    module = sys.modules.get(name)
     return library_file(getattr(module, "__file__", None)) if module is not None else False
 
 
@@ -144,7 +148,7 @@ def stageable(obj: Any) -> tuple[Any, tuple, dict] | None:
     except AttributeError:
         return None
     code = obj.__code__ if type(obj) is types.FunctionType else None
-    from_jax = type_module(type(obj)).startswith(("jax.", "jaxlib.")) or (
+    from_jax = is_jax_type(type(obj)) or (
         code is not None and is_jax_file(code.co_filename)
     )
     return (obj, (), {}) if from_jax else None
@@ -161,6 +165,11 @@ def type_module(kind: type) -> str:
     except Exception:  # noqa: BLE001 - never the user's cell's problem
         return ""
     return module if isinstance(module, str) else ""
+
+
+def is_jax_type(kind: type) -> bool:
+    """Whether a type is JAX's or jaxlib's own, by the module it says it is from."""
+    return type_module(kind).startswith(("jax.", "jaxlib."))
 
 
 REPR_LIMIT = 200
@@ -244,7 +253,7 @@ def source_location(source_info: Any) -> SourceLocation | None:
 
 def defined_at_of(jaxpr: Any) -> SourceLocation | None:
     """Where the function a jaxpr was traced from is defined, from JAX's debug info."""
-    return source_location(getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "func_src_info", None))
+    return source_location(getattr(_jax_compat.jaxpr_debug_info(jaxpr), "func_src_info", None))
 
 
 def pmapped_defined_at(fun: Any) -> SourceLocation | None:
@@ -358,7 +367,7 @@ class CallName:
 
 def arg_names_of(jaxpr: Any) -> tuple[str, ...] | None:
     """JAX's own names of a jaxpr's flat arguments (``params['w']``, ``y``), from its debug info."""
-    names = getattr(getattr(getattr(jaxpr, "jaxpr", None), "debug_info", None), "arg_names", None)
+    names = getattr(_jax_compat.jaxpr_debug_info(jaxpr), "arg_names", None)
     return tuple(str(n) for n in names) if names else None
 
 
@@ -408,7 +417,7 @@ def _sharding_fields(value: Any, aval: Any) -> dict[str, str | None]:
 
 
 def _spec_from_aval(path: str, value: Any, donated: bool = False) -> ArgSpec:
-    aval = getattr(value, "_aval", None) or getattr(value, "aval", None) or value
+    aval = _jax_compat.abstract_value(value)
     return ArgSpec(
         path=path,
         shape=tuple(int(d) if isinstance(d, (int, np.integer)) else d for d in getattr(aval, "shape", ())),
@@ -472,7 +481,7 @@ def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_
 
 def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     avals = list(closed.out_avals)
-    paths = getattr(getattr(closed.jaxpr, "debug_info", None), "result_paths", None)
+    paths = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
     if not isinstance(paths, (tuple, list)) or len(paths) != len(avals):
         paths = [f"result[{i}]" for i in range(len(avals))]
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
@@ -484,7 +493,7 @@ def _jaxpr_text(printed: Any, left_out: int, **options: Any) -> str:
     if not left_out:
         return text
     tail = text.rfind("\n  in (")
-    return (text[:tail] if tail >= 0 else text) + f"\n  … {left_out:,} more top-level equations, not printed }}"
+    return (text[:tail] if tail >= 0 else text) + "\n" + left_out_line(left_out)
 
 
 def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSpec, ...], *, source_info: bool,

@@ -12,7 +12,7 @@ import types
 from typing import Any, Iterator
 
 from jaxshow.capture.sources import is_jax_file
-from jaxshow.capture.stations import type_module
+from jaxshow.capture.stations import is_jax_type
 
 TRANSFORM_NAMES = {"grad_f": "jax.grad", "grad_f_aux": "jax.grad", "value_and_grad_f": "jax.value_and_grad",
                    "vmap_f": "jax.vmap", "jacfun": "jax.jacfwd/jacrev", "hessian": "jax.hessian", "checkpoint_f": "jax.checkpoint",
@@ -44,7 +44,7 @@ def _peeled(fun: Any) -> Iterator[tuple[str, Any]]:
             layer, fun = "", fun.func
         elif jax_made(fun) and "__wrapped__" in fun.__dict__:
             layer, fun = _transform_name(fun), fun.__dict__["__wrapped__"]
-        elif type_module(type(fun)).startswith(("jax.", "jaxlib.")) and callable(getattr(fun, "__wrapped__", None)):
+        elif is_jax_type(type(fun)) and callable(getattr(fun, "__wrapped__", None)):
             layer, fun = "jit" if type(fun).__name__ == "PjitFunction" else "", fun.__wrapped__
         else:
             return

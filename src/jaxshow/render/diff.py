@@ -14,7 +14,7 @@ from jaxshow.render.markup import Html, code_block, details, escape_text, join, 
 from jaxshow.render.paths import located, located_html
 from jaxshow.render.plain import KEEP, paragraph, text_table
 from jaxshow.render.style import NOTE_STYLE
-from jaxshow.report import QuantityChange, StagesDiff, TextDiff, format_bytes, format_count
+from jaxshow.report import QuantityChange, StagesDiff, TextDiff, format_bytes, format_count, plural
 
 # Translucent tints and no text colour, as the notes: the line keeps the theme's text colour and reads in light and dark.
 _PLUS_STYLE = "background: rgba(46, 160, 67, 0.22);"
@@ -78,7 +78,7 @@ def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: 
         if kind == "shown":
             body.append(_diff_code(run, budget))
         else:
-            body.append(details(muted(f"⋯ {len(run):,} unchanged line{'s' if len(run) != 1 else ''}"), _diff_code(run, budget)))
+            body.append(details(muted(f"⋯ {plural(len(run), 'unchanged line')}"), _diff_code(run, budget)))
     if left:
         body.append(muted(f"… {left:,} more diff lines (all in {attribute}.lines)"))
     return details(summary, *body, open=diff.changed if open is None else open, cls="js-diff")
@@ -94,7 +94,7 @@ def text_diff_lines(diff: TextDiff, attribute: str, budget: TextBudget, indent: 
         if kind == "shown":
             out.extend(f"{indent}  {clip(clean(piece), budget.max_line_chars)}" for piece in run)
         else:
-            out.append(f"{indent}  ⋯ {len(run):,} unchanged line{'s' if len(run) != 1 else ''}")
+            out.append(f"{indent}  ⋯ {plural(len(run), 'unchanged line')}")
     if left:
         out.append(f"{indent}  … {left:,} more diff lines (all in {attribute}.lines)")
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from jaxshow import render
 from jaxshow.render.highlight import code_html
@@ -130,6 +130,15 @@ def _text_html(t: DumpText, budget: TextBudget) -> Html:
     return details(join([line(t.file, budget), " ", muted(format_bytes(t.total_bytes))]), *body, open=True)
 
 
+def _function_files(r: DumpReport, functions: Sequence[str], budget: TextBudget
+                    ) -> Iterator[tuple[str, tuple[DumpFile, ...], str | None, Sequence[DumpFile], str | None]]:
+    """Each function with all its files, their module, the files shown and the line for those left out."""
+    for function in functions:
+        every = r.files_of(function)
+        files, more = limit_rows(every, budget, f"report.files_of({function!r})")
+        yield function, every, _module_of(every), files, more
+
+
 @render.html_body.register
 def _(r: DumpReport, budget: TextBudget) -> Html:
     title = "%jaxdump" + (f" {r.selection}" if r.selection else "")
@@ -138,10 +147,7 @@ def _(r: DumpReport, budget: TextBudget) -> Html:
     parts.append(details("how dumping is set", _settings_html(r, budget), open=not r.files))
     own, helpers = _split(r)
     functions, more_functions = limit_rows(own, budget, "report.functions")
-    for function in functions:
-        every = r.files_of(function)
-        module = _module_of(every)
-        files, more = limit_rows(every, budget, f"report.files_of({function!r})")
+    for function, every, module, files, more in _function_files(r, functions, budget):
         summary = join([line(r.named(function), budget), " ", muted(line(_function_heading(every, module), budget))])
         rows = _file_rows(files, module)
         parts.append(details(summary, table(_FILE_HEADER, rows, budget, more=more), open=len(functions) <= 5))
@@ -217,10 +223,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
     lines.extend(paragraph(f"  {s.option}: ", f"{line(s.value, budget)}  ({line(s.source, budget)})", "    ", budget) for s in r.settings)
     own, helpers = _split(r)
     functions, more_functions = limit_rows(own, budget, "report.functions")
-    for function in functions:
-        every = r.files_of(function)
-        module = _module_of(every)
-        files, more = limit_rows(every, budget, f"report.files_of({function!r})")
+    for function, every, module, files, more in _function_files(r, functions, budget):
         lines.append(paragraph(f"  {line(r.named(function), budget)}: ", line(_function_heading(every, module), budget), "    ", budget))
         lines.extend(table_or_sentences(_file_rows(files, module), _FILE_HEADER, budget, _file_sentence, indent="    ", more=more))
     if more_functions:

@@ -94,7 +94,6 @@ def _tags(pattern: re.Pattern[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
 _PATTERNS = {language: (_compile(*spec, 0), _compile(*spec, re.ASCII)) for language, spec in _LANGUAGES.items()}
 """Each language's pattern for any text, then for ASCII text (indexed by ``str.isascii()``)."""
 _TAGS = {language: _tags(patterns[0]) for language, patterns in _PATTERNS.items()}
-LANGUAGES = tuple(_PATTERNS)
 
 
 def highlight_html(text: str, language: str) -> Html:

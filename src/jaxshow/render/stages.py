@@ -27,7 +27,6 @@ from jaxshow.report import (
     HelperCompiles,
     LoweredStation,
     MemoryStats,
-    SourceLocation,
     StagesReport,
     TracedStation,
     WrapperStation,
@@ -542,6 +541,17 @@ def _text_rows(header: tuple[str, ...] | None, table_rows: list[tuple[str, ...]]
     return "\n".join(text_table(table_rows, header, budget, indent="    ", more=more))
 
 
+def _cost_text(report: StagesReport, station: str, cost: CostAnalysis | None, unavailable: str | None,
+               budget: TextBudget) -> list[str]:
+    """A station's cost analysis as text (the text form of :func:`_cost_html`), or why there is none."""
+    if cost is None:
+        return [paragraph("  cost analysis: ", message(unavailable or "not reported", budget), "    ", budget)]
+    loops = _loop_warning(report)
+    return [paragraph("  ", f"cost analysis, {_cost_caveat(report, station)}:", "    ", budget),
+            *([paragraph("  note: ", loops, "    ", budget)] if loops else []),
+            _text_rows(None, _cost_rows(cost), budget)]
+
+
 @render.text_body.register
 def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     head = f"{line(report.function, budget)}: {line(report.outcome, budget)}" + "".join(f" ({''.join(bit)})" for bit in _whereabouts(report, budget))
@@ -580,26 +590,14 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     if lo:
         name = _dialect(lo, budget)
         out.append(f"③ Lowered: {name}{' with source locations' if lo.debug_info else ''}")
-        if lo.cost:
-            out.append(paragraph("  ", f"cost analysis, {_cost_caveat(report, 'lowered')}:", "    ", budget))
-            if _loop_warning(report):
-                out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
-            out.append(_text_rows(None, _cost_rows(lo.cost), budget))
-        else:
-            out.append(paragraph("  cost analysis: ", message(lo.cost_unavailable or 'not reported', budget), "    ", budget))
+        out += _cost_text(report, "lowered", lo.cost, lo.cost_unavailable, budget)
         out.append(_text_ir(name, lo.module_text, "report.lowered.module_text", budget).rstrip("\n"))
     else:
         out.append(f"③ Lowered: {_not_reached(report, budget, 'Lowered')}")
     c = report.compiled
     if c:
         out.append("④ Compiled")
-        if c.cost:
-            out.append(paragraph("  ", f"cost analysis, {_cost_caveat(report, 'compiled')}:", "    ", budget))
-            if _loop_warning(report):
-                out.append(paragraph("  note: ", _loop_warning(report), "    ", budget))
-            out.append(_text_rows(None, _cost_rows(c.cost), budget))
-        else:
-            out.append(paragraph("  cost analysis: ", message(c.cost_unavailable or 'not reported', budget), "    ", budget))
+        out += _cost_text(report, "compiled", c.cost, c.cost_unavailable, budget)
         if c.memory:
             out += memory_text(c.memory, budget, c.device_count if c.per_device else None)
             out.append(_text_rows(None, _memory_rows(c.memory), budget))

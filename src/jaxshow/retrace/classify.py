@@ -20,7 +20,7 @@ from typing import Any
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.sources import is_jax_file
-from jaxshow.capture.stations import argument_label, type_module
+from jaxshow.capture.stations import argument_label, is_jax_type
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
@@ -448,7 +448,7 @@ def jax_own(fun: Any) -> bool:
     for _ in range(8):
         if type(fun) is types.FunctionType:
             return is_jax_file(fun.__code__.co_filename) and closure_function(fun) is None
-        if not type_module(type(fun)).startswith(("jax.", "jaxlib.")):
+        if not is_jax_type(type(fun)):
             return False
         fun = getattr(fun, "__wrapped__", None)
     return False

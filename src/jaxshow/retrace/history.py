@@ -32,7 +32,7 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import looks_up_plainly
 from jaxshow.capture.carried import carried_function, closure_function, library_file
-from jaxshow.capture.stations import JIT_TYPE, library_wrapped, parameter_names, type_module
+from jaxshow.capture.stations import JIT_TYPE, is_jax_type, library_wrapped, parameter_names
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 from jaxshow.reprs import weak_ref
 
@@ -320,7 +320,7 @@ def _unwrapped(fun: Any) -> Any:
             fun = fun.__func__
         elif type(fun) is types.FunctionType and "__wrapped__" in fun.__dict__:
             fun = fun.__dict__["__wrapped__"]
-        elif type_module(type(fun)).startswith(("jax.", "jaxlib.")) and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
+        elif is_jax_type(type(fun)) and type(getattr(fun, "__wrapped__", None)) is types.FunctionType:
             fun = fun.__wrapped__
         elif (wrapped := library_wrapped(fun)) is not None:  # nnx.jit's JitFn: the user's function
             fun = wrapped
