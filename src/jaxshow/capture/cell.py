@@ -600,7 +600,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes=tuple(notes),
         executed=record.path != "hit" or record.error is None,
         call_site=label(record.site),
-        cell_site=_cell_line_apart(label(record.cell_site), label(record.site)),
+        cell_site=label(_cell_line_apart(record.cell_site, record.site)),  # compared as files, not labels: two cells may read alike
         kind=record.kind,
         repeat_hits=record.repeat_hits,
         other_thread=record.thread_id != main_thread,
