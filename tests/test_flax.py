@@ -48,6 +48,27 @@ SCRIPT = textwrap.dedent(
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts[name] = cap.outputs[-1].data["text/plain"].splitlines()
+    assert ip.run_cell('''
+    flattened = []
+    @jax.tree_util.register_pytree_node_class
+    class Batch:
+        def __init__(self, v): self.v = v
+        def tree_flatten(self):
+            flattened.append(1)
+            return (self.v,), None
+        @classmethod
+        def tree_unflatten(cls, aux, children): return cls(*children)
+    @nnx.jit
+    def scored(model, batch):
+        return model(batch.v).sum()
+    ''').success
+    counts = []
+    for magic in ("", "%%jaxstages\\n", "", "%%jaxstages\\n"):
+        ip.run_cell("flattened.clear()")
+        with capture_output():
+            assert ip.run_cell(magic + f"s = scored(model, Batch(jnp.ones(({len(counts) + 5}, 4))))").success
+        counts.append(len(ip.user_ns["flattened"]))
+    texts["flattens"] = counts
     print(json.dumps(texts))
     """
 )
@@ -71,4 +92,7 @@ def test_nnx_jit_leaves_are_named_by_their_variables_paths():
         "model.bn.var f32[16] — no", "model.l1.bias f32[16] — no", "model.l1.kernel f32[4,16] — no",
         "model.l2.bias f32[2] — no", "model.l2.kernel f32[16,2] — no", "x f32[3,4] — no"]
     cache = " ".join(" ".join(texts["cache"]).split())
+    # a pytree node of the user's beside the module is flattened as often as without the magic (the names read no more)
+    plain, magic = texts["flattens"][0::2], texts["flattens"][1::2]
+    assert magic == plain, texts["flattens"]
     assert "1. different input types: model.l1.kernel: now bf16[4,16], before f32[4,16] called at In[" in cache, cache

@@ -1105,7 +1105,8 @@ def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict
     record.static_args = static_values(jit_info, args, kwargs)
     if record.jitted_by is not None:
         record.leaf_labels = leaf_labels(tuple(value for _, value in static_arguments(jit_info, args, kwargs)))
-    if "flax.nnx" in sys.modules and any(type(a).__name__ == "NodeStates" for a in args):
+    if ("flax.nnx" in sys.modules and any(type(a).__name__ == "NodeStates" for a in args)
+            and users_code((args, kwargs), []) is None):  # flattened again only where no flatten of the user's runs
         record.in_tree = jax.tree_util.tree_structure((args, kwargs))  # nnx.jit's: its leaves named when shown
     record.trace_context = _jax_compat.trace_context_snapshot()
 
