@@ -2603,15 +2603,18 @@ def config_help(name: str, holder: Any) -> str:
 PROBED_TRACE_CONTEXT = "the options that show in jax._src.config.trace_context() when set"
 """Where :func:`trace_context_option_names` found them on a C++ trace context without names (jax 0.8 to 0.10.1)."""
 
+PYTHON_TRACE_CONTEXT = "the options jax._src.config.trace_context() reads"
+"""Where it found them on a Python trace context (jax 0.7, and 0.8 on older jaxlib), whose options also reach jaxlib's
+jit state through update hooks."""
+
 
 def trace_context_option_names(names: Any) -> tuple[frozenset[str] | None, str]:
     """The options among ``names`` that are part of JAX's trace context, and where that came from.
 
     - jaxlib with ``trace_context_names`` (jax >= 0.10.2): that function's answer.
-    - a Python ``trace_context()`` (jax <= 0.7.x, and 0.8 on older jaxlib): the
-      module-level ``State`` objects its code reads (``co_names``).
-    - a C++ trace context without the names (jax 0.8 to 0.10.1): the options
-      :func:`trace_context_positions` finds in it; else ``None`` and why.
+    - otherwise the options :func:`trace_context_positions` finds in it, said as
+      :data:`PYTHON_TRACE_CONTEXT` where ``trace_context()`` is Python (jax <= 0.7.x,
+      and 0.8 on older jaxlib), else as :data:`PROBED_TRACE_CONTEXT`; ``None`` and why where it finds none.
     """
     names = frozenset(names)
     listed = trace_context_names()
@@ -2621,20 +2624,11 @@ def trace_context_option_names(names: Any) -> tuple[frozenset[str] | None, str]:
         from jax._src import config as _config
     except ImportError:
         return None, "jax._src.config is missing"
-    function = getattr(_config, "trace_context", None)
-    code = getattr(function, "__code__", None)
-    if code is None:
-        positions = trace_context_positions()
-        if positions is None:
-            return None, "this jaxlib keeps the trace context in C++ and cannot list it (trace_context_names needs jax >= 0.10.2)"
-        return names & frozenset(positions), PROBED_TRACE_CONTEXT
-    found = set()
-    for global_name in code.co_names:
-        holder = vars(_config).get(global_name)
-        name = getattr(holder, "_name", None)
-        if isinstance(name, str) and name in names:
-            found.add(name)
-    return frozenset(found), "the options jax._src.config.trace_context() reads"
+    positions = trace_context_positions()
+    if positions is None:
+        return None, "this jaxlib keeps the trace context in C++ and cannot list it (trace_context_names needs jax >= 0.10.2)"
+    python = hasattr(getattr(_config, "trace_context", None), "__code__")
+    return names & frozenset(positions), PYTHON_TRACE_CONTEXT if python else PROBED_TRACE_CONTEXT
 
 
 def raises_after_backend_start(holder: Any) -> bool:

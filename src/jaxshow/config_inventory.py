@@ -64,8 +64,7 @@ def config_report(
     selected = [n for n in matched if kind is None or kinds[n] == kind]
 
     in_trace, trace_source = _jax_compat.trace_context_option_names(names)
-    python_trace_context = in_trace is not None and trace_source not in ("jax._src.config.trace_context_names()",
-                                                                         _jax_compat.PROBED_TRACE_CONTEXT)
+    python_trace_context = in_trace is not None and trace_source == _jax_compat.PYTHON_TRACE_CONTEXT
     jit_key_unavailable = (
         "jax < 0.8 also puts options into jaxlib's jit state through update hooks, so their definitions do not say"
         if python_trace_context else None
