@@ -1604,11 +1604,22 @@ def ir_dump_next_number() -> int | None:
     JAX numbers dumps with a process-wide ``itertools.count`` in
     ``jax._src.interpreters.mlir`` (0.7 through 0.12), whose ``repr`` is ``count(N)``.
     """
-    try:
-        from jax._src.interpreters import mlir as _mlir
-    except ImportError:
-        return None
-    text = repr(getattr(_mlir, "_ir_dump_counter", None))
+    return dump_next_numbers()[0]
+
+
+def dump_next_numbers() -> tuple[int | None, int | None]:
+    """The counters JAX's next module dump and next jaxpr dump get, read without advancing them; ``None`` if unknown.
+
+    The jaxpr's (``jax_{NNNNNN}_f.jaxpr.txt``) is ``jaxpr_util._jaxpr_id_counter``
+    (0.8 on; 0.7 names jaxpr dumps without a number). A few microseconds: a cell
+    boundary reads both.
+    """
+    return (_count_value(sys.modules.get("jax._src.interpreters.mlir"), "_ir_dump_counter"),
+            _count_value(sys.modules.get("jax._src.jaxpr_util"), "_jaxpr_id_counter"))
+
+
+def _count_value(module: types.ModuleType | None, name: str) -> int | None:
+    text = repr(getattr(module, name, None))
     if text.startswith("count(") and text.endswith(")") and text[6:-1].isdigit():
         return int(text[6:-1])
     return None

@@ -1,8 +1,8 @@
 """``%jaxdump``: JAX's and XLA's IR dump files, by function and by the cell that wrote them.
 
 Glue only: options, the cell clock (``pre_run_cell``/``post_run_cell`` note each
-cell's ``In[n]`` and wall-clock start and end: two ``time.time()`` calls and a
-tuple per cell), the persistent-hit watcher's lifetime, ``In[n]`` labels, and
+cell's ``In[n]``, wall-clock start and end, and the numbers JAX's next dumps
+get: a few microseconds and a record per cell), the persistent-hit watcher's lifetime, ``In[n]`` labels, and
 display. The capture lives in :mod:`jaxshow.dumps`.
 """
 
@@ -37,8 +37,8 @@ class DumpMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self._cells: deque[tuple[int | None, float, float]] = deque(maxlen=CELLS_KEPT)
-        self._running: tuple[int | None, float] | None = None
+        self._cells: deque[dumps.CellSpan] = deque(maxlen=CELLS_KEPT)
+        self._running: dumps.CellSpan | None = None
         self._inner = 0
         """Cells running inside the running one (``get_ipython().run_cell``, ``%%capture``): its span covers them."""
         self._loaded_at: float | None = None
@@ -66,7 +66,7 @@ class DumpMagics(Magics):
             self._inner += 1
             return
         number = self.shell.execution_count if getattr(info, "store_history", True) else None
-        self._running = (number, time.time())
+        self._running = dumps.CellSpan.began(number)
 
     def _post_run_cell(self, result: Any = None) -> None:
         if self._inner:
@@ -74,16 +74,16 @@ class DumpMagics(Magics):
             return
         running, self._running = self._running, None
         if running is not None:
-            number = getattr(result, "execution_count", None) or running[0]
-            self._cells.append((number, running[1], time.time()))
+            number = getattr(result, "execution_count", None) or running.number
+            self._cells.append(running.ended(number))
 
     def cell_spans(self) -> tuple[dumps.CellSpan, ...]:
-        spans = [dumps.CellSpan(n, start, end) for n, start, end in self._cells]
+        spans = list(self._cells)
         if self._running is not None:
             # IPython 9 counts the cell before pre_run_cell (execution_count is already n + 1 there), 8.x after it:
             # while the cell runs, its own result says which it is
-            number = self._running[0] if self._running[0] is None or self._inner else cell_number(self.shell)
-            spans.append(dumps.CellSpan(number, self._running[1], None))
+            number = self._running.number if self._running.number is None or self._inner else cell_number(self.shell)
+            spans.append(self._running.numbered(number))
         return tuple(spans)
 
     # the magic ---------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ by name and ``stat`` only (no file is read to be listed), parses JAX's names
 (``jax_ir0002_jit_f_compile.mlir``, ``jax_000002_f.jaxpr.txt``, jax 0.7's
 ``f.jaxpr.txt``) and XLA's (``module_0004.jit_f.cpu_after_optimizations.txt``),
 and returns frozen records from :mod:`jaxshow.report`. Which cell wrote a
-file comes from its mtime and the cell start/end times the caller observed;
+file comes from its dump number (or, without one, its mtime) and the cell
+start/end times and dump numbers the caller observed;
 which module dump a persistent-cache hit served comes from :class:`HitWatcher`.
 File names are never trusted to build paths: only names listed in the
 directory are opened, and only inside it.
@@ -102,6 +103,23 @@ class CellSpan:
     number: int | None
     start: float
     end: float | None
+    first: tuple[int | None, int | None] = (None, None)
+    """The numbers JAX's next module dump and next jaxpr dump had when the cell began (:func:`_jax_compat.dump_next_numbers`)."""
+    after: tuple[int | None, int | None] | None = None
+    """The same when it ended (``None``: running): a dump numbered from ``first`` up to ``after`` is this cell's."""
+
+    @classmethod
+    def began(cls, number: int | None) -> CellSpan:
+        """A cell beginning now."""
+        return cls(number, time.time(), None, _jax_compat.dump_next_numbers())
+
+    def ended(self, number: int | None) -> CellSpan:
+        """This cell, ended now, as ``In[number]``."""
+        return dataclasses.replace(self, number=number, end=time.time(), after=_jax_compat.dump_next_numbers())
+
+    def numbered(self, number: int | None) -> CellSpan:
+        """This cell as ``In[number]``."""
+        return dataclasses.replace(self, number=number)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,29 +399,56 @@ def _attribute(files: list[DumpFile], spans: Sequence[CellSpan], loaded_at: floa
     ends = [s.end if s.end is not None else float("inf") for s in spans]
     real = os.path.realpath(directory)
     hit_numbers = {h.ir_number: h.wall_time for h in hits if h.ir_number is not None and os.path.realpath(h.directory) == real}
-    out = []
+    numbered = _NumberedSpans(spans)
+    out, unnumbered = [], []
     for f in files:
         hit_time = hit_numbers.get(f.counter) if f.kind == "stablehlo" and f.stage == "compile" else None
         hit = hit_time is not None and f.mtime <= hit_time + MTIME_SLACK_SECONDS
+        cell = numbered.cell_of(f) if loaded_at is not None and f.mtime >= loaded_at - MTIME_SLACK_SECONDS else None
+        if cell is None and f.kind != "stablehlo":
+            unnumbered.append(len(out))
         out.append(DumpFile(f.name, f.kind, f.counter, f.module, f.function, f.stage, f.size_bytes, f.mtime,
-                            cell_of(f.mtime, spans, loaded_at, ends), hit, f.function in jax_names))
+                            cell or cell_of(f.mtime, spans, loaded_at, ends), hit, f.function in jax_names))
     modules = sorted((f for f in out if f.kind == "stablehlo"), key=_order)
-    for i, f in enumerate(out):
-        if f.kind != "stablehlo" and (later := _tied_with_next(f.mtime, spans, ends)) is not None:
-            # cells run back to back: a jaxpr written in the tick before the next cell began is that cell's when the
-            # module its trace was lowered to (the same function's next module dump) is
-            lowered = next((m for m in modules if m.function == f.function and m.mtime >= f.mtime), None)
-            if lowered is not None and lowered.cell == later:
-                out[i] = dataclasses.replace(f, cell=later)
+    starts = {f"In[{s.number}]": s.start for s in spans if s.number is not None}
+    for i in unnumbered:
+        # a jaxpr JAX did not number (0.7) stamped a tick before its cell began (cells run back to back) is that cell's
+        # where the module its trace was lowered to (the same function's next module dump) is
+        f = out[i]
+        lowered = next((m for m in modules if m.function == f.function and m.mtime >= f.mtime), None)
+        if lowered is not None and lowered.cell != f.cell and f.mtime >= starts.get(lowered.cell, float("inf")) - CLOCK_TICK_SECONDS:
+            out[i] = dataclasses.replace(f, cell=lowered.cell)
     return out
 
 
-def _tied_with_next(mtime: float, spans: Sequence[CellSpan], ends: Sequence[float]) -> str | None:
-    """``In[n]`` of the cell after the one :func:`cell_of` gives, where ``mtime`` lies within a clock tick of its start."""
-    k = bisect.bisect_left(ends, mtime)
-    if k + 1 < len(spans) and spans[k + 1].number is not None and mtime >= spans[k + 1].start - CLOCK_TICK_SECONDS:
-        return f"In[{spans[k + 1].number}]"
-    return None
+class _NumberedSpans:
+    """Which cell wrote a dump, by its number: JAX numbers dumps as it writes them, and each cell noted the next numbers.
+
+    File times cannot tell cells run back to back apart: the kernel stamps a
+    file with its coarse clock, a tick (up to 10 ms) behind ``time.time()``, so
+    a dump written as ``In[4]`` began reads as ``In[3]``'s. A number settles it
+    where the file's time agrees (within the slack) with the cell it points at;
+    0.7's jaxpr dumps carry no number, and another process's do not count.
+    """
+
+    def __init__(self, spans: Sequence[CellSpan]) -> None:
+        self._spans = spans
+        self._firsts = tuple(tuple(s.first[which] for s in spans) for which in (0, 1))
+
+    def cell_of(self, file: DumpFile) -> str | None:
+        which = 0 if file.kind == "stablehlo" else 1
+        firsts = self._firsts[which]
+        if file.counter is None or (file.kind != "stablehlo" and file.kind not in _JAXPR_EXT.values()) or None in firsts:
+            return None
+        k = bisect.bisect_right(firsts, file.counter) - 1
+        if k < 0:
+            return None
+        span = self._spans[k]
+        after = span.after[which] if span.after is not None else None
+        if (span.after is not None and (after is None or file.counter >= after)) or file.mtime < span.start - MTIME_SLACK_SECONDS \
+                or (span.end is not None and file.mtime > span.end + MTIME_SLACK_SECONDS):
+            return None
+        return f"In[{span.number}]" if span.number is not None else NO_HISTORY_CELL
 
 
 def dump_directory() -> tuple[str | None, str | None]:
