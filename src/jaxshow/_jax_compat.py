@@ -13,6 +13,7 @@ import contextlib
 import copy
 import dataclasses
 import functools
+import gc
 import importlib
 import inspect
 import itertools
@@ -729,6 +730,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     original = module.trace_to_jaxpr
     info = original.cache_info
     local = threading.local()
+    explaining_unsafely = _explaining_iterates_unsafely()
 
     class _Probed:
         __slots__ = ()
@@ -744,7 +746,10 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             stack.append(0)
             missed = refused = raised = False
             result = None
+            collecting = explaining_unsafely and gc.isenabled() and (refusing is not None or _config.explain_cache_misses.value)
             try:
+                if collecting:
+                    gc.disable()
                 if refusing is None:
                     result = original(fun, in_avals, debug_info, *context, **kwargs)
                 else:
@@ -761,6 +766,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                         raise error from None
                 raise
             finally:
+                if collecting:
+                    gc.enable()
                 nested = stack.pop()
                 delta = info().misses - before
                 retried = _after_raise(fun, (in_avals, debug_info, context, tuple(kwargs.items())), raised)
@@ -783,6 +790,28 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             module.trace_to_jaxpr = original
 
     return uninstall
+
+
+def _explaining_iterates_unsafely() -> bool:
+    """Whether this jaxlib's tracing cache can crash the process while it explains a miss (jaxlib 0.9.x).
+
+    With ``jax_explain_cache_misses`` on, a miss of ``trace_to_jaxpr`` first
+    lists the cache's keys, building Python tuples as it walks its C++ map.
+    A collection that an allocation there starts can free a weakly keyed
+    function (a reloaded module's, any function in a reference cycle), whose
+    callback erases entries from the map mid-walk: a segmentation fault, seen
+    under ``%%jaxcache`` on a nested jit. jaxlib 0.10.0 lists the entries
+    first (jax commit 5608120, "Possible fix for a crash seen in CI"); 0.9.x
+    is the only release with the listing and without the fix. There, jaxshow
+    keeps the collector off for a lookup while misses are explained (the
+    trace included: the collector runs again when the outermost lookup
+    returns).
+    """
+    try:
+        from jax._src.lib import version as jaxlib_version
+    except ImportError:
+        return False
+    return (0, 9) <= tuple(jaxlib_version)[:2] < (0, 10)
 
 
 _failed_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
