@@ -91,6 +91,12 @@ def test_nnx_jit_leaves_are_named_by_their_variables_paths():
         "model.bn.bias f32[16] — no", "model.bn.mean f32[16] — no", "model.bn.scale f32[16] — no",
         "model.bn.var f32[16] — no", "model.l1.bias f32[16] — no", "model.l1.kernel f32[4,16] — no",
         "model.l2.bias f32[2] — no", "model.l2.kernel f32[16,2] — no", "x f32[3,4] — no"]
+    # its outputs: the module passed back, updated, read 'result[0][0].states[0][5]', and its own output 'result[2]'
+    start = stages.index("    output           type       sharding")
+    assert [" ".join(row.split()) for row in stages[start + 1:start + 11]] == [
+        "model.bn.bias f32[16] —", "model.bn.mean f32[16] —", "model.bn.scale f32[16] —", "model.bn.var f32[16] —",
+        "model.l1.bias f32[16] —", "model.l1.kernel f32[4,16] —", "model.l2.bias f32[2] —", "model.l2.kernel f32[16,2] —",
+        "result f32[3,2] —", "effects: none (pure)"]
     cache = " ".join(" ".join(texts["cache"]).split())
     # a pytree node of the user's beside the module is flattened as often as without the magic (the names read no more)
     plain, magic = texts["flattens"][0::2], texts["flattens"][1::2]

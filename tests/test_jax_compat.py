@@ -171,8 +171,8 @@ class _Recorder(_jax_compat.CallObserver):
     def trace_started(self, fun, jit_info, args, kwargs):
         self.seen.append(("trace", _jax_compat.jit_info_function(jit_info)[0]))
 
-    def trace_ended(self, token, jaxpr, args_flat, error):
-        self.seen.append(("traced", _jax_compat.jaxpr_function(jaxpr)[0] if jaxpr is not None else None, args_flat))
+    def trace_ended(self, token, jaxpr, args_flat, error, out_tree):
+        self.seen.append(("traced", _jax_compat.jaxpr_function(jaxpr)[0] if jaxpr is not None else None, args_flat, str(out_tree)))
 
     def run_started(self, jaxpr, name, donated):
         self.seen.append(("run", name, donated))
@@ -210,7 +210,7 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
     finally:
         uninstall()
     assert _pjit_globals() == before
-    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked", [x]), ("run", "hooked", (True,)), ("lowered", False),
+    assert recorder.seen == [("trace", "hooked"), ("traced", "hooked", [x], "PyTreeDef(*)"), ("run", "hooked", (True,)), ("lowered", False),
                              ("compiling",), ("ran", True)]
 
 

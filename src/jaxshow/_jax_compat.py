@@ -1690,8 +1690,10 @@ class CallObserver:
         """JAX's Python path for a jit wrapper's call started (a C++ cache miss, ``.trace`` or ``.lower``)."""
         raise NotImplementedError
 
-    def trace_ended(self, token: Any, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:  # pragma: no cover
-        """It ended with ``jaxpr`` (a ``ClosedJaxpr``) and the flat arguments JAX made for it (its consts first), or ``error``."""
+    def trace_ended(self, token: Any, jaxpr: Any, args_flat: list | None, error: BaseException | None,
+                    out_tree: Any) -> None:  # pragma: no cover
+        """It ended with ``jaxpr`` (a ``ClosedJaxpr``), the flat arguments JAX made for it (its consts first) and its
+        output's pytree definition (``None`` if unknown), or ``error``."""
         raise NotImplementedError
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> Any:  # pragma: no cover
@@ -1840,10 +1842,10 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         try:
             result = original_entry(fun, ji, args, kwargs)
         except BaseException as exc:
-            _quietly(observer.trace_ended, token, None, None, exc)
+            _quietly(observer.trace_ended, token, None, None, exc, None)
             _drop_own_frame(exc, sys._getframe())
             raise
-        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], result[1], None)
+        _quietly(observer.trace_ended, token, result[0].params["jaxpr"], result[1], None, getattr(result[0], "out_tree", None))
         return result
 
     def run(*args, **params):

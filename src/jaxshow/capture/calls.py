@@ -142,6 +142,8 @@ class CallRecord:
     in_tree: Any = None
     """The pytree definition of an ``nnx.jit`` call's arguments, whose graph nodes name their leaves
     (:func:`jaxshow.capture.flax_args.graph_leaf_names`)."""
+    out_tree: Any = None
+    """The pytree definition of an ``nnx.jit`` call's outputs: the graph nodes it passes back, and the function's own."""
     kept: bool = True
     """``False`` past :data:`MAX_RECORDS`: counted, never shown, so neither its call site nor its stations are read."""
     prefetched: Any = None
@@ -575,7 +577,7 @@ class CallCapture(_jax_compat.CallObserver):
             stack.pop()
         return None if frame is None or frame.nested else frame.record
 
-    def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
+    def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None, out_tree: Any) -> None:
         state = self._local
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
@@ -585,6 +587,8 @@ class CallCapture(_jax_compat.CallObserver):
             self._report_progress(None, record.written, "trace")  # no lowering follows: the cell goes on without this call
             return
         record.jaxpr = jaxpr
+        if record.in_tree is not None:
+            record.out_tree = out_tree  # nnx.jit's: the updated graph's leaves named when shown
         if frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses:
             # jax >= 0.9 times its cached trace_to_jaxpr: a lookup that found the jaxpr (a new wrapper of a function
             # traced before) publishes a trace event too, though nothing was traced
@@ -1173,9 +1177,9 @@ class _FanOut(_jax_compat.CallObserver):
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> list:
         return [(c, c.trace_started(fun, jit_info, args, kwargs)) for c in self._hooks.captures()]
 
-    def trace_ended(self, tokens: list, jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
+    def trace_ended(self, tokens: list, jaxpr: Any, args_flat: list | None, error: BaseException | None, out_tree: Any) -> None:
         for capture, frame in tokens or ():
-            capture.trace_ended(frame, jaxpr, args_flat, error)
+            capture.trace_ended(frame, jaxpr, args_flat, error, out_tree)
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         return [(c, c.run_started(jaxpr, name, donated)) for c in self._hooks.captures()]
@@ -1236,7 +1240,8 @@ class RefusalWatch(_jax_compat.CallObserver):
         self._local.depth = depth + 1
         return fun, depth == 0
 
-    def trace_ended(self, token: tuple[Any, bool], jaxpr: Any, args_flat: list | None, error: BaseException | None) -> None:
+    def trace_ended(self, token: tuple[Any, bool], jaxpr: Any, args_flat: list | None, error: BaseException | None,
+                    out_tree: Any) -> None:
         self._local.depth = max(getattr(self._local, "depth", 1) - 1, 0)
         if error is not None and token[1]:
             self._calls.refused(token[0], error)

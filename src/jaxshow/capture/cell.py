@@ -21,7 +21,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
 from jaxshow.capture.equinox_args import named_leaves
-from jaxshow.capture.flax_args import graph_leaf_names
+from jaxshow.capture.flax_args import graph_leaf_names, graph_output_names
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.prefetch import Stations, stations_of
@@ -400,14 +400,18 @@ def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, An
     renamed = named_leaves(paths, record.leaf_labels, record.name)
     if record.pmap:
         renamed = _jax_compat.pmapped_arg_names(record.fun, paths) or renamed
+    outputs: dict[str, str] = {}
     if not renamed and record.in_tree is not None:
         renamed = graph_leaf_names(record.in_tree, paths)
-    if not renamed:
+        outputs = graph_output_names(record.in_tree, paths, record.out_tree, [o.path for o in traced.out_info])
+    if not renamed and not outputs:
         return traced, compiled
-    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed.get(a.path, a.path)) for a in traced.args))
+    traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed.get(a.path, a.path)) for a in traced.args),
+                                 out_info=tuple(dataclasses.replace(o, path=outputs.get(o.path, o.path)) for o in traced.out_info))
     if compiled is not None:
         compiled = dataclasses.replace(
             compiled, inputs=tuple(dataclasses.replace(p, path=renamed.get(p.path, p.path)) for p in compiled.inputs),
+            outputs=tuple(dataclasses.replace(p, path=outputs.get(p.path, p.path)) for p in compiled.outputs),
             sharding_views=tuple(dataclasses.replace(v, example=renamed.get(v.example, v.example)) for v in compiled.sharding_views),
             buffers=tuple(dataclasses.replace(b, detail=re.sub(r"\(([^()]+)\)", lambda m: f"({renamed.get(m[1], m[1])})",
                                                               b.detail)) if b.detail else b for b in compiled.buffers))

@@ -37,6 +37,55 @@ def graph_leaf_names(treedef: Any, names: Sequence[str]) -> dict[str, str]:
         return {}
 
 
+def graph_output_names(in_tree: Any, in_names: Sequence[str], out_tree: Any, out_names: Sequence[str]) -> dict[str, str]:
+    """``{JAX's name of an output leaf: the user's}`` for an ``nnx.jit`` call, whose jitted function returns the graph
+    nodes it was passed, updated, then its own result: ``result[0][0].states[0][1]`` is ``model.l1.kernel`` (the first
+    positional argument's, by its name among the inputs ``in_names``), ``result[1]['opt']…`` the keyword argument
+    ``opt``'s, and ``result[2]`` the function's ``result``. Empty where the call is not shaped so. Never raises."""
+    if "flax.nnx" not in sys.modules or in_tree is None or out_tree is None:
+        return {}
+    try:
+        if out_tree.num_leaves != len(out_names) or len(out_tree.children()) != 3 or in_tree.num_leaves != len(in_names):
+            return {}
+        owners = _argument_names(in_tree, in_names)
+        given = [_owned(name, owners) for name in out_names]
+        if any(name is None for name in given):
+            return {}
+        found: dict[str, str] = {}
+        _walk(out_tree, 0, given, found)
+        return {name: found.get(mine, mine) for name, mine in zip(out_names, given) if found.get(mine, mine) != name}
+    except Exception:  # noqa: BLE001 - another flax, another shape: JAX's names stand
+        return {}
+
+
+_OUTPUT = re.compile(r"^result\[(?P<group>[01])\]\[(?P<at>\d+|'[^']*')\](?P<rest>.*)$")
+
+
+def _owned(name: str, owners: dict[str, str]) -> str | None:
+    """An ``nnx.jit`` output leaf's name with its argument's name in place of ``result[0][i]`` (or ``result[1]['k']``),
+    and the function's own result's ``result[2]`` as ``result``; ``None`` where neither."""
+    if name.startswith("result[2]"):
+        return "result" + name[len("result[2]"):]
+    m = _OUTPUT.match(name)
+    owner = owners.get(f"{m['group']}{m['at']}") if m is not None else None
+    return owner + m["rest"] if owner is not None else None
+
+
+def _argument_names(in_tree: Any, in_names: Sequence[str]) -> dict[str, str]:
+    """The name JAX gives each graph-node argument of a ``((args), {kwargs})`` call, keyed ``0<position>`` or
+    ``1'<keyword>'``: the part before ``.states[0][i]`` of its leaves' names."""
+    owners: dict[str, str] = {}
+    start = 0
+    for group, node in enumerate(in_tree.children()):
+        keys = [str(i) for i in range(len(node.children()))] if group == 0 else [repr(k) for k in node.node_data()[1] or ()]
+        for key, child in zip(keys, node.children()):
+            first = _LEAF.match(in_names[start]) if child.num_leaves else None
+            if first is not None:
+                owners[f"{group}{key}"] = first["arg"]
+            start += child.num_leaves
+    return owners
+
+
 def _walk(node: Any, start: int, names: Sequence[str], found: dict[str, str]) -> None:
     """Name the leaves under every ``NodeStates`` of one state in ``node`` (its first leaf at ``start``)."""
     graphdef = _graphdef(node)
