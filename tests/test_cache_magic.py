@@ -176,6 +176,16 @@ def test_an_argument_passed_another_way_is_said_so(shell):
     assert "2. different input pytree: w: now by position, before by keyword (JAX keys" in text
 
 
+def test_a_changed_pytree_node_is_named_by_its_parameter(shell):
+    """'different input pytree: argument 1: now <class 'list'>, before <class 'tuple'>' named the argument by its
+    position, where every other miss names the parameter: 'pair'; a keyword's node by its name."""
+    shell.run_cell("@jax.jit\ndef pairwise(v, pair, opts=None):\n    return v * pair[0] + pair[1]\npairwise(x, (x, x), opts={'a': x})")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\npairwise(x, [x, x], opts={'a': x})\npairwise(x, [x, x], opts={'a': x, 'b': x})")
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in shell.user_ns["rep"].functions[0].misses] == [
+        [("pair", "<class 'list'>", "<class 'tuple'>")],
+        [("opts", "<class 'dict'> with 2 children", "<class 'dict'> with 1 child")]]
+
+
 def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_only_there(shell):
     """A model switched to eval mode (flax NNX's ``model.eval()``: its ``GraphDef``'s metadata) after calls with two
     batch sizes: the miss read 'different input pytree: argument 0 (Net's pytree metadata): now ('eval',), before
@@ -188,8 +198,8 @@ def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_on
     _, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
     [row] = shell.user_ns["rep"].functions
     assert [[(c.where, c.now, c.before) for c in m.changes] for m in row.misses] == [
-        [], [("v", "f32[4]", "f32[3]")], [("argument 0 (Net's pytree metadata)", "('eval',)", "('train',)")]]
-    assert ("3. different input pytree: argument 0 (Net's pytree metadata): now ('eval',), before ('train',)\n"
+        [], [("v", "f32[4]", "f32[3]")], [("net (Net's pytree metadata)", "('eval',)", "('train',)")]]
+    assert ("3. different input pytree: net (Net's pytree metadata): now ('eval',), before ('train',)\n"
             in cap.outputs[-1].data["text/plain"])
 
 

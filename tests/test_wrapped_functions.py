@@ -855,10 +855,10 @@ def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compare
     assert result.success, cap.stderr
     (miss,) = shell.user_ns["rep"].functions[0].misses
     part = "avg_pool = functools.partial(<function avg_pool>, window_shape=(2, 2), strides=(2, 2))"
-    assert (miss.category, miss.changes) == ("input_pytree", (ArgChange("[0][0]._graphdef (GraphDef's pytree metadata)", part, part),))
+    assert (miss.category, miss.changes) == ("input_pytree", (ArgChange("model._graphdef (GraphDef's pytree metadata)", part, part),))
     text = cap.outputs[-1].data["text/plain"]
     assert re.sub(r"\n {7}", " ", text[text.index("    1. "):text.index("\n       called at")]) == (
-        f"    1. different input pytree: [0][0]._graphdef (GraphDef's pytree metadata): equal as printed, unequal as compared: "
+        f"    1. different input pytree: model._graphdef (GraphDef's pytree metadata): equal as printed, unequal as compared: "
         f"{part} is another object, compared by identity: make it once, or make it a static field that compares by value")
 
 

@@ -101,6 +101,8 @@ def classify_miss(
             changes = _unsaid_parts(changes, key, old, record.parameters)
         if category == "input_pytree" and _all_static(changes, key, old, record.parameters):
             category = "static_args"
+        elif category == "input_pytree" and key is not None:
+            changes = _name_tree_paths(changes, key, record.parameters)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
@@ -302,6 +304,28 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
         where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
+
+
+_TREE_PATH = re.compile(r"^(?:argument (?P<i>\d+)|\[0\]\[(?P<j>\d+)\])(?P<rest>.*)$|^(?:keyword '(?P<k>[^']*)'|\[1\]\['(?P<l>[^']*)'\])(?P<tail>.*)$",
+                        re.S)
+
+
+def _name_tree_paths(changes: tuple[ArgChange, ...], key: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
+    """A changed pytree node by the parameter it is in: ``argument 1`` is ``pair``, ``[0][1]._graphdef`` (an NNX
+    module's graph) ``model._graphdef``, ``[1]['opts'][0]`` ``opts[0]``. A position is named only where no positional
+    argument is static: JAX numbers the traced ones alone on some versions, all of them on others."""
+    positional_statics = bool(_jax_compat.static_arg_positions(key)) or any(
+        p.startswith("[0]") for p in _jax_compat.static_argument_paths(key))
+    named = []
+    for change in changes:
+        m = _TREE_PATH.match(change.where)
+        position = m and (m["i"] or m["j"])
+        if m is None or (position and positional_statics):
+            named.append(change)
+            continue
+        head = argument_label(names, int(position)) if position else m["k"] or m["l"]
+        named.append(ArgChange(head + (m["rest"] if position else m["tail"]), change.now, change.before))
+    return tuple(named)
 
 
 def _name_positional_count(changes: tuple[ArgChange, ...], names: tuple[str, ...]) -> tuple[ArgChange, ...]:
