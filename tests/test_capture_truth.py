@@ -320,6 +320,11 @@ def test_equinox_filter_jit_arguments_are_named_by_the_users_parameters(shell):
     assert [a.path for a in report.traced.args] == ["model[0]", "model[1]", "xs"]  # scale, a float, is static to equinox
     assert sorted(b.detail for b in report.compiled.buffers if b.kind == "parameter") == [
         "parameter 0 (model[0])", "parameter 1 (model[1])", "parameter 2 (xs)"]
+    # equinox's jitted function returns (marker, the array leaves of the result, Static(the rest)): the outputs read
+    # 'result[0] i32[]' (no output of evaluate's) and 'result[1]' for evaluate's own result
+    assert [(o.path, o.type_str) for o in report.traced.out_info] == [("(equinox's own marker)", "i32[]"),
+                                                                      ("result", "f32[5,2]")]
+    assert [o.path for o in report.compiled.outputs] == ["(equinox's own marker)", "result"]
 
 
 @pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])

@@ -20,7 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
-from jaxshow.capture.equinox_args import named_leaves
+from jaxshow.capture.equinox_args import named_leaves, output_names as equinox_output_names
 from jaxshow.capture.flax_args import graph_leaf_names, graph_output_names
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
 from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
@@ -400,7 +400,7 @@ def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, An
     renamed = named_leaves(paths, record.leaf_labels, record.name)
     if record.pmap:
         renamed = _jax_compat.pmapped_arg_names(record.fun, paths) or renamed
-    outputs: dict[str, str] = {}
+    outputs = equinox_output_names([o.path for o in traced.out_info]) if renamed and record.leaf_labels is not None else {}
     if not renamed and record.in_tree is not None:
         renamed = graph_leaf_names(record.in_tree, paths)
         outputs = graph_output_names(record.in_tree, paths, record.out_tree, [o.path for o in traced.out_info])

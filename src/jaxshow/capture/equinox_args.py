@@ -55,6 +55,20 @@ def named_leaves(names: Iterable[str], labels: LeafLabels | None, name: str) -> 
     return found if all(found.values()) else {}  # type: ignore[return-value]
 
 
+EQUINOX_MARKER = "(equinox's own marker)"
+"""What ``result[0]`` of equinox's jitted function is: an ``i32[]`` it returns before the user's result."""
+
+
+def output_names(names: Iterable[str]) -> dict[str, str]:
+    """``{JAX's name of an output: the user's}`` for equinox's jitted function, which returns ``(marker, the array
+    leaves of the user's result, Static(the rest))``: ``result[1][0]`` is the user's ``result[0]``, ``result[0]``
+    equinox's marker. Empty where the outputs are not shaped so."""
+    names = tuple(names)
+    if not names or names[0] != "result[0]" or not all(n.startswith("result[1]") for n in names[1:]):
+        return {}
+    return {"result[0]": EQUINOX_MARKER, **{n: "result" + n[len("result[1]"):] for n in names[1:]}}
+
+
 def _leaf_labels(statics: tuple[Any, ...]) -> LeafLabels | None:
     """:data:`LeafLabels`, or ``None`` where the static part is not equinox's."""
     ((fun_leaves, fun_def), (_, first_def), (_, rest_def)), = statics
