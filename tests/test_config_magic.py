@@ -172,6 +172,24 @@ def test_reading_changes_nothing():
     assert dict(jax.config.values) == before
 
 
+def test_explaining_misses_on_jaxlib_09_warns_of_its_crash(ip):
+    """jaxlib 0.9.x can crash the process while it explains a tracing-cache miss (a collection frees a jitted function
+    mid-walk); a user who turns jax_explain_cache_misses on there is told, in the report and the text; elsewhere not."""
+    from jax._src.lib import version as jaxlib_version
+
+    crashes = (0, 9) <= tuple(jaxlib_version)[:2] < (0, 10)
+    assert config_report("explain").notes == ()
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        result, cap = run_captured(ip, "%jaxconfig explain -o rep")
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+    assert result.success
+    from jaxshow.config_inventory import EXPLAINING_CRASHES
+    assert ip.user_ns["rep"].notes == ((EXPLAINING_CRASHES,) if crashes else ())
+    assert ("can crash the process" in _flat(cap.outputs[0].data["text/plain"])) is crashes
+
+
 def test_bad_kind_is_a_value_error():
     with pytest.raises(ValueError, match="kind must be 'scopable', 'flag' or None, got 'flags'"):
         config_report(kind="flags")

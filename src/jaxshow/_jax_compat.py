@@ -730,7 +730,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     original = module.trace_to_jaxpr
     info = original.cache_info
     local = threading.local()
-    explaining_unsafely = _explaining_iterates_unsafely()
+    explaining_unsafely = explaining_iterates_unsafely()
 
     class _Probed:
         __slots__ = ()
@@ -792,7 +792,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     return uninstall
 
 
-def _explaining_iterates_unsafely() -> bool:
+def explaining_iterates_unsafely() -> bool:
     """Whether this jaxlib's tracing cache can crash the process while it explains a miss (jaxlib 0.9.x).
 
     With ``jax_explain_cache_misses`` on, a miss of ``trace_to_jaxpr`` first

@@ -219,8 +219,16 @@ def _enum_values(meta: dict[str, Any]) -> tuple[str, ...]:
         return ()
 
 
+EXPLAINING_CRASHES = (
+    "jax_explain_cache_misses is on, and this jaxlib (0.9.x) can crash the process (a segmentation fault) while it "
+    "explains a tracing-cache miss, when a garbage collection frees a jitted function meanwhile (fixed in jaxlib 0.10.0). "
+    "%%jaxcache and %jaxcache on keep the collector off while they explain; upgrade, or turn the option off")
+
+
 def _notes(holders: dict[str, Any]) -> tuple[str, ...]:
     notes = []
     if not holders:
         notes.append("this JAX has no jax.config._value_holders: kinds, sources and defaults are unknown")
+    if jax.config.values.get("jax_explain_cache_misses") and _jax_compat.explaining_iterates_unsafely():
+        notes.append(EXPLAINING_CRASHES)
     return tuple(notes)
