@@ -275,6 +275,28 @@ def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
     assert "    argument  type         sharding  donated\n    r         Ref{f32[3]}  —         no\n" in render.to_text(report)
 
 
+def test_a_program_that_reads_and_writes_mutable_refs_shows_where_each_lives():
+    # JAX's Compiled.input_shardings raises for it ("Too many leaves for PyTreeDef; expected 2."): the Compiled
+    # station said "shardings unavailable: ValueError: ..." and showed none
+    if not hasattr(jax, "new_ref"):
+        pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
+    acc = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def bump(v, r):
+        acc[...] = acc[...] + v.sum()
+        r[...] = r[...] * 2
+        return v * 2
+
+    report = jaxshow.stages(bump, jnp.ones(5), jax.new_ref(jnp.ones(7)))
+    compiled = report.compiled
+    assert compiled.placements_unavailable is None
+    assert [p.path for p in compiled.inputs] == ["v", "r", "closed-over ref 1"]
+    assert [p.path for p in compiled.outputs] == ["result", "r (written back)", "closed-over ref 1 (written back)"]
+    assert ("  shardings and formats: all 3 inputs and 3 outputs alike,\n    SingleDeviceSharding(device=CpuDevice(id=0), "
+            "memory_kind=device), in default layouts (row-major)\n") in render.to_text(report)
+
+
 def test_a_modules_pre_optimisation_cost_is_converted_once_per_text_and_backend():
     # Lowered.cost_analysis converts StableHLO to HLO (about 2 ms for a one-line module): a cell re-run on a
     # function JAX has cached paid it every time.
