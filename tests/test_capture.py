@@ -262,6 +262,16 @@ def test_a_program_without_inputs_or_primitives_says_none_instead_of_empty_headi
     assert '<div>inputs</div><span class="js-muted"' in page and ">no inputs</span>" in page
 
 
+def test_a_program_without_operations_says_its_cost_analysis_is_empty_not_unreported():
+    # JAX's sharding notebook, jax.jit(lambda x: print(jax.typeof(x).sharding))(x): XLA's cost analyses are {} for it,
+    # and the report said "backend 'cpu' gives no cost analysis before compilation" and "backend 'cpu' does not
+    # report cost analysis", of a backend that costs every other program
+    report = jaxshow.stages(jax.jit(lambda x: None), jnp.ones(3))
+    assert (report.lowered.cost_unavailable, report.compiled.cost_unavailable) == (
+        "empty: XLA gave no figure for this program", "empty: XLA gave no figure for this program")
+    assert render.to_text(report).count("\n  cost analysis: empty: XLA gave no figure for this program\n") == 2
+
+
 def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
     if not hasattr(jax, "new_ref"):
         pytest.skip(f"jax {jax.__version__} has no jax.new_ref")

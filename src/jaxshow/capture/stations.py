@@ -542,6 +542,14 @@ def normalise_cost(raw: Any, *, optimized: bool) -> CostAnalysis | None:
     )
 
 
+def _missing_cost(raw: Any, otherwise: str) -> str:
+    """Why ``cost_analysis()``'s answer ``raw`` gave no record: it was empty (XLA gives none for a program without
+    operations, ``jax.jit(lambda x: None)``, where the backend costs every other), else ``otherwise``."""
+    if isinstance(raw, (list, tuple)):
+        raw = raw[0] if raw else None
+    return "empty: XLA gave no figure for this program" if raw is not None and not raw else otherwise
+
+
 def backend_name() -> str:
     """The default backend's platform, for the reasons an analysis is unavailable."""
     try:
@@ -582,8 +590,9 @@ def _pre_optimisation_cost(lowered: Any, text: str, backend: str) -> tuple[CostA
             _COSTS.move_to_end(key)
             return known
     try:
-        cost = normalise_cost(lowered.cost_analysis(), optimized=False)
-        known = (cost, None if cost else f"backend '{backend}' gives no cost analysis before compilation")
+        raw = lowered.cost_analysis()
+        cost = normalise_cost(raw, optimized=False)
+        known = (cost, None if cost else _missing_cost(raw, f"backend '{backend}' gives no cost analysis before compilation"))
     except Exception as exc:  # noqa: BLE001 - plugin backends raise here
         known = (None, f"not available before compilation: {exc}")
     if len(text) <= COSTS_KEPT_CHARS:
@@ -749,7 +758,7 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
         optimized_hlo_text=hlo,
         hlo_unavailable=None if hlo else (hlo_why or f"backend '{backend}' does not return optimised HLO text"),
         cost=cost,
-        cost_unavailable=None if cost else (cost_why or f"backend '{backend}' does not report cost analysis"),
+        cost_unavailable=None if cost else (cost_why or _missing_cost(cost_raw, f"backend '{backend}' does not report cost analysis")),
         memory=memory,
         memory_unavailable=None if memory else (memory_why or f"backend '{backend}' does not report memory analysis"),
         collectives=collectives(hlo),
