@@ -1279,6 +1279,13 @@ def test_make_jaxpr_is_not_reported_as_a_call(shell):
     assert report.wrapper.kind == "jax.jit (inside jax.make_jaxpr)" and report.stations_reached == ("traced",)
     assert report.notes == ("traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it",)
     assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)
+    # inside a function of the user's (JAX's gradient-checkpointing notebook, print_fwd_bwd): it also read 'then called
+    # at least 0 times with this signature in the cell (calls from inside show that hit JAX's cache are not seen)'
+    _define(shell, "def show(v):\n    return jax.make_jaxpr(lambda w: jnp.cos(w) + 1)(v)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\njaxpr = show(1.0)")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.notes == ("traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it",)
 
 
 def test_traces_ahead_of_time_beside_a_call_are_not_called(shell):

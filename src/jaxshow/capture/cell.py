@@ -481,8 +481,9 @@ def _code_name(site: SourceLocation) -> str:
 
 
 def _with_repeats(report: StagesReport, calls: int, inside: str | None = None, then: bool = False) -> StagesReport:
-    """``report`` with a note of its calls; ``then``: its record traced ahead of time, and the calls came after."""
-    if calls <= (0 if then else 1) and inside is None:
+    """``report`` with a note of its calls; ``then``: its record traced ahead of time, and the calls came after. None
+    seen of a trace ahead of time is no note, even where unseen calls could hide (``jax.make_jaxpr`` inside a function)."""
+    if calls == 0 or (calls == 1 and not then and inside is None):
         return report
     called = "then called" if then else "called"
     count = "once" if calls == 1 else f"{calls:,} times"
