@@ -1189,6 +1189,15 @@ def test_a_trace_inside_a_transformation_that_raised_is_not_said_to_be_compiled(
             "which is what it compiles, not this function on its own") in report.notes
 
 
+def test_an_error_the_users_code_raises_over_a_calls_keeps_the_calls_own(shell):
+    # jaxshow shows the error JAX raised in place of a call's internal one (test_sharded.py); the user's own does not
+    _define(shell, "@jax.jit\ndef branchy(v):\n    return v if v > 0 else -v")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ntry:\n    branchy(1.0)\nexcept Exception as e:\n    raise RuntimeError('mine')")
+    assert str(result.error_in_exec) == "mine"
+    [report] = rep.reports
+    assert (report.error.type_name, report.error.stage) == ("TracerBoolConversionError", "trace")
+
+
 def test_both_magics_name_a_function_as_it_was_written(shell):
     """``%%jaxstages`` over ``jax.jit(jax.grad(g))(1.0)`` was headed ``g`` (its ① function row ``g``), and over
     ``up2(1.0)``, a jit of the jit wrapper ``up = jax.jit(g)``, ``g`` too, where ``%%jaxcache`` on the same line

@@ -86,6 +86,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     """
     main = capture.thread_id
     _read_transforms(capture.records)
+    _errors_as_raised(capture.records, cell_error)
     records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
     candidates = [r for r in records if r.kind != "jax" and r.path != "events" and not _librarys_own_trace(r)]
     groups: dict[tuple, list[CallRecord]] = {}
@@ -332,6 +333,20 @@ def _ahead_of_time_text(record: CallRecord) -> str:
 def _as_written(record: CallRecord) -> str:
     """The name a report gives the user's call (:attr:`CallRecord.written`), for :func:`_folded`."""
     return record.written
+
+
+def _errors_as_raised(records: list[CallRecord], cell_error: BaseException | None) -> None:
+    """Each call's error as the cell raised it, where JAX caught it and raised another in its place (``jax.jit`` raises
+    ``ValueError: Received incompatible devices ...`` from None for its ``DeviceAssignmentMismatchError``); an error the
+    user's code raised over a call's keeps the call's own."""
+    tb = cell_error.__traceback__ if cell_error is not None else None
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or not is_jax_file(tb.tb_frame.f_code.co_filename) or cell_error.__context__ is None:
+        return
+    for record in records:
+        if record.error is cell_error.__context__:
+            record.error = cell_error
 
 
 def _read_transforms(records: list[CallRecord]) -> None:
