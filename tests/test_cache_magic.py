@@ -651,6 +651,21 @@ def test_a_wrapper_made_per_call_of_a_new_function_blames_the_function(shell):
         "outside chain")
 
 
+def test_a_wrapper_that_jax_makes_and_traces_in_one_call_gives_no_advice_to_make_it_once(shell):
+    # JAX's gradient-checkpointing notebook: print_saved_residuals(f, ...) then print_saved_residuals(jax.checkpoint(f), ...)
+    # read 'f is a new saved_residuals wrapper: ... make it once, outside the loop or cell': JAX's saved_residuals makes
+    # its wrapper and traces it in one call, which no code of the user's can make once
+    shell.run_cell("from jax.ad_checkpoint import print_saved_residuals\ndef f(v):\n    return jnp.sin(jnp.sin(v))")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\nprint_saved_residuals(f, 1.0)\nprint_saved_residuals(jax.checkpoint(f), 1.0)")
+    assert result.success, result.error_in_exec
+    [row] = shell.user_ns["rep"].functions
+    assert [(m.category, m.made_by, m.summary) for m in row.misses] == [
+        ("never_seen", None, "first trace of f"),
+        ("redefined", "saved_residuals", "f is a new saved_residuals wrapper: each call of saved_residuals makes a new "
+                                         "function object and traces it in that same call, so JAX's cache cannot find the "
+                                         "earlier trace")]
+
+
 def test_a_partial_made_per_call_is_named_as_the_cause_not_an_edited_definition(shell):
     # JAX's jit guide (201/jit.md) jits a fresh partial(unjitted_loop_body) in a loop: each trace after the first read
     # 'first trace of a new unjitted_loop_body: it replaces the unjitted_loop_body defined at In[n]:1 that traced before,

@@ -262,6 +262,16 @@ def test_a_program_without_inputs_or_primitives_says_none_instead_of_empty_headi
     assert '<div>inputs</div><span class="js-muted"' in page and ">no inputs</span>" in page
 
 
+def test_a_program_without_operations_says_its_cost_analysis_is_empty_not_unreported():
+    # JAX's sharding notebook, jax.jit(lambda x: print(jax.typeof(x).sharding))(x): XLA's cost analyses are {} for it,
+    # and the report said "backend 'cpu' gives no cost analysis before compilation" and "backend 'cpu' does not
+    # report cost analysis", of a backend that costs every other program
+    report = jaxshow.stages(jax.jit(lambda x: None), jnp.ones(3))
+    assert (report.lowered.cost_unavailable, report.compiled.cost_unavailable) == (
+        "empty: XLA gave no figure for this program", "empty: XLA gave no figure for this program")
+    assert render.to_text(report).count("\n  cost analysis: empty: XLA gave no figure for this program\n") == 2
+
+
 def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
     if not hasattr(jax, "new_ref"):
         pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
@@ -273,6 +283,28 @@ def test_a_mutable_array_reference_argument_is_shown_as_a_ref():
     report = jaxshow.stages(bump, jax.new_ref(jnp.zeros(3)))
     assert [(a.path, a.type_str) for a in report.traced.args] == [("r", "Ref{f32[3]}")]
     assert "    argument  type         sharding  donated\n    r         Ref{f32[3]}  —         no\n" in render.to_text(report)
+
+
+def test_a_program_that_reads_and_writes_mutable_refs_shows_where_each_lives():
+    # JAX's Compiled.input_shardings raises for it ("Too many leaves for PyTreeDef; expected 2."): the Compiled
+    # station said "shardings unavailable: ValueError: ..." and showed none
+    if not hasattr(jax, "new_ref"):
+        pytest.skip(f"jax {jax.__version__} has no jax.new_ref")
+    acc = jax.new_ref(jnp.zeros(3))
+
+    @jax.jit
+    def bump(v, r):
+        acc[...] = acc[...] + v.sum()
+        r[...] = r[...] * 2
+        return v * 2
+
+    report = jaxshow.stages(bump, jnp.ones(5), jax.new_ref(jnp.ones(7)))
+    compiled = report.compiled
+    assert compiled.placements_unavailable is None
+    assert [p.path for p in compiled.inputs] == ["v", "r", "closed-over ref 1"]
+    assert [p.path for p in compiled.outputs] == ["result", "r (written back)", "closed-over ref 1 (written back)"]
+    assert ("  shardings and formats: all 3 inputs and 3 outputs alike,\n    SingleDeviceSharding(device=CpuDevice(id=0), "
+            "memory_kind=device), in default layouts (row-major)\n") in render.to_text(report)
 
 
 def test_a_modules_pre_optimisation_cost_is_converted_once_per_text_and_backend():

@@ -1175,6 +1175,34 @@ def test_a_trace_inside_a_transformation_is_not_called_a_cache_hit(shell):
     assert compiled.timings.stages_run == ("lower", "compile")
 
 
+def test_a_trace_inside_a_transformation_that_raised_is_not_said_to_be_compiled(shell):
+    # JAX's callbacks notebook: jax.vmap of a jitted ordered io_callback raises while batching; the report said "what
+    # JAX compiled is the transformed function, shown as its own call", and none was compiled or shown
+    _define(shell, "from jax.experimental import io_callback\nimport numpy as np\n@jax.jit\ndef ordered(x):\n"
+                   "    return io_callback(np.asarray, jax.ShapeDtypeStruct(x.shape, x.dtype), x, ordered=True)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\njax.vmap(ordered)(jnp.ones(3))")
+    assert str(result.error_in_exec) == "Cannot `vmap` ordered IO callback."
+    [report] = rep.reports
+    assert (report.function, report.stations_reached) == ("ordered", ("traced",))
+    assert ("traced inside jax.vmap: the cell raised before JAX compiled the transformed function, which is what it "
+            "compiles, not this function on its own") in report.notes
+    assert not any("shown as its own call" in n for n in report.notes)
+    result, _, rep = _run(shell, "%%jaxstages -o rep\njax.lax.scan(lambda c, x: (c, ordered(x) + jnp.asarray(None)), 0.0, jnp.ones(3))")
+    assert str(result.error_in_exec) == "None is not a valid value for jnp.array"
+    [report] = rep.reports
+    assert ("traced inside jax.lax.scan: the cell raised before JAX compiled the whole jax.lax.scan with this call inlined, "
+            "which is what it compiles, not this function on its own") in report.notes
+
+
+def test_an_error_the_users_code_raises_over_a_calls_keeps_the_calls_own(shell):
+    # jaxshow shows the error JAX raised in place of a call's internal one (test_sharded.py); the user's own does not
+    _define(shell, "@jax.jit\ndef branchy(v):\n    return v if v > 0 else -v")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ntry:\n    branchy(1.0)\nexcept Exception as e:\n    raise RuntimeError('mine')")
+    assert str(result.error_in_exec) == "mine"
+    [report] = rep.reports
+    assert (report.error.type_name, report.error.stage) == ("TracerBoolConversionError", "trace")
+
+
 def test_both_magics_name_a_function_as_it_was_written(shell):
     """``%%jaxstages`` over ``jax.jit(jax.grad(g))(1.0)`` was headed ``g`` (its ① function row ``g``), and over
     ``up2(1.0)``, a jit of the jit wrapper ``up = jax.jit(g)``, ``g`` too, where ``%%jaxcache`` on the same line
@@ -1265,6 +1293,13 @@ def test_make_jaxpr_is_not_reported_as_a_call(shell):
     assert report.wrapper.kind == "jax.jit (inside jax.make_jaxpr)" and report.stations_reached == ("traced",)
     assert report.notes == ("traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it",)
     assert report.traced.jaxpr_text == shell.user_ns["jaxpr"].pretty_print(use_color=False)
+    # inside a function of the user's (JAX's gradient-checkpointing notebook, print_fwd_bwd): it also read 'then called
+    # at least 0 times with this signature in the cell (calls from inside show that hit JAX's cache are not seen)'
+    _define(shell, "def show(v):\n    return jax.make_jaxpr(lambda w: jnp.cos(w) + 1)(v)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\njaxpr = show(1.0)")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.notes == ("traced by jax.make_jaxpr, not called: JAX lowered and compiled nothing for it",)
 
 
 def test_traces_ahead_of_time_beside_a_call_are_not_called(shell):

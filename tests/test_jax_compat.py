@@ -495,3 +495,24 @@ def test_jaxpr_without_values_prints_the_same_and_keeps_no_array():
     jax.clear_caches()
     assert [a.shape for a in jax.live_arrays() if a.shape == (1033, 3)] == []
     assert "scan[" in _jax_compat.jaxpr_text(kept)
+
+
+def test_program_placements_lists_every_input_and_output_of_the_compiled_program():
+    compiled = jax.jit(lambda v, w: (v * 2, w)).lower(jnp.ones(5), jnp.ones(3)).compile()
+    flat = _jax_compat.program_placements(compiled)
+    assert flat.inputs == jax.tree_util.tree_leaves(compiled.input_shardings)
+    assert flat.outputs == jax.tree_util.tree_leaves(compiled.output_shardings)
+    assert [str(l) for l in flat.input_layouts] == [str(f.layout) for f in jax.tree_util.tree_leaves(compiled.input_formats)]
+    if not hasattr(jax, "new_ref"):
+        return
+    acc = jax.new_ref(jnp.zeros(3))
+
+    def bump(r):
+        acc[...] = acc[...] + 1.0
+        r[...] = r[...] * 2
+
+    compiled = jax.jit(bump).lower(jax.new_ref(jnp.ones(7))).compile()
+    with pytest.raises(ValueError, match="Too many leaves for PyTreeDef"):  # JAX's own: the refs outnumber the pytrees
+        compiled.output_shardings
+    flat = _jax_compat.program_placements(compiled)
+    assert (len(flat.inputs), len(flat.outputs), len(flat.input_layouts), len(flat.output_layouts)) == (2, 2, 2, 2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -465,3 +466,38 @@ def test_a_jitted_helper_traced_inside_shard_map_and_then_outside_says_so():
     assert result["misses"] == [["tracing_context", said]]
     assert f"1. different tracing context (a config option or context manager): {said} called at In[" in result["text"]
     assert "AxisEnv object" not in result["text"].split("JAX's explanation")[0]
+
+
+MISMATCH_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    a = jax.make_mesh((2,), ("x",), devices=jax.devices()[:2])
+    b = jax.make_mesh((2,), ("x",), devices=jax.devices()[2:4])
+    xa = jax.device_put(jnp.ones(4), NamedSharding(a, P("x")))
+
+    @jax.jit
+    def move(v):
+        return jax.device_put(v, NamedSharding(b, P("x")))
+    ''').success
+    with capture_output() as cap:
+        result = ip.run_cell("%%jaxstages -o rep\\nmove(xa)")
+    [report] = ip.user_ns["rep"].reports
+    print(json.dumps({"raised": [type(result.error_in_exec).__name__, str(result.error_in_exec)],
+                      "error": [report.error.type_name, report.error.message, report.error.stage],
+                      "text": cap.outputs[0].data["text/plain"].splitlines()[1:3]}))
+    """
+)
+
+
+def test_a_call_whose_error_jax_raised_anew_reports_the_error_the_cell_raised():
+    """JAX's placement notebook: a jitted function moving its argument to another mesh's devices raised
+    'ValueError: Received incompatible devices ...' in the cell, and its report read 'failed while lowering:
+    DeviceAssignmentMismatchError: [DeviceAssignmentMismatch(da=(CpuDevice(id=0), ...' beside 'the cell raised
+    ValueError: ...': the internal error jax.jit caught and raised the ValueError in place of (from None)."""
+    result = _run(MISMATCH_SCRIPT)
+    kind, message = result["raised"]
+    assert kind == "ValueError" and message.startswith("Received incompatible devices for jitted computation.")
+    assert result["error"] == ["ValueError", re.sub(r"at \S+:(\d+):(\d+) \(move\)", r"at In[1]:\1:\2 (move)", message), "lower"]
+    assert result["text"] == ["the cell raised this ValueError (its traceback is in the cell's output)", ""]

@@ -2469,6 +2469,32 @@ def is_ref_aval(aval: Any) -> bool:
     return kind.__name__ == "AbstractRef" and kind.__module__.startswith("jax.")
 
 
+class ProgramPlacements(NamedTuple):
+    """A compiled program's input and output shardings and layouts, flat, in the program's own order."""
+    inputs: list
+    outputs: list
+    input_layouts: list | None
+    output_layouts: list | None
+
+
+def program_placements(compiled: Any) -> ProgramPlacements | None:
+    """Every input's and output's sharding and layout of a compiled program, flat, also where the program has
+    more of them than the function's pytrees: a jitted function that closes over a ``jax.new_ref`` takes it as
+    an input after its own arguments, and writes back each ref it was passed, then each it closed over, as an
+    output after its own results, and JAX's ``Compiled.input_shardings``, ``output_shardings`` and formats
+    raise "Too many leaves for PyTreeDef" (jax 0.10 to 0.12). Read from ``Compiled``'s private flat lists;
+    ``None`` where they are missing, the layouts ``None`` where those are."""
+    try:
+        inputs, outputs = list(compiled._input_shardings_flat()), list(compiled._executable._out_shardings)
+    except Exception:  # noqa: BLE001 - a JAX without the flat lists: the caller says why
+        return None
+    try:
+        in_layouts, out_layouts = list(compiled._input_layouts_flat()), [f.layout for f in compiled._output_formats_flat]
+    except Exception:  # noqa: BLE001 - shardings without layouts
+        in_layouts = out_layouts = None
+    return ProgramPlacements(inputs, outputs, in_layouts, out_layouts)
+
+
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)

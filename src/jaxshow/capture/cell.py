@@ -86,6 +86,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
     """
     main = capture.thread_id
     _read_transforms(capture.records)
+    _errors_as_raised(capture.records, cell_error)
     records = [r for r in capture.records if not r.cut_off and (r.path != "events" or r.events)]
     candidates = [r for r in records if r.kind != "jax" and r.path != "events" and not _librarys_own_trace(r)]
     groups: dict[tuple, list[CallRecord]] = {}
@@ -100,10 +101,12 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         chosen = [groups[_signature_key(last)]] if last is not None else []
     notes: list[str] = []
     reports = []
+    last_compile = max((r.seq for r in records if _compiled(r)), default=-1)
     for group in chosen:
         try:
             counted = any(group[0].fun is calls.fun for calls in capture.library_calls.values())  # said in a note of its own
-            reports.append(_group_report(group, options.walk, main, label, label_text, counted))
+            raised_first = cell_error is not None and last_compile < group[0].seq
+            reports.append(_group_report(group, options.walk, main, label, label_text, counted, raised_first))
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
             notes.append(f"jaxshow could not read the stations of {group[0].written}: {type(exc).__name__}: {exc}")
     shown = [r for g in chosen for r in g]
@@ -332,6 +335,20 @@ def _as_written(record: CallRecord) -> str:
     return record.written
 
 
+def _errors_as_raised(records: list[CallRecord], cell_error: BaseException | None) -> None:
+    """Each call's error as the cell raised it, where JAX caught it and raised another in its place (``jax.jit`` raises
+    ``ValueError: Received incompatible devices ...`` from None for its ``DeviceAssignmentMismatchError``); an error the
+    user's code raised over a call's keeps the call's own."""
+    tb = cell_error.__traceback__ if cell_error is not None else None
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or not is_jax_file(tb.tb_frame.f_code.co_filename) or cell_error.__context__ is None:
+        return
+    for record in records:
+        if record.error is cell_error.__context__:
+            record.error = cell_error
+
+
 def _read_transforms(records: list[CallRecord]) -> None:
     """Read the transformations written around each record's function (:attr:`CallRecord.transforms`), so that a report
     names it as ``%jaxcache`` does: ``grad(g)``. A program JAX compiled under a transformation has no function of its
@@ -448,16 +465,17 @@ def _signature_key(record: CallRecord) -> tuple:
 
 def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None],
-                  label_text: Callable[[str], str], counted: bool = False) -> StagesReport:
+                  label_text: Callable[[str], str], counted: bool = False, raised_first: bool = False) -> StagesReport:
     """The report of the first call of a group, with the stage seconds of all of them and the call count.
 
     ``counted``: the cell's calls of the library object that made these (``nnx.jit``) are counted in a note of
-    their own, so a library's unseen hits are not said here again.
+    their own, so a library's unseen hits are not said here again. ``raised_first``: the cell raised, and JAX compiled
+    nothing after the group's first call.
     """
     first = group[0]
     ahead = first.ahead_of_time is not None and not first.compiled_called  # the calls came after, through the jit
     compiled_later = ahead and not _compiled(first) and any(_compiled(r) for r in group[1:])
-    report = stages_report(first, walk, main_thread, label, label_text, compiled_later=compiled_later)
+    report = stages_report(first, walk, main_thread, label, label_text, compiled_later=compiled_later, raised_first=raised_first)
     calls = _calls(group)
     if len(group) > 1:
         report = dataclasses.replace(report, timings=timings_from_events([e for r in group for e in r.events]))
@@ -482,8 +500,9 @@ def _code_name(site: SourceLocation) -> str:
 
 
 def _with_repeats(report: StagesReport, calls: int, inside: str | None = None, then: bool = False) -> StagesReport:
-    """``report`` with a note of its calls; ``then``: its record traced ahead of time, and the calls came after."""
-    if calls <= (0 if then else 1) and inside is None:
+    """``report`` with a note of its calls; ``then``: its record traced ahead of time, and the calls came after. None
+    seen of a trace ahead of time is no note, even where unseen calls could hide (``jax.make_jaxpr`` inside a function)."""
+    if calls == 0 or (calls == 1 and not then and inside is None):
         return report
     called = "then called" if then else "called"
     count = "once" if calls == 1 else f"{calls:,} times"
@@ -519,10 +538,12 @@ def labelled_stations(stations: Stations, walk: WalkOptions, label_text: Callabl
 
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
-                  label_text: Callable[[str], str] = lambda text: text, *, compiled_later: bool = False) -> StagesReport:
+                  label_text: Callable[[str], str] = lambda text: text, *, compiled_later: bool = False,
+                  raised_first: bool = False) -> StagesReport:
     """One record as a :class:`StagesReport`: stations from the JAX objects taken inside the call.
 
     ``compiled_later``: a lowering ahead of time that a later call of the same signature compiled, not ``.compile()``.
+    ``raised_first``: the cell raised, and JAX compiled nothing after this call.
     """
     notes = list(record.notes)
     if record.path == "jit" and record.lowered is None and record.computation is not None:
@@ -560,7 +581,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if unused:
         notes.append(unused)
     if record.under_transform and record.computation is None:
-        notes.append(_transformed_note(record.transformed_by))
+        notes.append(_transformed_note(record.transformed_by, raised_first))
     if record.exported:
         notes.append(f"the program of {record.written}, exported with jax.export, run by Exported.call outside jit: JAX "
                      "compiled it inside a program of its own, call_exported")
@@ -637,8 +658,13 @@ def _qualname(record: CallRecord) -> str:
     return qualname_of(inner, record.name)
 
 
-def _transformed_note(api: str | None) -> str:
-    """What JAX compiled for a call traced under another function's tracers (``api``, where jaxshow knows it)."""
+def _transformed_note(api: str | None, raised_first: bool) -> str:
+    """What JAX compiled for a call traced under another function's tracers (``api``, where jaxshow knows it), or would
+    have compiled where the cell raised first (``jax.vmap`` of an ordered ``io_callback``)."""
+    if raised_first:
+        whole = f"the whole {api} with this call inlined" if api in CONTROL_FLOW else "the transformed function"
+        return (f"traced inside {api or 'a transformation (jax.grad, jax.vmap or an outer jit)'}: the cell raised before "
+                f"JAX compiled {whole}, which is what it compiles, not this function on its own")
     if api in CONTROL_FLOW:
         return (f"traced inside {api}, called outside jit: JAX compiled the whole {api} with this call inlined, as its own "
                 f"eager {CONTROL_FLOW[api]} (in the cell line's eager loops), not this function on its own")

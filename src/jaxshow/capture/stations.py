@@ -542,6 +542,14 @@ def normalise_cost(raw: Any, *, optimized: bool) -> CostAnalysis | None:
     )
 
 
+def _missing_cost(raw: Any, otherwise: str) -> str:
+    """Why ``cost_analysis()``'s answer ``raw`` gave no record: it was empty (XLA gives none for a program without
+    operations, ``jax.jit(lambda x: None)``, where the backend costs every other), else ``otherwise``."""
+    if isinstance(raw, (list, tuple)):
+        raw = raw[0] if raw else None
+    return "empty: XLA gave no figure for this program" if raw is not None and not raw else otherwise
+
+
 def backend_name() -> str:
     """The default backend's platform, for the reasons an analysis is unavailable."""
     try:
@@ -582,8 +590,9 @@ def _pre_optimisation_cost(lowered: Any, text: str, backend: str) -> tuple[CostA
             _COSTS.move_to_end(key)
             return known
     try:
-        cost = normalise_cost(lowered.cost_analysis(), optimized=False)
-        known = (cost, None if cost else f"backend '{backend}' gives no cost analysis before compilation")
+        raw = lowered.cost_analysis()
+        cost = normalise_cost(raw, optimized=False)
+        known = (cost, None if cost else _missing_cost(raw, f"backend '{backend}' gives no cost analysis before compilation"))
     except Exception as exc:  # noqa: BLE001 - plugin backends raise here
         known = (None, f"not available before compilation: {exc}")
     if len(text) <= COSTS_KEPT_CHARS:
@@ -672,6 +681,46 @@ def _beside(read: Callable[[], Any]) -> Callable[[], tuple[Any, str | None]]:
     return wait
 
 
+def _program_leaves(compiled: Any, traced: TracedStation | None) -> tuple[list, list, list | None, list, list, list | None]:
+    """``(names, shardings, formats)`` of the compiled program's inputs, then of its outputs, flat.
+
+    A program that reads or writes ``jax.new_ref`` arrays has more inputs and
+    outputs than the function's pytrees, and JAX's pytree-shaped properties
+    raise: its flat lists are read instead, the extra leaves named by
+    :func:`_ref_leaf_names`.
+    """
+    try:
+        in_shardings, out_shardings = compiled.input_shardings, compiled.output_shardings
+    except ValueError:
+        flat = _jax_compat.program_placements(compiled)
+        names = _ref_leaf_names(traced, len(flat.inputs), len(flat.outputs)) if flat is not None and traced is not None else None
+        if names is None:
+            raise
+        return names[0], flat.inputs, flat.input_layouts, names[1], flat.outputs, flat.output_layouts
+    in_formats, _ = _analysis(lambda: compiled.input_formats)
+    out_formats, _ = _analysis(lambda: compiled.output_formats)
+    arg_names = tuple(a.path for a in traced.args) if traced is not None else None
+    in_pairs = _readable_paths(arg_names, in_shardings)
+    out_flat = _flat(out_shardings)
+    if traced is not None and len(traced.out_info) == len(out_flat):
+        out_names = [o.path for o in traced.out_info]
+    else:
+        out_names = _output_names(out_shardings)
+    return ([path for path, _ in in_pairs], [sharding for _, sharding in in_pairs], _flat(in_formats) if in_formats is not None else None,
+            out_names, out_flat, _flat(out_formats) if out_formats is not None else None)
+
+
+def _ref_leaf_names(traced: TracedStation, inputs: int, outputs: int) -> tuple[list[str], list[str]] | None:
+    """Names for a program's ``inputs`` and ``outputs`` where they outnumber the function's own leaves: the refs it
+    closes over (``closed-over ref 1``) come after its arguments, and each ref written back (``r (written back)``,
+    the arguments' first) after its results; ``None`` where the counts do not add up so."""
+    closed = [f"closed-over ref {i + 1}" for i in range(inputs - len(traced.args))]
+    written = [a.path for a in traced.args if a.ref] + closed
+    if inputs < len(traced.args) or outputs - len(traced.out_info) != len(written):
+        return None
+    return [a.path for a in traced.args] + closed, [o.path for o in traced.out_info] + [f"{name} (written back)" for name in written]
+
+
 def compiled_station(compiled: Any, traced: TracedStation | None = None, *, backend: str | None = None) -> CompiledStation:
     """Record the ``Compiled`` stage: optimised HLO, cost, memory and its largest buffers, shardings and formats,
     collectives, loop trip counts.
@@ -688,19 +737,9 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
     cost_raw, cost_why = _analysis(compiled.cost_analysis)
     cost = normalise_cost(cost_raw, optimized=True)
     buffers, buffer_count = entry_buffers(hlo) if hlo else ((), 0)
-    in_formats, _ = _analysis(lambda: compiled.input_formats)
-    out_formats, _ = _analysis(lambda: compiled.output_formats)
     placed: dict[str, Any] = {}
     try:
-        in_shardings, out_shardings = compiled.input_shardings, compiled.output_shardings
-        arg_names = tuple(a.path for a in traced.args) if traced is not None else None
-        in_pairs = _readable_paths(arg_names, in_shardings)
-        in_names, in_flat = [path for path, _ in in_pairs], [sharding for _, sharding in in_pairs]
-        out_flat = _flat(out_shardings)
-        if traced is not None and len(traced.out_info) == len(out_flat):
-            out_names = [o.path for o in traced.out_info]
-        else:
-            out_names = _output_names(out_shardings)
+        in_names, in_flat, in_layouts, out_names, out_flat, out_layouts = _program_leaves(compiled, traced)
         in_shapes = _padded([a.shape for a in traced.args] if traced is not None else [], len(in_flat))
         out_shapes = _padded([o.shape for o in traced.out_info] if traced is not None else [], len(out_flat))
         shown = on_shared_mesh([*in_flat, *out_flat], [*in_shapes, *out_shapes])
@@ -708,8 +747,8 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
         views, more_views = sharding_views([*zip(in_names, in_flat, in_shapes), *zip(out_names, out_flat, out_shapes)])
         mesh, device_count = mesh_summary([*in_flat, *out_flat])
         placed = dict(
-            inputs=placements(in_names, in_flat, _flat(in_formats) if in_formats is not None else None),
-            outputs=placements(out_names, out_flat, _flat(out_formats) if out_formats is not None else None),
+            inputs=placements(in_names, in_flat, in_layouts),
+            outputs=placements(out_names, out_flat, out_layouts),
             mesh=mesh, device_count=device_count, sharding_views=views, more_sharding_views=more_views)
     except Exception as exc:  # noqa: BLE001
         placed = dict(inputs=(), outputs=(), placements_unavailable=f"shardings unavailable: {type(exc).__name__}: {exc}")
@@ -719,7 +758,7 @@ def compiled_station(compiled: Any, traced: TracedStation | None = None, *, back
         optimized_hlo_text=hlo,
         hlo_unavailable=None if hlo else (hlo_why or f"backend '{backend}' does not return optimised HLO text"),
         cost=cost,
-        cost_unavailable=None if cost else (cost_why or f"backend '{backend}' does not report cost analysis"),
+        cost_unavailable=None if cost else (cost_why or _missing_cost(cost_raw, f"backend '{backend}' does not report cost analysis")),
         memory=memory,
         memory_unavailable=None if memory else (memory_why or f"backend '{backend}' does not report memory analysis"),
         collectives=collectives(hlo),

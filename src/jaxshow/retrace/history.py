@@ -23,6 +23,7 @@ import hashlib
 import inspect
 import itertools
 import os
+import sys
 import threading
 import types
 import weakref
@@ -32,6 +33,7 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import looks_up_plainly
 from jaxshow.capture.carried import carried_function, closure_function, library_file
+from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import JIT_TYPE, is_jax_type, library_wrapped, parameter_names
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 from jaxshow.reprs import weak_ref
@@ -140,7 +142,7 @@ def _same(value: Any, held: Any) -> bool:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by",
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by", "traced_by_maker",
                  "inner_ref", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
@@ -166,6 +168,9 @@ class _FunctionRecord:
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms)
         self.made_by = _made_by(fun)
+        self.traced_by_maker = self.made_by is not None and _maker_running(fun)
+        """A wrapper whose maker, a JAX function, made and traced it in one call (``saved_residuals``): no code of the
+        user's can make it once."""
         self.inner_ref = weak_ref(inner) if self.made_by is not None and inner is not fun else None
         """The user's function inside a wrapper made per call: a new wrapper of a new one of it was not the wrapper's doing."""
         self.defined_at = _defined_at(inner, debug_info)
@@ -308,6 +313,19 @@ def _made_by(fun: Any) -> str | None:
     outer, local, _ = fun.__qualname__.partition(".<locals>.")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
     maker = outer.split(".")[-1].lstrip("_")
     return maker if local and maker else "JAX transformation"
+
+
+def _maker_running(fun: Any) -> bool:
+    """Whether the JAX function ``fun`` is local to (``saved_residuals.<locals>.<lambda>``) is on this thread's stack."""
+    outer, local, _ = getattr(fun, "__qualname__", "").partition(".<locals>.")
+    if not local:
+        return False
+    maker, frame = outer.split(".")[-1], sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == maker and is_jax_file(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _unwrapped(fun: Any) -> Any:

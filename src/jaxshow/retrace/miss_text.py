@@ -303,7 +303,8 @@ def input_path_name(path: str) -> str:
 
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
                  source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
-                 written: str | None = None, reloaded: bool = False, made_in: str | None = None, cleared: str | None = None) -> str:
+                 written: str | None = None, reloaded: bool = False, made_in: str | None = None, cleared: str | None = None,
+                 traced_by_maker: bool = False) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
@@ -313,6 +314,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     ``reloaded``: a ``redefined`` function at the top of a module of the user's, which ran again.
     ``made_in``: a ``redefined`` function defined inside that function, whose every call makes it anew.
     ``cleared``: what emptied the cache of a function traced before, for a first trace since (``%jaxcache clear emptied its cache``).
+    ``traced_by_maker``: the wrapper ``made_by`` names was made and traced in one call of it (``saved_residuals``).
     """
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
@@ -320,6 +322,9 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, with other code ({how})"
     if category == "never_seen":
         return f"first trace of {written or function}" + (f" since {cleared}" if cleared else "")
+    if category == "redefined" and made_by is not None and traced_by_maker:
+        return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object "
+                "and traces it in that same call, so JAX's cache cannot find the earlier trace")
     if category == "redefined" and made_by is not None:
         return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
