@@ -28,6 +28,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import jax
 import jax.monitoring
 
+from jaxshow.installed import is_installed
 from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr, weak_ref
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
@@ -451,8 +452,37 @@ def _refused_by_jax(exc: BaseException) -> bool:
     return type(exc) is RuntimeError and "'no_tracing' is set" in str(exc)
 
 
-class _ExplanationGuard:
-    """While entered (counted, any thread): JAX's wording of a tracing-cache miss returns a note instead of raising.
+class _Guard:
+    """While entered (counted, any thread): some of JAX's functions replaced by guarded ones, each put back on the
+    last exit where it is still the guard's. ``guards()`` lists ``(module, name, guarded function)`` at the first
+    entry."""
+
+    def __init__(self, guards: Callable[[], list[tuple[Any, str, Any]]]) -> None:
+        self._guards = guards
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._restore: list[tuple[Any, str, Any, Any]] = []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._restore = [(module, name, getattr(module, name), guard) for module, name, guard in self._guards()]
+                for module, name, _, guard in self._restore:
+                    setattr(module, name, guard)
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for module, name, original, guard in self._restore:
+                    if getattr(module, name) is guard:  # put back only where it is still ours
+                        setattr(module, name, original)
+                self._restore = []
+
+
+def _explanation_guards() -> list[tuple[Any, str, Any]]:
+    """JAX's wording of a tracing-cache miss returns a note instead of raising.
 
     With ``jax_explain_cache_misses`` on, jax <= 0.10 words a miss through
     ``diff_tracing_cache_keys`` (``pjit``'s up to 0.8, ``partial_eval``'s from
@@ -460,30 +490,107 @@ class _ExplanationGuard:
     made the user's call raise, where without the flag it runs. jaxshow turns
     the flag on, so it guards that function while it does.
     """
+    return [(module, "diff_tracing_cache_keys", _guarded_diff(original, module is _pjit_module()))
+            for module in (_pjit_module(), _trace_cache_module())
+            if module is not None and callable(original := getattr(module, "diff_tracing_cache_keys", None))]
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._restore: list[tuple[Any, Any, Any]] = []
 
-    def __enter__(self) -> None:
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                self._restore = [(module, original, guard) for module in (_pjit_module(), _trace_cache_module()) if module is not None
-                                 and callable(original := getattr(module, "diff_tracing_cache_keys", None))
-                                 for guard in (_guarded_diff(original, module is _pjit_module()),)]
-                for module, _, guard in self._restore:
-                    module.diff_tracing_cache_keys = guard
+def _tree_comparison_guards() -> list[tuple[Any, str, Any]]:
+    """JAX's comparison of two keys' pytrees (``tree_util.equality_errors_pytreedef``, all versions) runs no flatten of
+    the user's (:func:`_guarded_tree_errors`)."""
+    tree_util = _tree_util_module()
+    errors = getattr(tree_util, "equality_errors_pytreedef", None)
+    return [(tree_util, "equality_errors_pytreedef", _guarded_tree_errors(errors))] if callable(errors) else []
 
-    def __exit__(self, *exc: Any) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for module, original, guard in self._restore:
-                    if module.diff_tracing_cache_keys is guard:  # put back only where it is still ours
-                        module.diff_tracing_cache_keys = original
-                self._restore = []
+
+def _tree_util_module() -> Any:
+    from jax._src import tree_util
+
+    return tree_util
+
+
+def _guarded_tree_errors(original: Callable[..., Any]) -> Callable[..., Any]:
+    """JAX's ``equality_errors_pytreedef(tree1, tree2)``, where a node of either tree is flattened by the user's code
+    (:func:`users_pytree_flatten`) read from the two definitions alone: JAX's own rebuilds both trees and flattens each
+    node again (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
+    def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
+        if users_pytree_flatten([tree1, tree2]) is None:
+            return original(tree1, tree2)
+        return _treedef_errors((), tree1, tree2)
+
+    return functools.update_wrapper(equality_errors_pytreedef, original)
+
+
+def users_pytree_flatten(trees: list[Any]) -> str | None:
+    """``Box.tree_flatten``: the first flatten of the user's (in no installed file) JAX's registry runs on a node of
+    ``trees`` (``PyTreeDef``s), or ``None``; a tree that cannot be read has none."""
+    pending = list(trees)
+    try:
+        while pending:
+            tree = pending.pop()
+            data = tree.node_data()
+            code = pytree_flatten_code(data[0]) if data is not None else None
+            if code is not None and not is_installed(os.path.abspath(code.co_filename)):
+                return getattr(code, "co_qualname", code.co_name)
+            pending.extend(tree.children())
+    except Exception:  # noqa: BLE001 - not a PyTreeDef
+        return None
+    return None
+
+
+class _LeafType(type):
+    def __repr__(cls) -> str:
+        return "pytree leaf"
+
+
+class _Leaf(metaclass=_LeafType):
+    """How JAX's ``equality_errors_pytreedef`` names a leaf's type: ``pytree leaf``."""
+
+
+def _treedef_errors(path: tuple, tree1: Any, tree2: Any) -> Any:
+    """``tree_util.equality_errors_pytreedef``'s ``(path, now, before, why)`` entries, in its words and order, read from
+    two ``PyTreeDef``s without rebuilding or flattening a node: a child of a node of the user's is keyed by its index
+    (``FlattenedIndexKey``), as its own keys come only from running its flatten; metadata is compared with ``!=`` and
+    shown by :func:`safe_repr` (no ``__repr__`` of the user's runs)."""
+    from jax.tree_util import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+
+    data1, data2 = tree1.node_data(), tree2.node_data()
+    if data1 is None and data2 is None:
+        return
+    kind1, kind2 = (_Leaf if d is None else d[0] for d in (data1, data2))
+    if kind1 is not kind2:
+        yield path, str(kind1), str(kind2), "their Python types differ"
+        return
+    children1, children2 = tree1.children(), tree2.children()
+    if issubclass(kind1, (list, tuple)) and len(children1) != len(children2):
+        yield (path, f"{kind1.__name__} of length {len(children1)}", f"{kind2.__name__} of length {len(children2)}",
+               "the lengths do not match")
+        return
+
+    def keys(kind: type, meta: Any, n: int) -> list[Any]:
+        if issubclass(kind, dict):
+            return [DictKey(k) for k in meta]
+        if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+            return [GetAttrKey(name) for name in kind._fields]
+        return [(SequenceKey if issubclass(kind, (list, tuple)) else FlattenedIndexKey)(i) for i in range(n)]
+
+    keys1, keys2 = keys(kind1, data1[1], len(children1)), keys(kind2, data2[1], len(children2))
+    if len(children1) != len(children2):
+        try:
+            diff = " ".join(repr(k.key) for k in set(keys1).symmetric_difference(set(keys2)))
+        except Exception:  # noqa: BLE001 - keys that do not hash
+            diff = ""
+        counted = [f"{kind} with {len(c)} child{'ren' if len(c) > 1 else ''}" for kind, c in ((kind1, children1), (kind2, children2))]
+        yield (path, *counted, "the numbers of children do not match"
+               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
+        return
+    meta1, meta2 = ((tuple(d[1]) if issubclass(kind1, dict) else d[1]) for d in (data1, data2))  # a dict's: its keys
+    if differ(meta1, meta2):
+        yield (path, f"{kind1} with pytree metadata {safe_repr(meta1, _STATIC_REPR_CHARS)}",
+               f"{kind2} with pytree metadata {safe_repr(meta2, _STATIC_REPR_CHARS)}", "the pytree node metadata does not match")
+        return
+    for key, child1, child2 in zip(keys1, children1, children2):
+        yield from _treedef_errors((*path, key), child1, child2)
 
 
 def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
@@ -536,7 +643,8 @@ def _explanation_unavailable(exc: BaseException) -> str:
     return f"{EXPLANATION_UNAVAILABLE}: comparing the keys raised {type(exc).__name__} (a static value's repr or ==?)"
 
 
-_explanation_guard = _ExplanationGuard()
+_explanation_guard = _Guard(_explanation_guards)
+_tree_comparison_guard = _Guard(_tree_comparison_guards)
 
 
 def special_value_found(exc: BaseException | None) -> tuple[str, str] | None:
@@ -582,7 +690,7 @@ def explaining_cache_misses() -> Any:
         _explaining.users_value = _explain_flag()
     _explaining.depth = depth + 1
     try:
-        with _explanation_guard, jax.explain_cache_misses(True):
+        with _explanation_guard, _tree_comparison_guard, jax.explain_cache_misses(True):
             yield
     finally:
         _explaining.depth = depth
@@ -1041,7 +1149,8 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
                     + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
-        return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+        with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+            return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1373,7 +1482,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
-            diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
+            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+                diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
@@ -1384,7 +1494,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
-            diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+                diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
             changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
         return _explanation_unavailable(exc)
