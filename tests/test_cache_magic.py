@@ -2086,3 +2086,25 @@ def test_the_jaxprs_of_functions_made_in_a_loop_are_let_go(shell, mode):
     shell.run_cell("del s\ngc.collect()\njax.clear_caches()")
     gc.collect()
     assert [ref() is None for ref in shell.user_ns["kept"]] == [True, True, False]
+
+
+UNPACKED = """
+ran = []
+class Opaque:
+    def __hash__(self): return 1
+    def __eq__(self, o): return self is o
+    def __iter__(self): ran.append("iter"); return iter(((), (), ()))
+    def __getattr__(self, name): ran.append(name); raise AttributeError(name)
+opaque = jax.jit(lambda v, s: v * 2, static_argnums=1)
+"""
+
+
+def test_a_static_value_is_never_unpacked_to_look_for_equinoxs(shell):
+    """jaxshow reads equinox's names from a call's one static value when it is equinox's tuple of treedefs: it unpacked
+    any one static value to see, which ran a user's __iter__ under %%jaxcache, and a static value whose __iter__
+    returned three items of two would have been read further. A static value is now read only where it is such a tuple."""
+    assert shell.run_cell(UNPACKED).success
+    result, _ = run_captured(shell, "%%jaxcache\ny = opaque(x, Opaque())")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["ran"] == []
+
