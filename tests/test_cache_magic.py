@@ -2108,3 +2108,27 @@ def test_a_static_value_is_never_unpacked_to_look_for_equinoxs(shell):
     assert result.success, result.error_in_exec
     assert shell.user_ns["ran"] == []
 
+
+KEYED = """
+ran = []
+class Name:
+    def __hash__(self): return 1
+    def __eq__(self, o): return self is o
+    def __lt__(self, o): return False
+    def __repr__(self): ran.append("repr"); return "Name()"
+name = Name()
+keyed = jax.jit(lambda d: d[name] * 2)
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%%jaxstages\n"])
+def test_a_dict_keys_own_repr_runs_as_often_as_in_a_plain_cell(shell, magic):
+    """A dict key whose __repr__ is the user's: JAX runs it to name the argument, and %%jaxcache ran
+    it once more to print the key's pytree, as it printed a static value's before. That text now reads as unprinted."""
+    def ran(prefix):
+        assert shell.run_cell(KEYED).success
+        result, _ = run_captured(shell, prefix + "y = keyed({name: x})")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"])
+
+    assert ran(magic) == ran("")

@@ -1539,14 +1539,26 @@ def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, s
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
-        unread = any(map(runs_users_repr, static_arg_values(key)))  # the pytree's text prints its Static nodes (jax 0.9-0.10)
-        return types, TREE_UNREAD if unread else str(in_avals.tree), tuple(context)
+        return types, _tree_text(in_avals.tree, static_arg_values(key)), tuple(context)
     except Exception:  # noqa: BLE001
         return None
 
 
-TREE_UNREAD = "<a pytree holding a static value whose repr is yours: not printed>"
-"""A key's pytree text where printing it would run the ``__repr__`` of a static value of the user's."""
+TREE_UNREAD = "<a pytree holding a value whose repr is yours: not printed>"
+"""A key's pytree text where printing it would run a ``__repr__`` of the user's (:func:`_tree_text`)."""
+
+
+def _tree_text(tree: Any, statics: tuple[Any, ...]) -> str:
+    """``str(tree)``, or :data:`TREE_UNREAD` where that would run a ``__repr__`` of the user's, which the call itself
+    never runs: of a static value (jax 0.9-0.10's ``Static`` nodes print theirs), a dict key or a node's metadata."""
+    pending = [tree]
+    unread = any(map(runs_users_repr, statics))
+    while pending and not unread:
+        node = pending.pop()
+        data = node.node_data()
+        unread = data is not None and runs_users_repr(data[1])
+        pending.extend(node.children())
+    return TREE_UNREAD if unread else str(tree)
 
 
 class TraceKeyParts:
@@ -1629,7 +1641,7 @@ def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False) -> tuple[tuple[tup
         if not any(names):
             names = tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
-        trees = [str(t[1][0]) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
+        trees = [_tree_text(t[1][0], ()) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
         return types, (trees[0] if trees else ""), tuple(context)
     except Exception:  # noqa: BLE001
         return None
