@@ -819,6 +819,38 @@ def test_a_miss_on_a_pytree_of_the_users_runs_its_flatten_as_often_as_in_a_plain
     assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now {'k': 2}, before {'k': 1}" in text
 
 
+PROXY = """
+asked = []
+class Proxy:
+    def __init__(self, wrapped):
+        object.__setattr__(self, "wrapped", wrapped)
+    @property
+    def __class__(self):
+        asked.append("__class__")
+        return type(self.wrapped)
+    def __getattr__(self, name):
+        asked.append(name)
+        return getattr(self.wrapped, name)
+    def __hash__(self): return 1
+    def __eq__(self, o): return self is o
+scaled = jax.jit(lambda v, s: v * 2, static_argnums=1)
+doubled = jax.jit(lambda v: v * 2)
+"""
+
+
+@pytest.mark.parametrize("cell", ["y = scaled(jnp.ones(2), Proxy(3))", "y = doubled(Proxy(jnp.ones(2)))"])
+def test_a_proxy_is_asked_for_its_class_as_often_as_in_a_plain_cell(shell, cell):
+    # jaxshow's type tests (isinstance) asked a proxy (wrapt's, a lazy object's) for its __class__, a property that runs
+    # code of its own: the static value's text asked it once more, an argument's placement twice more and its sharding
+    # once. Types are now read from type(value) alone (reprs.is_a).
+    def run(prefix):
+        _define(shell, PROXY)
+        result, _, _ = _run(shell, prefix + cell)
+        return result.success, list(shell.user_ns["asked"])
+
+    assert run("%%jaxstages\n") == run("")
+
+
 HASHED_ELSEWHERE = """
 import dataclasses
 from unittest import mock
