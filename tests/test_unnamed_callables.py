@@ -83,6 +83,22 @@ def test_a_function_made_by_exec_in_the_notebook_is_the_users(shell):
     assert "(a library's function)" not in text.split("\nh: ")[0]
 
 
+@pytest.mark.parametrize("wrapped", ["42", "Scale(2.0)"])
+def test_a_function_whose_wrapped_is_no_function_is_the_users(shell, wrapped):
+    # JAX names a function by what inspect.unwrap finds, and a __wrapped__ that is no Python function (a number, a
+    # callable object) read '<unknown>' "(a library's function)", 'defined at unknown (no Python source)'
+    # and, under %jaxcache, 'first trace of <unknown>' defined at '<unknown>'. The function is read as far as
+    # __wrapped__ holds functions: here, the cell's own.
+    defined, _ = run_captured(shell, f"def wrapper(v):\n    return v * 2\nwrapper.__wrapped__ = {wrapped}")
+    _, cap = run_captured(shell, "%%jaxcache\ny = jax.jit(wrapper)(x)")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert f"wrapper 1 1 0 1 In[{defined.execution_count}]:1 wrapper: 1. never-seen function (first trace): first trace of wrapper " in text
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(wrapper)(jnp.ones(5))")
+    assert result.success, result.error_in_exec
+    report = shell.user_ns["rep"].reports[0]
+    assert (report.function, report.kind, report.wrapper.defined_at.line) == ("wrapper", "user", 1)
+
+
 def test_an_eager_shard_map_is_jaxs_own_work_not_an_unknown_library_call(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\nz = matmul(x, x)")
     assert result.success

@@ -2355,7 +2355,8 @@ def _callable_source(fun: Any) -> tuple[str, str, int] | None:
             fun = getattr(fun, "f", None)
         else:
             break
-    fun = inspect.unwrap(fun) if isinstance(fun, types.FunctionType) else fun
+    if isinstance(fun, types.FunctionType):  # as far as __wrapped__ holds functions: one may point to anything
+        fun = inspect.unwrap(fun, stop=lambda f: type(getattr(f, "__wrapped__", None)) is not types.FunctionType)
     if isinstance(fun, (types.FunctionType, types.MethodType)):
         code = getattr(fun, "__code__", None)
         return (fun.__name__, code.co_filename, code.co_firstlineno) if code is not None else None
