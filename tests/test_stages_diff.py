@@ -124,6 +124,21 @@ def test_no_previous_compile_says_so(shell):
     assert diff.texts == () and "--diff f: nothing to compare" in data["text/plain"]
 
 
+@pytest.mark.parametrize(("call", "outcome"), [("f(jnp.ones(3), [2])", "failed while dispatching, before any trace"),
+                                             ("f(object(), 2)", "failed while tracing")])
+def test_a_call_that_made_no_trace_has_nothing_to_compare(shell, call, outcome):
+    # A call JAX refused or failed to trace read as a change of everything: 'x (absent) f32[3]', and for a refused
+    # one every config option JAX keys on, '(absent)' beside its value, 35 rows.
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(3), 2)")  # In[2]
+    result, cap = run_captured(shell, f"%%jaxstages --diff -o rep\ny = {call}")
+    assert not result.success
+    (diff,) = shell.user_ns["rep"].diffs
+    assert (diff.key_changes, diff.texts) == ((), ())
+    assert diff.previous_missing == (f"this call has no trace of its own ({outcome}): nothing of it to set beside the "
+                                     "previous compile of f at In[2]:2")
+    assert "(absent)" not in cap.outputs[-1].data["text/plain"]
+
+
 def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")
