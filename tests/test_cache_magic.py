@@ -2132,3 +2132,43 @@ def test_a_dict_keys_own_repr_runs_as_often_as_in_a_plain_cell(shell, magic):
         return list(shell.user_ns["ran"])
 
     assert ran(magic) == ran("")
+
+
+TAGGED_BY = """
+import dataclasses
+ran = []
+class Tag:
+    def __init__(self, k): self.k = k
+    def __hash__(self): return self.k
+    def __eq__(self, o): return isinstance(o, Tag) and o.k == self.k
+    def __repr__(self): ran.append("repr"); return "Tag"
+@partial(jax.tree_util.register_dataclass, data_fields=["v"], meta_fields=["tag"])
+@dataclasses.dataclass
+class Tagged:
+    v: object
+    tag: object
+tagged = jax.jit(lambda t: t.v * 2)
+y = tagged(Tagged(x, Tag(1)))
+ran.clear()
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%jaxcache on\n"])
+def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_without(shell, magic):
+    """A register_dataclass node whose meta field's __repr__ is the user's: the plain re-trace prints nothing, but JAX's
+    explanation of the miss, which %jaxcache turns on, and jaxshow's own comparison printed both pytrees' metadata: 4
+    reprs (jax 0.10; 6 on jax 0.7). The pytrees are now compared and printed as static values are, and the miss reads
+    as what changed."""
+    def run(prefix):
+        assert shell.run_cell(TAGGED_BY).success
+        result, cap = run_captured(shell, prefix + "y = tagged(Tagged(x, Tag(2)))")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"]), cap
+
+    expected, _ = run("")
+    ran, cap = run(magic)
+    shell.run_line_magic("jaxcache", "off")
+    assert ran == expected == []
+    text = " ".join(" ".join(o.data["text/plain"] for o in cap.outputs).split())
+    assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now k = 2, before k = 1 " in text
+

@@ -87,6 +87,7 @@ def test_categories_in_jax_order_with_evidence(capfd):
     assert "TRACING CACHE MISS" not in capfd.readouterr().err
 
 
+_LIBRARY_CODE = '''
 class _GraphMeta:
     """Pytree metadata as flax NNX's ``GraphDef`` prints it: over several lines, its attributes as ``Static(value=…)``."""
 
@@ -100,21 +101,27 @@ class _GraphMeta:
         return hash(self.scale)
 
     def __repr__(self):
-        return (f"GraphDef(nodes=[NodeDef(\n  type='MLP',\n  index=0,\n)], "
+        return (f"GraphDef(nodes=[NodeDef(\\n  type='MLP',\\n  index=0,\\n)], "
                 f"attributes=[('l1', NodeAttr()), ('act', Static(value={self.act})), ('scale', Static(value={self.scale}))])")
 
 
 class _Module:
-    """A pytree node of a library's, as a flax module is: its flatten is the library's code (compiled here as a file of
-    an installed package), which JAX's explanation of a miss may run again (one of the user's it does not)."""
-
     def __init__(self, w, meta):
         self.w, self.meta = w, meta
 
 
-_LIBRARY_CODE = "def flatten(m):\n    return (m.w,), m.meta\ndef unflatten(meta, children):\n    return _Module(children[0], meta)\n"
-_library = {"_Module": _Module}
+def flatten(m):
+    return (m.w,), m.meta
+
+
+def unflatten(meta, children):
+    return _Module(children[0], meta)
+'''
+"""A flax module and its GraphDef, as a library's code: compiled as a file of an installed package, so that JAX's
+explanation of a miss runs their flatten and repr as it runs flax's (jaxshow never runs a user's again)."""
+_library = {"__name__": "a_library"}
 exec(compile(_LIBRARY_CODE, os.path.join(os.path.dirname(jax.__file__), "_a_library_node.py"), "exec"), _library)
+_GraphMeta, _Module = _library["_GraphMeta"], _library["_Module"]
 jax.tree_util.register_pytree_node(_Module, _library["flatten"], _library["unflatten"])
 
 

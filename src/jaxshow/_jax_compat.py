@@ -23,7 +23,7 @@ import sys
 import threading
 import types
 import weakref
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import jax
 import jax.monitoring
@@ -510,32 +510,37 @@ def _tree_util_module() -> Any:
 
 
 def _guarded_tree_errors(original: Callable[..., Any]) -> Callable[..., Any]:
-    """JAX's ``equality_errors_pytreedef(tree1, tree2)``, where a node of either tree is flattened by the user's code
-    (:func:`users_pytree_flatten`) read from the two definitions alone: JAX's own rebuilds both trees and flattens each
-    node again (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
+    """JAX's ``equality_errors_pytreedef(tree1, tree2)``, read from the two definitions alone where JAX's own would run
+    code of the user's (:func:`_runs_users_code`): it rebuilds both trees, flattens each node again and prints their
+    metadata (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
     def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
-        if users_pytree_flatten([tree1, tree2]) is None:
+        if not _runs_users_code([tree1, tree2]):
             return original(tree1, tree2)
         return _treedef_errors((), tree1, tree2)
 
     return functools.update_wrapper(equality_errors_pytreedef, original)
 
 
-def users_pytree_flatten(trees: list[Any]) -> str | None:
-    """``Box.tree_flatten``: the first flatten of the user's (in no installed file) JAX's registry runs on a node of
-    ``trees`` (``PyTreeDef``s), or ``None``; a tree that cannot be read has none."""
-    pending = list(trees)
+def _runs_users_code(trees: list[Any]) -> bool:
+    """Whether rebuilding, flattening or printing the nodes of ``trees`` (``PyTreeDef``s) runs code of the user's: a
+    flatten JAX's registry holds from no installed file, or a ``__repr__`` of the user's in a node's metadata
+    (:func:`jaxshow.reprs.runs_users_repr`). A tree that cannot be read runs none."""
     try:
-        while pending:
-            tree = pending.pop()
-            data = tree.node_data()
-            code = pytree_flatten_code(data[0]) if data is not None else None
-            if code is not None and not is_installed(os.path.abspath(code.co_filename)):
-                return getattr(code, "co_qualname", code.co_name)
-            pending.extend(tree.children())
+        return any(runs_users_repr(meta) or ((code := pytree_flatten_code(kind)) is not None
+                                             and not is_installed(os.path.abspath(code.co_filename)))
+                   for kind, meta in _node_data(trees))
     except Exception:  # noqa: BLE001 - not a PyTreeDef
-        return None
-    return None
+        return False
+
+
+def _node_data(trees: list[Any]) -> Iterator[tuple[type, Any]]:
+    """``(type, metadata)`` of each node of ``trees`` (``PyTreeDef``s), leaves left out, read without rebuilding any."""
+    pending = list(trees)
+    while pending:
+        tree = pending.pop()
+        if (data := tree.node_data()) is not None:
+            yield data
+        pending.extend(tree.children())
 
 
 class _LeafType(type):
@@ -598,8 +603,12 @@ def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
                         else (_static_entries(args[0]), _static_entries(args[1])))
-            if unread_statics_differ(new, old) and not user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
+            if user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
+                return original(*args, **kwargs)
+            if unread_statics_differ(new, old):
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
+            elif pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
+                return [_tree_words(*trees)], len(list(_treedef_errors((), *trees)))
             else:
                 return original(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
@@ -626,12 +635,34 @@ def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(differ(new[p], old[p]) for p in common)
 
 
+def _pjit_unread_trees(transforms: Any, old_transforms: Any) -> tuple[Any, Any] | None:
+    """jax <= 0.8: the input pytrees of two keys (their ``flatten_fun`` transforms) where they differ and JAX's words
+    for them would print a ``__repr__`` of the user's in a node's metadata (it prints both trees whole), else ``None``."""
+    trees = [*_pjit_in_trees(transforms), *_pjit_in_trees(old_transforms)]
+    if len(trees) == 2 and any(runs_users_repr(meta) for _, meta in _node_data(trees)) and differ(*trees):
+        return trees[0], trees[1]
+    return None
+
+
+def _tree_words(tree: Any, old_tree: Any) -> str:
+    """jax >= 0.9's words for two different input pytrees (:func:`_treedef_errors`), which print no ``__repr__`` of the
+    user's."""
+    return "different input pytree:\n" + "\n".join(
+        f"  * at input path {jax.tree_util.keystr(tuple(path))}, now {now} and before {before}, so {why}"
+        for path, now, before, why in _treedef_errors((), tree, old_tree))
+
+
 def _static_entries(key: Any) -> dict[str, Any]:
     """A key's static values by where JAX's comparison prints them: each by input path (jax >= 0.9); jax <= 0.8 prints
     all positional ones, or all keyword ones, where any of them differ."""
     if isinstance(key, PjitTraceKey):
         return _pjit_static_entries(key.key[0])
     return _statics_by_path(key)
+
+
+def _pjit_in_trees(transforms: Any) -> list[Any]:
+    """jax <= 0.8: the input pytree a key's ``flatten_fun`` transform holds, as a list of one (none where there is none)."""
+    return [t[1][0] for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")][:1]
 
 
 def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
@@ -1149,6 +1180,8 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
                     + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
+        if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
+            return len(list(_treedef_errors((), *trees)))
         with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
             return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
@@ -1416,7 +1449,7 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
 
 def _input_treedefs(key: Any) -> list[Any]:
     if isinstance(key, PjitTraceKey):
-        return [t[1][0] for t in key.key[0] if getattr(t[0], "__name__", "").startswith("flatten_fun")][:1]
+        return _pjit_in_trees(key.key[0])
     _, (in_avals, *_), _ = key
     return [in_avals.tree]
 
@@ -1482,6 +1515,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
+            if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
+                return _tree_words(*trees)
             with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
                 diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
@@ -1551,13 +1586,7 @@ TREE_UNREAD = "<a pytree holding a value whose repr is yours: not printed>"
 def _tree_text(tree: Any, statics: tuple[Any, ...]) -> str:
     """``str(tree)``, or :data:`TREE_UNREAD` where that would run a ``__repr__`` of the user's, which the call itself
     never runs: of a static value (jax 0.9-0.10's ``Static`` nodes print theirs), a dict key or a node's metadata."""
-    pending = [tree]
-    unread = any(map(runs_users_repr, statics))
-    while pending and not unread:
-        node = pending.pop()
-        data = node.node_data()
-        unread = data is not None and runs_users_repr(data[1])
-        pending.extend(node.children())
+    unread = any(map(runs_users_repr, statics)) or any(runs_users_repr(meta) for _, meta in _node_data([tree]))
     return TREE_UNREAD if unread else str(tree)
 
 
