@@ -2172,3 +2172,15 @@ def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_
     text = " ".join(" ".join(o.data["text/plain"] for o in cap.outputs).split())
     assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now k = 2, before k = 1 " in text
 
+
+def test_a_trailing_semicolon_silences_a_line_report_as_jaxconfigs_and_jaxdumps_does(shell):
+    """'%jaxcache f;' read "UsageError: unknown subcommand 'f;'" (and '%jaxcache persistent -o state;' likewise), where
+    '%jaxconfig x64;' shows nothing and '%jaxdump;' too: the ';' is IPython's way to silence a line's output."""
+    run_captured(shell, "y = f(x)")
+    for line, name, kind in (("%jaxcache f -o rep;", "rep", "TraceHistory"), ("%jaxcache persistent -o state;", "state", "PersistentCacheReport")):
+        result, cap = run_captured(shell, line)
+        assert result.success, result.error_in_exec
+        assert cap.outputs == [] and cap.stdout == ""
+        assert type(shell.user_ns[name]).__name__ == kind
+    result, cap = run_captured(shell, "%jaxcache f")
+    assert result.success and len(cap.outputs) == 1
