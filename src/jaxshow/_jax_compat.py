@@ -514,6 +514,8 @@ def _guarded_tree_errors(original: Callable[..., Any]) -> Callable[..., Any]:
     code of the user's (:func:`_runs_users_code`): it rebuilds both trees, flattens each node again and prints their
     metadata (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
     def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
+        if not differ(tree1, tree2):  # JAX's finds no error in equal trees: none to look for (JAX compares a new key with every cached one)
+            return iter(())
         if not _runs_users_code([tree1, tree2]):
             return original(tree1, tree2)
         return _treedef_errors((), tree1, tree2)
@@ -639,7 +641,7 @@ def _pjit_unread_trees(transforms: Any, old_transforms: Any) -> tuple[Any, Any] 
     """jax <= 0.8: the input pytrees of two keys (their ``flatten_fun`` transforms) where they differ and JAX's words
     for them would print a ``__repr__`` of the user's in a node's metadata (it prints both trees whole), else ``None``."""
     trees = [*_pjit_in_trees(transforms), *_pjit_in_trees(old_transforms)]
-    if len(trees) == 2 and any(runs_users_repr(meta) for _, meta in _node_data(trees)) and differ(*trees):
+    if len(trees) == 2 and differ(*trees) and any(runs_users_repr(meta) for _, meta in _node_data(trees)):
         return trees[0], trees[1]
     return None
 
