@@ -496,8 +496,8 @@ def _explanation_guards() -> list[tuple[Any, str, Any]]:
 
 
 def _tree_comparison_guards() -> list[tuple[Any, str, Any]]:
-    """JAX's comparison of two keys' pytrees (``tree_util.equality_errors_pytreedef``, all versions) runs no flatten of
-    the user's (:func:`_guarded_tree_errors`)."""
+    """JAX's comparison of two keys' pytrees (``tree_util.equality_errors_pytreedef``, all versions) runs no flatten nor
+    ``__repr__`` of the user's (:func:`_guarded_tree_errors`)."""
     tree_util = _tree_util_module()
     errors = getattr(tree_util, "equality_errors_pytreedef", None)
     return [(tree_util, "equality_errors_pytreedef", _guarded_tree_errors(errors))] if callable(errors) else []
@@ -556,9 +556,9 @@ class _Leaf(metaclass=_LeafType):
 
 def _treedef_errors(path: tuple, tree1: Any, tree2: Any) -> Any:
     """``tree_util.equality_errors_pytreedef``'s ``(path, now, before, why)`` entries, in its words and order, read from
-    two ``PyTreeDef``s without rebuilding or flattening a node: a child of a node of the user's is keyed by its index
-    (``FlattenedIndexKey``), as its own keys come only from running its flatten; metadata is compared with ``!=`` and
-    shown by :func:`safe_repr` (no ``__repr__`` of the user's runs)."""
+    two ``PyTreeDef``s without rebuilding or flattening a node: a child of a node other than a tuple, list, namedtuple or
+    dict is keyed by its index (``FlattenedIndexKey``), as its own keys come only from running its flatten; metadata is
+    compared with ``!=`` and shown by :func:`safe_repr` (no ``__repr__`` of the user's runs)."""
     from jax.tree_util import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 
     data1, data2 = tree1.node_data(), tree2.node_data()
