@@ -2184,3 +2184,15 @@ def test_a_trailing_semicolon_silences_a_line_report_as_jaxconfigs_and_jaxdumps_
         assert type(shell.user_ns[name]).__name__ == kind
     result, cap = run_captured(shell, "%jaxcache f")
     assert result.success and len(cap.outputs) == 1
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%jaxcache on\n"])
+def test_a_cell_interrupted_while_tracing_says_so(shell, magic):
+    """A KeyboardInterrupt out of a trace (Ctrl-C, or a function raising it): %jaxcache on said nothing of it, where it
+    names any Exception the cell raised, and %%jaxcache read 'the cell raised KeyboardInterrupt:' (an empty message)."""
+    shell.run_cell("def stop(v):\n    raise KeyboardInterrupt\nstopping = jax.jit(stop)")
+    result, cap = run_captured(shell, magic + "y = stopping(x)")
+    shell.run_line_magic("jaxcache", "off")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    text = cap.outputs[-1].data["text/plain"]
+    assert "\n  the cell raised KeyboardInterrupt\n" in text + "\n"

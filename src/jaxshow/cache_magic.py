@@ -298,7 +298,7 @@ class CacheMagics(Magics):
             return
         try:
             error = getattr(result, "error_in_exec", None)
-            report = session.report(hits_counted=False, cell_error=error if isinstance(error, Exception) else None)
+            report = session.report(hits_counted=False, cell_error=error if isinstance(error, BaseException) else None)
             self._observed_compiles.extend(report.persistent)
             if report.functions:
                 display(self._with_cell_names(report))
