@@ -2111,3 +2111,113 @@ def test_the_jaxprs_of_functions_made_in_a_loop_are_let_go(shell, mode):
     shell.run_cell("del s\ngc.collect()\njax.clear_caches()")
     gc.collect()
     assert [ref() is None for ref in shell.user_ns["kept"]] == [True, True, False]
+
+
+UNPACKED = """
+ran = []
+class Opaque:
+    def __hash__(self): return 1
+    def __eq__(self, o): return self is o
+    def __iter__(self): ran.append("iter"); return iter(((), (), ()))
+    def __getattr__(self, name): ran.append(name); raise AttributeError(name)
+opaque = jax.jit(lambda v, s: v * 2, static_argnums=1)
+"""
+
+
+def test_a_static_value_is_never_unpacked_to_look_for_equinoxs(shell):
+    """jaxshow reads equinox's names from a call's one static value when it is equinox's tuple of treedefs: it unpacked
+    any one static value to see, which ran a user's __iter__ under %%jaxcache, and a static value whose __iter__
+    returned three items of two would have been read further. A static value is now read only where it is such a tuple."""
+    assert shell.run_cell(UNPACKED).success
+    result, _ = run_captured(shell, "%%jaxcache\ny = opaque(x, Opaque())")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["ran"] == []
+
+
+KEYED = """
+ran = []
+class Name:
+    def __hash__(self): return 1
+    def __eq__(self, o): return self is o
+    def __lt__(self, o): return False
+    def __repr__(self): ran.append("repr"); return "Name()"
+name = Name()
+keyed = jax.jit(lambda d: d[name] * 2)
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%%jaxstages\n"])
+def test_a_dict_keys_own_repr_runs_as_often_as_in_a_plain_cell(shell, magic):
+    """A dict key whose __repr__ is the user's: JAX runs it to name the argument, and %%jaxcache ran
+    it once more to print the key's pytree, as it printed a static value's before. That text now reads as unprinted."""
+    def ran(prefix):
+        assert shell.run_cell(KEYED).success
+        result, _ = run_captured(shell, prefix + "y = keyed({name: x})")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"])
+
+    assert ran(magic) == ran("")
+
+
+TAGGED_BY = """
+import dataclasses
+ran = []
+class Tag:
+    def __init__(self, k): self.k = k
+    def __hash__(self): return self.k
+    def __eq__(self, o): return isinstance(o, Tag) and o.k == self.k
+    def __repr__(self): ran.append("repr"); return "Tag"
+@partial(jax.tree_util.register_dataclass, data_fields=["v"], meta_fields=["tag"])
+@dataclasses.dataclass
+class Tagged:
+    v: object
+    tag: object
+tagged = jax.jit(lambda t: t.v * 2)
+y = tagged(Tagged(x, Tag(1)))
+ran.clear()
+"""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%jaxcache on\n"])
+def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_without(shell, magic):
+    """A register_dataclass node whose meta field's __repr__ is the user's: the plain re-trace prints nothing, but JAX's
+    explanation of the miss, which %jaxcache turns on, and jaxshow's own comparison printed both pytrees' metadata: 4
+    reprs (jax 0.10; 6 on jax 0.7). The pytrees are now compared and printed as static values are, and the miss reads
+    as what changed."""
+    def run(prefix):
+        assert shell.run_cell(TAGGED_BY).success
+        result, cap = run_captured(shell, prefix + "y = tagged(Tagged(x, Tag(2)))")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"]), cap
+
+    expected, _ = run("")
+    ran, cap = run(magic)
+    shell.run_line_magic("jaxcache", "off")
+    assert ran == expected == []
+    text = " ".join(" ".join(o.data["text/plain"] for o in cap.outputs).split())
+    assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now k = 2, before k = 1 " in text
+
+
+def test_a_trailing_semicolon_silences_a_line_report_as_jaxconfigs_and_jaxdumps_does(shell):
+    """'%jaxcache f;' read "UsageError: unknown subcommand 'f;'" (and '%jaxcache persistent -o state;' likewise), where
+    '%jaxconfig x64;' shows nothing and '%jaxdump;' too: the ';' is IPython's way to silence a line's output."""
+    run_captured(shell, "y = f(x)")
+    for line, name, kind in (("%jaxcache f -o rep;", "rep", "TraceHistory"), ("%jaxcache persistent -o state;", "state", "PersistentCacheReport")):
+        result, cap = run_captured(shell, line)
+        assert result.success, result.error_in_exec
+        assert cap.outputs == [] and cap.stdout == ""
+        assert type(shell.user_ns[name]).__name__ == kind
+    result, cap = run_captured(shell, "%jaxcache f")
+    assert result.success and len(cap.outputs) == 1
+
+
+@pytest.mark.parametrize("magic", ["%%jaxcache\n", "%jaxcache on\n"])
+def test_a_cell_interrupted_while_tracing_says_so(shell, magic):
+    """A KeyboardInterrupt out of a trace (Ctrl-C, or a function raising it): %jaxcache on said nothing of it, where it
+    names any Exception the cell raised, and %%jaxcache read 'the cell raised KeyboardInterrupt:' (an empty message)."""
+    shell.run_cell("def stop(v):\n    raise KeyboardInterrupt\nstopping = jax.jit(stop)")
+    result, cap = run_captured(shell, magic + "y = stopping(x)")
+    shell.run_line_magic("jaxcache", "off")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    text = cap.outputs[-1].data["text/plain"]
+    assert "\n  the cell raised KeyboardInterrupt\n" in text + "\n"

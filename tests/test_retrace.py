@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -86,6 +87,7 @@ def test_categories_in_jax_order_with_evidence(capfd):
     assert "TRACING CACHE MISS" not in capfd.readouterr().err
 
 
+_LIBRARY_CODE = '''
 class _GraphMeta:
     """Pytree metadata as flax NNX's ``GraphDef`` prints it: over several lines, its attributes as ``Static(value=…)``."""
 
@@ -99,21 +101,28 @@ class _GraphMeta:
         return hash(self.scale)
 
     def __repr__(self):
-        return (f"GraphDef(nodes=[NodeDef(\n  type='MLP',\n  index=0,\n)], "
+        return (f"GraphDef(nodes=[NodeDef(\\n  type='MLP',\\n  index=0,\\n)], "
                 f"attributes=[('l1', NodeAttr()), ('act', Static(value={self.act})), ('scale', Static(value={self.scale}))])")
 
 
-@jax.tree_util.register_pytree_node_class
 class _Module:
     def __init__(self, w, meta):
         self.w, self.meta = w, meta
 
-    def tree_flatten(self):
-        return (self.w,), self.meta
 
-    @classmethod
-    def tree_unflatten(cls, meta, children):
-        return cls(children[0], meta)
+def flatten(m):
+    return (m.w,), m.meta
+
+
+def unflatten(meta, children):
+    return _Module(children[0], meta)
+'''
+"""A flax module and its GraphDef, as a library's code: compiled as a file of an installed package, so that JAX's
+explanation of a miss runs their flatten and repr as it runs flax's (jaxshow never runs a user's again)."""
+_library = {"__name__": "a_library"}
+exec(compile(_LIBRARY_CODE, os.path.join(os.path.dirname(jax.__file__), "_a_library_node.py"), "exec"), _library)
+_GraphMeta, _Module = _library["_GraphMeta"], _library["_Module"]
+jax.tree_util.register_pytree_node(_Module, _library["flatten"], _library["unflatten"])
 
 
 def test_a_change_in_pytree_metadata_names_the_part_that_changed():

@@ -103,6 +103,17 @@ def test_save_bad_directory_is_refused_before_the_cell_runs(ip, tmp_path):
     assert blocker.read_text() == "keep"
 
 
+def test_a_directory_no_file_system_can_name_is_a_usage_error(ip, tmp_path):
+    # A name longer than the file system takes made the check itself raise: 'OSError: [Errno 36] File name too long'
+    # with jaxshow's traceback, the cell not run; a NUL (from $name) passed the check and failed the write.
+    long, nul = tmp_path / ("d" * 300), "a\0b"
+    ip.user_ns["nul"] = nul
+    for where, why in ((long, f"OSError: File name too long: {long}"), ("$nul", "'a\\x00b' holds a NUL character, which no file name can")):
+        result, cap = run_captured(ip, f"%%jaxstages --save {where}\nran = True\n")
+        assert type(result.error_in_exec).__name__ == "UsageError" and "ran" not in ip.user_ns
+        assert f"{why}\n%%jaxstages [--all]" in unwrapped(str(result.error_in_exec))
+
+
 def test_save_never_writes_outside_the_directory(ip, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("untouched")

@@ -124,6 +124,34 @@ def test_no_previous_compile_says_so(shell):
     assert diff.texts == () and "--diff f: nothing to compare" in data["text/plain"]
 
 
+@pytest.mark.parametrize(("call", "outcome"), [("f(jnp.ones(3), [2])", "failed while dispatching, before any trace"),
+                                             ("f(object(), 2)", "failed while tracing")])
+def test_a_call_that_made_no_trace_has_nothing_to_compare(shell, call, outcome):
+    # A call JAX refused or failed to trace read as a change of everything: 'x (absent) f32[3]', and for a refused
+    # one every config option JAX keys on, '(absent)' beside its value, 35 rows.
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(3), 2)")  # In[2]
+    result, cap = run_captured(shell, f"%%jaxstages --diff -o rep\ny = {call}")
+    assert not result.success
+    (diff,) = shell.user_ns["rep"].diffs
+    assert (diff.key_changes, diff.texts) == ((), ())
+    assert diff.previous_missing == (f"this call has no trace of its own ({outcome}): nothing of it to set beside the "
+                                     "previous compile of f at In[2]:2")
+    assert "(absent)" not in cap.outputs[-1].data["text/plain"]
+
+
+def test_a_lambda_is_compared_with_an_earlier_compile_of_the_same_lambda_only(shell):
+    # Every lambda is named '<lambda>': a jitted lambda of another cell, another function altogether, was taken for
+    # the previous compile ('--diff <lambda>: In[2]:1 → In[3]:2' with its argument 'v (absent) f32[3]').
+    run_captured(shell, "%%jaxstages\ny = jax.jit(lambda v: v * 2)(jnp.ones(3))")  # In[2]
+    run_captured(shell, "g = jax.jit(lambda u, w: u + w)")  # In[3]
+    run_captured(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(3), 1.0)")  # In[4]
+    (diff,) = shell.user_ns["rep"].diffs
+    assert diff.previous_missing.startswith("no earlier compile of <lambda> in this session")
+    diff, _ = _diff(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(4), 1.0)")  # In[5]
+    assert (diff.before, diff.now) == ("In[4]:2", "In[5]:2")
+    assert diff.key_changes == (ArgChange("u", "f32[4]", "f32[3]"),)
+
+
 def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")

@@ -83,6 +83,22 @@ def test_a_function_made_by_exec_in_the_notebook_is_the_users(shell):
     assert "(a library's function)" not in text.split("\nh: ")[0]
 
 
+@pytest.mark.parametrize("wrapped", ["42", "Scale(2.0)"])
+def test_a_function_whose_wrapped_is_no_function_is_the_users(shell, wrapped):
+    # JAX names a function by what inspect.unwrap finds, and a __wrapped__ that is no Python function (a number, a
+    # callable object) read '<unknown>' "(a library's function)", 'defined at unknown (no Python source)'
+    # and, under %jaxcache, 'first trace of <unknown>' defined at '<unknown>'. The function is read as far as
+    # __wrapped__ holds functions: here, the cell's own.
+    defined, _ = run_captured(shell, f"def wrapper(v):\n    return v * 2\nwrapper.__wrapped__ = {wrapped}")
+    _, cap = run_captured(shell, "%%jaxcache\ny = jax.jit(wrapper)(x)")
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert f"wrapper 1 1 0 1 In[{defined.execution_count}]:1 wrapper: 1. never-seen function (first trace): first trace of wrapper " in text
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = jax.jit(wrapper)(jnp.ones(5))")
+    assert result.success, result.error_in_exec
+    report = shell.user_ns["rep"].reports[0]
+    assert (report.function, report.kind, report.wrapper.defined_at.line) == ("wrapper", "user", 1)
+
+
 def test_an_eager_shard_map_is_jaxs_own_work_not_an_unknown_library_call(shell):
     result, cap = run_captured(shell, "%%jaxstages -o rep\nz = matmul(x, x)")
     assert result.success
@@ -110,6 +126,7 @@ def test_freeze_does_not_refuse_jaxs_own_eager_shard_map_programs(shell):
 
 
 LOOKED_UP = """
+from functools import partial
 seen = []
 class Probe:
     def __getattr__(self, name):
@@ -123,23 +140,26 @@ class Probe:
     def __call__(self, v, n=2):
         return v * n
 probe = jax.jit(Probe())
+partial_probe = jax.jit(partial(Probe(), n=3))
 seen.clear()
 """
 
 
 @pytest.mark.parametrize("magic", ["%%jaxstages --all -o rep\n", "%%jaxcache\n"])
-def test_a_callable_objects_getattr_and_eq_run_as_often_as_in_a_plain_cell(shell, magic):
+@pytest.mark.parametrize("jitted", ["probe", "partial_probe"])
+def test_a_callable_objects_getattr_and_eq_run_as_often_as_in_a_plain_cell(shell, magic, jitted):
     # %%jaxcache read a callable object's signature and source with inspect, running its __getattr__ for '__wrapped__',
     # '__signature__', '__code__' and more and its __eq__ twice; %%jaxstages looked a hit up in JAX's caches again,
     # which compares the function with its __eq__ (a jitted MagicMock gained calls in m.mock_calls the same way).
+    # A functools.partial of one still did under %%jaxcache: inspect.signature reads the partial's function.
     def run(prefix):
         assert shell.run_cell(LOOKED_UP).success
-        result, _ = run_captured(shell, prefix + "y = probe(x)\ny = probe(x)")
+        result, _ = run_captured(shell, prefix + f"y = {jitted}(x)\ny = {jitted}(x)")
         assert result.success, result.error_in_exec
         return list(shell.user_ns["seen"])
 
     assert run(magic) == run("")
-    if magic.startswith("%%jaxstages"):
+    if magic.startswith("%%jaxstages") and jitted == "probe":
         hit = shell.user_ns["rep"].reports[-1]
         assert (hit.function, hit.cache_hit, hit.traced) == ("Probe", True, None)
         assert hit.notes[-1] == ("its stations are not read from JAX's caches: looking them up parses the call's arguments "

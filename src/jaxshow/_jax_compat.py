@@ -23,11 +23,12 @@ import sys
 import threading
 import types
 import weakref
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import jax
 import jax.monitoring
 
+from jaxshow.installed import is_installed
 from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr, weak_ref
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
@@ -451,8 +452,37 @@ def _refused_by_jax(exc: BaseException) -> bool:
     return type(exc) is RuntimeError and "'no_tracing' is set" in str(exc)
 
 
-class _ExplanationGuard:
-    """While entered (counted, any thread): JAX's wording of a tracing-cache miss returns a note instead of raising.
+class _Guard:
+    """While entered (counted, any thread): some of JAX's functions replaced by guarded ones, each put back on the
+    last exit where it is still the guard's. ``guards()`` lists ``(module, name, guarded function)`` at the first
+    entry."""
+
+    def __init__(self, guards: Callable[[], list[tuple[Any, str, Any]]]) -> None:
+        self._guards = guards
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._restore: list[tuple[Any, str, Any, Any]] = []
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._restore = [(module, name, getattr(module, name), guard) for module, name, guard in self._guards()]
+                for module, name, _, guard in self._restore:
+                    setattr(module, name, guard)
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for module, name, original, guard in self._restore:
+                    if getattr(module, name) is guard:  # put back only where it is still ours
+                        setattr(module, name, original)
+                self._restore = []
+
+
+def _explanation_guards() -> list[tuple[Any, str, Any]]:
+    """JAX's wording of a tracing-cache miss returns a note instead of raising.
 
     With ``jax_explain_cache_misses`` on, jax <= 0.10 words a miss through
     ``diff_tracing_cache_keys`` (``pjit``'s up to 0.8, ``partial_eval``'s from
@@ -460,30 +490,114 @@ class _ExplanationGuard:
     made the user's call raise, where without the flag it runs. jaxshow turns
     the flag on, so it guards that function while it does.
     """
+    return [(module, "diff_tracing_cache_keys", _guarded_diff(original, module is _pjit_module()))
+            for module in (_pjit_module(), _trace_cache_module())
+            if module is not None and callable(original := getattr(module, "diff_tracing_cache_keys", None))]
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._restore: list[tuple[Any, Any, Any]] = []
 
-    def __enter__(self) -> None:
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                self._restore = [(module, original, guard) for module in (_pjit_module(), _trace_cache_module()) if module is not None
-                                 and callable(original := getattr(module, "diff_tracing_cache_keys", None))
-                                 for guard in (_guarded_diff(original, module is _pjit_module()),)]
-                for module, _, guard in self._restore:
-                    module.diff_tracing_cache_keys = guard
+def _tree_comparison_guards() -> list[tuple[Any, str, Any]]:
+    """JAX's comparison of two keys' pytrees (``tree_util.equality_errors_pytreedef``, all versions) runs no flatten nor
+    ``__repr__`` of the user's (:func:`_guarded_tree_errors`)."""
+    tree_util = _tree_util_module()
+    errors = getattr(tree_util, "equality_errors_pytreedef", None)
+    return [(tree_util, "equality_errors_pytreedef", _guarded_tree_errors(errors))] if callable(errors) else []
 
-    def __exit__(self, *exc: Any) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for module, original, guard in self._restore:
-                    if module.diff_tracing_cache_keys is guard:  # put back only where it is still ours
-                        module.diff_tracing_cache_keys = original
-                self._restore = []
+
+def _tree_util_module() -> Any:
+    from jax._src import tree_util
+
+    return tree_util
+
+
+def _guarded_tree_errors(original: Callable[..., Any]) -> Callable[..., Any]:
+    """JAX's ``equality_errors_pytreedef(tree1, tree2)``, read from the two definitions alone where JAX's own would run
+    code of the user's (:func:`_runs_users_code`): it rebuilds both trees, flattens each node again and prints their
+    metadata (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
+    def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
+        if not differ(tree1, tree2):  # JAX's finds no error in equal trees: none to look for (JAX compares a new key with every cached one)
+            return iter(())
+        if not _runs_users_code([tree1, tree2]):
+            return original(tree1, tree2)
+        return _treedef_errors((), tree1, tree2)
+
+    return functools.update_wrapper(equality_errors_pytreedef, original)
+
+
+def _runs_users_code(trees: list[Any]) -> bool:
+    """Whether rebuilding, flattening or printing the nodes of ``trees`` (``PyTreeDef``s) runs code of the user's: a
+    flatten JAX's registry holds from no installed file, or a ``__repr__`` of the user's in a node's metadata
+    (:func:`jaxshow.reprs.runs_users_repr`). A tree that cannot be read runs none."""
+    try:
+        return any(runs_users_repr(meta) or ((code := pytree_flatten_code(kind)) is not None
+                                             and not is_installed(os.path.abspath(code.co_filename)))
+                   for kind, meta in _node_data(trees))
+    except Exception:  # noqa: BLE001 - not a PyTreeDef
+        return False
+
+
+def _node_data(trees: list[Any]) -> Iterator[tuple[type, Any]]:
+    """``(type, metadata)`` of each node of ``trees`` (``PyTreeDef``s), leaves left out, read without rebuilding any."""
+    pending = list(trees)
+    while pending:
+        tree = pending.pop()
+        if (data := tree.node_data()) is not None:
+            yield data
+        pending.extend(tree.children())
+
+
+class _LeafType(type):
+    def __repr__(cls) -> str:
+        return "pytree leaf"
+
+
+class _Leaf(metaclass=_LeafType):
+    """How JAX's ``equality_errors_pytreedef`` names a leaf's type: ``pytree leaf``."""
+
+
+def _treedef_errors(path: tuple, tree1: Any, tree2: Any) -> Any:
+    """``tree_util.equality_errors_pytreedef``'s ``(path, now, before, why)`` entries, in its words and order, read from
+    two ``PyTreeDef``s without rebuilding or flattening a node: a child of a node other than a tuple, list, namedtuple or
+    dict is keyed by its index (``FlattenedIndexKey``), as its own keys come only from running its flatten; metadata is
+    compared with ``!=`` and shown by :func:`safe_repr` (no ``__repr__`` of the user's runs)."""
+    from jax.tree_util import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+
+    data1, data2 = tree1.node_data(), tree2.node_data()
+    if data1 is None and data2 is None:
+        return
+    kind1, kind2 = (_Leaf if d is None else d[0] for d in (data1, data2))
+    if kind1 is not kind2:
+        yield path, str(kind1), str(kind2), "their Python types differ"
+        return
+    children1, children2 = tree1.children(), tree2.children()
+    if issubclass(kind1, (list, tuple)) and len(children1) != len(children2):
+        yield (path, f"{kind1.__name__} of length {len(children1)}", f"{kind2.__name__} of length {len(children2)}",
+               "the lengths do not match")
+        return
+
+    def keys(kind: type, meta: Any, n: int) -> list[Any]:
+        if issubclass(kind, dict):
+            return [DictKey(k) for k in meta]
+        if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+            return [GetAttrKey(name) for name in kind._fields]
+        return [(SequenceKey if issubclass(kind, (list, tuple)) else FlattenedIndexKey)(i) for i in range(n)]
+
+    keys1, keys2 = keys(kind1, data1[1], len(children1)), keys(kind2, data2[1], len(children2))
+    if len(children1) != len(children2):
+        try:
+            diff = " ".join(repr(k.key) for k in set(keys1).symmetric_difference(set(keys2)))
+        except Exception:  # noqa: BLE001 - keys that do not hash
+            diff = ""
+        counted = [f"{kind} with {len(c)} child{'ren' if len(c) > 1 else ''}" for kind, c in ((kind1, children1), (kind2, children2))]
+        yield (path, *counted, "the numbers of children do not match"
+               + (diff and f", with the symmetric difference of key sets: {{{diff}}}"))
+        return
+    meta1, meta2 = ((tuple(d[1]) if issubclass(kind1, dict) else d[1]) for d in (data1, data2))  # a dict's: its keys
+    if differ(meta1, meta2):
+        yield (path, f"{kind1} with pytree metadata {safe_repr(meta1, _STATIC_REPR_CHARS)}",
+               f"{kind2} with pytree metadata {safe_repr(meta2, _STATIC_REPR_CHARS)}", "the pytree node metadata does not match")
+        return
+    for key, child1, child2 in zip(keys1, children1, children2):
+        yield from _treedef_errors((*path, key), child1, child2)
 
 
 def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
@@ -491,8 +605,12 @@ def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
                         else (_static_entries(args[0]), _static_entries(args[1])))
-            if unread_statics_differ(new, old) and not user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
+            if user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
+                return original(*args, **kwargs)
+            if unread_statics_differ(new, old):
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
+            elif pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
+                return [_tree_words(*trees)], len(list(_treedef_errors((), *trees)))
             else:
                 return original(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
@@ -519,12 +637,34 @@ def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(differ(new[p], old[p]) for p in common)
 
 
+def _pjit_unread_trees(transforms: Any, old_transforms: Any) -> tuple[Any, Any] | None:
+    """jax <= 0.8: the input pytrees of two keys (their ``flatten_fun`` transforms) where they differ and JAX's words
+    for them would print a ``__repr__`` of the user's in a node's metadata (it prints both trees whole), else ``None``."""
+    trees = [*_pjit_in_trees(transforms), *_pjit_in_trees(old_transforms)]
+    if len(trees) == 2 and differ(*trees) and any(runs_users_repr(meta) for _, meta in _node_data(trees)):
+        return trees[0], trees[1]
+    return None
+
+
+def _tree_words(tree: Any, old_tree: Any) -> str:
+    """jax >= 0.9's words for two different input pytrees (:func:`_treedef_errors`), which print no ``__repr__`` of the
+    user's."""
+    return "different input pytree:\n" + "\n".join(
+        f"  * at input path {jax.tree_util.keystr(tuple(path))}, now {now} and before {before}, so {why}"
+        for path, now, before, why in _treedef_errors((), tree, old_tree))
+
+
 def _static_entries(key: Any) -> dict[str, Any]:
     """A key's static values by where JAX's comparison prints them: each by input path (jax >= 0.9); jax <= 0.8 prints
     all positional ones, or all keyword ones, where any of them differ."""
     if isinstance(key, PjitTraceKey):
         return _pjit_static_entries(key.key[0])
     return _statics_by_path(key)
+
+
+def _pjit_in_trees(transforms: Any) -> list[Any]:
+    """jax <= 0.8: the input pytree a key's ``flatten_fun`` transform holds, as a list of one (none where there is none)."""
+    return [t[1][0] for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")][:1]
 
 
 def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
@@ -536,7 +676,8 @@ def _explanation_unavailable(exc: BaseException) -> str:
     return f"{EXPLANATION_UNAVAILABLE}: comparing the keys raised {type(exc).__name__} (a static value's repr or ==?)"
 
 
-_explanation_guard = _ExplanationGuard()
+_explanation_guard = _Guard(_explanation_guards)
+_tree_comparison_guard = _Guard(_tree_comparison_guards)
 
 
 def special_value_found(exc: BaseException | None) -> tuple[str, str] | None:
@@ -582,7 +723,7 @@ def explaining_cache_misses() -> Any:
         _explaining.users_value = _explain_flag()
     _explaining.depth = depth + 1
     try:
-        with _explanation_guard, jax.explain_cache_misses(True):
+        with _explanation_guard, _tree_comparison_guard, jax.explain_cache_misses(True):
             yield
     finally:
         _explaining.depth = depth
@@ -1041,7 +1182,10 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
                     + sum(differ(v, old_kw[k]) for k, v in new_kw.items() if k in old_kw)
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
-        return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+        if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
+            return len(list(_treedef_errors((), *trees)))
+        with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+            return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1307,7 +1451,7 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
 
 def _input_treedefs(key: Any) -> list[Any]:
     if isinstance(key, PjitTraceKey):
-        return [t[1][0] for t in key.key[0] if getattr(t[0], "__name__", "").startswith("flatten_fun")][:1]
+        return _pjit_in_trees(key.key[0])
     _, (in_avals, *_), _ = key
     return [in_avals.tree]
 
@@ -1373,7 +1517,10 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
-            diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
+            if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
+                return _tree_words(*trees)
+            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+                diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
@@ -1384,7 +1531,8 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
-            diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+                diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
             changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
         return _explanation_unavailable(exc)
@@ -1428,14 +1576,20 @@ def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, s
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
-        unread = any(map(runs_users_repr, static_arg_values(key)))  # the pytree's text prints its Static nodes (jax 0.9-0.10)
-        return types, TREE_UNREAD if unread else str(in_avals.tree), tuple(context)
+        return types, _tree_text(in_avals.tree, static_arg_values(key)), tuple(context)
     except Exception:  # noqa: BLE001
         return None
 
 
-TREE_UNREAD = "<a pytree holding a static value whose repr is yours: not printed>"
-"""A key's pytree text where printing it would run the ``__repr__`` of a static value of the user's."""
+TREE_UNREAD = "<a pytree holding a value whose repr is yours: not printed>"
+"""A key's pytree text where printing it would run a ``__repr__`` of the user's (:func:`_tree_text`)."""
+
+
+def _tree_text(tree: Any, statics: tuple[Any, ...]) -> str:
+    """``str(tree)``, or :data:`TREE_UNREAD` where that would run a ``__repr__`` of the user's, which the call itself
+    never runs: of a static value (jax 0.9-0.10's ``Static`` nodes print theirs), a dict key or a node's metadata."""
+    unread = any(map(runs_users_repr, statics)) or any(runs_users_repr(meta) for _, meta in _node_data([tree]))
+    return TREE_UNREAD if unread else str(tree)
 
 
 class TraceKeyParts:
@@ -1518,7 +1672,7 @@ def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False) -> tuple[tuple[tup
         if not any(names):
             names = tuple(f"[{i}]" for i in range(len(avals)))
         types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
-        trees = [str(t[1][0]) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
+        trees = [_tree_text(t[1][0], ()) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
         return types, (trees[0] if trees else ""), tuple(context)
     except Exception:  # noqa: BLE001
         return None
@@ -2234,7 +2388,8 @@ def _callable_source(fun: Any) -> tuple[str, str, int] | None:
             fun = getattr(fun, "f", None)
         else:
             break
-    fun = inspect.unwrap(fun) if isinstance(fun, types.FunctionType) else fun
+    if isinstance(fun, types.FunctionType):  # as far as __wrapped__ holds functions: one may point to anything
+        fun = inspect.unwrap(fun, stop=lambda f: type(getattr(f, "__wrapped__", None)) is not types.FunctionType)
     if isinstance(fun, (types.FunctionType, types.MethodType)):
         code = getattr(fun, "__code__", None)
         return (fun.__name__, code.co_filename, code.co_firstlineno) if code is not None else None

@@ -24,7 +24,7 @@ from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics, unregister_events)
-from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, usage
+from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, silenced, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
@@ -133,6 +133,7 @@ class CacheMagics(Magics):
             %jaxcache thaw
         """
         __tracebackhide__ = True
+        line, silent = silenced(line) if cell is None else (line, False)
         try:
             args = self._parse(line, cell_form=cell is not None)
             if cell is not None and (why := stacked_magic("jaxcache", cell)):
@@ -149,7 +150,8 @@ class CacheMagics(Magics):
         if report is None:
             return None
         report = self._with_cell_names(report)
-        display(report)
+        if not silent:
+            display(report)
         if args.output:
             self.shell.user_ns[args.output] = report
         return None
@@ -296,7 +298,7 @@ class CacheMagics(Magics):
             return
         try:
             error = getattr(result, "error_in_exec", None)
-            report = session.report(hits_counted=False, cell_error=error if isinstance(error, Exception) else None)
+            report = session.report(hits_counted=False, cell_error=error if isinstance(error, BaseException) else None)
             self._observed_compiles.extend(report.persistent)
             if report.functions:
                 display(self._with_cell_names(report))

@@ -77,7 +77,15 @@ def directory_problem(directory: str) -> str | None:
     """Why ``directory`` cannot receive files (checked before a cell runs), or ``None`` when it can."""
     if not directory.strip():
         return "no directory given (an empty name)"
-    path = Path(directory).expanduser().absolute()
+    if "\0" in directory:
+        return f"{directory!r} holds a NUL character, which no file name can"
+    try:
+        return _path_problem(directory, Path(directory).expanduser().absolute())
+    except OSError as exc:  # a name too long for the file system, a directory that cannot be searched
+        return _os_error(exc)
+
+
+def _path_problem(directory: str, path: Path) -> str | None:
     if path.exists():
         if not path.is_dir():
             return f"{directory} exists and is not a directory"

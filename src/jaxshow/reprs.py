@@ -62,6 +62,12 @@ def weak_ref(value: Any) -> weakref.ref | None:
         return None
 
 
+def is_a(value: Any, kinds: type | tuple[type, ...]) -> bool:
+    """``isinstance(value, kinds)`` read from ``type(value)`` alone: ``isinstance`` also asks ``value.__class__``, which
+    a proxy's property answers with code of its own (and may lie about)."""
+    return issubclass(type(value), kinds)
+
+
 def differ(new: Any, old: Any) -> bool:
     """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
     try:
@@ -111,15 +117,15 @@ def _runs_users(value: Any, name: str) -> bool:
                 continue
             if not is_installed(os.path.abspath(method.__code__.co_filename)):
                 return True
-        if isinstance(part, _CONTAINERS):  # a namedtuple's repr, too, shows its items'
+        if is_a(part, _CONTAINERS):  # a namedtuple's repr, too, shows its items'
             pending.extend(_parts(part))
     return bool(pending)
 
 
 def _parts(value: Any) -> list[Any]:
-    if isinstance(value, functools.partial):
+    if is_a(value, functools.partial):
         return [value.func, *value.args, *value.keywords.values()]
-    return [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
+    return [*value.keys(), *value.values()] if is_a(value, dict) else list(value)
 
 
 def _dataclass_made(kind: type, method: types.FunctionType) -> bool:
@@ -153,7 +159,7 @@ def _quiet(value: Any) -> str:
 
 def _one_line(value: Any) -> str:
     try:
-        text = f"{type(value).__name__}.{value.name}" if isinstance(value, enum.Enum) else _quiet(value)
+        text = f"{type(value).__name__}.{value.name}" if is_a(value, enum.Enum) else _quiet(value)
         if not isinstance(text, str):
             raise TypeError("__repr__ returned a non-string")
     except Exception as exc:  # noqa: BLE001 - a hostile __repr__

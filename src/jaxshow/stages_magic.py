@@ -254,6 +254,8 @@ class StagesMagics(Magics):
         diffs = []
         for report in reports:
             key = report.wrapper.qualname
+            if "<lambda>" in key and report.wrapper.defined_at is not None:  # every lambda has that name: each by its line
+                key = f"{key} at {report.wrapper.defined_at.file}:{report.wrapper.defined_at.line}"
             previous = self._compiles.get(key)
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))

@@ -39,7 +39,12 @@ def no_previous(report: StagesReport) -> StagesDiff:
 
 
 def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
-    """What changed from ``before`` (an earlier compile of the function) to ``now``."""
+    """What changed from ``before`` (an earlier compile of the function) to ``now``; nothing, where ``now`` has no trace
+    to compare (a call refused or failed before JAX traced it, a hit whose stations were not read back)."""
+    if now.traced is None:
+        return StagesDiff(function=now.function, before=where(before), now=where(now), previous_missing=(
+            f"this call has no trace of its own ({now.outcome}): nothing of it to set beside the previous compile of "
+            f"{now.function} at {where(before)}"))
     notes = []
     if now.cache_hit:
         notes.append("this call was a cache hit: it ran the program compiled for the same signature, compared here with "

@@ -54,6 +54,7 @@ from jaxshow.capture.stations import (
 )
 from jaxshow.capture.written import transforms, written
 from jaxshow.report import SourceLocation, a_or_an
+from jaxshow.reprs import is_a
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
 Phase = Literal["trace", "lower", "compile", "run", "call"]
@@ -1326,13 +1327,13 @@ class _ArgumentList(functools.partial):
 def _unhashable(value: Any) -> bool:
     """Whether JAX's dispatch cannot hash ``value`` as a static argument, told from types alone (no ``__hash__`` runs):
     no ``__hash__``, a JAX array's (which raises), or a tuple holding one."""
-    return (type(value).__hash__ is None or isinstance(value, jax.Array)
+    return (type(value).__hash__ is None or is_a(value, jax.Array)
             or (type(value) is tuple and any(_unhashable(v) for v in value)))
 
 
 def _unhashable_text(name: str, value: Any) -> str:
     """``s is a list, which has no hash``: why JAX refuses a call with this static value (:func:`_unhashable`), from its type alone."""
-    if isinstance(value, jax.Array):
+    if is_a(value, jax.Array):
         return f"{name} is a JAX array, whose hash raises"
     if type(value) is tuple:
         return f"{name} is a tuple holding a value JAX cannot hash"

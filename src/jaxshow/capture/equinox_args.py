@@ -20,6 +20,8 @@ import re
 import types
 from typing import Any, Iterable
 
+from jax.tree_util import PyTreeDef
+
 from jaxshow import _jax_compat
 
 _LEAF = re.compile(r"^dynamic_(?:no)?donate\['(first|rest)'\]\[(\d+)\]$")
@@ -70,9 +72,12 @@ def output_names(names: Iterable[str]) -> dict[str, str]:
 
 
 def _leaf_labels(statics: tuple[Any, ...]) -> LeafLabels | None:
-    """:data:`LeafLabels`, or ``None`` where the static part is not equinox's."""
+    """:data:`LeafLabels`, or ``None`` where the static part is not equinox's: tuples as equinox makes them (a static
+    value of the user's is never unpacked nor read, which would run its ``__iter__`` or ``__getattr__``)."""
+    if not (_tuple_of(statics, 1) and _tuple_of(statics[0], 3) and all(_tuple_of(part, 2) and type(part[1]) is PyTreeDef for part in statics[0])):
+        return None
     ((fun_leaves, fun_def), (_, first_def), (_, rest_def)), = statics
-    if (len(fun_leaves) != 1 or type(fun_leaves[0]) is not types.FunctionType
+    if (type(fun_leaves) is not tuple or len(fun_leaves) != 1 or type(fun_leaves[0]) is not types.FunctionType
             or fun_def.num_nodes != 1 or rest_def.node_data() != (tuple, None)):
         return None
     parameters = list(inspect.signature(fun_leaves[0]).parameters.values())
@@ -95,6 +100,10 @@ def _leaf_labels(statics: tuple[Any, ...]) -> LeafLabels | None:
         return None
     return fun_leaves[0].__name__, {"first": _numbered(zip(labels[:1], arguments[:1])),
                                     "rest": _numbered([*zip(labels[1:], arguments[1:]), *zip(map(str, keywords), kwargs_def.children())])}
+
+
+def _tuple_of(value: Any, length: int) -> bool:
+    return type(value) is tuple and len(value) == length
 
 
 def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:

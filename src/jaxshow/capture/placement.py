@@ -20,6 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import leaves_with_path
+from jaxshow.reprs import is_a
 from jaxshow.report import HOME_MEMORY_KINDS, DeviceTile, PlacementSpec, ShardingView
 
 SHARDING_VIEWS_MAX = 8
@@ -157,7 +158,7 @@ def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str 
     """
     shown, meshes, count = [], set(), 0
     for path, leaf in leaves_with_path((args, kwargs)):
-        if not isinstance(leaf, jax.Array) or isinstance(leaf, jax.core.Tracer):
+        if not is_a(leaf, jax.Array) or is_a(leaf, jax.core.Tracer):
             continue
         count += 1
         if len(shown) == PLACEMENT_LEAVES_SHOWN:

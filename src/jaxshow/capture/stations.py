@@ -34,7 +34,7 @@ from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
 from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
-from jaxshow.reprs import stable_repr
+from jaxshow.reprs import is_a, stable_repr
 from jaxshow.report import (
     ArgSpec,
     LinkedViews,
@@ -236,7 +236,7 @@ def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None]
 
 def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
     """A concrete array's (or an abstract argument's) mesh sharding; never a tracer's (under vmap, grad)."""
-    if isinstance(leaf, jax.core.Tracer) or not isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct)):
+    if is_a(leaf, jax.core.Tracer) or not is_a(leaf, (jax.Array, jax.ShapeDtypeStruct)):
         return None
     try:
         sharding = leaf.sharding

@@ -289,7 +289,8 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
 
 
 def _raised(report: CacheReport, budget: TextBudget) -> str:
-    return f"the cell raised {line(report.cell_error.type_name, budget)}: {message(report.cell_error.message, budget)}"
+    error = report.cell_error
+    return f"the cell raised {line(error.type_name, budget)}" + (f": {message(error.message, budget)}" if error.message else "")
 
 
 @render.html_body.register

@@ -349,8 +349,14 @@ def _unwrapped(fun: Any) -> Any:
 
 def _signature(fun: Any) -> inspect.Signature | None:
     """``fun``'s signature; of a callable object whose lookups run code of its own, its class's ``__call__``'s without
-    ``self`` (``inspect.signature`` would read the object's ``__wrapped__`` and ``__signature__`` and compare it)."""
+    ``self`` (``inspect.signature`` would read the object's ``__wrapped__`` and ``__signature__`` and compare it), and
+    none for a ``functools.partial`` of one (``inspect.signature`` reads the partial's function so)."""
     try:
+        inner = fun
+        while type(inner) is functools.partial:
+            inner = inner.func
+        if inner is not fun and not looks_up_plainly(inner):
+            return None
         if looks_up_plainly(fun):
             return inspect.signature(fun)
         call = inspect.getattr_static(type(fun), "__call__", None)
