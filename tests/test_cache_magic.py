@@ -2195,7 +2195,7 @@ def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_
     shell.run_line_magic("jaxcache", "off")
     assert ran == expected == []
     text = " ".join(" ".join(o.data["text/plain"] for o in cap.outputs).split())
-    assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now k = 2, before k = 1 " in text
+    assert "1. different input pytree: t (Tagged's pytree metadata): now k = 2, before k = 1 " in text
 
 
 def test_a_trailing_semicolon_silences_a_line_report_as_jaxconfigs_and_jaxdumps_does(shell):

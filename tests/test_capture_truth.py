@@ -821,7 +821,7 @@ def test_a_miss_on_a_pytree_of_the_users_runs_its_flatten_as_often_as_in_a_plain
     shell.run_line_magic("jaxcache", "off")
     assert ran == expected
     text = " ".join(" ".join(_texts(cap)).split())
-    assert "1. different input pytree: argument 0 (Tagged's pytree metadata): now {'k': 2}, before {'k': 1}" in text
+    assert "1. different input pytree: t (Tagged's pytree metadata): now {'k': 2}, before {'k': 1}" in text
 
 
 PROXY = """
