@@ -2198,6 +2198,28 @@ def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_
     assert "1. different input pytree: t (Tagged's pytree metadata): now k = 2, before k = 1 " in text
 
 
+def test_with_the_users_own_flag_jax_explains_a_pytree_miss_in_its_own_words(shell):
+    """With jax_explain_cache_misses set by the user, JAX's explanation is one they asked for: under %%jaxcache it ran
+    JAX's pytree comparison through jaxshow's guard, which printed '<Tag object>' where JAX prints the user's 'Tag', and
+    ran the user's __repr__ fewer times than the plain cell with the flag on. JAX's words now stand, and jaxshow's own
+    comparisons add no run of it."""
+    def run(prefix):
+        assert shell.run_cell(TAGGED_BY).success
+        result, cap = run_captured(shell, prefix + "y = tagged(Tagged(x, Tag(2)))")
+        assert result.success, result.error_in_exec
+        return list(shell.user_ns["ran"]), cap
+
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        expected, _ = run("")
+        ran, cap = run("%%jaxcache -o rep\n")
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+    assert ran == expected and expected != []
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert "with pytree metadata (Tag,)" in miss.evidence and "<Tag object" not in miss.evidence
+
+
 def test_a_trailing_semicolon_silences_a_line_report_as_jaxconfigs_and_jaxdumps_does(shell):
     """'%jaxcache f;' read "UsageError: unknown subcommand 'f;'" (and '%jaxcache persistent -o state;' likewise), where
     '%jaxconfig x64;' shows nothing and '%jaxdump;' too: the ';' is IPython's way to silence a line's output."""

@@ -514,6 +514,8 @@ def _guarded_tree_errors(original: Callable[..., Any]) -> Callable[..., Any]:
     code of the user's (:func:`_runs_users_code`): it rebuilds both trees, flattens each node again and prints their
     metadata (its explanation of one miss ran a user's ``tree_flatten`` 26 times, where the call runs it once)."""
     def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
+        if user_explains_cache_misses() and not getattr(_own_comparison, "depth", 0):
+            return original(tree1, tree2)  # JAX's explanation, which the user's flag asked for: JAX's words, as without jaxshow
         if not differ(tree1, tree2):  # JAX's finds no error in equal trees: none to look for (JAX compares a new key with every cached one)
             return iter(())
         if not _runs_users_code([tree1, tree2]):
@@ -678,6 +680,20 @@ def _explanation_unavailable(exc: BaseException) -> str:
 
 _explanation_guard = _Guard(_explanation_guards)
 _tree_comparison_guard = _Guard(_tree_comparison_guards)
+_own_comparison = threading.local()
+"""``depth``: jaxshow's own comparisons of two keys open on this thread (:func:`_jaxshows_comparison`)."""
+
+
+@contextlib.contextmanager
+def _jaxshows_comparison() -> Any:
+    """jaxshow's own comparison of two keys (its diff, its ranking), through JAX's functions: their pytree comparison
+    runs no flatten or ``__repr__`` of the user's, whatever the user's flag (it is no explanation the user asked for)."""
+    _own_comparison.depth = getattr(_own_comparison, "depth", 0) + 1
+    try:
+        with _tree_comparison_guard:
+            yield
+    finally:
+        _own_comparison.depth -= 1
 
 
 def special_value_found(exc: BaseException | None) -> tuple[str, str] | None:
@@ -1184,7 +1200,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
         if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
             return len(list(_treedef_errors((), *trees)))
-        with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+        with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
             return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
@@ -1519,7 +1535,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
             if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
                 return _tree_words(*trees)
-            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+            with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
                 diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
             return "\n".join(str(d) for d in diffs)
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
@@ -1531,7 +1547,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
         if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
-            with _tree_comparison_guard:  # its pytree comparison runs no flatten of the user's
+            with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
                 diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
             changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
