@@ -310,17 +310,23 @@ def _made_by(fun: Any) -> str | None:
     made = transformation_code(fun)
     if made is not None:
         return TRANSFORM_NAMES[made.co_name]
-    outer, local, _ = fun.__qualname__.partition(".<locals>.")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
-    maker = outer.split(".")[-1].lstrip("_")
-    return maker if local and maker else "JAX transformation"
+    maker = (_enclosing_code(fun) or "").lstrip("_")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
+    return maker or "JAX transformation"
+
+
+def _enclosing_code(fun: Any) -> str | None:
+    """The name of the code ``fun`` is defined in (``_pallas_call`` for ``_pallas_call.<locals>.wrapped``), from its
+    qualified name; ``None`` for a function not local to another."""
+    outer, local, _ = getattr(fun, "__qualname__", "").partition(".<locals>.")
+    return outer.split(".")[-1] if local else None
 
 
 def _maker_running(fun: Any) -> bool:
     """Whether the JAX function ``fun`` is local to (``saved_residuals.<locals>.<lambda>``) is on this thread's stack."""
-    outer, local, _ = getattr(fun, "__qualname__", "").partition(".<locals>.")
-    if not local:
+    maker = _enclosing_code(fun)
+    if maker is None:
         return False
-    maker, frame = outer.split(".")[-1], sys._getframe(1)
+    frame = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == maker and is_jax_file(frame.f_code.co_filename):
             return True
