@@ -485,9 +485,9 @@ def test_compat_shims_on_the_installed_jax(tmp_path):
     before = jax.config.values["jax_dump_ir_to"]
     try:
         jax.config.update("jax_dump_ir_to", str(tmp_path))
-        first = _jax_compat.ir_dump_next_number()
+        first = _jax_compat.dump_next_numbers()[0]
         jax.jit(lambda v: v * 11)(1.0)
-        assert _jax_compat.ir_dump_next_number() == first + 1
+        assert _jax_compat.dump_next_numbers()[0] == first + 1
         assert sorted(os.listdir(tmp_path)) == [f"jax_ir{first:04d}_jit__lambda_compile.mlir"]
     finally:
         jax.config.update("jax_dump_ir_to", before)

@@ -1797,20 +1797,14 @@ def persistent_cache_directory_in_use() -> str | None:
 # --- IR dumps (used by dumps.py) ----------------------------------------------------------------
 
 
-def ir_dump_next_number() -> int | None:
-    """The counter JAX's next StableHLO dump gets (``jax_ir{NNNN}_…``), read without advancing it; ``None`` if unknown.
-
-    JAX numbers dumps with a process-wide ``itertools.count`` in
-    ``jax._src.interpreters.mlir`` (0.7 through 0.12), whose ``repr`` is ``count(N)``.
-    """
-    return dump_next_numbers()[0]
-
-
 def dump_next_numbers() -> tuple[int | None, int | None]:
     """The counters JAX's next module dump and next jaxpr dump get, read without advancing them; ``None`` if unknown.
 
-    The jaxpr's (``jax_{NNNNNN}_f.jaxpr.txt``) is ``jaxpr_util._jaxpr_id_counter``
-    (0.8 on; 0.7 names jaxpr dumps without a number). A few microseconds: a cell
+    JAX numbers dumps with process-wide ``itertools.count``s, whose ``repr`` is
+    ``count(N)``: the module's (``jax_ir{NNNN}_…``) is ``_ir_dump_counter`` in
+    ``jax._src.interpreters.mlir`` (0.7 through 0.12), the jaxpr's
+    (``jax_{NNNNNN}_f.jaxpr.txt``) ``jaxpr_util._jaxpr_id_counter`` (0.8 on;
+    0.7 names jaxpr dumps without a number). A few microseconds: a cell
     boundary reads both.
     """
     return (_count_value(sys.modules.get("jax._src.interpreters.mlir"), "_ir_dump_counter"),

@@ -161,7 +161,7 @@ class HitWatcher:
         directory = _config("jax_dump_ir_to")
         if not directory:
             return
-        following = _jax_compat.ir_dump_next_number()
+        following = _jax_compat.dump_next_numbers()[0]
         self.hits.append(PersistentHit(str(directory), None if following is None else following - 1, time.time()))
 
 
