@@ -417,10 +417,11 @@ def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, An
     renamed = named_leaves(paths, record.leaf_labels, record.name)
     if record.pmap:
         renamed = _jax_compat.pmapped_arg_names(record.fun, paths) or renamed
-    outputs = equinox_output_names([o.path for o in traced.out_info]) if renamed and record.leaf_labels is not None else {}
+    out_paths = [o.path for o in traced.out_info]
+    outputs = equinox_output_names(out_paths) if renamed and record.leaf_labels is not None else {}
     if not renamed and record.in_tree is not None:
         renamed = graph_leaf_names(record.in_tree, paths)
-        outputs = graph_output_names(record.in_tree, paths, record.out_tree, [o.path for o in traced.out_info])
+        outputs = graph_output_names(record.in_tree, paths, record.out_tree, out_paths)
     if not renamed and not outputs:
         return traced, compiled
     traced = dataclasses.replace(traced, args=tuple(dataclasses.replace(a, path=renamed.get(a.path, a.path)) for a in traced.args),
