@@ -371,3 +371,36 @@ def test_may_call_jit_reads_what_a_function_loads_without_running_it():
         False, True, True, True, False, True]
     assert may_call_jit(jax.jit(eager)) is False and may_call_jit(print) is False  # not functions of the user's
     assert ran == []
+
+
+def test_the_stages_api_runs_a_pytree_classs_flatten_only_to_name_the_arguments():
+    """``jaxshow.stages(f, node)`` with an argument of the user's pytree class: reading the Compiled station's
+    shardings and formats through JAX's pytree-shaped properties rebuilt and flattened the user's class 8 more times
+    than ``f.trace(node).lower().compile()``. They are read as flat lists now; one flatten is left, of
+    ``Traced.args_info``, which names the arguments."""
+    flattened = []
+
+    @jax.tree_util.register_pytree_node_class
+    class Node:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def tree_flatten(self):
+            flattened.append(1)
+            return (self.a, self.b), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    def f(n):
+        return n.a * 2 + n.b
+
+    node = Node(jnp.ones(3), jnp.ones(3))
+    compiled = jax.jit(f).trace(node).lower().compile()
+    plain, flattened[:] = len(flattened), []
+    result = jaxshow.stages(jax.jit(f), node)
+    assert len(flattened) == plain + 1
+    sharding = str(compiled.input_shardings[0][0].a)  # as JAX's pytree-shaped property reads it
+    assert [(p.path, p.sharding) for p in result.compiled.inputs] == [("n[0]", sharding), ("n[1]", sharding)]
+    assert [(p.path, p.sharding) for p in result.compiled.outputs] == [("result", str(compiled.output_shardings))]

@@ -638,6 +638,15 @@ def _memory_stats(raw: Any, backend: str) -> MemoryStats | None:
     )
 
 
+def _flat_program(compiled: Any) -> Any:
+    """``compiled`` whose shardings and formats are read as flat lists: no flatten or unflatten of a pytree class of the
+    user's runs (the arguments are named from the Traced station); ``compiled`` itself where its types cannot be read."""
+    try:
+        return _jax_compat.flat_compiled(compiled)
+    except Exception:  # noqa: BLE001 - a program whose executable gives no types: read as it is
+        return compiled
+
+
 def _flat(tree: Any) -> list[Any]:
     return jax.tree_util.tree_leaves(tree, is_leaf=_is_none) if tree is not None else []
 
@@ -855,7 +864,7 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
             result.notes.append(unused)
         stage = "compile"
         compiled = lowered.compile()
-        result.compiled = compiled_station(compiled, result.traced)
+        result.compiled = compiled_station(_flat_program(compiled), result.traced)
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
