@@ -802,6 +802,66 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
 
+USERS_EQ_IN_A_MISS = {(0, 7): 15, (0, 8): 15, (0, 9): 7, (0, 10): 7}
+"""How often jaxshow's record of the miss below runs the user's ``__eq__``: with two earlier models, 3 comparisons per
+model (the key, its head, the static node) and one to name what changed; on jax <= 0.8, JAX's own diff function, run per
+model to rank them, runs it 4-5 times each; jax >= 0.11 keeps static values out of the pytree (5)."""
+
+
+def test_a_miss_runs_a_static_values_users_eq_once_per_comparison_not_once_per_step(shell):
+    """A method jitted with a static ``self`` whose class has its own ``__eq__``: recording a miss ran it 30 times on
+    jax 0.10 with two earlier models (the cell without jaxshow: 10), each step of the ranking comparing the miss's key
+    with each kept key again, at each level of its pytree. Each pair is now compared once per miss; the report is as
+    before."""
+    shell.run_cell(
+        "import sys\n"
+        "eq_calls = []\n"
+        "class Model:\n"
+        "    def __init__(self, k): self.k = k\n"
+        "    def __hash__(self): return hash(self.k)\n"
+        "    def __eq__(self, o):\n"
+        "        f = sys._getframe(1)\n"
+        "        while f is not None and f.f_code.co_name != '_record_miss': f = f.f_back\n"
+        "        eq_calls.append(f is not None)\n"
+        "        return isinstance(o, Model) and o.k == self.k\n"
+        "    @partial(jax.jit, static_argnums=0)\n"
+        "    def apply(self, v):\n"
+        "        return v * self.k\n"
+        "Model(1).apply(x.astype(jnp.int32)); Model(2).apply(x)\n"  # read from JAX's cache, in no order: Model(2) closest by type
+    )
+    result, cap = run_captured(shell, "%%jaxcache\neq_calls.clear()\nModel(3).apply(x)")
+    assert result.success
+    text = cap.outputs[-1].data["text/plain"]
+    assert "1. different static arguments: self: now k = 3, before k = 2\n" in text
+    expected = USERS_EQ_IN_A_MISS.get(jax.__version_info__[:2], 5)
+    assert sum(shell.user_ns["eq_calls"]) == expected
+
+
+def test_a_callable_objects_own_hash_and_eq_run_as_often_as_without_jaxshow(shell):
+    """``jax.jit(Scale(k))``: a callable object of the user's, with its own ``__hash__`` and ``__eq__``. jaxshow's record
+    of the miss hashed it twice more (asking whether JAX's own function it was, and whether an earlier lookup of it
+    raised); it now runs them exactly as often as the cell without jaxshow."""
+    shell.run_cell(
+        "import collections\n"
+        "scale_calls = collections.Counter()\n"
+        "class Scale:\n"
+        "    def __init__(self, k): self.k = k\n"
+        "    def __call__(self, v): return v * self.k\n"
+        "    def __hash__(self):\n"
+        "        scale_calls['hash'] += 1\n"
+        "        return hash(self.k)\n"
+        "    def __eq__(self, o):\n"
+        "        scale_calls['eq'] += 1\n"
+        "        return isinstance(o, Scale) and o.k == self.k\n"
+    )
+    shell.run_cell("scale_calls.clear()\njax.jit(Scale(1))(x)")
+    plain = dict(shell.user_ns["scale_calls"])
+    result, cap = run_captured(shell, "%%jaxcache\nscale_calls.clear()\njax.jit(Scale(2))(x)")
+    assert result.success
+    assert "1 trace of 1 jitted function" in cap.outputs[-1].data["text/plain"]
+    assert dict(shell.user_ns["scale_calls"]) == plain
+
+
 CONFIG = """
 import weakref, gc
 class Config:
@@ -845,8 +905,7 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         kept_by_jax = let_go == "jax.clear_caches()" and JAX_KEEPS_STATICS_OF_LIVE_FUNCTIONS
         assert alive == alive_without == ((True, True) if kept_by_jax else (False, held_by_jax))
         assert "1. never-seen function (first trace): first trace of scaled called at " in texts[0]
-        assert ("1. different static arguments: c: now <__main__.Config object> (another object), before <__main__.Config "
-                "object> (made anew: make it once, outside the loop or the model's constructor) called at ") in texts[1]
+        assert "1. different static arguments: c: now k = 2, before k = 1 called at " in texts[1]  # by value: not made anew
         assert ("1. signature traced before, not kept by JAX: that trace of scaled failed (an error, or Ctrl-C), or "
                 "jax.clear_caches() ran since, so JAX traced it again called at ") in texts[2]
         if let_go == "jax.clear_caches()":

@@ -426,6 +426,53 @@ def test_treedef_differences_counts_the_subtrees_that_differ():
     assert _jax_compat.treedef_differences(structure([[[[[1]]]]]), structure([[[[[1, 2]]]]]), depth=2) == 1
 
 
+class _Counted:
+    """A static value whose ``__eq__`` (the user's) counts its runs."""
+
+    runs = 0
+
+    def __init__(self, k):
+        self.k = k
+
+    def __hash__(self):
+        return self.k
+
+    def __eq__(self, other):
+        type(self).runs += 1
+        return isinstance(other, _Counted) and other.k == self.k
+
+
+def test_within_a_miss_each_pair_of_values_is_compared_once():
+    """A miss compares its key with each kept key at several steps; a static value's ``__eq__`` is the user's. Within
+    ``each_pair_compared_once`` a pair is compared once either way round, a tuple made again around the same items
+    (a key rebuilt from its parts) finds its items' pair, and outside it every comparison runs."""
+    from jaxshow.reprs import differ, each_pair_compared_once
+
+    a, b = _Counted(1), _Counted(2)
+    _Counted.runs = 0
+    assert differ(a, b) and differ(a, b)
+    assert _Counted.runs == 2
+    with each_pair_compared_once():
+        assert differ(a, b) and differ(b, a) and differ((0, a), (0, b)) and not differ((a, 1), (a, 1))
+        with each_pair_compared_once():  # an inner scope keeps the outer one's pairs
+            assert differ(((a,),), ((b,),))
+        assert not differ(a, _Counted(1))
+    assert _Counted.runs == 4  # a with b once, a with the new _Counted(1) once
+    assert differ(a, b) and _Counted.runs == 5  # after the scope, compared again
+
+
+def test_treedef_differences_runs_a_static_nodes_eq_once_per_comparison():
+    """A static node three levels down: the two definitions compared once, then its metadata once; comparing each
+    level's subtree whole ran the user's ``__eq__`` once per level."""
+    jax.tree_util.register_static(_Counted)
+    structure = jax.tree_util.tree_structure
+    now, before = structure([[[_Counted(1)]]]), structure([[[_Counted(2)]]])
+    _Counted.runs = 0
+    assert _jax_compat.treedef_differences(now, before) == 1
+    assert _Counted.runs == 2
+    assert _jax_compat.treedef_differences(now, structure([[[_Counted(1)]]])) == 0
+
+
 def test_raised_reading_jit_call_tells_a_refused_argument_from_an_error_in_the_function():
     """A string argument is refused where JAX reads the call (``pjit._infer_params``); an error the function raises
     while JAX traces it comes from deeper, and a plain Python error from nowhere in JAX."""

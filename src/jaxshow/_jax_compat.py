@@ -29,7 +29,7 @@ import jax
 import jax.monitoring
 
 from jaxshow.installed import is_installed
-from jaxshow.reprs import differ, runs_users_eq, runs_users_repr, safe_repr, weak_ref
+from jaxshow.reprs import differ, once_per_pair, runs_users_eq, runs_users_repr, safe_repr, weak_ref
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -976,16 +976,21 @@ _failed_lookups: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 installs of the probe (``%jaxcache thaw`` then ``%%jaxcache``): JAX keeps an entry for such a key, and counts its next
 lookup a hit, though it traces then."""
 
+_failed_kinds: set[type] = set()
+"""The types of the functions in :data:`_failed_lookups`: a function of another type (a callable object of the user's
+class) is not hashed, which would run its own ``__hash__``, to find it is not there."""
+
 
 def _after_raise(fun: Any, lookup: tuple, raised: bool) -> bool:
     """Whether this lookup of ``fun`` returned for a key whose earlier lookup raised, so it traced (JAX counts it a
     hit); a lookup that raised is remembered (at most 64 keys a function). The trace context is part of the key."""
     failed = _failed_lookups
     try:
-        if not raised and fun not in failed:
+        if not raised and (type(fun) not in _failed_kinds or fun not in failed):
             return False
         key, keys = (_trace_context_now(), *lookup), failed.setdefault(fun, set())
         if raised:
+            _failed_kinds.add(type(fun))
             if len(keys) >= 64:
                 keys.clear()
             keys.add(key)
@@ -1200,8 +1205,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
         if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
             return len(list(_treedef_errors((), *trees)))
-        with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-            return int(pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[1])
+        return int(once_per_pair(_pjit_diff, new_key, old_key)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1424,17 +1428,33 @@ def treedef_differences(new: Any, old: Any, depth: int = 4) -> int:
     ``g(x, n=5)`` differs from ``g(x, n=2)`` in one (the ``Static`` under ``kwargs``), from ``g(x, 2)`` in two
     (the lengths of ``args`` and of ``kwargs``). 1 where a definition cannot be taken apart.
     """
-    if new == old:
+    if not differ(new, old):
         return 0
     try:
-        if depth == 0 or new.node_data() != old.node_data():
-            return 1
-        children, old_children = new.children(), old.children()
-        if len(children) != len(old_children):
-            return 1
-        return sum(treedef_differences(a, b, depth - 1) for a, b in zip(children, old_children)) or 1
+        return _subtree_differences(new, old, depth) or 1
     except Exception:  # noqa: BLE001 - an odd node's metadata that cannot be compared
         return 1
+
+
+def _subtree_differences(new: Any, old: Any, depth: int) -> int:
+    """:func:`treedef_differences` below the root, node by node: ``children()`` makes new definitions each time, so
+    comparing whole subtrees would run a static value's ``__eq__`` once per level, not once."""
+    if _node_data_differ(new.node_data(), old.node_data()):
+        return 1
+    children, old_children = new.children(), old.children()
+    if len(children) != len(old_children):
+        return 1
+    if depth == 0:
+        return int(any(_subtree_differences(a, b, 0) for a, b in zip(children, old_children)))
+    return sum(_subtree_differences(a, b, depth - 1) for a, b in zip(children, old_children))
+
+
+def _node_data_differ(new: tuple | None, old: tuple | None) -> bool:
+    """Whether two nodes' ``(type, metadata)`` differ (``None``: a leaf); the metadata compared by :func:`differ`, which
+    compares each pair once where asked (``node_data()`` makes a new tuple each time)."""
+    if new is None or old is None:
+        return new is not old
+    return new[0] is not old[0] or differ(new[1], old[1])
 
 
 def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None] | None:
@@ -1457,7 +1477,7 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
                 return None
             now, before = pending.pop()
             data, old_data = now.node_data(), before.node_data()
-            if data is not None and old_data is not None and data[0] is old_data[0] and data[1] != old_data[1]:
+            if data is not None and old_data is not None and data[0] is old_data[0] and differ(data[1], old_data[1]):
                 return data[1], old_data[1], None
             pending.extend(reversed(list(zip(now.children(), before.children()))))
     except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
@@ -1521,6 +1541,12 @@ def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
     return safe_repr(now, _STATIC_REPR_CHARS), safe_repr(before, _STATIC_REPR_CHARS)
 
 
+def _pjit_diff(new_key: PjitTraceKey, old_key: PjitTraceKey) -> tuple[list, int]:
+    """jax <= 0.8: JAX's diff of two keys, ``(differences, their number)``."""
+    with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
+        return _pjit_trace_cache()[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)
+
+
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     """JAX's own explanation of why ``new_key`` misses ``old_key`` (the text of one diff).
 
@@ -1529,15 +1555,12 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     static-argument difference is worded as jax 0.10 words it, at the same rank.
     """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
-        pjit_cache = _pjit_trace_cache()
         try:
             if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
             if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
                 return _tree_words(*trees)
-            with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-                diffs = pjit_cache[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)[0]
-            return "\n".join(str(d) for d in diffs)
+            return "\n".join(str(d) for d in once_per_pair(_pjit_diff, new_key, old_key)[0])
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
     module = _trace_cache_module()

@@ -11,15 +11,17 @@ identity).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import functools
 import inspect
 import os
 import re
+import threading
 import types
 import weakref
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from jaxshow.installed import is_installed
 
@@ -69,11 +71,52 @@ def is_a(value: Any, kinds: type | tuple[type, ...]) -> bool:
 
 
 def differ(new: Any, old: Any) -> bool:
-    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different."""
+    """``new != old`` by the values' own equality; a user ``__eq__`` that raises or is not a bool counts as different.
+
+    Within :func:`each_pair_compared_once`, a pair already compared (either way round) is not compared again, and two
+    tuples are compared item by item (as ``==`` compares them), so that a tuple made again around the same items (a key
+    rebuilt from its parts) finds its items' pairs."""
+    if getattr(_compared, "pairs", None) is None:
+        return _differ(new, old)
+    kind = type(new)
+    if kind is type(old) and issubclass(kind, tuple) and kind.__eq__ is tuple.__eq__:
+        return len(new) != len(old) or any(a is not b and differ(a, b) for a, b in zip(new, old))
+    return once_per_pair(_differ, min(new, old, key=id), max(new, old, key=id))
+
+
+def _differ(new: Any, old: Any) -> bool:
     try:
         return bool(new != old)
     except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
         return True
+
+
+_compared = threading.local()
+
+
+def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any) -> Any:
+    """``compare(new, old)``, computed once for the pair within :func:`each_pair_compared_once`."""
+    pairs = getattr(_compared, "pairs", None)
+    if pairs is None:
+        return compare(new, old)
+    found = pairs.get((compare, id(new), id(old)))
+    if found is None:
+        found = pairs[compare, id(new), id(old)] = (compare(new, old), new, old)  # holds both: no other object takes their ids
+    return found[0]
+
+
+@contextlib.contextmanager
+def each_pair_compared_once() -> Iterator[None]:
+    """Within: :func:`differ` compares a pair of objects once (a miss compares its key with each kept one at several
+    steps; a static argument's ``__eq__`` is the user's, run as often as JAX's own lookup runs it, not more)."""
+    if getattr(_compared, "pairs", None) is not None:
+        yield
+        return
+    _compared.pairs = {}
+    try:
+        yield
+    finally:
+        _compared.pairs = None
 
 
 def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str, ...]]) -> tuple[str, str]:

@@ -22,6 +22,7 @@ from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, is_jax_type
 from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
+from jaxshow.reprs import ANOTHER_OBJECT, differ
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
@@ -95,7 +96,7 @@ def classify_miss(
         changes = _name_static_args(changes, key, old if text else None, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
-        if old is not None and any(c.now == c.before == EQUAL_AS_PRINTED for c in changes):
+        if old is not None and any(_prints_alike(c) for c in changes):
             changes = _name_identity_part(changes, key, old, record.parameters)
         if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
             changes = _unsaid_parts(changes, key, old, record.parameters)
@@ -146,10 +147,7 @@ def _library_site_hint(library: str) -> str:
 
 def _same_key(key: Any, old: Any) -> bool:
     """Whether ``key`` is the earlier key ``old`` itself (compared as JAX's cache compares them; a user's ``==`` that raises: no)."""
-    try:
-        return bool(key == old)
-    except Exception:  # noqa: BLE001 - a static value's own __eq__
-        return False
+    return not differ(key, old)
 
 
 _MESH_TYPES = re.compile(r"\(\{[^()]*(?:\([^()]*\)[^()]*)*\}\)$")
@@ -287,15 +285,15 @@ _INPUT_PATH = re.compile(r"^\[0\]\[(?P<i>\d+)\]$|^\[1\]\['(?P<k>[^']*)'\]$")
 
 
 def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
-    """A change of two values that print alike (:data:`EQUAL_AS_PRINTED`) as the part of them that is another object
-    (``avg_pool = functools.partial(…)`` both ways) or that their repr hid (``k = 2``, ``k = 1``), where the keys'
-    first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args`` and ``static kwargs`` by
-    parameter name (``names``: the positional ones)."""
+    """A change of two values that print alike (:data:`EQUAL_AS_PRINTED`, or alike but for their addresses) as the part
+    of them that is another object (``avg_pool = functools.partial(…)`` both ways) or that their repr hid (``k = 2``,
+    ``k = 1``), where the keys' first unequal static value or pytree metadata holds one; jax <= 0.8's ``static args``
+    and ``static kwargs`` by parameter name (``names``: the positional ones)."""
     found = _jax_compat.unequal_node_data(key, old)
     parts = identity_part(found[0], found[1]) if found is not None else None
-    if parts is None:
-        return changes
-    first = next(i for i, c in enumerate(changes) if c.now == EQUAL_AS_PRINTED)
+    first = next(i for i, c in enumerate(changes) if _prints_alike(c))
+    if parts is None or (changes[first].now != EQUAL_AS_PRINTED and parts[0] == parts[1]):
+        return changes  # an object compared by identity, printed with its address: made anew, as its text says
     where = changes[first].where
     positions = _jax_compat.static_arg_positions(key) or ()
     keywords = _jax_compat.static_kwarg_names(key)
@@ -304,6 +302,12 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
         where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
+
+
+def _prints_alike(change: ArgChange) -> bool:
+    """Whether a change's two values print alike (:data:`EQUAL_AS_PRINTED`), or alike but for their addresses (a class
+    with its own ``__eq__`` and Python's default repr: the attribute that differs says more than the address)."""
+    return change.now == change.before == EQUAL_AS_PRINTED or change.now.endswith(ANOTHER_OBJECT)
 
 
 _TREE_PATH = re.compile(r"^(?:argument (?P<i>\d+)|\[0\]\[(?P<j>\d+)\])(?P<rest>.*)$|^(?:keyword '(?P<k>[^']*)'|\[1\]\['(?P<l>[^']*)'\])(?P<tail>.*)$",
@@ -442,10 +446,12 @@ looks each ``jax.numpy`` operation it calls up in JAX's tracing cache again, so 
 
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     source = getattr(debug_info, "func_src_info", None)
+    if type(fun).__hash__ is not object.__hash__:  # JAX's own are functions and partials: no __hash__ of the user's runs
+        source = None
     try:
         if source is not None and _JAX_OWN.get(fun) == source:
             return False
-    except TypeError:  # not weakly referenceable, or unhashable
+    except TypeError:  # not weakly referenceable
         source = None
     user = _works_out_user_function(debug_info, fun)
     if not user and source is not None:

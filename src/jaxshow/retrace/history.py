@@ -36,7 +36,7 @@ from jaxshow.capture.carried import carried_function, closure_function, library_
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import JIT_TYPE, is_jax_type, library_wrapped, parameter_names
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
-from jaxshow.reprs import weak_ref
+from jaxshow.reprs import differ, weak_ref
 
 
 HISTORY_LIMIT = 32
@@ -616,7 +616,7 @@ def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any
         since, keys = cached
     else:
         keys = _jax_compat.cached_trace_keys(fun, debug_info)
-    for old_key in [k for k in keys or () if k != key][-HISTORY_LIMIT:]:
+    for old_key in [k for k in keys or () if differ(k, key)][-HISTORY_LIMIT:]:
         record.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=True,
                         since=since)
 
@@ -634,7 +634,7 @@ def _visible(kept: _Kept, started: int | None, key: Any) -> bool:
     """Whether a lookup of ``key`` that started at ``started`` could find ``kept``; never its own key read from JAX's cache
     (JAX keeps the key of a lookup that raised, and another thread may read the key of a lookup still open), nor a loose
     key JAX let go of (:class:`_Kept`)."""
-    if started is not None and (kept.since > started or (kept.from_jax and kept.key == key)):
+    if started is not None and (kept.since > started or (kept.from_jax and not differ(kept.key, key))):
         return False
     return not kept.gone()
 
@@ -682,7 +682,7 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
             best, fewest = None, 0
             for kept in reversed(bucket):  # newest first: the most recent wins a tie
                 old = kept.parts if _visible(kept, started, key) else None
-                if old is None or (kept.loose and old.head != parts.head):  # indexed by hash: another head may share it
+                if old is None or (kept.loose and differ(old.head, parts.head)):  # indexed by hash: another head may share it
                     continue
                 differing = _jax_compat.type_differences(parts, old) or 1
                 if best is None or differing < fewest:
@@ -707,7 +707,7 @@ def _differences_after(parts: Any, old: Any, rank: int) -> int:
     if old is None or rank == 0:
         return 0
     later = _jax_compat.type_differences(parts, old) + (rank >= 2 and parts.debug_info != old.debug_info)
-    trees_differ = parts.treedef != old.treedef
+    trees_differ = differ(parts.treedef, old.treedef)
     if rank == 3 or (rank == 2 and trees_differ):  # a rank-2 difference in the static arguments alone is the first
         later += _jax_compat.static_arg_differences(parts, old) or 0
     if rank == 3 and trees_differ:
@@ -719,9 +719,9 @@ def _rank(key: Any, described: tuple | None, parts: Any, kept: _Kept) -> tuple[i
     """How far ``kept`` is from ``key``: (rank of the first difference, number of differences); see :func:`closest_key`."""
     if parts is not None and kept.parts is not None:
         old = kept.parts
-        if parts.context != old.context:
-            return 3, sum(a != b for a, b in zip(parts.context, old.context)) + abs(len(parts.context) - len(old.context))
-        if parts.treedef != old.treedef:
+        if differ(parts.context, old.context):
+            return 3, sum(differ(a, b) for a, b in zip(parts.context, old.context)) + abs(len(parts.context) - len(old.context))
+        if differ(parts.treedef, old.treedef):
             return 2, _jax_compat.treedef_differences(parts.treedef, old.treedef)
         if statics := _jax_compat.static_arg_differences(parts, old):
             return 2, statics
