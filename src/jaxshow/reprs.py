@@ -11,7 +11,6 @@ identity).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import enum
 import functools
@@ -21,7 +20,7 @@ import re
 import threading
 import types
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from jaxshow.installed import is_installed
 
@@ -105,18 +104,20 @@ def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any) -> Any
     return found[0]
 
 
-@contextlib.contextmanager
-def each_pair_compared_once() -> Iterator[None]:
+class each_pair_compared_once:  # noqa: N801 - used as a function: ``with each_pair_compared_once():``
     """Within: :func:`differ` compares a pair of objects once (a miss compares its key with each kept one at several
     steps; a static argument's ``__eq__`` is the user's, run as often as JAX's own lookup runs it, not more)."""
-    if getattr(_compared, "pairs", None) is not None:
-        yield
-        return
-    _compared.pairs = {}
-    try:
-        yield
-    finally:
-        _compared.pairs = None
+
+    __slots__ = ("_outer",)
+
+    def __enter__(self) -> None:
+        self._outer = getattr(_compared, "pairs", None) is not None
+        if not self._outer:
+            _compared.pairs = {}
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._outer:
+            _compared.pairs = None
 
 
 def changed_texts(now: tuple[str, tuple[str, ...]], before: tuple[str, tuple[str, ...]]) -> tuple[str, str]:
