@@ -1192,13 +1192,19 @@ def options_change(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, st
 def _traced_function(wrapper: Any) -> Any:
     """What JAX traces for a call of ``wrapper``: a jit wrapper's function; for ``jax.pmap(f)`` (jax >= 0.8, a jit of
     ``shard_map``) the jit body JAX built for ``f``, once jaxshow saw it trace."""
-    target = getattr(wrapper, "__wrapped__", wrapper)
+    target = _given_function(wrapper)
     return registry.pmapped_body(target) if calls.pmapped_jit(wrapper) else target
+
+
+def _given_function(wrapper: Any) -> Any:
+    """The function given to a jit wrapper or to ``jax.pmap`` (whose wrapper has no ``__wrapped__`` on jax 0.8.0)."""
+    given = _jax_compat.pmap_function(wrapper) if calls.pmapped_jit(wrapper) else None
+    return given if given is not None else getattr(wrapper, "__wrapped__", wrapper)
 
 
 def trace_history(name: str, fn: Any) -> TraceHistory:
     """The traces jaxshow observed for the jitted function ``fn`` (or ``jax.pmap``) and its current cache size."""
-    target = getattr(fn, "__wrapped__", fn)
+    target = _given_function(fn)
     record = registry.history(_traced_function(fn) or target)
     size = _jax_compat.cache_size(fn)
     same = [r for r in registry.traced_records() if fold.definition(r) == fold.definition(record)] if record else []
