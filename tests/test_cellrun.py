@@ -30,6 +30,9 @@ class Spy:
         self.log.append(("post", value))
         return (value,)
 
+    def left_alone(self, code):
+        self.log.append(("left alone", code))
+
 
 def test_returns_trailing_expression_and_assigns(ip):
     assert run_cell(ip, "a = 2\nb = a * 3\nb + 1") == 7
@@ -37,7 +40,7 @@ def test_returns_trailing_expression_and_assigns(ip):
     assert run_cell(ip, "c = 1") is None
 
 
-def test_hook_sees_top_level_calls_only(ip):
+def test_hook_sees_the_calls_the_cell_itself_runs(ip):
     spy = Spy()
     cell = (
         "def inner(v):\n    return abs(v)\n"
@@ -48,8 +51,9 @@ def test_hook_sees_top_level_calls_only(ip):
         "inner(-1) + len(str(2))"
     )
     assert run_cell(ip, cell, hook=spy) == 2
-    assert spy.seen == ["round", "inner", "len", "str"]
+    assert spy.seen == ["len", "round", "inner", "len", "str"]  # a class body runs in the cell: its calls are the cell's
     assert ("pre", 8) in spy.log and ("post", 1) in spy.log
+    assert [entry for entry in spy.log if entry[0] == "left alone"] == [("left alone", "a generator expression")]
     assert HOOK_NAME not in ip.user_ns and HOOK_NAME not in builtins.__dict__
     assert ip.run_cell("lam(-1), next(gen), K.z").success
 

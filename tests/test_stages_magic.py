@@ -143,6 +143,28 @@ def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was
         "are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's top-level code is seen",)
 
 
+def test_a_class_bodys_calls_are_the_cells_and_a_generator_expressions_are_said_unseen(shell):
+    """A class body runs as the cell defines it: 'class A: z = f(x)' read 'no jitted call of yours seen in this cell;
+    the cell ran normally', though the cell called f (a cache hit). Its calls are seen now, its methods left alone. A
+    generator expression runs as it is consumed, maybe after the cell, so its calls stay unrewritten: the note named
+    nothing, and now names it."""
+    shell.run_cell("y = f(x)", store_history=True)
+    result, _ = run_captured(shell, "%%jaxstages -o rep\nclass A:\n    z = f(x)\n    def m(self):\n        return f(x)\nw = A().m()")
+    assert result.success, result.error_in_exec
+    [report] = shell.user_ns["rep"].reports
+    site = report.call_site
+    assert (report.function, report.cache_hit, site.file, site.line) == ("f", True, f"In[{result.execution_count}]", 3)
+    assert report.repeat_hits == 0  # the method's call, inside a def, is unseen
+    result, _ = run_captured(shell, "%%jaxstages -o rep\ngen = (f(v) for v in [x])\nw = next(gen)")
+    assert shell.user_ns["rep"].notes == (
+        "no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside a generator expression that "
+        "hit JAX's cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's "
+        "top-level code is seen",)
+    assert float(next(shell.user_ns["gen"], 0)) == 0  # consumed in the cell; a generator left for later runs unhooked
+    shell.run_cell("%%jaxstages\nlater = (f(v) for v in [x])")
+    assert float(next(shell.user_ns["later"])[0]) == float(shell.user_ns["y"][0])  # consumed after the cell: no hook needed
+
+
 def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
     # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
     # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same

@@ -265,8 +265,9 @@ class _CallRewriter(ast.NodeTransformer):
 
     The argument list stays one call's, so CPython evaluates and unpacks it
     as written (:class:`jaxshow.capture.calls.DirectCalls`). Calls inside
-    ``def``, ``lambda``, ``class`` and generator expressions are left alone:
-    they may run after the cell, when the hook is gone.
+    ``def``, ``lambda`` and generator expressions are left alone: they may run
+    after the cell, when the hook is gone. A ``class`` body runs as the cell
+    defines it: its own calls are rewritten, its methods left alone.
     """
 
     def __init__(self, binding: _BuiltinName) -> None:
@@ -277,7 +278,14 @@ class _CallRewriter(ast.NodeTransformer):
         return node
 
     # ``type X = ...`` (Python 3.12) is evaluated lazily too, like a body
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_GeneratorExp = visit_TypeAlias = _leave_alone
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_TypeAlias = _leave_alone
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> ast.AST:
+        """Left alone (it runs as it is consumed, maybe after the cell); one that calls anything is named where the
+        report says which jitted calls that hit JAX's cache it could not see."""
+        if any(isinstance(child, ast.Call) for child in ast.walk(node)):
+            self.binding.hook.left_alone("a generator expression")
+        return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """``x: h(1) = v``: the annotation stays as written (``from __future__ import annotations`` keeps its text)."""

@@ -1497,6 +1497,12 @@ class DirectCalls:
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))
         return _ArgumentList(_Arguments, fn)
 
+    def left_alone(self, code: str) -> None:
+        """Name ``code`` (``"a generator expression"``) among :attr:`helpers`: the cell's own code whose calls the hook
+        does not see."""
+        if code not in self.helpers and len(self.helpers) < HELPERS_NAMED:
+            self.helpers.append(code)
+
     def unseen_helpers(self) -> tuple[str, ...]:
         """:attr:`helpers`, where a jitted call inside one could have hit JAX's cache: JAX's tracing cache holds a
         function that is not JAX's own (a jitted function of the user's or a library's; one it cannot place counts)."""
