@@ -165,6 +165,25 @@ def test_a_class_bodys_calls_are_the_cells_and_a_generator_expressions_are_said_
     assert float(next(shell.user_ns["later"])[0]) == float(shell.user_ns["y"][0])  # consumed after the cell: no hook needed
 
 
+def test_a_constructor_or_a_models_call_that_may_hide_hits_is_named(shell):
+    """'model(x)' where the model's class's __call__ calls a jitted function, or 'E()' whose __init__ does: a hit in
+    there runs in C++, unseen, and the note said only 'no jitted call of yours seen in this cell; the cell ran
+    normally', as if nothing had been called. The note names the method, read from the class (none of its code run);
+    a class whose methods call no jitted function is not named."""
+    shell.run_cell("y = f(x)\nclass E:\n    def __init__(self):\n        self.a = f(x)\n"
+                   "class Model:\n    def __call__(self, v):\n        return f(v)\nmodel = Model()\n"
+                   "class Plain:\n    def __init__(self, k):\n        self.k = k", store_history=True)
+    unseen = ("no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside {} that hit JAX's "
+              "cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's top-level "
+              "code is seen")
+    for cell, named in (("e = E()", "E.__init__"), ("z = model(x)", "Model.__call__"),
+                        ("ps = [Plain(i) for i in range(3)]\ne = E()\nz = model(x)", "E.__init__ or Model.__call__")):
+        run_captured(shell, "%%jaxstages -o rep\n" + cell)
+        assert shell.user_ns["rep"].notes == (unseen.format(named),), cell
+    run_captured(shell, "%%jaxstages -o rep\nps = [Plain(i) for i in range(3)]")
+    assert shell.user_ns["rep"].notes == ("no jitted call of yours seen in this cell; the cell ran normally",)
+
+
 def test_a_new_jit_wrapper_of_a_traced_function_is_a_cache_hit_with_no_read_back_note(shell):
     # jax.jit(hmc.step) made again (a re-run cell): JAX's C++ cache is shared by function, so the call is a hit, and
     # the read-back finds the jaxpr in JAX's tracing cache, which publishes a trace event for the lookup all the same

@@ -18,6 +18,7 @@ name. Uses JAX; never IPython.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -1466,7 +1467,7 @@ class DirectCalls:
             target = (fn, (), {})
         elif kind is types.FunctionType and "__wrapped__" in fn.__dict__ and (jitting := library_wrapped_jit(fn)) is not None:
             target = None  # nnx.cached_partial(train_step, ...): a call of the nnx.jit it wraps
-        elif self._plain.get(id(kind)) is kind:
+        elif self._plain.get(id(kind)) is kind or self._plain.get(id(fn)) is fn:  # a plain kind, or a plain class
             return fn
         else:
             target = jit_target(fn)
@@ -1478,7 +1479,10 @@ class DirectCalls:
                 return fn
             obj, jitted = jitting or (fn, library_jit(fn))
             if jitted is None:
-                self._plain[id(kind)] = kind  # held, so the id is never another type's
+                if len(self.helpers) < HELPERS_NAMED:
+                    self._called_object(fn, kind)
+                plain = fn if issubclass(kind, type) else kind  # a class is plain on its own: another may be the user's
+                self._plain[id(plain)] = plain  # held, so the id is never another object's
                 return fn
             if self.capture is not None:
                 try:
@@ -1513,6 +1517,17 @@ class DirectCalls:
                                       for fun in traced):  # a callable object's own lookups are never run
             return ()
         return tuple(self.helpers)
+
+    def _called_object(self, fn: Any, kind: type) -> None:
+        """Name the function of the user's that calling ``fn`` runs, a class's ``__init__`` or an object's ``__call__``
+        (a model's forward pass), among :attr:`helpers`; read from the class dictionaries, running none of its code."""
+        try:
+            method = (inspect.getattr_static(fn, "__init__", None) if issubclass(kind, type)
+                      else inspect.getattr_static(kind, "__call__", None))
+        except Exception:  # noqa: BLE001 - a class whose dictionaries cannot be read: nothing named
+            return
+        if type(method) is types.FunctionType:
+            self._called_function(method)
 
     def _called_function(self, fn: Any) -> None:
         """Name ``fn`` among :attr:`helpers` if its code is the user's (a cell's, a file of theirs) and may call a jitted
