@@ -168,15 +168,16 @@ def test_a_class_bodys_calls_are_the_cells_and_a_generator_expressions_are_said_
 def test_a_constructor_or_a_models_call_that_may_hide_hits_is_named(shell):
     """'model(x)' where the model's class's __call__ calls a jitted function, or 'E()' whose __init__ does: a hit in
     there runs in C++, unseen, and the note said only 'no jitted call of yours seen in this cell; the cell ran
-    normally', as if nothing had been called. The note names the method, read from the class (none of its code run);
-    a class whose methods call no jitted function is not named."""
-    shell.run_cell("y = f(x)\nclass E:\n    def __init__(self):\n        self.a = f(x)\n"
+    normally', as if nothing had been called. The note names the method, read from the class (none of its code run),
+    and the function a functools.partial calls; a class whose methods call no jitted function is not named."""
+    shell.run_cell("import functools\ny = f(x)\nclass E:\n    def __init__(self):\n        self.a = f(x)\n"
                    "class Model:\n    def __call__(self, v):\n        return f(v)\nmodel = Model()\n"
-                   "class Plain:\n    def __init__(self, k):\n        self.k = k", store_history=True)
+                   "class Plain:\n    def __init__(self, k):\n        self.k = k\n"
+                   "def step(k, v):\n    return f(v)\nstep2 = functools.partial(step, 2)", store_history=True)
     unseen = ("no jitted call of yours seen in this cell; the cell ran normally. Jitted calls inside {} that hit JAX's "
               "cache are not seen: JAX serves a hit in C++, where jaxshow does not look; a call in the cell's top-level "
               "code is seen")
-    for cell, named in (("e = E()", "E.__init__"), ("z = model(x)", "Model.__call__"),
+    for cell, named in (("e = E()", "E.__init__"), ("z = model(x)", "Model.__call__"), ("z = step2(x)", "step"),
                         ("ps = [Plain(i) for i in range(3)]\ne = E()\nz = model(x)", "E.__init__ or Model.__call__")):
         run_captured(shell, "%%jaxstages -o rep\n" + cell)
         assert shell.user_ns["rep"].notes == (unseen.format(named),), cell

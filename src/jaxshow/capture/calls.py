@@ -1458,6 +1458,8 @@ class DirectCalls:
         kind = type(fn)
         if (kind is types.FunctionType or kind is types.MethodType) and len(self.helpers) < HELPERS_NAMED:
             self._called_function(fn)
+        elif kind is functools.partial and type(fn.func) in (types.FunctionType, types.MethodType) and len(self.helpers) < HELPERS_NAMED:
+            self._called_function(fn.func)  # partial(train_step, model): the function it calls
         jitting = None
         if kind is types.FunctionType and fn.__code__ is PMAP_CODE:  # jax.pmap on jax >= 0.8: a function of JAX's
             target: tuple | None = (fn, (), {})
