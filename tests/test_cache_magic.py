@@ -802,10 +802,11 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
 
-USERS_EQ_IN_A_MISS = {(0, 7): 15, (0, 8): 15, (0, 9): 7, (0, 10): 7}
+USERS_EQ_IN_A_MISS = {(0, 7): 11, (0, 8): 11, (0, 9): 7, (0, 10): 7}
 """How often jaxshow's record of the miss below runs the user's ``__eq__``: with two earlier models, 3 comparisons per
-model (the key, its head, the static node) and one to name what changed; on jax <= 0.8, JAX's own diff function, run per
-model to rank them, runs it 4-5 times each; jax >= 0.11 keeps static values out of the pytree (5)."""
+model (the key, its head, the static node) and one to name what changed; on jax <= 0.8, JAX's own diff function, run
+once per model to rank them (and kept for the closest one's words), runs it 4-5 times each; jax >= 0.11 keeps static
+values out of the pytree (5)."""
 
 
 def test_a_miss_runs_a_static_values_users_eq_once_per_comparison_not_once_per_step(shell):

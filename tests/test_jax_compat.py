@@ -446,7 +446,7 @@ def test_within_a_miss_each_pair_of_values_is_compared_once():
     """A miss compares its key with each kept key at several steps; a static value's ``__eq__`` is the user's. Within
     ``each_pair_compared_once`` a pair is compared once either way round, a tuple made again around the same items
     (a key rebuilt from its parts) finds its items' pair, and outside it every comparison runs."""
-    from jaxshow.reprs import differ, each_pair_compared_once
+    from jaxshow.reprs import differ, each_pair_compared_once, once_per_pair
 
     a, b = _Counted(1), _Counted(2)
     _Counted.runs = 0
@@ -459,6 +459,15 @@ def test_within_a_miss_each_pair_of_values_is_compared_once():
         assert not differ(a, _Counted(1))
     assert _Counted.runs == 4  # a with b once, a with the new _Counted(1) once
     assert differ(a, b) and _Counted.runs == 5  # after the scope, compared again
+    runs = []
+
+    def compare(new, old):
+        runs.append((new, old))
+        return len(runs)
+
+    with each_pair_compared_once():  # a pair made anew around the same two objects (a jax <= 0.8 key), told by them
+        assert once_per_pair(compare, [a], [b], by=(a, b)) == once_per_pair(compare, [a], [b], by=(a, b)) == 1
+        assert once_per_pair(compare, [a], [a], by=(a, a)) == 2
 
 
 def test_treedef_differences_runs_a_static_nodes_eq_once_per_comparison():

@@ -1205,7 +1205,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
         if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
             return len(list(_treedef_errors((), *trees)))
-        return int(once_per_pair(_pjit_diff, new_key, old_key)[1])
+        return int(once_per_pair(_pjit_diff, new_key, old_key, by=(new_key.key, old_key.key))[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1560,7 +1560,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
             if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
                 return _tree_words(*trees)
-            return "\n".join(str(d) for d in once_per_pair(_pjit_diff, new_key, old_key)[0])
+            return "\n".join(str(d) for d in once_per_pair(_pjit_diff, new_key, old_key, by=(new_key.key, old_key.key))[0])
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
     module = _trace_cache_module()

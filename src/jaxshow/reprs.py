@@ -93,14 +93,16 @@ def _differ(new: Any, old: Any) -> bool:
 _compared = threading.local()
 
 
-def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any) -> Any:
-    """``compare(new, old)``, computed once for the pair within :func:`each_pair_compared_once`."""
+def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any, by: tuple[Any, Any] | None = None) -> Any:
+    """``compare(new, old)``, computed once for the pair within :func:`each_pair_compared_once`; ``by``: the two objects
+    that tell the pair, where ``new`` and ``old`` are made again around them (a jax <= 0.8 key around JAX's own)."""
     pairs = getattr(_compared, "pairs", None)
     if pairs is None:
         return compare(new, old)
-    found = pairs.get((compare, id(new), id(old)))
+    first, second = by if by is not None else (new, old)
+    found = pairs.get((compare, id(first), id(second)))
     if found is None:
-        found = pairs[compare, id(new), id(old)] = (compare(new, old), new, old)  # holds both: no other object takes their ids
+        found = pairs[compare, id(first), id(second)] = (compare(new, old), first, second)  # held: their ids stay theirs
     return found[0]
 
 
