@@ -305,6 +305,16 @@ def test_a_program_that_reads_and_writes_mutable_refs_shows_where_each_lives():
     assert [p.path for p in compiled.outputs] == ["result", "r (written back)", "closed-over ref 1 (written back)"]
     assert ("  shardings and formats: all 3 inputs and 3 outputs alike,\n    SingleDeviceSharding(device=CpuDevice(id=0), "
             "memory_kind=device), in default layouts (row-major)\n") in render.to_text(report)
+    # the Traced station said '1 closed-over constant baked into the jaxpr' for acc, an input of the program
+    assert (report.traced.const_count, report.traced.ref_count) == (1, 1)
+    assert "\n  1 closed-over ref (jax.new_ref), not baked in: an input of the compiled program\n" in render.to_text(report)
+    assert "baked into the jaxpr" not in render.to_text(report) and "baked into the jaxpr" not in render.to_html(report)
+    table = jnp.arange(3.0)
+    both = jaxshow.stages(jax.jit(lambda: acc[...] + table))
+    assert (both.traced.const_count, both.traced.ref_count) == (2, 1)
+    assert ("\n  1 closed-over constant baked into the jaxpr\n  1 closed-over ref (jax.new_ref), not baked in: an input of "
+            "the compiled program\n") in render.to_text(both)
+    assert "1 closed-over ref (jax.new_ref), not baked in: an input of the compiled program</div>" in render.to_html(both)
 
 
 def test_a_modules_pre_optimisation_cost_is_converted_once_per_text_and_backend():

@@ -2339,6 +2339,15 @@ def flat_compiled(compiled: Any) -> Any:
     return flat
 
 
+def closed_over_refs(closed: Any) -> int:
+    """How many of a closed jaxpr's constants are ``jax.new_ref`` refs (constvars of type ``AbstractRef``, from 0.7 to
+    0.12), which JAX passes to the compiled program as inputs; 0 where its constvars cannot be read."""
+    try:
+        return sum(type(v.aval).__name__ == "AbstractRef" for v in closed.jaxpr.constvars)
+    except Exception:  # noqa: BLE001 - a jaxpr of another shape: its constants read as baked in
+        return 0
+
+
 def jaxpr_prefix(closed: Any, equations: int) -> Any:
     """``closed`` keeping only its first ``equations`` top-level equations, for printing as far as a report shows.
 

@@ -184,6 +184,8 @@ class TracedStation:
     equation_count: int
     primitive_counts: tuple[tuple[str, int], ...]
     const_count: int = 0
+    ref_count: int = 0
+    """Of the closed-over constants, the ``jax.new_ref`` refs: JAX passes them to the program as inputs, not baked in."""
     notes: tuple[str, ...] = ()
     loops: tuple[LoopInfo, ...] = ()
     dot_flops_estimate: float | None = None

@@ -514,6 +514,7 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
         equation_count=len(inner.eqns),
         primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         const_count=len(getattr(closed, "consts", ()) or ()),
+        ref_count=_jax_compat.closed_over_refs(closed),
         notes=notes,
         loops=contents.loops,
         dot_flops_estimate=contents.dot_flops if contents.loops else None,

@@ -92,6 +92,16 @@ def _traced_mesh(t: TracedStation) -> str | None:
     return meshes.pop() if sharded and len(meshes) == 1 and None not in meshes else None
 
 
+def _constants(t: TracedStation) -> list[str]:
+    """What the function closes over: constants baked into the jaxpr, and ``jax.new_ref`` refs, which are not."""
+    baked, refs = t.const_count - t.ref_count, t.ref_count
+    said = [f"{plural(baked, 'closed-over constant')} baked into the jaxpr"] if baked else []
+    if refs:
+        said.append(f"{plural(refs, 'closed-over ref')} (jax.new_ref), not baked in: "
+                    f"{'an input' if refs == 1 else 'inputs'} of the compiled program")
+    return said
+
+
 def _arg_rows(specs: Sequence[ArgSpec], *, with_donation: bool, mesh: str | None) -> list[tuple[str, ...]]:
     rows = []
     for s, path in zip(specs, shown_paths([s.path for s in specs])):
@@ -373,8 +383,8 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
         tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips)) if chips else "none"),
         _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
-    if t.const_count:
-        body.insert(4, tag("div", f"{plural(t.const_count, 'closed-over constant')} baked into the jaxpr"))
+    for i, said in enumerate(_constants(t)):
+        body.insert(4 + i, tag("div", said))
     if mesh is not None:
         body.insert(0, tag("div", line(f"mesh {mesh} (each sharding below is a spec on it)", budget)))
     body[:0] = [tag("div", message(note, budget), cls="js-note", style=NOTE_STYLE) for note in t.notes]
@@ -575,8 +585,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
             out.append("\n".join(grouped_text(OUT_HEADER, _arg_rows(t.out_info, with_donation=False, mesh=mesh), budget,
                                               "report.traced.out_info", _arg_facts(t.out_info))))
         out.extend(paragraph("  note: ", message(note, budget), "    ", budget) for note in t.notes)
-        if t.const_count:
-            out.append(f"  {plural(t.const_count, 'closed-over constant')} baked into the jaxpr")
+        out.extend(f"  {said}" for said in _constants(t))
         out.append(paragraph("  effects: ", line(', '.join(t.effects), budget) if t.effects else 'none (pure)', "    ", budget))
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
         out.append(paragraph("  primitives: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])) or "none", "    ", budget))
