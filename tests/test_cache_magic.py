@@ -299,6 +299,23 @@ def test_the_trace_after_a_trace_that_raised_is_seen(shell):
     assert (row.function, row.calls, row.traced, [m.category for m in row.misses]) == ("flaky", 1, 1, ["not_kept"])
 
 
+def test_a_trace_that_raised_says_so_where_the_cell_caught_the_error(shell):
+    """flax's transforms guide: ``try: y = f(3) except Exception as e: print(e)`` around an ``nnx.jit`` whose trace
+    raised: under %jaxcache its miss read 'first trace of f' and the signature, as a trace that made a program does
+    (%%jaxstages said 'failed while tracing'). The miss now says what the trace raised; one that did not says nothing."""
+    shell.run_cell("@jax.jit\ndef branchy(v):\n    if v > 0:\n        return v\n    return -v")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    branchy(3)\nexcept Exception as e:\n    print(type(e).__name__)\n"
+                                      "y = f(x)")
+    assert result.success and cap.stdout == "TracerBoolConversionError\ntracing f\n"
+    text = unwrapped(cap.outputs[-1].data["text/plain"])
+    assert (" called at In[2]:3 the trace raised TracerBoolConversionError: Attempted boolean conversion of traced array with "
+            "shape bool[]. signature traced: v: i32[]{weak_type=True}") in text
+    assert text.count("the trace raised") == 1
+    [raised, fine] = [row.misses[0] for row in shell.user_ns["rep"].functions]
+    assert (raised.trace_error.type_name, raised.trace_error.stage, fine.trace_error) == ("TracerBoolConversionError", "trace", None)
+    assert "the trace raised </span>TracerBoolConversionError: Attempted boolean conversion" in cap.outputs[-1].data["text/html"]
+
+
 def test_a_static_keyword_left_out_beside_a_changed_positional_static_is_not_passed(shell):
     """jax 0.7: 'h(x, 5)' after 'h(x, 3, mode="b")' read 'mode: now by position, before by keyword', as though the
     changed positional static value were mode's; mode is not passed."""
