@@ -844,6 +844,22 @@ def test_eqx_filter_jit_leaves_are_named_by_the_users_parameters(shell):
         "opt_state[0].trace.layers[0].weight", "opt_state[0].trace.layers[0].bias", "opt_state[0].trace.layers[1].weight",
         "opt_state[0].trace.layers[1].bias", "opt_state[0].trace.layers[2].weight", "opt_state[0].trace.layers[2].bias",
         "v"]
+    # a node registered without keys (equinox's State is one): its children by place, as JAX's keystr writes them
+    _define(shell, """
+        @jax.tree_util.register_pytree_node_class
+        class Pair:
+            def __init__(self, a, b):
+                self.a, self.b = a, b
+            def tree_flatten(self):
+                return (self.a, self.b), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+    """)
+    result, cap = run_captured(shell, "%%jaxstages -o st\nout = step(mlp, {'s': Pair(jnp.ones(2), (jnp.ones(3),))}, jnp.ones((3, 8)))")
+    assert result.success, cap.stderr
+    assert [a.path for a in shell.user_ns["st"].reports[0].traced.args][6:] == [
+        "opt_state['s'][<flat index 0>]", "opt_state['s'][<flat index 1>][0]", "v"]
 
 def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compared_by_identity(shell):
     """flax's CNN tutorial: a model made anew with ``self.avg_pool = partial(nnx.avg_pool, ...)`` re-traced ``nnx.jit``'s

@@ -9,8 +9,7 @@ and passes their array leaves to its ``fun_wrapped``, which JAX names
 static_rest)``, holds each part's non-array leaves and treedef. Where
 ``static_fun`` is the user's function itself, each leaf is named by the user's
 parameter and its path in that argument, as ``jax.tree_util.keystr`` writes it:
-``v``, ``model.layers[0].weight``, ``opt_state[0].mu['w']``; or ``model[3]``
-(leaf 3 of ``model``) where a node's keys are not in its treedef. Treedefs are
+``v``, ``model.layers[0].weight``, ``opt_state[0].mu['w']``. Treedefs are
 read (``children``, ``node_data``), never unflattened; anything else leaves
 equinox's names. No IPython.
 """
@@ -112,34 +111,26 @@ def _tuple_of(value: Any, length: int) -> bool:
 
 
 def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:
-    """Each leaf's label by its index among all the arguments' leaves: ``v``, ``model.layers[0].weight``, or
-    ``model[3]`` in an argument whose paths :func:`_leaf_paths` cannot read."""
+    """Each leaf's label by its index among all the arguments' leaves: ``v``, ``model.layers[0].weight``."""
     found: dict[int, str] = {}
     for label, treedef in arguments:
-        start, paths = len(found), _leaf_paths(treedef)
-        if paths is None:
-            paths = [f"[{j}]" for j in range(treedef.num_leaves)]
-        found.update((start + j, label + path) for j, path in enumerate(paths))
+        start = len(found)
+        found.update((start + j, label + path) for j, path in enumerate(_leaf_paths(treedef)))
     return found
 
 
-def _leaf_paths(treedef: PyTreeDef) -> list[str] | None:
+def _leaf_paths(treedef: PyTreeDef) -> list[str]:
     """Each leaf's path below ``treedef`` as ``jax.tree_util.keystr`` writes it (``''`` for a leaf itself), read from
-    its nodes' types and data alone; ``None`` where a node's keys would need the object (another pytree class)."""
+    its nodes' types and data alone; a child of a node of another kind, whose keys would need the object, by its
+    place, as JAX writes a child of a node registered without keys (``[<flat index 1>]``)."""
     if treedef.num_nodes == 1:
         return [""] * treedef.num_leaves  # a leaf, or a node without children (None, ())
     kind, data = treedef.node_data()
     children = treedef.children()
     keys = _node_keys(kind, data, len(children))
     if keys is None or len(keys) != len(children):
-        return None
-    paths = []
-    for key, child in zip(keys, children):
-        below = _leaf_paths(child)
-        if below is None:
-            return None
-        paths += [key + path for path in below]
-    return paths
+        keys = [f"[<flat index {i}>]" for i in range(len(children))]
+    return [key + path for key, child in zip(keys, children) for path in _leaf_paths(child)]
 
 
 def _node_keys(kind: type, data: Any, count: int) -> list[str] | None:
