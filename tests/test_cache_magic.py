@@ -79,6 +79,18 @@ def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
     assert 'class="jaxshow"' in cap.outputs[-1].data["text/html"]
 
 
+def test_the_headline_counts_the_functions_that_traced(shell):
+    """flax's MNIST loop under %%jaxcache: a train_step traced in an earlier cell and hit 10 times here, beside ev
+    traced 4 times and plainf once, read '5 traces of 3 jitted functions'. Its row stays in the table; the headline
+    now counts the 2 functions those 5 traces were of."""
+    run_captured(shell, "y = f(x)")
+    shell.run_cell("@jax.jit\ndef g(v):\n    return v + 1", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache\nfor i in range(3):\n    y = f(x)\n    z = g(jnp.ones(i + 1))")
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    assert lines[0] == "%jaxcache — 3 traces of 1 jitted function"
+    assert [" ".join(row.split()[:4]) for row in lines[3:5]] == ["f 3 0 3", "g 3 3 0"]
+
+
 def test_every_category_in_a_real_shell(shell):
     cell = "\n".join([
         "%%jaxcache -o rep",

@@ -95,8 +95,9 @@ def _headline(report: CacheReport) -> str:
         return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
-    names = len(report.functions)
-    objects = sum(f.objects for f in report.functions)
+    tracing = [f for f in report.functions if f.traced]  # the rows of functions every call of which hit are not theirs
+    names = len(tracing)
+    objects = sum(f.objects for f in tracing)
     head = f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
     return f"{head} ({plural(objects, 'function object')})" if objects > names else head
 
