@@ -79,6 +79,18 @@ def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
     assert 'class="jaxshow"' in cap.outputs[-1].data["text/html"]
 
 
+def test_the_headline_counts_the_functions_that_traced(shell):
+    """flax's MNIST loop under %%jaxcache: a train_step traced in an earlier cell and hit 10 times here, beside ev
+    traced 4 times and plainf once, read '5 traces of 3 jitted functions'. Its row stays in the table; the headline
+    now counts the 2 functions those 5 traces were of."""
+    run_captured(shell, "y = f(x)")
+    shell.run_cell("@jax.jit\ndef g(v):\n    return v + 1", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache\nfor i in range(3):\n    y = f(x)\n    z = g(jnp.ones(i + 1))")
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    assert lines[0] == "%jaxcache — 3 traces of 1 jitted function"
+    assert [" ".join(row.split()[:4]) for row in lines[3:5]] == ["f 3 0 3", "g 3 3 0"]
+
+
 def test_every_category_in_a_real_shell(shell):
     cell = "\n".join([
         "%%jaxcache -o rep",
@@ -297,6 +309,23 @@ def test_the_trace_after_a_trace_that_raised_is_seen(shell):
     assert result.success and cap.stdout.startswith("tracing flaky\n")
     [row] = shell.user_ns["rep"].functions
     assert (row.function, row.calls, row.traced, [m.category for m in row.misses]) == ("flaky", 1, 1, ["not_kept"])
+
+
+def test_a_trace_that_raised_says_so_where_the_cell_caught_the_error(shell):
+    """flax's transforms guide: ``try: y = f(3) except Exception as e: print(e)`` around an ``nnx.jit`` whose trace
+    raised: under %jaxcache its miss read 'first trace of f' and the signature, as a trace that made a program does
+    (%%jaxstages said 'failed while tracing'). The miss now says what the trace raised; one that did not says nothing."""
+    shell.run_cell("@jax.jit\ndef branchy(v):\n    if v > 0:\n        return v\n    return -v")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ntry:\n    branchy(3)\nexcept Exception as e:\n    print(type(e).__name__)\n"
+                                      "y = f(x)")
+    assert result.success and cap.stdout == "TracerBoolConversionError\ntracing f\n"
+    text = unwrapped(cap.outputs[-1].data["text/plain"])
+    assert (" called at In[2]:3 the trace raised TracerBoolConversionError: Attempted boolean conversion of traced array with "
+            "shape bool[]. signature traced: v: i32[]{weak_type=True}") in text
+    assert text.count("the trace raised") == 1
+    [raised, fine] = [row.misses[0] for row in shell.user_ns["rep"].functions]
+    assert (raised.trace_error.type_name, raised.trace_error.stage, fine.trace_error) == ("TracerBoolConversionError", "trace", None)
+    assert "the trace raised </span>TracerBoolConversionError: Attempted boolean conversion" in cap.outputs[-1].data["text/html"]
 
 
 def test_a_static_keyword_left_out_beside_a_changed_positional_static_is_not_passed(shell):

@@ -317,9 +317,10 @@ def test_equinox_filter_jit_arguments_are_named_by_the_users_parameters(shell):
     result, _, rep = _run(shell, "%%jaxstages -o rep\ny = evaluate(mlp, jnp.ones((5, 3)), scale=3.0)")
     assert result.success, result.error_in_exec
     [report] = rep.reports
-    assert [a.path for a in report.traced.args] == ["model[0]", "model[1]", "xs"]  # scale, a float, is static to equinox
+    # each leaf by its field (it read model[0], model[1]); scale, a float, is static to equinox
+    assert [a.path for a in report.traced.args] == ["model.weight", "model.bias", "xs"]
     assert sorted(b.detail for b in report.compiled.buffers if b.kind == "parameter") == [
-        "parameter 0 (model[0])", "parameter 1 (model[1])", "parameter 2 (xs)"]
+        "parameter 0 (model.weight)", "parameter 1 (model.bias)", "parameter 2 (xs)"]
     # equinox's jitted function returns (marker, the array leaves of the result, Static(the rest)): the outputs read
     # 'result[0] i32[]' (no output of evaluate's) and 'result[1]' for evaluate's own result
     assert [(o.path, o.type_str) for o in report.traced.out_info] == [("(equinox's own marker)", "i32[]"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import subprocess
@@ -48,6 +49,10 @@ SCRIPT = textwrap.dedent(
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts[name] = cap.outputs[-1].data["text/plain"].splitlines()
+    ip.run_cell("seq = nnx.Sequential(nnx.Linear(4, 3, rngs=nnx.Rngs(0)), nnx.Linear(3, 2, rngs=nnx.Rngs(1)))")
+    with capture_output():
+        assert ip.run_cell("%%jaxstages -o rep\\ny = predict(seq, x)").success
+    texts["sequential"] = [a.path for a in ip.user_ns["rep"].reports[0].traced.args]
     assert ip.run_cell('''
     flattened = []
     @jax.tree_util.register_pytree_node_class
@@ -74,6 +79,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@functools.cache
 def _run() -> dict:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -102,3 +108,11 @@ def test_nnx_jit_leaves_are_named_by_their_variables_paths():
     plain, magic = texts["flattens"][0::2], texts["flattens"][1::2]
     assert magic == plain, texts["flattens"]
     assert "1. different input types: model.l1.kernel: now bf16[4,16], before f32[4,16] called at In[" in cache, cache
+
+
+def test_nnx_jit_leaves_under_a_list_are_named_by_index():
+    """``nnx.Sequential``'s layers (a list) read ``model.layers.0.kernel``, and an optimizer's state
+    ``optimizer.opt_state.0.mu.linear1.bias``: flax's path keys joined by dots. A list's index now reads as Python
+    reaches it, ``model.layers[0].kernel``."""
+    assert _run()["sequential"] == ["model.layers[0].bias", "model.layers[0].kernel", "model.layers[1].bias",
+                                    "model.layers[1].kernel", "x"]

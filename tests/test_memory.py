@@ -273,6 +273,17 @@ def test_the_entry_computation_is_read_by_kind_size_and_donation():
     assert entry_buffers(MODULE, kept=2)[0] == buffers[:2]
 
 
+def test_a_tuple_type_reads_without_xlas_index_comments():
+    """equinox's MNIST example under %%jaxstages: a reduce-window's six-array tuple read '(f32[64,1,24,24,3],
+    s32[64,1,24,24,3], …, /*index=5*/ s32[64,1,24,24,3])' in the largest buffers' type column, XLA's count before
+    every fifth element on a line of its own. It reads the arrays alone."""
+    six = ", ".join(["f32[2]{0}"] * 5) + ", /*index=5*/f32[2]{0}"
+    module = (f"HloModule m\n\nENTRY %main (x: f32[2]) -> f32[2] {{\n  %x = f32[2]{{0}} parameter(0)\n"
+              f"  %t = ({six}) custom-call(%x), custom_call_target=\"y\"\n  ROOT %r = f32[2]{{0}} get-tuple-element(%t), index=0\n}}\n")
+    buffers, _ = entry_buffers(module)
+    assert [(b.type_text, b.size_bytes) for b in buffers if b.name == "t"] == [("(" + ", ".join(["f32[2]"] * 6) + ")", 48)]
+
+
 def test_memory_analysis_runs_beside_the_rest_and_a_failing_one_is_said():
     compiled = jax.jit(lambda x: jnp.sin(x) @ x).trace(jnp.ones((64, 64))).lower().compile()
     threads: list[str] = []

@@ -800,7 +800,8 @@ def test_eqx_filter_jit_leaves_are_named_by_the_users_parameters(shell):
     """``eqx.filter_jit``'s misses read ``dynamic_nodonate['rest'][0]: now f32[4,8], before f32[3,8]``, the leaves
     as equinox passes them to its own jitted function; they are named by the user's function's parameters, by
     position, ``*args`` and keyword; where equinox's static part is not the user's function alone (a
-    ``functools.partial``), equinox's names stand."""
+    ``functools.partial``), equinox's names stand. Each leaf of an argument is named by its path in it, as JAX names
+    a ``jax.jit``'s: an optax state's read ``opt_state[3]``, not ``opt_state[0].mu.layers[0].bias``."""
     pytest.importorskip("equinox")
     _define(shell, """
         import functools
@@ -820,11 +821,45 @@ def test_eqx_filter_jit_leaves_are_named_by_the_users_parameters(shell):
     text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
     lines = text.splitlines()
     assert "    2. different input types: v: now f32[4,8], before f32[3,8]" in lines
-    assert ("       signature traced: model[0]: f32[16,8], model[1]: f32[16], model[2]: f32[16,16], model[3]: f32[16], "
-            "model[4]: f32[1,16], model[5]: f32[1], v: f32[4,8]") in lines
+    # each leaf by its path in the argument, as JAX names a jax.jit's (it read model[0], model[1], ... by leaf number)
+    assert ("       signature traced: model.layers[0].weight: f32[16,8], model.layers[0].bias: f32[16], "
+            "model.layers[1].weight: f32[16,16], model.layers[1].bias: f32[16], model.layers[2].weight: f32[1,16], "
+            "model.layers[2].bias: f32[1], v: f32[4,8]") in lines
     third = shell.user_ns["rep"].functions[0].misses[2]
     assert [n for n, _ in third.signature][-3:] == ["v", "rest[0]", "scale"]
     assert "    2. different input types: dynamic_nodonate['first'][0]: now f32[3], before f32[2]" in lines
+    pytest.importorskip("optax")
+    _define(shell, """
+        import optax
+        @eqx.filter_jit
+        def step(model, opt_state, v):
+            return jax.vmap(model)(v), opt_state
+        opt_state = optax.sgd(0.1, momentum=0.9).init(eqx.filter(mlp, eqx.is_array))
+    """)
+    result, cap = run_captured(shell, "%%jaxstages -o st\nout = step(mlp, opt_state, jnp.ones((3, 8)))")
+    assert result.success, cap.stderr
+    assert [a.path for a in shell.user_ns["st"].reports[0].traced.args] == [
+        "model.layers[0].weight", "model.layers[0].bias", "model.layers[1].weight", "model.layers[1].bias",
+        "model.layers[2].weight", "model.layers[2].bias",
+        "opt_state[0].trace.layers[0].weight", "opt_state[0].trace.layers[0].bias", "opt_state[0].trace.layers[1].weight",
+        "opt_state[0].trace.layers[1].bias", "opt_state[0].trace.layers[2].weight", "opt_state[0].trace.layers[2].bias",
+        "v"]
+    # a node registered without keys (equinox's State is one): its children by place, as JAX's keystr writes them
+    _define(shell, """
+        @jax.tree_util.register_pytree_node_class
+        class Pair:
+            def __init__(self, a, b):
+                self.a, self.b = a, b
+            def tree_flatten(self):
+                return (self.a, self.b), None
+            @classmethod
+            def tree_unflatten(cls, aux, children):
+                return cls(*children)
+    """)
+    result, cap = run_captured(shell, "%%jaxstages -o st\nout = step(mlp, {'s': Pair(jnp.ones(2), (jnp.ones(3),))}, jnp.ones((3, 8)))")
+    assert result.success, cap.stderr
+    assert [a.path for a in shell.user_ns["st"].reports[0].traced.args][6:] == [
+        "opt_state['s'][<flat index 0>]", "opt_state['s'][<flat index 1>][0]", "v"]
 
 def test_a_new_nnx_model_whose_graphdef_prints_alike_names_the_attribute_compared_by_identity(shell):
     """flax's CNN tutorial: a model made anew with ``self.avg_pool = partial(nnx.avg_pool, ...)`` re-traced ``nnx.jit``'s

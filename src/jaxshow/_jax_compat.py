@@ -438,6 +438,9 @@ class TraceProbe:
     def traced(self, token: Any, jaxpr: Any) -> None:
         """This call traced ``jaxpr`` (JAX's open ``Jaxpr``, no constants); called before ``exit``. Optional."""
 
+    def raised(self, token: Any, error: BaseException) -> None:
+        """This call's trace raised ``error`` (not a refusal); called before ``exit``. Optional."""
+
     def refuses(self, fun: Any, debug_info: Any) -> Any:
         """A token when this lookup must not trace (it runs under ``jax.no_tracing``), else ``None``."""
         return None
@@ -803,6 +806,13 @@ class _TraceProbes(TraceProbe):
             except Exception:  # noqa: BLE001
                 pass
 
+    def raised(self, tokens: list, error: BaseException) -> None:
+        for probe, token in reversed(tokens or ()):
+            try:
+                probe.raised(token, error)
+            except Exception:  # noqa: BLE001
+                pass
+
     def exit(self, tokens: list, missed: bool, key: Any) -> None:
         for probe, token in reversed(tokens or ()):
             try:
@@ -921,6 +931,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                     error = probe.refused(refusing, (_config.trace_context(), (in_avals, debug_info, *context), {}))
                     if error is not None:
                         raise error from None
+                else:
+                    probe.raised(token, exc)
                 raise
             finally:
                 if collecting:
@@ -1129,6 +1141,8 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                     error = probe.refused(refusing, key)
                     if error is not None:
                         raise error from None
+                else:
+                    probe.raised(token, exc)
                 raise
             finally:
                 if missed and result is not None:

@@ -753,6 +753,8 @@ class CacheMiss:
     made_by: str | None = None
     """A ``redefined`` function that is a wrapper made per call (``functools.partial``, ``jax.jit``, ``checkify.checkify``,
     a JAX transformation such as ``pl.pallas_call``'s), named by what makes it."""
+    trace_error: ErrorSummary | None = None
+    """What this trace raised (the cell's ``try`` may have caught it): it made no program."""
 
 
 @dataclass(frozen=True, slots=True)

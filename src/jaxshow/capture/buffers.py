@@ -30,6 +30,8 @@ NO_BUFFER = frozenset({"tuple", "get-tuple-element", "bitcast", "after-all", "ad
 _INSTRUCTION = re.compile(r"\s*(ROOT\s+)?%?([^\s=]+)\s*=\s*")
 _ARRAY = re.compile(r"\b([a-z][a-z0-9]*)\[([^\]]*)\]")
 _LAYOUT = re.compile(r"\{[^{}]*\}")
+_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+"""XLA's count in a long tuple type, before every fifth element: ``(f32[2], …, /*index=5*/f32[2])``."""
 _OPCODE = re.compile(r"\s*([\w-]+)\(")
 _OPERAND = re.compile(r"%?([^\s,()]+)")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
@@ -128,7 +130,8 @@ def entry_buffers(hlo_text: str, kept: int = BUFFERS_KEPT) -> tuple[tuple[Buffer
 
 @functools.lru_cache(maxsize=4096)
 def _type_text(raw: str) -> str:
-    return _LAYOUT.sub("", raw)
+    """A value's type as the table shows it: without layouts (``{1,0}``) or XLA's index comments."""
+    return _INDEX_COMMENT.sub("", _LAYOUT.sub("", raw))
 
 
 def _spec(item: tuple[int, int, str, str, str, str, int], aliases: dict[int, str], output_of: dict[str, str]) -> BufferSpec:

@@ -8,15 +8,19 @@ and passes their array leaves to its ``fun_wrapped``, which JAX names
 ``jax.tree.leaves`` does. Its one static argument, ``(static_fun, static_first,
 static_rest)``, holds each part's non-array leaves and treedef. Where
 ``static_fun`` is the user's function itself, each leaf is named by the user's
-parameter: ``v``, or ``model[3]`` (leaf 3 of ``model``) for an argument of
-several leaves. Treedefs are read (``children``, ``node_data``), never
-unflattened; anything else leaves equinox's names. No IPython.
+parameter and its path in that argument, as ``jax.tree_util.keystr`` writes it:
+``v``, ``model.layers[0].weight``, ``opt_state[0].mu['w']``. Treedefs are
+read (``children``, ``node_data``), never unflattened; anything else leaves
+equinox's names. No IPython.
 """
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import inspect
 import re
+import sys
 import types
 from typing import Any, Iterable
 
@@ -107,9 +111,40 @@ def _tuple_of(value: Any, length: int) -> bool:
 
 
 def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:
-    """Each leaf's label by its index among all the arguments' leaves: ``v``, or ``model[3]`` in an argument of several."""
+    """Each leaf's label by its index among all the arguments' leaves: ``v``, ``model.layers[0].weight``."""
     found: dict[int, str] = {}
     for label, treedef in arguments:
-        single, start = treedef.num_leaves == 1 and treedef.num_nodes == 1, len(found)
-        found.update((start + j, label if single else f"{label}[{j}]") for j in range(treedef.num_leaves))
+        start = len(found)
+        found.update((start + j, label + path) for j, path in enumerate(_leaf_paths(treedef)))
     return found
+
+
+def _leaf_paths(treedef: PyTreeDef) -> list[str]:
+    """Each leaf's path below ``treedef`` as ``jax.tree_util.keystr`` writes it (``''`` for a leaf itself), read from
+    its nodes' types and data alone; a child of a node of another kind, whose keys would need the object, by its
+    place, as JAX writes a child of a node registered without keys (``[<flat index 1>]``)."""
+    if treedef.num_nodes == 1:
+        return [""] * treedef.num_leaves  # a leaf, or a node without children (None, ())
+    kind, data = treedef.node_data()
+    children = treedef.children()
+    keys = _node_keys(kind, data, len(children))
+    if keys is None or len(keys) != len(children):
+        keys = [f"[<flat index {i}>]" for i in range(len(children))]
+    return [key + path for key, child in zip(keys, children) for path in _leaf_paths(child)]
+
+
+def _node_keys(kind: type, data: Any, count: int) -> list[str] | None:
+    """The keys of a node's children as ``keystr`` writes them: ``[0]`` in a tuple or list, ``['w']`` in a dict,
+    ``.mu`` in a namedtuple (optax's states) or an equinox module (its fields that are not static), of its ``count``."""
+    if kind in (tuple, list):
+        return [f"[{i}]" for i in range(count)]
+    if kind in (dict, collections.OrderedDict):
+        return [f"[{key!r}]" for key in data]
+    if kind is collections.defaultdict:
+        return [f"[{key!r}]" for key in data[1]]
+    if issubclass(kind, tuple) and isinstance(getattr(kind, "_fields", None), tuple):
+        return [f".{field}" for field in kind._fields]
+    equinox = sys.modules.get("equinox")
+    if equinox is not None and issubclass(kind, equinox.Module) and dataclasses.is_dataclass(kind):
+        return [f".{f.name}" for f in dataclasses.fields(kind) if not f.metadata.get("static", False)]
+    return None

@@ -6,7 +6,7 @@ metadata it is) and one flat list of the graph's leaves, which JAX names
 ``model.states[0][7]``. flax's
 own ``graphlib.unflatten`` of that ``GraphDef`` with each leaf's index in its
 place, flattened again with paths, says which variable each index is:
-``model.l1.kernel``. Only the pytree definition is read (never the user's
+``model.l1.kernel``, ``model.layers[0].kernel``. Only the pytree definition is read (never the user's
 arrays or objects), only where flax is imported, and only when a report shows
 the leaves; anything else leaves JAX's names. No IPython.
 """
@@ -94,11 +94,18 @@ def _walk(node: Any, start: int, names: Sequence[str], found: dict[str, str]) ->
         matches = [_LEAF.match(name) for name in leaves]
         if all(m is not None and int(m["i"]) == i for i, m in enumerate(matches)):
             paths = _paths(graphdef, node.num_leaves) or ()
-            found.update({name: ".".join([m["arg"], *map(str, path)]) for name, m, path in zip(leaves, matches, paths)})
+            found.update({name: m["arg"] + _path_text(path) for name, m, path in zip(leaves, matches, paths)})
         return
     for child in node.children():
         _walk(child, start, names, found)
         start += child.num_leaves
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    """A graph path as the user reaches it: ``.linear1.kernel``, ``.layers[0].kernel`` (a list's index, ``nnx.Sequential``),
+    ``.opt_state[0].mu.linear1.bias``."""
+    return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" if str(key).isidentifier() else f"[{key!r}]"
+                   for key in path)
 
 
 def _graphdef(node: Any) -> Any:

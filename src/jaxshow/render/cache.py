@@ -95,8 +95,9 @@ def _headline(report: CacheReport) -> str:
         return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
-    names = len(report.functions)
-    objects = sum(f.objects for f in report.functions)
+    tracing = [f for f in report.functions if f.traced]  # the rows of functions every call of which hit are not theirs
+    names = len(tracing)
+    objects = sum(f.objects for f in tracing)
     head = f"{plural(traced, 'trace')} of {plural(names, 'jitted function')}"
     return f"{head} ({plural(objects, 'function object')})" if objects > names else head
 
@@ -227,6 +228,8 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
         body.append(tag("div", muted("called at "), located_html(miss.call_site, budget, line)))
     elif miss.thread:
         body.append(tag("div", muted("called on thread "), line(miss.thread, budget), f" {NO_LINE_OF_YOURS}"))
+    if miss.trace_error is not None:
+        body.append(tag("div", muted("the trace raised "), _trace_error(miss, budget), style=ERROR_STYLE))
     if (blamed := _blame(miss)) is not None:
         body.append(tag("div", muted("a library re-traced: "), located_html(blamed, budget, message)))
     if miss.signature:
@@ -286,6 +289,13 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
         parts.append(tag("div", _raised(report, budget), style=ERROR_STYLE))
     parts.extend(tag("div", muted(located_html(n, budget, message))) for n in _notes(report))
     return join(parts)
+
+
+def _trace_error(miss: CacheMiss, budget: TextBudget) -> str:
+    """What a trace raised, in one line: its type and its message's first line (the cell's traceback has the rest)."""
+    error = miss.trace_error
+    first = error.message.splitlines()[0] if error.message else ""
+    return line(error.type_name, budget) + (f": {message(first, budget)}" if first else "")
 
 
 def _raised(report: CacheReport, budget: TextBudget) -> str:
@@ -429,6 +439,8 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
         lines.append(f"       called at {located(miss.call_site, budget, line)}")
     elif miss.thread:
         lines.append(f"       called on thread {line(miss.thread, budget)} {NO_LINE_OF_YOURS}")
+    if miss.trace_error is not None:
+        lines.append(paragraph("       the trace raised ", _trace_error(miss, budget), "         ", budget))
     if (blamed := _blame(miss)) is not None:
         lines.append(paragraph("       a library re-traced: ", located(blamed, budget, message), "         ", budget))
     if miss.signature:

@@ -170,7 +170,7 @@ def _graph_names(key: Any, signature: tuple[tuple[str, str], ...]) -> dict[str, 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
-                 thread: str | None = None) -> CacheMiss:
+                 thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
     ``made_in`` the function that defines it); ``thread``: the thread it ran on, where not the cell's."""
@@ -209,14 +209,15 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         made_in=made_in,
         thread=thread,
         made_by=record.made_by if category == "redefined" else None,
+        trace_error=trace_error,
     )
 
 
 class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
-    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "librarys", "librarys_own", "started", "ended",
-                 "cached")
+    __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "error", "librarys", "librarys_own", "started",
+                 "ended", "cached")
 
     def __init__(self, fun: Any, debug_info: Any, librarys: bool = False, librarys_own: bool = False) -> None:
         self.started = moment()
@@ -233,6 +234,8 @@ class _Frame:
         self.librarys_own = librarys_own
         """A library's own ``jax.eval_shape`` of its own function (flax linen's shape checks): counted, not shown."""
         self.jaxpr: Any = None
+        self.error: ErrorSummary | None = None
+        """What this lookup's trace raised, if it did."""
         self.jax_text: str | None = None
         self.output: list[str] = []
         self.flag_context = None
@@ -285,7 +288,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "error", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  from_jax: int, jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -303,6 +306,8 @@ class _Miss:
         """That definition is a cell's (any cell: another may define the name anew), not a module's."""
         self.reloaded = False
         """A new function object with the source of one traced before, at the top of a module of the user's, which ran again."""
+        self.error: ErrorSummary | None = None
+        """What the trace raised, if it did."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -314,7 +319,7 @@ class _Miss:
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
                 call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
-                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread)
+                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
@@ -583,6 +588,10 @@ class Session(_jax_compat.TraceProbe):
             frame.jaxpr = jaxpr
             self._jaxprs.append(weakref.ref(jaxpr))
 
+    def raised(self, frame: _Frame | None, error: BaseException) -> None:
+        if frame is not None and frame.error is None:
+            frame.error = ErrorSummary.from_exception(error, "trace")
+
     def exit(self, frame: _Frame | None, missed: bool, key: Any) -> None:
         if frame is None:
             return
@@ -699,7 +708,7 @@ class Session(_jax_compat.TraceProbe):
                 elif released is not None:
                     status = released
             miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
-            miss.blame, miss.thread = blame, thread
+            miss.blame, miss.thread, miss.error = blame, thread, frame.error
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
