@@ -27,6 +27,7 @@ from typing import Any, Iterable
 from jax.tree_util import PyTreeDef
 
 from jaxshow import _jax_compat
+from jaxshow.reprs import safe_repr
 
 _LEAF = re.compile(r"^dynamic_(?:no)?donate\['(first|rest)'\]\[(\d+)\]$")
 
@@ -119,6 +120,10 @@ def _numbered(arguments: Iterable[tuple[str, Any]]) -> dict[int, str]:
     return found
 
 
+KEY_CHARS = 80
+"""Characters of a dict key's text in a leaf's path, at most."""
+
+
 def _leaf_paths(treedef: PyTreeDef) -> list[str]:
     """Each leaf's path below ``treedef`` as ``jax.tree_util.keystr`` writes it (``''`` for a leaf itself), read from
     its nodes' types and data alone; a child of a node of another kind, whose keys would need the object, by its
@@ -139,9 +144,9 @@ def _node_keys(kind: type, data: Any, count: int) -> list[str] | None:
     if kind in (tuple, list):
         return [f"[{i}]" for i in range(count)]
     if kind in (dict, collections.OrderedDict):
-        return [f"[{key!r}]" for key in data]
+        return [f"[{safe_repr(key, KEY_CHARS)}]" for key in data]  # a key of the user's class: no repr of theirs runs
     if kind is collections.defaultdict:
-        return [f"[{key!r}]" for key in data[1]]
+        return [f"[{safe_repr(key, KEY_CHARS)}]" for key in data[1]]
     if issubclass(kind, tuple) and isinstance(getattr(kind, "_fields", None), tuple):
         return [f".{field}" for field in kind._fields]
     equinox = sys.modules.get("equinox")
