@@ -29,7 +29,7 @@ import jax
 import jax.monitoring
 
 from jaxshow.installed import is_installed
-from jaxshow.reprs import differ, once_per_pair, runs_users_eq, runs_users_repr, safe_repr, weak_ref
+from jaxshow.reprs import compared_by_parts, differ, each_pair_compared_once, once_per_pair, runs_users_eq, runs_users_repr, safe_repr, weak_ref
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -678,6 +678,45 @@ def _explanation_unavailable(exc: BaseException) -> str:
     return f"{EXPLANATION_UNAVAILABLE}: comparing the keys raised {type(exc).__name__} (a static value's repr or ==?)"
 
 
+def _treedef_parts(tree: Any) -> tuple:
+    """A pytree definition as its node's ``(type, metadata)`` and its children's definitions: what its ``==`` compares."""
+    return tree.node_data(), tuple(tree.children())
+
+
+def _static_parts(static: Any) -> tuple:
+    """A boxed static value as its ``==`` compares it: the value's type, then the value (by identity where unhashable)."""
+    val = static.val
+    return type(val), (val if getattr(static, "_hashable", True) else id(val))
+
+
+def _compare_keys_by_parts() -> None:
+    """Teach :func:`jaxshow.reprs.differ` the parts of the JAX objects a tracing-cache key holds (pytree definitions, the
+    boxes of static values, jax 0.9-0.10's ``FlatTree``, jax >= 0.11's ``flattree`` cases), so that within
+    :func:`jaxshow.reprs.each_pair_compared_once` a static value of the user's is compared once with each other one, not
+    once per whole-key, whole-tree or node comparison of its steps. Any JAX version: a class this one lacks is skipped."""
+    tree_util = _tree_util_module()
+    compared_by_parts(tree_util.PyTreeDef, _treedef_parts)
+    try:
+        from jax._src import flattree
+    except ImportError:
+        flattree = None
+    try:
+        from jax._src import hijax
+    except ImportError:
+        hijax = None
+    for module, name, part in [(tree_util, "Static", _static_parts), (hijax, "Static", lambda s: (s.val,)),
+                               (tree_util, "FlatTree", lambda t: (t.vals, t.tree, t.statics, t.registry)),
+                               (flattree, "FTStatic", _static_parts), (flattree, "FTTuple", lambda t: (t.elts,)),
+                               (flattree, "FTDict", lambda t: (t.keys, t._vals)), (flattree, "FTPyTree", lambda t: (t.xs, t.tree)),
+                               (flattree, "FTSingleton", lambda t: (t.val,)), (flattree, "FTFiltered", lambda t: (t.val,))]:
+        kind = getattr(module, name, None)
+        if isinstance(kind, type) and "__eq__" in vars(kind):
+            compared_by_parts(kind, part)
+
+
+_compare_keys_by_parts()
+
+
 _explanation_guard = _Guard(_explanation_guards)
 _tree_comparison_guard = _Guard(_tree_comparison_guards)
 _own_comparison = threading.local()
@@ -897,6 +936,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             stack = getattr(local, "stack", None)
             if stack is None:
                 stack = local.stack = []
+            compared = each_pair_compared_once()  # JAX's explanation, then the record of the miss: a pair compared once
+            compared.__enter__()  # not a with: no frame of jaxshow's stays in the user's traceback
             token = probe.enter(fun, debug_info)
             refusing = probe.refusing(fun, debug_info) if probe.probes else None
             before = info().misses
@@ -935,6 +976,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                 if missed and result is not None:
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key)
+                compared.__exit__(None, None, None)
 
         def __getattr__(self, name):
             return getattr(original, name)
@@ -1109,6 +1151,8 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             before = len(entries) if entries is not None else 0
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
+            compared = each_pair_compared_once()  # as in install_trace_probe
+            compared.__enter__()
             token = probe.enter(f, debug_info)
             refusing = probe.refusing(f, debug_info) if probe.probes else None
             missed = True
@@ -1134,6 +1178,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                 if missed and result is not None:
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key if missed else None)
+                compared.__exit__(None, None, None)
 
         def __getattr__(self, name):
             return getattr(original, name)

@@ -79,12 +79,31 @@ def differ(new: Any, old: Any) -> bool:
     if getattr(_compared, "pairs", None) is None:
         return _differ(new, old)
     kind = type(new)
+    if kind is type(old) and (parts := _COMPARED_BY_PARTS.get(kind)) is not None:
+        try:
+            new, old, kind = parts(new), parts(old), tuple
+        except Exception:  # noqa: BLE001 - a value not of the shape its type promised: compared whole
+            pass
     if kind is type(old) and issubclass(kind, tuple) and kind.__eq__ is tuple.__eq__:
         return len(new) != len(old) or any(a is not b and differ(a, b) for a, b in zip(new, old))
     return once_per_pair(_differ, min(new, old, key=id), max(new, old, key=id))
 
 
+_COMPARED_BY_PARTS: dict[type, Callable[[Any], tuple]] = {}
+"""Types whose ``==`` compares parts of two values that :func:`differ` takes apart to compare each pair of parts once
+(JAX's cache-key wrappers around a user's static value: :func:`compared_by_parts`)."""
+
+
+def compared_by_parts(kind: type, parts: Callable[[Any], tuple]) -> None:
+    """Within :func:`each_pair_compared_once`, compare two values of ``kind`` as the tuples ``parts`` makes of them,
+    which must be equal exactly where the values are (a wrapper's ``==`` compares the user's value inside, in C++ or
+    per level: whole wrappers compared at several steps would run the user's ``__eq__`` at each)."""
+    _COMPARED_BY_PARTS[kind] = parts
+
+
 def _differ(new: Any, old: Any) -> bool:
+    if new is old:  # as JAX's lookups compare (PyObject_RichCompareBool): an object equals itself, no __eq__ run
+        return False
     try:
         return bool(new != old)
     except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
