@@ -918,6 +918,34 @@ def test_a_callable_objects_own_hash_and_eq_run_as_often_as_without_jaxshow(shel
     assert dict(shell.user_ns["scale_calls"]) == plain
 
 
+def test_a_hit_of_a_callable_object_runs_no_getattr_of_the_users(shell):
+    """``h = jax.jit(Scale(2))`` where ``Scale`` has its own ``__getattr__``: a call that hit the cache ran it once
+    under ``%%jaxcache`` (the plain call: never), jaxshow asking the object's ``__name__`` to find whether JAX had
+    compiled it again; it asks only where JAX compiled anything since the call began. A first call runs it as often as
+    without jaxshow."""
+    shell.run_cell(
+        "import collections\n"
+        "getattr_calls = collections.Counter()\n"
+        "class Scale:\n"
+        "    def __init__(self, k): self.k = k\n"
+        "    def __call__(self, v): return v * self.k\n"
+        "    def __getattr__(self, name):\n"
+        "        getattr_calls[name] += 1\n"
+        "        raise AttributeError(name)\n"
+    )
+    counts = {}
+    for name, magic in [("plain", ""), ("jaxshow", "%%jaxcache\n")]:
+        shell.run_cell(magic + "getattr_calls.clear()\nh = jax.jit(Scale(2)); h(x)")
+        first = sum(shell.user_ns["getattr_calls"].values())
+        shell.run_cell("h = jax.jit(Scale(3)); h(x)")  # traced while jaxshow did not look
+        result, cap = run_captured(shell, magic + "getattr_calls.clear()\nh(x)")
+        assert result.success
+        counts[name] = first, sum(shell.user_ns["getattr_calls"].values())
+    assert "%jaxcache — no cache miss: every jitted call hit the cache" in cap.outputs[-1].data["text/plain"]
+    assert counts["jaxshow"] == counts["plain"]
+    assert counts["plain"][1] == 0
+
+
 CONFIG = """
 import weakref, gc
 class Config:
