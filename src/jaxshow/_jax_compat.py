@@ -2384,6 +2384,34 @@ def flat_compiled(compiled: Any) -> Any:
     return flat
 
 
+def flat_traced(traced: Any) -> Any | None:
+    """A copy of a ``jax.stages.Traced`` whose ``args_info`` and ``out_info`` are flat lists, where the real ones hold no
+    ``None`` (a pytree class of the user's is then not constructed to read them: jax >= 0.9 unflattens both from its
+    pytree definitions at each read); ``None`` on jax <= 0.8 (``args_info`` built as it traced, ``in_tree`` read by
+    flattening it) or where an input pytree holds a ``None``, which the argument list shows."""
+    if "_in_tree" not in getattr(type(traced), "__slots__", ()):
+        return None
+    in_tree, out_tree = traced._in_tree, traced.out_tree
+    if _holds_none(in_tree):
+        return None
+    flat = copy.copy(traced)
+    flat._in_tree = jax.tree_util.tree_structure(((0,) * in_tree.num_leaves, {}))
+    flat.out_tree = jax.tree_util.tree_structure([0] * out_tree.num_leaves)
+    return flat
+
+
+def _holds_none(tree: Any) -> bool:
+    """Whether a pytree definition has a ``None`` node, read from its nodes' types (no code of the user's runs)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        data = node.node_data()
+        if data is not None and data[0] is type(None):
+            return True
+        pending.extend(node.children())
+    return False
+
+
 def jaxpr_prefix(closed: Any, equations: int) -> Any:
     """``closed`` keeping only its first ``equations`` top-level equations, for printing as far as a report shows.
 
