@@ -684,9 +684,11 @@ def _treedef_parts(tree: Any) -> tuple:
 
 
 def _static_parts(static: Any) -> tuple:
-    """A boxed static value as its ``==`` compares it: the value's type, then the value (by identity where unhashable)."""
+    """A boxed static value as its ``==`` compares it: the value's type, the hash the box keeps (jax >= 0.11's
+    ``FTStatic``: two values of unequal hashes differ, as JAX's cache finds them, with no ``__eq__`` run), then the value
+    (by identity where unhashable)."""
     val = static.val
-    return type(val), (val if getattr(static, "_hashable", True) else id(val))
+    return type(val), getattr(static, "_hash", None), (val if getattr(static, "_hashable", True) else id(val))
 
 
 def _compare_keys_by_parts() -> None:
@@ -704,6 +706,7 @@ def _compare_keys_by_parts() -> None:
         from jax._src import hijax
     except ImportError:
         hijax = None
+    boxes = {_static_parts}
     for module, name, part in [(tree_util, "Static", _static_parts), (hijax, "Static", lambda s: (s.val,)),
                                (tree_util, "FlatTree", lambda t: (t.vals, t.tree, t.statics, t.registry)),
                                (flattree, "FTStatic", _static_parts), (flattree, "FTTuple", lambda t: (t.elts,)),
@@ -711,7 +714,7 @@ def _compare_keys_by_parts() -> None:
                                (flattree, "FTSingleton", lambda t: (t.val,)), (flattree, "FTFiltered", lambda t: (t.val,))]:
         kind = getattr(module, name, None)
         if isinstance(kind, type) and "__eq__" in vars(kind):
-            compared_by_parts(kind, part)
+            compared_by_parts(kind, part, operator.attrgetter("val") if part in boxes else None)
 
 
 _compare_keys_by_parts()
