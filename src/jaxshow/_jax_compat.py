@@ -693,7 +693,7 @@ def _static_parts(static: Any) -> tuple:
 
 def _compare_keys_by_parts() -> None:
     """Teach :func:`jaxshow.reprs.differ` the parts of the JAX objects a tracing-cache key holds (pytree definitions, the
-    boxes of static values, jax 0.9-0.10's ``FlatTree``, jax >= 0.11's ``flattree`` cases), so that within
+    boxes of static values (jax <= 0.8's in its transforms), jax 0.9-0.10's ``FlatTree``, jax >= 0.11's ``flattree`` cases), so that within
     :func:`jaxshow.reprs.each_pair_compared_once` a static value of the user's is compared once with each other one, not
     once per whole-key, whole-tree or node comparison of its steps. Any JAX version: a class this one lacks is skipped."""
     tree_util = _tree_util_module()
@@ -706,8 +706,11 @@ def _compare_keys_by_parts() -> None:
         from jax._src import hijax
     except ImportError:
         hijax = None
+    from jax._src import api_util
+
     boxes = {_static_parts}
     for module, name, part in [(tree_util, "Static", _static_parts), (hijax, "Static", lambda s: (s.val,)),
+                               (api_util, "_HashableWithStrictTypeEquality", _static_parts),
                                (tree_util, "FlatTree", lambda t: (t.vals, t.tree, t.statics, t.registry)),
                                (flattree, "FTStatic", _static_parts), (flattree, "FTTuple", lambda t: (t.elts,)),
                                (flattree, "FTDict", lambda t: (t.keys, t._vals)), (flattree, "FTPyTree", lambda t: (t.xs, t.tree)),
