@@ -803,11 +803,11 @@ def test_a_static_value_whose_repr_raises_loses_no_later_trace_and_never_raises_
     assert "different input types: v: now f32[4], before f32[3]" in reports[3]
 
 
-USERS_EQ_IN_A_MISS = {(0, 7): 14, (0, 8): 14, (0, 9): 2, (0, 10): 1}
+USERS_EQ_IN_A_MISS = {(0, 7): 10, (0, 8): 10, (0, 9): 1, (0, 10): 0}
 """How often jaxshow's record of the miss below runs the user's ``__eq__``: with two earlier models, each pair compared
-once in the lookup (JAX's explanation compared them before, on jax 0.9-0.10), JAX's own diff of the closest once more
-(jax 0.9); on jax <= 0.8, JAX's own diff function, run per model to rank them, runs it 4-5 times each; jax >= 0.11
-keeps static values out of the pytree, with their hashes, which tell them apart (0). See also USERS_EQ_BEYOND_PLAIN."""
+once in the lookup (JAX's explanation compared them before, on jax 0.9-0.10, and its diff of the closest is reused), once
+more on jax 0.9; on jax <= 0.8, JAX's own diff function, run per model to rank them, runs it 5 times each; jax >= 0.11
+keeps static values out of the pytree, with their hashes, which tell them apart (0). See also USERS_EQ_BY_JAXSHOW."""
 
 
 def test_a_miss_runs_a_static_values_users_eq_once_per_comparison_not_once_per_step(shell):
@@ -860,17 +860,17 @@ function by address: a collision compares the keys), so the two are told apart, 
 
 
 USERS_EQ_BY_JAXSHOW = {
-    **{(v, cell): {"new model": 14 - (not cell), "new shape": 11 - (not cell)} for v in [(0, 7), (0, 8)] for cell in (True, False)},
-    **{(v, cell): {"new model": 5 + (v == (0, 9)), "new shape": 4} for v in [(0, 9), (0, 10)] for cell in (True, False)},
+    **{(v, cell): {"new model": 10 - (not cell), "new shape": 10 - (not cell)} for v in [(0, 7), (0, 8)] for cell in (True, False)},
+    **{(v, cell): {"new model": 4 + (v == (0, 9)), "new shape": 4} for v in [(0, 9), (0, 10)] for cell in (True, False)},
     **{(v, cell): {"new model": 0, "new shape": 0} for v in [(0, 11), (0, 12)] for cell in (True, False)},
 }
 """How often jaxshow runs the user's ``__eq__`` for a miss below, per JAX version and mode (``%%jaxcache``: True;
 ``%jaxcache on``: False); the plain cell: never. jaxshow's own ranking compares the new static value once with each
 other one kept (2), where JAX keeps no hash of it: jax >= 0.11 does (``FTStatic``), and two values of unequal hashes
 differ with no ``__eq__`` run, as JAX's cache finds them (0). The rest is JAX's own explanation, which jaxshow turns on:
-on jax 0.9-0.10 it compares the new key with each kept one and again with the closest (jax 0.9 once more); on jax <= 0.8
-its diff function, which jaxshow's ranking asks for each kept key, compares each pair of static values at each step of
-its comparison (jaxshow's own comparisons: 1)."""
+on jax 0.9-0.10 it compares the new key with each kept one (jax 0.9 once more), its answer kept for jaxshow's own diff
+of the closest; on jax <= 0.8 its diff function, which jaxshow's ranking reuses, compares each pair of static values at
+each step of its comparison."""
 
 
 @pytest.mark.parametrize("mode", ["%%jaxcache\n", "%jaxcache on"])

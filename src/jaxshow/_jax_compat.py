@@ -602,19 +602,29 @@ def _treedef_errors(path: tuple, tree1: Any, tree2: Any) -> Any:
         yield from _treedef_errors((*path, key), child1, child2)
 
 
+def _diff_once(diff: Callable[..., Any], new_key: tuple, old_key: tuple, *rest: Any) -> Any:
+    """JAX's ``diff(new_key, old_key, *rest)`` of two tracing-cache keys, once for a pair within a lookup
+    (:func:`jaxshow.reprs.each_pair_compared_once`): its explanation compares the new key with each kept one, jaxshow
+    asks again for the closest, each comparison running a static value's ``__eq__`` of the user's. A pair is known by
+    the objects the keys hold (jax <= 0.8's transforms, jax >= 0.9's input ``FlatTree``): jaxshow's key is built anew."""
+    try:
+        subjects = (new_key[0], old_key[0]) if rest else (new_key[1][0], old_key[1][0])
+    except (TypeError, IndexError):
+        return diff(new_key, old_key, *rest)
+    return once_per_pair(diff, new_key, old_key, *rest, by=subjects)
+
+
 def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
     def diff_tracing_cache_keys(*args: Any, **kwargs: Any) -> Any:
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
                         else (_static_entries(args[0]), _static_entries(args[1])))
-            if user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
-                return original(*args, **kwargs)
-            if unread_statics_differ(new, old):
+            if unread_statics_differ(new, old) and not user_explains_cache_misses():
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
-            elif pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
+            elif pjit_shape and not user_explains_cache_misses() and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
                 return [_tree_words(*trees)], len(list(_treedef_errors((), *trees)))
-            else:
-                return original(*args, **kwargs)
+            else:  # JAX's words (the user's flag: as without jaxshow), once for a pair of keys within a lookup
+                return _diff_once(original, *args) if not kwargs and len(args) == 2 + pjit_shape else original(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
             note = _explanation_unavailable(exc)
         # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
@@ -1595,7 +1605,7 @@ def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
 def _pjit_diff(new_key: PjitTraceKey, old_key: PjitTraceKey) -> tuple[list, int]:
     """jax <= 0.8: JAX's diff of two keys, ``(differences, their number)``."""
     with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-        return _pjit_trace_cache()[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)
+        return _diff_once(_pjit_trace_cache()[0].diff_tracing_cache_keys, new_key.key, old_key.key, new_key.debug_info)
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
@@ -1622,7 +1632,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
             with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-                diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+                diff = _diff_once(module.diff_tracing_cache_keys, new_key, old_key)  # (severity, number of diffs, text)
             changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
         return _explanation_unavailable(exc)

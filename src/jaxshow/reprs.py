@@ -129,14 +129,16 @@ def _differ(new: Any, old: Any) -> bool:
 _compared = threading.local()
 
 
-def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any) -> Any:
-    """``compare(new, old)``, computed once for the pair within :func:`each_pair_compared_once`."""
+def once_per_pair(compare: Callable[..., Any], new: Any, old: Any, *rest: Any, by: tuple[Any, Any] | None = None) -> Any:
+    """``compare(new, old, *rest)``, computed once for the pair (or for the pair of objects ``by`` names it by: two cache
+    keys by the input trees they hold, the keys themselves built anew) within :func:`each_pair_compared_once`."""
     pairs = getattr(_compared, "pairs", None)
     if pairs is None:
-        return compare(new, old)
-    found = pairs.get((compare, id(new), id(old)))
-    if found is None:
-        found = pairs[compare, id(new), id(old)] = (compare(new, old), new, old)  # holds both: no other object takes their ids
+        return compare(new, old, *rest)
+    first, second = by if by is not None else (new, old)
+    found = pairs.get((compare, id(first), id(second)))
+    if found is None:  # holds both: no other object takes their ids
+        found = pairs[compare, id(first), id(second)] = (compare(new, old, *rest), first, second)
     return found[0]
 
 
