@@ -29,7 +29,8 @@ import jax
 import jax.monitoring
 
 from jaxshow.installed import is_installed
-from jaxshow.reprs import compared_by_parts, differ, each_pair_compared_once, once_per_pair, runs_users_eq, runs_users_repr, safe_repr, weak_ref
+from jaxshow.reprs import (compared_by_parts, differ, each_pair_compared_once, once_per_pair, runs_users_eq, runs_users_repr,
+                           safe_repr, weak_ref)
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -619,12 +620,15 @@ def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
                         else (_static_entries(args[0]), _static_entries(args[1])))
-            if unread_statics_differ(new, old) and not user_explains_cache_misses():
+            users = user_explains_cache_misses()  # the user's flag: JAX's words, as without jaxshow
+            if not users and unread_statics_differ(new, old):
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
-            elif pjit_shape and not user_explains_cache_misses() and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
+            elif not users and pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
                 return [_tree_words(*trees)], len(list(_treedef_errors((), *trees)))
-            else:  # JAX's words (the user's flag: as without jaxshow), once for a pair of keys within a lookup
-                return _diff_once(original, *args) if not kwargs and len(args) == 2 + pjit_shape else original(*args, **kwargs)
+            elif kwargs or len(args) != 2 + pjit_shape:
+                return original(*args, **kwargs)
+            else:
+                return _diff_once(original, *args)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
             note = _explanation_unavailable(exc)
         # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
@@ -702,10 +706,11 @@ def _static_parts(static: Any) -> tuple:
 
 
 def _compare_keys_by_parts() -> None:
-    """Teach :func:`jaxshow.reprs.differ` the parts of the JAX objects a tracing-cache key holds (pytree definitions, the
-    boxes of static values (jax <= 0.8's in its transforms), jax 0.9-0.10's ``FlatTree``, jax >= 0.11's ``flattree`` cases), so that within
-    :func:`jaxshow.reprs.each_pair_compared_once` a static value of the user's is compared once with each other one, not
-    once per whole-key, whole-tree or node comparison of its steps. Any JAX version: a class this one lacks is skipped."""
+    """Teach :func:`jaxshow.reprs.differ` the parts of the JAX objects a tracing-cache key holds (pytree definitions,
+    the boxes of static values (jax <= 0.8's in its transforms), jax 0.9-0.10's ``FlatTree``, jax >= 0.11's
+    ``flattree`` cases), so that within :func:`jaxshow.reprs.each_pair_compared_once` a static value of the user's is
+    compared once with each other one, not once per whole-key, whole-tree or node comparison of its steps. Any JAX
+    version: a class this one lacks is skipped."""
     tree_util = _tree_util_module()
     compared_by_parts(tree_util.PyTreeDef, _treedef_parts)
     try:
@@ -718,16 +723,16 @@ def _compare_keys_by_parts() -> None:
         hijax = None
     from jax._src import api_util
 
-    boxes = {_static_parts}
     for module, name, part in [(tree_util, "Static", _static_parts), (hijax, "Static", lambda s: (s.val,)),
                                (api_util, "_HashableWithStrictTypeEquality", _static_parts),
                                (tree_util, "FlatTree", lambda t: (t.vals, t.tree, t.statics, t.registry)),
                                (flattree, "FTStatic", _static_parts), (flattree, "FTTuple", lambda t: (t.elts,)),
-                               (flattree, "FTDict", lambda t: (t.keys, t._vals)), (flattree, "FTPyTree", lambda t: (t.xs, t.tree)),
+                               (flattree, "FTDict", lambda t: (t.keys, t._vals)),
+                               (flattree, "FTPyTree", lambda t: (t.xs, t.tree)),
                                (flattree, "FTSingleton", lambda t: (t.val,)), (flattree, "FTFiltered", lambda t: (t.val,))]:
         kind = getattr(module, name, None)
         if isinstance(kind, type) and "__eq__" in vars(kind):
-            compared_by_parts(kind, part, operator.attrgetter("val") if part in boxes else None)
+            compared_by_parts(kind, part, operator.attrgetter("val") if part is _static_parts else None)  # a box's value
 
 
 _compare_keys_by_parts()
