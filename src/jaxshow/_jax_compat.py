@@ -619,7 +619,7 @@ def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..
     def diff_tracing_cache_keys(*args: Any, **kwargs: Any) -> Any:
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
-                        else (_static_entries(args[0]), _static_entries(args[1])))
+                        else (_static_boxes(args[0]), _static_boxes(args[1])))
             users = user_explains_cache_misses()  # the user's flag: JAX's words, as without jaxshow
             if not users and unread_statics_differ(new, old):
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
@@ -646,11 +646,25 @@ STATICS_UNREAD = "comparing the keys would run the repr of a static value of you
 
 
 def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    """Whether JAX's comparison of two keys would print static values (:func:`_static_entries`) whose ``repr`` is the
-    user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call never runs: it prints the two at a place both
-    keys hold a static value, where they differ."""
+    """Whether JAX's comparison of two keys would print static values (:func:`_static_entries`, or
+    :func:`_static_boxes`) whose ``repr`` is the user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call
+    never runs: it prints the two at a place both keys hold a static value, where they differ."""
     common = new.keys() & old.keys()
-    return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(differ(new[p], old[p]) for p in common)
+    return (any(runs_users_repr(_unboxed(v)) for v in (*new.values(), *old.values()))
+            and any(differ(new[p], old[p]) for p in common))
+
+
+def _static_boxes(key: Any) -> dict[str, Any]:
+    """:func:`_static_entries`, jax >= 0.11's values in their ``FTStatic`` boxes, which :func:`jaxshow.reprs.differ`
+    compares by the hash they keep first (no ``__eq__`` of the user's runs for values of unequal hashes)."""
+    boxes = _static_args(key) if not isinstance(key, PjitTraceKey) else None
+    return boxes if boxes is not None else _static_entries(key)
+
+
+def _unboxed(value: Any) -> Any:
+    """The value in jax >= 0.11's ``FTStatic`` box (:func:`_static_boxes`), else ``value`` itself."""
+    ft = _flattree()
+    return value.val if ft is not None and type(value) is ft.FTStatic else value
 
 
 def _pjit_unread_trees(transforms: Any, old_transforms: Any) -> tuple[Any, Any] | None:
@@ -1263,7 +1277,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     if pjit_cache is None:
         return None
     try:
-        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
+        if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):  # JAX's diff would print them
             (new, new_kw), (before, old_kw) = _pjit_statics(new_key.key[0]), _pjit_statics(old_key.key[0])
             types, old_types = new_key.key[3][0], old_key.key[3][0]  # its size counted here: static values and types
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
@@ -1622,7 +1636,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
         try:
-            if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+            if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
             if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
                 return _tree_words(*trees)
@@ -1633,7 +1647,7 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     if module is None:
         return None
     try:
-        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+        if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
             with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
