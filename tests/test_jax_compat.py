@@ -470,6 +470,27 @@ def test_within_a_miss_each_pair_of_values_is_compared_once():
         assert once_per_pair(compare, [a], [a], by=(a, a)) == 2
 
 
+def test_within_a_miss_a_static_value_is_compared_once_whole_trees_apart():
+    """Two pytree definitions holding a static value of the user's (JAX's key for a ``static_argnums`` call on jax
+    0.9-0.10) compared whole in C++ ran its ``__eq__`` at each comparison, out of reach of the pair memo. Within
+    ``each_pair_compared_once`` they are taken apart: one run for the pair however often the trees, their nodes or the
+    values themselves are compared; one object compared with itself runs none (as JAX's own lookups)."""
+    from jaxshow.reprs import differ, each_pair_compared_once
+
+    class Static(_Counted):
+        __hash__ = _Counted.__hash__
+
+    jax.tree_util.register_static(Static)
+    a, b = Static(1), Static(2)
+    now, before = (jax.tree_util.tree_structure([(0, v)]) for v in (a, b))
+    Static.runs = 0
+    assert not differ(a, a) and Static.runs == 0
+    with each_pair_compared_once():
+        assert differ(now, before) and differ(now, before) and differ(a, b)
+        assert _jax_compat.treedef_differences(now, before) == 1
+    assert Static.runs == 1
+
+
 def test_treedef_differences_runs_a_static_nodes_eq_once_per_comparison():
     """A static node three levels down: the two definitions compared once, then its metadata once; comparing each
     level's subtree whole ran the user's ``__eq__`` once per level."""

@@ -29,7 +29,8 @@ import jax
 import jax.monitoring
 
 from jaxshow.installed import is_installed
-from jaxshow.reprs import differ, once_per_pair, runs_users_eq, runs_users_repr, safe_repr, weak_ref
+from jaxshow.reprs import (compared_by_parts, differ, each_pair_compared_once, once_per_pair, runs_users_eq, runs_users_repr,
+                           safe_repr, weak_ref)
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
@@ -605,19 +606,32 @@ def _treedef_errors(path: tuple, tree1: Any, tree2: Any) -> Any:
         yield from _treedef_errors((*path, key), child1, child2)
 
 
+def _diff_once(diff: Callable[..., Any], new_key: tuple, old_key: tuple, *rest: Any) -> Any:
+    """JAX's ``diff(new_key, old_key, *rest)`` of two tracing-cache keys, once for a pair within a lookup
+    (:func:`jaxshow.reprs.each_pair_compared_once`): its explanation compares the new key with each kept one, jaxshow
+    asks again for the closest, each comparison running a static value's ``__eq__`` of the user's. A pair is known by
+    the objects the keys hold (jax <= 0.8's transforms, jax >= 0.9's input ``FlatTree``): jaxshow's key is built anew."""
+    try:
+        subjects = (new_key[0], old_key[0]) if rest else (new_key[1][0], old_key[1][0])
+    except (TypeError, IndexError):
+        return diff(new_key, old_key, *rest)
+    return once_per_pair(diff, new_key, old_key, *rest, by=subjects)
+
+
 def _guarded_diff(original: Callable[..., Any], pjit_shape: bool) -> Callable[..., Any]:
     def diff_tracing_cache_keys(*args: Any, **kwargs: Any) -> Any:
         try:
             new, old = ((_pjit_static_entries(args[0][0]), _pjit_static_entries(args[1][0])) if pjit_shape
-                        else (_static_entries(args[0]), _static_entries(args[1])))
-            if user_explains_cache_misses():  # the user's flag: JAX's words, as without jaxshow
-                return original(*args, **kwargs)
-            if unread_statics_differ(new, old):
+                        else (_static_boxes(args[0]), _static_boxes(args[1])))
+            users = user_explains_cache_misses()  # the user's flag: JAX's words, as without jaxshow
+            if not users and unread_statics_differ(new, old):
                 note = f"{EXPLANATION_UNAVAILABLE}: {STATICS_UNREAD}"
-            elif pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
+            elif not users and pjit_shape and (trees := _pjit_unread_trees(args[0][0], args[1][0])) is not None:
                 return [_tree_words(*trees)], len(list(_treedef_errors((), *trees)))
-            else:
+            elif kwargs or len(args) != 2 + pjit_shape:
                 return original(*args, **kwargs)
+            else:
+                return _diff_once(original, *args)
         except Exception as exc:  # noqa: BLE001 - a user's static value's repr or ==
             note = _explanation_unavailable(exc)
         # pjit's (diffs, size), partial_eval's (severity, count, text): ranked last, so a key JAX can compare is the closest
@@ -635,11 +649,25 @@ STATICS_UNREAD = "comparing the keys would run the repr of a static value of you
 
 
 def unread_statics_differ(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    """Whether JAX's comparison of two keys would print static values (:func:`_static_entries`) whose ``repr`` is the
-    user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call never runs: it prints the two at a place both
-    keys hold a static value, where they differ."""
+    """Whether JAX's comparison of two keys would print static values (:func:`_static_entries`, or
+    :func:`_static_boxes`) whose ``repr`` is the user's (:func:`jaxshow.reprs.runs_users_repr`), which the plain call
+    never runs: it prints the two at a place both keys hold a static value, where they differ."""
     common = new.keys() & old.keys()
-    return any(runs_users_repr(v) for v in (*new.values(), *old.values())) and any(differ(new[p], old[p]) for p in common)
+    return (any(runs_users_repr(_unboxed(v)) for v in (*new.values(), *old.values()))
+            and any(differ(new[p], old[p]) for p in common))
+
+
+def _static_boxes(key: Any) -> dict[str, Any]:
+    """:func:`_static_entries`, jax >= 0.11's values in their ``FTStatic`` boxes, which :func:`jaxshow.reprs.differ`
+    compares by the hash they keep first (no ``__eq__`` of the user's runs for values of unequal hashes)."""
+    boxes = _static_args(key) if not isinstance(key, PjitTraceKey) else None
+    return boxes if boxes is not None else _static_entries(key)
+
+
+def _unboxed(value: Any) -> Any:
+    """The value in jax >= 0.11's ``FTStatic`` box (:func:`_static_boxes`), else ``value`` itself."""
+    ft = _flattree()
+    return value.val if ft is not None and type(value) is ft.FTStatic else value
 
 
 def _pjit_unread_trees(transforms: Any, old_transforms: Any) -> tuple[Any, Any] | None:
@@ -679,6 +707,52 @@ def _pjit_static_entries(transforms: Any) -> dict[str, Any]:
 
 def _explanation_unavailable(exc: BaseException) -> str:
     return f"{EXPLANATION_UNAVAILABLE}: comparing the keys raised {type(exc).__name__} (a static value's repr or ==?)"
+
+
+def _treedef_parts(tree: Any) -> tuple:
+    """A pytree definition as its node's ``(type, metadata)`` and its children's definitions: what its ``==`` compares."""
+    return tree.node_data(), tuple(tree.children())
+
+
+def _static_parts(static: Any) -> tuple:
+    """A boxed static value as its ``==`` compares it: the value's type, the hash the box keeps (jax >= 0.11's
+    ``FTStatic``: two values of unequal hashes differ, as JAX's cache finds them, with no ``__eq__`` run), then the value
+    (by identity where unhashable)."""
+    val = static.val
+    return type(val), getattr(static, "_hash", None), (val if getattr(static, "_hashable", True) else id(val))
+
+
+def _compare_keys_by_parts() -> None:
+    """Teach :func:`jaxshow.reprs.differ` the parts of the JAX objects a tracing-cache key holds (pytree definitions,
+    the boxes of static values (jax <= 0.8's in its transforms), jax 0.9-0.10's ``FlatTree``, jax >= 0.11's
+    ``flattree`` cases), so that within :func:`jaxshow.reprs.each_pair_compared_once` a static value of the user's is
+    compared once with each other one, not once per whole-key, whole-tree or node comparison of its steps. Any JAX
+    version: a class this one lacks is skipped."""
+    tree_util = _tree_util_module()
+    compared_by_parts(tree_util.PyTreeDef, _treedef_parts)
+    try:
+        from jax._src import flattree
+    except ImportError:
+        flattree = None
+    try:
+        from jax._src import hijax
+    except ImportError:
+        hijax = None
+    from jax._src import api_util
+
+    for module, name, part in [(tree_util, "Static", _static_parts), (hijax, "Static", lambda s: (s.val,)),
+                               (api_util, "_HashableWithStrictTypeEquality", _static_parts),
+                               (tree_util, "FlatTree", lambda t: (t.vals, t.tree, t.statics, t.registry)),
+                               (flattree, "FTStatic", _static_parts), (flattree, "FTTuple", lambda t: (t.elts,)),
+                               (flattree, "FTDict", lambda t: (t.keys, t._vals)),
+                               (flattree, "FTPyTree", lambda t: (t.xs, t.tree)),
+                               (flattree, "FTSingleton", lambda t: (t.val,)), (flattree, "FTFiltered", lambda t: (t.val,))]:
+        kind = getattr(module, name, None)
+        if isinstance(kind, type) and "__eq__" in vars(kind):
+            compared_by_parts(kind, part, operator.attrgetter("val") if part is _static_parts else None)  # a box's value
+
+
+_compare_keys_by_parts()
 
 
 _explanation_guard = _Guard(_explanation_guards)
@@ -907,6 +981,8 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             stack = getattr(local, "stack", None)
             if stack is None:
                 stack = local.stack = []
+            compared = each_pair_compared_once()  # JAX's explanation, then the record of the miss: a pair compared once
+            compared.__enter__()  # not a with: no frame of jaxshow's stays in the user's traceback
             token = probe.enter(fun, debug_info)
             refusing = probe.refusing(fun, debug_info) if probe.probes else None
             before = info().misses
@@ -947,6 +1023,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                 if missed and result is not None:
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key)
+                compared.__exit__(None, None, None)
 
         def __getattr__(self, name):
             return getattr(original, name)
@@ -1121,6 +1198,8 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             before = len(entries) if entries is not None else 0
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
+            compared = each_pair_compared_once()  # as in install_trace_probe
+            compared.__enter__()
             token = probe.enter(f, debug_info)
             refusing = probe.refusing(f, debug_info) if probe.probes else None
             missed = True
@@ -1148,6 +1227,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                 if missed and result is not None:
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key if missed else None)
+                compared.__exit__(None, None, None)
 
         def __getattr__(self, name):
             return getattr(original, name)
@@ -1211,7 +1291,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
     if pjit_cache is None:
         return None
     try:
-        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):  # JAX's diff would print them
+        if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):  # JAX's diff would print them
             (new, new_kw), (before, old_kw) = _pjit_statics(new_key.key[0]), _pjit_statics(old_key.key[0])
             types, old_types = new_key.key[3][0], old_key.key[3][0]  # its size counted here: static values and types
             return (sum(map(differ, new, before)) + abs(len(new) - len(before)) + (new_kw.keys() != old_kw.keys())
@@ -1219,7 +1299,7 @@ def trace_key_distance(new_key: Any, old_key: Any) -> int | None:
                     + sum(map(differ, types, old_types)) + abs(len(types) - len(old_types)))
         if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:  # JAX's diff would print them
             return len(list(_treedef_errors((), *trees)))
-        return int(once_per_pair(_pjit_diff, new_key, old_key, by=(new_key.key, old_key.key))[1])
+        return int(_pjit_diff(new_key, old_key)[1])
     except Exception:  # noqa: BLE001 - ranking is best effort
         return None
 
@@ -1558,7 +1638,7 @@ def _value_reprs(now: Any, before: Any) -> tuple[str, str]:
 def _pjit_diff(new_key: PjitTraceKey, old_key: PjitTraceKey) -> tuple[list, int]:
     """jax <= 0.8: JAX's diff of two keys, ``(differences, their number)``."""
     with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-        return _pjit_trace_cache()[0].diff_tracing_cache_keys(new_key.key, old_key.key, new_key.debug_info)
+        return _diff_once(_pjit_trace_cache()[0].diff_tracing_cache_keys, new_key.key, old_key.key, new_key.debug_info)
 
 
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
@@ -1570,22 +1650,22 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     """
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
         try:
-            if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+            if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):
                 return _pjit_static_words(new_key.key[0], old_key.key[0])
             if (trees := _pjit_unread_trees(new_key.key[0], old_key.key[0])) is not None:
                 return _tree_words(*trees)
-            return "\n".join(str(d) for d in once_per_pair(_pjit_diff, new_key, old_key, by=(new_key.key, old_key.key))[0])
+            return "\n".join(str(d) for d in _pjit_diff(new_key, old_key)[0])
         except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
             return _explanation_unavailable(exc)
     module = _trace_cache_module()
     if module is None:
         return None
     try:
-        if unread_statics_differ(_static_entries(new_key), _static_entries(old_key)):
+        if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):
             diff, changes = None, static_arg_changes(new_key, old_key) or _tree_static_changes(new_key, old_key)  # JAX's words would run their reprs
         else:
             with _jaxshows_comparison():  # its pytree comparison runs no flatten of the user's
-                diff = module.diff_tracing_cache_keys(new_key, old_key)  # (severity, number of diffs, text)
+                diff = _diff_once(module.diff_tracing_cache_keys, new_key, old_key)  # (severity, number of diffs, text)
             changes = static_arg_changes(new_key, old_key) if diff[0] > 1 else None  # severity 0: context, 1: pytree
     except Exception as exc:  # noqa: BLE001 - the explanation is optional evidence
         return _explanation_unavailable(exc)
@@ -2360,6 +2440,34 @@ def closed_over_refs(closed: Any) -> int:
         return sum(type(v.aval).__name__ == "AbstractRef" for v in closed.jaxpr.constvars)
     except Exception:  # noqa: BLE001 - a jaxpr of another shape: its constants read as baked in
         return 0
+
+
+def flat_traced(traced: Any) -> Any | None:
+    """A copy of a ``jax.stages.Traced`` whose ``args_info`` and ``out_info`` are flat lists, where the real ones hold no
+    ``None`` (a pytree class of the user's is then not constructed to read them: jax >= 0.9 unflattens both from its
+    pytree definitions at each read); ``None`` on jax <= 0.8 (``args_info`` built as it traced, ``in_tree`` read by
+    flattening it) or where an input pytree holds a ``None``, which the argument list shows."""
+    if "_in_tree" not in getattr(type(traced), "__slots__", ()):
+        return None
+    in_tree, out_tree = traced._in_tree, traced.out_tree
+    if _holds_none(in_tree):
+        return None
+    flat = copy.copy(traced)
+    flat._in_tree = jax.tree_util.tree_structure(((0,) * in_tree.num_leaves, {}))
+    flat.out_tree = jax.tree_util.tree_structure([0] * out_tree.num_leaves)
+    return flat
+
+
+def _holds_none(tree: Any) -> bool:
+    """Whether a pytree definition has a ``None`` node, read from its nodes' types (no code of the user's runs)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        data = node.node_data()
+        if data is not None and data[0] is type(None):
+            return True
+        pending.extend(node.children())
+    return False
 
 
 def jaxpr_prefix(closed: Any, equations: int) -> Any:

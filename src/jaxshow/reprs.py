@@ -78,12 +78,47 @@ def differ(new: Any, old: Any) -> bool:
     if getattr(_compared, "pairs", None) is None:
         return _differ(new, old)
     kind = type(new)
+    if kind is type(old) and (by := _COMPARED_BY_PARTS.get(kind)) is not None:
+        parts, inner = by
+        try:
+            new_parts, old_parts = parts(new), parts(old)
+        except Exception:  # noqa: BLE001 - a value not of the shape its type promised: compared whole
+            pass
+        else:
+            found = differ(new_parts, old_parts)
+            if inner is not None:
+                _remember(inner(new), inner(old), found)
+            return found
     if kind is type(old) and issubclass(kind, tuple) and kind.__eq__ is tuple.__eq__:
         return len(new) != len(old) or any(a is not b and differ(a, b) for a, b in zip(new, old))
     return once_per_pair(_differ, min(new, old, key=id), max(new, old, key=id))
 
 
+_COMPARED_BY_PARTS: dict[type, tuple[Callable[[Any], tuple], Callable[[Any], Any] | None]] = {}
+"""Types whose ``==`` compares parts of two values that :func:`differ` takes apart to compare each pair of parts once
+(JAX's cache-key wrappers around a user's static value: :func:`compared_by_parts`)."""
+
+
+def compared_by_parts(kind: type, parts: Callable[[Any], tuple], inner: Callable[[Any], Any] | None = None) -> None:
+    """Within :func:`each_pair_compared_once`, compare two values of ``kind`` as the tuples ``parts`` makes of them,
+    which must be equal exactly where the values are (a wrapper's ``==`` compares the user's value inside, in C++ or
+    per level: whole wrappers compared at several steps would run the user's ``__eq__`` at each). ``inner``: the value
+    a box holds, whose pair then reads as its boxes compared (a box that tells values apart by a hash it keeps, with
+    no ``__eq__`` run, answers for the values too)."""
+    _COMPARED_BY_PARTS[kind] = parts, inner
+
+
+def _remember(new: Any, old: Any, found: bool) -> None:
+    """Within :func:`each_pair_compared_once`, ``found`` as :func:`differ`'s answer for two values of one type."""
+    pairs = getattr(_compared, "pairs", None)
+    if pairs is not None and type(new) is type(old) and new is not old:
+        first, second = min(new, old, key=id), max(new, old, key=id)
+        pairs.setdefault((_differ, id(first), id(second)), (found, first, second))
+
+
 def _differ(new: Any, old: Any) -> bool:
+    if new is old:  # as JAX's lookups compare (PyObject_RichCompareBool): an object equals itself, no __eq__ run
+        return False
     try:
         return bool(new != old)
     except Exception:  # noqa: BLE001 - a user object's __eq__/__bool__
@@ -93,16 +128,16 @@ def _differ(new: Any, old: Any) -> bool:
 _compared = threading.local()
 
 
-def once_per_pair(compare: Callable[[Any, Any], Any], new: Any, old: Any, by: tuple[Any, Any] | None = None) -> Any:
-    """``compare(new, old)``, computed once for the pair within :func:`each_pair_compared_once`; ``by``: the two objects
-    that tell the pair, where ``new`` and ``old`` are made again around them (a jax <= 0.8 key around JAX's own)."""
+def once_per_pair(compare: Callable[..., Any], new: Any, old: Any, *rest: Any, by: tuple[Any, Any] | None = None) -> Any:
+    """``compare(new, old, *rest)``, computed once for the pair (or for the pair of objects ``by`` names it by: two cache
+    keys by the input trees they hold, the keys themselves built anew) within :func:`each_pair_compared_once`."""
     pairs = getattr(_compared, "pairs", None)
     if pairs is None:
-        return compare(new, old)
+        return compare(new, old, *rest)
     first, second = by if by is not None else (new, old)
     found = pairs.get((compare, id(first), id(second)))
-    if found is None:
-        found = pairs[compare, id(first), id(second)] = (compare(new, old), first, second)  # held: their ids stay theirs
+    if found is None:  # holds both: no other object takes their ids
+        found = pairs[compare, id(first), id(second)] = (compare(new, old, *rest), first, second)
     return found[0]
 
 

@@ -441,15 +441,27 @@ _dtype_names = functools.lru_cache(maxsize=64)(str)
 
 
 def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | None = None) -> TracedStation:
-    """Record the ``Traced`` stage: jaxpr text, signature, effects and equation counts."""
+    """Record the ``Traced`` stage: jaxpr text, signature, effects and equation counts.
+
+    Arguments and results are named by JAX's own names (``debug_info``) and read from a flat copy of ``traced``
+    (:func:`_jax_compat.flat_traced`) where those name every leaf: no pytree class of the user's is constructed or
+    flattened again for the report. Else (jax <= 0.8, names JAX left out, a ``None`` in the arguments) from the pytrees."""
     closed = traced.jaxpr
+    names, flat = arg_names_of(closed), _jax_compat.flat_traced(traced)
+    leaves = _flat(flat.args_info) if flat is not None and names is not None and all(names) else None
     args = tuple(
         _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
-        for path, info in _readable_paths(arg_names_of(closed), traced.args_info)
+        for path, info in (zip(names, leaves) if leaves is not None and len(leaves) == len(names)
+                           else _readable_paths(names, traced.args_info))
     )
     try:
-        out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
-        out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
+        results = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
+        out = _flat(flat.out_info) if flat is not None and isinstance(results, (tuple, list)) and all(results) else None
+        if out is not None and len(out) == len(results):
+            out_info = tuple(_spec_from_aval(str(p), v) for p, v in zip(results, out))
+        else:
+            out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+            out_info = tuple(_spec_from_aval("result" + jax.tree_util.keystr(p), v) for p, v in out_flat)
         notes: tuple[str, ...] = ()
     except Exception as exc:  # noqa: BLE001 - e.g. pmap's Traced.out_info on jax 0.7.0
         out_info = _outputs_of(closed)

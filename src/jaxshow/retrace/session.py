@@ -783,12 +783,14 @@ class Session(_jax_compat.TraceProbe):
         return len(self._logs.compiles) if self._logs is not None else 0
 
     def compiled_since(self, events: int, fun: Any) -> bool:
-        """Whether JAX compiled ``fun``'s module on this thread since the first ``events`` compiles of the session."""
+        """Whether JAX compiled ``fun``'s module on this thread since the first ``events`` compiles of the session (its
+        name read only where one did: a callable object's ``__getattr__`` is the user's, and a hit runs none)."""
+        thread = threading.get_ident()
+        if self._logs is None or thread not in self._logs.threads[events:]:
+            return False
         record = registry.lookup(fun)
         module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
-        thread = threading.get_ident()
-        return self._logs is not None and any(e.module == module and on == thread
-                                              for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
+        return any(e.module == module and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
