@@ -874,25 +874,13 @@ class _TraceProbes(TraceProbe):
         return tokens
 
     def traced(self, tokens: list, jaxpr: Any) -> None:
-        for probe, token in reversed(tokens or ()):
-            try:
-                probe.traced(token, jaxpr)
-            except Exception:  # noqa: BLE001
-                pass
+        _tell_each(tokens, "traced", jaxpr)
 
     def raised(self, tokens: list, error: BaseException) -> None:
-        for probe, token in reversed(tokens or ()):
-            try:
-                probe.raised(token, error)
-            except Exception:  # noqa: BLE001
-                pass
+        _tell_each(tokens, "raised", error)
 
     def exit(self, tokens: list, missed: bool, key: Any) -> None:
-        for probe, token in reversed(tokens or ()):
-            try:
-                probe.exit(token, missed, key)
-            except Exception:  # noqa: BLE001
-                pass
+        _tell_each(tokens, "exit", missed, key)
 
     def refusing(self, fun: Any, debug_info: Any) -> list | None:
         """The probes that refuse this lookup a trace, with their tokens; ``None`` when none does."""
@@ -916,6 +904,16 @@ class _TraceProbes(TraceProbe):
             if error is not None:
                 return error
         return None
+
+
+def _tell_each(tokens: list | None, event: str, *args: Any) -> None:
+    """Call ``event`` (``traced``, ``raised``, ``exit``) of each probe that entered, with its token, innermost first; a
+    probe that raises is skipped."""
+    for probe, token in reversed(tokens or ()):
+        try:
+            getattr(probe, event)(token, *args)
+        except Exception:  # noqa: BLE001 - a probe must never break the user's call
+            pass
 
 
 _trace_probes = _TraceProbes()

@@ -91,7 +91,7 @@ def differ(new: Any, old: Any) -> bool:
             return found
     if kind is type(old) and issubclass(kind, tuple) and kind.__eq__ is tuple.__eq__:
         return len(new) != len(old) or any(a is not b and differ(a, b) for a, b in zip(new, old))
-    return once_per_pair(_differ, min(new, old, key=id), max(new, old, key=id))
+    return once_per_pair(_differ, *_by_id(new, old))
 
 
 _COMPARED_BY_PARTS: dict[type, tuple[Callable[[Any], tuple], Callable[[Any], Any] | None]] = {}
@@ -112,8 +112,13 @@ def _remember(new: Any, old: Any, found: bool) -> None:
     """Within :func:`each_pair_compared_once`, ``found`` as :func:`differ`'s answer for two values of one type."""
     pairs = getattr(_compared, "pairs", None)
     if pairs is not None and type(new) is type(old) and new is not old:
-        first, second = min(new, old, key=id), max(new, old, key=id)
+        first, second = _by_id(new, old)
         pairs.setdefault((_differ, id(first), id(second)), (found, first, second))
+
+
+def _by_id(new: Any, old: Any) -> tuple[Any, Any]:
+    """The pair in one order whichever way round it is asked (:func:`differ` is symmetric)."""
+    return (new, old) if id(new) <= id(old) else (old, new)
 
 
 def _differ(new: Any, old: Any) -> bool:

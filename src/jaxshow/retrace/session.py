@@ -68,7 +68,6 @@ from jaxshow.report import (
     redefined_cause,
 )
 from jaxshow.irdiff import text_diff
-from jaxshow.reprs import each_pair_compared_once
 from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
@@ -680,7 +679,7 @@ class Session(_jax_compat.TraceProbe):
         A miss is compared with the signatures JAX's cache held as its lookup started: another thread's trace of the same
         function that ended meanwhile (``jax.jit`` calls in a thread pool) is not one it could have found."""
         fun, debug_info = frame.fun, frame.debug_info
-        with RECORDING, each_pair_compared_once():
+        with RECORDING:  # inside the lookup's each_pair_compared_once (_jax_compat's probes)
             record, status = registry.record_for(fun, debug_info, key)
             if status == "known" and record.made > frame.started:  # first traced by a lookup that ended after this one began
                 status = "new" if record.first_status == "known" else record.first_status
