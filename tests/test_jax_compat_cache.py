@@ -257,6 +257,33 @@ def test_trace_key_parts_tell_a_type_only_difference_as_jaxs_diff_does():
         assert _jax_compat.static_arg_differences(parts[2], parts[1]) is None
 
 
+def test_trace_key_parts_read_the_static_values_as_the_key_holds_them():
+    @partial(jax.jit, static_argnums=(1,), static_argnames=("mode",))
+    def q(v, n, w=None, mode="a"):
+        return v * n if w is None else v * n + w["b"]
+
+    def calls():
+        q(jnp.ones(2), 3)  # every argument a leaf but the static one
+        q(jnp.ones(2), 4, {"b": jnp.ones(2)})  # a dict argument
+        q(jnp.ones(2), 5, None, mode="b")  # None and a static keyword
+        q(v=jnp.ones(2), n=6)  # by keyword: static_argnums names a position, so n is traced
+
+    keys = _probe_keys(calls, "q")
+    if _jax_compat.JAX_VERSION < (0, 9):
+        assert [_jax_compat.trace_key_parts(k) for k in keys] == [None] * 4
+        return
+    values = [_jax_compat.trace_key_parts(k).static_values for k in keys]
+    assert values == [(3,), (4,), (5, "b"), ()]
+    assert values == [_jax_compat.argument_static_values(k) for k in keys]
+
+    @jax.jit
+    def leaves(v, w):
+        return v + w
+
+    [key] = _probe_keys(lambda: leaves(jnp.ones(2), w=jnp.ones(2)), "leaves")
+    assert _jax_compat.trace_key_parts(key).static_values == () == _jax_compat.argument_static_values(key)
+
+
 def test_a_loose_trace_key_is_the_key_while_jax_keeps_it_and_none_after():
     class Config:
         def __init__(self, k):

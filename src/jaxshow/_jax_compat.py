@@ -1111,6 +1111,7 @@ def jaxpr_without_values(jaxpr: Any) -> Any:
     carries its constants (what the function closes over), and on every release a nested ``jax.jit`` that closes over an
     array carries them in its ``ClosedJaxpr`` parameter. Parts that hold no constant are shared, not copied."""
     kinds = _jaxpr_types()
+    closed_kind = kinds[-1] if len(kinds) == 2 else None  # ClosedJaxpr, where this JAX has one
     done: dict[int, Any] = {}
 
     def param(value: Any) -> Any:
@@ -1122,17 +1123,23 @@ def jaxpr_without_values(jaxpr: Any) -> Any:
         return value
 
     def equation(eqn: Any) -> Any:
-        params = {name: param(value) for name, value in eqn.params.items()}
-        return eqn if all(params[n] is v for n, v in eqn.params.items()) else eqn.replace(params=params)
+        params = None  # a copy once a parameter changes: most equations hold no jaxpr
+        for name, value in eqn.params.items():
+            new = param(value)
+            if new is not value:
+                params = dict(eqn.params) if params is None else params
+                params[name] = new
+        return eqn if params is None else eqn.replace(params=params)
 
     def strip(closed: Any) -> Any:
         if id(closed) in done:
             return done[id(closed)]
-        inner = original = getattr(closed, "jaxpr", closed)  # a ClosedJaxpr's Jaxpr; jax 0.12's Jaxpr is its own
+        is_closed = closed_kind is not None and isinstance(closed, closed_kind)
+        inner = original = closed.jaxpr if is_closed else closed  # a ClosedJaxpr's Jaxpr; jax 0.12's Jaxpr is its own
         eqns = [equation(eqn) for eqn in inner.eqns]
-        if any(a is not b for a, b in zip(eqns, inner.eqns)):
+        if any(map(operator.is_not, eqns, inner.eqns)):
             inner = inner.replace(eqns=eqns)
-        consts = getattr(closed, "consts", ())
+        consts = closed.consts if is_closed or _carries_consts(type(closed)) else ()
         values = [None] * len(consts) if any(c is not None for c in consts) else None
         if original is closed:  # an open Jaxpr; jax 0.12's carries the constants itself
             result = inner if values is None else inner.with_consts(values)
@@ -1735,7 +1742,7 @@ class TraceKeyParts:
     Nothing is formatted as text here.
     """
 
-    __slots__ = ("context", "debug_info", "treedef", "statics", "avals", "head")
+    __slots__ = ("context", "debug_info", "treedef", "statics", "avals", "head", "_static_values")
 
     def __init__(self, context: tuple, debug_info: Any, treedef: Any, statics: dict[str, Any] | None, avals: tuple) -> None:
         self.context, self.debug_info, self.treedef, self.statics, self.avals = context, debug_info, treedef, statics, avals
@@ -1745,6 +1752,23 @@ class TraceKeyParts:
         except Exception:  # noqa: BLE001 - an unhashable part: compare one by one instead
             head = None
         self.head = head
+        self._static_values: tuple | None = None
+
+    @property
+    def static_values(self) -> tuple:
+        """The call's own static argument values, as :func:`argument_static_values` reads them from the key, read once."""
+        if self._static_values is None:
+            try:
+                if self.statics is not None:
+                    found = {p: node.val for p, node in self.statics.items()}
+                elif self.treedef.num_nodes - self.treedef.num_leaves == 3:
+                    found = {}  # only the ((args), {kwargs}) nodes: every argument a leaf, none a Static node
+                else:
+                    found = _argument_statics(self.treedef) or {}
+            except Exception:  # noqa: BLE001 - a pytree of another shape
+                found = {}
+            self._static_values = tuple(found.values())
+        return self._static_values
 
 
 def trace_key_parts(key: Any) -> TraceKeyParts | None:
@@ -2515,6 +2539,13 @@ def evaluates_closed_jaxpr(fun: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+@functools.cache
+def _carries_consts(kind: type) -> bool:
+    """Whether an open jaxpr of this type carries its constants (jax 0.12's ``Jaxpr.consts``)."""
+    return hasattr(kind, "consts")
+
+
+@functools.cache
 def _jaxpr_types() -> tuple[type, ...]:
     """JAX's ``Jaxpr`` and ``ClosedJaxpr`` classes, those this JAX has (looked up once)."""
     try:
@@ -2601,7 +2632,12 @@ def unknown_name(name: str) -> bool:
 
 def parse_source_info(source: Any) -> tuple[str, str, int] | None:
     """JAX's ``"f at /path/file.py:12"`` (``func_src_info``, ``fun_sourceinfo``) -> ``("f", "/path/file.py", 12)``; line 0 if none."""
-    text = str(source or "")
+    return _parsed_source_info(source if type(source) is str else str(source or ""))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_source_info(text: str) -> tuple[str, str, int] | None:
+    """:func:`parse_source_info` of a text, kept: each miss of a function reads its source info again."""
     if " at " not in text:
         return None
     name, where = text.split(" at ", 1)

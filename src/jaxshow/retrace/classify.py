@@ -439,9 +439,10 @@ def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
     return tuple(named)
 
 
-_JAX_OWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""JAX's own functions :func:`_is_user_function` found, each with the source info it was traced under: every trace
-looks each ``jax.numpy`` operation it calls up in JAX's tracing cache again, so the answer is kept, not worked out."""
+_LOOKED_AT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""The functions :func:`_is_user_function` looked at, each with the source info it was traced under and its answer:
+every trace looks each ``jax.numpy`` operation it calls up in JAX's tracing cache again, and each miss its own function,
+so the answer is kept, not worked out."""
 
 
 def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
@@ -449,13 +450,14 @@ def _is_user_function(debug_info: Any, fun: Any = None) -> bool:
     if type(fun).__hash__ is not object.__hash__:  # JAX's own are functions and partials: no __hash__ of the user's runs
         source = None
     try:
-        if source is not None and _JAX_OWN.get(fun) == source:
-            return False
+        known = _LOOKED_AT.get(fun) if source is not None else None
     except TypeError:  # not weakly referenceable
-        source = None
+        source = known = None
+    if known is not None and known[0] == source:
+        return known[1]
     user = _works_out_user_function(debug_info, fun)
-    if not user and source is not None:
-        _JAX_OWN[fun] = source
+    if source is not None:
+        _LOOKED_AT[fun] = (source, user)
     return user
 
 

@@ -206,7 +206,7 @@ class _FunctionRecord:
         """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head; ``from_jax``: read
         from JAX's tracing cache, not seen to trace; ``since``: when it was in JAX's cache (default now)."""
         fun = self.fun_ref() if self.fun_ref is not None else None
-        loose = _jax_compat.loose_trace_key(key, fun) if fun is not None and _holds_objects(key) else None
+        loose = _jax_compat.loose_trace_key(key, fun) if fun is not None and _holds_objects(key, parts) else None
         kept = _Kept(key, described, parts, from_jax, moment() if since is None else since, loose)
         self.from_jax += from_jax
         self.loose += loose is not None
@@ -279,9 +279,9 @@ def head_index(parts: Any, loose: bool) -> Any:
     return None if head is None else hash(head) if loose else head
 
 
-def _holds_objects(key: Any) -> bool:
-    """Whether ``key`` holds a static argument other than :data:`_VALUES`."""
-    return _holds_objects_in(_jax_compat.argument_static_values(key))
+def _holds_objects(key: Any, parts: Any = None) -> bool:
+    """Whether ``key`` (taken apart as ``parts``, where it is) holds a static argument other than :data:`_VALUES`."""
+    return _holds_objects_in(parts.static_values if parts is not None else _jax_compat.argument_static_values(key))
 
 
 def _holds_objects_in(values: tuple) -> bool:
@@ -677,7 +677,7 @@ def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, part
     if not record.keys:
         return None
     if parts is not None and parts.head is not None:
-        bucket = record.by_head.get(head_index(parts, _holds_objects(key)))
+        bucket = record.by_head.get(head_index(parts, _holds_objects(key, parts)))
         if bucket:
             best, fewest = None, 0
             for kept in reversed(bucket):  # newest first: the most recent wins a tie
