@@ -103,6 +103,19 @@ def test_save_bad_directory_is_refused_before_the_cell_runs(ip, tmp_path):
     assert blocker.read_text() == "keep"
 
 
+def test_a_file_name_is_refused_before_the_cell_runs(ip, tmp_path):
+    # '--save report.html' made a directory named report.html holding report.html and the stage files.
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path / 'report.html'}\nran = True\n")
+    assert type(result.error_in_exec).__name__ == "UsageError" and "ran" not in ip.user_ns
+    assert unwrapped(str(result.error_in_exec)).startswith(
+        f"--save {tmp_path / 'report.html'}: {tmp_path / 'report.html'} is a file name, and the report is several files "
+        f"(report.html, and each stage's text and analyses): name a directory to write them to, such as {tmp_path / 'report'}\n")
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "runs.json").mkdir()  # a directory that exists is used, whatever its name
+    result, _ = run_captured(ip, f"%%jaxstages --save {tmp_path / 'runs.json'}\nran = True\n")
+    assert result.success and ip.user_ns["ran"] is True and os.listdir(tmp_path / "runs.json") == ["report.html"]
+
+
 def test_a_directory_no_file_system_can_name_is_a_usage_error(ip, tmp_path):
     # A name longer than the file system takes made the check itself raise: 'OSError: [Errno 36] File name too long'
     # with jaxshow's traceback, the cell not run; a NUL (from $name) passed the check and failed the write.

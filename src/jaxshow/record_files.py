@@ -85,11 +85,18 @@ def directory_problem(directory: str) -> str | None:
         return _os_error(exc)
 
 
+_FILE_SUFFIXES = frozenset({".html", ".htm", ".txt", ".json", ".md", ".mlir", ".hlo", ".ipynb", ".pdf", ".png", ".zip"})
+"""Suffixes of the files a user may mean to save to: a new directory is never made under such a name."""
+
+
 def _path_problem(directory: str, path: Path) -> str | None:
     if path.exists():
         if not path.is_dir():
             return f"{directory} exists and is not a directory"
         return None if os.access(path, os.W_OK | os.X_OK) else f"{directory} is not writable"
+    if path.suffix.lower() in _FILE_SUFFIXES:
+        return (f"{directory} is a file name, and the report is several files (report.html, and each stage's text and "
+                f"analyses): name a directory to write them to, such as {path.with_suffix('')}")
     parent = next(p for p in path.parents if p.exists())
     if not parent.is_dir():
         return f"cannot create {directory}: {parent} is not a directory"
