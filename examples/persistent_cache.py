@@ -3,6 +3,7 @@
 Run: ``python examples/persistent_cache.py``
 """
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,3 +50,4 @@ for c in ex.report.persistent:
 
 print(persistent.report(ex.report.persistent))
 subprocess.run([sys.executable, "-c", CHILD, directory], check=True)
+shutil.rmtree(directory)
