@@ -71,6 +71,24 @@ def _jax_own(wrapper: Any) -> bool:
     return type(fun) is types.FunctionType and is_jax_file(fun.__code__.co_filename) and held_by_module(fun) is wrapper
 
 
+def jax_helper(fun: Any) -> bool:
+    """Whether ``fun``, a function JAX is about to trace for a jit call, is one of JAX's own jitted helpers (``jnp.sum``'s
+    ``_reduce_sum``): a function of a JAX module that holds another object under its name, its jit wrapper or one around
+    it (the ``jnp.negative`` ufunc); not ``fun`` itself, as where the user's code jits ``jax.random.normal``, nor a
+    function wrapping another (``jax.grad(f)``'s, named and placed as ``f``)."""
+    if type(fun) is not types.FunctionType or "__wrapped__" in fun.__dict__ or not is_jax_file(fun.__code__.co_filename):
+        return False
+    module = sys.modules.get(fun.__module__)
+    return is_jax_file(getattr(module, "__file__", None) or "<") and held_apart(fun)
+
+
+def held_apart(fun: Any) -> bool:
+    """Whether the module of ``fun``, one of JAX's callables, holds another object under its name (a jit of it, or an
+    object around one); raises for a callable without a module."""
+    held = held_by_module(fun)
+    return held is not None and held is not fun
+
+
 def held_by_module(fun: Any) -> Any:
     """What the module of ``fun``, one of JAX's callables, holds under its name; ``None`` for a callable object without a
     name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds."""
