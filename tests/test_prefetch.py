@@ -120,6 +120,13 @@ def test_jaxs_own_eager_operations_are_recorded_but_their_stations_never_rebuilt
     assert "quick: trace" in text and "(3 compiles of JAX's own helpers folded away: cos, iota, add)" in text
 
 
+def test_the_cells_own_calls_of_jaxs_jitted_functions_that_hit_its_cache_are_never_read_back(shell, rebuilt):
+    shell.run_cell("s = jnp.sort(x)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nfor i in range(3):\n    s = jnp.sort(x)\ny = quick(s)")
+    assert result.success and rebuilt == ["quick"]
+    assert [r.function for r in shell.user_ns["rep"].reports] == ["quick"] and shell.user_ns["rep"].notes == ()
+
+
 def test_calls_past_the_records_kept_are_counted_and_never_rebuilt(shell, rebuilt, monkeypatch):
     shell.run_cell("xs = [jnp.ones(n + 1) for n in range(5)]")
     monkeypatch.setattr(calls, "MAX_RECORDS", 3)

@@ -33,7 +33,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
 from jaxshow.capture.equinox_args import LeafLabels, leaf_labels
-from jaxshow.capture.helpers import held_apart, held_by_module, jax_helper, may_call_jit
+from jaxshow.capture.helpers import held_apart, held_by_module, jax_helper, jax_own_wrapper, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -1450,8 +1450,9 @@ class DirectCalls:
         self._first: dict[tuple, CallRecord | None] = {}
         self._codes: dict[int, Any] = {}
         self._plain: dict[int, type] = {}
-        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
-        own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
+        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), and JAX's own
+        jitted functions (``jnp.sort``: neither report counts their calls), by id: a type's own hash may be its
+        metaclass's Python code (or raise), which the plain cell would never run."""
         self.helpers: list[str] = []
         """The first of the user's own functions the cell called that may call a jitted function (``train``): a jitted
         call inside one that hits JAX's cache runs in C++, where no hook sees it."""
@@ -1538,6 +1539,9 @@ class DirectCalls:
         code = frame.f_code
         key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call
         fresh = key not in self._first
+        if fresh and kind is JIT_TYPE and target[0] is fn and jax_own_wrapper(fn):  # jnp.sort: no report counts its calls
+            self._plain[id(fn)] = fn
+            return fn
         if fresh:
             self._codes[id(code)] = code  # alive while its id is in a key
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))

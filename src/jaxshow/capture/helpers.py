@@ -50,7 +50,7 @@ def may_call_jit(fn: Any, depth: int = DEPTH, seen: set[int] | None = None) -> b
 def _jitted(value: Any, depth: int, seen: set[int]) -> bool:
     target = jit_target(value)
     if target is not None:
-        return not _jax_own(target[0])
+        return not jax_own_wrapper(target[0])
     if library_jit(value) is not None:
         return True
     if type(value) is types.FunctionType and value.__name__ in JIT_MAKERS and not is_user_file(value.__code__.co_filename):
@@ -64,7 +64,7 @@ def _jitted(value: Any, depth: int, seen: set[int]) -> bool:
     return False
 
 
-def _jax_own(wrapper: Any) -> bool:
+def jax_own_wrapper(wrapper: Any) -> bool:
     """Whether ``wrapper`` is one of JAX's own jitted functions (``jnp.sin``): the wrapper the module of its function
     holds under the function's name. A cache hit there is JAX's helper, never the user's call."""
     fun = _jax_compat.jit_function(wrapper)
