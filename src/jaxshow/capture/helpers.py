@@ -72,12 +72,14 @@ def jax_own_wrapper(wrapper: Any) -> bool:
 
 
 def jax_helper(fun: Any) -> bool:
-    """Whether ``fun``, a function JAX is about to trace for a jit call, is one of JAX's own jitted helpers (``jnp.sum``'s
-    ``_reduce_sum``): a function of a JAX module that holds another object under its name, its jit wrapper or one around
-    it (the ``jnp.negative`` ufunc); not ``fun`` itself, as where the user's code jits ``jax.random.normal``, nor a
-    function wrapping another (``jax.grad(f)``'s, named and placed as ``f``)."""
+    """Whether ``fun``, a function JAX is about to trace for a jit call, is one of JAX's own jitted helpers: one JAX jits
+    to run a primitive outside jit, or a function of a JAX module that holds another object under its name, its jit
+    wrapper (``jnp.sum``'s ``_reduce_sum``) or one around it (the ``jnp.negative`` ufunc); not ``fun`` itself, as where
+    the user's code jits ``jax.random.normal``, nor a function wrapping another (``jax.grad(f)``'s, named and placed as ``f``)."""
     if type(fun) is not types.FunctionType or "__wrapped__" in fun.__dict__ or not is_jax_file(fun.__code__.co_filename):
         return False
+    if _jax_compat.eager_primitive_function(fun):
+        return True
     module = sys.modules.get(fun.__module__)
     return is_jax_file(getattr(module, "__file__", None) or "<") and held_apart(fun)
 
