@@ -1,4 +1,4 @@
-"""Cost of %%jaxstages against the same cell run plainly: a cold cell, and a hot loop.
+"""Cost of %%jaxstages against the same cell run plainly: a cold cell, a hot loop, and eager loops.
 
 ``cold``: a 60-layer MLP gradient step (trace + lower + compile + run) is run
 as a notebook cell. ``hot``: a jitted step over a 200-leaf pytree, compiled
@@ -8,9 +8,17 @@ processes, alternating which goes first; the medians of the repeats are
 compared. The report's display (HTML and text) is included, as a notebook
 frontend would ask for both.
 
-    python benchmarks/stages_overhead.py [--scenario cold|hot] [--repeats 3] [--layers 60] [--width 256]
+``eager``: cells that run JAX eagerly in a Python loop, warm (JAX's own
+helpers compiled by a first run of each), side by side in one process and one
+shell, plain and under ``%%jaxstages`` alternately (default 15 repeats): an
+eager ``jax.grad`` loop (each step calls JAX's jitted helpers, ``jnp.sum``'s,
+through JAX's Python path), a loop of ``jnp.sort``/``jnp.linalg.norm``/
+``jax.nn.softmax`` on small arrays, and a small jitted step called 2,000
+times (the call hook's cost per hit).
 
-Targets (issue 8): cold ratio <= 1.30; the hot loop is reported beside it.
+    python benchmarks/stages_overhead.py [--scenario cold|hot|eager] [--repeats N] [--layers 60] [--width 256]
+
+Targets: cold ratio <= 1.30 (issue 8); the eager grad loop within 1.10 of plain; the hot loops are reported beside them.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -57,16 +66,63 @@ state = jax.block_until_ready(step(state));
 
 HOT_CELL = "for _ in range(400):\n    state = step(state)\njax.block_until_ready(state);"
 
+EAGER_SETUP = """
+import jax, jax.numpy as jnp
+w0, xs, a = jnp.ones(8), jnp.arange(8.0), jnp.linspace(0.0, 1.0, 16)
 
-def child(mode: str, layers: int, width: int, scenario: str) -> None:
+def loss(w, x):
+    return jnp.sum(jnp.tanh(w * x) ** 2)
+
+@jax.jit
+def tiny_step(v):
+    return v * 0.5 + 1.0
+"""
+
+EAGER_CELLS = {
+    "eager jax.grad loop, 200 steps": "w = w0\nfor i in range(200):\n    g = jax.grad(loss)(w, xs)\n    w = w - 0.1 * g\njax.block_until_ready(w);",
+    "eager jnp.sort/norm/softmax loop, 200 steps": ("for i in range(200):\n    s = jnp.sort(a); n = jnp.linalg.norm(a); p = jax.nn.softmax(a)\n"
+                                                   "jax.block_until_ready(p);"),
+    "tiny jitted step called 2,000 times, warm": "v = jnp.ones(4)\nfor i in range(2000):\n    v = tiny_step(v)\njax.block_until_ready(v);",
+}
+
+
+def _shell() -> Any:
     from IPython.core.interactiveshell import InteractiveShell
-    from IPython.utils.capture import capture_output
     from traitlets.config import Config
 
     config = Config()
     config.HistoryAccessor.enabled = False
     shell = InteractiveShell.instance(config=config)
     shell.run_line_magic("load_ext", "jaxshow")
+    return shell
+
+
+def eager(repeats: int) -> None:
+    """The eager cells, plain and under %%jaxstages alternately in this process (see the module)."""
+    from IPython.utils.capture import capture_output
+
+    shell = _shell()
+    assert shell.run_cell(EAGER_SETUP).success
+    for what, body in EAGER_CELLS.items():
+        runs: dict[str, list[float]] = {"plain": [], "magic": []}
+        for repeat in range(repeats + 1):  # the first of each is a warm-up, not counted
+            for mode in (("plain", "magic") if repeat % 2 == 0 else ("magic", "plain")):
+                with capture_output():
+                    start = time.perf_counter()
+                    result = shell.run_cell(body if mode == "plain" else "%%jaxstages\n" + body)
+                    seconds = time.perf_counter() - start
+                assert result.success, result.error_in_exec
+                if repeat:
+                    runs[mode].append(seconds)
+        plain, magic = statistics.median(runs["plain"]), statistics.median(runs["magic"])
+        print(f"{what}: plain {plain * 1e3:.1f} ms, %%jaxstages {magic * 1e3:.1f} ms, ratio {magic / plain:.3f} "
+              f"(median of {repeats}, one process)", flush=True)
+
+
+def child(mode: str, layers: int, width: int, scenario: str) -> None:
+    from IPython.utils.capture import capture_output
+
+    shell = _shell()
     setup, body = (SETUP, CELL) if scenario == "cold" else (HOT_SETUP, HOT_CELL)
     assert shell.run_cell(setup.format(layers=layers, width=width)).success
     cell = body if mode == "plain" else "%%jaxstages\n" + body
@@ -88,15 +144,19 @@ def child(mode: str, layers: int, width: int, scenario: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, help="3 fresh processes per mode (cold, hot), 15 runs (eager)")
     parser.add_argument("--layers", type=int, default=60)
     parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--scenario", choices=("cold", "hot"), default="cold")
+    parser.add_argument("--scenario", choices=("cold", "hot", "eager"), default="cold")
     parser.add_argument("--child", choices=("plain", "magic"))
     args = parser.parse_args()
     if args.child:
         child(args.child, args.layers, args.width, args.scenario)
         return
+    if args.scenario == "eager":
+        eager(args.repeats or 15)
+        return
+    args.repeats = args.repeats or 3
     runs: dict[str, list[float]] = {"plain": [], "magic": []}
     html_bytes = 0
     walks: list[float] = []

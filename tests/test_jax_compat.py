@@ -214,6 +214,28 @@ def test_call_hooks_see_trace_lower_compile_and_run_and_uninstall_cleanly():
                              ("compiling",), ("ran", True)]
 
 
+def test_eager_primitive_function_is_jaxs_jit_of_one_primitive_outside_jit():
+    class Functions(_Recorder):
+        def trace_started(self, fun, jit_info, args, kwargs):
+            self.seen.append(fun)
+
+    def users(v):
+        return v * 2
+
+    recorder = Functions()
+    x = jnp.arange(13.0)  # a shape of its own, made before the hooks: JAX traces its jit of mul for it below
+    uninstall = _jax_compat.install_call_hooks(recorder)
+    try:
+        jax.lax.mul(x, x)
+        jax.jit(users)(x)
+    finally:
+        uninstall()
+    functions = [f for f in recorder.seen if callable(f)]
+    assert [f.__name__ for f in functions if _jax_compat.eager_primitive_function(f)] == ["mul"]
+    assert users in functions and not _jax_compat.eager_primitive_function(users)
+    assert not _jax_compat.eager_primitive_function(_jax_compat.jit_function(jnp.sort))
+
+
 @pytest.mark.parametrize("cached", [False, True])
 def test_the_rerun_hook_sees_jaxs_de_optimized_run_after_a_nan_and_leaves_no_frame(cached):
     class Reruns(_Recorder):

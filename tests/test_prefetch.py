@@ -10,9 +10,11 @@ import threading
 import pytest
 from shellrun import run_captured
 
+from jaxshow import _jax_compat
 from jaxshow.capture import calls, prefetch
 from jaxshow.capture.calls import CallRecord
 from jaxshow.capture.stations import CallName, WalkOptions
+from jaxshow.timings import COMPILE_EVENT
 
 SETUP = ("import time, jax, jax.numpy as jnp\n"
          "@jax.jit\ndef slow(x):\n    time.sleep(0.3)  # a trace longer than MIN_COMPILE_SECONDS\n    return jnp.sin(x) @ x.T\n"
@@ -118,6 +120,13 @@ def test_jaxs_own_eager_operations_are_recorded_but_their_stations_never_rebuilt
     assert "quick: trace" in text and "(3 compiles of JAX's own helpers folded away: cos, iota, add)" in text
 
 
+def test_the_cells_own_calls_of_jaxs_jitted_functions_that_hit_its_cache_are_never_read_back(shell, rebuilt):
+    shell.run_cell("s = jnp.sort(x)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nfor i in range(3):\n    s = jnp.sort(x)\ny = quick(s)")
+    assert result.success and rebuilt == ["quick"]
+    assert [r.function for r in shell.user_ns["rep"].reports] == ["quick"] and shell.user_ns["rep"].notes == ()
+
+
 def test_calls_past_the_records_kept_are_counted_and_never_rebuilt(shell, rebuilt, monkeypatch):
     shell.run_cell("xs = [jnp.ones(n + 1) for n in range(5)]")
     monkeypatch.setattr(calls, "MAX_RECORDS", 3)
@@ -125,6 +134,47 @@ def test_calls_past_the_records_kept_are_counted_and_never_rebuilt(shell, rebuil
     assert result.success
     assert rebuilt == ["quick"] * 3
     assert "2 more calls reached JAX's Python path in this cell than jaxshow keeps (3); they are not shown" in cap.outputs[-1].data["text/plain"]
+
+
+GRAD_LOOP = "for i in range({n}):\n    w = w - 0.1 * jax.grad(loss)(w) - 0.01 * jax.hessian(loss)(w) @ w\n"
+
+
+def test_jaxs_own_helpers_served_from_its_caches_never_crowd_out_the_users_call(shell, rebuilt, monkeypatch):
+    """An eager ``jax.grad`` and ``jax.hessian`` loop calls JAX's jitted helpers (``jnp.sum``'s) through JAX's Python
+    path on every step (and, on jax 0.7, the jits that run its primitives outside jit under ``jax.hessian``'s
+    ``vmap``); with their compiles already made, they count for nothing: the user's call after the loop is shown (it
+    was past the records kept, and the report said no jitted call of the user's was seen)."""
+    shell.run_cell("def loss(w):\n    return jnp.sum(jnp.tanh(w) ** 2)\nw = jnp.ones(8)\n" + GRAD_LOOP.format(n=1))
+    monkeypatch.setattr(calls, "MAX_RECORDS", 3)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\n" + GRAD_LOOP.format(n=10) + "y = quick(w)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    assert [r.function for r in rep.reports] == ["quick"] and rebuilt == ["quick"]
+    assert rep.notes == () and rep.helper_compiles.count == 0
+    assert cap.outputs[-1].data["text/plain"].startswith("cell ") and "\nquick: trace" in cap.outputs[-1].data["text/plain"]
+
+
+@pytest.mark.parametrize("n", [1, 25])
+def test_an_eager_loops_helper_compiles_are_counted_once_each_however_many_steps(shell, n):
+    """The compiles of JAX's own helpers in an eager loop of ``n`` steps: each counted and named as JAX published it."""
+    import jax
+
+    shell.run_cell("def loss(w):\n    return jnp.sum(jnp.tanh(w) ** 2)")
+    published: list[str] = []
+
+    def listen(event, seconds, **kwargs):
+        if event == COMPILE_EVENT:
+            published.append(str(kwargs.get("fun_name")))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:  # a shape of its own per n: JAX's helpers compile in the cell
+        result, cap = run_captured(shell, f"%%jaxstages -o rep\nw = jnp.ones({n + 100})\n" + GRAD_LOOP.format(n=n))
+    finally:
+        _jax_compat.unregister_duration_listener(listen)
+    assert result.success
+    helpers = shell.user_ns["rep"].helper_compiles
+    assert published and helpers.count == len(published)
+    assert set(helpers.names) == {name.removeprefix("jit(").removesuffix(")") for name in published}
 
 
 def _record(name: str, thread_id: int | None = None) -> CallRecord:

@@ -92,6 +92,16 @@ def test_a_trace_that_fails_ends_its_line_so_a_slow_rest_of_the_cell_shows_none(
     assert "bad: failed while tracing" in cap.outputs[0].data["text/plain"]
 
 
+def test_jaxs_own_helpers_served_from_its_caches_claim_no_stage_so_a_slow_rest_of_the_cell_shows_none(shell):
+    """An eager ``jax.grad`` step calls JAX's jitted helpers through its Python path, tracing nothing new: the line
+    said "jaxshow: tracing _reduce_sum" all through the cell's sleep after it."""
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.1")
+    shell.run_cell("def loss(w):\n    return jnp.sum(jnp.tanh(w) ** 2)\ng = jax.grad(loss)(x)")
+    result, cap = run_captured(shell, "%%jaxstages\ng = jax.grad(loss)(x)\ntime.sleep(0.4)")
+    assert result.success
+    assert _progress(cap) == [] and len(cap.outputs) == 1
+
+
 def test_ahead_of_time_the_line_follows_trace_then_compile_and_never_claims_a_stage_that_ended(shell):
     shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0")
     result, cap = run_captured(shell, "%%jaxstages\ntraced = slow.trace(x)\ntime.sleep(0.2)\ncompiled = traced.lower().compile()")

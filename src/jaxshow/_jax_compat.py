@@ -2848,6 +2848,12 @@ def program_placements(compiled: Any) -> ProgramPlacements | None:
     return ProgramPlacements(inputs, outputs, in_layouts, out_layouts)
 
 
+def eager_primitive_function(fun: Any) -> bool:
+    """Whether ``fun`` is a function JAX jits to run one primitive outside jit (``x * 2``, a ``jax.lax.scan``):
+    ``dispatch.xla_primitive_callable``'s ``prim_fun``, marked ``_apply_primitive`` (0.7 to 0.12); ``False`` without the mark."""
+    return type(fun) is types.FunctionType and fun.__dict__.get("_apply_primitive") is True
+
+
 def jit_function(wrapper: Any) -> Any:
     """The Python function a ``jax.jit`` wrapper traces (its private ``_fun``), else ``None``."""
     return getattr(wrapper, "_fun", None)

@@ -33,7 +33,7 @@ from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
 from jaxshow.capture.equinox_args import LeafLabels, leaf_labels
-from jaxshow.capture.helpers import held_by_module, may_call_jit
+from jaxshow.capture.helpers import held_apart, held_by_module, jax_helper, jax_own_wrapper, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
@@ -256,11 +256,16 @@ def _name_unnamed_callable(record: CallRecord) -> None:
 
 @dataclass(eq=False, slots=True)
 class _Frame:
-    record: CallRecord
+    record: CallRecord | None
+    """``None`` for a call of one of JAX's own helpers whose record is not made yet (``helper``)."""
     nested: bool
     phase: Literal["trace", "run"]
     misses: int | None = None
     """JAX's tracing-cache misses as the trace began (:func:`_jax_compat.trace_cache_misses`), for a call's own trace."""
+    helper: tuple[Any, Any] | None = None
+    """``(fun, jit_info)`` of a call of one of JAX's own jitted helpers on the cell's thread (``jnp.sum`` under
+    ``jax.grad``, :func:`~jaxshow.capture.helpers.jax_helper`): its record is made only once the report would count
+    it (:meth:`CallCapture._helper_record`), so an eager loop's calls that JAX serves from its caches cost no record."""
 
 
 CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
@@ -431,6 +436,9 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.stack: list[_Frame] = []
         self.pending: CallRecord | None = None
+        self.helper_traced: tuple[Any, Any, Any] | None = None
+        """``(fun, jit_info, jaxpr)`` of the last call of JAX's own helper this thread traced with no record made: its
+        Python dispatch, if one follows, makes the record (:meth:`CallCapture.run_started`)."""
         self.lowering: CallRecord | None = None
         """The call traced ahead of time whose ``.lower()`` is under way on this thread (matched by its jaxpr)."""
         self.busy = False
@@ -540,6 +548,10 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
         elif state.lowering is not None:
             frame = _Frame(state.lowering, nested=True, phase="run")  # JAX's own jitted helpers, traced to lower a scan
+        elif (threading.get_ident() == self.thread_id and jax_helper(fun)
+              and _ahead_of_time_api(sys._getframe(1))[0] is None):  # a call of JAX's own helper: nothing read yet
+            keep_listening()
+            frame = _Frame(None, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(), helper=(fun, jit_info))
         else:
             keep_listening()
             record = self._new_record("jit", sys._getframe(2))
@@ -579,8 +591,24 @@ class CallCapture(_jax_compat.CallObserver):
             stack.pop()
         return None if frame is None or frame.nested else frame.record
 
+    def _helper_record(self, helper: tuple[Any, Any]) -> CallRecord:
+        """The record of a call of JAX's own helper (:attr:`_Frame.helper`), made once the report counts it (a stage
+        event, an error, a Python dispatch): named as any call; its site and arguments are never read, as no report shows them."""
+        fun, jit_info = helper
+        record = self._new_record("jit", None)
+        record.fun, record.jit_info = fun, jit_info
+        record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
+        record.ongoing = True
+        return record
+
     def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None, out_tree: Any) -> None:
         state = self._local
+        if frame is not None and frame.record is None and frame.helper is not None:
+            if error is None:  # served from JAX's caches so far: still no record
+                self._closed(frame)
+                state.pending, state.helper_traced = None, (*frame.helper, jaxpr)
+                return
+            frame.record = self._helper_record(frame.helper)
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
             return
@@ -588,29 +616,18 @@ class CallCapture(_jax_compat.CallObserver):
             record.error, record.failed_in, record.ongoing = error, "trace", False
             self._report_progress(None, record.written, "trace")  # no lowering follows: the cell goes on without this call
             return
-        record.jaxpr = jaxpr
         if record.in_tree is not None:
             record.out_tree = out_tree  # nnx.jit's: the updated graph's leaves named when shown
         if frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses:
             # jax >= 0.9 times its cached trace_to_jaxpr: a lookup that found the jaxpr (a new wrapper of a function
             # traced before) publishes a trace event too, though nothing was traced
             record.events[:] = [e for e in record.events if e.stage != "trace"]
-        if record.kept:
+        if record.kept and frame.helper is None:  # a helper's arguments are never shown
             try:
                 record.arg_shardings = placed_shardings(args_flat)
             except Exception as exc:  # noqa: BLE001 - the call's record must still meet its dispatch, or it reads as another program
                 record.notes.append(f"jaxshow could not read where this call's arguments are placed: {type(exc).__name__}: {exc}")
-        name, source = _jax_compat.jaxpr_function(jaxpr)
-        if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
-            record.name = name
-        if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
-            record.source_file = source or record.source_file
-        if (exported := _jax_compat.exported_function(jaxpr)) is not None:  # exp.call(x) outside jit: JAX's call_exported
-            record.name, record.users_jit, record.exported = exported, True, True
-        pmapped = _jax_compat.pmapped_function(record.fun)
-        if pmapped is not None:
-            record.name, record.source_file = pmapped
-            record.pmap = True
+        _traced_as(record, jaxpr)
         state.pending = record
         if record.ahead_of_time is not None:  # no dispatch follows: .lower() and .compile() may come later, or never
             record.ongoing = False
@@ -622,6 +639,10 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
         else:
             record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
+            helper, state.helper_traced = state.helper_traced, None
+            if record is None and helper is not None and helper[2] is jaxpr:  # JAX's own helper, dispatched in Python
+                record = self._helper_record(helper[:2])
+                _traced_as(record, jaxpr)
             if record is None:
                 keep_listening()
                 record = self._new_record("transform", sys._getframe(2))
@@ -754,7 +775,10 @@ class CallCapture(_jax_compat.CallObserver):
                 state.rebuild_events.append(event)
             return
         if state.stack:
-            record = state.stack[0].record
+            root = state.stack[0]
+            if root.record is None:  # JAX's own helper's first stage: counted from here on
+                root.record = self._helper_record(root.helper)  # type: ignore[arg-type]  # set wherever record is None
+            record = root.record
             if len(state.stack) == 1 and not state.stack[0].nested:
                 record.events.append(event)
             else:
@@ -1039,6 +1063,23 @@ class CallCapture(_jax_compat.CallObserver):
                                 for e in events if not (e.stage == "trace" and looked_up))
 
 
+def _traced_as(record: CallRecord, jaxpr: Any) -> None:
+    """Keep the jaxpr a call traced to, and name the call from it: JAX's name for its function, or the user's function
+    JAX's own wrapper ran (an exported function's ``call_exported``, ``jax.pmap``'s jit)."""
+    record.jaxpr = jaxpr
+    name, source = _jax_compat.jaxpr_function(jaxpr)
+    if not _jax_compat.unknown_name(name) and record.defined_at is None:  # else jaxshow named the user's function
+        record.name = name
+    if record.defined_at is None:  # else jaxshow found the user's function JAX's debug info does not name
+        record.source_file = source or record.source_file
+    if (exported := _jax_compat.exported_function(jaxpr)) is not None:  # exp.call(x) outside jit: JAX's call_exported
+        record.name, record.users_jit, record.exported = exported, True, True
+    pmapped = _jax_compat.pmapped_function(record.fun)
+    if pmapped is not None:
+        record.name, record.source_file = pmapped
+        record.pmap = True
+
+
 def _name_from_debug_info(record: CallRecord, info: Any) -> None:
     """Name a record of a stage object made before the cell, and place its function, from JAX's ``DebugInfo``."""
     record.name, record.source_file = _jax_compat.debug_info_function(info)
@@ -1091,10 +1132,9 @@ def users_jit_traced(fun: Any, frame: Any, cell_line: CellLine = no_cell) -> boo
     name (or nothing): not a jit of it, as it holds ``jnp.sin``'s, nor an object around JAX's own jit of it, as the
     ``jnp.negative`` ufunc holds the jit that ``-x`` calls."""
     try:
-        held = held_by_module(fun)
+        if held_apart(fun):  # read first: the frame walk costs more, and jnp's operations stop here
+            return False
     except Exception:  # noqa: BLE001 - a callable without a module: JAX's, as found
-        return False
-    if held is not None and held is not fun:  # read first: the frame walk costs more, and jnp's operations stop here
         return False
     caller = _jax_compat.jit_caller(frame)
     return caller is not None and (is_user_file(caller.f_code.co_filename) or _in_cell(caller, cell_line) is not None)
@@ -1410,8 +1450,9 @@ class DirectCalls:
         self._first: dict[tuple, CallRecord | None] = {}
         self._codes: dict[int, Any] = {}
         self._plain: dict[int, type] = {}
-        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), by id: a type's
-        own hash may be its metaclass's Python code (or raise), which the plain cell would never run."""
+        """Types whose calls never call a jit wrapper (builtins, plain functions, the user's classes), and JAX's own
+        jitted functions (``jnp.sort``: neither report counts their calls), by id: a type's own hash may be its
+        metaclass's Python code (or raise), which the plain cell would never run."""
         self.helpers: list[str] = []
         """The first of the user's own functions the cell called that may call a jitted function (``train``): a jitted
         call inside one that hits JAX's cache runs in C++, where no hook sees it."""
@@ -1498,6 +1539,9 @@ class DirectCalls:
         code = frame.f_code
         key = (id(code), line, column, id(target[0]))  # hashing the code object would hash all its constants, every call
         fresh = key not in self._first
+        if fresh and kind is JIT_TYPE and target[0] is fn and jax_own_wrapper(fn):  # jnp.sort: no report counts its calls
+            self._plain[id(fn)] = fn
+            return fn
         if fresh:
             self._codes[id(code)] = code  # alive while its id is in a key
         self._stack().append(_Pending(target[0], key, fresh, self._site(frame, line) if fresh else None))

@@ -50,7 +50,7 @@ def may_call_jit(fn: Any, depth: int = DEPTH, seen: set[int] | None = None) -> b
 def _jitted(value: Any, depth: int, seen: set[int]) -> bool:
     target = jit_target(value)
     if target is not None:
-        return not _jax_own(target[0])
+        return not jax_own_wrapper(target[0])
     if library_jit(value) is not None:
         return True
     if type(value) is types.FunctionType and value.__name__ in JIT_MAKERS and not is_user_file(value.__code__.co_filename):
@@ -64,11 +64,31 @@ def _jitted(value: Any, depth: int, seen: set[int]) -> bool:
     return False
 
 
-def _jax_own(wrapper: Any) -> bool:
+def jax_own_wrapper(wrapper: Any) -> bool:
     """Whether ``wrapper`` is one of JAX's own jitted functions (``jnp.sin``): the wrapper the module of its function
     holds under the function's name. A cache hit there is JAX's helper, never the user's call."""
     fun = _jax_compat.jit_function(wrapper)
     return type(fun) is types.FunctionType and is_jax_file(fun.__code__.co_filename) and held_by_module(fun) is wrapper
+
+
+def jax_helper(fun: Any) -> bool:
+    """Whether ``fun``, a function JAX is about to trace for a jit call, is one of JAX's own jitted helpers: one JAX jits
+    to run a primitive outside jit, or a function of a JAX module that holds another object under its name, its jit
+    wrapper (``jnp.sum``'s ``_reduce_sum``) or one around it (the ``jnp.negative`` ufunc); not ``fun`` itself, as where
+    the user's code jits ``jax.random.normal``, nor a function wrapping another (``jax.grad(f)``'s, named and placed as ``f``)."""
+    if type(fun) is not types.FunctionType or "__wrapped__" in fun.__dict__ or not is_jax_file(fun.__code__.co_filename):
+        return False
+    if _jax_compat.eager_primitive_function(fun):
+        return True
+    module = sys.modules.get(fun.__module__)
+    return is_jax_file(getattr(module, "__file__", None) or "<") and held_apart(fun)
+
+
+def held_apart(fun: Any) -> bool:
+    """Whether the module of ``fun``, one of JAX's callables, holds another object under its name (a jit of it, or an
+    object around one); raises for a callable without a module."""
+    held = held_by_module(fun)
+    return held is not None and held is not fun
 
 
 def held_by_module(fun: Any) -> Any:
