@@ -92,6 +92,20 @@ def test_magics_and_frame_reading_calls_still_work(ip):
     assert run_cell(ip, "zz = 3\nlocals()['zz'] + len(vars())", hook=Spy()) > 3
 
 
+@pytest.mark.parametrize("magic", ["%%time", "%%jaxstages", "%%jaxcache"])
+def test_a_one_line_body_gets_ipythons_automagic_as_under_time(ip, magic):
+    # JAX's compilation-cache page: a cell 'pip install etils' ran %pip plainly and under %%time, and was a
+    # SyntaxError under %%jaxstages: IPython's automagic applies to a one-line cell, and %%time's body is one.
+    ip.run_cell("auto_a = 1", store_history=True)
+    with capture_output():
+        one = ip.run_cell(f"{magic}\nwho_ls", store_history=True)
+        two = ip.run_cell(f"{magic}\nauto_b = 2\nwho_ls", store_history=True)
+    assert one.success and one.result == ["auto_a"]
+    assert ip.user_ns["auto_b"] == 2 and two.result is None  # two lines: Python, as IPython runs them
+    if magic != "%%time":  # IPython < 9.4's %%time swallows the cell's error
+        assert type(two.error_in_exec) is NameError
+
+
 def test_a_user_variable_named_like_the_hook_is_left_alone(ip):
     ip.user_ns[HOOK_NAME] = "mine"
     result = ip.run_cell(f"%%jaxstages\nv = len('abc')\n{HOOK_NAME}", store_history=True)

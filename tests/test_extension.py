@@ -83,7 +83,7 @@ def _kinds(footprint):
     def kind(value):
         return getattr(value, "__qualname__", None) or type(value).__qualname__
 
-    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "pre_run_cell", "post_run_cell", "pre_execute", "post_execute") else value
+    kinds = {key: [kind(v) for v in value] if key in ("cleanup_transforms", "post_transformers", "pre_run_cell", "post_run_cell", "pre_execute", "post_execute") else value
              for key, value in footprint.items()}
     kinds["listeners"] = tuple(tuple(kind(v) for v in group) for group in footprint["listeners"])
     return kinds

@@ -72,9 +72,11 @@ class CellRunner:
         """The raw cell of the open capture, when its magic line came under another cell magic's
         (``%%capture`` then ``%%jaxstages``), whose body may run as a cell of its own."""
         self._transform = _FirstLineTransform(self)
+        self._one_line = _OneLineBody(shell, self._transform)
 
     def install(self) -> None:
         self.shell.input_transformers_cleanup.append(self._transform)
+        self.shell.input_transformers_post.append(self._one_line)
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
 
@@ -84,6 +86,8 @@ class CellRunner:
         transforms = self.shell.input_transformers_cleanup
         if self._transform in transforms:
             transforms.remove(self._transform)
+        if self._one_line in self.shell.input_transformers_post:
+            self.shell.input_transformers_post.remove(self._one_line)
         unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
 
     # IPython's hooks -----------------------------------------------------------------------
@@ -249,6 +253,8 @@ class _FirstLineTransform:
 
     def __init__(self, runner: CellRunner) -> None:
         self._runner = runner
+        self.commented: str | None = None
+        """The magic line this transform last made a comment of, for :class:`_OneLineBody`."""
 
     def __call__(self, lines: list[str]) -> list[str]:
         found = self._runner._magic_line(lines)
@@ -257,7 +263,30 @@ class _FirstLineTransform:
         index, magic, options = found
         if not magic.accepts(options, "".join(lines[index + 1:])) or _cell_magic_follows(lines[index + 1:]):
             return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
-        return [*lines[:index], "# " + lines[index].rstrip("\n") + "\n", *lines[index + 1:]]
+        self.commented = "# " + lines[index].rstrip("\n") + "\n"
+        return [*lines[:index], self.commented, *lines[index + 1:]]
+
+
+class _OneLineBody:
+    """A magic cell's one-line body gets IPython's dynamic transforms (automagic ``pip install x``, autocall), as
+    ``%%time``'s body does (an IPython post transform).
+
+    IPython applies them to a cell of one line only, and the commented magic
+    line (:class:`_FirstLineTransform`) makes the cell two.
+    """
+
+    def __init__(self, shell: Any, first_line: _FirstLineTransform) -> None:
+        self._shell = shell
+        self._first_line = first_line
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        commented, self._first_line.commented = self._first_line.commented, None
+        index = next((i for i, line in enumerate(lines) if line == commented), None) if commented else None
+        if index is None or len(lines) != index + 2:
+            return lines
+        with self._shell.builtin_trap:
+            body = self._shell.prefilter_manager.prefilter_lines(lines[index + 1]) + "\n"
+        return [*lines[:index + 1], body]
 
 
 class _CallRewriter(ast.NodeTransformer):
