@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -353,6 +354,23 @@ def test_jaxshows_note_on_jaxs_text_is_its_own_and_spaces_the_link_jax_glues_on(
             "against another earlier signature: different static arguments. The most similar earlier signature differs thus:\n"
             "  different input types:\n  * at x, now f32[]{weak_type=True} and before f32[]{weak_type=False} "
             "https://docs.jax.dev/en/latest/type_promotion.html#weak-types)</div>") in html
+
+
+@pytest.mark.parametrize("jax_text", ["always", "never"])
+def test_the_link_jax_glues_onto_a_weak_type_is_spaced_apart_in_the_evidence(jax_text):
+    # JAX's control-flow page under %jaxcache on: '* at x, now i32[3]({}){weak_type=False} and before
+    # i32[]({}){weak_type=True}https://docs.jax.dev/…', the link run into the type, in JAX's words and in jaxshow's diff
+    @jax.jit
+    def k(x):
+        return x % 2 == 0
+
+    with jaxshow.explain(jax_text=jax_text) as ex:
+        k(24)
+        k(jnp.array([-1, 2, 5]))
+    miss = ex.report.misses[-1]
+    assert miss.evidence_source == ("jax" if jax_text == "always" else "jaxshow")
+    assert "{weak_type=True}" in miss.evidence and "https://docs.jax.dev/" in miss.evidence
+    assert not re.search(r"\Shttps://", miss.evidence)  # jax 0.7 writes 'See https://…' on a line of its own
 
 
 def test_a_type_change_is_closer_than_a_static_change():

@@ -58,7 +58,7 @@ def classify_miss(
     if text:
         category, changes, same_line, site = parse_explanation(text)
         if jax_text is not None:
-            evidence, source = jax_text, "jax"
+            evidence, source = _url_apart(jax_text), "jax"
             jax_category, jax_changes, _, site = parse_explanation(jax_text)
             closer = f"The most similar earlier signature differs thus:\n  {_url_apart(text.strip())})"
             if jax_category == "other":
@@ -66,10 +66,10 @@ def classify_miss(
             elif (jax_category, {c.where for c in jax_changes}) != (category, {c.where for c in changes}):  # not a mere value
                 notes.append(f"(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. {closer}")
         else:
-            evidence = f"  for {record.name} defined at {record.defined_at}\n  {_compared_with(kept, from_jax)}:\n  {text}"
+            evidence = f"  for {record.name} defined at {record.defined_at}\n  {_compared_with(kept, from_jax)}:\n  {_url_apart(text)}"
             source = "jaxshow"
     elif jax_text is not None:
-        evidence, source = jax_text, "jax"
+        evidence, source = _url_apart(jax_text), "jax"
         category, changes, same_line, site = parse_explanation(evidence)
     elif status != "known" or not kept:
         category, changes, same_line, site = "never_seen", (), False, None
@@ -115,7 +115,7 @@ def classify_miss(
 
 
 def _url_apart(text: str) -> str:
-    """JAX's diff with a space before the link it appends with none (``f32[3]{weak_type=True}https://docs.jax.dev/…``)."""
+    """JAX's words with a space before the link it appends with none (``f32[3]{weak_type=True}https://docs.jax.dev/…``)."""
     return re.sub(r"(?<=\S)(?=https?://)", " ", text)
 
 
