@@ -373,6 +373,23 @@ def test_the_link_jax_glues_onto_a_weak_type_is_spaced_apart_in_the_evidence(jax
     assert not re.search(r"\Shttps://", miss.evidence)  # jax 0.7 writes 'See https://…' on a line of its own
 
 
+@pytest.mark.skipif(not hasattr(jax.sharding.AbstractMesh((1,), ("a",)), "abstract_device"), reason="this jax's mesh names no devices")
+def test_meshes_apart_only_by_their_devices_are_said_so():
+    # JAX's export page: export.export(jax.jit(f)) with an AbstractMesh((4,), ('a',)), then with a Mesh of 4
+    # devices: 'x: now i32[32]({Auto: ('a',)}), before i32[32]({Auto: ('a',)})', the same type twice
+    from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec as P
+
+    auto = (AxisType.Auto,)
+    abstract, concrete = AbstractMesh((1,), ("a",), axis_types=auto), Mesh(jax.local_devices()[:1], ("a",), axis_types=auto)
+    k = jax.jit(lambda x: x.T)
+    with jaxshow.explain() as ex:
+        k.trace(jax.ShapeDtypeStruct((4,), jnp.int32, sharding=NamedSharding(abstract, P("a"))))
+        k.trace(jax.ShapeDtypeStruct((4,), jnp.int32, sharding=NamedSharding(concrete, P("a"))))
+    miss = ex.report.misses[-1]
+    device = jax.local_devices()[0].device_kind
+    assert (miss.category, miss.summary) == ("input_types", f"x: now i32[4] on mesh ('a': 1) of {device} devices, before i32[4] on mesh ('a': 1)")
+
+
 def test_a_type_change_is_closer_than_a_static_change():
     @partial(jax.jit, static_argnums=1)
     def k(x, n):

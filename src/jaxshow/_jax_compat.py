@@ -1699,21 +1699,22 @@ def _shown(values: Any) -> list[str]:
     return [safe_repr(v, _STATIC_REPR_CHARS) for v in values]
 
 
-def describe_trace_key(key: Any, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
+def describe_trace_key(key: Any, mesh: bool = False, devices: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     """A tracing-cache key as printable parts: ``((arg, "f32[3]"), ...)``, pytree text, trace context.
 
     ``mesh`` adds the axis sizes of each type's mesh (``f32[8,8] on mesh ('data': 4, 'model': 2)``; ``f32[8,8] (no
-    mesh)``), which JAX's spelling of a type leaves out. Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
+    mesh)``), which JAX's spelling of a type leaves out, and ``devices`` the kind of devices each mesh names
+    (``… of cpu devices``, :func:`_mesh_devices`). Keys are ``(trace_context, (in_avals: FlatTree, debug_info, *context), {})``
     on jax >= 0.9 and :class:`PjitTraceKey` on jax <= 0.8. Returns ``None`` for
     any other shape.
     """
     if isinstance(key, PjitTraceKey):
-        return _describe_pjit_key(key, mesh)
+        return _describe_pjit_key(key, mesh, devices)
     try:
         context, (in_avals, debug_info, *_), _ = key
         avals = tuple(in_avals.vals)
         names = tuple(debug_info.arg_names or ()) or tuple(f"[{i}]" for i in range(len(avals)))
-        types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
+        types = tuple((str(n), _aval_text(a, mesh, devices)) for n, a in zip(names, avals))
         return types, _tree_text(in_avals.tree, static_arg_values(key)), tuple(context)
     except Exception:  # noqa: BLE001
         return None
@@ -1816,7 +1817,7 @@ def only_types_differ(new: TraceKeyParts, old: TraceKeyParts) -> bool:
     )
 
 
-def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
+def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False, devices: bool = False) -> tuple[tuple[tuple[str, str], ...], str, tuple] | None:
     try:
         transforms, _, _, (arg_types, *_), context = key.key
         avals = tuple(getattr(a, "aval", a) for a in arg_types)
@@ -1826,22 +1827,29 @@ def _describe_pjit_key(key: PjitTraceKey, mesh: bool = False) -> tuple[tuple[tup
             names = tuple(safe(len(avals)))
         if not any(names):
             names = tuple(f"[{i}]" for i in range(len(avals)))
-        types = tuple((str(n), _aval_text(a, mesh)) for n, a in zip(names, avals))
+        types = tuple((str(n), _aval_text(a, mesh, devices)) for n, a in zip(names, avals))
         trees = [_tree_text(t[1][0], ()) for t in transforms if getattr(t[0], "__name__", "").startswith("flatten_fun")]
         return types, (trees[0] if trees else ""), tuple(context)
     except Exception:  # noqa: BLE001
         return None
 
 
-def _aval_text(aval: Any, mesh: bool = False) -> str:
+def _aval_text(aval: Any, mesh: bool = False, devices: bool = False) -> str:
     short = getattr(aval, "str_short", None)
     text = short(True) if short is not None else str(aval)
     if getattr(aval, "weak_type", False):
         text += "{weak_type=True}"
     if mesh and (sharding := getattr(aval, "sharding", None)) is not None:
         sizes = mesh_sizes(getattr(sharding, "mesh", None))
-        text += f" on mesh ({sizes})" if sizes else " (no mesh)"
+        text += f" on mesh ({sizes}){_mesh_devices(sharding.mesh) if devices else ''}" if sizes else " (no mesh)"
     return text
+
+
+def _mesh_devices(mesh: Any) -> str:
+    """`` of cpu devices`` where an abstract mesh names the kind of its devices (one made from a ``Mesh`` of devices,
+    jax >= 0.8), else ``""``: JAX's cache tells it from an ``AbstractMesh`` made by hand, though JAX prints both alike."""
+    kind = getattr(getattr(mesh, "abstract_device", None), "device_kind", None)
+    return f" of {kind} devices" if isinstance(kind, str) else ""
 
 
 def mesh_sizes(mesh: Any) -> str | None:

@@ -173,28 +173,39 @@ def _without_shared_mesh_types(change: ArgChange) -> ArgChange:
 def _with_meshes(changes: tuple[ArgChange, ...], key: Any, old: Any, record: _FunctionRecord) -> tuple[ArgChange, ...]:
     """A type change JAX spells the same both ways (``f32[8,8]({Auto: ('data', 'model')})`` twice: only the
     mesh's axis sizes differ, as after ``jax.make_mesh((4, 2), ...)`` replaced a ``(2, 4)`` mesh), or but for its
-    mesh's axis types (``f32[8,8]({})``: no mesh, an array on one device), said with the meshes.
+    mesh's axis types (``f32[8,8]({})``: no mesh, an array on one device), said with the meshes; where their axis
+    sizes are the same too, with the kind of devices each names (an ``AbstractMesh`` made by hand names none).
 
     The earlier key is ``old`` (the closest jaxshow kept), else the latest of JAX's cached keys whose types
     differ from this one's only in their meshes where JAX saw a change (a trace made before the session).
     """
-    now = _jax_compat.describe_trace_key(key, mesh=True)
-    if now is None:
-        return changes
-    names = [name for name, _ in now[0]]
-    wanted = [names.index(c.where) for c in changes if _meshes_apart(c) and c.where in names]
     if old is not None:
         candidates = [old]
     else:
         fun = record.fun_ref() if record.fun_ref is not None else None
         candidates = list(reversed(_jax_compat.cached_trace_keys(fun, _jax_compat.trace_key_context(key)[1], other_than=key) or ()))
+    for devices in (False, True):  # the kind of devices only where the meshes' axis sizes do not tell them apart
+        told = _told_by_meshes(changes, key, candidates, devices)
+        if told is not None:
+            return told
+    return changes
+
+
+def _told_by_meshes(changes: tuple[ArgChange, ...], key: Any, candidates: list, devices: bool) -> tuple[ArgChange, ...] | None:
+    """``changes`` said with the meshes (and ``devices``, their kind of devices) against the first of ``candidates``
+    whose types then differ from this key's at every argument whose change is one of meshes only; ``None`` if none do."""
+    now = _jax_compat.describe_trace_key(key, mesh=True, devices=devices)
+    if now is None:
+        return None
+    names = [name for name, _ in now[0]]
+    wanted = [names.index(c.where) for c in changes if _meshes_apart(c) and c.where in names]
     for candidate in candidates:  # by position: a key JAX kept may carry no argument names
-        described = _jax_compat.describe_trace_key(candidate, mesh=True)
+        described = _jax_compat.describe_trace_key(candidate, mesh=True, devices=devices)
         before = [text for _, text in described[0]] if described else []
         if len(before) == len(names) and wanted and all(before[i] != now[0][i][1] for i in wanted):
             return tuple(ArgChange(c.where, now[0][names.index(c.where)][1], before[names.index(c.where)])
                          if _meshes_apart(c) and c.where in names else c for c in changes)
-    return changes
+    return None
 
 
 def _name_static_args(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
