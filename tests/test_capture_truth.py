@@ -476,6 +476,7 @@ def _first_call_is_not_a_cache_hit(shell, calls):
         assert report.cache_hit is False, call
         assert report.timings.compile_seconds is not None, call
         assert report.compiled is not None, call
+        assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 2), call
 
 
 def test_first_call_of_jitted_partial_and_callable_object_is_not_a_cache_hit(shell):

@@ -177,6 +177,32 @@ def test_an_eager_loops_helper_compiles_are_counted_once_each_however_many_steps
     assert set(helpers.names) == {name.removeprefix("jit(").removesuffix(")") for name in published}
 
 
+@pytest.fixture
+def arguments_read(monkeypatch):
+    """The names of the records whose call's arguments and call site were read (what only a report shows)."""
+    names: list[str] = []
+    original = calls._read_arguments
+
+    def spy(record, *args):
+        names.append(record.name)
+        return original(record, *args)
+
+    monkeypatch.setattr(calls, "_read_arguments", spy)
+    return names
+
+
+def test_jaxs_own_operations_under_an_eager_transformation_never_crowd_out_the_cells_calls(shell, arguments_read, monkeypatch):
+    # jax.jvp of jnp.sin, eagerly: each call reaches JAX's Python path, finds its jaxpr in JAX's tracing cache and
+    # runs the jvp of it from the C++ cache. Nothing was traced or compiled: no record, and nothing read for one.
+    shell.run_cell("v = jnp.ones(3)\nprimal, tangent = jax.jvp(jnp.sin, (v,), (v,))")
+    monkeypatch.setattr(calls, "MAX_RECORDS", 3)
+    result, cap = run_captured(shell, "%%jaxstages\nfor _ in range(5):\n    jax.jvp(jnp.sin, (v,), (v,))\ny = quick(v)")
+    assert result.success
+    text = cap.outputs[-1].data["text/plain"]
+    assert "quick: trace" in text and "more calls reached JAX's Python path" not in text
+    assert arguments_read == ["quick"]
+
+
 def _record(name: str, thread_id: int | None = None) -> CallRecord:
     """A compiled call's record, made on this thread (the cell's, as the prefetcher was) unless ``thread_id`` says otherwise."""
     return CallRecord(seq=0, path="jit", name=name, compiled=object(), thread_id=threading.get_ident() if thread_id is None else thread_id)

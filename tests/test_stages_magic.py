@@ -273,10 +273,11 @@ def test_jax_export_and_a_call_of_the_exported_are_the_users_function(shell):
     [report] = shell.user_ns["rep"].reports
     assert report.function == "mul" and report.lowered is not None and report.compiled is None
     assert "exported with jax.export in the cell (traced and lowered); not compiled" in report.notes
-    _, cap = run_captured(shell, "%%jaxstages -o rep\ny = exp.call(x)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = exp.call(x)")
     [report] = shell.user_ns["rep"].reports
     assert (report.function, report.kind, report.wrapper.kind, report.wrapper.qualname) == (
         "mul", "user", "jax.export (Exported.call)", "mul")
+    assert (report.call_site.file, report.call_site.line) == (f"In[{result.execution_count}]", 2)
     assert report.compiled is not None and report.timings.compile_seconds is not None
     assert ("the program of mul, exported with jax.export, run by Exported.call outside jit: JAX compiled it inside a "
             "program of its own, call_exported") in report.notes

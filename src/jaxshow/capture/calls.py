@@ -593,9 +593,11 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _helper_record(self, helper: tuple[Any, Any]) -> CallRecord:
         """The record of a call of JAX's own helper (:attr:`_Frame.helper`), made once the report counts it (a stage
-        event, an error, a Python dispatch): named as any call; its site and arguments are never read, as no report shows them."""
+        event, an error, a Python dispatch): named as any call, its call site read from here out (the user's line is
+        still on the stack; ``Exported.call``'s program, which JAX runs as a primitive of its own, is shown as the
+        user's); its arguments are never read."""
         fun, jit_info = helper
-        record = self._new_record("jit", None)
+        record = self._new_record("jit", sys._getframe(1))
         record.fun, record.jit_info = fun, jit_info
         record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
         record.ongoing = True
