@@ -262,10 +262,13 @@ class _Frame:
     phase: Literal["trace", "run"]
     misses: int | None = None
     """JAX's tracing-cache misses as the trace began (:func:`_jax_compat.trace_cache_misses`), for a call's own trace."""
-    helper: tuple[Any, Any] | None = None
-    """``(fun, jit_info)`` of a call of one of JAX's own jitted helpers on the cell's thread (``jnp.sum`` under
-    ``jax.grad``, :func:`~jaxshow.capture.helpers.jax_helper`): its record is made only once the report would count
-    it (:meth:`CallCapture._helper_record`), so an eager loop's calls that JAX serves from its caches cost no record."""
+    helper: tuple[Any, Any, Any] | None = None
+    """``(fun, jit_info, jaxpr)`` of a call of one of JAX's own jitted helpers on the cell's thread (``jnp.sum`` under
+    ``jax.grad``, :func:`~jaxshow.capture.helpers.jax_helper`; the jaxpr ``None`` while it traces): its record is made
+    only once the report would count it (:meth:`CallCapture._helper_made`), so an eager loop's calls that JAX serves
+    from its caches, or dispatches in Python from them (jax 0.8), cost no record."""
+    computation: Any = None
+    """Such a call's lowering, found in JAX's cache before its record is made (a compile that follows makes it)."""
 
 
 CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
@@ -551,7 +554,7 @@ class CallCapture(_jax_compat.CallObserver):
         elif (threading.get_ident() == self.thread_id and jax_helper(fun)
               and _ahead_of_time_api(sys._getframe(1))[0] is None):  # a call of JAX's own helper: nothing read yet
             keep_listening()
-            frame = _Frame(None, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(), helper=(fun, jit_info))
+            frame = _Frame(None, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(), helper=(fun, jit_info, None))
         else:
             keep_listening()
             record = self._new_record("jit", sys._getframe(2))
@@ -591,16 +594,19 @@ class CallCapture(_jax_compat.CallObserver):
             stack.pop()
         return None if frame is None or frame.nested else frame.record
 
-    def _helper_record(self, helper: tuple[Any, Any]) -> CallRecord:
-        """The record of a call of JAX's own helper (:attr:`_Frame.helper`), made once the report counts it (a stage
-        event, an error, a Python dispatch): named as any call, its call site read from here out (the user's line is
-        still on the stack; ``Exported.call``'s program, which JAX runs as a primitive of its own, is shown as the
-        user's); its arguments are never read."""
-        fun, jit_info = helper
-        record = self._new_record("jit", sys._getframe(1))
+    def _helper_made(self, frame: _Frame) -> CallRecord:
+        """The record of ``frame``'s call of JAX's own helper (:attr:`_Frame.helper`), made now that the report counts
+        it (a stage event, an error): named as any call, its call site read from here out (the user's line is still on
+        the stack; ``Exported.call``'s program, which JAX runs as a primitive of its own, is shown as the user's); its
+        arguments are never read."""
+        fun, jit_info, jaxpr = frame.helper  # type: ignore[misc]  # set wherever record is None
+        record = frame.record = self._new_record("jit", sys._getframe(1))
         record.fun, record.jit_info = fun, jit_info
         record.name, record.source_file = _jax_compat.jit_info_function(jit_info)
         record.ongoing = True
+        if jaxpr is not None:
+            _traced_as(record, jaxpr)
+        record.computation = frame.computation
         return record
 
     def trace_ended(self, frame: _Frame, jaxpr: Any, args_flat: list | None, error: BaseException | None, out_tree: Any) -> None:
@@ -608,9 +614,9 @@ class CallCapture(_jax_compat.CallObserver):
         if frame is not None and frame.record is None and frame.helper is not None:
             if error is None:  # served from JAX's caches so far: still no record
                 self._closed(frame)
-                state.pending, state.helper_traced = None, (*frame.helper, jaxpr)
+                state.pending, state.helper_traced = None, (*frame.helper[:2], jaxpr)
                 return
-            frame.record = self._helper_record(frame.helper)
+            self._helper_made(frame)
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
             return
@@ -643,8 +649,10 @@ class CallCapture(_jax_compat.CallObserver):
             record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
             helper, state.helper_traced = state.helper_traced, None
             if record is None and helper is not None and helper[2] is jaxpr:  # JAX's own helper, dispatched in Python
-                record = self._helper_record(helper[:2])
-                _traced_as(record, jaxpr)
+                frame = _Frame(None, nested=False, phase="run", helper=helper)  # a record once it lowers, compiles or fails
+                state.pending = None
+                state.stack.append(frame)
+                return frame
             if record is None:
                 keep_listening()
                 record = self._new_record("transform", sys._getframe(2))
@@ -682,6 +690,10 @@ class CallCapture(_jax_compat.CallObserver):
         if stack[-1].nested or stack[-1].phase != "run":
             return
         record = stack[-1].record
+        if record is None and error is None:  # JAX's own helper, its lowering from JAX's cache: no record yet
+            stack[-1].computation = computation
+            return
+        record = record or self._helper_made(stack[-1])
         if error is not None:
             record.error, record.failed_in = error, "lower"
         else:
@@ -697,7 +709,11 @@ class CallCapture(_jax_compat.CallObserver):
     def compiling(self) -> None:
         record, self._local.compiling_next = self._local.compiling_next, None
         stack = self._local.stack
-        compiled = stack[-1].record if stack else self._compiled_ahead_of_time(sys._getframe(1))
+        if stack:
+            top = stack[-1]
+            compiled = top.record if top.record is not None or top.helper is None else self._helper_made(top)
+        else:
+            compiled = self._compiled_ahead_of_time(sys._getframe(1))
         if not stack and compiled is not None:
             self._report_progress("compiling", compiled.written)
         if record is not None and record is compiled:
@@ -746,6 +762,8 @@ class CallCapture(_jax_compat.CallObserver):
         return record
 
     def run_ended(self, frame: _Frame, executable: Any, error: BaseException | None) -> None:
+        if frame is not None and frame.record is None and frame.helper is not None and error is not None:
+            self._helper_made(frame)  # JAX's own helper whose run failed: shown
         record = self._closed(frame)
         if record is None or self.closed:  # closed: another thread's call, cut off when the cell ended
             return
@@ -778,9 +796,7 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if state.stack:
             root = state.stack[0]
-            if root.record is None:  # JAX's own helper's first stage: counted from here on
-                root.record = self._helper_record(root.helper)  # type: ignore[arg-type]  # set wherever record is None
-            record = root.record
+            record = root.record or self._helper_made(root)  # JAX's own helper's first stage: counted from here on
             if len(state.stack) == 1 and not state.stack[0].nested:
                 record.events.append(event)
             else:
