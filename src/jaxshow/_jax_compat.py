@@ -2546,7 +2546,6 @@ def evaluates_closed_jaxpr(fun: Any) -> bool:
     return bool(kinds) and any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure)
 
 
-@functools.lru_cache(maxsize=None)
 @functools.cache
 def _carries_consts(kind: type) -> bool:
     """Whether an open jaxpr of this type carries its constants (jax 0.12's ``Jaxpr.consts``)."""

@@ -441,7 +441,8 @@ class _ThreadState(threading.local):
         self.pending: CallRecord | None = None
         self.helper_traced: tuple[Any, Any, Any] | None = None
         """``(fun, jit_info, jaxpr)`` of the last call of JAX's own helper this thread traced with no record made: its
-        Python dispatch, if one follows, makes the record (:meth:`CallCapture.run_started`)."""
+        Python dispatch, if one follows, goes on without one (:meth:`CallCapture.run_started`) until it lowers, compiles
+        or fails."""
         self.lowering: CallRecord | None = None
         """The call traced ahead of time whose ``.lower()`` is under way on this thread (matched by its jaxpr)."""
         self.busy = False
@@ -596,7 +597,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _helper_made(self, frame: _Frame) -> CallRecord:
         """The record of ``frame``'s call of JAX's own helper (:attr:`_Frame.helper`), made now that the report counts
-        it (a stage event, an error): named as any call, its call site read from here out (the user's line is still on
+        it (a stage event, its compile, an error): named as any call, its call site read from here out (the user's line is still on
         the stack; ``Exported.call``'s program, which JAX runs as a primitive of its own, is shown as the user's); its
         arguments are never read."""
         fun, jit_info, jaxpr = frame.helper  # type: ignore[misc]  # set wherever record is None
