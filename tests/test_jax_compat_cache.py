@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import subprocess
+import sys
 from functools import partial
 
 import jax
@@ -313,3 +315,38 @@ def test_a_loose_trace_key_is_the_key_while_jax_keeps_it_and_none_after():
     jax.clear_caches()
     gc.collect()
     assert loose() is None
+
+
+LISTING_WHILE_COLLECTING = """
+import gc
+import jax, jax.numpy as jnp
+from jaxshow import _jax_compat
+
+def traced_function():
+    def f(x):
+        return x + 1
+    f.cycle = f  # freed only by a collection, whose weakref callback evicts f's entries from JAX's tracing cache
+    jax.jit(f).trace(jax.ShapeDtypeStruct((3,), jnp.float32))
+    return f
+
+kept = [traced_function() for _ in range(50)]
+for allocations_before_a_collection in (5, 10, 20, 40, 80):
+    gc.disable()
+    for _ in range(300):
+        traced_function()
+    gc.set_threshold(gc.get_count()[0] + allocations_before_a_collection)
+    gc.enable()  # the collection starts a few allocations in: in the middle of JAX's walk of its cache
+    listed = _jax_compat.traced_functions()
+    keys = _jax_compat.cached_trace_keys(kept[0], None)
+    gc.set_threshold(700)
+    gc.collect()
+listed = _jax_compat.traced_functions()
+print(sum(f in listed for f in kept), len(keys))
+"""
+
+
+def test_listing_the_tracing_cache_survives_a_collection_that_frees_traced_functions():
+    """jaxlib 0.9.x crashed (SIGSEGV) when a collection freed a traced function while it listed its tracing cache."""
+    out = subprocess.run([sys.executable, "-c", LISTING_WHILE_COLLECTING], capture_output=True, text=True, timeout=300)
+    assert (out.returncode, out.stderr[-2000:]) == (0, "")
+    assert out.stdout.split() == ["50", "1"]

@@ -377,6 +377,17 @@ def _pjit_entries(caches: Any, fun: Any) -> Any:
         return None
 
 
+def _listed_keys(module: Any) -> list:
+    """``trace_to_jaxpr.cache_keys()``, with the garbage collector off where listing them can crash (:func:`lists_keys_unsafely`)."""
+    if not (lists_keys_unsafely() and gc.isenabled()):
+        return module.trace_to_jaxpr.cache_keys()
+    gc.disable()
+    try:
+        return module.trace_to_jaxpr.cache_keys()
+    finally:
+        gc.enable()
+
+
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
     """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 
@@ -393,7 +404,7 @@ def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list
     module = _trace_cache_module()
     try:
         if module is not None:
-            return [key for ref, context, args, *_ in module.trace_to_jaxpr.cache_keys()
+            return [key for ref, context, args, *_ in _listed_keys(module)
                     if ref() is fun and (key := (context, args, {})) != other_than]
         pjit_cache = _pjit_trace_cache()
         if pjit_cache is None:
@@ -413,7 +424,7 @@ def traced_functions() -> list | None:
     module = _trace_cache_module()
     try:
         if module is not None:
-            return [fun for ref, *_ in module.trace_to_jaxpr.cache_keys() if (fun := ref()) is not None]
+            return [fun for ref, *_ in _listed_keys(module) if (fun := ref()) is not None]
         pjit_cache = _pjit_trace_cache()
         return None if pjit_cache is None else list(pjit_cache[2].keys())
     except Exception:  # noqa: BLE001 - a probe; absence is the answer
@@ -969,7 +980,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     original = module.trace_to_jaxpr
     info = original.cache_info
     local = threading.local()
-    explaining_unsafely = explaining_iterates_unsafely()
+    explaining_unsafely = lists_keys_unsafely()
 
     class _Probed:
         __slots__ = ()
@@ -1036,20 +1047,22 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
     return uninstall
 
 
-def explaining_iterates_unsafely() -> bool:
-    """Whether this jaxlib's tracing cache can crash the process while it explains a miss (jaxlib 0.9.x).
+@functools.cache
+def lists_keys_unsafely() -> bool:
+    """Whether this jaxlib's tracing cache can crash the process while it lists its keys (jaxlib 0.9.x).
 
-    With ``jax_explain_cache_misses`` on, a miss of ``trace_to_jaxpr`` first
-    lists the cache's keys, building Python tuples as it walks its C++ map.
-    A collection that an allocation there starts can free a weakly keyed
+    ``trace_to_jaxpr.cache_keys()`` builds Python tuples as it walks its C++
+    map. A collection that an allocation there starts can free a weakly keyed
     function (a reloaded module's, any function in a reference cycle), whose
-    callback erases entries from the map mid-walk: a segmentation fault, seen
-    under ``%%jaxcache`` on a nested jit. jaxlib 0.10.0 lists the entries
-    first (jax commit 5608120, "Possible fix for a crash seen in CI"); 0.9.x
-    is the only release with the listing and without the fix. There, jaxshow
-    keeps the collector off for a lookup while misses are explained (the
-    trace included: the collector runs again when the outermost lookup
-    returns).
+    callback erases entries from the map mid-walk: a segmentation fault. JAX
+    lists the keys so itself before it explains a miss
+    (``jax_explain_cache_misses``), and jaxshow does to diff a miss
+    (:func:`cached_trace_keys`). jaxlib 0.10.0 snapshots the entries first
+    (jax commit 5608120, "Possible fix for a crash seen in CI"); 0.9.x is the
+    only release with the listing and without the fix. There, jaxshow keeps
+    the collector off while it lists, and for a lookup while misses are
+    explained (the trace included: the collector runs again when the
+    outermost lookup returns).
     """
     try:
         from jax._src.lib import version as jaxlib_version

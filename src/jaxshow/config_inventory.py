@@ -229,6 +229,6 @@ def _notes(holders: dict[str, Any]) -> tuple[str, ...]:
     notes = []
     if not holders:
         notes.append("this JAX has no jax.config._value_holders: kinds, sources and defaults are unknown")
-    if jax.config.values.get("jax_explain_cache_misses") and _jax_compat.explaining_iterates_unsafely():
+    if jax.config.values.get("jax_explain_cache_misses") and _jax_compat.lists_keys_unsafely():
         notes.append(EXPLAINING_CRASHES)
     return tuple(notes)
