@@ -8,10 +8,12 @@ import html.parser
 import logging
 import re
 
+import IPython
 import jax
 import jax.monitoring
 import pytest
 from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
@@ -2439,3 +2441,46 @@ def test_a_cell_interrupted_while_tracing_says_so(shell, magic):
     assert isinstance(result.error_in_exec, KeyboardInterrupt)
     text = cap.outputs[-1].data["text/plain"]
     assert "\n  the cell raised KeyboardInterrupt\n" in text + "\n"
+
+
+def _run_in_cell(shell, text, cell_id=None):
+    """Run a cell as JupyterLab or VS Code would (each cell's id sent along; IPython >= 8 hands it to pre_run_cell)."""
+    with capture_output() as cap:
+        result = shell.run_cell(text, store_history=True, **({"cell_id": cell_id} if cell_id else {}))
+    assert result.success
+    return cap.outputs[-1].data["text/plain"]
+
+
+def test_another_cells_lambda_on_the_same_line_is_no_earlier_version_of_it(shell):
+    """Two cells each starting 'f = jax.jit(lambda v: ...)' read 'first trace of a new <lambda>: it replaces the
+    <lambda> defined at In[3]:1 ... (a cell that defines <lambda> anew, or an edited cell run again)', with a diff
+    against the other cell's lambda: only the front end's cell id tells an edited cell from another one."""
+    run_captured(shell, "%jaxcache on")
+    _run_in_cell(shell, "fa = jax.jit(lambda v: jnp.sin(v)); a = fa(x)")
+    text = _run_in_cell(shell, "fb = jax.jit(lambda v: v * 2); b = fb(x)")
+    assert "1. never-seen function (first trace): first trace of <lambda>\n" in text
+    assert "replaces" not in text and "previous definition" not in text
+    run_captured(shell, "%jaxcache off")
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+@pytest.mark.parametrize("mode", ["on", "cell"])
+def test_a_lambda_edited_in_its_cell_replaces_the_one_that_traced_before(shell, mode):
+    """The same cell (by its front end's id) run again with its lambda edited: compared with the lambda it replaces,
+    not with the other cell's lambda on the same line and column that traced in between."""
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    magic = "" if mode == "on" else "%%jaxcache\n"
+    first = shell.execution_count
+    _run_in_cell(shell, magic + "fa = jax.jit(lambda v: jnp.sin(v)); a = fa(x)", cell_id="cell-a")
+    text = _run_in_cell(shell, magic + "fb = jax.jit(lambda v: v * 2); b = fb(x)", cell_id="cell-b")
+    assert "1. never-seen function (first trace): first trace of <lambda>\n" in text and "replaces" not in text
+    text = " ".join(_run_in_cell(shell, magic + "fa = jax.jit(lambda v: jnp.cos(v)); a = fa(x)", cell_id="cell-a").split())
+    line = 2 if mode == "cell" else 1
+    assert (f"1. never-seen function (first trace): first trace of a new <lambda>: it replaces the <lambda> defined at "
+            f"In[{first}]:{line} that traced before, with other code (a cell that defines <lambda> anew, or an edited cell "
+            f"run again) called at In[{first + 2}]:{line}") in text
+    assert f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at In[{first}]:{line}):" in text
+    assert ("+1 −1 lines -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) } "
+            "+{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }") in text
+    run_captured(shell, "%jaxcache off")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import IPython
 import pytest
 from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
 
 from jaxshow import irdiff, render
 from jaxshow.report import ArgChange, QuantityChange
@@ -150,6 +152,28 @@ def test_a_lambda_is_compared_with_an_earlier_compile_of_the_same_lambda_only(sh
     diff, _ = _diff(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(4), 1.0)")  # In[5]
     assert (diff.before, diff.now) == ("In[4]:2", "In[5]:2")
     assert diff.key_changes == (ArgChange("u", "f32[4]", "f32[3]"),)
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_a_lambda_in_a_cell_edited_and_run_again_is_compared_with_its_earlier_version(shell):
+    """A lambda was keyed by its cell's label and line, and an edited cell run again is a new cell (In[3], not In[2]):
+    'nothing to compare'. JupyterLab and VS Code name each cell by an id that an edit keeps; another cell's lambda on
+    the same line is still no earlier version of it."""
+    def run(text, cell_id):
+        with capture_output() as cap:
+            assert shell.run_cell("%%jaxstages --diff -o rep\n" + text, store_history=True, cell_id=cell_id).success
+        (diff,) = shell.user_ns["rep"].diffs
+        return diff, cap.outputs[-1].data["text/plain"]
+
+    first = shell.execution_count
+    run("y = jax.jit(lambda v: jnp.sin(v))(jnp.ones(3))", "cell-a")
+    diff, _ = run("y = jax.jit(lambda v: v * 2)(jnp.ones(3))", "cell-b")
+    assert diff.previous_missing.startswith("no earlier compile of <lambda> in this session")
+    diff, text = run("y = jax.jit(lambda v: jnp.cos(v))(jnp.ones(3))", "cell-a")
+    assert (diff.before, diff.now) == (f"In[{first}]:2", f"In[{first + 2}]:2")
+    assert _changed(diff.texts[0]) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+                                      "+{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }"]
+    assert f"--diff <lambda>: In[{first}]:2 → In[{first + 2}]:2" in text
 
 
 def test_without_diff_nothing_is_compared(shell):

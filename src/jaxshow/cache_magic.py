@@ -12,7 +12,7 @@ import functools
 import sys
 import types
 from collections import deque
-from typing import Any
+from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -58,6 +58,8 @@ class CacheMagics(Magics):
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: _OpenCell | None = None
         self._freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell)) if shell is not None else None
+        self.cell_id: Callable[[str], str | None] = lambda filename: None
+        """The front end's id of a cell's file (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.cell_id`)."""
 
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND",
@@ -266,7 +268,7 @@ class CacheMagics(Magics):
     def _turn_on(self) -> None:
         if self._on_session is not None:
             return
-        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell),
+        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell), cell_id=self.cell_id,
                                            cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
@@ -371,7 +373,7 @@ class CacheMagics(Magics):
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
-        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell),
+        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell), cell_id=self.cell_id,
                                   cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         freeze = None
         if args.words:

@@ -36,6 +36,7 @@ HOOK_NAME = "__jaxshow_calls__"
 INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
 _TERMINAL_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 _KERNEL_CELL_TAIL = re.compile(r"ipykernel_\d+/\d+\.py")
+_CELL_LABEL = re.compile(r"In\[(\d+)\]")
 _PATH_ENDS = frozenset(" \t\n\"'()")
 _UNHOOKED = re.compile(r"(?m)^\s*%%?(timeit|prun|run)\b")
 
@@ -73,6 +74,14 @@ class CellRunner:
         (``%%capture`` then ``%%jaxstages``), whose body may run as a cell of its own."""
         self._transform = _FirstLineTransform(self)
         self._one_line = _OneLineBody(shell, self._transform)
+        self._cell_ids: dict[int, str] = {}
+        """The front end's id of each cell that ran since jaxshow loaded, by execution count (ipykernel 6 passes on
+        the ``cellId`` JupyterLab and VS Code send; terminal IPython and Colab's ipykernel 5 have none)."""
+        self._last_ended = 0
+        """The execution count of the last cell that ended."""
+        self._running_ids: list[str | None] = []
+        """The ids of the cells started and not yet ended, outermost first (IPython 8 numbers a cell after
+        ``pre_run_cell``, IPython 9 before: a running cell's number is read from its file name)."""
 
     def install(self) -> None:
         self.shell.input_transformers_cleanup.append(self._transform)
@@ -110,9 +119,22 @@ class CellRunner:
                 return None
         return None
 
+    def cell_id(self, where: str) -> str | None:
+        """The front end's id of the cell compiled to file ``where``, or labelled ``where`` (``In[5]``); ``None`` for
+        another file, where the front end sent none, or for a cell running inside another."""
+        match = _CELL_LABEL.fullmatch(where) or _CELL_LABEL.fullmatch(cell_label(self.shell, where) or "")
+        if match is None:
+            return None
+        number = int(match.group(1))
+        if number in self._cell_ids:
+            return self._cell_ids[number]
+        return self._running_ids[0] if len(self._running_ids) == 1 and number > self._last_ended else None
+
     def _pre_run_cell(self, info: Any = None) -> None:
         self._running += 1
         raw = getattr(info, "raw_cell", None) or ""
+        cell_id = getattr(info, "cell_id", None)
+        self._running_ids.append(cell_id if isinstance(cell_id, str) and getattr(info, "store_history", False) else None)
         if self._active is not None:
             if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
                 if self._under is not None and self._owner == self._running - 1 and is_body_of(self._under, raw):
@@ -135,6 +157,12 @@ class CellRunner:
     def _post_run_cell(self, result: Any = None) -> None:
         ending = self._running
         self._running = max(self._running - 1, 0)
+        cell_id = self._running_ids.pop() if self._running_ids else None
+        number = getattr(result, "execution_count", None)
+        if isinstance(number, int):
+            self._last_ended = max(self._last_ended, number)
+            if cell_id is not None:
+                self._cell_ids[number] = cell_id
         if self._active is None or ending != self._owner:
             return
         ran = getattr(result, "error_before_exec", None) is None

@@ -36,6 +36,7 @@ class Installation:
         self.dump = DumpMagics(shell=shell, config=shell.config)
         self.runner = CellRunner(shell)
         self.runner.magics.update(jaxstages=self.stages, jaxcache=self.cache)
+        self.cache.cell_id = self.stages.cell_id = self.runner.cell_id
 
     @property
     def magics(self) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
@@ -89,6 +89,8 @@ class StagesMagics(Magics):
         self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
         self._expanded: tuple[str, str] | None = None
         """This cell's magic line and the line with ``{expr}``/``$name`` filled; forgotten when the cell ends."""
+        self.cell_id: Callable[[str], str | None] = lambda where: None
+        """The front end's id of a cell (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.cell_id`)."""
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -254,8 +256,9 @@ class StagesMagics(Magics):
         diffs = []
         for report in reports:
             key = report.wrapper.qualname
-            if "<lambda>" in key and report.wrapper.defined_at is not None:  # every lambda has that name: each by its line
-                key = f"{key} at {report.wrapper.defined_at.file}:{report.wrapper.defined_at.line}"
+            if "<lambda>" in key and (where := report.wrapper.defined_at) is not None:  # every lambda has that name: each by its line
+                cell = self.cell_id(where.file)  # an edited cell run again is named anew (In[6]), its id stays
+                key = f"{key} at {where.file if cell is None else 'cell ' + cell}:{where.line}"
             previous = self._compiles.get(key)
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))

@@ -547,22 +547,26 @@ class Registry:
             refs = self._pmapped.get(id(target))
         return refs[1]() if refs is not None and refs[0]() is target else None
 
-    def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
+    def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool],
+                            cell_id: Callable[[str], str | None] = lambda name: None) -> _FunctionRecord | None:
         """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
         file (any cell for a cell).
 
-        A lambda's previous definition is also on the same line: all lambdas share one name.
+        A lambda's previous definition is also on the same line, and in the same cell where the front end names cells
+        (``cell_id``): all lambdas share one name.
 
         ``record`` becomes the definition the next one is compared with. At most
         :data:`REGISTRY_LIMIT` definitions are indexed, by weak reference.
         """
         if record.defined_in is None:
             return None
-        where: tuple[Any, ...] = ("<cell>" if is_cell_file(record.defined_in) else record.defined_in, record.qualname, record.transforms)
+        cell = is_cell_file(record.defined_in)
+        where: tuple[Any, ...] = ("<cell>" if cell else record.defined_in, record.qualname, record.transforms)
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
             # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell or line.
-            where += (record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None))
+            where += (record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None),
+                      cell_id(record.defined_in) if cell else None)
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)

@@ -441,6 +441,8 @@ class Session(_jax_compat.TraceProbe):
             kept in detail (the others are counted by category); ``None`` keeps all.
         is_cell_file: tells a notebook cell's file name: a function re-defined in any cell is
             compared with its previous definition (a re-run cell compiles to a new file name).
+        cell_id: the front end's id of the cell compiled to a file name, ``None`` where it sent none: a lambda with
+            other code is taken for an edit of an earlier one on its line and column only in the same cell.
         cell_line: where a frame's line is in a cell as the user sees it (:data:`jaxshow.capture.calls.CellLine`),
             for a call made in a ``%%time`` cell's body.
         label: names the cells' files in a miss's call site as tracebacks do (``In[5]:2``), when the miss is seen:
@@ -453,6 +455,7 @@ class Session(_jax_compat.TraceProbe):
         *,
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
         is_cell_file: Callable[[str], bool] = lambda name: False,
+        cell_id: Callable[[str], str | None] = lambda name: None,
         cell_line: calls.CellLine = calls.no_cell,
         label: Callable[[str], str] = str,
     ) -> None:
@@ -462,6 +465,7 @@ class Session(_jax_compat.TraceProbe):
             raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
+        self.cell_id = cell_id
         self.cell_line = cell_line
         self.label = label
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
@@ -710,7 +714,10 @@ class Session(_jax_compat.TraceProbe):
             miss.blame, miss.thread, miss.error = blame, thread, frame.error
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
-                earlier = registry.previous_definition(record, self.is_cell_file)
+                earlier = registry.previous_definition(record, self.is_cell_file, self.cell_id)
+                if earlier is not None and status == "new" and not self._edited(record):
+                    earlier.let_go_if_unused()
+                    earlier = None
                 if earlier is not None and status == "new":  # same name and file, other source: its code changed
                     miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
@@ -756,6 +763,14 @@ class Session(_jax_compat.TraceProbe):
         if traced is None:
             traced = self._local.traced = {}
         traced[id(fun)] = traced.get(id(fun), 0) + 1
+
+    def _edited(self, record: _FunctionRecord) -> bool:
+        """Whether ``record``'s function, with other code than the previous definition it was matched with, can be an
+        edit of it: one bound to the same name can; a cell's lambda only where the front end names the cell (another
+        cell's lambda on the same line and column is no earlier version of it)."""
+        if not record.qualname.endswith("<lambda>") or not record.defined_in or not self.is_cell_file(record.defined_in):
+            return True
+        return self.cell_id(record.defined_in) is not None
 
     # counting calls (cell mode) ----------------------------------------------------------
 
