@@ -2484,3 +2484,16 @@ def test_a_lambda_edited_in_its_cell_replaces_the_one_that_traced_before(shell, 
     assert ("+1 −1 lines -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) } "
             "+{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }") in text
     run_captured(shell, "%jaxcache off")
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "value_and_grad"])
+def test_a_jit_of_a_transformed_function_bound_to_its_own_name_counts_its_calls(shell, transform):
+    """'loss = jax.jit(jax.grad(loss))' read 'grad(loss)  —  1  —  —': the function jax.grad makes carries loss's name
+    and module, so the notebook's namespace, holding the jit under that name, was taken for a JAX module holding its
+    own jitted function (jnp.sin's case), whose calls no report counts. 'g = jax.jit(jax.grad(loss))' counted."""
+    cell = (f"def loss(v):\n    return jnp.sin(v).sum()\nloss = jax.jit(jax.{transform}(loss))\n"
+            "loss(jnp.ones(3))\nloss(jnp.ones(3))")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    assert result.success
+    [row] = shell.user_ns["rep"].functions
+    assert (row.qualname, row.calls, row.traced, row.hits, row.cache_size) == (f"{transform}(loss)", 2, 1, 1, 1)

@@ -467,6 +467,16 @@ def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(s
                                           "(jax_default_matmul_precision='highest') (use --all or --name to show them)",)
 
 
+def test_a_jit_of_a_transformed_function_bound_to_its_own_name_counts_its_hits(shell):
+    """'loss = jax.jit(jax.grad(loss))' called twice showed no 'called 2 times': jax.grad's function carries loss's name
+    and module, and the notebook holds the jit under that name, as a JAX module holds jnp.sin's, whose calls are JAX's."""
+    run_captured(shell, "%%jaxstages -o rep\ndef loss(v):\n    return jnp.sin(v).sum()\nloss = jax.jit(jax.grad(loss))\n"
+                        "g = loss(jnp.ones(3))\ng = loss(jnp.ones(3))")
+    (report,) = shell.user_ns["rep"].reports
+    assert (report.wrapper.qualname, report.call_site.line, report.notes) == (
+        "grad(loss)", 5, ("called 2 times with this signature in the cell",))
+
+
 def test_a_grouped_tables_line_for_the_rest_counts_rows_and_arrays(shell):
     # A model output of 64 layers of 2 arrays (flax's key-concepts guide) showed 50 rows "result['blocks'][i] — 2 arrays"
     # and then "… 28 more": 28 arrays, 14 rows.

@@ -32,6 +32,7 @@ JIT_MAKERS = frozenset({"jit", "pmap", "filter_jit", "filter_pmap"})
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"})
 _ATTRIBUTES = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_JAX_MODULES = ("jax.", "jaxlib.")
 
 
 def may_call_jit(fn: Any, depth: int = DEPTH, seen: set[int] | None = None) -> bool:
@@ -78,10 +79,7 @@ def jax_helper(fun: Any) -> bool:
     the user's code jits ``jax.random.normal``, nor a function wrapping another (``jax.grad(f)``'s, named and placed as ``f``)."""
     if type(fun) is not types.FunctionType or "__wrapped__" in fun.__dict__ or not is_jax_file(fun.__code__.co_filename):
         return False
-    if _jax_compat.eager_primitive_function(fun):
-        return True
-    module = sys.modules.get(fun.__module__)
-    return is_jax_file(getattr(module, "__file__", None) or "<") and held_apart(fun)
+    return _jax_compat.eager_primitive_function(fun) or held_apart(fun)
 
 
 def held_apart(fun: Any) -> bool:
@@ -93,9 +91,13 @@ def held_apart(fun: Any) -> bool:
 
 def held_by_module(fun: Any) -> Any:
     """What the module of ``fun``, one of JAX's callables, holds under its name; ``None`` for a callable object without a
-    name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds."""
-    name = getattr(fun, "__name__", None)
-    return getattr(sys.modules.get(fun.__module__), name, None) if isinstance(name, str) else None
+    name (the ``VJP`` of ``jax.vjp``, the ``Partial`` of ``jax.linearize``), which no module holds, and where that module
+    is not JAX's: ``jax.grad(f)``'s function carries ``f``'s name and module, and ``f = jax.jit(jax.grad(f))`` in a
+    notebook is held there under that name, the user's jit."""
+    name, module = getattr(fun, "__name__", None), getattr(fun, "__module__", None)
+    if not isinstance(name, str) or not isinstance(module, str) or not (module == "jax" or module.startswith(_JAX_MODULES)):
+        return None
+    return getattr(sys.modules.get(module), name, None)
 
 
 def _loaded(code: types.CodeType, namespace: dict, cells: dict, owner: Any) -> list[Any]:
