@@ -22,7 +22,7 @@ from typing import Any
 
 from jaxshow import _jax_compat
 from jaxshow.capture.sources import is_jax_file, is_user_file
-from jaxshow.capture.stations import jit_target, library_jit
+from jaxshow.capture.stations import JAX_MODULES, jit_target, library_jit
 
 DEPTH = 3
 """How many levels of the user's functions calling each other are read."""
@@ -32,7 +32,6 @@ JIT_MAKERS = frozenset({"jit", "pmap", "filter_jit", "filter_pmap"})
 
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"})
 _ATTRIBUTES = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-_JAX_MODULES = ("jax.", "jaxlib.")
 
 
 def may_call_jit(fn: Any, depth: int = DEPTH, seen: set[int] | None = None) -> bool:
@@ -95,7 +94,7 @@ def held_by_module(fun: Any) -> Any:
     is not JAX's: ``jax.grad(f)``'s function carries ``f``'s name and module, and ``f = jax.jit(jax.grad(f))`` in a
     notebook is held there under that name, the user's jit."""
     name, module = getattr(fun, "__name__", None), getattr(fun, "__module__", None)
-    if not isinstance(name, str) or not isinstance(module, str) or not (module == "jax" or module.startswith(_JAX_MODULES)):
+    if not isinstance(name, str) or not isinstance(module, str) or not (module == "jax" or module.startswith(JAX_MODULES)):
         return None
     return getattr(sys.modules.get(module), name, None)
 

@@ -167,9 +167,13 @@ def type_module(kind: type) -> str:
     return module if isinstance(module, str) else ""
 
 
+JAX_MODULES = ("jax.", "jaxlib.")
+"""How the names of JAX's and jaxlib's modules start."""
+
+
 def is_jax_type(kind: type) -> bool:
     """Whether a type is JAX's or jaxlib's own, by the module it says it is from."""
-    return type_module(kind).startswith(("jax.", "jaxlib."))
+    return type_module(kind).startswith(JAX_MODULES)
 
 
 REPR_LIMIT = 200
