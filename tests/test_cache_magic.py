@@ -2497,3 +2497,26 @@ def test_a_jit_of_a_transformed_function_bound_to_its_own_name_counts_its_calls(
     assert result.success
     [row] = shell.user_ns["rep"].functions
     assert (row.qualname, row.calls, row.traced, row.hits, row.cache_size) == (f"{transform}(loss)", 2, 1, 1, 1)
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+@pytest.mark.parametrize("mode", ["on", "cell"])
+def test_another_cells_lambda_of_the_same_text_is_no_redefinition_of_it(shell, mode):
+    """Two cells with the same text 'y = jax.jit(lambda v: v * 2)(x)': the second read 're-defined function (re-run cell
+    or definition in a loop): <lambda> is a new function object with the same name and source as one traced before',
+    though no cell ran again; only the first cell run again is a re-definition, compared with its own earlier lambda."""
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+    magic = "" if mode == "on" else "%%jaxcache\n"
+    line = 2 if mode == "cell" else 1
+    first = shell.execution_count
+    _run_in_cell(shell, magic + "y = jax.jit(lambda v: v * 2)(x)", cell_id="cell-x")
+    text = _run_in_cell(shell, magic + "y = jax.jit(lambda v: v * 2)(x)", cell_id="cell-y")
+    assert f"1. never-seen function (first trace): first trace of <lambda>\n       called at In[{first + 1}]:{line}\n" in text
+    assert "re-defined" not in text and "previous definition" not in text
+    text = " ".join(_run_in_cell(shell, magic + "y = jax.jit(lambda v: v * 2)(x)", cell_id="cell-x").split())
+    assert ("1. re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+            f"same name and source as one traced before called at In[{first + 2}]:{line}") in text
+    assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
+            f"In[{first}]:{line}): no change") in text
+    run_captured(shell, "%jaxcache off")

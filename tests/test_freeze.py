@@ -10,6 +10,7 @@ import sysconfig
 import timeit
 import types
 
+import IPython
 import pytest
 from IPython.core.error import UsageError
 
@@ -455,3 +456,25 @@ def _walk(tb):
 
 def _plain(text):
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_a_frozen_lambda_is_a_redefinition_only_of_its_own_cells(shell):
+    """A lambda of a cell with the same text as another cell that traced under %jaxcache on was refused as 're-defined
+    function (re-run cell or definition in a loop)'; as the front end names cells, only the cell run again is."""
+    def refused(cell_id):
+        result = shell.run_cell("y = jax.jit(lambda v: v * 2)(x)", store_history=True, cell_id=cell_id)
+        assert isinstance(result.error_in_exec, jaxshow.RetraceError)
+        return str(result.error_in_exec).splitlines()[:3]
+
+    for line, cell_id in (("%jaxcache on", "on"), ("y = jax.jit(lambda v: v * 2)(x)", "cell-x"), ("%jaxcache off", "off"),
+                          ("%jaxcache freeze", "freeze")):
+        assert shell.run_cell(line, store_history=True, cell_id=cell_id).success
+    number = shell.execution_count
+    assert refused("cell-y") == [
+        "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function "
+        "(first trace)", "  first trace of <lambda>", f"  called at In[{number}]:1"]
+    assert refused("cell-x") == [
+        "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): re-defined function "
+        "(re-run cell or definition in a loop)",
+        "  <lambda> is a new function object with the same name and source as one traced before", f"  called at In[{number + 1}]:1"]

@@ -57,9 +57,9 @@ class CacheMagics(Magics):
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: _OpenCell | None = None
-        self._freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell)) if shell is not None else None
         self.cell_id: Callable[[str], str | None] = lambda filename: None
         """The front end's id of a cell's file (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.cell_id`)."""
+        self._freeze = self._new_freeze() if shell is not None else None
 
     @magic_arguments()
     @argument("words", nargs="*", metavar="SUBCOMMAND",
@@ -251,6 +251,10 @@ class CacheMagics(Magics):
             raise UsageError(f"{_not_jitted(name, value)}\n{self._usage()}")
         return target[0]
 
+    def _new_freeze(self) -> Freeze:
+        """A freeze that names the shell's cells as tracebacks do and knows them by the front end's ids."""
+        return Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell), lambda name: self.cell_id(name))
+
     def _frozen_functions(self, names: list[str]) -> dict[str, Any] | None:
         """The Python functions the jitted ``names`` wrap (``None`` for every function when no name is given)."""
         if not names:
@@ -377,7 +381,7 @@ class CacheMagics(Magics):
                                   cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         freeze = None
         if args.words:
-            freeze = Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell))
+            freeze = self._new_freeze()
             freeze.freeze(args.max_traces or 0, self._frozen_functions(args.words[1:]))
         notes = tuple(f"%{name}'s {'script' if name == 'run' else 'statement'} runs without jaxshow's call hook: the traces "
                       "it caused are shown, its calls that hit the cache are not counted" for name in unhooked_magics(raw_cell))

@@ -142,13 +142,14 @@ def _same(value: Any, held: Any) -> bool:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "made_by", "traced_by_maker",
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "cell", "made_by", "traced_by_maker",
                  "inner_ref", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
                  "defines", "__weakref__")
 
-    def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None) -> None:
+    def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None,
+                 cell_id: Callable[[str], str | None] = lambda name: None) -> None:
         self.defines = False
         """Whether this is the newest definition at its place (:meth:`Registry.previous_definition`): the next one there
         is diffed against its jaxpr."""
@@ -165,8 +166,14 @@ class _FunctionRecord:
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
         self.transforms = transforms(fun)
+        self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
+        self.cell = cell_id(self.defined_in) if self.defined_in and self.qualname.rpartition(".")[2] == "<lambda>" else None
+        """The front end's id of the cell that defines this lambda (``cell_id``), ``None`` for any other function or where
+        the front end names no cell: every lambda is named ``<lambda>``, and another cell's, even of the same text, is no
+        earlier version of it."""
         # a functools.partial has no source of its own: a new one of the same function is that function made again
-        self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms)
+        self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms,
+                                      self.cell)
         self.made_by = _made_by(fun)
         self.traced_by_maker = self.made_by is not None and _maker_running(fun)
         """A wrapper whose maker, a JAX function, made and traced it in one call (``saved_residuals``): no code of the
@@ -181,7 +188,6 @@ class _FunctionRecord:
                 self.defined_at = f"{found[1]}:{found[2]}"
         elif self.defined_at is None and (found := _jax_compat.unnamed_callable_source(inner)) is not None:
             self.defined_at = f"{found[1]}:{found[2]}"  # a callable object seen only hitting: its class's __call__
-        self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.defined_label: str | None = None
         """``defined_at`` with its cell named as when the function first traced (``In[2]:1``): ipykernel names a cell's
         file by its text, so the same text run again later would take that cell's number."""
@@ -374,7 +380,8 @@ def _signature(fun: Any) -> inspect.Signature | None:
         return None
 
 
-def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]] | None:
+def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
+                cell: str | None) -> tuple[str, str, tuple[str, ...], str | None] | None:
     if not looks_up_plainly(fun):  # a callable object of the kind inspect has no source for, its lookups never run
         wrapped = inspect.getattr_static(fun, "__wrapped__", None)  # jax.custom_jvp/custom_vjp: update_wrapper's, no code run
         if type(wrapped) is not types.FunctionType:
@@ -387,7 +394,7 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...]) -> tuple[s
         if code is None:
             return None
         source = repr((code.co_code, code.co_consts, code.co_names))
-    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms
+    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms, cell
 
 
 def _lambda_column(fun: Any) -> int | None:
@@ -482,12 +489,14 @@ class Registry:
         record = self._by_id.get(id(fun))
         return record if record is not None and record.alive_is(fun) else None
 
-    def record_for(self, fun: Any, debug_info: Any, key: Any = None) -> tuple[_FunctionRecord, str]:
+    def record_for(self, fun: Any, debug_info: Any, key: Any = None,
+                   cell_id: Callable[[str], str | None] = lambda name: None) -> tuple[_FunctionRecord, str]:
         """The record for ``fun`` (traced with cache key ``key``) and how jaxshow knew it.
 
         The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
-        (a new object with the qualified name and source of one seen before) or
-        ``"after_clear"`` (its cache was cleared through jaxshow).
+        (a new object with the qualified name and source of one seen before,
+        for a lambda of the same cell where ``cell_id`` names the front end's
+        cells) or ``"after_clear"`` (its cache was cleared through jaxshow).
         """
         carried = _carried(fun, debug_info, key)
         with self._lock:
@@ -497,7 +506,7 @@ class Registry:
                 if carried is not None:
                     record.carrying(carried)
                 return record, "known"
-            record = _FunctionRecord(fun, debug_info, carried)
+            record = _FunctionRecord(fun, debug_info, carried, cell_id)
             self._index_pmapped(fun)
             status = self._unseen_status(record)
             if status == "same_source" and record.inner_ref is not None and not self._same_inner(record):
@@ -547,13 +556,12 @@ class Registry:
             refs = self._pmapped.get(id(target))
         return refs[1]() if refs is not None and refs[0]() is target else None
 
-    def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool],
-                            cell_id: Callable[[str], str | None] = lambda name: None) -> _FunctionRecord | None:
+    def previous_definition(self, record: _FunctionRecord, is_cell_file: Callable[[str], bool]) -> _FunctionRecord | None:
         """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
         file (any cell for a cell).
 
         A lambda's previous definition is also on the same line, and in the same cell where the front end names cells
-        (``cell_id``): all lambdas share one name.
+        (:attr:`_FunctionRecord.cell`): all lambdas share one name.
 
         ``record`` becomes the definition the next one is compared with. At most
         :data:`REGISTRY_LIMIT` definitions are indexed, by weak reference.
@@ -566,7 +574,7 @@ class Registry:
             # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell or line.
             where += (record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None),
-                      cell_id(record.defined_in) if cell else None)
+                      record.cell)
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)
