@@ -2520,3 +2520,29 @@ def test_another_cells_lambda_of_the_same_text_is_no_redefinition_of_it(shell, m
     assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
             f"In[{first}]:{line}): no change") in text
     run_captured(shell, "%jaxcache off")
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_a_lambda_moved_down_by_an_edit_of_its_cell_is_compared_with_itself(shell):
+    """A line added at the top of a cell with two lambdas moved each down one line, and each was taken for a later
+    version of the lambda that had been on its new line: the first re-defined lambda was diffed against the second
+    ('previous definition of <lambda> (defined at In[3]:2 ...)', sin against v * 2). As the front end names cells, a
+    line keeps its place across edits of its cell."""
+    run_captured(shell, "%jaxcache on")
+    lines = ["fa = jax.jit(lambda v: jnp.sin(v)); a = fa(x)", "fb = jax.jit(lambda v: v * 2); b = fb(x)"]
+    first = shell.execution_count
+    _run_in_cell(shell, "\n".join(lines), cell_id="cell-l")
+    text = " ".join(_run_in_cell(shell, "\n".join(["c = 1", *lines]), cell_id="cell-l").split())
+    for line in (1, 2):
+        assert (f"re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+                f"same name and source as one traced before called at In[{first + 1}]:{line + 1}") in text
+        assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
+                f"In[{first}]:{line}): no change") in text
+    assert "mul" not in text and "sin" not in text
+    text = " ".join(_run_in_cell(shell, "\n".join(["c = 1", lines[0].replace("sin", "cos"), lines[1]]),
+                                 cell_id="cell-l").split())
+    assert (f"first trace of a new <lambda>: it replaces the <lambda> defined at In[{first + 1}]:2 that traced before, "
+            f"with other code (a cell that defines <lambda> anew, or an edited cell run again) called at In[{first + 2}]:2") in text
+    assert ("+1 −1 lines -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) } "
+            "+{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }") in text
+    run_captured(shell, "%jaxcache off")

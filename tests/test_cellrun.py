@@ -304,3 +304,17 @@ def test_stacked_magics_under_time_raise_as_any_error_under_time(ip):
     shown = str(result.error_in_exec) if result.error_in_exec else cap.stdout + cap.stderr
     assert "%%jaxstages over %%jaxcache: one of jaxshow's cell magics per cell" in shown
     assert ip.user_ns["n"] == 0 and "rc" not in ip.user_ns
+
+
+def test_a_line_keeps_its_id_when_its_cell_is_edited():
+    """Kept, moved by a line added or removed above it, or changed in place: the same id; an added line: a new one."""
+    from itertools import count
+
+    from jaxshow.cellrun import carried_line_ids
+
+    fresh = count(10)
+    before = ["a = 1", "f = jax.jit(lambda v: v * 2)", "g = jax.jit(lambda v: v + 1)"]
+    assert carried_line_ids(before, (1, 2, 3), ["c = 0", *before], fresh) == (10, 1, 2, 3)
+    assert carried_line_ids(before, (1, 2, 3), before[1:], fresh) == (2, 3)
+    assert carried_line_ids(before, (1, 2, 3), ["a = 1", "f = jax.jit(lambda v: v * 3)", before[2]], fresh) == (1, 2, 3)
+    assert carried_line_ids([], (), before, fresh) == (11, 12, 13)

@@ -176,6 +176,25 @@ def test_a_lambda_in_a_cell_edited_and_run_again_is_compared_with_its_earlier_ve
     assert f"--diff <lambda>: In[{first}]:2 → In[{first + 2}]:2" in text
 
 
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_lambdas_moved_down_by_an_edit_of_their_cell_are_each_compared_with_their_own_earlier_compile(shell):
+    """A line added at the top of a cell with two lambdas: the first lambda, now on the second's line, was compared with
+    the second ('--diff <lambda>: In[2]:3 → In[3]:3', v * 2 against sin) and the second with nothing. As the front end
+    names cells, a line keeps its place across edits of its cell."""
+    lines = ["fa = jax.jit(lambda v: jnp.sin(v)); a = fa(jnp.ones(3))", "fb = jax.jit(lambda v: v * 2); b = fb(jnp.ones(3))"]
+
+    def run(*body):
+        with capture_output():
+            assert shell.run_cell("\n".join(["%%jaxstages --diff --all -o rep", *body]), store_history=True,
+                                  cell_id="cell-a").success
+        return shell.user_ns["rep"].diffs
+
+    first = shell.execution_count
+    run(*lines)
+    assert [(d.before, d.now, [_changed(t) for t in d.texts]) for d in run("c = 1", *lines)] == [
+        (f"In[{first}]:2", f"In[{first + 1}]:3", [[]] * 3), (f"In[{first}]:3", f"In[{first + 1}]:4", [[]] * 3)]
+
+
 def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")

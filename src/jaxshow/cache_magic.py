@@ -57,8 +57,8 @@ class CacheMagics(Magics):
         """How many of them were running when the cell whose end gets the report started."""
         self._observed_compiles: deque = deque(maxlen=OBSERVED_COMPILES_LIMIT)
         self._cell: _OpenCell | None = None
-        self.cell_id: Callable[[str], str | None] = lambda filename: None
-        """The front end's id of a cell's file (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.cell_id`)."""
+        self.line_place: Callable[[str, int], tuple[str, int] | None] = lambda filename, line: None
+        """A cell's line as the front end names cells (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.line_place`)."""
         self._freeze = self._new_freeze() if shell is not None else None
 
     @magic_arguments()
@@ -253,7 +253,7 @@ class CacheMagics(Magics):
 
     def _new_freeze(self) -> Freeze:
         """A freeze that names the shell's cells as tracebacks do and knows them by the front end's ids."""
-        return Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell), lambda name: self.cell_id(name))
+        return Freeze(functools.partial(label_cells, self.shell), is_cell_file(self.shell), lambda name, line: self.line_place(name, line))
 
     def _frozen_functions(self, names: list[str]) -> dict[str, Any] | None:
         """The Python functions the jitted ``names`` wrap (``None`` for every function when no name is given)."""
@@ -272,7 +272,7 @@ class CacheMagics(Magics):
     def _turn_on(self) -> None:
         if self._on_session is not None:
             return
-        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell), cell_id=self.cell_id,
+        self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell), line_place=self.line_place,
                                            cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
@@ -377,7 +377,7 @@ class CacheMagics(Magics):
             self.close(None, 0.0)
         if self._on_session is not None:
             self._on_session.paused = True
-        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell), cell_id=self.cell_id,
+        session = retrace.Session(jax_text="always", is_cell_file=is_cell_file(self.shell), line_place=self.line_place,
                                   cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
         freeze = None
         if args.words:

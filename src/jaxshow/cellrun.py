@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
+import itertools
 import linecache
 import re
 import sys
 import time
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence
 
 HOOK_NAME = "__jaxshow_calls__"
 INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
@@ -74,14 +76,17 @@ class CellRunner:
         (``%%capture`` then ``%%jaxstages``), whose body may run as a cell of its own."""
         self._transform = _FirstLineTransform(self)
         self._one_line = _OneLineBody(shell, self._transform)
-        self._cell_ids: dict[int, str] = {}
-        """The front end's id of each cell that ran since jaxshow loaded, by execution count (ipykernel 6 passes on
-        the ``cellId`` JupyterLab and VS Code send; terminal IPython and Colab's ipykernel 5 have none)."""
+        self._runs: dict[int, _Run] = {}
+        """The front end's id of each cell that ran since jaxshow loaded, with the ids of its lines, by execution count
+        (ipykernel 6 passes on the ``cellId`` JupyterLab and VS Code send; terminal IPython and Colab's ipykernel 5 have none)."""
         self._last_ended = 0
         """The execution count of the last cell that ended."""
-        self._running_ids: list[str | None] = []
-        """The ids of the cells started and not yet ended, outermost first (IPython 8 numbers a cell after
+        self._running_runs: list[_Run | None] = []
+        """The runs of the cells started and not yet ended, outermost first (IPython 8 numbers a cell after
         ``pre_run_cell``, IPython 9 before: a running cell's number is read from its file name)."""
+        self._last_lines: dict[str, tuple[list[str], tuple[int, ...]]] = {}
+        """Each cell's lines as it last ran, with their ids, by the front end's id of the cell."""
+        self._line_ids: Iterator[int] = itertools.count(1)
 
     def install(self) -> None:
         self.shell.input_transformers_cleanup.append(self._transform)
@@ -119,22 +124,28 @@ class CellRunner:
                 return None
         return None
 
-    def cell_id(self, where: str) -> str | None:
-        """The front end's id of the cell compiled to file ``where``, or labelled ``where`` (``In[5]``); ``None`` for
-        another file, where the front end sent none, or for a cell running inside another."""
+    def line_place(self, where: str, line: int) -> tuple[str, int] | None:
+        """Line ``line`` of the cell compiled to file ``where``, or labelled ``where`` (``In[5]``), as the front end names
+        cells: ``(the cell's id, the line's id)``, which the line keeps when its cell is edited and run again
+        (:func:`carried_line_ids`); ``None`` for another file, where the front end sent no id, or for a cell running
+        inside another."""
+        run = self._run_of(where)
+        return (run.cell_id, run.line_ids[line - 1]) if run is not None and 0 < line <= len(run.line_ids) else None
+
+    def _run_of(self, where: str) -> _Run | None:
         match = _CELL_LABEL.fullmatch(where) or _CELL_LABEL.fullmatch(cell_label(self.shell, where) or "")
         if match is None:
             return None
         number = int(match.group(1))
-        if number in self._cell_ids:
-            return self._cell_ids[number]
-        return self._running_ids[0] if len(self._running_ids) == 1 and number > self._last_ended else None
+        if number in self._runs:
+            return self._runs[number]
+        return self._running_runs[0] if len(self._running_runs) == 1 and number > self._last_ended else None
 
     def _pre_run_cell(self, info: Any = None) -> None:
         self._running += 1
         raw = getattr(info, "raw_cell", None) or ""
         cell_id = getattr(info, "cell_id", None)
-        self._running_ids.append(cell_id if isinstance(cell_id, str) and getattr(info, "store_history", False) else None)
+        self._running_runs.append(self._run(cell_id, raw) if isinstance(cell_id, str) and getattr(info, "store_history", False) else None)
         if self._active is not None:
             if self._running > 1:  # a cell run inside ours: ours goes on, its calls still hooked
                 if self._under is not None and self._owner == self._running - 1 and is_body_of(self._under, raw):
@@ -157,16 +168,24 @@ class CellRunner:
     def _post_run_cell(self, result: Any = None) -> None:
         ending = self._running
         self._running = max(self._running - 1, 0)
-        cell_id = self._running_ids.pop() if self._running_ids else None
+        run = self._running_runs.pop() if self._running_runs else None
         number = getattr(result, "execution_count", None)
         if isinstance(number, int):
             self._last_ended = max(self._last_ended, number)
-            if cell_id is not None:
-                self._cell_ids[number] = cell_id
+            if run is not None:
+                self._runs[number] = run
         if self._active is None or ending != self._owner:
             return
         ran = getattr(result, "error_before_exec", None) is None
         self._finish(getattr(result, "error_in_exec", None), ran=ran)
+
+    def _run(self, cell_id: str, raw: str) -> _Run:
+        """The run of cell ``cell_id`` starting with text ``raw``: its lines' ids carried over from the cell's last run."""
+        lines = _leading_empty_lines_dropped(raw.splitlines())
+        before, ids = self._last_lines.get(cell_id, ([], ()))
+        line_ids = carried_line_ids(before, ids, lines, self._line_ids)
+        self._last_lines[cell_id] = (lines, line_ids)
+        return _Run(cell_id, line_ids)
 
     def _finish(self, error: BaseException | None, *, ran: bool = True, mid_cell: bool = False) -> None:
         """End the open capture; ``mid_cell``: the cell still runs (``%unload_ext jaxshow`` in it), so its hook stays bound to its end."""
@@ -204,6 +223,30 @@ class CellRunner:
             events.unregister("post_run_cell", unbind)
 
         events.register("post_run_cell", unbind)
+
+
+class _Run(NamedTuple):
+    """One run of a cell the front end named: its id, and the ids of its lines (line 1 first)."""
+
+    cell_id: str
+    line_ids: tuple[int, ...]
+
+
+def carried_line_ids(before: Sequence[str], ids: Sequence[int], after: Sequence[str], fresh: Iterator[int]) -> tuple[int, ...]:
+    """The ids of a cell's lines ``after`` an edit: a line kept, moved by lines added or removed above it, or changed in
+    place keeps the id of its line ``before`` (whose ids are ``ids``), as an editor's diff pairs them; an added line
+    takes the next id of ``fresh``."""
+    carried = [0] * len(after)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        for k in range(j2 - j1):
+            carried[j1 + k] = ids[i1 + k] if tag in ("equal", "replace") and i1 + k < i2 else next(fresh)
+    return tuple(carried)
+
+
+def _leading_empty_lines_dropped(lines: list[str]) -> list[str]:
+    """``lines`` as IPython compiles them: without the empty lines a cell starts with (``leading_empty_lines``)."""
+    start = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    return lines[start:]
 
 
 _MISSING = object()

@@ -36,7 +36,7 @@ class Installation:
         self.dump = DumpMagics(shell=shell, config=shell.config)
         self.runner = CellRunner(shell)
         self.runner.magics.update(jaxstages=self.stages, jaxcache=self.cache)
-        self.cache.cell_id = self.stages.cell_id = self.runner.cell_id
+        self.cache.line_place = self.stages.line_place = self.runner.line_place
 
     @property
     def magics(self) -> tuple[Any, ...]:

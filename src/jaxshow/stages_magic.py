@@ -89,8 +89,8 @@ class StagesMagics(Magics):
         self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
         self._expanded: tuple[str, str] | None = None
         """This cell's magic line and the line with ``{expr}``/``$name`` filled; forgotten when the cell ends."""
-        self.cell_id: Callable[[str], str | None] = lambda where: None
-        """The front end's id of a cell (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.cell_id`)."""
+        self.line_place: Callable[[str, int], tuple[str, int] | None] = lambda where, line: None
+        """A cell's line as the front end names cells (the extension sets the cell runner's :meth:`~jaxshow.cellrun.CellRunner.line_place`)."""
 
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
@@ -257,8 +257,9 @@ class StagesMagics(Magics):
         for report in reports:
             key = report.wrapper.qualname
             if "<lambda>" in key and (where := report.wrapper.defined_at) is not None:  # every lambda has that name: each by its line
-                cell = self.cell_id(where.file)  # an edited cell run again is named anew (In[6]), its id stays
-                key = f"{key} at {where.file if cell is None else 'cell ' + cell}:{where.line}"
+                # an edited cell run again is named anew (In[6]), and a line added above moves the lambda: its place stays
+                place = self.line_place(where.file, where.line)
+                key = f"{key} at {where.file}:{where.line}" if place is None else f"{key} at cell {place[0]}, line #{place[1]}"
             previous = self._compiles.get(key)
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))

@@ -37,12 +37,12 @@ class Freeze(_jax_compat.TraceProbe):
     Args:
         label: rewrites cell file names in a text (``In[5]``).
         is_cell_file: tells a notebook cell's file name (a function defined there is no module's).
-        cell_id: the front end's id of the cell compiled to a file name (:class:`jaxshow.retrace.Session`'s).
+        line_place: a line of a cell as the front end names cells (:class:`jaxshow.retrace.Session`'s).
     """
 
     def __init__(self, label: Callable[[str], str] = str, is_cell_file: Callable[[str], bool] = lambda name: False,
-                 cell_id: Callable[[str], str | None] = lambda name: None) -> None:
-        self.label, self.is_cell_file, self.cell_id = label, is_cell_file, cell_id
+                 line_place: Callable[[str, int], tuple[str, int] | None] = lambda name, line: None) -> None:
+        self.label, self.is_cell_file, self.line_place = label, is_cell_file, line_place
         self.every: int | None = None  # new traces allowed per function when every function is frozen
         self.named: dict[int, tuple[Any, str, int]] = {}  # id(function) -> (function, name, new traces allowed)
         self.traced: dict[int, int] = {}  # new traces per function since it was frozen
@@ -142,7 +142,7 @@ class Freeze(_jax_compat.TraceProbe):
 
     def _explain(self, fun: Any, debug_info: Any, key: Any, jax_text: str | None, frame: Any) -> CacheMiss:
         """The refused miss explained as ``%jaxcache`` would (:func:`explain_miss`), without adding it to jaxshow's history."""
-        record, status = _history(fun, debug_info, key, self.cell_id)
+        record, status = _history(fun, debug_info, key, self.line_place)
         parts = _jax_compat.trace_key_parts(key)
         described = _jax_compat.describe_trace_key(key)
         old = closest_key(record, key, described, parts) if status == "known" else None
@@ -155,7 +155,7 @@ class Freeze(_jax_compat.TraceProbe):
         return dataclasses.replace(miss, evidence=self.label(miss.evidence), evidence_notes=tuple(map(self.label, miss.evidence_notes)))
 
 
-def _history(fun: Any, debug_info: Any, key: Any, cell_id: Callable[[str], str | None]) -> tuple[_FunctionRecord, str]:
+def _history(fun: Any, debug_info: Any, key: Any, line_place: Callable[[str, int], tuple[str, int] | None]) -> tuple[_FunctionRecord, str]:
     """What a refused lookup of ``fun`` is compared with: the keys JAX's tracing cache holds for it, and its status.
 
     JAX's cache knows every earlier trace, whether or not jaxshow saw it (jax
@@ -171,7 +171,7 @@ def _history(fun: Any, debug_info: Any, key: Any, cell_id: Callable[[str], str |
     cached = _jax_compat.cached_trace_keys(fun, debug_info, other_than=key)
     if cached is None and record is not None:
         return record, "known"
-    history = _FunctionRecord(fun, debug_info, cell_id=cell_id)
+    history = _FunctionRecord(fun, debug_info, line_place=line_place)
     for old_key in [k for k in cached or () if k not in seen] + [k for k in seen if k in (cached or ())]:
         history.remember(old_key, _jax_compat.describe_trace_key(old_key), _jax_compat.trace_key_parts(old_key), from_jax=old_key not in seen)
     if cached:

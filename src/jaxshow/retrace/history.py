@@ -142,14 +142,14 @@ def _same(value: Any, held: Any) -> bool:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "cell", "made_by", "traced_by_maker",
+    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "made_by", "traced_by_maker",
                  "inner_ref", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
                  "defines", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None,
-                 cell_id: Callable[[str], str | None] = lambda name: None) -> None:
+                 line_place: Callable[[str, int], tuple[str, int] | None] = lambda name, line: None) -> None:
         self.defines = False
         """Whether this is the newest definition at its place (:meth:`Registry.previous_definition`): the next one there
         is diffed against its jaxpr."""
@@ -167,13 +167,14 @@ class _FunctionRecord:
             self.name, self.qualname = carried.__name__, carried.__qualname__
         self.transforms = transforms(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
-        self.cell = cell_id(self.defined_in) if self.defined_in and self.qualname.rpartition(".")[2] == "<lambda>" else None
-        """The front end's id of the cell that defines this lambda (``cell_id``), ``None`` for any other function or where
-        the front end names no cell: every lambda is named ``<lambda>``, and another cell's, even of the same text, is no
-        earlier version of it."""
+        self.place = (line_place(self.defined_in, inner.__code__.co_firstlineno)  # type: ignore[union-attr]
+                      if self.defined_in and self.qualname.rpartition(".")[2] == "<lambda>" else None)
+        """Where this lambda is defined as the front end names cells (``line_place``: the cell's id, and its line's id
+        across edits of the cell), ``None`` for any other function or where the front end names no cell: every lambda is
+        named ``<lambda>``, and another cell's, even of the same text, is no earlier version of it, nor another line's."""
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms,
-                                      self.cell)
+                                      self.place and self.place[0])
         self.made_by = _made_by(fun)
         self.traced_by_maker = self.made_by is not None and _maker_running(fun)
         """A wrapper whose maker, a JAX function, made and traced it in one call (``saved_residuals``): no code of the
@@ -490,12 +491,12 @@ class Registry:
         return record if record is not None and record.alive_is(fun) else None
 
     def record_for(self, fun: Any, debug_info: Any, key: Any = None,
-                   cell_id: Callable[[str], str | None] = lambda name: None) -> tuple[_FunctionRecord, str]:
+                   line_place: Callable[[str, int], tuple[str, int] | None] = lambda name, line: None) -> tuple[_FunctionRecord, str]:
         """The record for ``fun`` (traced with cache key ``key``) and how jaxshow knew it.
 
         The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
         (a new object with the qualified name and source of one seen before,
-        for a lambda of the same cell where ``cell_id`` names the front end's
+        for a lambda of the same cell where ``line_place`` names the front end's
         cells) or ``"after_clear"`` (its cache was cleared through jaxshow).
         """
         carried = _carried(fun, debug_info, key)
@@ -506,7 +507,7 @@ class Registry:
                 if carried is not None:
                     record.carrying(carried)
                 return record, "known"
-            record = _FunctionRecord(fun, debug_info, carried, cell_id)
+            record = _FunctionRecord(fun, debug_info, carried, line_place)
             self._index_pmapped(fun)
             status = self._unseen_status(record)
             if status == "same_source" and record.inner_ref is not None and not self._same_inner(record):
@@ -560,8 +561,9 @@ class Registry:
         """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
         file (any cell for a cell).
 
-        A lambda's previous definition is also on the same line, and in the same cell where the front end names cells
-        (:attr:`_FunctionRecord.cell`): all lambdas share one name.
+        A lambda's previous definition is also on the same line and column: the line of the same cell, which keeps its
+        place across edits of the cell, where the front end names cells (:attr:`_FunctionRecord.place`): all lambdas
+        share one name.
 
         ``record`` becomes the definition the next one is compared with. At most
         :data:`REGISTRY_LIMIT` definitions are indexed, by weak reference.
@@ -573,8 +575,7 @@ class Registry:
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
             # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell or line.
-            where += (record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None),
-                      record.cell)
+            where += (record.place or record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None))
         with self._lock:
             ref = self._definitions.pop(where, None)
             self._definitions[where] = weakref.ref(record)

@@ -441,8 +441,9 @@ class Session(_jax_compat.TraceProbe):
             kept in detail (the others are counted by category); ``None`` keeps all.
         is_cell_file: tells a notebook cell's file name: a function re-defined in any cell is
             compared with its previous definition (a re-run cell compiles to a new file name).
-        cell_id: the front end's id of the cell compiled to a file name, ``None`` where it sent none: a lambda is
-            taken for an edit or a re-definition of an earlier one on its line and column only in the same cell.
+        line_place: a line of the cell compiled to a file name as the front end names cells (``(cell id, line id)``,
+            :meth:`jaxshow.cellrun.CellRunner.line_place`), ``None`` where it sent no id: a lambda is taken for an edit
+            or a re-definition of an earlier one only in the same cell, and for an edit only on the same line.
         cell_line: where a frame's line is in a cell as the user sees it (:data:`jaxshow.capture.calls.CellLine`),
             for a call made in a ``%%time`` cell's body.
         label: names the cells' files in a miss's call site as tracebacks do (``In[5]:2``), when the miss is seen:
@@ -455,7 +456,7 @@ class Session(_jax_compat.TraceProbe):
         *,
         misses_kept: tuple[int, int] | None = (MISSES_KEPT_FIRST, MISSES_KEPT_LAST),
         is_cell_file: Callable[[str], bool] = lambda name: False,
-        cell_id: Callable[[str], str | None] = lambda name: None,
+        line_place: Callable[[str, int], tuple[str, int] | None] = lambda name, line: None,
         cell_line: calls.CellLine = calls.no_cell,
         label: Callable[[str], str] = str,
     ) -> None:
@@ -465,7 +466,7 @@ class Session(_jax_compat.TraceProbe):
             raise ValueError(f"misses_kept must be (first, last) counts >= 0 or None, not {misses_kept!r}")
         self.jax_text = jax_text
         self.is_cell_file = is_cell_file
-        self.cell_id = cell_id
+        self.line_place = line_place
         self.cell_line = cell_line
         self.label = label
         self._first_limit, self._last_limit = misses_kept if misses_kept is not None else (None, 0)
@@ -684,7 +685,7 @@ class Session(_jax_compat.TraceProbe):
         function that ended meanwhile (``jax.jit`` calls in a thread pool) is not one it could have found."""
         fun, debug_info = frame.fun, frame.debug_info
         with RECORDING:  # inside the lookup's each_pair_compared_once (_jax_compat's probes)
-            record, status = registry.record_for(fun, debug_info, key, self.cell_id)
+            record, status = registry.record_for(fun, debug_info, key, self.line_place)
             if status == "known" and record.made > frame.started:  # first traced by a lookup that ended after this one began
                 status = "new" if record.first_status == "known" else record.first_status
             elif status == "new":
@@ -770,7 +771,7 @@ class Session(_jax_compat.TraceProbe):
         cell's lambda on the same line and column is no earlier version of it)."""
         if not record.qualname.endswith("<lambda>") or not record.defined_in or not self.is_cell_file(record.defined_in):
             return True
-        return record.cell is not None
+        return record.place is not None
 
     # counting calls (cell mode) ----------------------------------------------------------
 
@@ -812,7 +813,7 @@ class Session(_jax_compat.TraceProbe):
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
-                record = registry.lookup(fun) or registry.record_for(fun, None, cell_id=self.cell_id)[0]
+                record = registry.lookup(fun) or registry.record_for(fun, None, line_place=self.line_place)[0]
                 stats = self._stats[id(fun)] = _Stats(fun, record)
             previous, stats.wrapper = stats.wrapper, wrapper
             stats.calls += 1
@@ -1188,7 +1189,7 @@ class CallCounter(calls.CallCounter):
         placed = None
         if not traced and self.session.compiled_since(compiles_before, target):
             # JAX reused the trace and compiled again: placed says where this call's arguments are
-            record = registry.lookup(target) or registry.record_for(target, None, cell_id=self.session.cell_id)[0]
+            record = registry.lookup(target) or registry.record_for(target, None, line_place=self.session.line_place)[0]
             placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
         self.session.count_call(wrapper, target, traced, placed, jit_disabled)
 
