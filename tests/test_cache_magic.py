@@ -2546,3 +2546,22 @@ def test_a_lambda_moved_down_by_an_edit_of_its_cell_is_compared_with_itself(shel
     assert ("+1 −1 lines -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) } "
             "+{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }") in text
     run_captured(shell, "%jaxcache off")
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_a_lambda_on_a_copied_line_is_no_redefinition_of_the_line_above(shell):
+    """A cell with the same line twice read 're-defined function (re-run cell or definition in a loop)' for the second
+    line's lambda, neither a cell run again nor a loop; run again, each line's lambda is its own line's re-definition."""
+    run_captured(shell, "%jaxcache on")
+    first = shell.execution_count
+    cell = "y = jax.jit(lambda v: v * 2)(x)\ny = jax.jit(lambda v: v * 2)(x)"
+    text = " ".join(_run_in_cell(shell, cell, cell_id="cell-d").split())
+    assert text.count("1. never-seen function (first trace): first trace of <lambda> called at") == 2, text
+    assert "re-defined" not in text
+    text = " ".join(_run_in_cell(shell, cell, cell_id="cell-d").split())
+    for line in (1, 2):
+        assert (f"re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
+                f"same name and source as one traced before called at In[{first + 1}]:{line}") in text
+        assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
+                f"In[{first}]:{line}): no change") in text
+    run_captured(shell, "%jaxcache off")

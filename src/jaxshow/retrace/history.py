@@ -171,10 +171,10 @@ class _FunctionRecord:
                       if self.defined_in and self.qualname.rpartition(".")[2] == "<lambda>" else None)
         """Where this lambda is defined as the front end names cells (``line_place``: the cell's id, and its line's id
         across edits of the cell), ``None`` for any other function or where the front end names no cell: every lambda is
-        named ``<lambda>``, and another cell's, even of the same text, is no earlier version of it, nor another line's."""
+        named ``<lambda>``, and another cell's or another line's, even of the same text, is no earlier version of it."""
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms,
-                                      self.place and self.place[0])
+                                      self.place)
         self.made_by = _made_by(fun)
         self.traced_by_maker = self.made_by is not None and _maker_running(fun)
         """A wrapper whose maker, a JAX function, made and traced it in one call (``saved_residuals``): no code of the
@@ -382,7 +382,7 @@ def _signature(fun: Any) -> inspect.Signature | None:
 
 
 def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
-                cell: str | None) -> tuple[str, str, tuple[str, ...], str | None] | None:
+                place: tuple[str, int] | None) -> tuple[str, str, tuple[str, ...], tuple[str, int] | None] | None:
     if not looks_up_plainly(fun):  # a callable object of the kind inspect has no source for, its lookups never run
         wrapped = inspect.getattr_static(fun, "__wrapped__", None)  # jax.custom_jvp/custom_vjp: update_wrapper's, no code run
         if type(wrapped) is not types.FunctionType:
@@ -395,7 +395,7 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
         if code is None:
             return None
         source = repr((code.co_code, code.co_consts, code.co_names))
-    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms, cell
+    return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms, place
 
 
 def _lambda_column(fun: Any) -> int | None:
@@ -496,8 +496,8 @@ class Registry:
 
         The status is ``"known"`` (seen before), ``"new"``, ``"same_source"``
         (a new object with the qualified name and source of one seen before,
-        for a lambda of the same cell where ``line_place`` names the front end's
-        cells) or ``"after_clear"`` (its cache was cleared through jaxshow).
+        for a lambda of the same line of the same cell where ``line_place`` names
+        the front end's cells) or ``"after_clear"`` (its cache was cleared through jaxshow).
         """
         carried = _carried(fun, debug_info, key)
         with self._lock:
