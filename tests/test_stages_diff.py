@@ -195,6 +195,22 @@ def test_lambdas_moved_down_by_an_edit_of_their_cell_are_each_compared_with_thei
         (f"In[{first}]:2", f"In[{first + 1}]:3", [[]] * 3), (f"In[{first}]:3", f"In[{first + 1}]:4", [[]] * 3)]
 
 
+def test_a_function_of_another_module_with_the_same_name_is_no_earlier_version_of_it(shell, tmp_path, monkeypatch):
+    """Two modules' jitted step: the second was compared with the first ('--diff step: In[2]:2 → In[3]:2', sin against
+    mul), as if one were an earlier compile of the other. A function is compared with the last compile of its name in
+    its own file (in any cell, for a cell's: a cell that defines the name anew replaces it)."""
+    for name, body in (("stepa", "jnp.sin(v)"), ("stepb", "v * 7")):
+        (tmp_path / f"{name}.py").write_text(f"import jax, jax.numpy as jnp\n@jax.jit\ndef step(v):\n    return {body}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run_captured(shell, "import stepa, stepb")
+    _diff(shell, "%%jaxstages --diff -o rep\ny = stepa.step(jnp.ones(3))")
+    diff, _ = _diff(shell, "%%jaxstages --diff -o rep\ny = stepb.step(jnp.ones(3))")
+    assert diff.previous_missing.startswith("no earlier compile of step in this session"), diff
+    diff, _ = _diff(shell, "%%jaxstages --diff -o rep\ny = stepa.step(jnp.ones(4))")
+    assert _changed(diff.texts[0]) == ["-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+                                      "+{ lambda ; a:f32[4]. let b:f32[4] = sin a in (b,) }"]
+
+
 def test_without_diff_nothing_is_compared(shell):
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(3), 2)")
     run_captured(shell, "%%jaxstages -o rep\ny = f(jnp.ones(4), 2)")

@@ -593,6 +593,11 @@ def _profiled_body(frame: Any) -> bool:
             and caller.f_globals.get("__name__") in ("cProfile", "profile"))
 
 
+def names_a_cell(shell: Any, where: str) -> bool:
+    """Whether ``where`` is one of the shell's cell files or a cell's label (``In[5]``)."""
+    return _CELL_LABEL.fullmatch(where) is not None or cell_label(shell, where) is not None
+
+
 def is_cell_file(shell: Any) -> Callable[[str], bool]:
     """A test for "this file name is one of the shell's cells" (cheap: a dict lookup)."""
     return lambda filename: cell_label(shell, filename) is not None

@@ -23,7 +23,8 @@ from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import cell_label, cell_line, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics, unregister_events
+from jaxshow.cellrun import (cell_label, cell_line, label_cells, names_a_cell, run_cell, run_magic_cell, stacked_magic, unhooked_magics,
+                              unregister_events)
 from jaxshow.magic_args import (
     GivenOnce,
     bare_name,
@@ -255,11 +256,7 @@ class StagesMagics(Magics):
         """Each report against the previous compile of its function (when ``shown``); the compiles are kept for later cells."""
         diffs = []
         for report in reports:
-            key = report.wrapper.qualname
-            if "<lambda>" in key and (where := report.wrapper.defined_at) is not None:  # every lambda has that name: each by its line
-                # an edited cell run again is named anew (In[6]), and a line added above moves the lambda: its place stays
-                place = self.line_place(where.file, where.line)
-                key = f"{key} at {where.file}:{where.line}" if place is None else f"{key} at cell {place[0]}, line #{place[1]}"
+            key = self._compile_key(report.wrapper.qualname, report.wrapper.defined_at)
             previous = self._compiles.get(key)
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))
@@ -269,6 +266,17 @@ class StagesMagics(Magics):
                 while len(self._compiles) > max(self.diff_functions_kept, 0):
                     self._compiles.popitem(last=False)
         return tuple(diffs)
+
+    def _compile_key(self, qualname: str, where: SourceLocation | None) -> str:
+        """Which earlier compile a function's is compared with: the last one of its name in its file, in any cell for a
+        cell's (a cell that defines the name anew replaces it); a lambda's, at its place, since every lambda has that name."""
+        if where is None:
+            return qualname
+        if "<lambda>" in qualname:
+            # an edited cell run again is named anew (In[6]), and a line added above moves the lambda: its place stays
+            place = self.line_place(where.file, where.line)
+            return f"{qualname} at {where.file}:{where.line}" if place is None else f"{qualname} at cell {place[0]}, line #{place[1]}"
+        return qualname if names_a_cell(self.shell, where.file) else f"{qualname} in {where.file}"
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, self._expand(line))
