@@ -2565,3 +2565,22 @@ def test_a_lambda_on_a_copied_line_is_no_redefinition_of_the_line_above(shell):
         assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
                 f"In[{first}]:{line}): no change") in text
     run_captured(shell, "%jaxcache off")
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_a_lambda_edited_below_an_added_line_and_then_moved_up_keeps_its_place(shell):
+    """An empty line added above a lambda edited in place, then the lambda moved above the other: each read 'first
+    trace of <lambda>', its line paired with the empty line, then taken for an added one. Lines are paired by their
+    text: one moved keeps its place, one changed in place takes the place of the most alike line it replaced."""
+    run_captured(shell, "%jaxcache on")
+    fa, fb = "fa = jax.jit(lambda v: jnp.sin(v)); a = fa(x)", "fb = jax.jit(lambda v: v * 2); b = fb(x)"
+    first = shell.execution_count
+    _run_in_cell(shell, "\n".join([fa, fb]), cell_id="cell-l")
+    text = " ".join(_run_in_cell(shell, "\n".join([fa, "", fb.replace("2", "5")]), cell_id="cell-l").split())
+    assert (f"first trace of a new <lambda>: it replaces the <lambda> defined at In[{first}]:2 that traced before, with "
+            f"other code (a cell that defines <lambda> anew, or an edited cell run again) called at In[{first + 1}]:3") in text
+    text = " ".join(_run_in_cell(shell, "\n".join([fb.replace("2", "5"), fa]), cell_id="cell-l").split())
+    assert f"same name and source as one traced before called at In[{first + 2}]:1 signature traced" in text
+    assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first + 1}]:3, traced at "
+            f"In[{first + 1}]:3): no change") in text
+    run_captured(shell, "%jaxcache off")

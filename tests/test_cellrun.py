@@ -318,3 +318,7 @@ def test_a_line_keeps_its_id_when_its_cell_is_edited():
     assert carried_line_ids(before, (1, 2, 3), before[1:], fresh) == (2, 3)
     assert carried_line_ids(before, (1, 2, 3), ["a = 1", "f = jax.jit(lambda v: v * 3)", before[2]], fresh) == (1, 2, 3)
     assert carried_line_ids([], (), before, fresh) == (11, 12, 13)
+    # an empty line added above a line edited in place, and the lines swapped in the next run
+    after = ["a = 1", "", "f = jax.jit(lambda v: v * 5)", "g = jax.jit(lambda v: v + 1)"]
+    assert carried_line_ids(before, (1, 2, 3), after, fresh) == (1, 14, 2, 3)
+    assert carried_line_ids(after, (1, 14, 2, 3), [after[3], after[2], "1/0"], fresh) == (3, 2, 15)

@@ -233,14 +233,37 @@ class _Run(NamedTuple):
 
 
 def carried_line_ids(before: Sequence[str], ids: Sequence[int], after: Sequence[str], fresh: Iterator[int]) -> tuple[int, ...]:
-    """The ids of a cell's lines ``after`` an edit: a line kept, moved by lines added or removed above it, or changed in
-    place keeps the id of its line ``before`` (whose ids are ``ids``), as an editor's diff pairs them; an added line
-    takes the next id of ``fresh``."""
-    carried = [0] * len(after)
+    """The ids of a cell's lines ``after`` an edit, given its lines ``before`` and their ``ids``.
+
+    A line kept (as ``difflib`` pairs the two texts), moved elsewhere in the
+    cell, or changed in place (the most alike, by half or more, of the lines
+    the edit replaced there) keeps its id; any other line takes the next id of
+    ``fresh``, as does every empty line the edit touched.
+    """
+    carried: list[int | None] = [None] * len(after)
+    blocks, unpaired = [], {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        for k in range(j2 - j1):
-            carried[j1 + k] = ids[i1 + k] if tag in ("equal", "replace") and i1 + k < i2 else next(fresh)
-    return tuple(carried)
+        if tag == "equal":
+            carried[j1:j2] = ids[i1:i2]
+            continue
+        blocks.append((range(i1, i2), range(j1, j2)))
+        for i in range(i1, i2):
+            unpaired.setdefault(before[i], []).append(i)
+    taken = set()
+    for _, new in blocks:  # moved
+        for j in new:
+            if after[j].strip() and unpaired.get(after[j]):
+                i = unpaired[after[j]].pop(0)
+                taken.add(i)
+                carried[j] = ids[i]
+    for old, new in blocks:  # changed in place
+        for j in (j for j in new if carried[j] is None and after[j].strip()):
+            alike = [(difflib.SequenceMatcher(None, before[i], after[j]).ratio(), -i) for i in old if i not in taken]
+            if alike and max(alike)[0] >= 0.5:
+                i = -max(alike)[1]
+                taken.add(i)
+                carried[j] = ids[i]
+    return tuple(next(fresh) if line_id is None else line_id for line_id in carried)
 
 
 def _leading_empty_lines_dropped(lines: list[str]) -> list[str]:
