@@ -232,13 +232,18 @@ class _Run(NamedTuple):
     line_ids: tuple[int, ...]
 
 
+LINES_COMPARED = 200
+"""How many pairs of an old and a new line one run of a cell compares for likeness, at most (about 10 ms)."""
+
+
 def carried_line_ids(before: Sequence[str], ids: Sequence[int], after: Sequence[str], fresh: Iterator[int]) -> tuple[int, ...]:
     """The ids of a cell's lines ``after`` an edit, given its lines ``before`` and their ``ids``.
 
     A line kept (as ``difflib`` pairs the two texts), moved elsewhere in the
     cell, or changed in place (the most alike, by half or more, of the lines
-    the edit replaced there) keeps its id; any other line takes the next id of
-    ``fresh``, as does every empty line the edit touched.
+    the edit replaced there, in blocks of at most :data:`LINES_COMPARED` pairs
+    all told) keeps its id; any other line takes the next id of ``fresh``, as
+    does every empty line the edit touched.
     """
     carried: list[int | None] = [None] * len(after)
     blocks, unpaired = [], {}
@@ -256,7 +261,11 @@ def carried_line_ids(before: Sequence[str], ids: Sequence[int], after: Sequence[
                 i = unpaired[after[j]].pop(0)
                 taken.add(i)
                 carried[j] = ids[i]
-    for old, new in blocks:  # changed in place
+    budget = LINES_COMPARED
+    for old, new in blocks:  # changed in place: a few lines edited, not a cell rewritten (a paste would cost seconds)
+        if len(old) * len(new) > budget:
+            continue
+        budget -= len(old) * len(new)
         for j in (j for j in new if carried[j] is None and after[j].strip()):
             alike = [(difflib.SequenceMatcher(None, before[i], after[j]).ratio(), -i) for i in old if i not in taken]
             if alike and max(alike)[0] >= 0.5:
