@@ -26,6 +26,7 @@ from shellrun import run_captured
 
 LIBRARY = '''
 import functools
+import typing
 import jax
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
@@ -158,6 +159,22 @@ def doubled(x):
 
 def halve(x):
     return x / 2
+
+
+class Transformed(typing.NamedTuple):
+    apply: object
+
+
+def transform(fn):
+    """Like haiku's hk.transform: a function of the library's made per user function, which closes over it, kept in a
+    named tuple that the next layer (hk.without_apply_rng) closes over in turn."""
+    def inner_apply(params, x):
+        return fn(x) * params
+    inner = Transformed(inner_apply)
+
+    def apply_fn(params, x):
+        return inner.apply(params, x)
+    return Transformed(apply_fn)
 
 
 class Linear:
@@ -950,3 +967,28 @@ def test_a_hit_of_a_jit_of_jaxs_function_or_a_librarys_object_names_its_row(shel
     assert [(f.qualname, f.defined_at, f.calls, f.hits) for f in shell.user_ns["rep"].functions] == [
         ("jit(tan)", f"{code.co_filename}:{code.co_firstlineno}", 1, 1),
         ("Linear", f"{fakelib.__file__}:{fakelib.Linear.__call__.__code__.co_firstlineno}", 1, 1)]
+
+
+def test_a_librarys_function_made_per_user_function_is_told_by_the_one_it_wraps(shell):
+    # haiku (jax 0.10.2): jax.jit(hk.without_apply_rng(hk.transform(seq)).apply) after the same of another model fwd read
+    # under %jaxcache 're-defined function (made anew inside without_apply_rng): apply_fn is a new function object with
+    # the same name and source as one traced before ... make the jitted function once, outside without_apply_rng', with a
+    # jaxpr diff against fwd's model: haiku's apply_fn is one function per model, told apart by the model it closes over.
+    _define(shell, "def fwd(v):\n    return v + 1\n")
+    _define(shell, "def seq(v):\n    return v * 3\n")
+    cells = ["jax.jit(fakelib.transform(fwd).apply)(2.0, x)", "jax.jit(fakelib.transform(seq).apply)(2.0, x)",
+             "jax.jit(fakelib.transform(fwd).apply)(2.0, x)"]
+    misses = []
+    for cell in cells:
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, cap.stderr
+        [row] = shell.user_ns["rep"].functions
+        misses.append((row.function, row.misses[0].category, row.misses[0].summary))
+    assert misses == [
+        ("apply_fn", "never_seen", "first trace of apply_fn"),
+        ("apply_fn", "never_seen", "first trace of apply_fn"),
+        ("apply_fn", "redefined", "apply_fn is a new function object with the same name and source as "
+                                                     "one traced before: it is defined inside transform, which makes it anew "
+                                                     "each time it runs its definition (each call, each pass of a loop); make "
+                                                     "the jitted function once, outside transform"),
+    ]
