@@ -161,6 +161,18 @@ def halve(x):
     return x / 2
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _loop(body, x):
+    return body(x)
+
+
+def run(x):
+    """Like numpyro's fori_collect (MCMC.run): a jitted function of the library's, passed a body it makes anew per run."""
+    def body(v):
+        return v + 1
+    return _loop(body, x)
+
+
 class Transformed(typing.NamedTuple):
     apply: object
 
@@ -992,3 +1004,15 @@ def test_a_librarys_function_made_per_user_function_is_told_by_the_one_it_wraps(
                                                      "each time it runs its definition (each call, each pass of a loop); make "
                                                      "the jitted function once, outside transform"),
     ]
+
+
+def test_a_static_value_a_library_makes_anew_gets_no_advice_to_make_it_once(shell):
+    # numpyro 0.22 (jax 0.10.2): a second MCMC.run read under %jaxcache 'different static arguments: _body_fn: now
+    # <PjitFunction of <function fori_collect.<locals>._body_fn>> (another object), before ... (made anew: make it once,
+    # outside the loop or the model's constructor)': advice about numpyro's own function, made inside numpyro's code.
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.run(x)\ny = fakelib.run(x)")
+    assert result.success, cap.stderr
+    [row] = shell.user_ns["rep"].functions
+    miss = row.misses[1]
+    assert (row.function, miss.category, miss.blame is not None) == ("_loop", "static_args", True)
+    assert miss.summary == "body: now <function run.<locals>.body> (another object), before <function run.<locals>.body>"

@@ -194,7 +194,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
                              written=record.written(record.name), reloaded=reloaded, made_in=made_in,
-                             cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker),
+                             cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker, blamed=blame is not None),
         changes=changes,
         evidence=evidence,
         evidence_source=source,
