@@ -173,6 +173,12 @@ def run(x):
     return _loop(body, x)
 
 
+def looped(x):
+    """Like blackjax's window_adaptation.run: an eager jax.lax.scan whose body calls the library's own jitted function."""
+    step = jax.jit(lambda w: w + 1)
+    return jax.lax.scan(lambda c, _: (step(c), None), x, None, length=2)[0]
+
+
 class Transformed(typing.NamedTuple):
     apply: object
 
@@ -1016,3 +1022,18 @@ def test_a_static_value_a_library_makes_anew_gets_no_advice_to_make_it_once(shel
     miss = row.misses[1]
     assert (row.function, miss.category, miss.blame is not None) == ("_loop", "static_args", True)
     assert miss.summary == "body: now <function run.<locals>.body> (another object), before <function run.<locals>.body>"
+
+
+def test_a_librarys_traces_inside_an_eager_loop_are_not_said_to_be_inside_traces_above(shell):
+    # blackjax 1.7 (jax 0.10.2): window_adaptation(...).run, an eager jax.lax.scan over blackjax's jitted steps, read
+    # '%jaxcache — no jitted function of yours was traced ...' and then '24 traces of libraries' own jitted functions made
+    # inside the traces above (24 blackjax)': no trace was above; they were made inside the scan's body.
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.looped(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    if _jax_compat.JAX_VERSION[:2] < (0, 9):  # jax 0.7-0.8 trace a loop body outside the tracing cache jaxshow watches
+        assert [f.function for f in rep.functions] == ["<lambda>"] and not any("inside" in n for n in rep.notes)
+        return
+    assert rep.functions == ()
+    assert ("1 trace of libraries' own jitted functions made inside the body of an eager jax.lax.scan (1 fakelib): "
+            "part of those traces and compiled with them; not shown") in rep.notes
