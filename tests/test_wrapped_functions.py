@@ -26,6 +26,7 @@ from shellrun import run_captured
 
 LIBRARY = '''
 import functools
+import typing
 import jax
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
@@ -158,6 +159,40 @@ def doubled(x):
 
 def halve(x):
     return x / 2
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _loop(body, x):
+    return body(x)
+
+
+def run(x):
+    """Like numpyro's fori_collect (MCMC.run): a jitted function of the library's, passed a body it makes anew per run."""
+    def body(v):
+        return v + 1
+    return _loop(body, x)
+
+
+def looped(x):
+    """Like blackjax's window_adaptation.run: an eager jax.lax.scan whose body calls the library's own jitted function."""
+    step = jax.jit(lambda w: w + 1)
+    return jax.lax.scan(lambda c, _: (step(c), None), x, None, length=2)[0]
+
+
+class Transformed(typing.NamedTuple):
+    apply: object
+
+
+def transform(fn):
+    """Like haiku's hk.transform: a function of the library's made per user function, which closes over it, kept in a
+    named tuple that the next layer (hk.without_apply_rng) closes over in turn."""
+    def inner_apply(params, x):
+        return fn(x) * params
+    inner = Transformed(inner_apply)
+
+    def apply_fn(params, x):
+        return inner.apply(params, x)
+    return Transformed(apply_fn)
 
 
 class Linear:
@@ -950,3 +985,55 @@ def test_a_hit_of_a_jit_of_jaxs_function_or_a_librarys_object_names_its_row(shel
     assert [(f.qualname, f.defined_at, f.calls, f.hits) for f in shell.user_ns["rep"].functions] == [
         ("jit(tan)", f"{code.co_filename}:{code.co_firstlineno}", 1, 1),
         ("Linear", f"{fakelib.__file__}:{fakelib.Linear.__call__.__code__.co_firstlineno}", 1, 1)]
+
+
+def test_a_librarys_function_made_per_user_function_is_told_by_the_one_it_wraps(shell):
+    # haiku (jax 0.10.2): jax.jit(hk.without_apply_rng(hk.transform(seq)).apply) after the same of another model fwd read
+    # under %jaxcache 're-defined function (made anew inside without_apply_rng): apply_fn is a new function object with
+    # the same name and source as one traced before ... make the jitted function once, outside without_apply_rng', with a
+    # jaxpr diff against fwd's model: haiku's apply_fn is one function per model, told apart by the model it closes over.
+    _define(shell, "def fwd(v):\n    return v + 1\n")
+    _define(shell, "def seq(v):\n    return v * 3\n")
+    cells = ["jax.jit(fakelib.transform(fwd).apply)(2.0, x)", "jax.jit(fakelib.transform(seq).apply)(2.0, x)",
+             "jax.jit(fakelib.transform(fwd).apply)(2.0, x)"]
+    misses = []
+    for cell in cells:
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, cap.stderr
+        [row] = shell.user_ns["rep"].functions
+        misses.append((row.function, row.misses[0].category, row.misses[0].summary))
+    assert misses == [
+        ("apply_fn", "never_seen", "first trace of apply_fn"),
+        ("apply_fn", "never_seen", "first trace of apply_fn"),
+        ("apply_fn", "redefined", "apply_fn is a new function object with the same name and source as "
+                                                     "one traced before: it is defined inside transform, which makes it anew "
+                                                     "each time it runs its definition (each call, each pass of a loop); make "
+                                                     "the jitted function once, outside transform"),
+    ]
+
+
+def test_a_static_value_a_library_makes_anew_gets_no_advice_to_make_it_once(shell):
+    # numpyro 0.22 (jax 0.10.2): a second MCMC.run read under %jaxcache 'different static arguments: _body_fn: now
+    # <PjitFunction of <function fori_collect.<locals>._body_fn>> (another object), before ... (made anew: make it once,
+    # outside the loop or the model's constructor)': advice about numpyro's own function, made inside numpyro's code.
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.run(x)\ny = fakelib.run(x)")
+    assert result.success, cap.stderr
+    [row] = shell.user_ns["rep"].functions
+    miss = row.misses[1]
+    assert (row.function, miss.category, miss.blame is not None) == ("_loop", "static_args", True)
+    assert miss.summary == "body: now <function run.<locals>.body> (another object), before <function run.<locals>.body>"
+
+
+def test_a_librarys_traces_inside_an_eager_loop_are_not_said_to_be_inside_traces_above(shell):
+    # blackjax 1.7 (jax 0.10.2): window_adaptation(...).run, an eager jax.lax.scan over blackjax's jitted steps, read
+    # '%jaxcache — no jitted function of yours was traced ...' and then '24 traces of libraries' own jitted functions made
+    # inside the traces above (24 blackjax)': no trace was above; they were made inside the scan's body.
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakelib.looped(x)")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    if _jax_compat.JAX_VERSION[:2] < (0, 9):  # jax 0.7-0.8 trace a loop body outside the tracing cache jaxshow watches
+        assert [f.function for f in rep.functions] == ["<lambda>"] and not any("inside" in n for n in rep.notes)
+        return
+    assert rep.functions == ()
+    assert ("1 trace of libraries' own jitted functions made inside the body of an eager jax.lax.scan (1 fakelib): "
+            "part of those traces and compiled with them; not shown") in rep.notes

@@ -28,7 +28,7 @@ import collections
 import functools
 import os
 import types
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.sources import is_jax_file, is_user_file
@@ -92,6 +92,23 @@ def closure_function(fun: Any) -> types.FunctionType | None:
     Only JAX's own functions are opened: their closure cells, ``__wrapped__`` and
     ``functools.partial.func``; a library's function or any other object is not.
     """
+    return _closed_over(fun, is_jax_file, tuples=False)
+
+
+def library_closure_function(fun: Any) -> types.FunctionType | None:
+    """The user's function that ``fun``, a library's closure, closes over: the ``fwd`` in haiku's
+    ``hk.transform(fwd).apply``, through the library's own closures and the named tuples it keeps them in.
+
+    What identifies a function the library makes anew for each function of the user's, though its name and
+    source are the library's. Only functions in a library's or JAX's files and plain tuples (named tuples
+    included, read as tuples) are opened; no other object, and no code of the user's runs.
+    """
+    return _closed_over(fun, lambda filename: not is_user_file(filename), tuples=True)
+
+
+def _closed_over(fun: Any, opened: Callable[[str], bool], *, tuples: bool) -> types.FunctionType | None:
+    """The first function in a user's file among what ``fun`` closes over, opening the functions whose file is
+    ``opened`` (and tuples, if ``tuples``), at most :data:`MAX_CLOSURE_OBJECTS` objects."""
     pending = collections.deque([fun])
     for _ in range(MAX_CLOSURE_OBJECTS):
         if not pending:
@@ -100,12 +117,15 @@ def closure_function(fun: Any) -> types.FunctionType | None:
         if type(value) is functools.partial:
             pending.append(value.func)
             continue
+        if tuples and isinstance(value, tuple):
+            pending.extend(tuple.__iter__(value))
+            continue
         if type(value) is not types.FunctionType:
             continue
         filename = value.__code__.co_filename
         if value is not fun and is_user_file(filename):
             return value
-        if not is_jax_file(filename):
+        if not opened(filename):
             continue
         if "__wrapped__" in value.__dict__:
             pending.append(value.__dict__["__wrapped__"])

@@ -184,7 +184,7 @@ def retrace_message(miss: CacheMiss, allowed: int) -> str:
     lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
              f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): "
              f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in, miss.made_by)}"]
-    lines += [f"  {change_line(miss.category, c)}" for c in miss.changes] or [f"  {miss.summary}"]
+    lines += [f"  {change_line(miss.category, c, miss.blame is not None)}" for c in miss.changes] or [f"  {miss.summary}"]
     if miss.blame is not None:
         b = miss.blame
         effect = b.effect(miss.category, miss.changes)

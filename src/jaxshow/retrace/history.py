@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import looks_up_plainly
-from jaxshow.capture.carried import carried_function, closure_function, library_file
+from jaxshow.capture.carried import carried_function, closure_function, library_closure_function, library_file
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import JIT_TYPE, is_jax_type, library_wrapped, parameter_names
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
@@ -143,7 +143,7 @@ class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
     __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "made_by", "traced_by_maker",
-                 "inner_ref", "transforms", "parameters",
+                 "inner_ref", "closes_over", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
                  "defines", "__weakref__")
@@ -175,6 +175,14 @@ class _FunctionRecord:
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms,
                                       self.place)
+        closed = library_closure_function(inner) if carried is None and type(inner) is types.FunctionType and library_file(
+            inner.__code__.co_filename) else None
+        self.closes_over = (closed.__code__.co_filename, closed.__qualname__) if closed is not None else None
+        """The user's function a library's closure closes over (``hk.transform(fwd).apply``: ``fwd``): the library makes
+        one such function per function of the user's, so a new one around another is no re-definition of it."""
+        if closed is not None and self.source_key is not None and (own := _source_key(closed, closed.__qualname__, (), None)):
+            digest = hashlib.sha1(f"{self.source_key[1]} {own[1]}".encode()).hexdigest()
+            self.source_key = (self.source_key[0], digest, *self.source_key[2:])
         self.made_by = _made_by(fun)
         self.traced_by_maker = self.made_by is not None and _maker_running(fun)
         """A wrapper whose maker, a JAX function, made and traced it in one call (``saved_residuals``): no code of the
@@ -572,6 +580,8 @@ class Registry:
             return None
         cell = is_cell_file(record.defined_in)
         where: tuple[Any, ...] = ("<cell>" if cell else record.defined_in, record.qualname, record.transforms)
+        if record.closes_over is not None:  # hk.transform(fwd).apply replaces the one around fwd, never the one around seq
+            where += ("<cell>" if is_cell_file(record.closes_over[0]) else record.closes_over[0], record.closes_over[1])
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
             # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell or line.

@@ -186,12 +186,13 @@ def value_change(where: str, now: str, before: str) -> ArgChange:
     return ArgChange(where, *changed_texts(*map(stable_text, _changed_parts(now, before))))
 
 
-def change_line(category: MissCategory, change: ArgChange) -> str:
+def change_line(category: MissCategory, change: ArgChange, blamed: bool = False) -> str:
     """``x: now f32[4], before f32[3]``; a static value or pytree metadata whose two values print alike (now and
     before the same: :data:`EQUAL_AS_PRINTED`, or the part that is another object, as ``classify`` names it) says so;
-    one that prints as before but for its address (:data:`ANOTHER_OBJECT`) gets :data:`MADE_ANEW`."""
+    one that prints as before but for its address (:data:`ANOTHER_OBJECT`) gets :data:`MADE_ANEW`, unless ``blamed``:
+    a library passed it (numpyro's ``fori_collect`` makes its ``_body_fn`` anew per run), which no code of the user's makes."""
     if change.now != change.before or category not in ("static_args", "input_pytree"):
-        made_anew = change.now.endswith(ANOTHER_OBJECT) and category in ("static_args", "input_pytree")
+        made_anew = change.now.endswith(ANOTHER_OBJECT) and category in ("static_args", "input_pytree") and not blamed
         return f"{change.where}: now {change.now}, before {change.before}" + (f" ({MADE_ANEW})" if made_anew else "")
     if change.now == EQUAL_AS_PRINTED:
         return (f"{change.where}: {EQUAL_AS_PRINTED}: an attribute compared by identity, such as a functools.partial or a "
@@ -304,7 +305,7 @@ def input_path_name(path: str) -> str:
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
                  source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
                  written: str | None = None, reloaded: bool = False, made_in: str | None = None, cleared: str | None = None,
-                 traced_by_maker: bool = False) -> str:
+                 traced_by_maker: bool = False, blamed: bool = False) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
@@ -315,6 +316,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     ``made_in``: a ``redefined`` function defined inside that function, whose every call makes it anew.
     ``cleared``: what emptied the cache of a function traced before, for a first trace since (``%jaxcache clear emptied its cache``).
     ``traced_by_maker``: the wrapper ``made_by`` names was made and traced in one call of it (``saved_residuals``).
+    ``blamed``: a library's code passed the arguments (:func:`change_line`).
     """
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
@@ -339,7 +341,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
         return _type_changes(changes)
     if changes:
         moved = [c.where for c in changes if {c.now, c.before} == {BY_POSITION, BY_KEYWORD}]
-        return "; ".join(change_line(category, c) for c in changes) + (
+        return "; ".join(change_line(category, c, blamed) for c in changes) + (
             f" (JAX keys a call by how its arguments are passed: pass {', '.join(moved)} the same way each time)" if moved else "")
     if category == "tracing_context":
         return "a config option or context manager differs from every earlier trace"

@@ -194,7 +194,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
                              written=record.written(record.name), reloaded=reloaded, made_in=made_in,
-                             cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker),
+                             cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker, blamed=blame is not None),
         changes=changes,
         evidence=evidence,
         evidence_source=source,
@@ -483,9 +483,9 @@ class Session(_jax_compat.TraceProbe):
         """Each jaxpr traced in the session, not kept alive: a ``Lowered`` compiled from one is on its function's row."""
         self._compiled_calls: dict[tuple[str, str | None], int] = {}
         """Direct calls of the user's ``jax.stages.Compiled`` objects, by function name and definition."""
-        self._nested_library_traces: dict[str, int] = {}
-        """Traces of a library's functions made inside another trace, by library (equinox's and diffrax's inside
-        diffeqsolve): part of the enclosing trace, counted in one note."""
+        self._nested_library_traces: dict[tuple[str, str], int] = {}
+        """Traces of a library's functions made inside another trace, by where (:func:`_enclosing_trace`) and library
+        (equinox's and diffrax's inside diffeqsolve): part of the enclosing trace, counted in one note per where."""
         self._local = threading.local()
         self._lock = threading.Lock()
         self._open: dict[int, list[_Frame]] = {}
@@ -619,8 +619,9 @@ class Session(_jax_compat.TraceProbe):
                     self._library_traces[library] = self._library_traces.get(library, 0) + 1
             elif missed and stack and frame.librarys:
                 library = package_of(frame.debug_info.func_filename)
+                where = (_enclosing_trace(stack[0]), library)
                 with self._lock:
-                    self._nested_library_traces[library] = self._nested_library_traces.get(library, 0) + 1
+                    self._nested_library_traces[where] = self._nested_library_traces.get(where, 0) + 1
             elif recorded:
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
@@ -882,10 +883,11 @@ class Session(_jax_compat.TraceProbe):
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
                          f"jax.make_jaxpr or .trace() ({_by_library(self._library_traces)}), which compile nothing "
                          "(flax linen and equinox check shapes so); not shown")
-        if self._nested_library_traces:
-            count = sum(self._nested_library_traces.values())
-            notes.append(f"{count} trace{'s' if count > 1 else ''} of libraries' own jitted functions made inside the traces "
-                         f"above ({_by_library(self._nested_library_traces)}): part of those traces and compiled with them; not shown")
+        for inside in dict.fromkeys(where for where, _ in self._nested_library_traces):
+            by_library = {library: n for (where, library), n in self._nested_library_traces.items() if where == inside}
+            count = sum(by_library.values())
+            notes.append(f"{count} trace{'s' if count > 1 else ''} of libraries' own jitted functions made inside {inside} "
+                         f"({_by_library(by_library)}): part of those traces and compiled with them; not shown")
         if self._positional_context or any(c.where.startswith(CONTEXT_POSITION) for f in functions for m in f.misses for c in m.changes):
             notes.append(
                 f"jax {jax.__version__} does not name the config option behind a tracing-context change; "
@@ -972,6 +974,23 @@ def helpers_note(modules: list[str]) -> str:
 def _by_library(counts: dict[str, int]) -> str:
     """``{"equinox": 75, "diffrax": 30}`` -> ``75 equinox, 30 diffrax`` (most first)."""
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+_LAX_BODIES = {"scan": "scan", "fori_loop": "fori_loop", "while_body": "while_loop", "while_cond": "while_loop",
+               "cond": "cond", "switch": "switch"}
+"""JAX's ``traced_for`` of the bodies of ``jax.lax`` loops and branches, and the API each is traced for."""
+
+
+def _enclosing_trace(root: _Frame) -> str:
+    """Where a library's trace inside ``root``'s trace was made, as the note says it: a trace the report lists, or
+    (blackjax's window adaptation) the body of an eager ``jax.lax`` loop, or a library's own shape check."""
+    traced_for = getattr(root.debug_info, "traced_for", "jit")
+    if root.librarys_own:
+        return "libraries' own jax.eval_shape or jax.make_jaxpr traces"
+    if traced_for == "jit":
+        return "the traces above"
+    api = _LAX_BODIES.get(traced_for)
+    return f"the body of an eager jax.lax.{api}" if api else f"JAX's trace for {traced_for}"
 
 
 class _LevelLeases:
