@@ -49,6 +49,20 @@ def test_a_long_stage_that_starts_just_before_the_timer_fires_is_shown_when_it_i
                      "jaxshow: running slower", "jaxshow: slower done", ""]
 
 
+def test_a_quick_call_after_a_long_one_leaves_the_line_as_it_is(shell):
+    """Once the line was up, every later call's stages replaced it at once, however short: blackjax's second jitted step,
+    served from JAX's caches through its Python path, read 'jaxshow: compiling step_fn', then 'step_fn done (tracing
+    0.0 s, lowering 0.0 s, compiling 0.0 s)', stages that took no time or never happened. A later call's stage is shown
+    once it outlasts the threshold, as the first's was."""
+    shell.run_cell("fast = jax.jit(lambda v: v + 1)")
+    shell.run_line_magic("config", "StagesMagics.progress_after_seconds = 0.3")
+    result, cap = run_captured(shell, "%%jaxstages --all\ny = slow(x)\nz = fast(x)\nw = slow(x)")
+    assert result.success
+    texts = [text.split(" (")[0] for _, text in _progress(cap)]
+    assert texts == ["jaxshow: tracing slow", "jaxshow: lowering slow", "jaxshow: compiling slow", "jaxshow: running slow",
+                     "jaxshow: slow done", ""]
+
+
 def test_fast_stages_show_nothing_but_the_report(shell):
     shell.run_cell("fast = jax.jit(lambda v: v + 1)")
     result, cap = run_captured(shell, "%%jaxstages\ny = fast(x)")

@@ -3,8 +3,9 @@
 ``StageProgress`` is handed to a capture as its ``progress`` callback. Nothing
 is shown for a stage that ends within ``after_seconds``; once one runs longer,
 a display shows ``compiling train_step (since 12:03:05)…`` and is updated in
-place as each later stage starts, through its display id, and emptied when the
-cell ends (the report follows). Every display is made in the context
+place as each later stage of that call starts, through its display id, and
+emptied when the cell ends (the report follows). Another call's stage, or a
+later call's, takes the line only once it too outlasts ``after_seconds``. Every display is made in the context
 (``contextvars``) of the cell that opened the capture, so the kernel sends it
 to that cell's output whichever thread makes it: the timer's, or a thread
 that compiles while the cell runs.
@@ -37,6 +38,9 @@ class StageProgress:
         self._stage: tuple[str, str, float] | None = None
         self._done: list[str] = []
         self._display_id: str | None = None
+        self._showing = False
+        """Whether the line shows the stage under way: then the call's next stages replace it at once; another call's
+        (or this one's after it ended) only once it too outlasts ``after_seconds``."""
         self._timer: threading.Timer | None = None
         self._closed = False
         self._context = contextvars.copy_context()
@@ -51,17 +55,15 @@ class StageProgress:
             if self._stage is not None and self._stage[1] == function:
                 self._done.append(f"{self._stage[0]} {self._clock() - self._stage[2]:.1f} s")
             if stage is None:
-                if self._display_id is not None and self._done:
+                if self._showing and self._done:
                     outcome = f"failed while {_DOING.get(failed_in, failed_in)}" if failed_in else "done"
                     self._update(f"jaxshow: {function} {outcome} ({', '.join(self._done)})")
-                self._stage, self._done = None, []
+                self._stage, self._done, self._showing = None, [], False
                 return
             if self._stage is None or self._stage[1] != function:
-                self._done = []
+                self._done, self._showing = [], False
             self._stage = (stage, function, self._clock())
-            if self._display_id is not None:
-                self._show()
-            elif self.after_seconds == 0:
+            if self._showing or self.after_seconds == 0:
                 self._show()
             elif self._timer is None:
                 self._arm(self.after_seconds)
@@ -99,6 +101,7 @@ class StageProgress:
         since = time.strftime("%H:%M:%S", time.localtime(started))
         done = f"; {', '.join(self._done)}" if self._done else ""
         self._update(f"jaxshow: {stage} {function} (since {since}{done})…")
+        self._showing = True
 
     def _update(self, text: str) -> None:
         bundle: dict[str, Any] = {
