@@ -2515,11 +2515,17 @@ def test_another_cells_lambda_of_the_same_text_is_no_redefinition_of_it(shell, m
     assert f"1. never-seen function (first trace): first trace of <lambda>\n       called at In[{first + 1}]:{line}\n" in text
     assert "re-defined" not in text and "previous definition" not in text
     text = " ".join(_run_in_cell(shell, magic + "y = jax.jit(lambda v: v * 2)(x)", cell_id="cell-x").split())
-    assert ("1. re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
-            f"same name and source as one traced before called at In[{first + 2}]:{line}") in text
-    assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
-            f"In[{first}]:{line}): no change") in text
+    _assert_lambda_redefined(text, f"In[{first + 2}]:{line}", f"In[{first}]:{line}")
     run_captured(shell, "%jaxcache off")
+
+
+def _assert_lambda_redefined(text, called_at, defined_at):
+    """``text`` (whitespace folded) says a re-defined lambda called at ``called_at`` was diffed, with no change, against
+    the lambda ``defined_at`` that traced there."""
+    assert (f"re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the same "
+            f"name and source as one traced before called at {called_at}") in text
+    assert (f"jaxpr against the previous definition of <lambda> (defined at {defined_at}, traced at {defined_at}): "
+            "no change") in text
 
 
 @pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
@@ -2534,10 +2540,7 @@ def test_a_lambda_moved_down_by_an_edit_of_its_cell_is_compared_with_itself(shel
     _run_in_cell(shell, "\n".join(lines), cell_id="cell-l")
     text = " ".join(_run_in_cell(shell, "\n".join(["c = 1", *lines]), cell_id="cell-l").split())
     for line in (1, 2):
-        assert (f"re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
-                f"same name and source as one traced before called at In[{first + 1}]:{line + 1}") in text
-        assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
-                f"In[{first}]:{line}): no change") in text
+        _assert_lambda_redefined(text, f"In[{first + 1}]:{line + 1}", f"In[{first}]:{line}")
     assert "mul" not in text and "sin" not in text
     text = " ".join(_run_in_cell(shell, "\n".join(["c = 1", lines[0].replace("sin", "cos"), lines[1]]),
                                  cell_id="cell-l").split())
@@ -2560,10 +2563,7 @@ def test_a_lambda_on_a_copied_line_is_no_redefinition_of_the_line_above(shell):
     assert "re-defined" not in text
     text = " ".join(_run_in_cell(shell, cell, cell_id="cell-d").split())
     for line in (1, 2):
-        assert (f"re-defined function (re-run cell or definition in a loop): <lambda> is a new function object with the "
-                f"same name and source as one traced before called at In[{first + 1}]:{line}") in text
-        assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first}]:{line}, traced at "
-                f"In[{first}]:{line}): no change") in text
+        _assert_lambda_redefined(text, f"In[{first + 1}]:{line}", f"In[{first}]:{line}")
     run_captured(shell, "%jaxcache off")
 
 
