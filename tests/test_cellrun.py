@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import re
 
+import IPython
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -338,3 +339,18 @@ def test_a_rewritten_cells_lines_are_new_lines_without_comparing_each_pair():
     assert carried_line_ids(before, tuple(range(30)), after, count(100)) == tuple(range(100, 130))
     edited = before[:5] + after[5:7] + before[7:]  # one block of 2 x 2 pairs
     assert carried_line_ids(before, tuple(range(30)), edited, count(100)) == tuple(range(30))
+
+
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_the_cell_runs_that_keep_their_ids_are_the_last_ones(ip, monkeypatch):
+    """Each run of a cell kept its cell's and lines' ids for good: a notebook driven in a loop of cells grew it without end."""
+    from jaxshow import cellrun
+
+    monkeypatch.setattr(cellrun, "RUNS_KEPT", 3)
+    runner = ip._jaxshow_installation.runner
+    first = ip.execution_count
+    for n in range(5):
+        assert ip.run_cell(f"v{n} = {n}", store_history=True, cell_id=f"cell-{n}").success
+    labels = [f"In[{first + n}]" for n in range(5)]
+    assert [runner.line_place(label, 1) is not None for label in labels] == [False, False, True, True, True]
+    assert runner.line_place(labels[4], 1)[0] == "cell-4"

@@ -174,6 +174,8 @@ class CellRunner:
             self._last_ended = max(self._last_ended, number)
             if run is not None:
                 self._runs[number] = run
+                if len(self._runs) > RUNS_KEPT:
+                    del self._runs[next(iter(self._runs))]
         if self._active is None or ending != self._owner:
             return
         ran = getattr(result, "error_before_exec", None) is None
@@ -231,6 +233,10 @@ class _Run(NamedTuple):
     cell_id: str
     line_ids: tuple[int, ...]
 
+
+RUNS_KEPT = 5000
+"""How many cell runs keep their ids (:meth:`CellRunner.line_place`): a function defined in an older one is said to be
+in no cell the front end named, as in a terminal."""
 
 LINES_COMPARED = 200
 """How many pairs of an old and a new line one run of a cell compares for likeness, at most (about 10 ms)."""
