@@ -354,3 +354,4 @@ def test_the_cell_runs_that_keep_their_ids_are_the_last_ones(ip, monkeypatch):
     labels = [f"In[{first + n}]" for n in range(5)]
     assert [runner.line_place(label, 1) is not None for label in labels] == [False, False, True, True, True]
     assert runner.line_place(labels[4], 1)[0] == "cell-4"
+    assert list(runner._last_lines) == ["cell-2", "cell-3", "cell-4"]  # the cells' last texts, as many

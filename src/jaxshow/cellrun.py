@@ -184,9 +184,11 @@ class CellRunner:
     def _run(self, cell_id: str, raw: str) -> _Run:
         """The run of cell ``cell_id`` starting with text ``raw``: its lines' ids carried over from the cell's last run."""
         lines = _leading_empty_lines_dropped(raw.splitlines())
-        before, ids = self._last_lines.get(cell_id, ([], ()))
+        before, ids = self._last_lines.pop(cell_id, ([], ()))
         line_ids = carried_line_ids(before, ids, lines, self._line_ids)
-        self._last_lines[cell_id] = (lines, line_ids)
+        self._last_lines[cell_id] = (lines, line_ids)  # the cells run last kept, as the runs are
+        if len(self._last_lines) > RUNS_KEPT:
+            del self._last_lines[next(iter(self._last_lines))]
         return _Run(cell_id, line_ids)
 
     def _finish(self, error: BaseException | None, *, ran: bool = True, mid_cell: bool = False) -> None:
@@ -235,8 +237,8 @@ class _Run(NamedTuple):
 
 
 RUNS_KEPT = 5000
-"""How many cell runs keep their ids (:meth:`CellRunner.line_place`): a function defined in an older one is said to be
-in no cell the front end named, as in a terminal."""
+"""How many cell runs keep their ids (:meth:`CellRunner.line_place`), and how many cells their last text: a function
+defined in an older run is said to be in no cell the front end named, as in a terminal."""
 
 LINES_COMPARED = 200
 """How many pairs of an old and a new line one run of a cell compares for likeness, at most (about 10 ms)."""
