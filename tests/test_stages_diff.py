@@ -195,6 +195,28 @@ def test_lambdas_moved_down_by_an_edit_of_their_cell_are_each_compared_with_thei
         (f"In[{first}]:2", f"In[{first + 1}]:3", [[]] * 3), (f"In[{first}]:3", f"In[{first + 1}]:4", [[]] * 3)]
 
 
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_run_all_again_compares_each_cells_function_with_that_cells_own_earlier_compile(shell):
+    """Two cells each define and call a jitted f, and the notebook runs twice ("Run All"): the first cell's f was
+    compared with the second cell's ('--diff f: In[3]:5 → In[4]:5' with '-mul a 2.0' '+sin a'), another function.
+    Each is compared with its own cell's earlier compile; a cell that defines f anew still replaces the last one."""
+    cells = [("cell-a", "@jax.jit\ndef f(x):\n    return jnp.sin(x)\ny = f(jnp.ones(3))"),
+             ("cell-b", "@jax.jit\ndef f(x):\n    return x * 2\ny = f(jnp.ones(3))")]
+    first, seen = shell.execution_count, []
+    for _ in range(2):
+        for cell_id, body in cells:
+            with capture_output() as cap:
+                assert shell.run_cell("%%jaxstages --diff -o rep\n" + body, store_history=True, cell_id=cell_id).success
+            seen.append([line for line in cap.outputs[-1].data["text/plain"].splitlines() if line.startswith("--diff")
+                         or line.lstrip().startswith(("-{", "+{"))])
+    assert seen == [["--diff f: nothing to compare"],
+                    [f"--diff f: In[{first}]:5 → In[{first + 1}]:5",
+                     "    -{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
+                     "    +{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }"],
+                    [f"--diff f: In[{first}]:5 → In[{first + 2}]:5: no change"],
+                    [f"--diff f: In[{first + 1}]:5 → In[{first + 3}]:5: no change"]]
+
+
 def test_a_function_of_another_module_with_the_same_name_is_no_earlier_version_of_it(shell, tmp_path, monkeypatch):
     """Two modules' jitted step: the second was compared with the first ('--diff step: In[2]:2 → In[3]:2', sin against
     mul), as if one were an earlier compile of the other. A function is compared with the last compile of its name in

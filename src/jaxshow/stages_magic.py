@@ -87,7 +87,8 @@ class StagesMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._open: _OpenCell | None = None
-        self._compiles: OrderedDict[str, StagesReport] = OrderedDict()
+        self._compiles: OrderedDict[str, tuple[str | None, StagesReport]] = OrderedDict()
+        """The last compile of each function, by its own key, with its name's key (:meth:`_compile_keys`)."""
         self._expanded: tuple[str, str] | None = None
         """This cell's magic line and the line with ``{expr}``/``$name`` filled; forgotten when the cell ends."""
         self.line_place: Callable[[str, int], tuple[str, int] | None] = lambda where, line: None
@@ -256,27 +257,34 @@ class StagesMagics(Magics):
         """Each report against the previous compile of its function (when ``shown``); the compiles are kept for later cells."""
         diffs = []
         for report in reports:
-            key = self._compile_key(report.wrapper.qualname, report.wrapper.defined_at)
-            previous = self._compiles.get(key)
+            own, name = self._compile_keys(report.wrapper.qualname, report.wrapper.defined_at)
+            previous = self._compiles[own][1] if own in self._compiles else next(
+                (kept for kept_name, kept in reversed(self._compiles.values()) if name is not None and kept_name == name), None)
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))
             if report.traced is not None and report.error is None and not report.cache_hit:
-                self._compiles[key] = report
-                self._compiles.move_to_end(key)
+                self._compiles[own] = (name, report)
+                self._compiles.move_to_end(own)
                 while len(self._compiles) > max(self.diff_functions_kept, 0):
                     self._compiles.popitem(last=False)
         return tuple(diffs)
 
-    def _compile_key(self, qualname: str, where: SourceLocation | None) -> str:
-        """Which earlier compile a function's is compared with: the last one of its name in its file, in any cell for a
-        cell's (a cell that defines the name anew replaces it); a lambda's, at its place, since every lambda has that name."""
+    def _compile_keys(self, qualname: str, where: SourceLocation | None) -> tuple[str, str | None]:
+        """Which earlier compile a function's is compared with: ``(its own key, its name's key)``.
+
+        Its own earlier compile first: a cell's function at its place as the front end names cells, kept across edits
+        and runs of the cell ("Run All" again compares each cell's ``f`` with that cell's); else the last compile of
+        its name in its file, in any cell for a cell's (a cell that defines the name anew replaces it). A lambda is
+        compared only with its own, since every lambda has that name.
+        """
         if where is None:
-            return qualname
-        if "<lambda>" in qualname:
-            # an edited cell run again is named anew (In[6]), and a line added above moves the lambda: its place stays
-            place = self.line_place(where.file, where.line)
-            return f"{qualname} at {where.file}:{where.line}" if place is None else f"{qualname} at cell {place[0]}, line #{place[1]}"
-        return qualname if names_a_cell(self.shell, where.file) else f"{qualname} in {where.file}"
+            return qualname, qualname
+        in_cell = names_a_cell(self.shell, where.file)
+        place = self.line_place(where.file, where.line) if in_cell else None
+        name = None if "<lambda>" in qualname else qualname if in_cell else f"{qualname} in {where.file}"
+        if place is not None:
+            return f"{qualname} at cell {place[0]}, line #{place[1]}", name
+        return name or f"{qualname} at {where.file}:{where.line}", name
 
     def _parse(self, line: str, cell: str) -> Any:
         args = parse_options(self.jaxstages, self._expand(line))
