@@ -275,6 +275,35 @@ def test_rerun_defining_cell_is_diffed_against_the_previous_definition(shell):
     run_captured(shell, "%jaxcache off")
 
 
+@pytest.mark.skipif(IPython.version_info < (8,), reason="IPython 7 hands pre_run_cell no cell id")
+def test_run_all_again_and_an_edit_compare_each_cells_function_with_that_cells_earlier_definition(shell):
+    """Two cells define f, the notebook runs twice, then the first cell is edited: under %jaxcache on, the first cell's f
+    ('re-defined ... same name and source') was diffed against the second cell's ('against the previous definition of
+    f (defined at In[4]:1 ...): +1 −1 lines'), and the edited one 'replaces the f defined at In[6]:1', the other cell's."""
+    run_captured(shell, "%jaxcache on")
+
+    def run(cell_id, body):
+        with capture_output() as cap:
+            assert shell.run_cell(f"@jax.jit\ndef f(x):\n    return {body}\ny = f(jnp.ones(3))", store_history=True,
+                                  cell_id=cell_id).success
+        return " ".join(cap.outputs[-1].data["text/plain"].split())  # unwrapped
+
+    a = shell.execution_count
+    run("cell-a", "jnp.sin(x)")
+    assert f"first trace of a new f: it replaces the f defined at In[{a}]:1 that traced before" in run("cell-b", "x * 2")
+    text = run("cell-a", "jnp.sin(x)")
+    assert f"f is a new function object with the same name and source as one traced before called at In[{a + 2}]:4 " in text
+    assert f"jaxpr against the previous definition of f (defined at In[{a}]:1, traced at In[{a}]:4): no change" in text
+    text = run("cell-b", "x * 2")
+    assert f"jaxpr against the previous definition of f (defined at In[{a + 1}]:1, traced at In[{a + 1}]:4): no change" in text
+    text = run("cell-a", "jnp.cos(x)")
+    assert (f"first trace of a new f: it replaces the f defined at In[{a + 2}]:1 that traced before, with other code (a "
+            "cell that defines f anew, or an edited cell run again)") in text
+    assert (f"jaxpr against the previous definition of f (defined at In[{a + 2}]:1, traced at In[{a + 2}]:4): +1 −1 lines "
+            "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) } +{ lambda ; a:f32[3]. let b:f32[3] = cos a in (b,) }") in text
+    run_captured(shell, "%jaxcache off")
+
+
 def test_another_lambda_is_not_taken_for_a_lambdas_previous_definition(shell):
     # Found running JAX's array_refs.md under %jaxcache on: two jax.make_jaxpr(lambda: ...) calls of
     # one cell were diffed as "the previous definition of <lambda>", and a re-run cell's lambda, said

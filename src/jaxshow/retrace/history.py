@@ -167,14 +167,15 @@ class _FunctionRecord:
             self.name, self.qualname = carried.__name__, carried.__qualname__
         self.transforms = transforms(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
-        self.place = (line_place(self.defined_in, inner.__code__.co_firstlineno)  # type: ignore[union-attr]
-                      if self.defined_in and self.qualname.rpartition(".")[2] == "<lambda>" else None)
-        """Where this lambda is defined as the front end names cells (``line_place``: the cell's id, and its line's id
-        across edits of the cell), ``None`` for any other function or where the front end names no cell: every lambda is
-        named ``<lambda>``, and another cell's or another line's, even of the same text, is no earlier version of it."""
+        self.place = line_place(self.defined_in, inner.__code__.co_firstlineno) if self.defined_in else None  # type: ignore[union-attr]
+        """Where this function is defined as the front end names cells (``line_place``: the cell's id, and its line's id
+        across edits of the cell), ``None`` outside a cell or where the front end names no cell: another cell's
+        function of the same name is no earlier version of it, nor is another cell's or another line's lambda, even of
+        the same text (every lambda is named ``<lambda>``)."""
+        lambda_place = self.place if self.qualname.rpartition(".")[2] == "<lambda>" else None
         # a functools.partial has no source of its own: a new one of the same function is that function made again
         self.source_key = _source_key(carried or (inner if type(fun) is functools.partial else fun), self.qualname, self.transforms,
-                                      self.place)
+                                      lambda_place)
         closed = library_closure_function(inner) if carried is None and type(inner) is types.FunctionType and library_file(
             inner.__code__.co_filename) else None
         self.closes_over = (closed.__code__.co_filename, closed.__qualname__) if closed is not None else None
@@ -569,8 +570,12 @@ class Registry:
         """The record of the definition ``record`` replaces, if it traced: same qualified name and transformations, same
         file (any cell for a cell).
 
-        A lambda's previous definition is also on the same line and column: the line of the same cell, which keeps its
-        place across edits of the cell, where the front end names cells (:attr:`_FunctionRecord.place`): all lambdas
+        Where the front end names cells (:attr:`_FunctionRecord.place`), a
+        cell's function replaces first the one defined on the same line of the
+        same cell, which keeps its place across edits and runs of the cell
+        ("Run All" again), and only then the last one of its name in any cell
+        (a cell that defines it anew). A lambda's previous definition is only
+        on the same line and column (of the file, or of the cell): all lambdas
         share one name.
 
         ``record`` becomes the definition the next one is compared with. At most
@@ -582,20 +587,27 @@ class Registry:
         where: tuple[Any, ...] = ("<cell>" if cell else record.defined_in, record.qualname, record.transforms)
         if record.closes_over is not None:  # hk.transform(fwd).apply replaces the one around fwd, never the one around seq
             where += ("<cell>" if is_cell_file(record.closes_over[0]) else record.closes_over[0], record.closes_over[1])
+        own: tuple[Any, ...] | None = None
         if record.qualname.rpartition(".")[2] == "<lambda>" and record.defined_at:
             # Every lambda is named <lambda>: only one defined on the same line and column (of the file, or of a
             # cell run again) is taken for its previous definition, never another lambda of the cell or line.
             where += (record.place or record.defined_at.rpartition(":")[2], _lambda_column(record.fun_ref() if record.fun_ref else None))
+        elif record.place is not None:
+            own = (*where, record.place)
         with self._lock:
-            ref = self._definitions.pop(where, None)
-            self._definitions[where] = weakref.ref(record)
+            ref = self._definitions.pop(own, None) if own is not None else None
+            named = self._definitions.pop(where, None)
+            ref = ref if ref is not None else named
+            for key in (where, own) if own is not None else (where,):
+                self._definitions[key] = weakref.ref(record)
             record.defines = True
-            if len(self._definitions) > REGISTRY_LIMIT:
+            while len(self._definitions) > REGISTRY_LIMIT:
                 self._definitions.popitem(last=False)
-        earlier = ref() if ref is not None else None
-        if earlier is None or earlier is record:
-            return None
-        earlier.defines = False  # its jaxpr is let go once used here, if its function is gone (let_go_if_unused)
+            earlier = ref() if ref is not None else None
+            if earlier is None or earlier is record:
+                return None
+            if earlier.place is None or self._definitions.get((*where, earlier.place)) is not ref:
+                earlier.defines = False  # its jaxpr is let go once used here, if its function is gone (let_go_if_unused)
         return earlier if earlier.last_jaxpr is not None else None
 
     def forget(self, fun: Any) -> int:
