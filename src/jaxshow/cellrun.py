@@ -133,10 +133,9 @@ class CellRunner:
         return (run.cell_id, run.line_ids[line - 1]) if run is not None and 0 < line <= len(run.line_ids) else None
 
     def _run_of(self, where: str) -> _Run | None:
-        match = _CELL_LABEL.fullmatch(where) or _CELL_LABEL.fullmatch(cell_label(self.shell, where) or "")
-        if match is None:
+        number = cell_number_of(self.shell, where)
+        if number is None:
             return None
-        number = int(match.group(1))
         if number in self._runs:
             return self._runs[number]
         return self._running_runs[0] if len(self._running_runs) == 1 and number > self._last_ended else None
@@ -633,9 +632,10 @@ def _profiled_body(frame: Any) -> bool:
             and caller.f_globals.get("__name__") in ("cProfile", "profile"))
 
 
-def names_a_cell(shell: Any, where: str) -> bool:
-    """Whether ``where`` is one of the shell's cell files or a cell's label (``In[5]``)."""
-    return _CELL_LABEL.fullmatch(where) is not None or cell_label(shell, where) is not None
+def cell_number_of(shell: Any, where: str) -> int | None:
+    """The number of the shell's cell compiled to file ``where``, or labelled ``where`` (``In[5]``); ``None`` for any other."""
+    match = _CELL_LABEL.fullmatch(where) or _CELL_LABEL.fullmatch(cell_label(shell, where) or "")
+    return int(match.group(1)) if match else None
 
 
 def is_cell_file(shell: Any) -> Callable[[str], bool]:

@@ -23,7 +23,7 @@ from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import (cell_label, cell_line, label_cells, names_a_cell, run_cell, run_magic_cell, stacked_magic, unhooked_magics,
+from jaxshow.cellrun import (cell_label, cell_line, cell_number_of, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics,
                               unregister_events)
 from jaxshow.magic_args import (
     GivenOnce,
@@ -258,8 +258,10 @@ class StagesMagics(Magics):
         diffs = []
         for report in reports:
             own, name = self._compile_keys(report.wrapper.qualname, report.wrapper.defined_at)
-            previous = self._compiles[own][1] if own in self._compiles else next(
-                (kept for kept_name, kept in reversed(self._compiles.values()) if name is not None and kept_name == name), None)
+            if own in self._compiles:
+                previous = self._compiles[own][1]
+            else:  # the last compile of its name; a lambda's name says nothing (None)
+                previous = next((kept for kept_name, kept in reversed(self._compiles.values()) if kept_name == name), None) if name else None
             if shown:
                 diffs.append(stages_diff(previous, report) if previous is not None else no_previous(report))
             if report.traced is not None and report.error is None and not report.cache_hit:
@@ -279,7 +281,7 @@ class StagesMagics(Magics):
         """
         if where is None:
             return qualname, qualname
-        in_cell = names_a_cell(self.shell, where.file)
+        in_cell = cell_number_of(self.shell, where.file) is not None
         place = self.line_place(where.file, where.line) if in_cell else None
         name = None if "<lambda>" in qualname else qualname if in_cell else f"{qualname} in {where.file}"
         if place is not None:
