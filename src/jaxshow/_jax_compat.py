@@ -2617,11 +2617,33 @@ _PULLBACK_MAKERS = {"_lift_linearized": "linearize", "_vjp3_callable": "vjp", "_
 _PULLBACK_WORDS = {"linearize": "jvp", "vjp": "pullback"}
 
 
+class Pullback(NamedTuple):
+    """The function ``jax.vjp(f, …)`` or ``jax.linearize(f, …)`` returns: ``maker`` (``"vjp"``), ``name``
+    (``"vjp(f) pullback"``), and ``f``'s file and first line."""
+    maker: str
+    name: str
+    file: str
+    line: int
+
+
 def pullback_source(fun: Any) -> tuple[str, str, int] | None:
     """``("vjp(f) pullback", f's file, f's first line)`` for the function ``jax.vjp(f, …)`` returns (``linearize(f)
-    jvp`` for ``jax.linearize``'s), else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
+    jvp`` for ``jax.linearize``'s), else ``None``."""
+    found = pullback_of(fun)
+    return (found.name, found.file, found.line) if found is not None else None
+
+
+def pullback_of(fun: Any) -> Pullback | None:
+    """The :class:`Pullback` ``fun`` is, else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
     ``f`` is read from the debug info of the jaxpr it holds. Only JAX's and functools' objects, lists and tuples are
-    opened."""
+    opened. Never raises."""
+    try:
+        return _pullback_of(fun)
+    except Exception:  # noqa: BLE001 - a hostile metaclass: no pullback of JAX's
+        return None
+
+
+def _pullback_of(fun: Any) -> Pullback | None:
     maker, pending = None, [fun]
     for _ in range(64):
         if not pending:
@@ -2633,7 +2655,7 @@ def pullback_source(fun: Any) -> tuple[str, str, int] | None:
         if kind.__name__ in ("Jaxpr", "ClosedJaxpr"):
             found = parse_source_info(getattr(getattr(getattr(held, "jaxpr", held), "debug_info", None), "func_src_info", None))
             if maker is not None and found is not None:
-                return f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2]
+                return Pullback(maker, f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2])
         elif isinstance(held, functools.partial):  # jax.tree_util.Partial, too
             named = held.func.__name__ if type(held.func) is types.FunctionType else ""  # a user object's lookups never run
             maker = maker or _PULLBACK_MAKERS.get(named)

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from jaxshow.report import ArgChange, CacheMiss, MissCategory
+from jaxshow.report import MADE_KINDS, ArgChange, CacheMiss, MissCategory
 from jaxshow.reprs import ANOTHER_OBJECT, changed_texts, stable_text
 
 
@@ -327,6 +327,10 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined" and made_by is not None and traced_by_maker:
         return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object "
                 "and traces it in that same call, so JAX's cache cannot find the earlier trace")
+    if category == "redefined" and made_by in MADE_KINDS:
+        return (f"{function} is a new {made_by} {MADE_KINDS[made_by]}: each call of {made_by} makes a new function object, "
+                f"so JAX's cache cannot find the earlier trace; jit a function that calls {made_by} and applies what it "
+                "returns, which traces once")
     if category == "redefined" and made_by is not None:
         return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
