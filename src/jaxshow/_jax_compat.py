@@ -17,6 +17,7 @@ import gc
 import importlib
 import inspect
 import itertools
+import logging
 import operator
 import os
 import sys
@@ -128,6 +129,74 @@ def removed_listeners(duration: Callable, event: Callable) -> tuple[bool, bool]:
         return (duration not in _monitoring.get_event_duration_listeners(), event not in _monitoring.get_event_listeners())
     except Exception:  # noqa: BLE001 - a probe; unknown reads as still there
         return False, False
+
+
+_LISTENER_LISTS = ("_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners", "_scalar_listeners")
+"""``jax._src.monitoring``'s lists of listeners (0.7 to 0.12), which its ``record_*`` functions loop over."""
+_TIMING_LOGGERS = ("jax._src.dispatch", "jax._src.interpreters.pxla")
+"""The loggers of JAX's stage timings ('Finished tracing g for jit in …', at WARNING under ``jax_log_compiles``)."""
+_unheard_depth: dict[int, int] = {}
+_unheard_lock = threading.Lock()
+_unheard_lists: dict[str, tuple[list, list]] = {}
+
+
+class _HeardByOthers(list):
+    """One of JAX's lists of ``jax.monitoring`` listeners, put in its place while a thread reads back: on that thread
+    it holds only jaxshow's listeners. Registering and removing work on it as on JAX's list."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        everyone = list.__iter__(self)
+        if threading.get_ident() not in _unheard_depth:
+            return everyone
+        return iter([c for c in everyone if _jaxshows(c)])
+
+
+def _jaxshows(callback: Any) -> bool:
+    """Whether a listener is jaxshow's own (a function or bound method of its modules), read by type only."""
+    callback = callback.__func__ if type(callback) is types.MethodType else callback
+    return type(callback) is types.FunctionType and callback.__module__.startswith("jaxshow.")
+
+
+def _not_unheard(record: Any) -> bool:
+    return record.thread not in _unheard_depth
+
+
+@contextlib.contextmanager
+def unheard() -> Iterator[None]:
+    """Keep what JAX reports of the stages this thread runs inside (jaxshow's read-back of a call's stations, which goes
+    through JAX's trace path and times a trace-cache lookup as a trace) from the user's ``jax.monitoring`` listeners and
+    JAX's timing log lines ('Finished tracing g for jit', shown under ``jax_log_compiles``): a plain run of the cell
+    reports neither. jaxshow's own listeners still hear it; other threads' events and lines reach everyone."""
+    from jax._src import monitoring as _monitoring
+
+    thread = threading.get_ident()
+    with _unheard_lock:
+        if not _unheard_depth:
+            for name in _LISTENER_LISTS:
+                listeners = getattr(_monitoring, name, None)
+                if type(listeners) is list:
+                    _unheard_lists[name] = (listeners, _HeardByOthers(listeners))
+                    setattr(_monitoring, name, _unheard_lists[name][1])
+            for name in _TIMING_LOGGERS:
+                logging.getLogger(name).addFilter(_not_unheard)
+        _unheard_depth[thread] = _unheard_depth.get(thread, 0) + 1
+    try:
+        yield
+    finally:
+        with _unheard_lock:
+            _unheard_depth[thread] -= 1
+            if not _unheard_depth[thread]:
+                del _unheard_depth[thread]
+            if not _unheard_depth:
+                for name, (listeners, standing) in _unheard_lists.items():
+                    if getattr(_monitoring, name, None) is standing:  # else the user's code cleared them meanwhile
+                        listeners[:] = list.copy(standing)
+                        setattr(_monitoring, name, listeners)
+                _unheard_lists.clear()
+                for name in _TIMING_LOGGERS:
+                    logging.getLogger(name).removeFilter(_not_unheard)
 
 
 def exclude_from_source_info(directory: str) -> bool:
