@@ -118,6 +118,7 @@ def test_a_read_back_is_unheard_by_other_listeners_on_its_thread_only():
     heard, late = [], []
     latecomer = lambda event, duration, **kwargs: late.append(event)  # noqa: E731
     users = lambda event, duration, **kwargs: heard.append((event, threading.current_thread().name))  # noqa: E731
+    users.__module__ = None  # a user's function may say anything of itself
     monitoring.register_event_duration_secs_listener(users)
     with EventCollector() as collector:
         with _jax_compat.unheard():

@@ -156,7 +156,8 @@ class _HeardByOthers(list):
 def _jaxshows(callback: Any) -> bool:
     """Whether a listener is jaxshow's own (a function or bound method of its modules), read by type only."""
     callback = callback.__func__ if type(callback) is types.MethodType else callback
-    return type(callback) is types.FunctionType and callback.__module__.startswith("jaxshow.")
+    module = callback.__module__ if type(callback) is types.FunctionType else None  # a user's function may set any
+    return type(module) is str and module.startswith("jaxshow.")
 
 
 def _not_unheard(record: Any) -> bool:
