@@ -501,3 +501,46 @@ def test_a_call_whose_error_jax_raised_anew_reports_the_error_the_cell_raised():
     assert kind == "ValueError" and message.startswith("Received incompatible devices for jitted computation.")
     assert result["error"] == ["ValueError", re.sub(r"at \S+:(\d+):(\d+) \(move\)", r"at In[1]:\1:\2 (move)", message), "lower"]
     assert result["text"] == ["the cell raised this ValueError (its traceback is in the cell's output)", ""]
+
+
+SHARD_MAP_COST_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    try:
+        from jax import shard_map
+    except ImportError:  # jax 0.7
+        from jax.experimental.shard_map import shard_map
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((64, 128)), NamedSharding(mesh, P("data", "model")))
+    b = jax.device_put(jnp.ones((128, 32)), NamedSharding(mesh, P("model", None)))
+
+    def body(a, b):
+        c, _ = jax.lax.scan(lambda c, _: (c + a @ b, None), a[:, :32] * 0.0, None, length=3)
+        return jax.lax.psum(c, "model")
+
+    step = jax.jit(shard_map(body, mesh=mesh, in_specs=(P("data", "model"), P("model", None)), out_specs=P("data", None)))
+    ''').success
+    with capture_output() as cap:
+        assert ip.run_cell("%%jaxstages -o rep\\nout = step(a, b)").success
+    report = ip.user_ns["rep"].reports[0]
+    lowered = jax.jit(ip.user_ns["step"]).lower(ip.user_ns["a"], ip.user_ns["b"]).cost_analysis()
+    text = " ".join(cap.outputs[0].data["text/plain"].split())
+    print(json.dumps({"flops": report.lowered.cost.flops, "jax_flops": (lowered[0] if isinstance(lowered, list) else lowered)["flops"],
+                      "label": text.split("cost analysis, estimated")[1].split(":")[0],
+                      "dots": report.traced.dot_flops_estimate}))
+    """
+)
+
+
+def test_the_lowered_cost_of_a_shard_map_program_says_its_bodies_are_counted_per_shard():
+    """jax.shard_map's body is lowered at one shard's shapes, so ``Lowered.cost_analysis`` counts it once, at that
+    shard's size: for a(64×128) @ b(128×32) split over 8 devices, JAX's figure is 1/8 of the global 2·64·128·32 per
+    matmul. The Lowered station called it 'for the whole program (all 8 devices)', and the jaxpr's matmul estimate
+    (scan of 3) said 'whole program' for one shard's 3 × 65,536 FLOP."""
+    result = _run(SHARD_MAP_COST_SCRIPT)
+    assert result["flops"] == result["jax_flops"]
+    assert result["label"] == (" before compiler optimisations (Lowered.cost_analysis), for the whole program (all 8 "
+                               "devices) except inside shard_map, counted there at one shard's shapes")
+    assert result["dots"] == 3 * 2 * 64 * 128 * 32
