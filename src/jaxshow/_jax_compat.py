@@ -18,6 +18,7 @@ import importlib
 import inspect
 import itertools
 import logging
+import math
 import operator
 import os
 import sys
@@ -1943,6 +1944,19 @@ def mesh_sizes(mesh: Any) -> str | None:
         return ", ".join(f"{name!r}: {size}" for name, size in zip(mesh.axis_names, mesh.axis_sizes))
     except Exception:  # noqa: BLE001 - a mesh type of another shape: said as JAX says it
         return None
+
+
+def shard_map_shards(params: dict[str, Any]) -> int:
+    """How many shards a ``shard_map`` equation's body runs as (its shapes are one shard's): the product of its mesh's
+    sizes along the axes it makes manual, ``newly_manual_axes`` (jax >= 0.8) or ``manual_axes`` (jax 0.7); 1 where
+    this JAX's parameters cannot be read so."""
+    try:
+        mesh = params["mesh"]
+        axes = params.get("newly_manual_axes", params.get("manual_axes"))
+        sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+        return math.prod(sizes[name] for name in axes) if axes is not None else 1
+    except Exception:  # noqa: BLE001 - a shard_map of another shape: its body counted once
+        return 1
 
 
 def named_on_mesh(sharding: Any, mesh: Any) -> Any:

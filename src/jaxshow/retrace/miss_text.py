@@ -341,7 +341,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined":
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
-    if category == "input_types" and changes:
+    if category in ("input_types", "tracing_context") and changes:
         return _type_changes(changes)
     if changes:
         moved = [c.where for c in changes if {c.now, c.before} == {BY_POSITION, BY_KEYWORD}]
@@ -369,7 +369,7 @@ _ROOT = re.compile(r"^[^\[.]+")
 
 
 def _type_changes(changes: tuple[ArgChange, ...]) -> str:
-    """A miss's changed input types in one line: ``p: 40 arrays now bf16, before f32 (shapes as before: p['layer0'],
+    """A miss's changed input types (after a changed context's values, which read as they are) in one line: ``p: 40 arrays now bf16, before f32 (shapes as before: p['layer0'],
     p['layer1'] …)`` for :data:`GROUPED_FROM` or more arrays of one argument whose dtype alone changed alike (a model
     cast to bfloat16), each other change as :func:`change_line` says it, :data:`CHANGES_LISTED` at most, then how many
     more (``miss.changes`` holds them all)."""
