@@ -11,6 +11,7 @@ It imports JAX and never IPython; anything private goes through
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 import time
@@ -92,6 +93,15 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
     if m := _SLOW_ENOUGH.match(message):
         return CompileLogEvent("slow_enough", m.group("m"), compile_seconds=float(m.group("s")))
     return None
+
+
+def level_unexplained(event: CompileLogEvent, level: int) -> int:
+    """The level JAX logs ``event``'s line at while ``jax_explain_cache_misses`` is off, given the ``level`` it has.
+
+    A hit's line (WARNING under ``jax_log_compiles``) and the compile time's are logged whatever the flag says; every
+    other line is DEBUG unless the flag is on.
+    """
+    return level if event.kind in ("hit", "slow_enough") else logging.DEBUG
 
 
 def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompile]:

@@ -1072,14 +1072,18 @@ class _LogCapture:
     def _user_threshold(self, name: str) -> int:
         return _levels.user_level(name)
 
-    def _user_would_see(self, record: logging.LogRecord, explained: bool) -> bool:
-        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well.
+    def _user_would_see(self, record: logging.LogRecord, explained_level: int | None) -> bool:
+        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well, at the
+        level JAX would have given it.
 
-        ``explained``: JAX logs it (or logs it at WARNING) only while
-        ``jax_explain_cache_misses`` is on, which jaxshow may have turned on.
+        ``explained_level``: the level JAX logs the record at while ``jax_explain_cache_misses``, which jaxshow may
+        have turned on, is off (``None``: not at all); the record's own level where the user turned it on too.
         """
-        if explained and not _jax_compat.user_explains_cache_misses():
-            return False
+        if not _jax_compat.user_explains_cache_misses():
+            if explained_level is None:
+                return False
+            if explained_level != record.levelno:
+                record.levelno, record.levelname = explained_level, logging.getLevelName(explained_level)
         return record.levelno >= self._user_threshold(record.name)
 
     def _filter(self, record: logging.LogRecord) -> bool:
@@ -1089,7 +1093,7 @@ class _LogCapture:
             message = record.getMessage()
             if message.startswith("TRACING CACHE MISS"):
                 self.session._note_jax_text(message)
-                return self._user_would_see(record, explained=True)
+                return self._user_would_see(record, None)
             event = persistent.parse_compile_log(message)
             if event is not None:
                 with self._lock:  # the two lists stay in step when threads compile at once
@@ -1097,7 +1101,7 @@ class _LogCapture:
                     self.threads.append(record.thread)
                 if event.module is not None:
                     self.session._compiling_ahead(event.module, sys._getframe(1))
-                return self._user_would_see(record, explained=event.kind != "hit")
+                return self._user_would_see(record, persistent.level_unexplained(event, record.levelno))
             return record.levelno >= self._user_threshold(record.name)
         except Exception:  # noqa: BLE001 - logging must never break the user's call
             return True
