@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import jax
+import pytest
 
 from jaxshow import persistent
 from jaxshow.report import PersistentCompile
@@ -384,3 +385,38 @@ def test_a_hit_on_this_processs_own_entry_is_not_said_to_come_from_an_earlier_pr
     assert persistent.THIS_PROCESS == (
         "served from the persistent cache, from an entry written since this process started: by its own earlier compile, "
         "whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another process running now")
+
+
+def test_a_compile_that_checked_an_earlier_processs_entry_is_not_said_to_be_written(tmp_path):
+    # With jax_compilation_cache_check_contents, a restarted process compiles again what it finds on disk and compares:
+    # this read 'written: written to the cache directory', though the entry was an earlier process's and JAX left it.
+    if "jax_compilation_cache_check_contents" not in jax.config.values:
+        pytest.skip(f"jax {jax.__version__} has no jax_compilation_cache_check_contents (added in 0.9.1)")
+    # the same lines in both processes: the executables JAX compares hold each operation's source line
+    again = AGAIN.replace("import jaxshow\n", "import jaxshow\njax.config.update('jax_compilation_cache_check_contents', CHECK)\n")
+    assert _run(again.replace("CHECK", "False"), tmp_path)["compiles"][0] == ["jit_work", "written", "written to the cache directory"]
+    [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
+    written = entry.stat().st_mtime
+    out = _run(again.replace("CHECK", "True"), tmp_path)
+    assert out["compiles"] == [
+        ["jit_work", "skipped", "compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: "
+                                "the first lookup of each entry in a process compiles and compares); they matched, and the entry "
+                                "stays as it was"],
+        ["jit_work", "hit", "served from the persistent cache (a compile in an earlier process)"]]
+    assert entry.stat().st_mtime == written
+
+
+def test_a_compile_beside_an_earlier_processs_unreadable_entry_is_not_said_to_be_written(tmp_path):
+    # An entry JAX cannot read: it warns, compiles, logs 'Writing jit_work …' and keeps the entry it finds; this read
+    # 'written: written to the cache directory'.
+    _run(AGAIN, tmp_path)
+    [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
+    written = entry.stat().st_mtime
+    entry.write_bytes(b"not an executable")
+    os.utime(entry, (written, written))
+    out = _run(AGAIN, tmp_path)
+    assert "Error reading persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == 2 * [["jit_work", "skipped", "compiled though an earlier process's entry is in the cache directory: "
+                                    "JAX could not read it (its warning 'Error reading persistent compilation cache entry …' "
+                                    "says why), and leaves it as it was"]]
+    assert entry.read_bytes() == b"not an executable"

@@ -136,11 +136,18 @@ NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directo
                        "failed (JAX warned 'Error writing persistent compilation cache entry …')")
 """A write's verdict where its entry is not on disk under a size limit."""
 
+CHECKED = ("compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: the first "
+           "lookup of each entry in a process compiles and compares); they matched, and the entry stays as it was")
+"""A write's verdict where the entry was on disk before this process started, and JAX compiled to check it."""
+UNREADABLE = ("compiled though an earlier process's entry is in the cache directory: JAX could not read it (its warning "
+              "'Error reading persistent compilation cache entry …' says why), and leaves it as it was")
+"""A write's verdict where the entry was on disk before this process started: JAX keeps an entry it finds there."""
+
 
 def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
     """``events`` checked against the local cache directory: a write whose entry is not there is a skip that says so (JAX
-    logs a write before it makes it, and only warns where it fails); a hit whose entry was written since this process
-    started says so."""
+    logs a write before it makes it, and only warns where it fails), and so is a write whose entry an earlier process
+    wrote (JAX leaves an entry it finds); a hit whose entry was written since this process started says so."""
     directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
     if directory is None or "://" in directory:
         return events
@@ -151,6 +158,8 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
         entry = os.path.join(directory, e.key + CACHE_SUFFIX)
         if e.kind == "written" and e.key and not os.path.exists(entry):
             e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
+        elif e.kind == "written" and e.key and started is not None and _mtime(entry) <= started + START_SLACK_SECONDS:
+            e = CompileLogEvent("skipped", e.module, CHECKED if _config_value("jax_compilation_cache_check_contents") else UNREADABLE)
         elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + START_SLACK_SECONDS:
             e = dataclasses.replace(e, reason=THIS_PROCESS)
         out.append(e)
