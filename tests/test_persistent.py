@@ -194,12 +194,12 @@ def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
                           "    %jaxcache on) to see what each compile did"]
 
 
-def _run(body: str, tmp_path) -> dict:
+def _run(body: str, tmp_path, *args: str) -> dict:
     """``body`` in a fresh process (JAX's persistent cache is opened once a process); the last line it prints, as JSON."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path)], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path), *args], capture_output=True, text=True,
+                         env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     return {"stderr": out.stderr, **json.loads(out.stdout.strip().splitlines()[-1])}
 
@@ -420,3 +420,45 @@ def test_a_compile_beside_an_earlier_processs_unreadable_entry_is_not_said_to_be
                                     "JAX could not read it (its warning 'Error reading persistent compilation cache entry …' "
                                     "says why), and leaves it as it was"]]
     assert entry.read_bytes() == b"not an executable"
+
+
+LIMIT_LATER = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+    if sys.argv[2:]:
+        jax.config.update("jax_compilation_cache_check_contents", True)
+    jax.jit(lambda v: v * 2)(jnp.ones(3))
+    jax.config.update("jax_compilation_cache_max_size", 0)
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent],
+                      "max_size": [g.value for g in state.gates if g.option == "jax_compilation_cache_max_size"],
+                      "in_use": state.directory_in_use}))
+    """
+)
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "check_contents"])
+def test_a_size_limit_set_after_jax_opened_the_cache_is_said_to_wait_for_a_reset(tmp_path, checked):
+    # JAX reads jax_compilation_cache_max_size once, when it opens the cache: set to 0 afterwards, the gate read
+    # '0 · 0 = nothing is kept' beside 'jit_work written', and JAX went on writing. Under
+    # jax_compilation_cache_check_contents (a cache JAX wraps in a VerificationCache) the directory in use was unknown.
+    if checked and "jax_compilation_cache_check_contents" not in jax.config.values:
+        pytest.skip(f"jax {jax.__version__} has no jax_compilation_cache_check_contents (added in 0.9.1)")
+    out = _run(LIMIT_LATER, tmp_path, *(["check"] if checked else []))
+    assert os.path.samefile(out["in_use"], tmp_path / "cache")
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"]]
+    assert out["max_size"] == ["0 (JAX opened the cache with -1, and keeps that until "
+                               "jax.experimental.compilation_cache.compilation_cache.reset_cache())"]
+    assert len(list((tmp_path / "cache").glob("jit_work-*-cache"))) == 1

@@ -151,7 +151,7 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
     directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
     if directory is None or "://" in directory:
         return events
-    limited = _config_value("jax_compilation_cache_max_size") != -1
+    limited = _max_size() != -1
     started = _process_started()
     out = []
     for e in events:
@@ -219,6 +219,12 @@ def _config_value(name: str):
     return jax.config.values.get(name)
 
 
+def _max_size() -> int | None:
+    """The size limit JAX keeps to: the one it opened the cache with, else the config value it will open it with."""
+    in_use = _jax_compat.persistent_cache_max_size_in_use()
+    return _config_value("jax_compilation_cache_max_size") if in_use is None else in_use
+
+
 def directory_source(directory: str | None) -> str:
     """How the directory was set: from the environment variable, by config, or not at all."""
     if directory is None:
@@ -234,6 +240,8 @@ def gates() -> tuple[PersistentGate, ...]:
     min_time = _config_value("jax_persistent_cache_min_compile_time_secs")
     min_size = _config_value("jax_persistent_cache_min_entry_size_bytes")
     max_size = _config_value("jax_compilation_cache_max_size")
+    if (kept := _max_size()) != max_size:
+        max_size = f"{max_size} (JAX opened the cache with {kept}, and keeps that until {RESET})"
     process = jax.process_index()
     rows = [
         PersistentGate("jax_enable_compilation_cache", str(_config_value("jax_enable_compilation_cache")), "False turns the cache off entirely"),
