@@ -452,6 +452,31 @@ def test_a_passs_own_steps_are_per_pass_dumps_not_other():
                                                        ("pass", "copy-insertion"), ("pass", "copy-insertion")]
 
 
+def test_the_optimised_hlo_xla_dumps_for_a_persistent_cache_hit_is_named(tmp_path):
+    """A module served from the persistent cache: XLA compiles nothing and writes ``after_optimizations.txt`` with no
+    platform part (``module_0008.jit_f.after_optimizations.txt``), which %jaxdump listed as "other"."""
+    cell = ("import jax, numpy as np\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path / 'cache')!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            "@jax.jit\ndef f(x):\n    return np.float32(2) * x\nf(np.ones(3, np.float32));")
+    body = f"""
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", {cell!r})
+        run(ip, "list", "%jaxdump -o rep")
+        OUT["f"] = [[x.name, x.kind] for m in ip.user_ns["rep"].xla_modules if m.module == "jit_f" for x in m.files]
+    """
+    assert _run_script(tmp_path, body)["call"]["ok"]  # writes f's entry
+    out = _run_script(tmp_path, body, env={"XLA_FLAGS": f"--xla_dump_to={tmp_path / 'xla'}"})
+    assert out["call"]["ok"] and out["list"]["ok"]
+    xla = tmp_path / "xla"  # jax 0.7's XLA writes nothing at all for it
+    loaded = sorted(p.name for p in xla.iterdir() if ".jit_f." in p.name) if xla.is_dir() else []
+    if not any(name.endswith(".jit_f.after_optimizations.txt") for name in loaded):
+        pytest.skip(f"jax {jax.__version__}'s XLA dumps no HLO for an executable it loads from the persistent cache: {loaded}")
+    assert sorted(kind for _, kind in out["f"]) == ["after optimizations", "debug options"]
+    assert dumps.parse_xla_name("module_0008.jit_f.after_optimizations.txt")[2].kind == "after optimizations"
+
+
 # What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
 H200_FILES = {
     "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",

@@ -69,8 +69,9 @@ _XLA_PASS = re.compile(r"^(?P<i>\d{4})\.(?P<pipe>[\w-]+)\.after_(?P<after>[\w-]+
 (``0013.copy-insertion.after_adding_copies_to_resolve_interference.txt``: named by the pass, ``copy-insertion``)."""
 _XLA_KINDS = (
     (re.compile(r"^before_optimizations\.txt$"), "before optimizations"),
-    # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu)
-    (re.compile(r"^[\w.]+_after_optimizations\.txt$"), "after optimizations"),
+    # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu); none where XLA
+    # loaded the executable from the persistent cache instead of compiling it
+    (re.compile(r"^(?:[\w.]+_)?after_optimizations\.txt$"), "after optimizations"),
     (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment\.txt$"), "buffer assignment"),
     (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment-values\.txt$"), "buffer assignment values"),
     (re.compile(r"^[\w.]+_after_optimizations-live-range\.txt$"), "live ranges"),
