@@ -1241,6 +1241,31 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def test_a_jitted_callable_objects_compile_has_its_persistent_cache_verdict(shell, tmp_path):
+    """JAX compiles a callable object with no __name__ as jit__unnamed_function; its row is named by its class (Scale),
+    and its compile was left out of the persistent-cache table and counted as one of JAX's own helper functions."""
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    cell = ("import numpy as np\nclass Scale:\n    def __call__(self, v):\n        return v * 3\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            "scale3 = jax.jit(Scale())\nscale3(np.ones(3, np.float32));")
+    try:
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success
+        rep = shell.user_ns["rep"]
+        assert [f.function for f in rep.functions] == ["Scale"]
+        lowered = shell.user_ns["scale3"].lower(shell.user_ns["np"].ones(3, "float32")).as_text()
+        module = re.match(r"module @(\w+)", lowered).group(1)  # JAX's name: jit__unnamed_wrapped_function on jax 0.7
+        assert module in ("jit__unnamed_function", "jit__unnamed_wrapped_function")
+        assert [(c.module, c.verdict, c.reason) for c in rep.persistent] == [(module, "written", "written to the cache directory")]
+        assert not any("helper functions" in note for note in rep.notes)
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
 class _LevelledRecords(logging.Handler):
     def __init__(self):
         super().__init__(logging.DEBUG)

@@ -2661,6 +2661,11 @@ def pullback_source(fun: Any) -> tuple[str, str, int] | None:
     return None
 
 
+UNNAMED_FUNCTION_NAMES = ("<unnamed function>", "<unnamed wrapped function>")
+"""The names JAX compiles a callable with no ``__name__`` under: ``jit__unnamed_function`` (jax 0.12), or
+``jit__unnamed_wrapped_function`` (jax 0.7, where the name comes from ``lu.WrappedFun``)."""
+
+
 def unknown_name(name: str) -> bool:
     """Whether JAX gave a function no name (``?`` from jaxshow, ``<unknown>`` from ``fun_sourceinfo``)."""
     return name in ("?", "<unknown>", "", "<unnamed function>", "_unnamed_function")

@@ -805,8 +805,8 @@ class Session(_jax_compat.TraceProbe):
         if self._logs is None or thread not in self._logs.threads[events:]:
             return False
         record = registry.lookup(fun)
-        module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
-        return any(e.module == module and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
+        modules = {persistent.module_name(n) for n in (record.jax_names if record else (str(getattr(fun, "__name__", "")),))}
+        return any(e.module in modules and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
@@ -865,7 +865,8 @@ class Session(_jax_compat.TraceProbe):
                 f = functions[at]
                 functions[at] = dataclasses.replace(f, calls=(f.calls or 0) + n, compiled_calls=n)
         rows = {f.function for f in functions}
-        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
+        named = rows | set(self._compiled_ahead.values()) | {n for s in stats_list for n in s.record.jax_names}
+        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], named)
         notes = list(self.notes)
         unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
         if unseen is not None:
