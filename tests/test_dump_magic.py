@@ -691,11 +691,11 @@ def test_names_settings_and_cells_wrap_at_the_width(ip, dumping_in_process):
     at = lines.index("  names: jax_ir{counter}_{module}_{stage}.mlir: counter = this process's running")
     assert lines[at + 1:at + 7] == [
         "    number of module dumps (4 digits, shared by all directories), module = the",
-        "    compiled module (jit_ + the function's name, characters outside",
-        "    [A-Za-z0-9_.()- ] removed), stage = compile (handed to XLA; also on",
-        "    persistent-cache hits). jax_{counter}_{function}.jaxpr.txt: the jaxpr,",
-        "    written when the function is lowered, with its own 6-digit counter (jax 0.7:",
-        "    {function}.jaxpr.txt).",
+        "    compiled module (jit(name) with each character other than a letter, digit, _",
+        "    . or - made _, trailing ones dropped: jit(<lambda>) gives jit__lambda),",
+        "    stage = compile (handed to XLA; also on persistent-cache hits).",
+        "    jax_{counter}_{function}.jaxpr.txt: the jaxpr, written when the function is",
+        "    lowered, with its own 6-digit counter (jax 0.7: {function}.jaxpr.txt).",
     ]
 
 
