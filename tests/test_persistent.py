@@ -101,7 +101,7 @@ def test_listing_counts_entries_and_names_the_newest(tmp_path):
     os.utime(newest, (2_000_000_000, 2_000_000_000))
     (tmp_path / "jit_b-2-atime").write_bytes(b"")
     assert persistent.listing(str(tmp_path))[:3] == (2, 40, "jit_b-2-cache")
-    assert persistent.listing(str(tmp_path / "missing"))[4].endswith("does not exist yet (JAX creates it at the first write)")
+    assert persistent.listing(str(tmp_path / "missing"))[4].endswith("does not exist yet (JAX makes it when it opens the cache, at the next compile)")
 
 
 def test_log_lines_fold_into_verdicts():
@@ -462,3 +462,46 @@ def test_a_size_limit_set_after_jax_opened_the_cache_is_said_to_wait_for_a_reset
     assert out["max_size"] == ["0 (JAX opened the cache with -1, and keeps that until "
                                "jax.experimental.compilation_cache.compilation_cache.reset_cache())"]
     assert len(list((tmp_path / "cache").glob("jit_work-*-cache"))) == 1
+
+
+RELATIVE = textwrap.dedent(
+    """
+    import json, os, sys
+    import jax, jax.numpy as jnp, numpy as np
+    import jaxshow
+    from jaxshow import persistent
+    os.chdir(sys.argv[1])
+    os.mkdir("sub")
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", "relcache")
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(np.ones((8, 8), np.float32))  # numpy arguments: no eager jnp.ones, whose modules JAX would write too
+        os.chdir("sub")
+        work(np.ones((9, 9), np.float32))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({"compiles": [[c.module, c.verdict] for c in ex.report.persistent], "listing": state.listing_unavailable,
+                      "notes": state.notes}))
+    """
+)
+
+
+def test_a_relative_cache_directory_is_said_to_follow_the_working_directory(tmp_path):
+    # jax_compilation_cache_dir 'relcache', then os.chdir('sub'): JAX made relcache when it opened the cache and writes
+    # under the working directory of the moment, sub/relcache, which it never makes; the report read 'relcache does not
+    # exist yet (JAX creates it at the first write)', with no word of the working directory.
+    out = _run(RELATIVE, tmp_path)
+    assert "Error writing persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == [["jit_work", "written"], ["jit_work", "skipped"]]
+    here = os.path.join(str(tmp_path), "sub", "relcache")
+    assert out["listing"] == ("relcache does not exist: JAX made it when it opened the cache and does not make it again (a "
+                              "directory deleted since, or a relative one after a change of working directory), so its writes "
+                              "fail")
+    assert (f"jax_compilation_cache_dir is a relative path, 'relcache': JAX reads and writes it under the working directory of "
+            f"the moment, so here {here}; after an os.chdir or %cd it uses another directory, which it does not make (its "
+            "writes fail): give an absolute path") in out["notes"]
+    assert [p.name.split("-")[0] for p in (tmp_path / "relcache").iterdir()] == ["jit_work"]

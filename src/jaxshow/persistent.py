@@ -37,6 +37,16 @@ class CompileLogEvent:
     compile_seconds: float | None = None
     key: str = ""
     """The cache key of a write (its entry is ``key + '-cache'`` in the directory)."""
+    directory: str = ""
+    """Where the entry is: the cache directory as JAX resolved it when it logged the line (:func:`directory_now`)."""
+
+
+def directory_now() -> str:
+    """The directory JAX reads and writes entries in at this moment: a relative one under the working directory now."""
+    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
+    if directory is None or "://" in directory:
+        return directory or ""
+    return os.path.abspath(directory)
 
 
 _HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
@@ -148,14 +158,14 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
     """``events`` checked against the local cache directory: a write whose entry is not there is a skip that says so (JAX
     logs a write before it makes it, and only warns where it fails), and so is a write whose entry an earlier process
     wrote (JAX leaves an entry it finds); a hit whose entry was written since this process started says so."""
-    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
-    if directory is None or "://" in directory:
+    directory = directory_now()
+    if not directory or "://" in directory:
         return events
     limited = _max_size() != -1
     started = _process_started()
     out = []
     for e in events:
-        entry = os.path.join(directory, e.key + CACHE_SUFFIX)
+        entry = os.path.join(e.directory or directory, e.key + CACHE_SUFFIX)
         if e.kind == "written" and e.key and not os.path.exists(entry):
             e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
         elif e.kind == "written" and e.key and started is not None and _mtime(entry) <= started + START_SLACK_SECONDS:
@@ -278,7 +288,11 @@ def listing(directory: str | None) -> tuple[int | None, int | None, str | None, 
             entries = [e for e in it if e.is_file() and e.name.endswith(CACHE_SUFFIX)]
             stats = [(e.name, e.stat()) for e in entries]
     except FileNotFoundError:
-        return 0, 0, None, None, f"{directory} does not exist yet (JAX creates it at the first write)"
+        if _jax_compat.persistent_cache_directory_in_use() is None:
+            return 0, 0, None, None, f"{directory} does not exist yet (JAX makes it when it opens the cache, at the next compile)"
+        return 0, 0, None, None, (f"{directory} does not exist: JAX made it when it opened the cache and does not make it again "
+                                  "(a directory deleted since, or a relative one after a change of working directory), so its "
+                                  "writes fail")
     except OSError as exc:
         return None, None, None, None, f"cannot list {directory}: {exc}"
     if not stats:
@@ -308,6 +322,10 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
         notes.append(f"{ENV_DIR} is {env!r}, but JAX reads it once, when jax is imported, as jax_compilation_cache_dir's "
                      "default: it was set after that" + (f" (use jax.config.update('jax_compilation_cache_dir', {env!r}))"
                                                          if directory is None else ", or jax.config.update set another directory"))
+    if (relative := in_use or directory) is not None and "://" not in relative and not os.path.isabs(relative):
+        notes.append(f"jax_compilation_cache_dir is a relative path, {relative!r}: JAX reads and writes it under the working "
+                     f"directory of the moment, so here {os.path.abspath(relative)}; after an os.chdir or %cd it uses another "
+                     "directory, which it does not make (its writes fail): give an absolute path")
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
         notes.append(
             f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "

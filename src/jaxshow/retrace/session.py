@@ -1097,6 +1097,8 @@ class _LogCapture:
                 return self._user_would_see(record, None)
             event = persistent.parse_compile_log(message)
             if event is not None:
+                if event.key:  # its entry's place, resolved now: JAX writes it next, under the working directory of now
+                    event = dataclasses.replace(event, directory=persistent.directory_now())
                 with self._lock:  # the two lists stay in step when threads compile at once
                     self.compiles.append(event)
                     self.threads.append(record.thread)
