@@ -477,6 +477,26 @@ def test_the_optimised_hlo_xla_dumps_for_a_persistent_cache_hit_is_named(tmp_pat
     assert dumps.parse_xla_name("module_0008.jit_f.after_optimizations.txt")[2].kind == "after optimizations"
 
 
+def test_a_jitted_callable_objects_files_are_named_by_its_class(tmp_path):
+    """jax.jit(Scale()): JAX names its module jit__unnamed_function (jit__unnamed_wrapped_function on jax 0.7), and
+    %jaxdump grouped its files under '_unnamed_function', where %jaxcache and %%jaxstages name it 'Scale'."""
+    out = _run_script(tmp_path, """
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", "import jax, numpy as np\\nclass Scale:\\n    def __call__(self, v):\\n        return v * 3\\n"
+                        "scale3 = jax.jit(Scale())\\nscale3(np.ones(3, np.float32));")
+        run(ip, "list", "%jaxdump -o rep")
+        run(ip, "one", "%jaxdump Scale -o one")
+        OUT["module"] = ip.user_ns["scale3"].lower(__import__("numpy").ones(3, "float32")).as_text().split()[1][1:]
+        OUT["files"] = [f.name for f in ip.user_ns["one"].files]
+    """, env={"JAX_DUMP_IR_TO": str(tmp_path / "jax")})
+    module = out["module"]
+    assert module in ("jit__unnamed_function", "jit__unnamed_wrapped_function")
+    assert out["list"]["ok"] and out["one"]["ok"], (out["list"]["error"], out["one"]["error"])
+    assert f"  Scale: 1 file · module {module}" in out["list"]["text"][0].splitlines()
+    assert out["files"] == [f"jax_ir0000_{module}_compile.mlir"]
+
+
 # What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
 H200_FILES = {
     "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",

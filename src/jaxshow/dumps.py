@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
+import inspect
 import os
 import re
 import shlex
@@ -301,6 +302,9 @@ def report_names(values: Iterable[object]) -> tuple[tuple[str, str], ...]:
         if type(inner) is types.FunctionType and not jax_made(inner):
             name = written(inner.__name__, transforms(fun))
             found.setdefault(_group_of_function(inner.__name__), {})[name] = name != inner.__name__
+        elif inner is fun and inspect.getattr_static(fun, "__name__", None) is None:
+            for unnamed in _jax_compat.UNNAMED_FUNCTION_NAMES:  # a callable object: named by its class, as the reports do
+                found.setdefault(_group_of_function(unnamed), {})[type(fun).__name__] = True
     return tuple((group, name) for group, names in found.items() if any(names.values()) for name in names)
 
 
