@@ -1241,6 +1241,78 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def test_a_jitted_callable_objects_compile_has_its_persistent_cache_verdict(shell, tmp_path):
+    """JAX compiles a callable object with no __name__ as jit__unnamed_function; its row is named by its class (Scale),
+    and its compile was left out of the persistent-cache table and counted as one of JAX's own helper functions."""
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    cell = ("import numpy as np\nclass Scale:\n    def __call__(self, v):\n        return v * 3\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            "scale3 = jax.jit(Scale())\nscale3(np.ones(3, np.float32));")
+    try:
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success
+        rep = shell.user_ns["rep"]
+        assert [f.function for f in rep.functions] == ["Scale"]
+        lowered = shell.user_ns["scale3"].lower(shell.user_ns["np"].ones(3, "float32")).as_text()
+        module = re.match(r"module @(\w+)", lowered).group(1)  # JAX's name: jit__unnamed_wrapped_function on jax 0.7
+        assert module in ("jit__unnamed_function", "jit__unnamed_wrapped_function")
+        assert [(c.module, c.verdict, c.reason) for c in rep.persistent] == [(module, "written", "written to the cache directory")]
+        assert not any("helper functions" in note for note in rep.notes)
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
+class _LevelledRecords(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if "jit_g" in message:  # g's own lines, not the eager jnp helpers' (compiled once, before)
+            self.lines.append(f"{record.levelname}: {re.sub(r'[(][0-9.]+s[)]', '(…s)', message.split(' with key ')[0])}")
+
+
+@pytest.mark.parametrize("mode", ["plain", "cell", "on"])
+def test_the_users_own_debug_logs_of_the_persistent_cache_still_print(shell, tmp_path, mode):
+    """A user who turned JAX's compiler and compilation-cache loggers to DEBUG (jax_debug_log_modules) sees the same
+    persistent-cache lines, at the same level, under %%jaxcache and %jaxcache on as without them ("plain"): the miss, the
+    compile time and the write, each as DEBUG (jaxshow turns jax_explain_cache_misses on, which raises them to WARNING)."""
+    handler = _LevelledRecords()
+    loggers = [logging.getLogger(name) for name in ("jax._src.compiler", "jax._src.compilation_cache")]
+    levels = [logger.level for logger in loggers]
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    for logger in loggers:
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+    cell = ("@jax.jit\ndef g(v):\n    return jnp.sin(v) * 2\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\ng(jnp.ones(3));")
+    try:
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "on")
+        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "off")
+        assert handler.lines == [
+            "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
+            "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
+            "DEBUG: Writing jit_g to persistent compilation cache",
+        ]
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
 @pytest.mark.parametrize("mode", ["cell", "on"])
 def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(shell, tmp_path, mode):
     """What JAX logs because the user turned jax_explain_cache_misses or jax_log_compiles on reaches their handlers

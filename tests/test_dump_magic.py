@@ -452,6 +452,51 @@ def test_a_passs_own_steps_are_per_pass_dumps_not_other():
                                                        ("pass", "copy-insertion"), ("pass", "copy-insertion")]
 
 
+def test_the_optimised_hlo_xla_dumps_for_a_persistent_cache_hit_is_named(tmp_path):
+    """A module served from the persistent cache: XLA compiles nothing and writes ``after_optimizations.txt`` with no
+    platform part (``module_0008.jit_f.after_optimizations.txt``), which %jaxdump listed as "other"."""
+    cell = ("import jax, numpy as np\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path / 'cache')!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            "@jax.jit\ndef f(x):\n    return np.float32(2) * x\nf(np.ones(3, np.float32));")
+    body = f"""
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", {cell!r})
+        run(ip, "list", "%jaxdump -o rep")
+        OUT["f"] = [[x.name, x.kind] for m in ip.user_ns["rep"].xla_modules if m.module == "jit_f" for x in m.files]
+    """
+    assert _run_script(tmp_path, body)["call"]["ok"]  # writes f's entry
+    out = _run_script(tmp_path, body, env={"XLA_FLAGS": f"--xla_dump_to={tmp_path / 'xla'}"})
+    assert out["call"]["ok"] and out["list"]["ok"]
+    xla = tmp_path / "xla"  # jax 0.7's XLA writes nothing at all for it
+    loaded = sorted(p.name for p in xla.iterdir() if ".jit_f." in p.name) if xla.is_dir() else []
+    if not any(name.endswith(".jit_f.after_optimizations.txt") for name in loaded):
+        pytest.skip(f"jax {jax.__version__}'s XLA dumps no HLO for an executable it loads from the persistent cache: {loaded}")
+    assert sorted(kind for _, kind in out["f"]) == ["after optimizations", "debug options"]
+    assert dumps.parse_xla_name("module_0008.jit_f.after_optimizations.txt")[2].kind == "after optimizations"
+
+
+def test_a_jitted_callable_objects_files_are_named_by_its_class(tmp_path):
+    """jax.jit(Scale()): JAX names its module jit__unnamed_function (jit__unnamed_wrapped_function on jax 0.7), and
+    %jaxdump grouped its files under '_unnamed_function', where %jaxcache and %%jaxstages name it 'Scale'."""
+    out = _run_script(tmp_path, """
+        ip = new_shell()
+        ip.run_line_magic("load_ext", "jaxshow")
+        run(ip, "call", "import jax, numpy as np\\nclass Scale:\\n    def __call__(self, v):\\n        return v * 3\\n"
+                        "scale3 = jax.jit(Scale())\\nscale3(np.ones(3, np.float32));")
+        run(ip, "list", "%jaxdump -o rep")
+        run(ip, "one", "%jaxdump Scale -o one")
+        OUT["module"] = ip.user_ns["scale3"].lower(__import__("numpy").ones(3, "float32")).as_text().split()[1][1:]
+        OUT["files"] = [f.name for f in ip.user_ns["one"].files]
+    """, env={"JAX_DUMP_IR_TO": str(tmp_path / "jax")})
+    module = out["module"]
+    assert module in ("jit__unnamed_function", "jit__unnamed_wrapped_function")
+    assert out["list"]["ok"] and out["one"]["ok"], (out["list"]["error"], out["one"]["error"])
+    assert f"  Scale: 1 file · module {module}" in out["list"]["text"][0].splitlines()
+    assert out["files"] == [f"jax_ir0000_{module}_compile.mlir"]
+
+
 # What XLA wrote for one module on an H200 (jax 0.11.2, --xla_dump_to): the platform part of a name holds a dot
 H200_FILES = {
     "after_spmd_partitioner.txt": "after SPMD partitioning", "autotune_results.pbtxt": "autotuning results",
@@ -666,11 +711,11 @@ def test_names_settings_and_cells_wrap_at_the_width(ip, dumping_in_process):
     at = lines.index("  names: jax_ir{counter}_{module}_{stage}.mlir: counter = this process's running")
     assert lines[at + 1:at + 7] == [
         "    number of module dumps (4 digits, shared by all directories), module = the",
-        "    compiled module (jit_ + the function's name, characters outside",
-        "    [A-Za-z0-9_.()- ] removed), stage = compile (handed to XLA; also on",
-        "    persistent-cache hits). jax_{counter}_{function}.jaxpr.txt: the jaxpr,",
-        "    written when the function is lowered, with its own 6-digit counter (jax 0.7:",
-        "    {function}.jaxpr.txt).",
+        "    compiled module (jit(name) with each character other than a letter, digit, _",
+        "    . or - made _, trailing ones dropped: jit(<lambda>) gives jit__lambda),",
+        "    stage = compile (handed to XLA; also on persistent-cache hits).",
+        "    jax_{counter}_{function}.jaxpr.txt: the jaxpr, written when the function is",
+        "    lowered, with its own 6-digit counter (jax 0.7: {function}.jaxpr.txt).",
     ]
 
 

@@ -108,6 +108,7 @@ def test_persistent_cache_state_without_a_directory():
     jax.jit(lambda v: v + 3)(jnp.ones(2))
     assert _jax_compat.persistent_cache_initialized() is False
     assert _jax_compat.persistent_cache_directory_in_use() is None
+    assert _jax_compat.persistent_cache_max_size_in_use() is None  # none open (test_persistent.py: the size of one)
     assert _jax_compat.persistent_cache_open_failed() is False  # not tried: no directory (test_persistent.py: a failed open)
     assert _jax_compat.persistent_cache_use_decided() is True  # decided at the first compile, jax_enable_compilation_cache on
 

@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import jax
+import pytest
 
 from jaxshow import persistent
 from jaxshow.report import PersistentCompile
@@ -100,7 +101,7 @@ def test_listing_counts_entries_and_names_the_newest(tmp_path):
     os.utime(newest, (2_000_000_000, 2_000_000_000))
     (tmp_path / "jit_b-2-atime").write_bytes(b"")
     assert persistent.listing(str(tmp_path))[:3] == (2, 40, "jit_b-2-cache")
-    assert persistent.listing(str(tmp_path / "missing"))[4].endswith("does not exist yet (JAX creates it at the first write)")
+    assert persistent.listing(str(tmp_path / "missing"))[4].endswith("does not exist yet (JAX makes it when it opens the cache, at the next compile)")
 
 
 def test_log_lines_fold_into_verdicts():
@@ -193,12 +194,12 @@ def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
                           "    %jaxcache on) to see what each compile did"]
 
 
-def _run(body: str, tmp_path) -> dict:
+def _run(body: str, tmp_path, *args: str) -> dict:
     """``body`` in a fresh process (JAX's persistent cache is opened once a process); the last line it prints, as JSON."""
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path)], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path), *args], capture_output=True, text=True,
+                         env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     return {"stderr": out.stderr, **json.loads(out.stdout.strip().splitlines()[-1])}
 
@@ -384,3 +385,123 @@ def test_a_hit_on_this_processs_own_entry_is_not_said_to_come_from_an_earlier_pr
     assert persistent.THIS_PROCESS == (
         "served from the persistent cache, from an entry written since this process started: by its own earlier compile, "
         "whose in-memory cache jax.clear_caches() or a new jax.jit wrapper emptied since, or by another process running now")
+
+
+def test_a_compile_that_checked_an_earlier_processs_entry_is_not_said_to_be_written(tmp_path):
+    # With jax_compilation_cache_check_contents, a restarted process compiles again what it finds on disk and compares:
+    # this read 'written: written to the cache directory', though the entry was an earlier process's and JAX left it.
+    if "jax_compilation_cache_check_contents" not in jax.config.values:
+        pytest.skip(f"jax {jax.__version__} has no jax_compilation_cache_check_contents (added in 0.9.1)")
+    # the same lines in both processes: the executables JAX compares hold each operation's source line
+    again = AGAIN.replace("import jaxshow\n", "import jaxshow\njax.config.update('jax_compilation_cache_check_contents', CHECK)\n")
+    assert _run(again.replace("CHECK", "False"), tmp_path)["compiles"][0] == ["jit_work", "written", "written to the cache directory"]
+    [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
+    written = entry.stat().st_mtime
+    out = _run(again.replace("CHECK", "True"), tmp_path)
+    assert out["compiles"] == [
+        ["jit_work", "skipped", "compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: "
+                                "the first lookup of each entry in a process compiles and compares); they matched, and the entry "
+                                "stays as it was"],
+        ["jit_work", "hit", "served from the persistent cache (a compile in an earlier process)"]]
+    assert entry.stat().st_mtime == written
+
+
+def test_a_compile_beside_an_earlier_processs_unreadable_entry_is_not_said_to_be_written(tmp_path):
+    # An entry JAX cannot read: it warns, compiles, logs 'Writing jit_work …' and keeps the entry it finds; this read
+    # 'written: written to the cache directory'.
+    _run(AGAIN, tmp_path)
+    [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
+    written = entry.stat().st_mtime
+    entry.write_bytes(b"not an executable")
+    os.utime(entry, (written, written))
+    out = _run(AGAIN, tmp_path)
+    assert "Error reading persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == 2 * [["jit_work", "skipped", "compiled though an earlier process's entry is in the cache directory: "
+                                    "JAX could not read it (its warning 'Error reading persistent compilation cache entry …' "
+                                    "says why), and leaves it as it was"]]
+    assert entry.read_bytes() == b"not an executable"
+
+
+LIMIT_LATER = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    from jaxshow import persistent
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+    if sys.argv[2:]:
+        jax.config.update("jax_compilation_cache_check_contents", True)
+    jax.jit(lambda v: v * 2)(jnp.ones(3))
+    jax.config.update("jax_compilation_cache_max_size", 0)
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent],
+                      "max_size": [g.value for g in state.gates if g.option == "jax_compilation_cache_max_size"],
+                      "in_use": state.directory_in_use}))
+    """
+)
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["plain", "check_contents"])
+def test_a_size_limit_set_after_jax_opened_the_cache_is_said_to_wait_for_a_reset(tmp_path, checked):
+    # JAX reads jax_compilation_cache_max_size once, when it opens the cache: set to 0 afterwards, the gate read
+    # '0 · 0 = nothing is kept' beside 'jit_work written', and JAX went on writing. Under
+    # jax_compilation_cache_check_contents (a cache JAX wraps in a VerificationCache) the directory in use was unknown.
+    if checked and "jax_compilation_cache_check_contents" not in jax.config.values:
+        pytest.skip(f"jax {jax.__version__} has no jax_compilation_cache_check_contents (added in 0.9.1)")
+    out = _run(LIMIT_LATER, tmp_path, *(["check"] if checked else []))
+    assert os.path.samefile(out["in_use"], tmp_path / "cache")
+    assert out["compiles"] == [["jit_work", "written", "written to the cache directory"]]
+    assert out["max_size"] == ["0 (JAX opened the cache with -1, and keeps that until "
+                               "jax.experimental.compilation_cache.compilation_cache.reset_cache())"]
+    assert len(list((tmp_path / "cache").glob("jit_work-*-cache"))) == 1
+
+
+RELATIVE = textwrap.dedent(
+    """
+    import json, os, sys
+    import jax, jax.numpy as jnp, numpy as np
+    import jaxshow
+    from jaxshow import persistent
+    os.chdir(sys.argv[1])
+    os.mkdir("sub")
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", "relcache")
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(np.ones((8, 8), np.float32))  # numpy arguments: no eager jnp.ones, whose modules JAX would write too
+        os.chdir("sub")
+        work(np.ones((9, 9), np.float32))
+    state = persistent.report(ex.report.persistent)
+    print(json.dumps({"compiles": [[c.module, c.verdict] for c in ex.report.persistent], "listing": state.listing_unavailable,
+                      "notes": state.notes}))
+    """
+)
+
+
+def test_a_relative_cache_directory_is_said_to_follow_the_working_directory(tmp_path):
+    # jax_compilation_cache_dir 'relcache', then os.chdir('sub'): JAX made relcache when it opened the cache and writes
+    # under the working directory of the moment, sub/relcache, which it never makes; the report read 'relcache does not
+    # exist yet (JAX creates it at the first write)', with no word of the working directory.
+    out = _run(RELATIVE, tmp_path)
+    assert "Error writing persistent compilation cache entry for 'jit_work'" in out["stderr"]  # JAX's own warning
+    assert out["compiles"] == [["jit_work", "written"], ["jit_work", "skipped"]]
+    here = os.path.join(str(tmp_path), "sub", "relcache")
+    assert out["listing"] == ("relcache does not exist: JAX made it when it opened the cache and does not make it again (a "
+                              "directory deleted since, or a relative one after a change of working directory), so its writes "
+                              "fail")
+    assert (f"jax_compilation_cache_dir is a relative path, 'relcache': JAX reads and writes it under the working directory of "
+            f"the moment, so here {here}; after an os.chdir or %cd it uses another directory, which it does not make (its "
+            "writes fail): give an absolute path") in out["notes"]
+    assert [p.name.split("-")[0] for p in (tmp_path / "relcache").iterdir()] == ["jit_work"]

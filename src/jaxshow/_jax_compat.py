@@ -2027,15 +2027,31 @@ def persistent_cache_use_decided() -> bool | None:
     return None if used is None else bool(used)
 
 
-def persistent_cache_directory_in_use() -> str | None:
-    """The directory the opened persistent cache writes to, which may differ from the config value."""
+def _opened_persistent_cache() -> Any:
+    """The file cache JAX opened in this process (``compilation_cache._cache``, an ``LRUCache``), or ``None``; unwrapped
+    from the ``VerificationCache`` that jax >= 0.9.1 puts around it under ``jax_compilation_cache_check_contents``."""
     try:
         from jax._src import compilation_cache as _cc
     except ImportError:
         return None
     cache = getattr(_cc, "_cache", None)
-    path = getattr(cache, "path", None)
+    return getattr(cache, "_base_cache", cache)
+
+
+def persistent_cache_directory_in_use() -> str | None:
+    """The directory the opened persistent cache writes to, which may differ from the config value."""
+    path = getattr(_opened_persistent_cache(), "path", None)
     return None if path is None else str(path)
+
+
+def persistent_cache_max_size_in_use() -> int | None:
+    """The ``jax_compilation_cache_max_size`` the opened persistent cache keeps to (-1: no limit), which JAX reads once,
+    when it opens the cache; ``None`` where none is open or this JAX's cache does not say."""
+    cache = _opened_persistent_cache()
+    limited = getattr(cache, "eviction_enabled", None)
+    if limited is None:
+        return None
+    return getattr(cache, "max_size", None) if limited else -1
 
 
 # --- IR dumps (used by dumps.py) ----------------------------------------------------------------
@@ -2749,6 +2765,11 @@ def _pullback_of(fun: Any) -> Pullback | None:
         elif kind in (list, tuple):
             pending.extend(reversed(held))
     return None
+
+
+UNNAMED_FUNCTION_NAMES = ("<unnamed function>", "<unnamed wrapped function>")
+"""The names JAX compiles a callable with no ``__name__`` under: ``jit__unnamed_function`` (jax 0.12), or
+``jit__unnamed_wrapped_function`` (jax 0.7, where the name comes from ``lu.WrappedFun``)."""
 
 
 def unknown_name(name: str) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
+import inspect
 import os
 import re
 import shlex
@@ -69,8 +70,9 @@ _XLA_PASS = re.compile(r"^(?P<i>\d{4})\.(?P<pipe>[\w-]+)\.after_(?P<after>[\w-]+
 (``0013.copy-insertion.after_adding_copies_to_resolve_interference.txt``: named by the pass, ``copy-insertion``)."""
 _XLA_KINDS = (
     (re.compile(r"^before_optimizations\.txt$"), "before optimizations"),
-    # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu)
-    (re.compile(r"^[\w.]+_after_optimizations\.txt$"), "after optimizations"),
+    # the platform before "_after_": cpu, tpu, or a GPU's compute capability and platform (sm_9.0a_gpu); none where XLA
+    # loaded the executable from the persistent cache instead of compiling it
+    (re.compile(r"^(?:[\w.]+_)?after_optimizations\.txt$"), "after optimizations"),
     (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment\.txt$"), "buffer assignment"),
     (re.compile(r"^[\w.]+_after_optimizations-buffer-assignment-values\.txt$"), "buffer assignment values"),
     (re.compile(r"^[\w.]+_after_optimizations-live-range\.txt$"), "live ranges"),
@@ -300,6 +302,9 @@ def report_names(values: Iterable[object]) -> tuple[tuple[str, str], ...]:
         if type(inner) is types.FunctionType and not jax_made(inner):
             name = written(inner.__name__, transforms(fun))
             found.setdefault(_group_of_function(inner.__name__), {})[name] = name != inner.__name__
+        elif inner is fun and inspect.getattr_static(fun, "__name__", None) is None:
+            for unnamed in _jax_compat.UNNAMED_FUNCTION_NAMES:  # a callable object: named by its class, as the reports do
+                found.setdefault(_group_of_function(unnamed), {})[type(fun).__name__] = True
     return tuple((group, name) for group, names in found.items() if any(names.values()) for name in names)
 
 

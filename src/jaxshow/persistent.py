@@ -11,6 +11,7 @@ It imports JAX and never IPython; anything private goes through
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 import time
@@ -36,6 +37,16 @@ class CompileLogEvent:
     compile_seconds: float | None = None
     key: str = ""
     """The cache key of a write (its entry is ``key + '-cache'`` in the directory)."""
+    directory: str = ""
+    """Where the entry is: the cache directory as JAX resolved it when it logged the line (:func:`directory_now`)."""
+
+
+def directory_now() -> str:
+    """The directory JAX reads and writes entries in at this moment: a relative one under the working directory now."""
+    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
+    if directory is None or "://" in directory:
+        return directory or ""
+    return os.path.abspath(directory)
 
 
 _HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
@@ -94,6 +105,15 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
     return None
 
 
+def level_unexplained(event: CompileLogEvent, level: int) -> int:
+    """The level JAX logs ``event``'s line at while ``jax_explain_cache_misses`` is off, given the ``level`` it has.
+
+    A hit's line (WARNING under ``jax_log_compiles``) and the compile time's are logged whatever the flag says; every
+    other line is DEBUG unless the flag is on.
+    """
+    return level if event.kind in ("hit", "slow_enough") else logging.DEBUG
+
+
 def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompile]:
     """Fold the log events of a run into one verdict per compile, in order."""
     verdicts: list[PersistentCompile] = []
@@ -126,21 +146,30 @@ NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directo
                        "failed (JAX warned 'Error writing persistent compilation cache entry …')")
 """A write's verdict where its entry is not on disk under a size limit."""
 
+CHECKED = ("compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: the first "
+           "lookup of each entry in a process compiles and compares); they matched, and the entry stays as it was")
+"""A write's verdict where the entry was on disk before this process started, and JAX compiled to check it."""
+UNREADABLE = ("compiled though an earlier process's entry is in the cache directory: JAX could not read it (its warning "
+              "'Error reading persistent compilation cache entry …' says why), and leaves it as it was")
+"""A write's verdict where the entry was on disk before this process started: JAX keeps an entry it finds there."""
+
 
 def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
     """``events`` checked against the local cache directory: a write whose entry is not there is a skip that says so (JAX
-    logs a write before it makes it, and only warns where it fails); a hit whose entry was written since this process
-    started says so."""
-    directory = _jax_compat.persistent_cache_directory_in_use() or _directory()
-    if directory is None or "://" in directory:
+    logs a write before it makes it, and only warns where it fails), and so is a write whose entry an earlier process
+    wrote (JAX leaves an entry it finds); a hit whose entry was written since this process started says so."""
+    directory = directory_now()
+    if not directory or "://" in directory:
         return events
-    limited = _config_value("jax_compilation_cache_max_size") != -1
+    limited = _max_size() != -1
     started = _process_started()
     out = []
     for e in events:
-        entry = os.path.join(directory, e.key + CACHE_SUFFIX)
+        entry = os.path.join(e.directory or directory, e.key + CACHE_SUFFIX)
         if e.kind == "written" and e.key and not os.path.exists(entry):
             e = CompileLogEvent("skipped", e.module, NOT_ON_DISK_LIMITED if limited else NOT_ON_DISK)
+        elif e.kind == "written" and e.key and started is not None and _mtime(entry) <= started + START_SLACK_SECONDS:
+            e = CompileLogEvent("skipped", e.module, CHECKED if _config_value("jax_compilation_cache_check_contents") else UNREADABLE)
         elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + START_SLACK_SECONDS:
             e = dataclasses.replace(e, reason=THIS_PROCESS)
         out.append(e)
@@ -200,6 +229,12 @@ def _config_value(name: str):
     return jax.config.values.get(name)
 
 
+def _max_size() -> int | None:
+    """The size limit JAX keeps to: the one it opened the cache with, else the config value it will open it with."""
+    in_use = _jax_compat.persistent_cache_max_size_in_use()
+    return _config_value("jax_compilation_cache_max_size") if in_use is None else in_use
+
+
 def directory_source(directory: str | None) -> str:
     """How the directory was set: from the environment variable, by config, or not at all."""
     if directory is None:
@@ -215,6 +250,8 @@ def gates() -> tuple[PersistentGate, ...]:
     min_time = _config_value("jax_persistent_cache_min_compile_time_secs")
     min_size = _config_value("jax_persistent_cache_min_entry_size_bytes")
     max_size = _config_value("jax_compilation_cache_max_size")
+    if (kept := _max_size()) != max_size:
+        max_size = f"{max_size} (JAX opened the cache with {kept}, and keeps that until {RESET})"
     process = jax.process_index()
     rows = [
         PersistentGate("jax_enable_compilation_cache", str(_config_value("jax_enable_compilation_cache")), "False turns the cache off entirely"),
@@ -251,7 +288,11 @@ def listing(directory: str | None) -> tuple[int | None, int | None, str | None, 
             entries = [e for e in it if e.is_file() and e.name.endswith(CACHE_SUFFIX)]
             stats = [(e.name, e.stat()) for e in entries]
     except FileNotFoundError:
-        return 0, 0, None, None, f"{directory} does not exist yet (JAX creates it at the first write)"
+        if _jax_compat.persistent_cache_directory_in_use() is None:
+            return 0, 0, None, None, f"{directory} does not exist yet (JAX makes it when it opens the cache, at the next compile)"
+        return 0, 0, None, None, (f"{directory} does not exist: JAX made it when it opened the cache and does not make it again "
+                                  "(a directory deleted since, or a relative one after a change of working directory), so its "
+                                  "writes fail")
     except OSError as exc:
         return None, None, None, None, f"cannot list {directory}: {exc}"
     if not stats:
@@ -281,6 +322,10 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
         notes.append(f"{ENV_DIR} is {env!r}, but JAX reads it once, when jax is imported, as jax_compilation_cache_dir's "
                      "default: it was set after that" + (f" (use jax.config.update('jax_compilation_cache_dir', {env!r}))"
                                                          if directory is None else ", or jax.config.update set another directory"))
+    if (relative := in_use or directory) is not None and "://" not in relative and not os.path.isabs(relative):
+        notes.append(f"jax_compilation_cache_dir is a relative path, {relative!r}: JAX reads and writes it under the working "
+                     f"directory of the moment, so here {os.path.abspath(relative)}; after an os.chdir or %cd it uses another "
+                     "directory, which it does not make (its writes fail): give an absolute path")
     if in_use is not None and directory is not None and os.path.abspath(in_use) != os.path.abspath(directory):
         notes.append(
             f"JAX opened the cache at {in_use} at its first compile and keeps writing there; the directory is read once "

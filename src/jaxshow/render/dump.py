@@ -15,7 +15,8 @@ from jaxshow.report import DUMP_KIND_WORDS, DumpDiff, DumpFile, DumpReport, Dump
 
 NAMING = (
     "jax_ir{counter}_{module}_{stage}.mlir: counter = this process's running number of module dumps (4 digits, shared by all "
-    "directories), module = the compiled module (jit_ + the function's name, characters outside [A-Za-z0-9_.()- ] removed), "
+    "directories), module = the compiled module (jit(name) with each character other than a letter, digit, _ . or - made _, "
+    "trailing ones dropped: jit(<lambda>) gives jit__lambda), "
     "stage = compile (handed to XLA; also on persistent-cache hits). jax_{counter}_{function}.jaxpr.txt: the jaxpr, written "
     "when the function is lowered, with its own 6-digit counter (jax 0.7: {function}.jaxpr.txt)."
 )

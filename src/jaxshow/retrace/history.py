@@ -144,7 +144,7 @@ def _same(value: Any, held: Any) -> bool:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "made_by", "traced_by_maker",
+    __slots__ = ("fun_ref", "fun_id", "name", "jax_names", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "made_by", "traced_by_maker",
                  "inner_ref", "closes_over", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
@@ -167,6 +167,9 @@ class _FunctionRecord:
         self.qualname = str(named.__qualname__ if named else self.name)
         if carried is not None:  # the wrapper is the library's or JAX's; the name, definition and source are the user's
             self.name, self.qualname = carried.__name__, carried.__qualname__
+        self.jax_names: tuple[str, ...] = (self.name,)
+        """The names JAX may compile the function under (module ``jit_<name>``): a callable object's ``name`` becomes
+        its class's below, where JAX's stays its default (``<unnamed function>``)."""
         self.transforms = transforms(fun)
         self.defined_in = inner.__code__.co_filename if type(inner) is types.FunctionType else None
         self.place = line_place(self.defined_in, inner.__code__.co_firstlineno) if self.defined_in else None  # type: ignore[union-attr]
@@ -193,13 +196,16 @@ class _FunctionRecord:
         self.inner_ref = weak_ref(inner) if self.made_by is not None and inner is not fun else None
         """The user's function inside a wrapper made per call: a new wrapper of a new one of it was not the wrapper's doing."""
         self.defined_at = _defined_at(inner, debug_info)
+        unnamed = _jax_compat.unknown_name(self.name)
+        if unnamed:  # JAX names the module of a function it cannot name jit__unnamed_function
+            self.jax_names = _jax_compat.UNNAMED_FUNCTION_NAMES
         if (pullback := _jax_compat.pullback_of(fun)) is not None:  # each call of jax.vjp makes one anew, of f's source
             self.name = self.qualname = pullback.name
             self.defined_at = f"{pullback.file}:{pullback.line}"
             self.made_by = f"jax.{pullback.maker}"
             self.source_key = (self.name, _definition_digest(pullback.file, pullback.line), self.transforms,
                                line_place(pullback.file, pullback.line))
-        elif _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
+        elif unnamed:  # a callable object: named by its class, as jit's report names it
             found = _jax_compat.unnamed_callable_source(fun)
             if found is not None:
                 self.name = self.qualname = found[0]

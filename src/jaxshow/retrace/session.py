@@ -805,8 +805,8 @@ class Session(_jax_compat.TraceProbe):
         if self._logs is None or thread not in self._logs.threads[events:]:
             return False
         record = registry.lookup(fun)
-        module = persistent.module_name(record.name if record else str(getattr(fun, "__name__", "")))
-        return any(e.module == module and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
+        modules = {persistent.module_name(n) for n in (record.jax_names if record else (str(getattr(fun, "__name__", "")),))}
+        return any(e.module in modules and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
@@ -865,7 +865,8 @@ class Session(_jax_compat.TraceProbe):
                 f = functions[at]
                 functions[at] = dataclasses.replace(f, calls=(f.calls or 0) + n, compiled_calls=n)
         rows = {f.function for f in functions}
-        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], rows | set(self._compiled_ahead.values()))
+        named = rows | set(self._compiled_ahead.values()) | {n for s in stats_list for n in s.record.jax_names}
+        compiles, helpers = persistent.split_compiles(self._logs.compiles if self._logs else [], named)
         notes = list(self.notes)
         unseen = jit_disabled if not any(f.jit_disabled for f in functions) else None
         if unseen is not None:
@@ -1072,14 +1073,18 @@ class _LogCapture:
     def _user_threshold(self, name: str) -> int:
         return _levels.user_level(name)
 
-    def _user_would_see(self, record: logging.LogRecord, explained: bool) -> bool:
-        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well.
+    def _user_would_see(self, record: logging.LogRecord, explained_level: int | None) -> bool:
+        """Whether a record jaxshow took would have been printed without jaxshow: it passes through as well, at the
+        level JAX would have given it.
 
-        ``explained``: JAX logs it (or logs it at WARNING) only while
-        ``jax_explain_cache_misses`` is on, which jaxshow may have turned on.
+        ``explained_level``: the level JAX logs the record at while ``jax_explain_cache_misses``, which jaxshow may
+        have turned on, is off (``None``: not at all); the record's own level where the user turned it on too.
         """
-        if explained and not _jax_compat.user_explains_cache_misses():
-            return False
+        if not _jax_compat.user_explains_cache_misses():
+            if explained_level is None:
+                return False
+            if explained_level != record.levelno:
+                record.levelno, record.levelname = explained_level, logging.getLevelName(explained_level)
         return record.levelno >= self._user_threshold(record.name)
 
     def _filter(self, record: logging.LogRecord) -> bool:
@@ -1089,15 +1094,17 @@ class _LogCapture:
             message = record.getMessage()
             if message.startswith("TRACING CACHE MISS"):
                 self.session._note_jax_text(message)
-                return self._user_would_see(record, explained=True)
+                return self._user_would_see(record, None)
             event = persistent.parse_compile_log(message)
             if event is not None:
+                if event.key:  # its entry's place, resolved now: JAX writes it next, under the working directory of now
+                    event = dataclasses.replace(event, directory=persistent.directory_now())
                 with self._lock:  # the two lists stay in step when threads compile at once
                     self.compiles.append(event)
                     self.threads.append(record.thread)
                 if event.module is not None:
                     self.session._compiling_ahead(event.module, sys._getframe(1))
-                return self._user_would_see(record, explained=event.kind != "hit")
+                return self._user_would_see(record, persistent.level_unexplained(event, record.levelno))
             return record.levelno >= self._user_threshold(record.name)
         except Exception:  # noqa: BLE001 - logging must never break the user's call
             return True
