@@ -2584,3 +2584,31 @@ def test_a_lambda_edited_below_an_added_line_and_then_moved_up_keeps_its_place(s
     assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first + 1}]:3, traced at "
             f"In[{first + 1}]:3): no change") in text
     run_captured(shell, "%jaxcache off")
+
+
+def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_path, monkeypatch):
+    """importlib.reload of a module with a registered dataclass makes the class anew, and a Params made after it is a
+    node of another type to JAX. The miss read 'p: equal as printed, unequal as compared: <class 'pmod_reload.Params'>
+    is another object, compared by identity: make it once, or make it a static field that compares by value', advice
+    for a static value, not for a class its module made anew."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "pmod_reload.py").write_text(
+        "import dataclasses, jax\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
+        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    return x * p.w\n")
+    shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
+    shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
+    shell.run_cell("%%jaxcache\nimportlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)", store_history=True)  # the old Params
+    result, cap = run_captured(shell, "%%jaxcache -o rep\np = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)\ny.tolist()")
+    assert result.success and result.result == [1.0, 1.0, 1.0]
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.summary) == ("input_pytree", (
+        "p: now a pmod_reload.Params of the class made anew when its module ran again (importlib.reload, %autoreload, "
+        "%run), before one of the class it replaced"))
+    assert ("1. different input pytree: p: now a pmod_reload.Params of the class made anew when its module ran again "
+            "(importlib.reload, %autoreload, %run), before one of the class it replaced") in unwrapped(cap.outputs[0].data["text/plain"])
+    cell = ("import dataclasses\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Box:\n    w: jax.Array\n"
+            "y = pmod_reload.apply(Box(x), x)")
+    shell.run_cell("%%jaxcache\n" + cell, store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary == "p: now a Box of the class made anew when a cell or script defined it again, before one of the class it replaced"

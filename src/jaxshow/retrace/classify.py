@@ -26,8 +26,8 @@ from jaxshow.reprs import ANOTHER_OBJECT, differ
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, input_path_name,
-                                       parse_explanation, value_change)
+                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, class_made_anew,
+                                       input_path_name, parse_explanation, value_change)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -104,6 +104,8 @@ def classify_miss(
             category = "static_args"
         elif category == "input_pytree" and key is not None:
             changes = _name_tree_paths(changes, key, record.parameters)
+            if old is not None:
+                changes = _classes_made_anew(changes, key, old)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
@@ -313,6 +315,17 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
         where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
+
+
+def _classes_made_anew(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """A change of a pytree node's class to another that prints alike (``<class 'mod.Params'>`` both ways) as the class
+    its module or cell made anew (:func:`class_made_anew`), not as a value compared by identity."""
+    found = _jax_compat.node_classes_apart(key, old)
+    if found is None:
+        return changes
+    text = repr(found[0])
+    return tuple(class_made_anew(c.where, found[0].__module__, found[0].__qualname__) if c.now == c.before == text else c
+                 for c in changes)
 
 
 def _prints_alike(change: ArgChange) -> bool:

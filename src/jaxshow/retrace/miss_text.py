@@ -163,6 +163,15 @@ BY_IDENTITY = "make it once, or make it a static field that compares by value"
 MADE_ANEW = "made anew: make it once, outside the loop or the model's constructor"
 
 
+def class_made_anew(where: str, module: str, qualname: str) -> ArgChange:
+    """A pytree node whose class is another of the same module and name (``module``, ``qualname``): its module, or a
+    cell (``__main__``), ran again and made the class anew, and JAX keys a pytree by its nodes' classes."""
+    how = ("a cell or script defined it again" if module == "__main__"
+           else "its module ran again (importlib.reload, %autoreload, %run)")
+    name = qualname if module == "__main__" else f"{module}.{qualname}"
+    return ArgChange(where, f"a {name} of the class made anew when {how}", "one of the class it replaced")
+
+
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
     """One changed input pytree node: of a static value or of metadata of one node type, the part that changed (a
     function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``); where the two
