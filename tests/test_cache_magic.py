@@ -6,6 +6,7 @@ import dataclasses
 import gc
 import html.parser
 import logging
+import os
 import re
 
 import IPython
@@ -2612,3 +2613,41 @@ def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_p
     run_captured(shell, "%%jaxcache -o rep\n" + cell)
     (miss,) = shell.user_ns["rep"].functions[0].misses
     assert miss.summary == "p: now a Box of the class made anew when a cell or script defined it again, before one of the class it replaced"
+
+
+def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tmp_path, monkeypatch):
+    """%autoreload 2 replaces an edited function's code in place: the same function object, its definition moved
+    down by two lines added above it. jax.jit of it again read 'different debug info: same types, different debug
+    info (e.g. argument names, or a jit target reused as a cond branch)' on jax 0.10, and 'first trace of a new
+    step_fn: it replaces the step_fn defined at ...' on jax 0.7, where it is the same object; and a new shape after
+    an edit that moved nothing read only 'x: now f32[4], before f32[3]' beside a jaxpr diff of the edit."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "codemod_ar.py"
+
+    def write(text):
+        module.write_text(text)
+        os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10 + len(text)))  # autoreload sees a newer file
+
+    write("import jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 2\n")
+    shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom codemod_ar import step_fn", store_history=True)
+    shell.run_cell("%%jaxcache\ny = jax.jit(step_fn)(x)", store_history=True)
+    write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 3\n")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(2))\ny.tolist()")
+    assert result.success and result.result == pytest.approx([3 * 0.8414709848] * 2)
+    now = shell.user_ns["step_fn"].__code__.co_firstlineno  # 5; 1 on IPython 9, whose autoreload compiles the def alone
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    # JAX's diff stops at the first difference: the debug info (the definition's place) on jax >= 0.9, which keys it
+    assert (miss.category, miss.summary) == ("debug_info" if _jax_compat.JAX_VERSION >= (0, 9) else "input_types", (
+        f"step_fn's code was replaced in place since its last trace (as %autoreload does): now defined at {module}:{now}, "
+        f"before at {module}:3; x: now f32[2], before f32[3]"))
+    text = unwrapped(cap.outputs[0].data["text/plain"])
+    assert f"step_fn's code was replaced in place since its last trace (as %autoreload does): now defined at" in text
+    assert "-{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }" in text
+    write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 4\n")
+    run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(4))")  # the edit moved no line
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.summary) == ("input_types", (
+        "step_fn's code was replaced in place since its last trace (as %autoreload does); x: now f32[4], before f32[2]"))
+    assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
+        "-{ lambda ; a:f32[2]. let b:f32[2] = sin a; c:f32[2] = mul b 3.0:f32[] in (c,) }",
+        "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 4.0:f32[] in (c,) }"]

@@ -26,7 +26,7 @@ from jaxshow.reprs import ANOTHER_OBJECT, differ
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, class_made_anew,
+                                       DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, class_made_anew,
                                        input_path_name, parse_explanation, value_change)
 
 def classify_miss(
@@ -110,10 +110,36 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _shard_map_context(changes, key, old)
+    if category == "debug_info" and key is not None and old is not None:
+        changes = _debug_info_changes(key, old)
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, tuple(notes), same_line, site
+
+
+def _debug_info_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """What differs in two keys' debug infos, where JAX says only "Debug info doesn't match.": the definition's place
+    (``file:line``), the argument names, what it was traced for; then the input types, which JAX's diff, stopping at
+    the debug info, leaves unsaid."""
+    (_, now), (_, before) = _jax_compat.trace_key_context(key), _jax_compat.trace_key_context(old)
+    if now is None or before is None:
+        return ()
+    changes = []
+    places = [_jax_compat.parse_source_info(getattr(info, "func_src_info", None)) for info in (now, before)]
+    if places[0] != places[1]:
+        changes.append(ArgChange(DEFINED_AT, *(f"{p[1]}:{p[2]}" if p is not None else "?" for p in places)))
+    names = [tuple(getattr(info, "arg_names", None) or ()) for info in (now, before)]
+    if names[0] != names[1]:
+        changes.append(ArgChange("argument names", *(", ".join(n) or "none" for n in names)))
+    traced_for = [str(getattr(info, "traced_for", "")) for info in (now, before)]
+    if traced_for[0] != traced_for[1]:
+        changes.append(ArgChange("traced for", *traced_for))
+    types = [_jax_compat.describe_trace_key(k) for k in (key, old)]
+    if types[0] is not None and types[1] is not None:
+        changes += [ArgChange(name, text, old_text) for (name, text), (_, old_text) in zip(types[0][0], types[1][0])
+                    if text != old_text]
+    return tuple(changes)
 
 
 def _url_apart(text: str) -> str:

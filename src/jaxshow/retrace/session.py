@@ -168,11 +168,12 @@ def _graph_names(key: Any, signature: tuple[tuple[str, str], ...]) -> dict[str, 
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
-                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
-                 thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
+                 replaces: str | None = None, replaces_cell: bool = False, replaced: tuple[str, str] | None = None,
+                 wall_time: float = 0.0, thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
-    ``made_in`` the function that defines it); ``thread``: the thread it ran on, where not the cell's."""
+    ``made_in`` the function that defines it); ``replaced``: where the function was and is defined, its code replaced
+    in place since it last traced; ``thread``: the thread it ran on, where not the cell's."""
     try:
         category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
@@ -193,7 +194,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         function=record.name,
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
-                             written=record.written(record.name), reloaded=reloaded, made_in=made_in,
+                             written=record.written(record.name), reloaded=reloaded, made_in=made_in, replaced=replaced,
                              cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker, blamed=blame is not None),
         changes=changes,
         evidence=evidence,
@@ -287,7 +288,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "error", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "replaced", "error", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  from_jax: int, jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -305,6 +306,9 @@ class _Miss:
         """That definition is a cell's (any cell: another may define the name anew), not a module's."""
         self.reloaded = False
         """A new function object with the source of one traced before, at the top of a module of the user's, which ran again."""
+        self.replaced: tuple[str, str] | None = None
+        """Where the function, the same object, was defined and is defined now, its code replaced in place since it last
+        traced (:meth:`_FunctionRecord.replaced_code`)."""
         self.error: ErrorSummary | None = None
         """What the trace raised, if it did."""
         self._explained: CacheMiss | None = None
@@ -317,7 +321,7 @@ class _Miss:
                 self.described = _jax_compat.describe_trace_key(self.key)
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
-                call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
+                call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces, replaced=self.replaced,
                 replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -694,6 +698,7 @@ class Session(_jax_compat.TraceProbe):
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
+            replaced = record.replaced_code(fun) if status == "known" else None
             if record.defined_label is None and record.defined_at:
                 record.defined_label = self.label(record.defined_at)
             ahead = calls.traced_ahead_of_time(sys._getframe(1))
@@ -714,6 +719,7 @@ class Session(_jax_compat.TraceProbe):
                     status = released
             miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
             miss.blame, miss.thread, miss.error = blame, thread, frame.error
+            miss.replaced = replaced and tuple(self.label(at) if at else "?" for at in replaced)
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
