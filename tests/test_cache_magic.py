@@ -1310,7 +1310,7 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
     _, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(stepmod_reload)\nstepmod_reload.step(x)")
     (miss,) = shell.user_ns["rep"].functions[0].misses
     assert miss.summary.startswith(f"first trace of a new step: it replaces the step defined at {module}:3 that traced before")
-    assert miss.summary.endswith("that traced before, with other code (its module reloaded: importlib.reload, %autoreload)")
+    assert miss.summary.endswith("that traced before, with other code (its module reloaded or run again: importlib.reload, %autoreload, %run)")
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
@@ -2651,3 +2651,23 @@ def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tm
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[2]. let b:f32[2] = sin a; c:f32[2] = mul b 3.0:f32[] in (c,) }",
         "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 4.0:f32[] in (c,) }"]
+
+
+def test_a_scripts_function_edited_and_run_again_is_said_to_replace_its_earlier_definition_by_running_again(shell, tmp_path, monkeypatch):
+    """'%run script.py', the script's jitted function edited, '%run script.py' again: the first trace of the new sstep
+    read '... it replaces the sstep defined at script.py:3 that traced before, with other code (its module reloaded:
+    importlib.reload, %autoreload)', naming neither %run nor a run again, and JAX's same-line hint '... it is re-defined
+    on every run', which the replacement explains."""
+    monkeypatch.chdir(tmp_path)
+    script = "import jax, jax.numpy as jnp\n\n@jax.jit\ndef sstep(x):\n    return x + 1\n\nz = sstep(jnp.ones(2))\n"
+    (tmp_path / "script_edit.py").write_text(script)
+    shell.run_cell("%%jaxcache\n%run script_edit.py", store_history=True)
+    (tmp_path / "script_edit.py").write_text(script.replace("x + 1", "x + 2"))
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n%run script_edit.py")
+    assert result.success and shell.user_ns["z"].tolist() == [3.0, 3.0]
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.summary, miss.same_line_hint) == (
+        f"first trace of a new sstep: it replaces the sstep defined at {tmp_path / 'script_edit.py'}:3 that traced before, "
+        "with other code (its module reloaded or run again: importlib.reload, %autoreload, %run)", False)
+    text = unwrapped(cap.outputs[0].data["text/plain"])
+    assert "re-defined on every run" not in text

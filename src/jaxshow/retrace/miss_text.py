@@ -352,7 +352,7 @@ def _miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functi
                   cleared: str | None, traced_by_maker: bool, blamed: bool) -> str:
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
-               else "its module reloaded: importlib.reload, %autoreload")
+               else "its module reloaded or run again: importlib.reload, %autoreload, %run")
         return f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, with other code ({how})"
     if category == "never_seen":
         return f"first trace of {written or function}" + (f" since {cleared}" if cleared else "")

@@ -202,7 +202,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         evidence_notes=notes,
         call_site=call_site or site,
         signature=signature,
-        same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
+        same_line_hint=same_line and not reloaded and not made_in and not replaces,  # the summary says why it was made anew
         wall_time=wall_time,
         blame=blame,
         reloaded=reloaded,
