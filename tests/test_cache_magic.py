@@ -2671,3 +2671,27 @@ def test_a_scripts_function_edited_and_run_again_is_said_to_replace_its_earlier_
         "with other code (its module reloaded or run again: importlib.reload, %autoreload, %run)", False)
     text = unwrapped(cap.outputs[0].data["text/plain"])
     assert "re-defined on every run" not in text
+
+
+def test_a_from_imported_jitted_function_its_module_defines_anew_is_said_to_be_the_earlier_definition(shell, tmp_path, monkeypatch):
+    """'from stepmod_from import step', step edited in the module and %autoreload 2: autoreload replaces no jax.jit
+    wrapper, so the name still holds the earlier step, whose cache hits run the old program and whose new shapes trace
+    the old code. %%jaxcache said 'no cache miss: every jitted call hit the cache', then a first trace or a new shape
+    'defined at stepmod_from.py:4', as if step were the module's; it now says the step called is the earlier one."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stepmod_from.py"
+    module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n")
+    shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom stepmod_from import step\nimport stepmod_from", store_history=True)
+    shell.run_cell("%%jaxcache\ny = step(x)", store_history=True)
+    module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 3\n")
+    os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10))
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = step(x)\ny.tolist()")
+    assert result.success and result.result == [2.0, 2.0, 2.0]  # the earlier step, as without jaxshow
+    assert shell.user_ns["stepmod_from"].step(shell.user_ns["x"]).tolist() == [3.0, 3.0, 3.0]
+    note = ("step: the step called is an earlier definition: stepmod_from.step is another function now (stepmod_from ran "
+            "again: importlib.reload, %autoreload); a name bound before, as by 'from stepmod_from import step', keeps the "
+            "earlier one, and %autoreload replaces no jax.jit-wrapped function")
+    assert shell.user_ns["rep"].notes == (note,)
+    assert note in unwrapped(cap.outputs[0].data["text/plain"])
+    run_captured(shell, "%%jaxcache -o rep\ny = stepmod_from.step(x)")
+    assert shell.user_ns["rep"].notes == ()
