@@ -2695,3 +2695,9 @@ def test_a_from_imported_jitted_function_its_module_defines_anew_is_said_to_be_t
     assert note in unwrapped(cap.outputs[0].data["text/plain"])
     run_captured(shell, "%%jaxcache -o rep\ny = stepmod_from.step(x)")
     assert shell.user_ns["rep"].notes == ()
+    for cell in ("y = step(x)", "y = step(jnp.ones(5))"):  # a hit, read back from JAX's caches; a trace of the old code
+        result, cap = run_captured(shell, f"%%jaxstages -o rep\n{cell}")
+        assert result.success and note in shell.user_ns["rep"].reports[0].notes
+        assert note in unwrapped(cap.outputs[0].data["text/plain"])
+    run_captured(shell, "%%jaxstages -o rep\ny = stepmod_from.step(x)")
+    assert not any("earlier definition" in n for n in shell.user_ns["rep"].reports[0].notes)

@@ -383,30 +383,6 @@ def _unwrapped(fun: Any) -> Any:
     return fun
 
 
-def newer_definition(fun: Any) -> tuple[str, str] | None:
-    """``(module, qualname)`` where the module of ``fun`` (the user's function inside its wrappers) now defines another
-    function of its qualified name with other code: it ran again (``importlib.reload``, ``%autoreload``) and ``fun``,
-    bound before (``from mod import step``), is the earlier definition. ``None`` otherwise, and for a function of a
-    cell, or defined inside another. Read from the module's and classes' own dicts: no code of the user's runs."""
-    inner = _unwrapped(fun)
-    if type(inner) is not types.FunctionType:
-        return None
-    module_name, qualname = inner.__module__, inner.__qualname__
-    module = sys.modules.get(module_name) if isinstance(module_name, str) and module_name != "__main__" else None
-    if module is None or "<locals>" in qualname:
-        return None
-    held: Any = module
-    for part in qualname.split("."):
-        try:
-            held = inspect.getattr_static(held, part)
-        except AttributeError:
-            return None
-    now = _unwrapped(held.__func__ if isinstance(held, (staticmethod, classmethod)) else held)
-    if type(now) is not types.FunctionType or now is inner or now.__qualname__ != qualname or now.__code__ is inner.__code__:
-        return None  # the module's own, or an earlier object whose code %autoreload replaced with the new one
-    return module_name, qualname
-
-
 def _signature(fun: Any) -> inspect.Signature | None:
     """``fun``'s signature; of a callable object whose lookups run code of its own, its class's ``__call__``'s without
     ``self`` (``inspect.signature`` would read the object's ``__wrapped__`` and ``__signature__`` and compare it), and

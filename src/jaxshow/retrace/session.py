@@ -47,6 +47,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
+from jaxshow.capture.definitions import earlier_definition_note, newer_definition
 from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placement_text
@@ -82,7 +83,6 @@ from jaxshow.retrace.history import (
     kept_before,
     let_go,
     moment,
-    newer_definition,
     registry,
     remember_cached,
 )
@@ -885,7 +885,7 @@ class Session(_jax_compat.TraceProbe):
         if helpers:
             notes.append(helpers_note(helpers))
         notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
-        notes.extend(_earlier_definition_note(s.record.qualname, newer) for s in stats_list
+        notes.extend(earlier_definition_note(s.record.qualname, newer) for s in stats_list
                      if s.fun is not None and (newer := newer_definition(s.fun)) is not None)
         if self._library_traces:
             count = sum(self._library_traces.values())
@@ -956,14 +956,6 @@ def _nested_jit(stats: _Stats, all_stats: dict[int, _Stats]) -> _Stats | None:
     inner = _jax_compat.jit_function(target[0]) if target is not None else None
     found = all_stats.get(id(inner)) if inner is not None else None
     return found if found is not None and found.fun is inner and found.traced else None
-
-
-def _earlier_definition_note(name: str, newer: tuple[str, str]) -> str:
-    """The note on a function the cell called that its module has since defined anew (``newer``: module, qualified name)."""
-    module, qualname = newer
-    return (f"{name}: the {name} called is an earlier definition: {module}.{qualname} is another function now ({module} ran "
-            f"again: importlib.reload, %autoreload); a name bound before, as by 'from {module} import {qualname.split('.')[0]}', "
-            "keeps the earlier one, and %autoreload replaces no jax.jit-wrapped function")
 
 
 def _nested_jit_note(stats: _Stats, nested: _Stats) -> str:

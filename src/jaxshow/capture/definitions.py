@@ -1,0 +1,57 @@
+"""Whether a function the user called is still its module's definition of its name, or an earlier one.
+
+A module that runs again (``importlib.reload``, ``%autoreload``) defines its
+functions anew; a name bound before (``from mod import step``) keeps the
+earlier object, and ``%autoreload`` replaces the code of a plain function in
+place but never a ``jax.jit`` wrapper. Read from modules' and classes' own
+dicts and by type: no code of the user's runs. Uses neither JAX's objects nor
+IPython.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from typing import Any
+
+from jaxshow.capture.written import innermost
+
+
+def newer_definition(fun: Any) -> tuple[str, str] | None:
+    """``(module, qualified name)`` where the module of ``fun`` (the user's function inside its wrappers) now defines
+    another function of its qualified name with other code: ``fun`` is the earlier definition. ``None`` otherwise, and
+    for a function of a cell or script (``__main__``), or one defined inside another."""
+    inner = _function(fun)
+    if inner is None:
+        return None
+    module_name, qualname = inner.__module__, inner.__qualname__
+    module = sys.modules.get(module_name) if isinstance(module_name, str) and module_name != "__main__" else None
+    if module is None or "<locals>" in qualname:
+        return None
+    held: Any = module
+    for part in qualname.split("."):
+        try:
+            held = inspect.getattr_static(held, part)
+        except AttributeError:
+            return None
+    now = _function(held)
+    if now is None or now is inner or now.__qualname__ != qualname or now.__code__ is inner.__code__:
+        return None  # the module's own, or an earlier object whose code %autoreload replaced with the new one
+    return module_name, qualname
+
+
+def earlier_definition_note(name: str, newer: tuple[str, str]) -> str:
+    """What a report says of a call of ``name``, an earlier definition (``newer``: :func:`newer_definition`'s answer)."""
+    module, qualname = newer
+    return (f"{name}: the {name} called is an earlier definition: {module}.{qualname} is another function now ({module} ran "
+            f"again: importlib.reload, %autoreload); a name bound before, as by 'from {module} import {qualname.split('.')[0]}', "
+            "keeps the earlier one, and %autoreload replaces no jax.jit-wrapped function")
+
+
+def _function(held: Any) -> types.FunctionType | None:
+    """The plain function inside a method, static or class method, ``functools.partial`` or JAX's wrappers."""
+    if isinstance(held, (staticmethod, classmethod, types.MethodType)):
+        held = held.__func__
+    inner = innermost(held)
+    return inner if type(inner) is types.FunctionType else None
