@@ -2632,6 +2632,13 @@ def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tm
     shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom codemod_ar import step_fn", store_history=True)
     shell.run_cell("%%jaxcache\ny = jax.jit(step_fn)(x)", store_history=True)
     write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 3\n")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(x)\ny.tolist()")
+    assert result.result == pytest.approx([2 * 0.8414709848] * 3)  # JAX's cache holds step_fn's trace: the old program ran
+    note = ("step_fn: its code was replaced in place since its last trace (as %autoreload does), and 1 call hit the cache: "
+            "it ran the program traced from the earlier code; a new signature traces the new code, and jax.clear_caches() "
+            "lets every signature trace again")
+    assert shell.user_ns["rep"].notes == (note,)
+    assert note in unwrapped(cap.outputs[0].data["text/plain"])
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(2))\ny.tolist()")
     assert result.success and result.result == pytest.approx([3 * 0.8414709848] * 2)
     now = shell.user_ns["step_fn"].__code__.co_firstlineno  # 5; 1 on IPython 9, whose autoreload compiles the def alone

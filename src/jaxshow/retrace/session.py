@@ -887,6 +887,10 @@ class Session(_jax_compat.TraceProbe):
         notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
         notes.extend(earlier_definition_note(s.record.qualname, newer) for s in stats_list
                      if s.fun is not None and (newer := newer_definition(s.fun)) is not None)
+        notes.extend(f"{s.record.qualname}: its code was replaced in place since its last trace (as %autoreload does), and "
+                     f"{plural(s.hits, 'call')} hit the cache: {'it' if s.hits == 1 else 'they'} ran the program traced from the "
+                     "earlier code; a new signature traces the new code, and jax.clear_caches() lets every signature trace again"
+                     for s in stats_list if s.hits and s.fun is not None and s.record.replaced_code(s.fun, take=False) is not None)
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
