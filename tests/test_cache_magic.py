@@ -2645,16 +2645,17 @@ def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tm
     (miss,) = shell.user_ns["rep"].functions[0].misses
     # JAX's diff stops at the first difference: the debug info (the definition's place) on jax >= 0.9, which keys it
     assert (miss.category, miss.summary) == ("debug_info" if _jax_compat.JAX_VERSION >= (0, 9) else "input_types", (
-        f"step_fn's code was replaced in place since its last trace (as %autoreload does): now defined at {module}:{now}, "
+        f"step_fn's code, replaced in place since its last trace (as %autoreload does): now at {module}:{now}, "
         f"before at {module}:3; x: now f32[2], before f32[3]"))
     text = unwrapped(cap.outputs[0].data["text/plain"])
-    assert f"step_fn's code was replaced in place since its last trace (as %autoreload does): now defined at" in text
+    assert "step_fn's code, replaced in place since its last trace (as %autoreload does): now at" in text
     assert "-{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }" in text
     write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 4\n")
     run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(4))")  # the edit moved no line
     (miss,) = shell.user_ns["rep"].functions[0].misses
     assert (miss.category, miss.summary) == ("input_types", (
-        "step_fn's code was replaced in place since its last trace (as %autoreload does); x: now f32[4], before f32[2]"))
+        f"step_fn's code, replaced in place since its last trace (as %autoreload does): now at {module}:{now}, before at "
+        f"{module}:{now}; x: now f32[4], before f32[2]"))
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[2]. let b:f32[2] = sin a; c:f32[2] = mul b 3.0:f32[] in (c,) }",
         "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 4.0:f32[] in (c,) }"]

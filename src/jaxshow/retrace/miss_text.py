@@ -188,6 +188,16 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
     return value_change(where, *texts)
 
 
+DEFINED_AT = "defined at"
+"""The :class:`ArgChange` of a debug info's definition place (``now`` and ``before`` as ``file:line``)."""
+
+
+def code_replaced(function: str, now: str, before: str) -> ArgChange:
+    """The change of a function whose code was replaced in place since its last trace (the same object: ``%autoreload
+    2`` patches an edited function's ``__code__``), with where it is defined now and was before."""
+    return ArgChange(f"{function}'s code, replaced in place since its last trace (as %autoreload does)", f"at {now}", f"at {before}")
+
+
 def value_change(where: str, now: str, before: str) -> ArgChange:
     """Two texts of a changed value as the part that changed, or :data:`EQUAL_AS_PRINTED` both ways."""
     if " ".join(now.split()) == " ".join(before.split()):
@@ -314,7 +324,7 @@ def input_path_name(path: str) -> str:
 def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None = None,
                  source: str = "jax", *, replaces: str | None = None, replaces_cell: bool = False,
                  written: str | None = None, reloaded: bool = False, made_in: str | None = None, cleared: str | None = None,
-                 traced_by_maker: bool = False, blamed: bool = False, replaced: tuple[str, str] | None = None) -> str:
+                 traced_by_maker: bool = False, blamed: bool = False) -> str:
     """One line for a miss: ``x: now f32[4], before f32[3]``; ``made_by`` names a wrapper made per call, ``source`` the evidence.
 
     ``replaces``: where the earlier definition of the same name and file that this new function object replaces is defined;
@@ -326,30 +336,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     ``cleared``: what emptied the cache of a function traced before, for a first trace since (``%jaxcache clear emptied its cache``).
     ``traced_by_maker``: the wrapper ``made_by`` names was made and traced in one call of it (``saved_residuals``).
     ``blamed``: a library's code passed the arguments (:func:`change_line`).
-    ``replaced``: where the function, the same object, was defined and is defined now, its code replaced in place since
-    it last traced (``%autoreload 2``).
     """
-    if replaced is not None:
-        changes = tuple(c for c in changes if c.where != DEFINED_AT)
-    said = _miss_summary(category, changes, function, made_by, source, replaces=replaces, replaces_cell=replaces_cell,
-                         written=written, reloaded=reloaded, made_in=made_in, cleared=cleared, traced_by_maker=traced_by_maker,
-                         blamed=blamed)
-    if replaced is None:
-        return said
-    before, now = replaced
-    where = f": now defined at {now}, before at {before}" if now != before else ""
-    code = f"{function}'s code was replaced in place since its last trace ({AUTORELOAD}){where}"
-    return code if category == "debug_info" and not changes else f"{code}; {said}"  # its new place: the debug info that differs
-
-
-DEFINED_AT = "defined at"
-"""The :class:`ArgChange` of a debug info's definition place (``now`` and ``before`` as ``file:line``)."""
-AUTORELOAD = "as %autoreload does"
-
-
-def _miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], function: str, made_by: str | None, source: str, *,
-                  replaces: str | None, replaces_cell: bool, written: str | None, reloaded: bool, made_in: str | None,
-                  cleared: str | None, traced_by_maker: bool, blamed: bool) -> str:
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
                else "its module reloaded or run again: importlib.reload, %autoreload, %run")

@@ -86,8 +86,8 @@ from jaxshow.retrace.history import (
     registry,
     remember_cached,
 )
-from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
-                                       explained_function, miss_summary)
+from jaxshow.retrace.miss_text import (CONTEXT_POSITION, DEFINED_AT, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text,
+                                       code_replaced, enclosing_function, explained_function, miss_summary)
 
 CLEARED_BY = {"after_clear": "%jaxcache clear emptied its cache",
               "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)"}
@@ -181,6 +181,8 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
+    if replaced is not None:  # its new place is the debug info that differs
+        changes = (code_replaced(record.name, *reversed(replaced)), *(c for c in changes if c.where != DEFINED_AT))
     signature = described[0] if described else ()
     if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
                       or (names := _pmap_names(record, signature)) or (names := _graph_names(key, signature))):
@@ -195,7 +197,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         function=record.name,
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
-                             written=record.written(record.name), reloaded=reloaded, made_in=made_in, replaced=replaced,
+                             written=record.written(record.name), reloaded=reloaded, made_in=made_in,
                              cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker, blamed=blame is not None),
         changes=changes,
         evidence=evidence,
