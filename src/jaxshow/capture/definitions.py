@@ -11,10 +11,14 @@ IPython.
 from __future__ import annotations
 
 import inspect
+import linecache
+import os
+import re
 import sys
 import types
 from typing import Any
 
+from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.written import innermost
 
 
@@ -55,3 +59,25 @@ def _function(held: Any) -> types.FunctionType | None:
         held = held.__func__
     inner = innermost(held)
     return inner if type(inner) is types.FunctionType else None
+
+
+def misplaced_code_note(fun: Any) -> str | None:
+    """A note where the code of ``fun`` (the user's function inside its wrappers) says it starts on a line of a file of
+    the user's that, as the file reads now, does not define it: the file changed since (not reloaded yet), or IPython
+    9's ``%autoreload`` compiled the edited function apart from its file, from line 1 (ipython/ipython#15359). Either
+    way the lines JAX records for it (its definition, ``--source``) are not the file's. ``None`` where the line defines
+    it, for a lambda, and for code of no file on disk."""
+    inner = _function(fun)
+    if inner is None or inner.__name__ == "<lambda>":
+        return None
+    code = inner.__code__
+    if not os.path.isfile(code.co_filename) or not is_user_file(code.co_filename):
+        return None
+    linecache.checkcache(code.co_filename)
+    line = linecache.getline(code.co_filename, code.co_firstlineno).strip()
+    if line.startswith("@") or re.match(rf"(?:async\s+)?def\s+{re.escape(inner.__name__)}\b", line):
+        return None
+    return (f"{inner.__name__}: its code says it starts at {code.co_filename}:{code.co_firstlineno}, a line that does not "
+            "define it as the file reads now: the file changed since (not reloaded yet), or IPython 9's %autoreload "
+            "compiled the edited function apart from its file, from line 1 (ipython/ipython#15359; %autoreload 2 --full "
+            "reloads whole modules instead); the lines JAX records for it, its definition's and --source's, are not the file's")
