@@ -2691,7 +2691,7 @@ def test_a_from_imported_jitted_function_its_module_defines_anew_is_said_to_be_t
     module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n")
     shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom stepmod_from import step\nimport stepmod_from", store_history=True)
     shell.run_cell("%%jaxcache\ny = step(x)", store_history=True)
-    module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 3\n")
+    module.write_text("# edited\nimport jax\n\n@jax.jit\ndef step(x):\n    return x * 3\n")  # step's old lines are not the file's
     os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10))
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = step(x)\ny.tolist()")
     assert result.success and result.result == [2.0, 2.0, 2.0]  # the earlier step, as without jaxshow

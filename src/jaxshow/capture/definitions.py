@@ -45,6 +45,14 @@ def newer_definition(fun: Any) -> tuple[str, str] | None:
     return module_name, qualname
 
 
+def definition_note(fun: Any, name: str) -> str | None:
+    """What a report says of a call of ``fun`` (named ``name`` as shown) whose definition is not the one its file
+    holds now: an earlier definition its module has since replaced (:func:`newer_definition`), else code whose lines are
+    not the file's (:func:`misplaced_code_note`); ``None`` for the file's own."""
+    newer = newer_definition(fun)
+    return earlier_definition_note(name, newer) if newer is not None else misplaced_code_note(fun)
+
+
 def earlier_definition_note(name: str, newer: tuple[str, str]) -> str:
     """What a report says of a call of ``name``, an earlier definition (``newer``: :func:`newer_definition`'s answer)."""
     module, qualname = newer

@@ -47,7 +47,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
-from jaxshow.capture.definitions import earlier_definition_note, misplaced_code_note, newer_definition
+from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placement_text
@@ -887,9 +887,7 @@ class Session(_jax_compat.TraceProbe):
         if helpers:
             notes.append(helpers_note(helpers))
         notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
-        notes.extend(earlier_definition_note(s.record.qualname, newer) for s in stats_list
-                     if s.fun is not None and (newer := newer_definition(s.fun)) is not None)
-        notes.extend(misplaced for s in stats_list if s.fun is not None and (misplaced := misplaced_code_note(s.fun)) is not None)
+        notes.extend(note for s in stats_list if s.fun is not None and (note := definition_note(s.fun, s.record.qualname)) is not None)
         notes.extend(f"{s.record.qualname}: its code was replaced in place since its last trace (as %autoreload does), and "
                      f"{plural(s.hits, 'call')} hit the cache: {'it' if s.hits == 1 else 'they'} ran the program traced from the "
                      "earlier code; a new signature traces the new code, and jax.clear_caches() lets every signature trace again"
