@@ -111,7 +111,7 @@ def classify_miss(
     if category == "tracing_context" and key is not None and old is not None:
         changes = _shard_map_context(changes, key, old)
     if category == "debug_info" and key is not None and old is not None:
-        changes = _debug_info_changes(key, old)
+        changes = _unsaid_parts(_debug_info_changes(key, old), key, old, record.parameters)
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
@@ -120,8 +120,7 @@ def classify_miss(
 
 def _debug_info_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     """What differs in two keys' debug infos, where JAX says only "Debug info doesn't match.": the definition's place
-    (``file:line``), the argument names, what it was traced for; then the input types, which JAX's diff, stopping at
-    the debug info, leaves unsaid."""
+    (``file:line``), the argument names, what it was traced for."""
     (_, now), (_, before) = _jax_compat.trace_key_context(key), _jax_compat.trace_key_context(old)
     if now is None or before is None:
         return ()
@@ -135,10 +134,6 @@ def _debug_info_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     traced_for = [str(getattr(info, "traced_for", "")) for info in (now, before)]
     if traced_for[0] != traced_for[1]:
         changes.append(ArgChange("traced for", *traced_for))
-    types = [_jax_compat.describe_trace_key(k) for k in (key, old)]
-    if types[0] is not None and types[1] is not None:
-        changes += [ArgChange(name, text, old_text) for (name, text), (_, old_text) in zip(types[0][0], types[1][0])
-                    if text != old_text]
     return tuple(changes)
 
 
@@ -299,7 +294,7 @@ def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[
 
 def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (a keyword
-    passed another way): each static value passed the same way both times that differs, then each input type
+    passed another way, the debug info): each static value passed the same way both times that differs, then each input type
     that differs, by argument name, in JAX's order of categories."""
     said = {c.where for c in changes}
     statics = [value_change(_static_name(p, names), now, before) for p, now, before in _jax_compat.static_value_changes(key, old)]
