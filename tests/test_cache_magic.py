@@ -1930,6 +1930,26 @@ def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mo
     assert "does not name the config option" not in text and "trace context [" not in text, text
 
 
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_a_re_trace_for_a_config_context_also_names_the_arguments_that_changed(shell, mode):
+    """Under ``jax.enable_x64`` a new array is f64: the key differs in the context and in x's type. The miss read
+    'jax_enable_x64: now True, before False' alone (jax >= 0.9 stops its diff at the context), where jax 0.7's own
+    explanation below it also said 'at x, now f64[3] and before f32[3]'; and x: f32[8] under 'highest' precision
+    read as a precision change alone, though the shape changed too."""
+    shell.run_cell("y = f(x)\nmm = jax.jit(lambda a: a @ a)\nz = mm(jnp.ones((4, 4)))", store_history=True)
+    cell = f"with {X64}:\n    y = f(jnp.ones(3))\nwith jax.default_matmul_precision('highest'):\n    z = mm(jnp.ones((8, 8)))"
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+        _, cap = run_captured(shell, cell)
+    else:
+        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False; "
+            "x: now f64[3], before f32[3] called at In[") in text, text
+    assert ("1. different tracing context (a config option or context manager): jax_default_matmul_precision: now "
+            "highest, before None; a: now f32[8,8], before f32[4,4] called at In[") in text, text
+
+
 def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(shell):
     """A notebook's JAX tracing cache soon holds more than 32 entries, and `%jaxcache on` then classifies with its own
     history: f traced before the session is not a first trace, and the x64 context is the cause."""

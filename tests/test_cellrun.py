@@ -107,6 +107,29 @@ def test_a_one_line_body_gets_ipythons_automagic_as_under_time(ip, magic):
         assert type(two.error_in_exec) is NameError
 
 
+@pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])
+def test_an_indented_body_runs_as_the_same_cell_runs_without_the_magic(ip, magic):
+    """IPython takes a cell's leading indentation off (code pasted from a function's body); the magic's body, below
+    its unindented magic line, was an IndentationError ('unexpected indent'). An indentation a plain cell rejects
+    is still rejected, and the call is at its line of the cell."""
+    ip.run_cell("import jax, jax.numpy as jnp\nx = jnp.ones(3)", store_history=True)
+    body = "\n    y = jax.jit(lambda v: v * 2)(x)\n    for i in range(2):\n        y = y + i\n    y.tolist()"
+    with capture_output():
+        plain = ip.run_cell(body, store_history=True)
+        result = ip.run_cell(f"{magic} -o rep\n{body}", store_history=True)
+        mixed = ip.run_cell(f"{magic}\n  z = 1\nw = 2", store_history=True)
+        plain_mixed = ip.run_cell("  z = 1\nw = 2", store_history=True)
+    assert (plain.result, result.result) == ([3.0, 3.0, 3.0], [3.0, 3.0, 3.0])
+    rep = ip.user_ns["rep"]
+    if magic == "%%jaxstages":
+        assert [(r.call_site.file, r.call_site.line) for r in rep.reports] == [(f"In[{result.execution_count}]", 3)]
+    else:
+        assert [(f.function, f.traced) for f in rep.functions] == [("<lambda>", 1)]
+    assert type(mixed.error_before_exec or mixed.error_in_exec) is type(plain_mixed.error_before_exec or plain_mixed.error_in_exec)
+    assert type(plain_mixed.error_before_exec or plain_mixed.error_in_exec).__name__ == (
+        "NoneType" if IPython.version_info[0] < 9 else "IndentationError")
+
+
 def test_a_user_variable_named_like_the_hook_is_left_alone(ip):
     ip.user_ns[HOOK_NAME] = "mine"
     result = ip.run_cell(f"%%jaxstages\nv = len('abc')\n{HOOK_NAME}", store_history=True)

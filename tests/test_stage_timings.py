@@ -72,3 +72,66 @@ def test_a_cell_that_clears_jaxs_listeners_keeps_its_stage_times_and_its_clear(i
     assert report.function == "f" and report.timings.stages_run == ("trace", "lower", "compile")
     assert not report.cache_hit and report.timings.compile_seconds > 0
     assert monitoring.get_event_duration_listeners() == [] and monitoring.get_event_listeners() == []
+
+
+NEW_WRAPPERS = ("y = jax.jit(g)(x)", "for i in range(3):\n    y = jax.jit(g)(x + i)", "y = f(x)")
+
+
+def test_the_users_listener_and_log_compiles_lines_are_as_in_a_plain_run(ip):
+    """A call JAX served from its C++ cache through a new ``jax.jit`` wrapper of a function traced before: jaxshow reads
+    its stations back through JAX's trace path, which times the trace-cache lookup as a trace. The user's own
+    ``jax.monitoring`` listener heard one ``jaxpr_trace_duration`` per such call that a plain run does not emit, and under
+    ``jax_log_compiles`` the cell printed 'Finished tracing g for jit in 0.000009 sec' lines of its own."""
+    from shellrun import run_captured
+
+    assert ip.run_cell("import jax, jax.numpy as jnp, collections, logging\nheard = collections.Counter()\n"
+                       "class Lines(logging.Handler):\n    def emit(self, record):\n        heard[record.getMessage()[:16]] += 1\n"
+                       "lines = Lines()\nlogging.getLogger('jax').addHandler(lines)\n"
+                       "jax.monitoring.register_event_duration_secs_listener(lambda e, d, **k: heard.update([e]))\n"
+                       "def g(v):\n    return jnp.sin(v) * 2\nf = jax.jit(g)\nx = jnp.ones(3)\ny = f(x)\n"
+                       "jax.config.update('jax_log_compiles', True)").success
+    try:
+        for cell in NEW_WRAPPERS:  # JAX's own helpers for x + i compiled once, before either run
+            assert ip.run_cell(cell).success
+        seen = {}
+        for magic in ("", "%%jaxstages\n"):
+            for cell in NEW_WRAPPERS:
+                ip.user_ns["heard"].clear()
+                result, cap = run_captured(ip, magic + cell)
+                assert result.success
+                seen[magic, cell] = dict(ip.user_ns["heard"])
+        assert [seen["%%jaxstages\n", cell] for cell in NEW_WRAPPERS] == [{}] * 3
+        assert [seen["", cell] for cell in NEW_WRAPPERS] == [{}] * 3
+    finally:
+        ip.run_cell("jax.config.update('jax_log_compiles', False)\nlogging.getLogger('jax').removeHandler(lines)")
+
+
+def test_a_read_back_is_unheard_by_other_listeners_on_its_thread_only():
+    """Inside ``unheard()`` JAX's events of that thread reach only jaxshow's listeners; another thread's reach everyone,
+    and a listener registered meanwhile stays registered after."""
+    import threading
+
+    from jax._src import monitoring
+
+    from jaxshow import _jax_compat, timings
+
+    heard, late = [], []
+    latecomer = lambda event, duration, **kwargs: late.append(event)  # noqa: E731
+    users = lambda event, duration, **kwargs: heard.append((event, threading.current_thread().name))  # noqa: E731
+    users.__module__ = None  # a user's function may say anything of itself
+    monitoring.register_event_duration_secs_listener(users)
+    with EventCollector() as collector:
+        with _jax_compat.unheard():
+            monitoring.record_event_duration_secs("/jax/core/compile/jaxpr_trace_duration", 0.5, fun_name="mine")
+            other = threading.Thread(target=monitoring.record_event_duration_secs, name="other",
+                                     args=("/jax/core/compile/jaxpr_trace_duration", 0.25), kwargs={"fun_name": "theirs"})
+            other.start()
+            other.join()
+            monitoring.register_event_duration_secs_listener(latecomer)
+        monitoring.record_event_duration_secs("/jax/core/compile/jaxpr_trace_duration", 0.125, fun_name="after")
+    assert heard == [("/jax/core/compile/jaxpr_trace_duration", "other"), ("/jax/core/compile/jaxpr_trace_duration", "MainThread")]
+    assert late == ["/jax/core/compile/jaxpr_trace_duration"]
+    assert [e.base_name for e in collector.events] == ["mine", "theirs", "after"]
+    assert type(monitoring._event_duration_secs_listeners) is list and timings._on_duration not in monitoring.get_event_duration_listeners()
+    _jax_compat.unregister_duration_listener(users)
+    _jax_compat.unregister_duration_listener(latecomer)

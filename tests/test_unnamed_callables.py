@@ -190,3 +190,31 @@ def test_a_jitted_pullback_is_named_after_the_users_function(shell):
     assert [(r.function, r.kind, r.wrapper.defined_at.line) for r in shell.user_ns["st"].reports] == [
         ("linearize(f) jvp", "user", 1), ("vjp(f) pullback", "user", 1)]
     assert "_HashableCallableShim" not in text and "VJP" not in text and "tree_util.py" not in text
+
+
+@pytest.mark.parametrize(("maker", "made"), [("vjp", "pullback"), ("linearize", "jvp function")])
+def test_a_jitted_pullback_made_again_is_a_new_one_made_per_call(shell, maker, made):
+    """The function ``jax.vjp(f, x)`` returns is made anew by each call of ``jax.vjp``: a cell run again, or a loop,
+    traces ``jax.jit`` of it again. Its second trace read 'never-seen function (first trace): first trace of vjp(f)
+    pullback', as if the cell had never run."""
+    shell.run_cell("def f(v):\n    return jnp.sin(v) * 2", store_history=True)
+    cell = f"%%jaxcache -o rep\n_, pb = jax.{maker}(f, jnp.ones(3))\ng = jax.jit(pb)\ny = g(jnp.ones(3))"
+    run_captured(shell, cell)
+    run_captured(shell, cell)
+    [row] = shell.user_ns["rep"].functions
+    what = f"{maker}(f) {'pullback' if maker == 'vjp' else 'jvp'}"
+    assert [(m.category, m.summary) for m in row.misses] == [("redefined", (
+        f"{what} is a new jax.{maker} {made}: each call of jax.{maker} makes a new function object, so JAX's cache "
+        f"cannot find the earlier trace; jit a function that calls jax.{maker} and applies what it returns, which "
+        "traces once"))]
+    result, cap = run_captured(shell, f"%%jaxcache -o rep\nfor i in range(3):\n    _, pb = jax.{maker}(f, jnp.ones(3))\n"
+                                      "    y = jax.jit(pb)(jnp.ones(3))")
+    [row] = shell.user_ns["rep"].functions
+    assert (row.calls, row.traced, [m.category for m in row.misses]) == (3, 3, ["redefined"])
+    text = cap.outputs[0].data["text/plain"]
+    assert f"    1. re-defined function (a new jax.{maker} {made}, made per call): {what}" in text
+    assert f"    … 2 more function objects of {what}, each traced once as in 1.: called at In[{result.execution_count}]:4 ×2" in text
+    run_captured(shell, "def f(v):\n    return jnp.cos(v) * 2")
+    run_captured(shell, cell)
+    [row] = shell.user_ns["rep"].functions
+    assert [m.summary for m in row.misses] == [f"first trace of {what}"]

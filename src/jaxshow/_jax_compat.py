@@ -17,6 +17,8 @@ import gc
 import importlib
 import inspect
 import itertools
+import logging
+import math
 import operator
 import os
 import sys
@@ -128,6 +130,75 @@ def removed_listeners(duration: Callable, event: Callable) -> tuple[bool, bool]:
         return (duration not in _monitoring.get_event_duration_listeners(), event not in _monitoring.get_event_listeners())
     except Exception:  # noqa: BLE001 - a probe; unknown reads as still there
         return False, False
+
+
+_LISTENER_LISTS = ("_event_listeners", "_event_duration_secs_listeners", "_event_time_span_listeners", "_scalar_listeners")
+"""``jax._src.monitoring``'s lists of listeners (0.7 to 0.12), which its ``record_*`` functions loop over."""
+_TIMING_LOGGERS = ("jax._src.dispatch", "jax._src.interpreters.pxla")
+"""The loggers of JAX's stage timings ('Finished tracing g for jit in …', at WARNING under ``jax_log_compiles``)."""
+_unheard_depth: dict[int, int] = {}
+_unheard_lock = threading.Lock()
+_unheard_lists: dict[str, tuple[list, list]] = {}
+
+
+class _HeardByOthers(list):
+    """One of JAX's lists of ``jax.monitoring`` listeners, put in its place while a thread reads back: on that thread
+    it holds only jaxshow's listeners. Registering and removing work on it as on JAX's list."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        everyone = list.__iter__(self)
+        if threading.get_ident() not in _unheard_depth:
+            return everyone
+        return iter([c for c in everyone if _jaxshows(c)])
+
+
+def _jaxshows(callback: Any) -> bool:
+    """Whether a listener is jaxshow's own (a function or bound method of its modules), read by type only."""
+    callback = callback.__func__ if type(callback) is types.MethodType else callback
+    module = callback.__module__ if type(callback) is types.FunctionType else None  # a user's function may set any
+    return type(module) is str and module.startswith("jaxshow.")
+
+
+def _not_unheard(record: Any) -> bool:
+    return record.thread not in _unheard_depth
+
+
+@contextlib.contextmanager
+def unheard() -> Iterator[None]:
+    """Keep what JAX reports of the stages this thread runs inside (jaxshow's read-back of a call's stations, which goes
+    through JAX's trace path and times a trace-cache lookup as a trace) from the user's ``jax.monitoring`` listeners and
+    JAX's timing log lines ('Finished tracing g for jit', shown under ``jax_log_compiles``): a plain run of the cell
+    reports neither. jaxshow's own listeners still hear it; other threads' events and lines reach everyone."""
+    from jax._src import monitoring as _monitoring
+
+    thread = threading.get_ident()
+    with _unheard_lock:
+        if not _unheard_depth:
+            for name in _LISTENER_LISTS:
+                listeners = getattr(_monitoring, name, None)
+                if type(listeners) is list:
+                    _unheard_lists[name] = (listeners, _HeardByOthers(listeners))
+                    setattr(_monitoring, name, _unheard_lists[name][1])
+            for name in _TIMING_LOGGERS:
+                logging.getLogger(name).addFilter(_not_unheard)
+        _unheard_depth[thread] = _unheard_depth.get(thread, 0) + 1
+    try:
+        yield
+    finally:
+        with _unheard_lock:
+            _unheard_depth[thread] -= 1
+            if not _unheard_depth[thread]:
+                del _unheard_depth[thread]
+            if not _unheard_depth:
+                for name, (listeners, standing) in _unheard_lists.items():
+                    if getattr(_monitoring, name, None) is standing:  # else the user's code cleared them meanwhile
+                        listeners[:] = list.copy(standing)
+                        setattr(_monitoring, name, listeners)
+                _unheard_lists.clear()
+                for name in _TIMING_LOGGERS:
+                    logging.getLogger(name).removeFilter(_not_unheard)
 
 
 def exclude_from_source_info(directory: str) -> bool:
@@ -1898,6 +1969,19 @@ def mesh_sizes(mesh: Any) -> str | None:
         return None
 
 
+def shard_map_shards(params: dict[str, Any]) -> int:
+    """How many shards a ``shard_map`` equation's body runs as (its shapes are one shard's): the product of its mesh's
+    sizes along the axes it makes manual, ``newly_manual_axes`` (jax >= 0.8) or ``manual_axes`` (jax 0.7); 1 where
+    this JAX's parameters cannot be read so."""
+    try:
+        mesh = params["mesh"]
+        axes = params.get("newly_manual_axes", params.get("manual_axes"))
+        sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+        return math.prod(sizes[name] for name in axes) if axes is not None else 1
+    except Exception:  # noqa: BLE001 - a shard_map of another shape: its body counted once
+        return 1
+
+
 def named_on_mesh(sharding: Any, mesh: Any) -> Any:
     """A ``GSPMDSharding`` XLA chose (a ``jax.shard_map`` input jit was given no sharding for) as a ``NamedSharding``
     on ``mesh``, as JAX turns its programs' outputs into one (``sharding_impls._gspmd_to_named_sharding_via_mesh``,
@@ -2640,11 +2724,33 @@ _PULLBACK_MAKERS = {"_lift_linearized": "linearize", "_vjp3_callable": "vjp", "_
 _PULLBACK_WORDS = {"linearize": "jvp", "vjp": "pullback"}
 
 
+class Pullback(NamedTuple):
+    """The function ``jax.vjp(f, …)`` or ``jax.linearize(f, …)`` returns: ``maker`` (``"vjp"``), ``name``
+    (``"vjp(f) pullback"``), and ``f``'s file and first line."""
+    maker: str
+    name: str
+    file: str
+    line: int
+
+
 def pullback_source(fun: Any) -> tuple[str, str, int] | None:
     """``("vjp(f) pullback", f's file, f's first line)`` for the function ``jax.vjp(f, …)`` returns (``linearize(f)
-    jvp`` for ``jax.linearize``'s), else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
+    jvp`` for ``jax.linearize``'s), else ``None``."""
+    found = pullback_of(fun)
+    return (found.name, found.file, found.line) if found is not None else None
+
+
+def pullback_of(fun: Any) -> Pullback | None:
+    """The :class:`Pullback` ``fun`` is, else ``None``. JAX names it by its class (``VJP``, ``_HashableCallableShim``);
     ``f`` is read from the debug info of the jaxpr it holds. Only JAX's and functools' objects, lists and tuples are
-    opened."""
+    opened. Never raises."""
+    try:
+        return _pullback_of(fun)
+    except Exception:  # noqa: BLE001 - a hostile metaclass: no pullback of JAX's
+        return None
+
+
+def _pullback_of(fun: Any) -> Pullback | None:
     maker, pending = None, [fun]
     for _ in range(64):
         if not pending:
@@ -2656,7 +2762,7 @@ def pullback_source(fun: Any) -> tuple[str, str, int] | None:
         if kind.__name__ in ("Jaxpr", "ClosedJaxpr"):
             found = parse_source_info(getattr(getattr(getattr(held, "jaxpr", held), "debug_info", None), "func_src_info", None))
             if maker is not None and found is not None:
-                return f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2]
+                return Pullback(maker, f"{maker}({found[0]}) {_PULLBACK_WORDS[maker]}", found[1], found[2])
         elif isinstance(held, functools.partial):  # jax.tree_util.Partial, too
             named = held.func.__name__ if type(held.func) is types.FunctionType else ""  # a user object's lookups never run
             maker = maker or _PULLBACK_MAKERS.get(named)

@@ -34,6 +34,8 @@ import sys
 import time
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence
 
+from IPython.core.inputtransformer2 import leading_indent
+
 HOOK_NAME = "__jaxshow_calls__"
 INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
 _TERMINAL_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
@@ -374,7 +376,15 @@ class _FirstLineTransform:
         if not magic.accepts(options, "".join(lines[index + 1:])) or _cell_magic_follows(lines[index + 1:]):
             return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
         self.commented = "# " + lines[index].rstrip("\n") + "\n"
-        return [*lines[:index], self.commented, *lines[index + 1:]]
+        return [*lines[:index], self.commented, *_dedented(lines[index + 1:])]
+
+
+def _dedented(body: list[str]) -> list[str]:
+    """A magic's body as IPython cleans up a cell: the indentation of its first line that is not empty taken off each
+    line that starts with it (``leading_indent``), so an indented body (pasted from a function) runs as it does
+    without the magic, its empty lines left in place so that its line numbers stay the cell's."""
+    start = next((i for i, line in enumerate(body) if line.strip()), len(body))
+    return [*body[:start], *leading_indent(body[start:])]
 
 
 class _OneLineBody:

@@ -663,6 +663,15 @@ def jit_disabled_note(cause: str) -> str:
             "where jaxshow does not see them")
 
 
+MADE_KINDS = {"jax.vjp": "pullback", "jax.linearize": "jvp function"}
+"""What JAX's functions that return a new function per call (not a wrapper of the user's) return: ``jax.vjp``'s pullback."""
+
+
+def made_kind(made_by: str) -> str:
+    """What ``made_by`` makes per call: a ``pullback`` (:data:`MADE_KINDS`), else a ``wrapper`` of the user's function."""
+    return MADE_KINDS.get(made_by, "wrapper")
+
+
 def redefined_cause(reloaded: bool, made_in: str | None, made_by: str | None = None) -> str:
     """Why a function was made anew, as the title of its ``redefined`` miss says it in brackets."""
     return str(miss_title("redefined", False, reloaded, made_in, made_by)).partition(" (")[2].removesuffix(")")
@@ -676,7 +685,7 @@ def miss_title(category: str, blamed: bool, reloaded: bool = False, made_in: str
     if category == "redefined" and (blamed or reloaded):
         return LIBRARY_REDEFINED_TITLE if blamed else RELOADED_TITLE
     if category == "redefined" and made_by:
-        return f"re-defined function (a new {made_by} wrapper, made per call)"
+        return f"re-defined function (a new {made_by} {made_kind(made_by)}, made per call)"
     if category == "redefined" and made_in:
         return f"re-defined function (made anew inside {made_in})"
     return MISS_TITLES.get(category)

@@ -1071,7 +1071,8 @@ class CallCapture(_jax_compat.CallObserver):
         state.busy, state.rebuilding, state.rebuild_events = True, record, []
         misses = _jax_compat.trace_cache_misses()
         try:
-            return build()
+            with _jax_compat.unheard():
+                return build()
         except Exception as exc:  # noqa: BLE001 - the user's call already succeeded or raised its own error
             record.notes.append(f"jaxshow could not read this call's stages back from JAX's caches: {type(exc).__name__}: {exc}")
             return None

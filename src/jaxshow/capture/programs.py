@@ -46,7 +46,9 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
     """Primitive counts (each equation once), loops, and ``dot_general`` FLOPs with loop bodies times their trip count.
 
     A ``cond`` adds its costliest branch; a ``while`` body counts once (its
-    trip count is unknown until XLA compiles it).
+    trip count is unknown until XLA compiles it); a ``shard_map`` body, traced
+    at one shard's shapes, times its number of shards, so the FLOPs are the
+    whole program's.
     """
     counts: Counter = Counter()
     loops: Counter = Counter()
@@ -63,6 +65,8 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
             loops[("while", None)] += 1
         elif name == "dot_general":
             flops += _dot_flops(eqn)
+        elif name == "shard_map":  # its body's shapes are one shard's
+            times = _jax_compat.shard_map_shards(eqn.params)
         inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in subjaxprs(param)]
         for contents in inner:
             counts.update(contents.primitive_counts)

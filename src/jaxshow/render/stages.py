@@ -39,6 +39,8 @@ from jaxshow.report import (
 DIALECT_NAMES = {"stablehlo": "StableHLO", "hlo": "HLO"}
 COST_CAVEAT_LOWERED = "estimated before compiler optimisations (Lowered.cost_analysis)"
 COST_CAVEAT_COMPILED = "after XLA optimisations (Compiled.cost_analysis)"
+SHARD_MAP_COST = " except inside shard_map, counted there at one shard's shapes"
+"""Said after a partitioned program's Lowered cost where it holds a ``jax.shard_map``, whose body is lowered per shard."""
 CHUNK_LINES = 2_000
 """An IR text shown with more lines than this is cut into folded pieces of this many lines:
 a browser lays out only the piece that is opened, so a 12 MB module does not freeze the page."""
@@ -166,6 +168,8 @@ def _cost_caveat(report: StagesReport, station: str) -> str:
     compiled = report.compiled
     if station == "lowered":
         whole = f", for the whole program (all {compiled.device_count} devices)" if compiled and compiled.per_device else ""
+        if whole and report.traced and "shard_map" in dict(report.traced.primitive_counts):
+            whole += SHARD_MAP_COST  # JAX lowers a shard_map's body at one shard's shapes
         return COST_CAVEAT_LOWERED + whole
     per_device = f", per device: one of {compiled.device_count} devices' share" if compiled and compiled.per_device else ""
     return COST_CAVEAT_COMPILED + per_device

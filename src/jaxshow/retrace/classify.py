@@ -109,7 +109,7 @@ def classify_miss(
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
-        changes = _shard_map_context(changes, key, old)
+        changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
     if category == "debug_info" and key is not None and old is not None:
         changes = _unsaid_parts(_debug_info_changes(key, old), key, old, record.parameters)
     if category == "never_seen":
@@ -293,9 +293,9 @@ def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[
 
 
 def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
-    """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (a keyword
-    passed another way, the debug info): each static value passed the same way both times that differs, then each input type
-    that differs, by argument name, in JAX's order of categories."""
+    """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (the trace
+    context, a keyword passed another way, the debug info): each static value passed the same way both times that
+    differs, then each input type that differs, by argument name, in JAX's order of categories."""
     said = {c.where for c in changes}
     statics = [value_change(_static_name(p, names), now, before) for p, now, before in _jax_compat.static_value_changes(key, old)]
     now, before = (_jax_compat.describe_trace_key(k) for k in (key, old))

@@ -22,9 +22,11 @@ import functools
 import hashlib
 import inspect
 import itertools
+import linecache
 import os
 import sys
 import threading
+import tokenize
 import types
 import weakref
 from collections import OrderedDict, deque
@@ -193,7 +195,13 @@ class _FunctionRecord:
         self.defined_at = _defined_at(inner, debug_info)
         self.code = inner.__code__ if type(inner) is types.FunctionType and carried is None else None
         """The code of the function as it last traced: ``%autoreload`` replaces an edited function's code in place."""
-        if _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
+        if (pullback := _jax_compat.pullback_of(fun)) is not None:  # each call of jax.vjp makes one anew, of f's source
+            self.name = self.qualname = pullback.name
+            self.defined_at = f"{pullback.file}:{pullback.line}"
+            self.made_by = f"jax.{pullback.maker}"
+            self.source_key = (self.name, _definition_digest(pullback.file, pullback.line), self.transforms,
+                               line_place(pullback.file, pullback.line))
+        elif _jax_compat.unknown_name(self.name):  # a callable object: named by its class, as jit's report names it
             found = _jax_compat.unnamed_callable_source(fun)
             if found is not None:
                 self.name = self.qualname = found[0]
@@ -419,6 +427,17 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
             return None
         source = repr((code.co_code, code.co_consts, code.co_names))
     return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms, place
+
+
+def _definition_digest(file: str, line: int) -> str:
+    """A digest of the definition that starts at ``line`` of ``file`` (a cell's, through ``linecache``), as
+    :func:`_source_key` digests a function's source: the same text run again, in any cell, digests alike."""
+    lines = linecache.getlines(file)[line - 1:] if line > 0 else []
+    try:
+        block = "".join(inspect.getblock(lines)) if lines else file
+    except (IndentationError, SyntaxError, tokenize.TokenError):
+        block = "".join(lines[:1])
+    return hashlib.sha1(block.encode("utf-8", "replace")).hexdigest()
 
 
 def _lambda_column(fun: Any) -> int | None:

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from jaxshow.report import ArgChange, CacheMiss, MissCategory
+from jaxshow.report import MADE_KINDS, ArgChange, CacheMiss, MissCategory
 from jaxshow.reprs import ANOTHER_OBJECT, changed_texts, stable_text
 
 
@@ -346,6 +346,10 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined" and made_by is not None and traced_by_maker:
         return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object "
                 "and traces it in that same call, so JAX's cache cannot find the earlier trace")
+    if category == "redefined" and made_by in MADE_KINDS:
+        return (f"{function} is a new {made_by} {MADE_KINDS[made_by]}: each call of {made_by} makes a new function object, "
+                f"so JAX's cache cannot find the earlier trace; jit a function that calls {made_by} and applies what it "
+                "returns, which traces once")
     if category == "redefined" and made_by is not None:
         return (f"{written or function} is a new {made_by} wrapper: each call of {made_by} makes a new function object, "
                 "so JAX's cache cannot find the earlier trace; make it once, outside the loop or cell")
@@ -356,7 +360,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     if category == "redefined":
         why = ": its module ran again (importlib.reload, %autoreload, %run), which makes each function in it anew" if reloaded else ""
         return f"{function} is a new function object with the same name and source as one traced before{why}"
-    if category == "input_types" and changes:
+    if category in ("input_types", "tracing_context") and changes:
         return _type_changes(changes)
     if changes:
         moved = [c.where for c in changes if {c.now, c.before} == {BY_POSITION, BY_KEYWORD}]
@@ -384,7 +388,7 @@ _ROOT = re.compile(r"^[^\[.]+")
 
 
 def _type_changes(changes: tuple[ArgChange, ...]) -> str:
-    """A miss's changed input types in one line: ``p: 40 arrays now bf16, before f32 (shapes as before: p['layer0'],
+    """A miss's changed input types (after a changed context's values, which read as they are) in one line: ``p: 40 arrays now bf16, before f32 (shapes as before: p['layer0'],
     p['layer1'] …)`` for :data:`GROUPED_FROM` or more arrays of one argument whose dtype alone changed alike (a model
     cast to bfloat16), each other change as :func:`change_line` says it, :data:`CHANGES_LISTED` at most, then how many
     more (``miss.changes`` holds them all)."""
