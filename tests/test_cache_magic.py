@@ -6,6 +6,7 @@ import dataclasses
 import gc
 import html.parser
 import logging
+import os
 import re
 
 import IPython
@@ -1381,7 +1382,7 @@ def test_a_new_definition_with_other_code_is_not_called_the_functions_first_trac
     _, cap = run_captured(shell, "%%jaxcache -o rep\nimportlib.reload(stepmod_reload)\nstepmod_reload.step(x)")
     (miss,) = shell.user_ns["rep"].functions[0].misses
     assert miss.summary.startswith(f"first trace of a new step: it replaces the step defined at {module}:3 that traced before")
-    assert miss.summary.endswith("that traced before, with other code (its module reloaded: importlib.reload, %autoreload)")
+    assert miss.summary.endswith("that traced before, with other code (its module reloaded or run again: importlib.reload, %autoreload, %run)")
     assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
         "-{ lambda ; a:f32[3]. let b:f32[3] = sin a in (b,) }",
         "+{ lambda ; a:f32[3]. let b:f32[3] = cos a; c:f32[3] = mul b 3.0:f32[] in (c,) }"]
@@ -2676,3 +2677,150 @@ def test_a_lambda_edited_below_an_added_line_and_then_moved_up_keeps_its_place(s
     assert (f"jaxpr against the previous definition of <lambda> (defined at In[{first + 1}]:3, traced at "
             f"In[{first + 1}]:3): no change") in text
     run_captured(shell, "%jaxcache off")
+
+
+def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_path, monkeypatch):
+    """importlib.reload of a module with a registered dataclass makes the class anew, and a Params made after it is a
+    node of another type to JAX. The miss read 'p: equal as printed, unequal as compared: <class 'pmod_reload.Params'>
+    is another object, compared by identity: make it once, or make it a static field that compares by value', advice
+    for a static value, not for a class its module made anew."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "pmod_reload.py").write_text(
+        "import dataclasses, jax\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
+        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    return x * p.w\n")
+    shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
+    shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
+    shell.run_cell("%%jaxcache\nimportlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)", store_history=True)  # the old Params
+    result, cap = run_captured(shell, "%%jaxcache -o rep\np = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)\ny.tolist()")
+    assert result.success and result.result == [1.0, 1.0, 1.0]
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.summary) == ("input_pytree", (
+        "p: now a pmod_reload.Params of the class made anew when its module ran again (importlib.reload, %autoreload, "
+        "%run), before one of the class it replaced"))
+    assert ("1. different input pytree: p: now a pmod_reload.Params of the class made anew when its module ran again "
+            "(importlib.reload, %autoreload, %run), before one of the class it replaced") in unwrapped(cap.outputs[0].data["text/plain"])
+    cell = ("import dataclasses\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Box:\n    w: jax.Array\n"
+            "y = pmod_reload.apply(Box(x), x)")
+    shell.run_cell("%%jaxcache\n" + cell, store_history=True)
+    run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert miss.summary == "p: now a Box of the class made anew when a cell or script defined it again, before one of the class it replaced"
+
+
+def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tmp_path, monkeypatch):
+    """%autoreload 2 replaces an edited function's code in place: the same function object, its definition moved
+    down by two lines added above it. jax.jit of it again read 'different debug info: same types, different debug
+    info (e.g. argument names, or a jit target reused as a cond branch)' on jax 0.10, and 'first trace of a new
+    step_fn: it replaces the step_fn defined at ...' on jax 0.7, where it is the same object; and a new shape after
+    an edit that moved nothing read only 'x: now f32[4], before f32[3]' beside a jaxpr diff of the edit."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "codemod_ar.py"
+
+    def write(text):
+        module.write_text(text)
+        os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10 + len(text)))  # autoreload sees a newer file
+
+    write("import jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 2\n")
+    shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom codemod_ar import step_fn", store_history=True)
+    shell.run_cell("%%jaxcache\ny = jax.jit(step_fn)(x)", store_history=True)
+    write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 3\n")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(x)\ny.tolist()")
+    assert result.result == pytest.approx([2 * 0.8414709848] * 3)  # JAX's cache holds step_fn's trace: the old program ran
+    note = ("step_fn: its code was replaced in place since its last trace (as %autoreload does), and 1 call hit the cache: "
+            "it ran the program traced from the earlier code; a new signature traces the new code, and jax.clear_caches() "
+            "lets every signature trace again")
+    assert shell.user_ns["rep"].notes[-1] == note  # after IPython 9's note that step_fn's lines are not its file's
+    assert note in unwrapped(cap.outputs[0].data["text/plain"])
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(2))\ny.tolist()")
+    assert result.success and result.result == pytest.approx([3 * 0.8414709848] * 2)
+    now = shell.user_ns["step_fn"].__code__.co_firstlineno  # 5; 1 on IPython 9, whose autoreload compiles the def alone
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    # JAX's diff stops at the first difference: the debug info (the definition's place) on jax >= 0.9, which keys it
+    assert (miss.category, miss.summary) == ("debug_info" if _jax_compat.JAX_VERSION >= (0, 9) else "input_types", (
+        f"step_fn's code, replaced in place since its last trace (as %autoreload does): now at {module}:{now}, "
+        f"before at {module}:3; x: now f32[2], before f32[3]"))
+    text = unwrapped(cap.outputs[0].data["text/plain"])
+    assert "step_fn's code, replaced in place since its last trace (as %autoreload does): now at" in text
+    assert "-{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = mul b 2.0:f32[] in (c,) }" in text
+    write("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 4\n")
+    run_captured(shell, "%%jaxcache -o rep\ny = jax.jit(step_fn)(jnp.ones(4))")  # the edit moved no line
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.summary) == ("input_types", (
+        f"step_fn's code, replaced in place since its last trace (as %autoreload does): now at {module}:{now}, before at "
+        f"{module}:{now}; x: now f32[4], before f32[2]"))
+    assert [line for line in miss.jaxpr_diff.lines if line[0] in "+-"] == [
+        "-{ lambda ; a:f32[2]. let b:f32[2] = sin a; c:f32[2] = mul b 3.0:f32[] in (c,) }",
+        "+{ lambda ; a:f32[4]. let b:f32[4] = sin a; c:f32[4] = mul b 4.0:f32[] in (c,) }"]
+
+
+def test_a_scripts_function_edited_and_run_again_is_said_to_replace_its_earlier_definition_by_running_again(shell, tmp_path, monkeypatch):
+    """'%run script.py', the script's jitted function edited, '%run script.py' again: the first trace of the new sstep
+    read '... it replaces the sstep defined at script.py:3 that traced before, with other code (its module reloaded:
+    importlib.reload, %autoreload)', naming neither %run nor a run again, and JAX's same-line hint '... it is re-defined
+    on every run', which the replacement explains."""
+    monkeypatch.chdir(tmp_path)
+    script = "import jax, jax.numpy as jnp\n\n@jax.jit\ndef sstep(x):\n    return x + 1\n\nz = sstep(jnp.ones(2))\n"
+    (tmp_path / "script_edit.py").write_text(script)
+    shell.run_cell("%%jaxcache\n%run script_edit.py", store_history=True)
+    (tmp_path / "script_edit.py").write_text(script.replace("x + 1", "x + 2"))
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n%run script_edit.py")
+    assert result.success and shell.user_ns["z"].tolist() == [3.0, 3.0]
+    (miss,) = shell.user_ns["rep"].functions[0].misses
+    assert (miss.summary, miss.same_line_hint) == (
+        f"first trace of a new sstep: it replaces the sstep defined at {tmp_path / 'script_edit.py'}:3 that traced before, "
+        "with other code (its module reloaded or run again: importlib.reload, %autoreload, %run)", False)
+    text = unwrapped(cap.outputs[0].data["text/plain"])
+    assert "re-defined on every run" not in text
+
+
+def test_a_from_imported_jitted_function_its_module_defines_anew_is_said_to_be_the_earlier_definition(shell, tmp_path, monkeypatch):
+    """'from stepmod_from import step', step edited in the module and %autoreload 2: autoreload replaces no jax.jit
+    wrapper, so the name still holds the earlier step, whose cache hits run the old program and whose new shapes trace
+    the old code. %%jaxcache said 'no cache miss: every jitted call hit the cache', then a first trace or a new shape
+    'defined at stepmod_from.py:4', as if step were the module's; it now says the step called is the earlier one."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stepmod_from.py"
+    module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n")
+    shell.run_cell("%load_ext autoreload\n%autoreload 2\nfrom stepmod_from import step\nimport stepmod_from", store_history=True)
+    shell.run_cell("%%jaxcache\ny = step(x)", store_history=True)
+    module.write_text("# edited\nimport jax\n\n@jax.jit\ndef step(x):\n    return x * 3\n")  # step's old lines are not the file's
+    os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10))
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = step(x)\ny.tolist()")
+    assert result.success and result.result == [2.0, 2.0, 2.0]  # the earlier step, as without jaxshow
+    assert shell.user_ns["stepmod_from"].step(shell.user_ns["x"]).tolist() == [3.0, 3.0, 3.0]
+    note = ("step: the step called is an earlier definition: stepmod_from.step is another function now (stepmod_from ran "
+            "again: importlib.reload, %autoreload); a name bound before, as by 'from stepmod_from import step', keeps the "
+            "earlier one, and %autoreload replaces no jax.jit-wrapped function")
+    assert shell.user_ns["rep"].notes == (note,)
+    assert note in unwrapped(cap.outputs[0].data["text/plain"])
+    run_captured(shell, "%%jaxcache -o rep\ny = stepmod_from.step(x)")
+    assert shell.user_ns["rep"].notes == ()
+    for cell in ("y = step(x)", "y = step(jnp.ones(5))"):  # a hit, read back from JAX's caches; a trace of the old code
+        result, cap = run_captured(shell, f"%%jaxstages -o rep\n{cell}")
+        assert result.success and note in shell.user_ns["rep"].reports[0].notes
+        assert note in unwrapped(cap.outputs[0].data["text/plain"])
+    run_captured(shell, "%%jaxstages -o rep\ny = stepmod_from.step(x)")
+    assert not any("earlier definition" in n for n in shell.user_ns["rep"].reports[0].notes)
+
+
+def test_a_function_whose_code_starts_on_a_line_that_does_not_define_it_is_said_so(shell, tmp_path, monkeypatch):
+    """A module edited, two lines added at its top, and not reloaded: step's code still says it starts at
+    stepmod_moved.py:3, now 'import jax', and --source showed the file's lines 3 to 5 as step's. IPython 9's
+    %autoreload does the same to every edited function (it compiles one alone, from line 1). The reports now say the
+    lines are not the file's."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "stepmod_moved.py"
+    module.write_text("import jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n")
+    shell.run_cell("import stepmod_moved", store_history=True)
+    module.write_text("# one\n# two\nimport jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n")
+    note = (f"step: its code says it starts at {module}:3, a line that does not define it as the file reads now: the file "
+            "changed since (not reloaded yet), or IPython 9's %autoreload compiled the edited function apart from its file, "
+            "from line 1 (ipython/ipython#15359; %autoreload 2 --full reloads whole modules instead); the lines JAX records "
+            "for it, its definition's and --source's, are not the file's")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = stepmod_moved.step(x)")
+    assert result.success and shell.user_ns["rep"].notes == (note,)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = stepmod_moved.step(x)")
+    assert result.success and note in shell.user_ns["rep"].reports[0].notes
+    run_captured(shell, "import importlib\nimportlib.reload(stepmod_moved)")
+    run_captured(shell, "%%jaxcache -o rep\ny = stepmod_moved.step(x)")
+    assert shell.user_ns["rep"].notes == ()

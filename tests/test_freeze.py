@@ -478,3 +478,22 @@ def test_a_frozen_lambda_is_a_redefinition_only_of_its_own_cells(shell):
         "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): re-defined function "
         "(re-run cell or definition in a loop)",
         "  <lambda> is a new function object with the same name and source as one traced before", f"  called at In[{number + 1}]:1"]
+
+
+def test_a_refused_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tmp_path, monkeypatch):
+    """A frozen function whose code %autoreload 2 replaced in place (the same object) refused at a new shape: the
+    RetraceError read only the new shape (jax 0.7) or 'different debug info: same types, ...' (jax >= 0.9), as %jaxcache
+    did before it said the code was replaced."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "codemod_frz.py"
+    module.write_text("import jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 2\n")
+    run_captured(shell, "%load_ext autoreload\n%autoreload 2\nfrom codemod_frz import step_fn\njf = jax.jit(step_fn)")
+    run_captured(shell, "%%jaxcache\ny = jf(x)")
+    run_captured(shell, "%jaxcache freeze")
+    module.write_text("# one\n# two\nimport jax.numpy as jnp\n\ndef step_fn(x):\n    return jnp.sin(x) * 3\n")
+    os.utime(module, (module.stat().st_atime, module.stat().st_mtime + 10))
+    result, _ = run_captured(shell, "y = jax.jit(step_fn)(jnp.ones(2))")
+    now = shell.user_ns["step_fn"].__code__.co_firstlineno
+    assert str(result.error_in_exec).splitlines()[1:3] == [
+        f"  step_fn's code, replaced in place since its last trace (as %autoreload does): now at {module}:{now}, "
+        f"before at {module}:3", "  x: now f32[2], before f32[3]"]

@@ -433,3 +433,20 @@ def test_a_long_jaxpr_is_printed_and_linked_only_as_far_as_the_report_shows_it()
     assert sum(1 for line in jaxpr.lines if " = sin " in line) == 20
     whole = linked_views(closed, None, None)
     assert sum(1 for line in whole.irs[0].lines if " = sin " in line) == 60 and len(whole.notes) == 2
+
+
+def test_a_reloaded_modules_source_is_shown_as_the_file_reads_now(ip, tmp_path, monkeypatch):
+    """--source after importlib.reload of an edited module showed the line as the first --source had read it
+    ('return jnp.sin(x) * 2  # two') beside the jaxpr of the new code (cos, 3): Python's linecache keeps a file's lines
+    until asked to check them."""
+    module = tmp_path / "srcmod_reload.py"
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef g(x):\n    return jnp.sin(x) * 2  # two\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _setup(ip, "\nimport importlib, srcmod_reload")
+    run_captured(ip, "%%jaxstages --source -o rep\ny = srcmod_reload.g(x)")
+    assert ip.user_ns["rep"].reports[0].linked.sources[-1] == SourceText(str(module), 5, ("    return jnp.sin(x) * 2  # two",))
+    module.write_text("import jax, jax.numpy as jnp\n\n@jax.jit\ndef g(x):\n    return jnp.cos(x) * 3  # three\n")
+    run_captured(ip, "importlib.reload(srcmod_reload)")
+    result, _ = run_captured(ip, "%%jaxstages --source -o rep\ny = srcmod_reload.g(x)")
+    assert result.success
+    assert ip.user_ns["rep"].reports[0].linked.sources[-1] == SourceText(str(module), 5, ("    return jnp.cos(x) * 3  # three",))

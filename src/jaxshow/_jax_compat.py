@@ -1668,6 +1668,29 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
     return None
 
 
+def node_classes_apart(new_key: Any, old_key: Any) -> tuple[type, type] | None:
+    """The first two pytree node classes at one place of two tracing-cache keys' inputs that are two objects of one
+    module and name (a class its module or cell made anew when it ran again), as ``(now, before)``; ``None`` where
+    there are none or a key cannot be read. Read without rebuilding or flattening a node, over at most 10,000 nodes."""
+    try:
+        pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
+        for _ in range(10_000):
+            if not pending:
+                return None
+            now, before = pending.pop()
+            data, old_data = now.node_data(), before.node_data()
+            if data is None or old_data is None:
+                continue
+            if data[0] is not old_data[0]:
+                if (data[0].__module__, data[0].__qualname__) == (old_data[0].__module__, old_data[0].__qualname__):
+                    return data[0], old_data[0]
+                continue
+            pending.extend(reversed(list(zip(now.children(), before.children()))))
+    except Exception:  # noqa: BLE001 - a key of another shape: nothing found
+        return None
+    return None
+
+
 def _input_treedefs(key: Any) -> list[Any]:
     if isinstance(key, PjitTraceKey):
         return _pjit_in_trees(key.key[0])

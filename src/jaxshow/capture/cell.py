@@ -20,6 +20,7 @@ import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function
+from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import named_leaves, output_names as equinox_output_names
 from jaxshow.capture.flax_args import graph_leaf_names, graph_output_names
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
@@ -592,6 +593,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append(f"compiled for a transformation of {record.written} {how}: the jaxpr and arguments are the transformed ones")
     if record.path == "hit" and record.lowered is not None:
         notes.append("stations read from JAX's caches in the call's own context")
+    if record.fun is not None and (note := definition_note(record.fun, record.written)) is not None:
+        notes.append(note)
     error = _labelled_error(record.error, record.failed_in, label_text)
     if (found := _jax_compat.special_value_found(record.error)) is not None:
         program, value = found

@@ -93,7 +93,9 @@ def located_stablehlo(lowered: Any, station: LoweredStation | None) -> str | Non
 
 
 def _source(file: str, lines: set[int], name: str, file_label: FileLabel) -> SourceText:
-    """The cell whole, or a file's lines from the first to the last one the IR points at."""
+    """The cell whole, or a file's lines from the first to the last one the IR points at, as the file reads now
+    (``linecache`` keeps a file's lines until it checks them: a module reloaded after an edit)."""
+    linecache.checkcache(file)  # a cell's lines, which IPython keeps with no file behind them, stay
     text = linecache.getlines(file)
     cell = file_label(file) != file or not os.path.isfile(file)
     first = 1 if cell else min(lines)

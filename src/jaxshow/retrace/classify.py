@@ -26,8 +26,8 @@ from jaxshow.reprs import ANOTHER_OBJECT, differ
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, input_path_name,
-                                       parse_explanation, value_change)
+                                       DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, class_made_anew,
+                                       input_path_name, parse_explanation, value_change)
 
 def classify_miss(
     record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
@@ -104,14 +104,37 @@ def classify_miss(
             category = "static_args"
         elif category == "input_pytree" and key is not None:
             changes = _name_tree_paths(changes, key, record.parameters)
+            if old is not None:
+                changes = _classes_made_anew(changes, key, old)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
+    if category == "debug_info" and key is not None and old is not None:
+        changes = _unsaid_parts(_debug_info_changes(key, old), key, old, record.parameters)
     if category == "never_seen":
         if status == "same_source":  # JAX's same-line hint alone is no proof: it compares call sites, not definitions
             category = "redefined"
     return category, changes, evidence, source, tuple(notes), same_line, site
+
+
+def _debug_info_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """What differs in two keys' debug infos, where JAX says only "Debug info doesn't match.": the definition's place
+    (``file:line``), the argument names, what it was traced for."""
+    (_, now), (_, before) = _jax_compat.trace_key_context(key), _jax_compat.trace_key_context(old)
+    if now is None or before is None:
+        return ()
+    changes = []
+    places = [_jax_compat.parse_source_info(getattr(info, "func_src_info", None)) for info in (now, before)]
+    if places[0] != places[1]:
+        changes.append(ArgChange(DEFINED_AT, *(f"{p[1]}:{p[2]}" if p is not None else "?" for p in places)))
+    names = [tuple(getattr(info, "arg_names", None) or ()) for info in (now, before)]
+    if names[0] != names[1]:
+        changes.append(ArgChange("argument names", *(", ".join(n) or "none" for n in names)))
+    traced_for = [str(getattr(info, "traced_for", "")) for info in (now, before)]
+    if traced_for[0] != traced_for[1]:
+        changes.append(ArgChange("traced for", *traced_for))
+    return tuple(changes)
 
 
 def _url_apart(text: str) -> str:
@@ -271,8 +294,8 @@ def _static_switches(key: Any, old: Any, names: tuple[str, ...]) -> tuple[tuple[
 
 def _unsaid_parts(changes: tuple[ArgChange, ...], key: Any, old: Any, names: tuple[str, ...]) -> tuple[ArgChange, ...]:
     """``changes`` and, after them, what JAX's diff left unsaid because it stops at its first difference (the trace
-    context, a keyword passed another way): each static value passed the same way both times that differs, then each
-    input type that differs, by argument name, in JAX's order of categories."""
+    context, a keyword passed another way, the debug info): each static value passed the same way both times that
+    differs, then each input type that differs, by argument name, in JAX's order of categories."""
     said = {c.where for c in changes}
     statics = [value_change(_static_name(p, names), now, before) for p, now, before in _jax_compat.static_value_changes(key, old)]
     now, before = (_jax_compat.describe_trace_key(k) for k in (key, old))
@@ -313,6 +336,17 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
         where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
+
+
+def _classes_made_anew(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """A change of a pytree node's class to another that prints alike (``<class 'mod.Params'>`` both ways) as the class
+    its module or cell made anew (:func:`class_made_anew`), not as a value compared by identity."""
+    found = _jax_compat.node_classes_apart(key, old)
+    if found is None:
+        return changes
+    text = repr(found[0])
+    return tuple(class_made_anew(c.where, found[0].__module__, found[0].__qualname__) if c.now == c.before == text else c
+                 for c in changes)
 
 
 def _prints_alike(change: ArgChange) -> bool:

@@ -149,9 +149,12 @@ class Freeze(_jax_compat.TraceProbe):
         blame, call_site = miss_site(frame, record, debug_info)
         if blame is not None:
             blame = dataclasses.replace(blame, user_line=self.label(blame.user_line))
+        seen = registry.lookup(fun)  # the code it traced with, where jaxshow saw it trace
+        replaced = seen.replaced_code(fun, take=False) if seen is not None and status == "known" else None
         miss = explain_miss(record, status, key, jax_text, old.key if old is not None else None, *kept_before(record, None, key),
                             described=described, call_site=call_site and self.label(call_site), blame=blame,
-                            reloaded=module_ran_again(record, status, self.is_cell_file))
+                            reloaded=module_ran_again(record, status, self.is_cell_file),
+                            replaced=replaced and tuple(self.label(at) if at else "?" for at in replaced))
         return dataclasses.replace(miss, evidence=self.label(miss.evidence), evidence_notes=tuple(map(self.label, miss.evidence_notes)))
 
 

@@ -144,7 +144,8 @@ def _same(value: Any, held: Any) -> bool:
 class _FunctionRecord:
     """What jaxshow remembers about one Python function: identity, source digest, recent keys."""
 
-    __slots__ = ("fun_ref", "fun_id", "name", "jax_names", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "made_by", "traced_by_maker",
+    __slots__ = ("fun_ref", "fun_id", "name", "jax_names", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "code", "made_by",
+                 "traced_by_maker",
                  "inner_ref", "closes_over", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status",
@@ -196,6 +197,8 @@ class _FunctionRecord:
         self.inner_ref = weak_ref(inner) if self.made_by is not None and inner is not fun else None
         """The user's function inside a wrapper made per call: a new wrapper of a new one of it was not the wrapper's doing."""
         self.defined_at = _defined_at(inner, debug_info)
+        self.code = inner.__code__ if type(inner) is types.FunctionType and carried is None else None
+        """The code of the function as it last traced: ``%autoreload`` replaces an edited function's code in place."""
         unnamed = _jax_compat.unknown_name(self.name)
         if unnamed:  # JAX names the module of a function it cannot name jit__unnamed_function
             self.jax_names = _jax_compat.UNNAMED_FUNCTION_NAMES
@@ -270,6 +273,18 @@ class _FunctionRecord:
         if defined_at != self.defined_at:
             self.defined_at, self.defined_label = defined_at, None
         self.defined_in = carried.__code__.co_filename
+
+    def replaced_code(self, fun: Any, take: bool = True) -> tuple[str | None, str | None] | None:
+        """Where ``fun``, this record's function, was defined and is defined now, where its code was replaced in place
+        since it last traced (``%autoreload 2`` patches an edited function's ``__code__``); ``take``: the record takes
+        the new code. ``None`` where the code is the one that traced."""
+        inner = _unwrapped(fun)
+        if self.code is None or type(inner) is not types.FunctionType or inner.__code__ is self.code:
+            return None
+        before, now = self.defined_at, _defined_at(inner, None)
+        if take:
+            self.code, self.defined_at, self.defined_label = inner.__code__, now, None
+        return before, now
 
     def alive_is(self, fun: Any) -> bool:
         return self.fun_ref is not None and self.fun_ref() is fun

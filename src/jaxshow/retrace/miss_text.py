@@ -163,6 +163,15 @@ BY_IDENTITY = "make it once, or make it a static field that compares by value"
 MADE_ANEW = "made anew: make it once, outside the loop or the model's constructor"
 
 
+def class_made_anew(where: str, module: str, qualname: str) -> ArgChange:
+    """A pytree node whose class is another of the same module and name (``module``, ``qualname``): its module, or a
+    cell (``__main__``), ran again and made the class anew, and JAX keys a pytree by its nodes' classes."""
+    how = ("a cell or script defined it again" if module == "__main__"
+           else "its module ran again (importlib.reload, %autoreload, %run)")
+    name = qualname if module == "__main__" else f"{module}.{qualname}"
+    return ArgChange(where, f"a {name} of the class made anew when {how}", "one of the class it replaced")
+
+
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
     """One changed input pytree node: of a static value or of metadata of one node type, the part that changed (a
     function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``); where the two
@@ -177,6 +186,16 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
     else:
         return ArgChange(where, now, before)
     return value_change(where, *texts)
+
+
+DEFINED_AT = "defined at"
+"""The :class:`ArgChange` of a debug info's definition place (``now`` and ``before`` as ``file:line``)."""
+
+
+def code_replaced(function: str, now: str, before: str) -> ArgChange:
+    """The change of a function whose code was replaced in place since its last trace (the same object: ``%autoreload
+    2`` patches an edited function's ``__code__``), with where it is defined now and was before."""
+    return ArgChange(f"{function}'s code, replaced in place since its last trace (as %autoreload does)", f"at {now}", f"at {before}")
 
 
 def value_change(where: str, now: str, before: str) -> ArgChange:
@@ -320,7 +339,7 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
     """
     if category == "never_seen" and replaces is not None:
         how = (f"a cell that defines {function} anew, or an edited cell run again" if replaces_cell
-               else "its module reloaded: importlib.reload, %autoreload")
+               else "its module reloaded or run again: importlib.reload, %autoreload, %run")
         return f"first trace of a new {function}: it replaces the {function} defined at {replaces} that traced before, with other code ({how})"
     if category == "never_seen":
         return f"first trace of {written or function}" + (f" since {cleared}" if cleared else "")

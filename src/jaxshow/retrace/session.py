@@ -47,6 +47,7 @@ import jax
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
+from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placement_text
@@ -85,8 +86,8 @@ from jaxshow.retrace.history import (
     registry,
     remember_cached,
 )
-from jaxshow.retrace.miss_text import (CONTEXT_POSITION, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text, enclosing_function,
-                                       explained_function, miss_summary)
+from jaxshow.retrace.miss_text import (CONTEXT_POSITION, DEFINED_AT, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text,
+                                       code_replaced, enclosing_function, explained_function, miss_summary)
 
 CLEARED_BY = {"after_clear": "%jaxcache clear emptied its cache",
               "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)"}
@@ -168,17 +169,20 @@ def _graph_names(key: Any, signature: tuple[tuple[str, str], ...]) -> dict[str, 
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
-                 replaces: str | None = None, replaces_cell: bool = False, wall_time: float = 0.0,
-                 thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
+                 replaces: str | None = None, replaces_cell: bool = False, replaced: tuple[str, str] | None = None,
+                 wall_time: float = 0.0, thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
-    ``made_in`` the function that defines it); ``thread``: the thread it ran on, where not the cell's."""
+    ``made_in`` the function that defines it); ``replaced``: where the function was and is defined, its code replaced
+    in place since it last traced; ``thread``: the thread it ran on, where not the cell's."""
     try:
         category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
     reloaded = reloaded and category == "redefined"
+    if replaced is not None:  # its new place is the debug info that differs
+        changes = (code_replaced(record.name, *reversed(replaced)), *(c for c in changes if c.where != DEFINED_AT))
     signature = described[0] if described else ()
     if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
                       or (names := _pmap_names(record, signature)) or (names := _graph_names(key, signature))):
@@ -201,7 +205,7 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         evidence_notes=notes,
         call_site=call_site or site,
         signature=signature,
-        same_line_hint=same_line and not reloaded and not made_in,  # the summary says why it was made anew
+        same_line_hint=same_line and not reloaded and not made_in and not replaces,  # the summary says why it was made anew
         wall_time=wall_time,
         blame=blame,
         reloaded=reloaded,
@@ -287,7 +291,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
-                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "error", "_explained", "_reported")
+                 "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "replaced", "error", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
                  from_jax: int, jax_text: str | None, call_site: str | None, wall_time: float) -> None:
@@ -305,6 +309,9 @@ class _Miss:
         """That definition is a cell's (any cell: another may define the name anew), not a module's."""
         self.reloaded = False
         """A new function object with the source of one traced before, at the top of a module of the user's, which ran again."""
+        self.replaced: tuple[str, str] | None = None
+        """Where the function, the same object, was defined and is defined now, its code replaced in place since it last
+        traced (:meth:`_FunctionRecord.replaced_code`)."""
         self.error: ErrorSummary | None = None
         """What the trace raised, if it did."""
         self._explained: CacheMiss | None = None
@@ -317,7 +324,7 @@ class _Miss:
                 self.described = _jax_compat.describe_trace_key(self.key)
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
-                call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces,
+                call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces, replaced=self.replaced,
                 replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
@@ -694,6 +701,7 @@ class Session(_jax_compat.TraceProbe):
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
                 status = "known"  # it traced before jaxshow looked: JAX's cache holds those keys
+            replaced = record.replaced_code(fun) if status == "known" else None
             if record.defined_label is None and record.defined_at:
                 record.defined_label = self.label(record.defined_at)
             ahead = calls.traced_ahead_of_time(sys._getframe(1))
@@ -714,6 +722,7 @@ class Session(_jax_compat.TraceProbe):
                     status = released
             miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
             miss.blame, miss.thread, miss.error = blame, thread, frame.error
+            miss.replaced = replaced and tuple(self.label(at) if at else "?" for at in replaced)
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
                 earlier = registry.previous_definition(record, self.is_cell_file)
@@ -879,6 +888,11 @@ class Session(_jax_compat.TraceProbe):
         if helpers:
             notes.append(helpers_note(helpers))
         notes.extend(_nested_jit_note(s, inner) for s in stats_list if (inner := _nested_jit(s, self._stats)) is not None)
+        notes.extend(note for s in stats_list if s.fun is not None and (note := definition_note(s.fun, s.record.qualname)) is not None)
+        notes.extend(f"{s.record.qualname}: its code was replaced in place since its last trace (as %autoreload does), and "
+                     f"{plural(s.hits, 'call')} hit the cache: {'it' if s.hits == 1 else 'they'} ran the program traced from the "
+                     "earlier code; a new signature traces the new code, and jax.clear_caches() lets every signature trace again"
+                     for s in stats_list if s.hits and s.fun is not None and s.record.replaced_code(s.fun, take=False) is not None)
         if self._library_traces:
             count = sum(self._library_traces.values())
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
