@@ -1828,6 +1828,22 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             "function, which traced it there but compiled only that function") in text
 
 
+def test_a_compile_again_names_the_argument_placed_otherwise_than_at_the_call_before(shell):
+    """A call that compiled again without a trace listed where its first four arrays were placed, and the one whose
+    placement made JAX compile again may be the fifth. The arguments placed otherwise than at the function's last
+    call jaxshow looked at (its last compile, or its first call of the cell) now come first, the others counted."""
+    shell.run_cell("mul = jax.jit(lambda a, b: a * b)\nw = jnp.ones(3)\ny = mul(x, w)")
+    device = jax.devices()[0]  # cpu:0; TFRT_CPU_0 on jax 0.7
+    run_captured(shell, "%%jaxcache -o rep\ny = mul(x, w)\ny = mul(jax.device_put(x, jax.devices()[0]), w)")
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits) == (2, 0, 1)
+    assert stats.recompiled == (f"a: now committed to {device}, before on {device}; 1 other array placed as before",)
+    run_captured(shell, "%%jaxcache -o rep\ny = mul(x, w)\ny = jax.jit(mul.__wrapped__, donate_argnums=1)(x, jnp.ones(3))")
+    [stats] = shell.user_ns["rep"].functions
+    assert stats.recompiled == (f"placed as before: a on {device}, b on {device}",)
+    assert stats.recompiled_options == "differs from the one of the call before in donate_argnums: now (1,), before not set"
+
+
 def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
     # the note gave every cause of a compile without a trace ('the options of another jax.jit wrapper of mul', among
     # four), and nothing said that the call's wrapper was jax.jit(mul, compiler_options={...})

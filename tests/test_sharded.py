@@ -177,11 +177,14 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "%%jaxcache -o reordered\\nimport numpy as np\\n"
         "rmesh = jax.sharding.Mesh(np.array(jax.devices()[::-1]).reshape(2, 4), ('data', 'model'), axis_types=auto)\\n"
         "y = layer(jax.device_put(x, NamedSharding(rmesh, P('data', 'model'))), jax.device_put(w, NamedSharding(rmesh, P('model', None))))",
+        # a hit, then x placed otherwise: the compile again names x against the hit's placement, w as before
+        "%%jaxcache -o again\\ny = layer(x, w)\\ny = layer(jax.device_put(x, NamedSharding(mesh, P(None, 'data'))), w)",
     ):
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         texts.append(cap.outputs[-1].data["text/plain"])
-    moved, remeshed, unplaced, explicit, reordered = (ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit", "reordered"))
+    moved, remeshed, unplaced, explicit, reordered, again = (
+        ip.user_ns[n] for n in ("moved", "remeshed", "unplaced", "explicit", "reordered", "again"))
     print(json.dumps({
         "moved": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in moved.functions],
         "moved_head": texts[0].splitlines()[0],
@@ -190,6 +193,7 @@ RECOMPILE_SCRIPT = SHELL + textwrap.dedent(
         "unplaced": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in unplaced.misses],
         "explicit": [[m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in explicit.misses],
         "reordered": [[f.function, f.traced, list(f.recompiled)] for f in reordered.functions],
+        "again": [[f.function, f.calls, f.traced, f.hits, list(f.recompiled)] for f in again.functions],
     }))
     """
 )
@@ -220,6 +224,9 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
     # was: '... on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto))', word for word the placement layer compiled for before
     assert result["reordered"] == [["layer", 0, ["x P('data', 'model'), w P('model', None) on Mesh('data': 2, 'model': 4, "
                                                  "axis_types=(Auto, Auto)) (its devices in the order 7, 6, 5, 4, 3, 2, 1, 0)"]]]
+    # was: "x P(None, 'data'), w P('model', None) on Mesh(...)", the argument placed otherwise not told apart
+    assert result["again"] == [["layer", 2, 0, 1, ["x: now P(None, 'data'), before P('data', 'model'); 1 other array placed "
+                                                   "as before (on Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)))"]]]
 
 
 REDUCED_SCRIPT = SHELL + textwrap.dedent(

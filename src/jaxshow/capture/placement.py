@@ -14,14 +14,14 @@ mesh axis); ``sharding_texts`` writes a sharding as its spec and its mesh. Uses 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import jax
 
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import leaves_with_path
 from jaxshow.reprs import is_a
-from jaxshow.report import HOME_MEMORY_KINDS, DeviceTile, PlacementSpec, ShardingView
+from jaxshow.report import HOME_MEMORY_KINDS, DeviceTile, PlacementSpec, ShardingView, plural
 
 SHARDING_VIEWS_MAX = 8
 """Distinct shardings drawn per station; the rest are counted."""
@@ -147,35 +147,85 @@ PLACEMENT_LEAVES_SHOWN = 4
 """Arguments named in :func:`placement_text`; the others are counted."""
 
 
-def placement_text(parameters: Sequence[str], args: tuple, kwargs: dict) -> str | None:
-    """Where a call's array arguments are placed, in a few words: ``x P('model', 'data'), w P('model', None) on Mesh(...)``.
+class PlacedLeaf(NamedTuple):
+    """One array argument of a call: its path in the arguments' pytree, its sharding, and whether ``jax.device_put``
+    committed it to its device(s)."""
+    path: tuple
+    sharding: Any
+    committed: bool
 
-    Each array leaf by its parameter name (``parameters``: the positional ones)
-    and its spec, the mesh named once; a single-device placement by its device (``committed to cpu:0`` where
-    ``jax.device_put`` committed it there).
-    ``None`` when no argument is an array. A pytree whose flatten is the user's
-    own is not flattened again (:func:`~jaxshow.capture.arguments.leaves_with_path`).
+
+def placed_leaves(args: tuple, kwargs: dict) -> tuple[PlacedLeaf, ...]:
+    """Where each array argument of a call is placed, kept to compare a later call's with (no text made). A pytree
+    whose flatten is the user's own is not flattened again (:func:`~jaxshow.capture.arguments.leaves_with_path`)."""
+    return tuple(PlacedLeaf(path, leaf.sharding, bool(getattr(leaf, "committed", False)))
+                 for path, leaf in leaves_with_path((args, kwargs)) if is_a(leaf, jax.Array) and not is_a(leaf, jax.core.Tracer))
+
+
+def placement_text(parameters: Sequence[str], leaves: Sequence[PlacedLeaf], before: Sequence[PlacedLeaf] | None = None) -> str | None:
+    """Where a call's array arguments (``leaves``) are placed, in a few words: ``x P('model', 'data'), w P('model', None)
+    on Mesh(...)``, each by its parameter name (``parameters``: the positional ones) and spec, the mesh named once; a
+    single-device placement by its device (``committed to cpu:0`` where ``jax.device_put`` committed it there).
+
+    ``before``: the same function's arguments at the call compared last (its last compile, or its first call of the
+    cell). Where they are the same arrays by path, each on a mesh of the same axes as before (else that call had
+    another trace: its types name the mesh's axes), the ones placed otherwise come first, ``xb: now P('data', None),
+    before P(None, None)``, and the others are counted (``3 other arrays placed as before``): JAX compiles again for
+    an argument's placement, and it may be the fifth; where none moved, ``placed as before: …``. ``None`` when no
+    argument is an array.
     """
-    shown, meshes, count = [], set(), 0
-    for path, leaf in leaves_with_path((args, kwargs)):
-        if not is_a(leaf, jax.Array) or is_a(leaf, jax.core.Tracer):
-            continue
-        count += 1
-        if len(shown) == PLACEMENT_LEAVES_SHOWN:
-            continue
-        sharding = leaf.sharding
-        spec = _spec_text(sharding)
-        if spec is not None:
-            meshes.add(_mesh_text(sharding.mesh))
-        else:
-            devices = getattr(sharding, "device_set", ())
-            placed = "committed to" if getattr(leaf, "committed", False) else "on"  # jax.device_put(x, device) commits x
-            spec = f"{placed} {next(iter(devices))}" if len(devices) == 1 else str(sharding)
-        shown.append(f"{_leaf_name(path, parameters)} {spec}")
-    if not shown:
+    if not leaves:
         return None
-    text = ", ".join(shown) + (f", … {count - len(shown)} more" if count > len(shown) else "")
-    return text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+    meshes = {_mesh_text(leaf.sharding.mesh) for leaf in leaves[:PLACEMENT_LEAVES_SHOWN] if _spec_text(leaf.sharding) is not None}
+    if before is not None and [(b.path, _abstract_mesh(b.sharding)) for b in before] == [
+            (leaf.path, _abstract_mesh(leaf.sharding)) for leaf in leaves]:
+        moved = [(now, old) for now, old in zip(leaves, before) if not _placed_alike(now, old)]
+        if moved:
+            meshes = {_mesh_text(leaf.sharding.mesh) for pair in moved[:PLACEMENT_LEAVES_SHOWN] for leaf in pair
+                      if _spec_text(leaf.sharding) is not None}
+            apart = len(meshes) > 1  # each spec then says its mesh: the same spec on another mesh is another placement
+            shown = [f"{_leaf_name(now.path, parameters)}: now {_placed_text(now, apart)}, before {_placed_text(old, apart)}"
+                     for now, old in moved[:PLACEMENT_LEAVES_SHOWN]]
+            rest = [f"{len(moved) - len(shown)} more placed otherwise"] if len(moved) > len(shown) else []
+            same = len(leaves) - len(moved)
+            rest += [f"{plural(same, 'other array')} placed as before"] if same else []
+            return "; ".join(shown + rest) + (f" (on {meshes.pop()})" if len(meshes) == 1 else "")
+        alike = "placed as before: "
+    else:
+        alike = ""
+    shown = [f"{_leaf_name(leaf.path, parameters)} {_placed_text(leaf)}" for leaf in leaves[:PLACEMENT_LEAVES_SHOWN]]
+    text = ", ".join(shown) + (f", … {len(leaves) - len(shown)} more" if len(leaves) > len(shown) else "")
+    return alike + text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+
+
+def _abstract_mesh(sharding: Any) -> tuple | None:
+    """The axes of the mesh of a sharding (names, sizes, types: what a trace's types hold of it), ``None`` for one of
+    no mesh (a single device)."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None:
+        return None
+    try:
+        return tuple(mesh.axis_names), tuple(mesh.axis_sizes), str(getattr(mesh, "axis_types", ""))
+    except Exception:  # noqa: BLE001 - a mesh of another kind: known by its text
+        return (str(mesh),)
+
+
+def _placed_alike(now: PlacedLeaf, before: PlacedLeaf) -> bool:
+    try:
+        return now.committed == before.committed and bool(now.sharding == before.sharding)
+    except Exception:  # noqa: BLE001 - a sharding type that does not compare: said as placed otherwise
+        return False
+
+
+def _placed_text(leaf: PlacedLeaf, mesh: bool = False) -> str:
+    """``P('data', None)`` (``on Mesh(...)`` after it with ``mesh``), or the device of a single-device placement
+    (``committed to cpu:0``)."""
+    spec = _spec_text(leaf.sharding)
+    if spec is not None:
+        return f"{spec} on {_mesh_text(leaf.sharding.mesh)}" if mesh else spec
+    devices = getattr(leaf.sharding, "device_set", ())
+    placed = "committed to" if leaf.committed else "on"  # jax.device_put(x, device) commits x
+    return f"{placed} {next(iter(devices))}" if len(devices) == 1 else str(leaf.sharding)
 
 
 MESH_ORDER_SHOWN = 16

@@ -148,7 +148,7 @@ class _FunctionRecord:
                  "traced_by_maker",
                  "inner_ref", "closes_over", "transforms", "parameters",
                  "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
-                 "first_status",
+                 "first_status", "placed",
                  "defines", "__weakref__")
 
     def __init__(self, fun: Any, debug_info: Any, carried: types.FunctionType | None = None,
@@ -234,6 +234,10 @@ class _FunctionRecord:
         self.made = 0
         """When the first trace jaxshow saw of this function ended (0: none yet); ``first_status``: how jaxshow knew it then."""
         self.first_status = "new"
+        self.placed: tuple | None = None
+        """Where the arguments of its last direct call that compiled, or of its first call in a ``%%jaxcache`` cell,
+        were placed (:func:`~jaxshow.capture.placement.placed_leaves`): a call that compiles again without a trace is
+        compared with them."""
 
     def remember(self, key: Any, described: tuple | None, parts: Any, from_jax: bool = False, since: int | None = None) -> None:
         """Keep ``key`` as the newest of the last :data:`HISTORY_LIMIT` signatures, indexed by its head; ``from_jax``: read

@@ -50,7 +50,7 @@ from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import user_names
 from jaxshow.capture.flax_args import graph_leaf_names
-from jaxshow.capture.placement import placement_text
+from jaxshow.capture.placement import placed_leaves, placement_text
 from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.stations import COMPILED_TYPE, given_options, jit_target
 from jaxshow.report import (
@@ -790,6 +790,12 @@ class Session(_jax_compat.TraceProbe):
         hit the cache (a thread pool of ``f`` over new shapes), are not this call's."""
         return getattr(self._local, "traced", {}).get(id(fun), 0)
 
+    def counted(self, fun: Any) -> bool:
+        """Whether a direct call of ``fun`` was counted in the session (this cell, for ``%%jaxcache``)."""
+        with self._lock:
+            stats = self._stats.get(id(fun))
+            return stats is not None and stats.fun is fun
+
     def _compiling_ahead(self, module: str, frame: Any) -> None:
         """A compile of ``module`` logged at ``frame``: the user's function, if a ``Lowered.compile()`` compiles it there."""
         if not _jax_compat.lowered_compiling(frame):  # a jitted call's own compile, after its trace
@@ -1227,10 +1233,15 @@ class CallCounter(calls.CallCounter):
         if error is not None and not traced and _jax_compat.raised_reading_jit_call(error):
             return  # JAX refused the call's arguments (one it cannot trace, an in_sharding that does not fit): no hit
         placed = None
-        if not traced and self.session.compiled_since(compiles_before, target):
-            # JAX reused the trace and compiled again: placed says where this call's arguments are
+        recompiled = not traced and self.session.compiled_since(compiles_before, target)
+        if not jit_disabled and (traced or recompiled or not self.session.counted(target)):
+            # where its arguments are (a first call of the cell: of an executable JAX compiled before), kept to compare
+            # the next call that compiles again with; nothing read for a later hit
             record = registry.lookup(target) or registry.record_for(target, None, line_place=self.session.line_place)[0]
-            placed = placement_text(record.parameters, *calls.call_arguments(call)) or "no array arguments"
+            leaves = placed_leaves(*calls.call_arguments(call))
+            if recompiled:  # JAX reused the trace and compiled again: placed says where this call's arguments are
+                placed = placement_text(record.parameters, leaves, record.placed) or "no array arguments"
+            record.placed = leaves
         self.session.count_call(wrapper, target, traced, placed, jit_disabled)
 
 
