@@ -1654,18 +1654,27 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
         for index, (now, before) in enumerate(zip(static_arg_values(new_key), static_arg_values(old_key))):
             if differ(now, before):
                 return now, before, index
-        pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
-        for _ in range(10_000):
-            if not pending:
-                return None
-            now, before = pending.pop()
-            data, old_data = now.node_data(), before.node_data()
+        for data, old_data in _paired_nodes(new_key, old_key):
             if data is not None and old_data is not None and data[0] is old_data[0] and differ(data[1], old_data[1]):
                 return data[1], old_data[1], None
-            pending.extend(reversed(list(zip(now.children(), before.children()))))
     except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
         return None
     return None
+
+
+def _paired_nodes(new_key: Any, old_key: Any) -> Iterator[tuple[Any, Any]]:
+    """The node data of two tracing-cache keys' input pytrees at each place, ``(now, before)`` (``None`` for a leaf),
+    depth first over at most 10,000 places, read without rebuilding or flattening a node; a place's children only
+    where its two nodes are of one class."""
+    pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
+    for _ in range(10_000):
+        if not pending:
+            return
+        now, before = pending.pop()
+        data, old_data = now.node_data(), before.node_data()
+        yield data, old_data
+        if data is not None and old_data is not None and data[0] is old_data[0]:
+            pending.extend(reversed(list(zip(now.children(), before.children()))))
 
 
 def node_classes_apart(new_key: Any, old_key: Any) -> tuple[type, type] | None:
@@ -1673,19 +1682,10 @@ def node_classes_apart(new_key: Any, old_key: Any) -> tuple[type, type] | None:
     module and name (a class its module or cell made anew when it ran again), as ``(now, before)``; ``None`` where
     there are none or a key cannot be read. Read without rebuilding or flattening a node, over at most 10,000 nodes."""
     try:
-        pending = list(zip(*(_input_treedefs(k) for k in (new_key, old_key))))
-        for _ in range(10_000):
-            if not pending:
-                return None
-            now, before = pending.pop()
-            data, old_data = now.node_data(), before.node_data()
-            if data is None or old_data is None:
-                continue
-            if data[0] is not old_data[0]:
-                if (data[0].__module__, data[0].__qualname__) == (old_data[0].__module__, old_data[0].__qualname__):
-                    return data[0], old_data[0]
-                continue
-            pending.extend(reversed(list(zip(now.children(), before.children()))))
+        for data, old_data in _paired_nodes(new_key, old_key):
+            if data is not None and old_data is not None and data[0] is not old_data[0] and (
+                    (data[0].__module__, data[0].__qualname__) == (old_data[0].__module__, old_data[0].__qualname__)):
+                return data[0], old_data[0]
     except Exception:  # noqa: BLE001 - a key of another shape: nothing found
         return None
     return None
