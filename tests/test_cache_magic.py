@@ -273,6 +273,19 @@ def test_an_argument_made_static_by_another_jit_says_static_and_traced(shell):
     assert "2. different static arguments: n: now traced (i32[]{weak_type=True}), before static (2)\n" in text
 
 
+def test_a_static_value_change_after_a_traced_jit_is_said_against_the_static_trace(shell):
+    """JAX's control-flow notebook: ``jax.jit(f)(10, 4)`` failed, then ``jit(f, static_argnames='length')`` at 10, then 5.
+    jax 0.12 keeps static arguments out of the pytree, so the traced trace differed from 5's in its debug info only and
+    ranked closer than the length=10 trace: the miss read 'length: now static (5), before traced (i32[]…)'."""
+    shell.run_cell("def shaped(length, val):\n    return jnp.ones((length,)) * val\n"
+                   "try:\n    jax.jit(shaped)(10, 4)\nexcept TypeError:\n    pass")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ngood = jax.jit(shaped, static_argnames='length')\n"
+                                 "good(10, 4)\ngood(5, 4)")
+    [row] = shell.user_ns["rep"].functions
+    assert [(c.where, c.now, c.before) for c in row.misses[1].changes] == [("length", "5", "10")]
+    assert "2. different static arguments: length: now 5, before 10\n" in cap.outputs[-1].data["text/plain"]
+
+
 def test_a_keyword_static_whose_repr_hides_the_change_is_named(shell):
     """A static keyword whose dataclass repr hides its field (``S()`` both ways) read 'static kwargs: now n = 5, before
     n = 3' on jax 0.7, JAX's words for all static keywords; it reads ``s``, as on jax 0.10 and 0.12."""

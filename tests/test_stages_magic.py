@@ -415,6 +415,16 @@ def test_a_cell_that_raised_systemexit_is_not_said_to_show_its_traceback(shell):
     assert "its traceback is in the cell's output" not in text
 
 
+def test_another_signature_is_named_by_the_arguments_that_set_it_apart(shell):
+    # jax 0.12, flax nnx: 'also called: fwd with another signature (f32[8], f32[4,8], f32[1], f32[8,1], … (5 in all))',
+    # the four parameters both calls share, not the x that changed.
+    shell.run_cell("@jax.jit\ndef fwd(params, x):\n    return sum(params.values()).sum() + x.sum()\n"
+                   "params = {k: jnp.ones(3) for k in 'abcd'}")
+    run_captured(shell, "%%jaxstages -o last\nfwd(params, jnp.ones((8, 4)))\nfwd(params, jnp.ones(2))\nfwd(params, x)")
+    assert shell.user_ns["last"].notes == (
+        "also called: fwd with 2 other signatures (x: f32[8,4]; x: f32[2]) (use --all or --name to show them)",)
+
+
 def test_all_and_name_options(shell):
     cell = "a = f(x)\nb = g(x, x)\nc = f(x)\nd = f(jnp.ones(4))"
     run_captured(shell, "%%jaxstages -o last\n" + cell)

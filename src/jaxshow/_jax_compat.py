@@ -1895,10 +1895,15 @@ def trace_key_parts(key: Any) -> TraceKeyParts | None:
 
 
 def static_arg_differences(new: TraceKeyParts, old: TraceKeyParts) -> int | None:
-    """How many static arguments differ between two keys' parts (as :func:`static_arg_changes` counts them), else ``None``."""
-    if new.statics is None or old.statics is None or new.statics.keys() != old.statics.keys():
+    """How many static arguments differ between two keys' parts, else ``None`` (jax <= 0.10: the pytree holds them).
+
+    An argument static in one key and traced (or not passed) in the other counts as one: jax >= 0.11 keeps it out of
+    the pytree, so the switch is a static difference, as the pytree's was before, not another debug info.
+    """
+    if new.statics is None or old.statics is None:
         return None
-    return sum(1 for p in new.statics if differ(new.statics[p], old.statics[p]))
+    both = new.statics.keys() & old.statics.keys()
+    return sum(1 for p in both if differ(new.statics[p], old.statics[p])) + len(new.statics.keys() ^ old.statics.keys())
 
 
 def type_differences(new: TraceKeyParts, old: TraceKeyParts) -> int:

@@ -244,10 +244,10 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "placement", _placement(record)
     types = _arg_types(record)
     if types is not None and all(_arg_types(s) != types for s in namesakes):
-        return "signature", _first(types)
+        return "signature", _types_apart(record, types, [_arg_types(s) for s in namesakes])
     placed = _arg_types(record, meshes=True)
     if placed is not None and all(_arg_types(s, meshes=True) != placed for s in namesakes):
-        return "signature", _first(placed)
+        return "signature", _types_apart(record, placed, [_arg_types(s, meshes=True) for s in namesakes])
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
     if types is None:
@@ -287,13 +287,32 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     return name
 
 
+def _types_apart(record: CallRecord, types: list[str], theirs: list[list[str] | None]) -> str:
+    """A call's argument types as they set it apart from the shown calls' (``theirs``).
+
+    Where a shown call has as many arguments and some alike, only the types that differ from the closest one's, named
+    (``x: f32[8,4]``): the first few of all would be the ones both calls share. Otherwise the first few.
+    """
+    differ = min(([i for i, (mine, its) in enumerate(zip(types, other)) if mine != its]
+                  for other in theirs if other is not None and len(other) == len(types)), key=len, default=None)
+    if not differ or len(differ) == len(types):
+        return _first(types)
+    names = _flat_arg_names(record, len(types))
+    return _first([f"{names[i]}: {types[i]}" if names[i] else types[i] for i in differ])
+
+
+def _flat_arg_names(record: CallRecord, count: int) -> tuple[str, ...]:
+    """JAX's names of a call's ``count`` flat arguments (``params['w']``), ``""`` for each it names not (consts come first)."""
+    names = arg_names_of(record.jaxpr) or ()
+    return (("",) * (count - len(names)) + tuple(names))[-count:]
+
+
 def _placement(record: CallRecord) -> str | None:
     """A call's arguments placed on a mesh, by name and spec (``x P('data', None), w P('model', None)``); ``None`` if none is."""
     placed = record.arg_shardings
     if not placed:
         return None
-    names = arg_names_of(record.jaxpr) or ()
-    names = (("",) * (len(placed) - len(names)) + tuple(names))[-len(placed):]  # consts first, unnamed
+    names = _flat_arg_names(record, len(placed))
     return _first([f"{name} {texts[1]}".strip() for name, texts in zip(names, placed) if texts is not None and texts[1]])
 
 
