@@ -553,7 +553,8 @@ def dump_report(
         notes.append("jax 0.7 names jaxpr files f.jaxpr.txt with no counter: each lowering of f overwrites the last")
     texts: tuple[DumpText, ...] = ()
     if name is not None:
-        picked = next((group for group, as_named in names if as_named == name), name)  # grad(g): g's files
+        groups = [group for group, as_named in names if as_named == name]  # grad(g): g's files; Scale: jit__unnamed_…'s
+        picked = next((group for group in groups if any(_matches_function(f, group) for f in files)), groups[0] if groups else name)
         chosen, xla_chosen = select(picked, files, xla_modules)
         of_function = [f for f in files if _matches_function(f, picked)] if not chosen else []
         if not chosen and not xla_chosen and not of_function:
