@@ -122,14 +122,22 @@ def _kept_jaxpr(jaxpr: Any) -> Any:
     return count if count > JAXPR_DIFF_MAX_EQUATIONS else _jax_compat.jaxpr_without_values(jaxpr)
 
 
-def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE) -> TextDiff:
+def _jaxpr_diff(before: Any, now: Any, title: str = PREVIOUS_TRACE, printed: dict[int, tuple[Any, str]] | None = None) -> TextDiff:
     """The jaxpr of an earlier trace against this one, each as :func:`_kept_jaxpr` kept it (printed now, when a report
-    shows the miss)."""
+    shows the miss). ``printed``: the jaxprs already printed for this report, by id (each held with its text), as
+    one trace's jaxpr is the next one's earlier trace."""
     largest = max(j if isinstance(j, int) else len(j.eqns) for j in (before, now))
     if largest > JAXPR_DIFF_MAX_EQUATIONS:
         return TextDiff(title, "jaxpr", unavailable=f"not diffed: {largest:,} equations (over {JAXPR_DIFF_MAX_EQUATIONS:,}; "
                                                     "%%jaxstages --diff compares whole modules)")
-    return text_diff(title, "jaxpr", _jax_compat.jaxpr_text(before), _jax_compat.jaxpr_text(now))
+    printed = {} if printed is None else printed
+    texts = []
+    for jaxpr in (before, now):
+        found = printed.get(id(jaxpr))
+        if found is None or found[0] is not jaxpr:
+            found = printed[id(jaxpr)] = (jaxpr, _jax_compat.jaxpr_text(jaxpr))
+        texts.append(found[1])
+    return text_diff(title, "jaxpr", *texts)
 
 
 def _against_definition(earlier: _FunctionRecord) -> str:
@@ -330,12 +338,13 @@ class _Miss:
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
 
-    def reported(self) -> CacheMiss:
-        """:meth:`explained` plus the jaxpr diff against the previous trace, printed and diffed once, then let go."""
+    def reported(self, printed: dict[int, tuple[Any, str]] | None = None) -> CacheMiss:
+        """:meth:`explained` plus the jaxpr diff against the previous trace, printed and diffed once, then let go
+        (``printed``: the jaxprs this report printed already, :func:`_jaxpr_diff`)."""
         if self._reported is None:
             miss = self.explained()
             if self.jaxprs is not None:
-                miss = dataclasses.replace(miss, jaxpr_diff=_jaxpr_diff(*self.jaxprs, self.jaxprs_title))
+                miss = dataclasses.replace(miss, jaxpr_diff=_jaxpr_diff(*self.jaxprs, self.jaxprs_title, printed))
             self._reported, self.jaxprs = miss, None
         return self._reported
 
@@ -388,6 +397,7 @@ class _Stats:
 
     def frozen(self, hits_counted: bool) -> FunctionCacheStats:
         record = self.record
+        printed: dict[int, tuple[Any, str]] = {}  # one trace's jaxpr is the next one's earlier trace: printed once
         return FunctionCacheStats(
             function=record.name,
             qualname=record.written(record.qualname),
@@ -401,7 +411,7 @@ class _Stats:
             recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
-            misses=tuple(m.reported() for m in (*self.first, *self.last)),
+            misses=tuple(m.reported(printed) for m in (*self.first, *self.last)),
             trace_time_output=tuple(self.output),
             misses_left_out=sum(self.left_out.values()),
             left_out_by_category=tuple((c, self.left_out[c]) for c in MISS_CATEGORIES if self.left_out.get(c)),
