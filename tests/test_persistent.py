@@ -398,11 +398,15 @@ def test_a_compile_that_checked_an_earlier_processs_entry_is_not_said_to_be_writ
     [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
     written = entry.stat().st_mtime
     out = _run(again.replace("CHECK", "True"), tmp_path)
-    assert out["compiles"] == [
-        ["jit_work", "skipped", "compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: "
-                                "the first lookup of each entry in a process compiles and compares); they matched, and the entry "
-                                "stays as it was"],
-        ["jit_work", "hit", "served from the persistent cache (a compile in an earlier process)"]]
+    checked = ["jit_work", "skipped", "compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_"
+                                      "contents: a lookup compiles and compares until an entry matches in the process), and the "
+                                      "entry stays as it was; where the two differ, JAX warns 'Persistent compilation cache "
+                                      "inconsistency …' and checks again at the next lookup"]
+    # jax 0.9's CPU executables differ from one process to the next: the check fails, JAX warns, and checks again
+    differ = jax.__version_info__ < (0, 10)
+    assert ("Persistent compilation cache inconsistency" in out["stderr"]) == differ
+    assert out["compiles"] == ([checked, checked] if differ else
+                               [checked, ["jit_work", "hit", "served from the persistent cache (a compile in an earlier process)"]])
     assert entry.stat().st_mtime == written
 
 

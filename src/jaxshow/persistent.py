@@ -146,8 +146,9 @@ NOT_ON_DISK_LIMITED = ("JAX went to write it, and it is not in the cache directo
                        "failed (JAX warned 'Error writing persistent compilation cache entry …')")
 """A write's verdict where its entry is not on disk under a size limit."""
 
-CHECKED = ("compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: the first "
-           "lookup of each entry in a process compiles and compares); they matched, and the entry stays as it was")
+CHECKED = ("compiled again to check the entry an earlier process wrote (jax_compilation_cache_check_contents: a lookup "
+           "compiles and compares until an entry matches in the process), and the entry stays as it was; where the two "
+           "differ, JAX warns 'Persistent compilation cache inconsistency …' and checks again at the next lookup")
 """A write's verdict where the entry was on disk before this process started, and JAX compiled to check it."""
 UNREADABLE = ("compiled though an earlier process's entry is in the cache directory: JAX could not read it (its warning "
               "'Error reading persistent compilation cache entry …' says why), and leaves it as it was")
