@@ -2832,6 +2832,20 @@ def test_a_from_imported_jitted_function_its_module_defines_anew_is_said_to_be_t
     assert not any("earlier definition" in n for n in shell.user_ns["rep"].reports[0].notes)
 
 
+def test_a_function_renamed_after_its_definition_is_not_said_to_start_on_a_line_that_does_not_define_it(shell, tmp_path,
+                                                                                                       monkeypatch):
+    """A function whose ``__name__`` its module sets after the ``def`` (``make`` returns ``inner``, named ``step``): the
+    line its code starts on defines ``inner``, and the file is unchanged. Both magics said its lines were not the file's."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "stepmod_named.py").write_text("import jax\n\ndef make():\n    def inner(x):\n        return x * 2\n"
+                                               "    inner.__name__ = 'step'\n    return jax.jit(inner)\n\nstep = make()\n")
+    shell.run_cell("import stepmod_named", store_history=True)
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = stepmod_named.step(x)")
+    assert result.success and shell.user_ns["rep"].notes == ()
+    result, _ = run_captured(shell, "%%jaxstages -o rep\ny = stepmod_named.step(x)")
+    assert result.success and not any("its code says it starts at" in n for n in shell.user_ns["rep"].reports[0].notes)
+
+
 def test_a_function_whose_code_starts_on_a_line_that_does_not_define_it_is_said_so(shell, tmp_path, monkeypatch):
     """A module edited, two lines added at its top, and not reloaded: step's code still says it starts at
     stepmod_moved.py:3, now 'import jax', and --source showed the file's lines 3 to 5 as step's. IPython 9's

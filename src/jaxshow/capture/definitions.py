@@ -76,14 +76,14 @@ def misplaced_code_note(fun: Any) -> str | None:
     way the lines JAX records for it (its definition, ``--source``) are not the file's. ``None`` where the line defines
     it, for a lambda, and for code of no file on disk."""
     inner = _function(fun)
-    if inner is None or inner.__name__ == "<lambda>":
+    code = inner.__code__ if inner is not None else None
+    if code is None or code.co_name == "<lambda>":
         return None
-    code = inner.__code__
     if not os.path.isfile(code.co_filename) or not is_user_file(code.co_filename):
         return None
     linecache.checkcache(code.co_filename)
     line = linecache.getline(code.co_filename, code.co_firstlineno).strip()
-    if line.startswith("@") or re.match(rf"(?:async\s+)?def\s+{re.escape(inner.__name__)}\b", line):
+    if line.startswith("@") or re.match(rf"(?:async\s+)?def\s+{re.escape(code.co_name)}\b", line):
         return None
     return (f"{inner.__name__}: its code says it starts at {code.co_filename}:{code.co_firstlineno}, a line that does not "
             "define it as the file reads now: the file changed since (not reloaded yet), or IPython 9's %autoreload "
