@@ -2009,6 +2009,16 @@ def test_a_helper_is_not_said_to_hide_hits_while_no_jitted_function_but_jaxs_was
 X64 = "jax.enable_x64(True)" if hasattr(jax, "enable_x64") else "jax.experimental.enable_x64()"
 
 
+def _report_text(shell, mode: str, cell: str) -> str:
+    """The text of ``%jaxcache``'s report of ``cell``, run under ``%%jaxcache`` (``mode`` "cell") or ``%jaxcache on``, on one line."""
+    if mode == "on":
+        run_captured(shell, "%jaxcache on")
+        _, cap = run_captured(shell, cell)
+    else:
+        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
+    return " ".join(cap.outputs[-1].data["text/plain"].split())
+
+
 @pytest.mark.parametrize("mode", ["cell", "on"])
 @pytest.mark.parametrize("context, option, now, before", [
     (X64, "jax_enable_x64", "True", "False"),
@@ -2020,12 +2030,7 @@ def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mo
     on every JAX, with no note that this JAX does not name it."""
     shell.run_cell("import jax.experimental\ny = f(x)", store_history=True)
     cell = f"with {context}:\n    y = f(x)"
-    if mode == "on":
-        run_captured(shell, "%jaxcache on")
-        _, cap = run_captured(shell, cell)
-    else:
-        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
-    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    text = _report_text(shell, mode, cell)
     assert (f"1. different tracing context (a config option or context manager): {option}: now {now}, before {before} "
             f"called at In[") in text, text
     assert "does not name the config option" not in text and "trace context [" not in text, text
@@ -2039,12 +2044,7 @@ def test_a_re_trace_for_a_config_context_also_names_the_arguments_that_changed(s
     read as a precision change alone, though the shape changed too."""
     shell.run_cell("y = f(x)\nmm = jax.jit(lambda a: a @ a)\nz = mm(jnp.ones((4, 4)))", store_history=True)
     cell = f"with {X64}:\n    y = f(jnp.ones(3))\nwith jax.default_matmul_precision('highest'):\n    z = mm(jnp.ones((8, 8)))"
-    if mode == "on":
-        run_captured(shell, "%jaxcache on")
-        _, cap = run_captured(shell, cell)
-    else:
-        _, cap = run_captured(shell, "%%jaxcache\n" + cell)
-    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    text = _report_text(shell, mode, cell)
     assert ("1. different tracing context (a config option or context manager): jax_enable_x64: now True, before False; "
             "x: now f64[3], before f32[3] called at In[") in text, text
     assert ("1. different tracing context (a config option or context manager): jax_default_matmul_precision: now "
