@@ -176,26 +176,34 @@ def placement_text(parameters: Sequence[str], leaves: Sequence[PlacedLeaf], befo
     """
     if not leaves:
         return None
-    meshes = {_mesh_text(leaf.sharding.mesh) for leaf in leaves[:PLACEMENT_LEAVES_SHOWN] if _spec_text(leaf.sharding) is not None}
-    if before is not None and [(b.path, _abstract_mesh(b.sharding)) for b in before] == [
-            (leaf.path, _abstract_mesh(leaf.sharding)) for leaf in leaves]:
-        moved = [(now, old) for now, old in zip(leaves, before) if not _placed_alike(now, old)]
-        if moved:
-            meshes = {_mesh_text(leaf.sharding.mesh) for pair in moved[:PLACEMENT_LEAVES_SHOWN] for leaf in pair
-                      if _spec_text(leaf.sharding) is not None}
-            apart = len(meshes) > 1  # each spec then says its mesh: the same spec on another mesh is another placement
-            shown = [f"{_leaf_name(now.path, parameters)}: now {_placed_text(now, apart)}, before {_placed_text(old, apart)}"
-                     for now, old in moved[:PLACEMENT_LEAVES_SHOWN]]
-            rest = [f"{len(moved) - len(shown)} more placed otherwise"] if len(moved) > len(shown) else []
-            same = len(leaves) - len(moved)
-            rest += [f"{plural(same, 'other array')} placed as before"] if same else []
-            return "; ".join(shown + rest) + (f" (on {meshes.pop()})" if len(meshes) == 1 else "")
-        alike = "placed as before: "
-    else:
-        alike = ""
-    shown = [f"{_leaf_name(leaf.path, parameters)} {_placed_text(leaf)}" for leaf in leaves[:PLACEMENT_LEAVES_SHOWN]]
-    text = ", ".join(shown) + (f", … {len(leaves) - len(shown)} more" if len(leaves) > len(shown) else "")
-    return alike + text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+    comparable = before is not None and [(b.path, _abstract_mesh(b.sharding)) for b in before] == [
+        (leaf.path, _abstract_mesh(leaf.sharding)) for leaf in leaves]
+    moved = [(now, old) for now, old in zip(leaves, before) if not _placed_alike(now, old)] if comparable else []
+    if moved:
+        return _moved_text(parameters, moved, len(leaves))
+    shown = leaves[:PLACEMENT_LEAVES_SHOWN]
+    text = ", ".join(f"{_leaf_name(leaf.path, parameters)} {_placed_text(leaf)}" for leaf in shown)
+    text += f", … {len(leaves) - len(shown)} more" if len(leaves) > len(shown) else ""
+    meshes = _mesh_texts(shown)
+    return ("placed as before: " if comparable else "") + text + (f" on {meshes.pop()}" if len(meshes) == 1 else "")
+
+
+def _moved_text(parameters: Sequence[str], moved: list[tuple[PlacedLeaf, PlacedLeaf]], count: int) -> str:
+    """The arrays placed otherwise than before, ``(now, before)``, first few by name; how many more, and how many of the
+    ``count`` arrays are placed as before."""
+    shown = moved[:PLACEMENT_LEAVES_SHOWN]
+    meshes = _mesh_texts([leaf for pair in shown for leaf in pair])
+    apart = len(meshes) > 1  # each spec then says its mesh: the same spec on another mesh is another placement
+    lines = [f"{_leaf_name(now.path, parameters)}: now {_placed_text(now, apart)}, before {_placed_text(old, apart)}"
+             for now, old in shown]
+    lines += [f"{len(moved) - len(shown)} more placed otherwise"] if len(moved) > len(shown) else []
+    lines += [f"{plural(count - len(moved), 'other array')} placed as before"] if count > len(moved) else []
+    return "; ".join(lines) + (f" (on {meshes.pop()})" if len(meshes) == 1 else "")
+
+
+def _mesh_texts(leaves: Sequence[PlacedLeaf]) -> set[str]:
+    """The meshes of the leaves placed by a spec on one (:func:`_mesh_text`)."""
+    return {_mesh_text(leaf.sharding.mesh) for leaf in leaves if _spec_text(leaf.sharding) is not None}
 
 
 def _abstract_mesh(sharding: Any) -> tuple | None:
