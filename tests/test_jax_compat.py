@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import types
 import weakref
@@ -511,6 +512,49 @@ def test_within_a_miss_a_static_value_is_compared_once_whole_trees_apart():
         assert differ(now, before) and differ(now, before) and differ(a, b)
         assert _jax_compat.treedef_differences(now, before) == 1
     assert Static.runs == 1
+
+
+def test_plain_pytree_definitions_are_compared_whole_and_others_by_parts():
+    """Within a miss, two pytree definitions of dicts, lists, tuples, namedtuples and ``None`` (no code of the user's in
+    their ``==``) are compared whole in C++, as taking 200 leaves apart per kept key cost 2 ms a key; a dict keyed by a
+    user's object, a user's static node, a registered dataclass (jax >= 0.10's ``==`` finds two classes of one name
+    equal) and a node type whose metaclass defines ``__eq__`` are taken apart."""
+    from jaxshow.reprs import differ, each_pair_compared_once
+
+    class Meta(type):
+        def __eq__(cls, other):
+            return cls is other
+
+        __hash__ = type.__hash__
+
+    class Node(metaclass=Meta):
+        pass
+
+    class Static(_Counted):
+        __hash__ = _Counted.__hash__
+
+    jax.tree_util.register_pytree_node(Node, lambda n: ((), None), lambda _, c: Node())
+    jax.tree_util.register_static(Static)
+    point = collections.namedtuple("Point", "x y")
+    structure = jax.tree_util.tree_structure
+    plain = [structure({"a": [1, (2, None)], "b": point(1, 2)}), structure({"a": [1, (2, None)], "c": point(1, 2)})]
+    def params() -> type:
+        @jax.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Params:
+            w: jax.Array
+
+        return Params
+
+    old_params, new_params = params(), params()
+    apart = [structure({_Counted(1): 1}), structure([Static(1)]), structure([Node()]), structure(old_params(1))]
+    assert [_jax_compat._plain_tree(t) for t in plain + apart] == [True, True, False, False, False, False]
+    assert all(id(t) in _jax_compat._plain_trees for t in plain)
+    with each_pair_compared_once():
+        assert differ(*plain) and not differ(plain[0], structure({"a": [1, (2, None)], "b": point(1, 2)}))
+        Static.runs = 0
+        assert not differ(apart[1], structure([Static(1)])) and Static.runs == 1
+        assert differ(apart[3], structure(new_params(1)))
 
 
 def test_treedef_differences_runs_a_static_nodes_eq_once_per_comparison():

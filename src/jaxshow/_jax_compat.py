@@ -9,6 +9,7 @@ the installed JAX, not which branch ran.
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -796,6 +797,34 @@ def _treedef_parts(tree: Any) -> tuple:
     return tree.node_data(), tuple(tree.children())
 
 
+_PLAIN_NODES = frozenset({dict, list, tuple, type(None), collections.OrderedDict})
+_PLAIN_METADATA = frozenset({type(None), str, int, float, bool, bytes})
+_plain_trees: dict[int, Any] = {}
+"""Pytree definitions found plain (:func:`_plain_tree`) by id, each held (so no other takes its id), emptied when full:
+a miss compares its key with each kept one, whose definitions are the same objects from one miss to the next."""
+_PLAIN_TREES_KEPT = 4096
+
+
+def _plain_tree(tree: Any) -> bool:
+    """Whether ``tree == other`` (``PyTreeDef``s) answers as :func:`_treedef_parts` compared, running no code of the
+    user's: each node a dict, list, tuple, ``None``, ordered dict or namedtuple (a registered node may not: jax >= 0.10
+    finds two ``register_dataclass`` classes of one name equal), whose metadata (a dict's keys) is builtin scalars.
+    Those found plain are remembered."""
+    if id(tree) in _plain_trees:
+        return True
+    try:
+        for kind, meta in _node_data([tree]):
+            if not (kind in _PLAIN_NODES or (issubclass(kind, tuple) and type(kind) is type and hasattr(kind, "_fields"))) \
+                    or not all(type(m) in _PLAIN_METADATA for m in (meta if type(meta) in (list, tuple) else (meta,))):
+                return False
+    except Exception:  # noqa: BLE001 - not a PyTreeDef as this JAX makes them
+        return False
+    if len(_plain_trees) >= _PLAIN_TREES_KEPT:
+        _plain_trees.clear()
+    _plain_trees[id(tree)] = tree
+    return True
+
+
 def _static_parts(static: Any) -> tuple:
     """A boxed static value as its ``==`` compares it: the value's type, the hash the box keeps (jax >= 0.11's
     ``FTStatic``: two values of unequal hashes differ, as JAX's cache finds them, with no ``__eq__`` run), then the value
@@ -811,7 +840,7 @@ def _compare_keys_by_parts() -> None:
     compared once with each other one, not once per whole-key, whole-tree or node comparison of its steps. Any JAX
     version: a class this one lacks is skipped."""
     tree_util = _tree_util_module()
-    compared_by_parts(tree_util.PyTreeDef, _treedef_parts)
+    compared_by_parts(tree_util.PyTreeDef, _treedef_parts, whole=_plain_tree)
     try:
         from jax._src import flattree
     except ImportError:

@@ -29,6 +29,7 @@ _HLO_NAME = re.compile(r"(?<![\w.\-\"])(%?)([A-Za-z_][\w\-]*?)\.(\d+)(?![\w.\-])
 _HLO_FRAME_ID = re.compile(r",? ?stack_frame_id=\d+")
 _JAXPR_BINDER = re.compile(r"(?<![\w.=])([a-z]+):(?=[A-Za-z_]\w*[\[<])")
 _LET_BINDING = re.compile(r" \S+ = \{")
+_JAXPR_KEYWORDS = frozenset({"in", "let", "lambda"})
 _JAXPR_VAR = re.compile(r"(?<![\w.=])(?<!= )([a-z]+)(?![\w\[=(.:])|(?<![\w.=])([a-z]+)(?=:[A-Za-z_]\w*[\[<])")
 
 
@@ -142,7 +143,8 @@ def _tokenized(text: str, language: str) -> tuple[list[str], list[list[_Token]],
         lines = text.splitlines()
         binders = set(_JAXPR_BINDER.findall(text))
         tokens = [[_Token(m.start(), m.end(), "", token, ("", "")) for m in _JAXPR_VAR.finditer(piece)
-                   for token in [m.group(1) or m.group(2)] if token in binders and not _jaxpr_keyword(piece, m)]
+                   for token in [m.group(1) or m.group(2)]
+                   if token in binders and (token not in _JAXPR_KEYWORDS or not _jaxpr_keyword(piece, m))]
                   for piece in lines]
         return lines, tokens, lambda counter, k: _letters(k)
     if language == "hlo":

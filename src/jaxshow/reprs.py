@@ -79,7 +79,9 @@ def differ(new: Any, old: Any) -> bool:
         return _differ(new, old)
     kind = type(new)
     if kind is type(old) and (by := _COMPARED_BY_PARTS.get(kind)) is not None:
-        parts, inner = by
+        parts, inner, whole = by
+        if whole is not None and whole(new) and whole(old):
+            return _differ(new, old)
         try:
             new_parts, old_parts = parts(new), parts(old)
         except Exception:  # noqa: BLE001 - a value not of the shape its type promised: compared whole
@@ -94,18 +96,20 @@ def differ(new: Any, old: Any) -> bool:
     return once_per_pair(_differ, *_by_id(new, old))
 
 
-_COMPARED_BY_PARTS: dict[type, tuple[Callable[[Any], tuple], Callable[[Any], Any] | None]] = {}
+_COMPARED_BY_PARTS: dict[type, tuple[Callable[[Any], tuple], Callable[[Any], Any] | None, Callable[[Any], bool] | None]] = {}
 """Types whose ``==`` compares parts of two values that :func:`differ` takes apart to compare each pair of parts once
 (JAX's cache-key wrappers around a user's static value: :func:`compared_by_parts`)."""
 
 
-def compared_by_parts(kind: type, parts: Callable[[Any], tuple], inner: Callable[[Any], Any] | None = None) -> None:
+def compared_by_parts(kind: type, parts: Callable[[Any], tuple], inner: Callable[[Any], Any] | None = None,
+                      whole: Callable[[Any], bool] | None = None) -> None:
     """Within :func:`each_pair_compared_once`, compare two values of ``kind`` as the tuples ``parts`` makes of them,
     which must be equal exactly where the values are (a wrapper's ``==`` compares the user's value inside, in C++ or
     per level: whole wrappers compared at several steps would run the user's ``__eq__`` at each). ``inner``: the value
     a box holds, whose pair then reads as its boxes compared (a box that tells values apart by a hash it keeps, with
-    no ``__eq__`` run, answers for the values too)."""
-    _COMPARED_BY_PARTS[kind] = parts, inner
+    no ``__eq__`` run, answers for the values too). ``whole``: whether a value's ``==`` runs no code of the user's; two
+    such values are compared whole, as taking them apart would cost more and spare no ``__eq__`` of the user's."""
+    _COMPARED_BY_PARTS[kind] = parts, inner, whole
 
 
 def _remember(new: Any, old: Any, found: bool) -> None:
