@@ -18,6 +18,7 @@ from IPython.utils.capture import capture_output
 
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
+from jaxshow.capture import calls
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
 from shellrun import run_captured, unwrapped, wider_lines
 
@@ -51,7 +52,7 @@ def _jax_state():
         tuple(monitoring.get_event_duration_listeners()),
         tuple(monitoring.get_scalar_listeners()) if hasattr(monitoring, "get_scalar_listeners") else (),
     )
-    return dict(jax.config.values), logs, listeners, _jax_compat._trace_cache_callable()
+    return dict(jax.config.values), logs, listeners, _jax_compat._trace_cache_callable(), calls._hooks.captures()
 
 
 @pytest.fixture
@@ -1839,6 +1840,37 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             f"such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
             "function, which traced it there but compiled only that function") in text
+
+
+def test_on_mode_tells_of_calls_jax_compiled_again_without_a_trace(shell):
+    """%jaxcache on stayed silent on a cell whose calls JAX compiled from an earlier trace (a first call of its own of a
+    function traced inside another jit; an argument jax.device_put committed to its device), each a compile as costly as
+    a trace's. Each such cell now gets its report, saying the arguments were not read; a hit, or a compile ahead of
+    time (lowered.compile()), is none. %jaxcache off takes the hooks out."""
+    before = _jax_state()
+    run_captured(shell, "%jaxcache on")
+    run_captured(shell, "outer = jax.jit(lambda v: f(v) + 1)\ny = outer(x)")
+    note = ("note: f: {} compiled without a new trace: JAX reused an earlier trace and lowered it anew for what it does "
+            "not trace for: an argument's sharding or device, or that jax.device_put committed it to its device (%jaxcache "
+            "on reads no call's arguments; %%jaxcache on the cell says where they were), donation, the options of another "
+            "jax.jit wrapper of f, or a first call of its own after a call inside another jitted function")
+    for cell, calls_compiled in [("y = f(x)", "1 call"), ("y = f(x)", None),
+                                 ("y = f(jax.device_put(x, jax.devices()[0]))\ny = f(jax.device_put(x, jax.devices()[0]))\n"
+                                  "y = f(x)", "1 call"),
+                                 ("c = f.lower(x).compile()\nc = f.lower(x).compile()", None)]:
+        result, cap = run_captured(shell, cell)
+        assert result.success, result.error_in_exec
+        if calls_compiled is None:
+            assert cap.outputs == [], cell
+            continue
+        text = " ".join(cap.outputs[-1].data["text/plain"].split())
+        assert text.startswith(f"%jaxcache — no trace, but {calls_compiled} compiled from an earlier trace (see the note) "
+                               f"function calls traced hits cache entries defined at -------- ----- ------ ---- "
+                               f"------------- ---------- f — 0 — — In[1]:"), text
+        assert note.format(calls_compiled) in text
+    assert shell.user_ns["traces"] == [1]
+    run_captured(shell, "%jaxcache off")
+    assert _jax_state() == before
 
 
 def test_a_compile_again_names_the_argument_placed_otherwise_than_at_the_call_before(shell):

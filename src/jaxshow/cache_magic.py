@@ -20,7 +20,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
 from jaxshow import persistent, retrace
-from jaxshow.capture.calls import DirectCalls, RefusalWatch, pmapped_jit
+from jaxshow.capture.calls import DirectCalls, RecompileWatch, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
                               unhooked_magics, unregister_events)
@@ -51,6 +51,7 @@ class CacheMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._on_session: retrace.Session | None = None
+        self._on_watch: RecompileWatch | None = None
         self._on_cells: list[str] = []
         """``on`` mode: the raw cells started and not yet ended, outermost first (a cell may run others inside it)."""
         self._on_owner = 0
@@ -274,6 +275,7 @@ class CacheMagics(Magics):
             return
         self._on_session = retrace.Session(jax_text="when_cheap", is_cell_file=is_cell_file(self.shell), line_place=self.line_place,
                                            cell_line=cell_line(self.shell), label=functools.partial(label_cells, self.shell)).start()
+        self._on_watch = RecompileWatch(self._on_session).open()
         self._on_cells, self._on_owner = [], 0
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
@@ -283,6 +285,9 @@ class CacheMagics(Magics):
         if session is None:
             return
         unregister_events(self.shell, pre_run_cell=self._pre_run_cell, post_run_cell=self._post_run_cell)
+        watch, self._on_watch = self._on_watch, None
+        if watch is not None:
+            watch.close()
         session.stop()
 
     def _pre_run_cell(self, info: Any = None) -> None:

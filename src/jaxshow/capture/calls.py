@@ -1318,6 +1318,60 @@ class RefusalWatch(_jax_compat.CallObserver):
         return None
 
 
+class RecompileWatch(_jax_compat.CallObserver):
+    """JAX's miss-path hooks under ``%jaxcache on``, which counts no call: a call of a jit wrapper that JAX compiled
+    without tracing (an argument placed on another device or sharded otherwise, donation, another wrapper's options)
+    is told to ``counter.compiled_again(fun)``. A call traced where ``counter.traced_count(fun)`` grew over its entry;
+    the compile is the call's where JAX dispatches the jaxpr its entry returned (a compile ahead of time, or one
+    under another call, is not)."""
+
+    def __init__(self, counter: Any) -> None:
+        self._counter = counter
+        self._local = threading.local()
+        self._open = False
+
+    def open(self) -> RecompileWatch:
+        _hooks.open(self)  # type: ignore[arg-type]
+        self._open = True
+        return self
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            _hooks.close(self)  # type: ignore[arg-type]
+
+    def busy(self) -> bool:
+        return False
+
+    def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> tuple[Any, int]:
+        return fun, self._counter.traced_count(fun)
+
+    def trace_ended(self, token: tuple[Any, int], jaxpr: Any, args_flat: list | None, error: BaseException | None,
+                    out_tree: Any) -> None:
+        fun, traced_before = token
+        self._local.entered = None if error is not None else (fun, self._counter.traced_count(fun) > traced_before, jaxpr)
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
+        entered, self._local.entered = getattr(self._local, "entered", None), None
+        call = [entered[0] if entered is not None and entered[2] is jaxpr and not entered[1] else None]
+        self._local.running = [*getattr(self._local, "running", ()), call]
+        return call
+
+    def compiling(self) -> None:
+        running = getattr(self._local, "running", None)
+        if running and running[-1][0] is not None:
+            fun, running[-1][0] = running[-1][0], None  # one compile a call
+            self._counter.compiled_again(fun)
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        return None
+
+    def run_ended(self, token: list, executable: Any, error: BaseException | None) -> None:
+        running = getattr(self._local, "running", None)
+        if running and running[-1] is token:
+            self._local.running = running[:-1]
+
+
 def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[tuple[Any, list] | None, str | None]:
     """``(the jit and flat arguments a call of jax.pmap's wrapper called, looked up again; None)``, or ``(None, the
     user's code looking them up would run a second time)``: a pytree flatten, a static value's ``__hash__``.

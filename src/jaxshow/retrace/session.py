@@ -855,6 +855,19 @@ class Session(_jax_compat.TraceProbe):
             else:
                 stats.traced_calls += 1
 
+    def compiled_again(self, fun: Any) -> None:
+        """A call of ``fun`` that JAX compiled from an earlier trace, seen by ``%jaxcache on``'s watch
+        (:class:`~jaxshow.capture.calls.RecompileWatch`), which reads no arguments; a function jaxshow never saw trace
+        (JAX's own, or the user's before any session) is left out."""
+        record = registry.lookup(fun)
+        if record is None or self.paused:
+            return
+        with self._lock:
+            stats = self._stats.get(id(fun))
+            if stats is None or stats.fun is not fun:
+                stats = self._stats[id(fun)] = _Stats(fun, record)
+            stats.recompiled.append("")
+
     def count_compiled_call(self, compiled: Any) -> None:
         """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
         counted under the function its executable's debug info names, where that is the user's."""
@@ -929,8 +942,10 @@ class Session(_jax_compat.TraceProbe):
                 notes.append(
                     f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
                     "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device, or "
-                    "that jax.device_put committed it to its device "
-                    f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
+                    "that jax.device_put committed it to its device"
+                    + (f" (the last such call's arguments: {f.recompiled[-1]})" if f.recompiled[-1] else
+                       " (%jaxcache on reads no call's arguments; %%jaxcache on the cell says where they were)")
+                    + ", donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
                     "function, which traced it there but compiled only that function"
                     + (f"; the last such call's jax.jit wrapper {f.recompiled_options}" if f.recompiled_options else ""))
