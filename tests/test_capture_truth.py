@@ -1333,6 +1333,20 @@ def test_a_jitted_call_made_by_the_users_code_under_a_transformation_names_it(sh
                         "ones") in program.notes
 
 
+def test_calls_traced_inside_different_transformations_are_reports_apart(shell):
+    # jax.grad(mm) then jax.vmap(mm) over examples of the same shapes: both calls got the trace JAX cached for mm, and the
+    # report was one, 'reached inside jax.grad' and 'called 2 times with this signature', the vmap call counted in it
+    _define(shell, "@jax.jit\ndef mm(w, x):\n    return jnp.tanh(x @ w).sum()\nw = jnp.ones((4, 4))")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(mm)(w, jnp.ones((2, 4)))\n"
+                                 "v = jax.vmap(mm, in_axes=(None, 0))(w, jnp.ones((3, 2, 4)))")
+    assert result.success, result.error_in_exec
+    number = result.execution_count
+    traced = [r for r in rep.reports if r.wrapper.kind == "jax.jit"]
+    assert [(r.transformed_by, r.call_site.file, r.call_site.line) for r in traced] == [
+        ("jax.grad", f"In[{number}]", 2), ("jax.vmap", f"In[{number}]", 3)]
+    assert not any(n.startswith("called ") for r in traced for n in r.notes)
+
+
 def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"

@@ -469,7 +469,8 @@ def _signature_key(record: CallRecord) -> tuple:
     """Calls of one function object with one signature are one report, however many there were.
 
     A transformed call (``grad``'s forward and backward programs) is its own
-    jaxpr; a call that failed is kept apart from those that did not.
+    jaxpr; a call that failed is kept apart from those that did not, and so is a call traced under another
+    transformation (``jax.grad`` and ``jax.vmap`` over examples of the same shapes get one trace of the function).
     A call's jaxpr is the entry JAX's tracing cache gave it, so calls with one jaxpr are the calls JAX found one
     signature in: argument types, static values, and also the input pytree and the config context, which two calls
     of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
@@ -480,8 +481,8 @@ def _signature_key(record: CallRecord) -> tuple:
     program = record.computation if record.continued == "Lowered" else record.executable
     shape = (("jaxpr", id(jaxpr), id(record.computation)) if jaxpr is not None else ("program", id(program)) if program is not None
              else ("record", record.seq))
-    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
-            record.static_args, record.failed_in)
+    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", record.transformed_by,
+            shape, record.static_args, record.failed_in)
 
 
 def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,
