@@ -1347,6 +1347,18 @@ def test_calls_traced_inside_different_transformations_are_reports_apart(shell):
     assert not any(n.startswith("called ") for r in traced for n in r.notes)
 
 
+def test_a_direct_call_beside_its_transformed_program_is_not_called_another_function(shell):
+    # mm(w, x), then jax.grad(mm)(w, x): the headline is the program JAX compiled for mm under jax.grad, and mm's own call
+    # was 'also called: mm, another function of that name', though it is the same function
+    _define(shell, "@jax.jit\ndef mm(w, x):\n    return jnp.tanh(x @ w).sum()\nw = jnp.ones((4, 4))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nl = mm(w, jnp.ones((2, 4)))\ng = jax.grad(mm)(w, jnp.ones((2, 4)))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind) == ("mm", "jit_p (inside a transformation)")
+    assert (f"also called: mm on its own, not under a transformation (called at In[{result.execution_count}]:2) "
+            "(use --all or --name to show them)") in rep.notes
+
+
 def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"

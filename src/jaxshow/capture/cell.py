@@ -218,7 +218,8 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
     """How 'also called' names the calls not shown: by name, and beside a shown call of that name by what sets them apart.
 
     ``f with another signature (f32[4])``, ``f with 2 other signatures (f32[4]; i32[2])``, ``f with other static
-    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f in
+    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f on its
+    own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f in
     another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
@@ -235,6 +236,9 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     """What sets a call apart from the shown calls of its name, and its detail (the types, the static values, the site)."""
     if not namesakes:
         return "", None
+    if all(_program_of(s, record) for s in namesakes):
+        site = label(record.site)
+        return "untransformed", f"{site.file}:{site.line}" if site else None
     if all(s.fun is not record.fun for s in namesakes):
         site = label(record.site)
         return "function", f"{site.file}:{site.line}" if site else None
@@ -256,6 +260,13 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     return ("context", _first(changed)) if changed else ("pytree", None)
 
 
+def _program_of(program: CallRecord, record: CallRecord) -> bool:
+    """Whether ``program`` is one JAX compiled for ``record``'s function under a transformation (it has no function
+    object of its own, only the name and file of its jaxpr), and ``record`` a call of that function outside one."""
+    return (program.path == "transform" and not record.under_transform and record.path != "transform"
+            and (program.name, program.source_file) == (record.name, record.source_file))
+
+
 def _context_changes(record: CallRecord, namesakes: list[CallRecord]) -> list[str]:
     """The config options whose values set a call's context apart from every shown call's (``option=value``)."""
     own = dict(_jax_compat.describe_trace_context(record.trace_context))
@@ -272,6 +283,8 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     listed = f" ({shown})" if details else ""
     if kind == "function":
         return f"{name}, another function of that name" + (f" (called at {shown})" if details else "")
+    if kind == "untransformed":
+        return f"{name} on its own, not under a transformation" + (f" (called at {shown})" if details else "")
     if kind == "raised":
         return f"{name}, a call that raised"
     if kind == "signature":
