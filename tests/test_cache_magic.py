@@ -1838,7 +1838,24 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             f"not trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last "
             f"such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
-            "function, which traced it there but compiled only that function") in text
+            "function, which traced it there but compiled only that function, or after jax.eval_shape, "
+            "jax.make_jaxpr or .trace(), which trace it and compile nothing") in text
+
+
+@pytest.mark.parametrize("before", ["jax.eval_shape(f, x)", "jax.make_jaxpr(f)(x)", "f.trace(x)"])
+def test_a_first_compile_of_a_trace_that_compiled_nothing_is_among_the_causes_named(shell, before):
+    # the note listed sharding, device_put, donation, another wrapper's options and a call inside another jit: none of
+    # them what happened, a trace by jax.eval_shape, jax.make_jaxpr or .trace() in an earlier cell
+    run_captured(shell, f"s = {before}")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1]
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, len(stats.recompiled)) == (1, 0, 0, 1)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("or a first call of its own after a call inside another jitted function, which traced it there but compiled "
+            "only that function, or after jax.eval_shape, jax.make_jaxpr or .trace(), which trace it and compile "
+            "nothing") in text
 
 
 def test_a_compile_again_names_the_argument_placed_otherwise_than_at_the_call_before(shell):

@@ -932,7 +932,8 @@ class Session(_jax_compat.TraceProbe):
                     "that jax.device_put committed it to its device "
                     f"(the last such call's arguments: {f.recompiled[-1]}), donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
-                    "function, which traced it there but compiled only that function"
+                    "function, which traced it there but compiled only that function, or after jax.eval_shape, "
+                    "jax.make_jaxpr or .trace(), which trace it and compile nothing"
                     + (f"; the last such call's jax.jit wrapper {f.recompiled_options}" if f.recompiled_options else ""))
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
