@@ -150,6 +150,18 @@ def test_failure_while_tracing_keeps_wrapper_and_stage():
     assert report.error.type_name == "TypeError" and "reshape" in report.error.message
 
 
+def test_an_unhashable_static_argument_is_refused_before_tracing_not_a_failure_while_tracing():
+    # the call raises JAX's ValueError before any trace; jaxshow.stages said 'failed while tracing', as if the function ran
+    g = partial(jax.jit, static_argnames="cfg")(lambda x, cfg: x * len(cfg))
+    with pytest.raises(ValueError) as raised:
+        g(jnp.ones(3), cfg=["a"])
+    report = jaxshow.stages(g, jnp.ones(3), cfg=["a"])
+    assert (report.stopped_at, report.traced, report.error.type_name) == ("call", None, "ValueError")
+    assert report.error.message == str(raised.value).strip()
+    assert report.outcome == "failed while dispatching, before any trace"
+    assert report.notes == ("JAX refused the arguments before tracing: nothing was traced, lowered or compiled",)
+
+
 def _no_lowering_primitive():
     prim = Primitive("jaxshow_test_no_lowering")
     prim.def_abstract_eval(lambda x: x)

@@ -883,6 +883,9 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
         compiled = lowered.compile()
         result.compiled = compiled_station(_flat_program(compiled), result.traced)
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
+        if stage == "trace" and _jax_compat.dispatch_refusal(exc):  # the arguments, refused before a trace began
+            stage = "call"
+            result.notes.append("JAX refused the arguments before tracing: nothing was traced, lowered or compiled")
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
     if options.source:
