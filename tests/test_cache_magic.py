@@ -1883,7 +1883,7 @@ def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
     [stats] = shell.user_ns["rep"].functions
     assert (stats.calls, stats.traced, stats.recompiled_options) == (1, 0, f"was given {fast}")
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
-    assert f"compiled only that function; the last such call's jax.jit wrapper was given {fast}" in text
+    assert f"which trace it and compile nothing; the last such call's jax.jit wrapper was given {fast}" in text
     _, cap = run_captured(shell, "%%jaxcache -o rep\ndef mul2(v):\n    return v * 3\ny = jax.jit(mul2)(x)\n"
                                  f"y = jax.jit(mul2, {fast}, donate_argnums=0)(x)")
     [stats] = shell.user_ns["rep"].functions
