@@ -1359,6 +1359,23 @@ def test_a_direct_call_beside_its_transformed_program_is_not_called_another_func
             "(use --all or --name to show them)") in rep.notes
 
 
+def test_a_call_beside_a_shown_call_whose_stations_were_not_read_is_not_said_to_have_another_signature(shell):
+    # the shown call hit JAX's cache and was not read back (a lookup would run Model.__hash__ again): its signature is not
+    # known, and the call before it, which traced the very signature it hit, read 'apply with another signature (f32[4])';
+    # so did jax 0.7's pmap calls, which have no stations at all
+    _define(shell, "class Model:\n    def __init__(self, k):\n        self.k = k\n"
+                   "    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * self.k\n"
+                   "    def __hash__(self):\n        return hash(self.k)\n"
+                   "    def __eq__(self, other):\n        return isinstance(other, Model) and other.k == self.k\n"
+                   "m = Model(3.0)\ny = m.apply(x)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = m.apply(jnp.ones(4))\nb = m.apply(jnp.ones(4))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.cache_hit and report.traced is None
+    assert (f"also called: apply, another call of it (called at In[{result.execution_count}]:2) "
+            "(use --all or --name to show them)") in rep.notes
+
+
 def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"

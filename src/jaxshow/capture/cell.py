@@ -219,7 +219,8 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
 
     ``f with another signature (f32[4])``, ``f with 2 other signatures (f32[4]; i32[2])``, ``f with other static
     arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f on its
-    own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f in
+    own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f,
+    another call of it (called at In[3]:2)`` (where a jaxpr was not read, so what sets them apart is not known), ``f in
     another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
@@ -246,16 +247,18 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "raised", None
     if record.jaxpr is not None and any(s.jaxpr is record.jaxpr for s in namesakes):
         return "placement", _placement(record)
-    types = _arg_types(record)
-    if types is not None and all(_arg_types(s) != types for s in namesakes):
-        return "signature", _types_apart(record, types, [_arg_types(s) for s in namesakes])
+    types, theirs = _arg_types(record), [_arg_types(s) for s in namesakes]
+    known = types is not None and None not in theirs  # a call with no jaxpr read (a hit not read back): types unknown
+    if known and all(t != types for t in theirs):
+        return "signature", _types_apart(record, types, theirs)
     placed = _arg_types(record, meshes=True)
-    if placed is not None and all(_arg_types(s, meshes=True) != placed for s in namesakes):
+    if known and all(_arg_types(s, meshes=True) != placed for s in namesakes):
         return "signature", _types_apart(record, placed, [_arg_types(s, meshes=True) for s in namesakes])
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
-    if types is None:
-        return "signature", None
+    if not known:
+        site = label(record.site)
+        return "call", f"{site.file}:{site.line}" if site else None
     changed = _context_changes(record, namesakes)
     return ("context", _first(changed)) if changed else ("pytree", None)
 
@@ -283,6 +286,8 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     listed = f" ({shown})" if details else ""
     if kind == "function":
         return f"{name}, another function of that name" + (f" (called at {shown})" if details else "")
+    if kind == "call":
+        return f"{name}, another call of it" + (f" (called at {shown})" if details else "")
     if kind == "untransformed":
         return f"{name} on its own, not under a transformation" + (f" (called at {shown})" if details else "")
     if kind == "raised":
