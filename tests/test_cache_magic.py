@@ -1547,6 +1547,23 @@ def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
         ("redefined", "triple is a new function object with the same name and source as one traced before")]
 
 
+@pytest.mark.skipif(PMAP_IS_JIT, reason="jax >= 0.8's pmap is a jit of shard_map, whose traces and hits are counted")
+def test_jax_07s_pmap_calls_are_not_counted_as_hits(shell):
+    # jax 0.7: pmap traces and compiles outside jit's path, and '%%jaxcache' over a first pmap call read 'no cache miss:
+    # every jitted call hit the cache', 'traced 0, hits 2', while the function's trace-time print fired
+    shell.run_cell("def double(v):\n    print('tracing double')\n    return 2 * v\npd = jax.pmap(double)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = pd(jnp.ones((1, 3)))\ny = pd(jnp.ones((1, 3)))")
+    assert result.success, result.error_in_exec
+    assert cap.stdout == "tracing double\n"
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert text.startswith("%jaxcache — no trace seen: 2 calls of jax.pmap, whose traces and hits jaxshow does not see (see "
+                           "the note) function calls traced hits")
+    assert (f"note: double: 2 calls of jax.pmap, which on jax {jax.__version__} traces and compiles outside jax.jit's path: "
+            "jaxshow sees neither its traces nor its cache hits, so they are counted as neither") in text
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits, stats.untracked_calls) == ("double", 2, 0, 0, 2)
+
+
 @pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap compiles outside jit's path, where no probe sees a trace")
 def test_a_pmap_that_traced_before_the_cell_is_counted_as_a_hit(shell):
     # 'pq = jax.pmap(quad); pq(xs)' in a plain cell, then '%%jaxcache' over 'pq(xs)' read 'no jitted function of yours
