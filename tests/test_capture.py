@@ -162,6 +162,20 @@ def test_an_unhashable_static_argument_is_refused_before_tracing_not_a_failure_w
     assert report.notes == ("JAX refused the arguments before tracing: nothing was traced, lowered or compiled",)
 
 
+def _double(v):
+    return 2 * v
+
+
+def test_a_pmap_is_named_for_its_function_where_it_is_defined():
+    # jax >= 0.8: the report read 'wrapper function', 'defined at unknown (no Python source)' and 'function has no
+    # .trace(): the jaxpr station is skipped'; jax 0.7: 'wrapper PmapFunction', 'defined at unknown (no Python source)'
+    report = jaxshow.stages(jax.pmap(_double), jnp.ones((1, 3)))
+    assert (report.function, report.wrapper.kind, report.stopped_at) == ("_double", "jax.pmap", None)
+    assert (report.wrapper.defined_at.file, report.wrapper.defined_at.line) == (__file__, _double.__code__.co_firstlineno)
+    assert report.stations_reached == ("traced", "lowered", "compiled")
+    assert not any(".trace()" in n for n in report.notes)
+
+
 def _no_lowering_primitive():
     prim = Primitive("jaxshow_test_no_lowering")
     prim.def_abstract_eval(lambda x: x)
