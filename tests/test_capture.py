@@ -176,6 +176,21 @@ def test_a_pmap_is_named_for_its_function_where_it_is_defined():
     assert not any(".trace()" in n for n in report.notes)
 
 
+@pytest.mark.skipif(not hasattr(jax, "new_ref"), reason="jax.new_ref arrived after jax 0.7")
+def test_a_refs_effects_name_the_argument_or_constant_they_are_on():
+    # the effects read 'ReadEffect, ReadEffect, WriteEffect, WriteEffect', with nothing to tell the refs apart
+    counts = jax.new_ref(jnp.zeros(3))
+
+    def step(r1, r2, x):
+        r1[...] = r1[...] + x
+        counts[...] = counts[...] + 1
+        return r2[...] * 2
+
+    report = jaxshow.stages(jax.jit(step), jax.new_ref(jnp.ones(3)), jax.new_ref(jnp.ones(3)), jnp.ones(3))
+    assert report.traced.effects == ("ReadEffect (a closed-over ref)", "ReadEffect (r1)", "ReadEffect (r2)",
+                                     "WriteEffect (a closed-over ref)", "WriteEffect (r1)")
+
+
 def _no_lowering_primitive():
     prim = Primitive("jaxshow_test_no_lowering")
     prim.def_abstract_eval(lambda x: x)
