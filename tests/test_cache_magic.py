@@ -1548,6 +1548,23 @@ def test_a_pmap_call_is_the_users_function_traced_then_hit(shell):
         ("redefined", "triple is a new function object with the same name and source as one traced before")]
 
 
+@pytest.mark.skipif(PMAP_IS_JIT, reason="jax >= 0.8's pmap is a jit of shard_map, whose traces and hits are counted")
+def test_jax_07s_pmap_calls_are_not_counted_as_hits(shell):
+    # jax 0.7: pmap traces and compiles outside jit's path, and '%%jaxcache' over a first pmap call read 'no cache miss:
+    # every jitted call hit the cache', 'traced 0, hits 2', while the function's trace-time print fired
+    shell.run_cell("def double(v):\n    print('tracing double')\n    return 2 * v\npd = jax.pmap(double)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = pd(jnp.ones((1, 3)))\ny = pd(jnp.ones((1, 3)))")
+    assert result.success, result.error_in_exec
+    assert cap.stdout == "tracing double\n"
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert text.startswith("%jaxcache — no trace seen: 2 calls of jax.pmap, whose traces and hits jaxshow does not see (see "
+                           "the note) function calls traced hits")
+    assert (f"note: double: 2 calls of jax.pmap, which on jax {jax.__version__} traces and compiles outside jax.jit's path: "
+            "jaxshow sees neither its traces nor its cache hits, so they are counted as neither") in text
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.function, stats.calls, stats.traced, stats.hits, stats.untracked_calls) == ("double", 2, 0, 0, 2)
+
+
 @pytest.mark.skipif(not PMAP_IS_JIT, reason="jax 0.7's pmap compiles outside jit's path, where no probe sees a trace")
 def test_a_pmap_that_traced_before_the_cell_is_counted_as_a_hit(shell):
     # 'pq = jax.pmap(quad); pq(xs)' in a plain cell, then '%%jaxcache' over 'pq(xs)' read 'no jitted function of yours
@@ -1839,7 +1856,24 @@ def test_a_first_compile_of_a_trace_made_inside_another_jit_is_not_said_to_compi
             f"not trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last "
             f"such call's arguments: {placed}), donation, the "
             "options of another jax.jit wrapper of f, or a first call of its own after a call inside another jitted "
-            "function, which traced it there but compiled only that function") in text
+            "function, which traced it there but compiled only that function, or after jax.eval_shape, "
+            "jax.make_jaxpr or .trace(), which trace it and compile nothing") in text
+
+
+@pytest.mark.parametrize("before", ["jax.eval_shape(f, x)", "jax.make_jaxpr(f)(x)", "f.trace(x)"])
+def test_a_first_compile_of_a_trace_that_compiled_nothing_is_among_the_causes_named(shell, before):
+    # the note listed sharding, device_put, donation, another wrapper's options and a call inside another jit: none of
+    # them what happened, a trace by jax.eval_shape, jax.make_jaxpr or .trace() in an earlier cell
+    run_captured(shell, f"s = {before}")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f(x)")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1]
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, len(stats.recompiled)) == (1, 0, 0, 1)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("or a first call of its own after a call inside another jitted function, which traced it there but compiled "
+            "only that function, or after jax.eval_shape, jax.make_jaxpr or .trace(), which trace it and compile "
+            "nothing") in text
 
 
 def test_on_mode_tells_of_calls_jax_compiled_again_without_a_trace(shell):
@@ -1898,7 +1932,7 @@ def test_a_compile_for_a_new_wrappers_options_names_the_options(shell):
     [stats] = shell.user_ns["rep"].functions
     assert (stats.calls, stats.traced, stats.recompiled_options) == (1, 0, f"was given {fast}")
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
-    assert f"compiled only that function; the last such call's jax.jit wrapper was given {fast}" in text
+    assert f"which trace it and compile nothing; the last such call's jax.jit wrapper was given {fast}" in text
     _, cap = run_captured(shell, "%%jaxcache -o rep\ndef mul2(v):\n    return v * 3\ny = jax.jit(mul2)(x)\n"
                                  f"y = jax.jit(mul2, {fast}, donate_argnums=0)(x)")
     [stats] = shell.user_ns["rep"].functions

@@ -1333,6 +1333,49 @@ def test_a_jitted_call_made_by_the_users_code_under_a_transformation_names_it(sh
                         "ones") in program.notes
 
 
+def test_calls_traced_inside_different_transformations_are_reports_apart(shell):
+    # jax.grad(mm) then jax.vmap(mm) over examples of the same shapes: both calls got the trace JAX cached for mm, and the
+    # report was one, 'reached inside jax.grad' and 'called 2 times with this signature', the vmap call counted in it
+    _define(shell, "@jax.jit\ndef mm(w, x):\n    return jnp.tanh(x @ w).sum()\nw = jnp.ones((4, 4))")
+    result, _, rep = _run(shell, "%%jaxstages --all -o rep\ng = jax.grad(mm)(w, jnp.ones((2, 4)))\n"
+                                 "v = jax.vmap(mm, in_axes=(None, 0))(w, jnp.ones((3, 2, 4)))")
+    assert result.success, result.error_in_exec
+    number = result.execution_count
+    traced = [r for r in rep.reports if r.wrapper.kind == "jax.jit"]
+    assert [(r.transformed_by, r.call_site.file, r.call_site.line) for r in traced] == [
+        ("jax.grad", f"In[{number}]", 2), ("jax.vmap", f"In[{number}]", 3)]
+    assert not any(n.startswith("called ") for r in traced for n in r.notes)
+
+
+def test_a_direct_call_beside_its_transformed_program_is_not_called_another_function(shell):
+    # mm(w, x), then jax.grad(mm)(w, x): the headline is the program JAX compiled for mm under jax.grad, and mm's own call
+    # was 'also called: mm, another function of that name', though it is the same function
+    _define(shell, "@jax.jit\ndef mm(w, x):\n    return jnp.tanh(x @ w).sum()\nw = jnp.ones((4, 4))")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\nl = mm(w, jnp.ones((2, 4)))\ng = jax.grad(mm)(w, jnp.ones((2, 4)))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert (report.function, report.wrapper.kind) == ("mm", "jit_p (inside a transformation)")
+    assert (f"also called: mm on its own, not under a transformation (called at In[{result.execution_count}]:2) "
+            "(use --all or --name to show them)") in rep.notes
+
+
+def test_a_call_beside_a_shown_call_whose_stations_were_not_read_is_not_said_to_have_another_signature(shell):
+    # the shown call hit JAX's cache and was not read back (a lookup would run Model.__hash__ again): its signature is not
+    # known, and the call before it, which traced the very signature it hit, read 'apply with another signature (f32[4])';
+    # so did jax 0.7's pmap calls, which have no stations at all
+    _define(shell, "class Model:\n    def __init__(self, k):\n        self.k = k\n"
+                   "    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * self.k\n"
+                   "    def __hash__(self):\n        return hash(self.k)\n"
+                   "    def __eq__(self, other):\n        return isinstance(other, Model) and other.k == self.k\n"
+                   "m = Model(3.0)\ny = m.apply(x)")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\na = m.apply(jnp.ones(4))\nb = m.apply(jnp.ones(4))")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.cache_hit and report.traced is None
+    assert (f"also called: apply, another call of it (called at In[{result.execution_count}]:2) "
+            "(use --all or --name to show them)") in rep.notes
+
+
 def test_a_jitted_body_of_an_eager_lax_scan_is_said_to_be_compiled_in_the_scan(shell):
     # blackjax's inference loop: jax.lax.scan(one_step, state, keys) outside jit, over a jitted one_step
     _define(shell, "@jax.jit\ndef one_step(c, k):\n    return c + k, c\n"

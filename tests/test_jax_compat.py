@@ -659,3 +659,19 @@ def test_program_placements_lists_every_input_and_output_of_the_compiled_program
         compiled.output_shardings
     flat = _jax_compat.program_placements(compiled)
     assert (len(flat.inputs), len(flat.outputs), len(flat.input_layouts), len(flat.output_layouts)) == (2, 2, 2, 2)
+
+
+def test_effect_input_is_the_argument_or_constant_a_refs_effect_is_on():
+    printing = jax.jit(lambda v: jax.debug.print("{v}", v=v)).trace(jnp.ones(2)).jaxpr
+    assert [_jax_compat.effect_input(e, printing) for e in printing.effects] == [None]
+    if not hasattr(jax, "new_ref"):  # jax 0.7: no refs to pass
+        return
+    held = jax.new_ref(jnp.zeros(2))
+
+    def bump(r, v):
+        held[...] = held[...] + v
+        r[...] = v
+
+    closed = jax.jit(bump).trace(jax.new_ref(jnp.ones(2)), jnp.ones(2)).jaxpr
+    assert sorted((type(e).__name__, str(_jax_compat.effect_input(e, closed))) for e in closed.effects) == [
+        ("ReadEffect", "const"), ("WriteEffect", "0"), ("WriteEffect", "const")]

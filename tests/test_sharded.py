@@ -210,7 +210,8 @@ def test_a_compile_for_a_new_sharding_and_a_trace_for_a_new_mesh_are_named():
         f"trace for: an argument's sharding or device, or that jax.device_put committed it to its device (the last such "
         f"call's arguments: {placed}), donation, the "
         "options of another jax.jit wrapper of layer, or a first call of its own after a call inside another jitted "
-        "function, which traced it there but compiled only that function"]
+        "function, which traced it there but compiled only that function, or after jax.eval_shape, "
+        "jax.make_jaxpr or .trace(), which trace it and compile nothing"]
     # was: x: now f32[8,8]({Auto: ('data', 'model')}), before f32[8,8]({Auto: ('data', 'model')})
     assert result["remeshed"] == [["input_types", [
         ["x", "f32[8,8] on mesh ('data': 4, 'model': 2)", "f32[8,8] on mesh ('data': 2, 'model': 4)"],

@@ -2642,6 +2642,19 @@ def closed_over_refs(closed: Any) -> int:
         return 0
 
 
+def effect_input(effect: Any, closed: Any) -> int | str | None:
+    """Which input of a closed jaxpr an effect is on (a ref's ``ReadEffect``, ``WriteEffect``): the index of its
+    argument, ``"const"`` for a closed-over ref, ``None`` for an effect on no input (``DebugEffect``, ``IOEffect``).
+    The effect names it by its ``input`` variable (jax 0.8 to 0.12) or its ``input_index`` (an ``int``, jax 0.7)."""
+    found = getattr(effect, "input", getattr(effect, "input_index", None))
+    if found is None or isinstance(found, int):
+        return found
+    jaxpr = getattr(closed, "jaxpr", None)
+    if any(found is v for v in getattr(jaxpr, "invars", ())):
+        return next(i for i, v in enumerate(jaxpr.invars) if v is found)
+    return "const" if any(found is v for v in getattr(jaxpr, "constvars", ())) else None
+
+
 def flat_traced(traced: Any) -> Any | None:
     """A copy of a ``jax.stages.Traced`` whose ``args_info`` and ``out_info`` are flat lists, where the real ones hold no
     ``None`` (a pytree class of the user's is then not constructed to read them: jax >= 0.9 unflattens both from its

@@ -804,6 +804,9 @@ class FunctionCacheStats:
     """Of a folded row (``objects > 1``): where the misses left out were called, and how many at each site."""
     jit_disabled: int = 0
     """Calls that ran op by op under ``jax.disable_jit()``: counted in ``calls``, neither traced nor hits."""
+    untracked_calls: int = 0
+    """Calls of jax 0.7's ``jax.pmap``, which traces and compiles outside ``jax.jit``'s path, where jaxshow sees neither:
+    counted in ``calls``, neither traced nor hits."""
     compiled_calls: int = 0
     """Calls of a ``jax.stages.Compiled`` of this function (its executable, compiled ahead of time): counted in
     ``calls``, neither traced nor hits."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any, Callable
 
 import jax
 
 from jaxshow import _jax_compat
-from jaxshow.capture.calls import CallCapture
+from jaxshow.capture.calls import CallCapture, pmap_outside_jit, pmapped_jit
 from jaxshow.capture.stations import (
     WalkOptions,
     library_jit,
+    pmapped_defined_at,
     stageable,
     static_values,
     type_module,
@@ -63,18 +65,27 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
             target = (jax.jit(fn), (), {})
         wrapper, lead, bound = target
         args, kwargs = (*lead, *args), {**bound, **kwargs}
+        pmapped = _pmap_jit_call(wrapper, args, kwargs)
+        if pmapped is not None:  # walked as %%jaxstages shows a pmap call: the jit it calls, with its flat arguments
+            wrapper, args, kwargs = pmapped
         with CallCapture() as capture:
             result = walk_stations(wrapper, args, kwargs, options)
         info = _jax_compat.jit_info(wrapper)
         name = _jax_compat.jit_info_function(info)[0] if info is not None else str(getattr(wrapper, "__name__", "?"))
         defined_at = None
-        if _jax_compat.unknown_name(name) and (found := _jax_compat.unnamed_callable_source(_jax_compat.jit_function(wrapper))):
+        if pmapped is not None and (named := _jax_compat.pmapped_function(_jax_compat.jit_function(wrapper))):
+            name, defined_at = named[0], pmapped_defined_at(_jax_compat.jit_function(wrapper))
+        elif pmap_outside_jit(wrapper) and type(given := _jax_compat.pmap_function(wrapper)) is types.FunctionType:  # jax 0.7
+            name, defined_at = given.__name__, SourceLocation(given.__code__.co_filename, given.__code__.co_firstlineno, given.__name__)
+        elif _jax_compat.unknown_name(name) and (found := _jax_compat.unnamed_callable_source(_jax_compat.jit_function(wrapper))):
             name, defined_at = found[0], SourceLocation(found[1], found[2], found[0])
         name = written(name, transforms(_jax_compat.jit_function(wrapper)))  # grad(g), as %jaxcache and %%jaxstages name it
         notes = [_wrapped_note(fn, name)] if wrapped_by_jaxshow else []
+        kind = ("jax.pmap" if pmapped is not None or pmap_outside_jit(wrapper) else "jax.jit" if info is not None
+                else type(wrapper).__name__)
         return StagesReport(
             function=name,
-            wrapper=wrapper_station(info, name=name, kind="jax.jit" if info is not None else type(wrapper).__name__,
+            wrapper=wrapper_station(info, name=name, kind=kind,
                                     static_args=static_values(info, args, kwargs), wrapped_by_jaxshow=wrapped_by_jaxshow,
                                     defined_at=defined_at),
             traced=result.traced,
@@ -89,6 +100,18 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         )
 
     return walk
+
+
+def _pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict] | None:
+    """For ``jax.pmap``'s wrapper (jax >= 0.8, a jit of ``shard_map``), the jit a call with these arguments calls and its
+    flat arguments, as pmap's own ``infer_params`` finds them; else ``None`` (then the wrapper itself is walked)."""
+    if not pmapped_jit(wrapper):
+        return None
+    try:
+        found = _jax_compat.pmap_jit_call(wrapper, args, kwargs)
+    except Exception:  # noqa: BLE001 - arguments pmap refuses: walking the wrapper itself reports JAX's error
+        return None
+    return None if found is None else (found[0], tuple(found[1]), {})
 
 
 def _wrapped_note(fn: Any, name: str) -> str:

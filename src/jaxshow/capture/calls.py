@@ -1386,6 +1386,12 @@ def pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[tuple[Any, l
         return None, None
 
 
+def pmap_outside_jit(wrapper: Any) -> bool:
+    """Whether ``wrapper`` is jax 0.7's ``jax.pmap`` (a ``PmapFunction``), whose traces and compiles take a path of their own,
+    outside ``jax.jit``'s, that jaxshow's hooks and tracing-cache probe do not see."""
+    return PMAP_CODE is None and type(wrapper) is not JIT_TYPE and type(wrapper) is not COMPILED_TYPE and stageable(wrapper) is not None
+
+
 def pmapped_jit(wrapper: Any) -> bool:
     """Whether ``wrapper`` is ``jax.pmap``'s, where pmap is a jit of ``shard_map`` (jax >= 0.8) that JAX's hooks see."""
     return type(wrapper) is types.FunctionType and wrapper.__code__ is PMAP_CODE

@@ -218,7 +218,9 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
     """How 'also called' names the calls not shown: by name, and beside a shown call of that name by what sets them apart.
 
     ``f with another signature (f32[4])``, ``f with 2 other signatures (f32[4]; i32[2])``, ``f with other static
-    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f in
+    arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f on its
+    own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f,
+    another call of it (called at In[3]:2)`` (where a jaxpr was not read, so what sets them apart is not known), ``f in
     another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
@@ -235,6 +237,9 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     """What sets a call apart from the shown calls of its name, and its detail (the types, the static values, the site)."""
     if not namesakes:
         return "", None
+    if all(_program_of(s, record) for s in namesakes):
+        site = label(record.site)
+        return "untransformed", f"{site.file}:{site.line}" if site else None
     if all(s.fun is not record.fun for s in namesakes):
         site = label(record.site)
         return "function", f"{site.file}:{site.line}" if site else None
@@ -242,18 +247,27 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "raised", None
     if record.jaxpr is not None and any(s.jaxpr is record.jaxpr for s in namesakes):
         return "placement", _placement(record)
-    types = _arg_types(record)
-    if types is not None and all(_arg_types(s) != types for s in namesakes):
-        return "signature", _types_apart(record, types, [_arg_types(s) for s in namesakes])
+    types, theirs = _arg_types(record), [_arg_types(s) for s in namesakes]
+    known = types is not None and None not in theirs  # a call with no jaxpr read (a hit not read back): types unknown
+    if known and all(t != types for t in theirs):
+        return "signature", _types_apart(record, types, theirs)
     placed = _arg_types(record, meshes=True)
-    if placed is not None and all(_arg_types(s, meshes=True) != placed for s in namesakes):
+    if known and all(_arg_types(s, meshes=True) != placed for s in namesakes):
         return "signature", _types_apart(record, placed, [_arg_types(s, meshes=True) for s in namesakes])
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
-    if types is None:
-        return "signature", None
+    if not known:
+        site = label(record.site)
+        return "call", f"{site.file}:{site.line}" if site else None
     changed = _context_changes(record, namesakes)
     return ("context", _first(changed)) if changed else ("pytree", None)
+
+
+def _program_of(program: CallRecord, record: CallRecord) -> bool:
+    """Whether ``program`` is one JAX compiled for ``record``'s function under a transformation (it has no function
+    object of its own, only the name and file of its jaxpr), and ``record`` a call of that function outside one."""
+    return (program.path == "transform" and not record.under_transform and record.path != "transform"
+            and (program.name, program.source_file) == (record.name, record.source_file))
 
 
 def _context_changes(record: CallRecord, namesakes: list[CallRecord]) -> list[str]:
@@ -272,6 +286,10 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     listed = f" ({shown})" if details else ""
     if kind == "function":
         return f"{name}, another function of that name" + (f" (called at {shown})" if details else "")
+    if kind == "call":
+        return f"{name}, another call of it" + (f" (called at {shown})" if details else "")
+    if kind == "untransformed":
+        return f"{name} on its own, not under a transformation" + (f" (called at {shown})" if details else "")
     if kind == "raised":
         return f"{name}, a call that raised"
     if kind == "signature":
@@ -469,7 +487,8 @@ def _signature_key(record: CallRecord) -> tuple:
     """Calls of one function object with one signature are one report, however many there were.
 
     A transformed call (``grad``'s forward and backward programs) is its own
-    jaxpr; a call that failed is kept apart from those that did not.
+    jaxpr; a call that failed is kept apart from those that did not, and so is a call traced under another
+    transformation (``jax.grad`` and ``jax.vmap`` over examples of the same shapes get one trace of the function).
     A call's jaxpr is the entry JAX's tracing cache gave it, so calls with one jaxpr are the calls JAX found one
     signature in: argument types, static values, and also the input pytree and the config context, which two calls
     of equal types can differ in (a pytree's metadata, ``jax.default_matmul_precision``), and JAX then traces again.
@@ -480,8 +499,8 @@ def _signature_key(record: CallRecord) -> tuple:
     program = record.computation if record.continued == "Lowered" else record.executable
     shape = (("jaxpr", id(jaxpr), id(record.computation)) if jaxpr is not None else ("program", id(program)) if program is not None
              else ("record", record.seq))
-    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", shape,
-            record.static_args, record.failed_in)
+    return (id(record.fun) if record.fun is not None else record.name, record.path == "transform", record.transformed_by,
+            shape, record.static_args, record.failed_in)
 
 
 def _group_report(group: list[CallRecord], walk: WalkOptions, main_thread: int,

@@ -503,6 +503,18 @@ def _outputs_of(closed: Any) -> tuple[ArgSpec, ...]:
     return tuple(_spec_from_aval(str(p), aval) for p, aval in zip(paths, avals))
 
 
+def _effect_names(closed: Any, args: tuple[ArgSpec, ...]) -> tuple[str, ...]:
+    """The jaxpr's effects by type, each on an input named with it: ``DebugEffect``, ``WriteEffect (r1)``,
+    ``ReadEffect (a closed-over ref)``; sorted, each once."""
+    names = set()
+    for effect in closed.effects:
+        on = _jax_compat.effect_input(effect, closed)
+        where = ("a closed-over ref" if on == "const" else args[on].path if isinstance(on, int) and on < len(args)
+                 else None)
+        names.add(f"{type(effect).__name__} ({where})" if where else type(effect).__name__)
+    return tuple(sorted(names))
+
+
 def _jaxpr_text(printed: Any, left_out: int, **options: Any) -> str:
     """``printed``'s text; a shortened one ends with a line counting what it leaves out, not the variables passed on."""
     text = printed.pretty_print(use_color=False, **options)
@@ -526,7 +538,7 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
         jaxpr_source_text=_jaxpr_text(printed, left_out, source_info=True) if source_info else None,
         args=args,
         out_info=out_info,
-        effects=tuple(sorted(type(e).__name__ for e in closed.effects)),
+        effects=_effect_names(closed, args),
         equation_count=len(inner.eqns),
         primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         const_count=len(getattr(closed, "consts", ()) or ()),
@@ -883,6 +895,9 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
         compiled = lowered.compile()
         result.compiled = compiled_station(_flat_program(compiled), result.traced)
     except Exception as exc:  # noqa: BLE001 - recorded; the caller decides whether to raise
+        if stage == "trace" and _jax_compat.dispatch_refusal(exc):  # the arguments, refused before a trace began
+            stage = "call"
+            result.notes.append("JAX refused the arguments before tracing: nothing was traced, lowered or compiled")
         result.error = ErrorSummary.from_exception(exc, stage)
         result.stopped_at = stage
     if options.source:

@@ -83,6 +83,9 @@ def _headline(report: CacheReport) -> str:
         if not report.hits_counted:  # jaxshow.explain(): only traces are seen
             return "no jitted function of yours was traced"
         return NOT_TRACED_NOR_CALLED
+    untracked = sum(f.untracked_calls for f in report.functions)
+    if traced == 0 and untracked:
+        return f"no trace seen: {plural(untracked, 'call')} of jax.pmap, whose traces and hits jaxshow does not see (see the note)"
     recompiled = sum(len(f.recompiled) for f in report.functions)
     if traced == 0 and recompiled:
         return f"no trace, but {plural(recompiled, 'call')} compiled from an earlier trace (see the note)"

@@ -362,7 +362,7 @@ class _Stats:
     """
 
     __slots__ = ("fun", "record", "wrapper", "traced", "calls", "traced_calls", "traced_ahead", "hits", "recompiled", "options_changed",
-                 "jit_disabled", "first", "last", "left_out", "output")
+                 "jit_disabled", "untracked", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -379,6 +379,8 @@ class _Stats:
         self.options_changed = ""
         """Of the last call that compiled without tracing: how its wrapper's options differ from the call's before."""
         self.jit_disabled = 0
+        self.untracked = 0
+        """Calls of jax 0.7's ``jax.pmap``, whose traces and hits jaxshow does not see."""
         self.first: list[_Miss] = []
         self.last: deque[_Miss] = deque()
         self.left_out: dict[str, int] = {}
@@ -410,6 +412,7 @@ class _Stats:
             recompiled=tuple(self.recompiled),
             recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
+            untracked_calls=self.untracked,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
             misses=tuple(m.reported(printed) for m in (*self.first, *self.last)),
             trace_time_output=tuple(self.output),
@@ -833,9 +836,11 @@ class Session(_jax_compat.TraceProbe):
         modules = {persistent.module_name(n) for n in (record.jax_names if record else (str(getattr(fun, "__name__", "")),))}
         return any(e.module in modules and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
-    def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False) -> None:
-        """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace, or
-        run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit)."""
+    def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False,
+                   untracked: bool = False) -> None:
+        """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace,
+        run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit), or ``untracked``: a call of jax 0.7's
+        ``jax.pmap``, whose trace or hit jaxshow does not see."""
         with self._lock:
             stats = self._stats.get(id(fun))
             if stats is None or stats.fun is not fun:
@@ -848,6 +853,8 @@ class Session(_jax_compat.TraceProbe):
                 options = wrapper_options(wrapper)
                 before = None if previous is None else options if previous is wrapper else wrapper_options(previous)
                 stats.options_changed = options_change(options, before)
+            elif untracked:
+                stats.untracked += 1
             elif jit_disabled and not traced:
                 stats.jit_disabled += 1
             elif not traced:
@@ -947,11 +954,16 @@ class Session(_jax_compat.TraceProbe):
                        " (%jaxcache on reads no call's arguments; %%jaxcache on the cell says where they were)")
                     + ", donation, the options of another "
                     f"jax.jit wrapper of {f.function}, or a first call of its own after a call inside another jitted "
-                    "function, which traced it there but compiled only that function"
+                    "function, which traced it there but compiled only that function, or after jax.eval_shape, "
+                    "jax.make_jaxpr or .trace(), which trace it and compile nothing"
                     + (f"; the last such call's jax.jit wrapper {f.recompiled_options}" if f.recompiled_options else ""))
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
+            if f.untracked_calls:
+                notes.append(f"{f.qualname}: {plural(f.untracked_calls, 'call')} of jax.pmap, which on jax {jax.__version__} traces "
+                             "and compiles outside jax.jit's path: jaxshow sees neither its traces nor its cache hits, so "
+                             f"{'it is' if f.untracked_calls == 1 else 'they are'} counted as neither")
             if f.compiled_calls:
                 notes.append(f"{f.qualname}: {plural(f.compiled_calls, 'call')} of a jax.stages.Compiled ran its executable, compiled "
                              f"ahead of time: JAX did not look up its cache, trace or compile {'it' if f.compiled_calls == 1 else 'them'} "
@@ -1247,6 +1259,9 @@ class CallCounter(calls.CallCounter):
             return
         traced_before, compiles_before, call, jit_disabled = token
         target = _traced_function(wrapper)
+        if target is not None and calls.pmap_outside_jit(wrapper):
+            self.session.count_call(wrapper, target, False, untracked=True)
+            return
         if target is None and calls.pmapped_jit(wrapper):  # a jax.pmap whose body never traced while jaxshow looked
             found, _ = calls.pmap_jit_call(wrapper, *calls.call_arguments(call))
             target = _jax_compat.jit_function(found[0]) if found is not None else None
