@@ -1273,18 +1273,15 @@ class _FanOut(_jax_compat.CallObserver):
 _hooks = _Hooks()
 
 
-class RefusalWatch(_jax_compat.CallObserver):
-    """JAX's miss-path hooks for the cell's calls where no capture is open (``%%jaxcache``): tells ``calls`` the error
-    JAX's entry (``_infer_params``) raised for a call (arguments it cannot trace, an ``in_shardings`` that does not
-    divide them, a failed trace), which the cell may catch, so ``DirectCalls`` would never see it; every other hook
-    passes through."""
+class _Watch(_jax_compat.CallObserver):
+    """An observer of JAX's miss-path hooks beside any capture, opened and closed with its owner; each hook it does
+    not override passes through."""
 
-    def __init__(self, calls: DirectCalls) -> None:
-        self._calls = calls
+    def __init__(self) -> None:
         self._local = threading.local()
         self._open = False
 
-    def open(self) -> RefusalWatch:
+    def open(self) -> Any:
         _hooks.open(self)  # type: ignore[arg-type]
         self._open = True
         return self
@@ -1296,6 +1293,25 @@ class RefusalWatch(_jax_compat.CallObserver):
 
     def busy(self) -> bool:
         return False
+
+    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> Any:
+        return None
+
+    def lowered(self, computation: Any, error: BaseException | None) -> None:
+        return None
+
+    def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:
+        return None
+
+
+class RefusalWatch(_Watch):
+    """JAX's miss-path hooks for the cell's calls where no capture is open (``%%jaxcache``): tells ``calls`` the error
+    JAX's entry (``_infer_params``) raised for a call (arguments it cannot trace, an ``in_shardings`` that does not
+    divide them, a failed trace), which the cell may catch, so ``DirectCalls`` would never see it."""
+
+    def __init__(self, calls: DirectCalls) -> None:
+        super().__init__()
+        self._calls = calls
 
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> tuple[Any, bool]:
         depth = getattr(self._local, "depth", 0)
@@ -1308,17 +1324,8 @@ class RefusalWatch(_jax_compat.CallObserver):
         if error is not None and token[1]:
             self._calls.refused(token[0], error)
 
-    def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> None:
-        return None
 
-    def lowered(self, computation: Any, error: BaseException | None) -> None:
-        return None
-
-    def run_ended(self, token: Any, executable: Any, error: BaseException | None) -> None:
-        return None
-
-
-class RecompileWatch(_jax_compat.CallObserver):
+class RecompileWatch(_Watch):
     """JAX's miss-path hooks under ``%jaxcache on``, which counts no call: a call of a jit wrapper that JAX compiled
     without tracing (an argument placed on another device or sharded otherwise, donation, another wrapper's options)
     is told to ``counter.compiled_again(fun)``. A call traced where ``counter.traced_count(fun)`` grew over its entry;
@@ -1326,22 +1333,8 @@ class RecompileWatch(_jax_compat.CallObserver):
     under another call, is not)."""
 
     def __init__(self, counter: Any) -> None:
+        super().__init__()
         self._counter = counter
-        self._local = threading.local()
-        self._open = False
-
-    def open(self) -> RecompileWatch:
-        _hooks.open(self)  # type: ignore[arg-type]
-        self._open = True
-        return self
-
-    def close(self) -> None:
-        if self._open:
-            self._open = False
-            _hooks.close(self)  # type: ignore[arg-type]
-
-    def busy(self) -> bool:
-        return False
 
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> tuple[Any, int]:
         return fun, self._counter.traced_count(fun)
@@ -1362,9 +1355,6 @@ class RecompileWatch(_jax_compat.CallObserver):
         if running and running[-1][0] is not None:
             fun, running[-1][0] = running[-1][0], None  # one compile a call
             self._counter.compiled_again(fun)
-
-    def lowered(self, computation: Any, error: BaseException | None) -> None:
-        return None
 
     def run_ended(self, token: list, executable: Any, error: BaseException | None) -> None:
         running = getattr(self._local, "running", None)
