@@ -280,6 +280,21 @@ def test_the_magic_called_inside_its_own_cell_runs_under_that_cells_capture(ip):
     assert [r.traced.args[0].type_str for r in ip.user_ns["rep"].reports] == ["f32[35]", "f32[36]"]
 
 
+@pytest.mark.parametrize("magic", ["%%jaxstages --all", "%%jaxcache"])
+def test_an_empty_cell_run_inside_the_magics_cell_ends_nothing(ip, magic):
+    """``get_ipython().run_cell('')`` in the body: IPython ends an empty cell with ``post_run_cell`` and no
+    ``pre_run_cell``, and that end closed the cell's capture: its next call raised 'NameError: name
+    '__jaxshow_calls__' is not defined' and the report had the calls before it only."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, f"{magic} -o rep\na = sq(jnp.ones(41))\nget_ipython().run_cell('')\nb = sq(jnp.ones(42))\nb.shape")
+    assert result.success and result.result == (42,) and len(cap.outputs) == 1
+    rep = ip.user_ns["rep"]
+    if magic == "%%jaxcache":
+        assert [m.signature for m in rep.misses] == [(("v", "f32[41]"),), (("v", "f32[42]"),)]
+    else:
+        assert [r.traced.args[0].type_str for r in rep.reports] == ["f32[41]", "f32[42]"]
+
+
 @pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])
 def test_under_capture_the_report_is_captured_with_the_rest_of_the_cell(ip, magic):
     """``%%capture out`` then the magic: the report is part of what the cell showed, so it lands in ``out``.
