@@ -567,11 +567,7 @@ def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
     hook = magic.open(line, cell)
     try:
         value = run_cell(shell, cell, hook=hook)
-    except (KeyboardInterrupt, SystemExit):
-        _calls_ended(hook)
-        magic.close(None, 0.0)
-        raise
-    except BaseException as exc:
+    except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the report names them, as under IPython's run
         _calls_ended(hook, exc)
         magic.close(exc, 0.0)
         raise
