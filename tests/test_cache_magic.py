@@ -438,6 +438,17 @@ def test_on_mode_reports_under_following_cells_until_off(shell):
     assert _jax_state() == before
 
 
+def test_on_mode_reports_the_whole_cell_that_ran_an_empty_cell_inside_it(shell):
+    """``get_ipython().run_cell('')`` ends with no start (IPython skips an empty cell before ``pre_run_cell``): the
+    report came at that end with the traces so far, and the cell's later traces were in no report."""
+    run_captured(shell, "%jaxcache on")
+    _, cap = run_captured(shell, "f(jnp.ones(43))\nget_ipython().run_cell('')\nf(jnp.ones(44));")
+    [text] = [o.data["text/plain"] for o in cap.outputs]
+    assert text.splitlines()[0] == "%jaxcache — 2 traces of 1 jitted function"
+    assert "x: now f32[44], before f32[43]" in text
+    run_captured(shell, "%jaxcache off")
+
+
 def test_on_mode_lists_a_jit_the_user_made_of_a_function_of_jaxs(shell):
     # 'normal = jax.jit(jax.random.normal, static_argnums=1)', then 'normal(k, (3,))' and 'normal(k, (4,))' in later
     # cells got no report under %jaxcache on (it has no call hook to tell the user's jit from JAX's own), though

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import warnings
 
 import IPython
 import pytest
@@ -278,6 +279,40 @@ def test_the_magic_called_inside_its_own_cell_runs_under_that_cells_capture(ip):
                                    "b = sq(jnp.ones(36))")
     assert result.success and len(cap.outputs) == 1 and "inner" not in ip.user_ns
     assert [r.traced.args[0].type_str for r in ip.user_ns["rep"].reports] == ["f32[35]", "f32[36]"]
+
+
+@pytest.mark.parametrize("magic, raised, said", [
+    ("jaxstages", "KeyboardInterrupt", "the cell raised KeyboardInterrupt (its traceback is in the cell's output)"),
+    ("jaxstages", "SystemExit(3)", "the cell raised SystemExit: 3 (IPython showed it without its traceback: %tb prints that)"),
+    ("jaxcache", "KeyboardInterrupt", "  the cell raised KeyboardInterrupt"),
+    ("jaxcache", "SystemExit(3)", "  the cell raised SystemExit: 3"),
+])
+def test_a_direct_run_cell_magic_call_names_an_interrupt_or_exit_as_a_cell_does(ip, magic, raised, said):
+    """``get_ipython().run_cell_magic('jaxstages', ...)`` whose body raised KeyboardInterrupt or SystemExit: its report
+    said nothing of it (``cell_error`` None), where the same body under ``%%jaxstages`` says 'the cell raised ...'."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # IPython's 'To exit: use 'exit'' after a SystemExit
+        result, cap = run_captured(ip, f"get_ipython().run_cell_magic({magic!r}, '-o rep', 'y = sq(jnp.ones(37))\\nraise {raised}')")
+    exception = raised.split("(")[0]
+    assert type(result.error_in_exec).__name__ == exception and ip.user_ns["rep"].cell_error.type_name == exception
+    [text] = [o.data["text/plain"] for o in cap.outputs]
+    assert said in text.splitlines()
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages --all", "%%jaxcache"])
+def test_an_empty_cell_run_inside_the_magics_cell_ends_nothing(ip, magic):
+    """``get_ipython().run_cell('')`` in the body: IPython ends an empty cell with ``post_run_cell`` and no
+    ``pre_run_cell``, and that end closed the cell's capture: its next call raised 'NameError: name
+    '__jaxshow_calls__' is not defined' and the report had the calls before it only."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, f"{magic} -o rep\na = sq(jnp.ones(41))\nget_ipython().run_cell('')\nb = sq(jnp.ones(42))\nb.shape")
+    assert result.success and result.result == (42,) and len(cap.outputs) == 1
+    rep = ip.user_ns["rep"]
+    if magic == "%%jaxcache":
+        assert [m.signature for m in rep.misses] == [(("v", "f32[41]"),), (("v", "f32[42]"),)]
+    else:
+        assert [r.traced.args[0].type_str for r in rep.reports] == ["f32[41]", "f32[42]"]
 
 
 @pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])

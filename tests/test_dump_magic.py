@@ -355,11 +355,13 @@ def test_files_the_running_cell_wrote_are_named_by_its_own_number(ip, dumping_in
     assert [f.cell for f in ip.user_ns["during"].files] == [f"In[{number}]"] == [f.cell for f in ip.user_ns["after"].files]
 
 
-def test_a_file_written_after_a_cell_ran_another_inside_it_is_that_cells(ip, dumping_in_process):
+@pytest.mark.parametrize("inner", ["pass", ""])
+def test_a_file_written_after_a_cell_ran_another_inside_it_is_that_cells(ip, dumping_in_process, inner):
     """The inner cell's end (``get_ipython().run_cell``, ``%%capture``) ended the outer cell's span: a file its
-    later lines wrote was 'outside any cell (another process, or a thread after its cell ended)'."""
+    later lines wrote was 'outside any cell (another process, or a thread after its cell ended)'. So did an empty
+    inner cell's, whose end IPython signals with no start."""
     assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
-    assert run_captured(ip, "@jax.jit\ndef q(v):\n    return v - 1\nget_ipython().run_cell('pass')\nq(np.ones(5, np.float32));")[0].success
+    assert run_captured(ip, f"@jax.jit\ndef q(v):\n    return v - 1\nget_ipython().run_cell({inner!r})\nq(np.ones(5, np.float32));")[0].success
     number = ip.execution_count - 1
     assert run_captured(ip, "%%capture out\n@jax.jit\ndef r(v):\n    return v - 2\nr(np.ones(5, np.float32));")[0].success
     result, cap = run_captured(ip, "%jaxdump -o rep")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import gc
 import html.parser
+import warnings
 
 import jax
 import pytest
@@ -413,6 +414,30 @@ def test_a_cell_that_raised_systemexit_is_not_said_to_show_its_traceback(shell):
     text = cap.outputs[-1].data["text/plain"]
     assert "the cell raised SystemExit: 3 (IPython showed it without its traceback: %tb prints that)" in text
     assert "its traceback is in the cell's output" not in text
+
+
+@pytest.mark.parametrize("raised, said", [
+    ("raise KeyboardInterrupt", "the cell raised KeyboardInterrupt (its traceback is in the cell's output)"),
+    ("raise SystemExit", "the cell raised SystemExit (IPython showed it without its traceback: %tb prints that)"),
+])
+def test_an_exception_with_no_message_is_named_alone(shell, raised, said):
+    """'the cell raised KeyboardInterrupt:  (its traceback is in the cell's output)': a colon before nothing."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # IPython's 'To exit: use 'exit'' after a SystemExit
+        result, cap = run_captured(shell, f"%%jaxstages\ny = f(x)\n{raised}")
+    assert not result.success
+    assert said in cap.outputs[-1].data["text/plain"].splitlines()
+
+
+def test_a_call_stopped_by_an_exception_with_no_message_names_it_alone(shell):
+    """'g: failed while tracing' over 'KeyboardInterrupt: ', a colon before nothing."""
+    shell.run_cell("def stop(v):\n    raise KeyboardInterrupt\nstopping = jax.jit(stop)", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages\ny = stopping(x)")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    head = next(i for i, text in enumerate(lines) if text.startswith("stop: failed while tracing"))
+    assert lines[head + 1] == "  KeyboardInterrupt"
+    assert "the cell raised this KeyboardInterrupt (its traceback is in the cell's output)" in lines
 
 
 def test_another_signature_is_named_by_the_arguments_that_set_it_apart(shell):

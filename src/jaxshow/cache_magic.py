@@ -22,8 +22,8 @@ from IPython.display import display
 from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RecompileWatch, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
-from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, stacked_magic,
-                              unhooked_magics, unregister_events)
+from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, skipped_cell,
+                              stacked_magic, unhooked_magics, unregister_events)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, silenced, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
 from jaxshow.retrace.freeze import Freeze
@@ -301,6 +301,8 @@ class CacheMagics(Magics):
         cells.append(raw)
 
     def _post_run_cell(self, result: Any = None) -> None:
+        if skipped_cell(result):
+            return
         ending = len(self._on_cells)
         if self._on_cells:
             self._on_cells.pop()

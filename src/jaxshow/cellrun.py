@@ -167,6 +167,8 @@ class CellRunner:
         self._owner, self._under = self._running, raw if index else None
 
     def _post_run_cell(self, result: Any = None) -> None:
+        if skipped_cell(result):
+            return
         ending = self._running
         self._running = max(self._running - 1, 0)
         run = self._running_runs.pop() if self._running_runs else None
@@ -300,6 +302,13 @@ def unregister_events(shell: Any, **callbacks: Callable[..., Any]) -> None:
             shell.events.unregister(event, callback)
         except ValueError:
             pass
+
+
+def skipped_cell(result: Any) -> bool:
+    """Whether ``post_run_cell``'s ``result`` is of an empty cell, which IPython ends with no ``pre_run_cell`` before
+    it: its end ends no cell that started (``get_ipython().run_cell("")`` inside a cell)."""
+    raw = getattr(getattr(result, "info", None), "raw_cell", None)
+    return isinstance(raw, str) and not raw.strip()
 
 
 def is_body_of(outer: str, cell: str) -> bool:
@@ -558,11 +567,7 @@ def run_magic_cell(shell: Any, magic: CellMagic, line: str, cell: str) -> Any:
     hook = magic.open(line, cell)
     try:
         value = run_cell(shell, cell, hook=hook)
-    except (KeyboardInterrupt, SystemExit):
-        _calls_ended(hook)
-        magic.close(None, 0.0)
-        raise
-    except BaseException as exc:
+    except BaseException as exc:  # KeyboardInterrupt and SystemExit too: the report names them, as under IPython's run
         _calls_ended(hook, exc)
         magic.close(exc, 0.0)
         raise

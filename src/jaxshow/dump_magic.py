@@ -21,7 +21,7 @@ from IPython.display import display
 from traitlets import Integer
 
 from jaxshow import dumps, render
-from jaxshow.cellrun import cell_number, label_cells, unregister_events
+from jaxshow.cellrun import cell_number, label_cells, skipped_cell, unregister_events
 from jaxshow.magic_args import GivenOnce, counter_meant, directory_meant, expand_variables, fitted_errors, output_name_error, parse_options, silenced, usage
 
 CELLS_KEPT = 10_000
@@ -69,6 +69,8 @@ class DumpMagics(Magics):
         self._running = dumps.CellSpan.began(number)
 
     def _post_run_cell(self, result: Any = None) -> None:
+        if skipped_cell(result):
+            return
         if self._inner:
             self._inner -= 1
             return

@@ -24,6 +24,7 @@ from jaxshow.report import (
     CellReport,
     CompiledStation,
     CostAnalysis,
+    ErrorSummary,
     HelperCompiles,
     LoweredStation,
     MemoryStats,
@@ -194,9 +195,11 @@ def _whereabouts(report: StagesReport, budget: TextBudget, place: Place = locate
     return bits
 
 
-def _stopped_line(report: StagesReport, budget: TextBudget) -> str:
-    """The error under the head line, which says where the call stopped."""
-    return f"{line(report.error.type_name, budget)}: {message(report.error.message, budget)}"
+def _error_text(error: ErrorSummary, budget: TextBudget) -> str:
+    """An error as one line (under a call's head line, which says where the call stopped, or the cell's): ``KeyError:
+    'k'``, or the type alone where the message is empty (``raise KeyboardInterrupt``)."""
+    said = f": {message(error.message, budget)}" if error.message else ""
+    return f"{line(error.type_name, budget)}{said}"
 
 
 def _dialect(lo: LoweredStation, budget: TextBudget) -> str:
@@ -468,7 +471,7 @@ def _stages_html(report: StagesReport, budget: TextBudget) -> Html:
     head += [item for bit in _whereabouts(report, budget, located_html) for item in (" ", muted(join(["· ", *bit])))]
     parts: list[Html] = [tag("div", *head, cls="js-head")]
     if report.error:
-        parts.append(tag("div", _stopped_line(report, budget), cls="js-error", style=ERROR_STYLE))
+        parts.append(tag("div", _error_text(report.error, budget), cls="js-error", style=ERROR_STYLE))
     parts.extend(tag("div", located_html(note, budget, message), cls="js-note", style=NOTE_STYLE) for note in report.notes)
     parts.append(_wrapper_html(report.wrapper, budget))
     parts.append(_traced_html(report.traced, budget) if report.traced else _missing_station("②", "Traced", report, budget))
@@ -509,7 +512,7 @@ def _cell_error_line(cell: CellReport, budget: TextBudget) -> str | None:
              "its traceback is in the cell's output")
     if any(r.error and (r.error.type_name, r.error.message) == (error.type_name, error.message) for r in cell.reports):
         return f"the cell raised this {line(error.type_name, budget)} ({shown})"
-    return f"the cell raised {line(error.type_name, budget)}: {message(error.message, budget)} ({shown})"
+    return f"the cell raised {_error_text(error, budget)} ({shown})"
 
 
 _BAR_COLOURS = ("#0969da", "#8250df", "#bf3989", "#cf222e", "#bc4c00", "#9a6700", "#1a7f37", "#57606a", "#8c959f")
@@ -571,7 +574,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
     head = f"{line(report.function, budget)}: {line(report.outcome, budget)}" + "".join(f" ({''.join(bit)})" for bit in _whereabouts(report, budget))
     out = [paragraph("", head, "  ", budget)]
     if report.error:
-        out.append(paragraph("  ", _stopped_line(report, budget), "    ", budget))
+        out.append(paragraph("  ", _error_text(report.error, budget), "    ", budget))
     out.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in report.notes)
     out.append("① jax.jit wrapper")
     wrapper_rows, more_static = _wrapper_rows(report.wrapper, budget)
