@@ -144,9 +144,22 @@ def test_save_never_writes_outside_the_directory(ip, tmp_path):
 
 
 @pytest.mark.parametrize(("name", "stem"), [("<lambda>", "lambda"), ("..", "function"), ("a b/c", "a_b_c"),
-                                            ("Model.__call__", "Model.__call"), ("x" * 300, "x" * 100)])
+                                            ("Model.__call__", "Model.__call"), ("x" * 300, "x" * 100),
+                                            ("損" * 100, "損" * 66), ("é" * 150, "é" * 100)])
 def test_file_stem(name, stem):
     assert file_stem(name) == stem
+
+
+def test_a_long_name_in_a_script_of_several_bytes_a_letter_is_saved(ip, tmp_path):
+    # A function named with 100 CJK letters (300 bytes in UTF-8, a file system takes 255) saved nothing: 'could not save
+    # to DIR (0 files written before the error): OSError: File name too long'; its stem was cut at 100 letters, not bytes.
+    name = "損" * 100
+    ip.run_cell(f"import jax, jax.numpy as jnp\ndef {name}(x):\n    return x + 1\nstep = jax.jit({name})\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\nstep(jnp.ones(2))\n")
+    assert result.success
+    assert cap.outputs[-1].data["text/plain"].startswith(f"saved 5 files to {tmp_path}:")
+    stem = "損" * 66
+    assert sorted(os.listdir(tmp_path)) == sorted([f"{stem}.{suffix}" for suffix in STATION_FILES] + ["report.html"])
 
 
 def test_python_api_saves_a_stages_report(tmp_path):

@@ -35,6 +35,9 @@ from jaxshow.report import CellReport, SavedFile, SavedReport, StagesReport
 _UNSAFE = re.compile(r"[^\w.+-]+")
 """Runs of characters a file name does without: letters and digits of any script stay (``損失.json``)."""
 _STEM_MAX_CHARS = 100
+_STEM_MAX_BYTES = 200
+"""A stem's most UTF-8 bytes: a file system takes 255 in a name, and the longest suffix, a count and the temporary
+name (``.STEM-2.traced.source.jaxpr.txt.PID-XXXXXXXX.tmp``) add about 50."""
 _TEXT_FIELDS = {
     "traced": ("jaxpr_text", "jaxpr_source_text"),
     "lowered": ("module_text",),
@@ -112,7 +115,7 @@ def _os_error(exc: OSError) -> str:
 def file_stem(function: str) -> str:
     """A function's name as a file name: ``<lambda>`` -> ``lambda``, ``A.f`` stays, never empty or hidden."""
     stem = _UNSAFE.sub("_", function).strip("_.")[:_STEM_MAX_CHARS]
-    return stem or "function"
+    return stem.encode("utf-8")[:_STEM_MAX_BYTES].decode("utf-8", "ignore") or "function"
 
 
 def _files(record: StagesReport | CellReport, budget: TextBudget) -> list[tuple[str, str, str]]:
