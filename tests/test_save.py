@@ -331,6 +331,19 @@ def test_a_failed_write_lists_the_files_written_before_it_and_the_path(ip, tmp_p
     assert sorted(os.listdir(tmp_path)) == ["lambda.lowered.stablehlo.mlir", "lambda.traced.jaxpr.txt"]
 
 
+def test_a_file_that_cannot_replace_what_is_there_is_named_not_its_temporary_file(ip, tmp_path):
+    # A directory named f.json in DIR read 'IsADirectoryError: Is a directory: DIR/.f.json.1234-5a6b7c8d.tmp', a name
+    # the user never sees: the rename's source, where the file it could not replace is its target.
+    (tmp_path / "f.json").mkdir()
+    ip.run_cell("import jax, jax.numpy as jnp\ndef f(x):\n    return x + 1\nf = jax.jit(f)\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ny = f(jnp.ones(2))\n")
+    assert result.success
+    lines = _heading_joined(cap.outputs[-1].data["text/plain"])
+    assert lines[:3] == [f"could not save to {tmp_path} (3 files written before the error):",
+                         "  IsADirectoryError: Is a directory:", f"    {tmp_path}/f.json"]
+    assert sorted(os.listdir(tmp_path)) == ["f.compiled.hlo.txt", "f.json", "f.lowered.stablehlo.mlir", "f.traced.jaxpr.txt"]
+
+
 def test_names_that_differ_only_in_case_get_files_of_their_own(ip, tmp_path):
     """``F`` and ``f`` were saved as ``F.json`` and ``f.json``: one file on macOS and Windows, whose
     filesystems ignore case, so the second function's files replaced the first's."""

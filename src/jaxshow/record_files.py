@@ -107,9 +107,11 @@ def _path_problem(directory: str, path: Path) -> str | None:
 
 
 def _os_error(exc: OSError) -> str:
-    """``FileNotFoundError: No such file or directory: /proc/runs``: the reason and the path it concerns."""
+    """``FileNotFoundError: No such file or directory: /proc/runs``: the reason and the path it concerns (a rename's
+    target, ``f.json``, not the temporary file it was written to)."""
     text = f"{type(exc).__name__}: {exc.strerror or exc}"
-    return f"{text}: {exc.filename}" if exc.strerror and exc.filename else text
+    path = exc.filename2 or exc.filename
+    return f"{text}: {path}" if exc.strerror and path else text
 
 
 def file_stem(function: str) -> str:
