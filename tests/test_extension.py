@@ -155,6 +155,20 @@ def test_messages_and_usage_errors_wrap_at_the_terminals_width(ip, monkeypatch):
 
 
 @pytest.mark.parametrize("cell, said", [
+    ("%%jaxstages -h\nran = 1", "unrecognized arguments: -h (%%jaxstages? shows the manual)"),
+    ("%%jaxcache --help\nran = 1", "unrecognized arguments: --help (%jaxcache? shows the manual)"),
+    ("%jaxcache -h", "unrecognized arguments: -h (%jaxcache? shows the manual)"),
+    ("%jaxconfig x64 --help", "unrecognized arguments: --help (%jaxconfig? shows the manual)"),
+    ("%jaxdump -h", "unrecognized arguments: -h (%jaxdump? shows the manual)"),
+])
+def test_asking_for_help_with_h_says_where_the_manual_is_and_nothing_runs(ip, cell, said):
+    """``-h`` read 'unrecognized arguments: -h' and the usage line, with no word of ``%%jaxstages?``, where the manual is."""
+    result, cap = run_captured(ip, cell)
+    assert type(result.error_in_exec) is UsageError and str(result.error_in_exec).splitlines()[0] == said
+    assert "ran" not in ip.user_ns and not cap.outputs
+
+
+@pytest.mark.parametrize("cell, said", [
     ("%%jaxstages --save runs/a --save runs/b\nran = f(x)", "argument --save: given twice, 'runs/a' and 'runs/b'; give it once"),
     ("%%jaxstages -n f --name g\nran = f(x)", "argument -n/--name: given twice, 'f' and 'g'; give it once"),
     ("%%jaxstages --hlo --hlo -o r1 -o r2\nran = f(x)", "argument -o/--output: given twice, 'r1' and 'r2'; give it once"),

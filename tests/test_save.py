@@ -144,9 +144,22 @@ def test_save_never_writes_outside_the_directory(ip, tmp_path):
 
 
 @pytest.mark.parametrize(("name", "stem"), [("<lambda>", "lambda"), ("..", "function"), ("a b/c", "a_b_c"),
-                                            ("Model.__call__", "Model.__call"), ("x" * 300, "x" * 100)])
+                                            ("Model.__call__", "Model.__call"), ("x" * 300, "x" * 100),
+                                            ("損" * 100, "損" * 66), ("é" * 150, "é" * 100)])
 def test_file_stem(name, stem):
     assert file_stem(name) == stem
+
+
+def test_a_long_name_in_a_script_of_several_bytes_a_letter_is_saved(ip, tmp_path):
+    # A function named with 100 CJK letters (300 bytes in UTF-8, a file system takes 255) saved nothing: 'could not save
+    # to DIR (0 files written before the error): OSError: File name too long'; its stem was cut at 100 letters, not bytes.
+    name = "損" * 100
+    ip.run_cell(f"import jax, jax.numpy as jnp\ndef {name}(x):\n    return x + 1\nstep = jax.jit({name})\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\nstep(jnp.ones(2))\n")
+    assert result.success
+    assert cap.outputs[-1].data["text/plain"].startswith(f"saved 5 files to {tmp_path}:")
+    stem = "損" * 66
+    assert sorted(os.listdir(tmp_path)) == sorted([f"{stem}.{suffix}" for suffix in STATION_FILES] + ["report.html"])
 
 
 def test_python_api_saves_a_stages_report(tmp_path):
@@ -316,6 +329,19 @@ def test_a_failed_write_lists_the_files_written_before_it_and_the_path(ip, tmp_p
     assert lines[2] == f"    {tmp_path}/lambda.compiled.hlo.txt"
     assert [row.split()[0] for row in lines[3:]] == ["lambda.traced.jaxpr.txt", "lambda.lowered.stablehlo.mlir"]
     assert sorted(os.listdir(tmp_path)) == ["lambda.lowered.stablehlo.mlir", "lambda.traced.jaxpr.txt"]
+
+
+def test_a_file_that_cannot_replace_what_is_there_is_named_not_its_temporary_file(ip, tmp_path):
+    # A directory named f.json in DIR read 'IsADirectoryError: Is a directory: DIR/.f.json.1234-5a6b7c8d.tmp', a name
+    # the user never sees: the rename's source, where the file it could not replace is its target.
+    (tmp_path / "f.json").mkdir()
+    ip.run_cell("import jax, jax.numpy as jnp\ndef f(x):\n    return x + 1\nf = jax.jit(f)\n")
+    result, cap = run_captured(ip, f"%%jaxstages --save {tmp_path}\ny = f(jnp.ones(2))\n")
+    assert result.success
+    lines = _heading_joined(cap.outputs[-1].data["text/plain"])
+    assert lines[:3] == [f"could not save to {tmp_path} (3 files written before the error):",
+                         "  IsADirectoryError: Is a directory:", f"    {tmp_path}/f.json"]
+    assert sorted(os.listdir(tmp_path)) == ["f.compiled.hlo.txt", "f.json", "f.lowered.stablehlo.mlir", "f.traced.jaxpr.txt"]
 
 
 def test_names_that_differ_only_in_case_get_files_of_their_own(ip, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import sysconfig
 
@@ -93,3 +94,42 @@ def test_a_library_installed_with_pip_target_is_reported_as_a_library(ip, tmp_pa
     words = " ".join(cap.outputs[0].data["text/plain"].split())  # the line wraps where the temporary path ends
     assert (f"a library re-traced: In[{result.execution_count}]:2 called helperlib.apply "
             f"({tmp_path}/target/helperlib/__init__.py:10), which passed x differently to double") in words
+
+
+def test_a_function_whose_file_is_now_a_fifo_is_reported_and_the_fifo_never_read(ip, tmp_path):
+    # A module's file replaced by a FIFO: %%jaxcache read the function's source inside the call (inspect.getsource) and
+    # %%jaxstages --source the file's lines, and each open waited for a writer, so the cell hung where without the
+    # magic it ran. Here a writer waits instead, and tells whether anything opened the FIFO to read it.
+    import importlib.util
+    import threading
+
+    path = tmp_path / "fifo_module.py"
+    path.write_text("import jax\n\ndef step(x):\n    return x * 2\n\nstep = jax.jit(step)\n")
+    spec = importlib.util.spec_from_file_location("fifo_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path.unlink()
+    os.mkfifo(path)
+    read, done = threading.Event(), threading.Event()
+
+    def writer():
+        while not done.is_set():
+            with open(path, "w"):  # returns once a reader opens the FIFO, which then reads an empty file
+                read.set()
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    ip.user_ns.update(module=module)
+    try:
+        cached, cache_cap = run_captured(ip, "%%jaxcache\nimport jax.numpy as jnp\ny = module.step(jnp.ones(3))\n")
+        staged, stages_cap = run_captured(ip, "%%jaxstages --source\nz = module.step(jnp.ones(4))\n")
+        assert not read.is_set()
+    finally:
+        done.set()
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # lets the writer's last open return
+        thread.join()
+    assert cached.success and staged.success and ip.user_ns["z"].tolist() == [2.0] * 4
+    assert "1 trace of 1 jitted function" in cache_cap.outputs[0].data["text/plain"].splitlines()[0]
+    shown = stages_cap.outputs[0].data["text/plain"].splitlines()
+    assert [re.sub(r"[\d.]+ (?:µs|ms|s)", "T", line.split(" (called at")[0]) for line in shown if line.startswith("step: ")] == [
+        "step: trace T · lower T · compile T"]

@@ -136,13 +136,20 @@ def parse_options(magic: Any, line: str, *, intermixed: bool = False) -> Any:
     try:
         args = magic.parser.parse_intermixed_args(arg_split(line)) if intermixed else parse_argstring(magic, line)
     except (UsageError, ValueError) as exc:
-        raise UsageError(f"{exc}\n{usage(magic)}") from None
+        raise UsageError(f"{exc}{_manual_hint(magic, line)}\n{usage(magic)}") from None
     for key, value in vars(args).items():
         if isinstance(value, str):
             setattr(args, key, _unquote(value))
         elif isinstance(value, list):
             setattr(args, key, [_unquote(v) if isinstance(v, str) else v for v in value])
     return args
+
+
+def _manual_hint(magic: Any, line: str) -> str:
+    """`` (%%jaxstages? shows the manual)`` for a line that asked for help as a shell command does (``-h``, ``--help``):
+    a magic's manual is its ``?``, which the options do not offer."""
+    asked = {"-h", "--help"} & set(line.split())
+    return f" ({usage(magic).split()[0]}? shows the manual)" if asked else ""
 
 
 def silenced(line: str) -> tuple[str, bool]:

@@ -35,6 +35,9 @@ from jaxshow.report import CellReport, SavedFile, SavedReport, StagesReport
 _UNSAFE = re.compile(r"[^\w.+-]+")
 """Runs of characters a file name does without: letters and digits of any script stay (``損失.json``)."""
 _STEM_MAX_CHARS = 100
+_STEM_MAX_BYTES = 200
+"""A stem's most UTF-8 bytes: a file system takes 255 in a name, and the longest suffix, a count and the temporary
+name (``.STEM-2.traced.source.jaxpr.txt.PID-XXXXXXXX.tmp``) add about 50."""
 _TEXT_FIELDS = {
     "traced": ("jaxpr_text", "jaxpr_source_text"),
     "lowered": ("module_text",),
@@ -104,15 +107,17 @@ def _path_problem(directory: str, path: Path) -> str | None:
 
 
 def _os_error(exc: OSError) -> str:
-    """``FileNotFoundError: No such file or directory: /proc/runs``: the reason and the path it concerns."""
+    """``FileNotFoundError: No such file or directory: /proc/runs``: the reason and the path it concerns (a rename's
+    target, ``f.json``, not the temporary file it was written to)."""
     text = f"{type(exc).__name__}: {exc.strerror or exc}"
-    return f"{text}: {exc.filename}" if exc.strerror and exc.filename else text
+    path = exc.filename2 or exc.filename
+    return f"{text}: {path}" if exc.strerror and path else text
 
 
 def file_stem(function: str) -> str:
     """A function's name as a file name: ``<lambda>`` -> ``lambda``, ``A.f`` stays, never empty or hidden."""
     stem = _UNSAFE.sub("_", function).strip("_.")[:_STEM_MAX_CHARS]
-    return stem or "function"
+    return stem.encode("utf-8")[:_STEM_MAX_BYTES].decode("utf-8", "ignore") or "function"
 
 
 def _files(record: StagesReport | CellReport, budget: TextBudget) -> list[tuple[str, str, str]]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 from jaxshow import _jax_compat
 from jaxshow.capture.programs import left_out_line, printed_part, subjaxprs
-from jaxshow.capture.sources import is_jax_file, is_user_file
+from jaxshow.capture.sources import is_jax_file, is_user_file, lines_readable
 from jaxshow.irtext import HLO_TABLES, closing, split_top_level
 from jaxshow.report import LinkedIR, LinkedViews, LoweredStation, SourceText
 
@@ -96,7 +96,7 @@ def _source(file: str, lines: set[int], name: str, file_label: FileLabel) -> Sou
     """The cell whole, or a file's lines from the first to the last one the IR points at, as the file reads now
     (``linecache`` keeps a file's lines until it checks them: a module reloaded after an edit)."""
     linecache.checkcache(file)  # a cell's lines, which IPython keeps with no file behind them, stay
-    text = linecache.getlines(file)
+    text = linecache.getlines(file) if lines_readable(file) else []
     cell = file_label(file) != file or not os.path.isfile(file)
     first = 1 if cell else min(lines)
     last = min(len(text), max(lines) if not cell else len(text), first + MAX_SOURCE_LINES - 1)

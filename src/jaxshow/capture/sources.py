@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from typing import Any
 
@@ -73,6 +74,16 @@ def is_library_file(filename: str) -> bool:
     if path.startswith((*JAX_DIRS, JAXSHOW_DIR)):
         return False
     return pip_installed(path) or not (path.startswith(STDLIB_DIRS) or is_user_file(filename))
+
+
+def lines_readable(filename: str) -> bool:
+    """Whether reading the lines of ``filename`` (a code object's ``co_filename``) cannot wait: it is a regular file, or
+    no file at all (a cell, whose lines ``linecache`` holds). A FIFO or a device under a module's name would hold the
+    read, and the user's call it is made in, until something wrote to it."""
+    try:
+        return stat.S_ISREG(os.stat(filename).st_mode)
+    except (OSError, ValueError):  # no such file (a cell, "<string>"), or a name no file system takes
+        return True
 
 
 def frame_function(frame: Any) -> str:

@@ -24,6 +24,7 @@ import inspect
 import itertools
 import linecache
 import os
+import stat
 import sys
 import threading
 import tokenize
@@ -35,7 +36,7 @@ from typing import Any, Callable
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import looks_up_plainly
 from jaxshow.capture.carried import carried_function, closure_function, library_closure_function, library_file
-from jaxshow.capture.sources import is_jax_file
+from jaxshow.capture.sources import is_jax_file, lines_readable
 from jaxshow.capture.stations import JIT_TYPE, is_jax_type, library_wrapped, parameter_names
 from jaxshow.capture.written import TRANSFORM_NAMES, jax_made, transformation_code, transforms, written
 from jaxshow.reprs import differ, weak_ref
@@ -430,9 +431,10 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
         if type(wrapped) is not types.FunctionType:
             return None
         fun = wrapped
-    try:
-        source = inspect.getsource(fun) + f"\n{_lambda_column(fun)}"
-    except (OSError, TypeError):
+    source = _function_source(fun)
+    if source is not None:
+        source += f"\n{_lambda_column(fun)}"
+    else:
         code = getattr(fun, "__code__", None)
         if code is None:
             return None
@@ -440,10 +442,22 @@ def _source_key(fun: Any, qualname: str, transforms: tuple[str, ...],
     return qualname, hashlib.sha1(source.encode("utf-8", "replace")).hexdigest(), transforms, place
 
 
+def _function_source(fun: Any) -> str | None:
+    """``fun``'s source as ``inspect`` reads it; ``None`` where it has none, or its file is no regular file (a FIFO,
+    whose read would wait inside the user's call)."""
+    code = getattr(fun, "__code__", None)
+    if code is not None and not lines_readable(code.co_filename):
+        return None
+    try:
+        return inspect.getsource(fun)
+    except (OSError, TypeError):
+        return None
+
+
 def _definition_digest(file: str, line: int) -> str:
     """A digest of the definition that starts at ``line`` of ``file`` (a cell's, through ``linecache``), as
     :func:`_source_key` digests a function's source: the same text run again, in any cell, digests alike."""
-    lines = linecache.getlines(file)[line - 1:] if line > 0 else []
+    lines = linecache.getlines(file)[line - 1:] if line > 0 and lines_readable(file) else []
     try:
         block = "".join(inspect.getblock(lines)) if lines else file
     except (IndentationError, SyntaxError, tokenize.TokenError):
@@ -491,9 +505,10 @@ def defined_in_top_level_loop(defined_at: str | None) -> bool:
     jax.jit(lambda v: v + 1)(x)`` in a script): the module made that definition anew without running again."""
     filename, _, line = (defined_at or "").rpartition(":")
     try:
-        spans = _top_level_loops(filename, os.stat(filename).st_mtime_ns)
+        status = os.stat(filename)
     except (OSError, ValueError):
         return False
+    spans = _top_level_loops(filename, status.st_mtime_ns) if stat.S_ISREG(status.st_mode) else ()
     return line.isdigit() and any(first <= int(line) <= last for first, last in spans)
 
 
