@@ -1918,6 +1918,18 @@ def test_on_mode_tells_of_calls_jax_compiled_again_without_a_trace(shell):
     assert _jax_state() == before
 
 
+def test_an_exported_programs_compile_is_not_called_an_eager_helper(shell):
+    """Exported.call outside jit compiles the exported program inside JAX's own call_exported, named for no function of
+    the user's: %%jaxcache said 'JAX also compiled 1 of its own helper functions (eager jax.numpy operations)'."""
+    shell.run_cell("from jax import export\nx7 = jnp.ones(7)\nexp = export.export(jax.jit(lambda v: jnp.sin(v) * 2))(x7)")
+    result, cap = run_captured(shell, "%%jaxcache\ny = exp.call(x7)\ny = exp.call(x7)")
+    assert result.success, result.error_in_exec
+    assert " ".join(cap.outputs[-1].data["text/plain"].split()) == (
+        "%jaxcache — no jitted function of yours was traced, nor called by the cell's top-level code note: JAX also "
+        "compiled 1 program exported with jax.export, run by Exported.call (in JAX's own call_exported; %%jaxstages "
+        "shows its stations); not shown")
+
+
 def test_a_compile_again_names_the_argument_placed_otherwise_than_at_the_call_before(shell):
     """A call that compiled again without a trace listed where its first four arrays were placed, and the one whose
     placement made JAX compile again may be the fifth. The arguments placed otherwise than at the function's last

@@ -1015,18 +1015,27 @@ def _nested_jit_note(stats: _Stats, nested: _Stats) -> str:
 
 
 def helpers_note(modules: list[str]) -> str:
-    """The note on the compiles of no row: eager ``jax.lax`` loops and branches, as ``%%jaxstages`` names them, and JAX's
-    own helper functions: ``JAX also compiled 1 eager jax.lax loop or branch (scan) and 2 of its own helper functions
-    (eager jax.numpy operations); not shown``."""
+    """The note on the compiles of no row: eager ``jax.lax`` loops and branches, as ``%%jaxstages`` names them, programs
+    exported with ``jax.export`` that ``Exported.call`` ran (in JAX's own ``call_exported``), and JAX's own helper
+    functions: ``JAX also compiled 1 eager jax.lax loop or branch (scan) and 2 of its own helper functions (eager
+    jax.numpy operations); not shown``."""
     kinds = {persistent.module_name(kind): kind for kind in calls.EAGER_CONTROL_FLOW}
     loops = [kinds[m] for m in modules if m in kinds]
+    exported = modules.count(_EXPORTED_CALL)
     said = []
     if loops:
         what = "eager jax.lax loop or branch" if len(loops) == 1 else "eager jax.lax loops and branches"
         said.append(f"{len(loops)} {what} ({', '.join(dict.fromkeys(loops))})")
-    if len(modules) > len(loops):
-        said.append(f"{len(modules) - len(loops)} of its own helper functions (eager jax.numpy operations)")
+    if exported:
+        said.append(f"{plural(exported, 'program')} exported with jax.export, run by Exported.call (in JAX's own "
+                    "call_exported; %%jaxstages shows its stations)")
+    if len(modules) > len(loops) + exported:
+        said.append(f"{len(modules) - len(loops) - exported} of its own helper functions (eager jax.numpy operations)")
     return f"JAX also compiled {' and '.join(said)}; not shown"
+
+
+_EXPORTED_CALL = persistent.module_name("call_exported")
+"""The module JAX compiles for ``Exported.call`` outside jit, on jax 0.7 to 0.12: ``jit_call_exported``."""
 
 
 def _by_library(counts: dict[str, int]) -> str:
