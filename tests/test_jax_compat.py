@@ -550,6 +550,7 @@ def test_plain_pytree_definitions_are_compared_whole_and_others_by_parts():
     apart = [structure({_Counted(1): 1}), structure([Static(1)]), structure([Node()]), structure(old_params(1))]
     assert [_jax_compat._plain_tree(t) for t in plain + apart] == [True, True, False, False, False, False]
     assert all(id(t) in _jax_compat._plain_trees for t in plain)
+    assert _jax_compat._plain_nodes[0] == sum(t.num_nodes for t in _jax_compat._plain_trees.values())
     with each_pair_compared_once():
         assert differ(*plain) and not differ(plain[0], structure({"a": [1, (2, None)], "b": point(1, 2)}))
         Static.runs = 0

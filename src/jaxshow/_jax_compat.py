@@ -800,9 +800,12 @@ def _treedef_parts(tree: Any) -> tuple:
 _PLAIN_NODES = frozenset({dict, list, tuple, type(None), collections.OrderedDict})
 _PLAIN_METADATA = frozenset({type(None), str, int, float, bool, bytes})
 _plain_trees: dict[int, Any] = {}
-"""Pytree definitions found plain (:func:`_plain_tree`) by id, each held (so no other takes its id), emptied when full:
-a miss compares its key with each kept one, whose definitions are the same objects from one miss to the next."""
-_PLAIN_TREES_KEPT = 4096
+"""Pytree definitions found plain (:func:`_plain_tree`) by id, each held (so no other takes its id), emptied when they
+hold more than :data:`_PLAIN_NODES_KEPT` nodes: a miss compares its key with each kept one, whose definitions are the
+same objects from one miss to the next."""
+_PLAIN_NODES_KEPT = 200_000
+"""Nodes of the definitions remembered plain, at most (a few MB; JAX's own cache holds most of them anyway)."""
+_plain_nodes = [0]
 
 
 def _plain_tree(tree: Any) -> bool:
@@ -819,9 +822,12 @@ def _plain_tree(tree: Any) -> bool:
                 return False
     except Exception:  # noqa: BLE001 - not a PyTreeDef as this JAX makes them
         return False
-    if len(_plain_trees) >= _PLAIN_TREES_KEPT:
+    nodes = getattr(tree, "num_nodes", 1)
+    if _plain_nodes[0] + nodes > _PLAIN_NODES_KEPT:
         _plain_trees.clear()
+        _plain_nodes[0] = 0
     _plain_trees[id(tree)] = tree
+    _plain_nodes[0] += nodes
     return True
 
 
