@@ -2797,6 +2797,22 @@ def test_a_lambda_edited_below_an_added_line_and_then_moved_up_keeps_its_place(s
     run_captured(shell, "%jaxcache off")
 
 
+def _retraced(shell, cell: str, before_each: str = "", tries: int = 10):
+    """The ``%%jaxcache`` report of the first of up to ``tries`` runs of ``cell`` (each after ``before_each``, which
+    makes the class anew) in which JAX traced ``pmod_reload.apply`` (its ``traces`` grew), and that run's output.
+    jax >= 0.10 at times serves a call with a dataclass made anew from the trace of the class it replaced (its
+    ``PyTreeDef ==`` does not compare a dataclass's type; one run in four here), with no trace: nothing to explain."""
+    for _ in range(tries):
+        if before_each:
+            shell.run_cell("%%jaxcache\n" + before_each, store_history=True)
+        before = len(shell.user_ns["pmod_reload"].traces)
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, result.error_in_exec
+        if len(shell.user_ns["pmod_reload"].traces) > before:
+            return shell.user_ns["rep"], cap
+    raise AssertionError(f"JAX traced none of {tries} runs of {cell!r}")
+
+
 def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_path, monkeypatch):
     """importlib.reload of a module with a registered dataclass makes the class anew, and a Params made after it is a
     node of another type to JAX. The miss read 'p: equal as printed, unequal as compared: <class 'pmod_reload.Params'>
@@ -2804,14 +2820,14 @@ def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_p
     for a static value, not for a class its module made anew."""
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "pmod_reload.py").write_text(
-        "import dataclasses, jax\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
-        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    return x * p.w\n")
+        "import dataclasses, jax\n\ntraces = []\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
+        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    traces.append(1)\n    return x * p.w\n")
     shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
     shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
-    shell.run_cell("%%jaxcache\nimportlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)", store_history=True)  # the old Params
-    result, cap = run_captured(shell, "%%jaxcache -o rep\np = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)\ny.tolist()")
-    assert result.success and result.result == [1.0, 1.0, 1.0]
-    (miss,) = shell.user_ns["rep"].functions[0].misses
+    rep, cap = _retraced(shell, "p = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)",
+                         before_each="importlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)")  # the Params before
+    assert shell.user_ns["y"].tolist() == [1.0, 1.0, 1.0]
+    (miss,) = rep.functions[0].misses
     assert (miss.category, miss.summary) == ("input_pytree", (
         "p: now a pmod_reload.Params of the class made anew when its module ran again (importlib.reload, %autoreload, "
         "%run), before one of the class it replaced"))
@@ -2820,8 +2836,8 @@ def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_p
     cell = ("import dataclasses\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Box:\n    w: jax.Array\n"
             "y = pmod_reload.apply(Box(x), x)")
     shell.run_cell("%%jaxcache\n" + cell, store_history=True)
-    run_captured(shell, "%%jaxcache -o rep\n" + cell)
-    (miss,) = shell.user_ns["rep"].functions[0].misses
+    rep, _ = _retraced(shell, cell)
+    (miss,) = rep.functions[0].misses
     assert miss.summary == "p: now a Box of the class made anew when a cell or script defined it again, before one of the class it replaced"
 
 
