@@ -674,5 +674,8 @@ def test_effect_input_is_the_argument_or_constant_a_refs_effect_is_on():
         r[...] = v
 
     closed = jax.jit(bump).trace(jax.new_ref(jnp.ones(2)), jnp.ones(2)).jaxpr
+    if any(isinstance(getattr(e, "input_index", None), int) for e in closed.effects):  # jax 0.8: indices count hoisted refs
+        assert [_jax_compat.effect_input(e, closed) for e in closed.effects] == [None] * len(closed.effects)
+        return
     assert sorted((type(e).__name__, str(_jax_compat.effect_input(e, closed))) for e in closed.effects) == [
         ("ReadEffect", "const"), ("WriteEffect", "0"), ("WriteEffect", "const")]

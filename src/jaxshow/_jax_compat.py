@@ -2650,11 +2650,12 @@ def closed_over_refs(closed: Any) -> int:
 
 def effect_input(effect: Any, closed: Any) -> int | str | None:
     """Which input of a closed jaxpr an effect is on (a ref's ``ReadEffect``, ``WriteEffect``): the index of its
-    argument, ``"const"`` for a closed-over ref, ``None`` for an effect on no input (``DebugEffect``, ``IOEffect``).
-    The effect names it by its ``input`` variable (jax 0.8 to 0.12) or its ``input_index`` (an ``int``, jax 0.7)."""
+    argument, ``"const"`` for a closed-over ref, ``None`` for an effect on no input (``DebugEffect``, ``IOEffect``) or
+    where this JAX does not tell: the effect names its input by a variable (jax >= 0.9); an ``int`` ``input_index``
+    (jax 0.8) counts the closed-over refs JAX made inputs of the jaxpr, which the call's arguments do not hold."""
     found = getattr(effect, "input", getattr(effect, "input_index", None))
     if found is None or isinstance(found, int):
-        return found
+        return None
     jaxpr = getattr(closed, "jaxpr", None)
     if any(found is v for v in getattr(jaxpr, "invars", ())):
         return next(i for i, v in enumerate(jaxpr.invars) if v is found)
