@@ -776,9 +776,7 @@ class Session(_jax_compat.TraceProbe):
                 record.made, record.first_status = frame.ended, status
             record.traces += 1
         with self._lock:
-            stats = self._stats.get(id(fun))
-            if stats is None or stats.fun is not fun:
-                stats = self._stats[id(fun)] = _Stats(fun, record)
+            stats = self._stats_of(fun, lambda: record)
             stats.add(miss, self._first_limit, self._last_limit)
             stats.traced_ahead += ahead
             if frame.output:
@@ -802,6 +800,13 @@ class Session(_jax_compat.TraceProbe):
         """How many traces of ``fun`` this thread made in the session: another thread's, ending while a call of this one
         hit the cache (a thread pool of ``f`` over new shapes), are not this call's."""
         return getattr(self._local, "traced", {}).get(id(fun), 0)
+
+    def _stats_of(self, fun: Any, record: Callable[[], _FunctionRecord]) -> _Stats:
+        """``fun``'s counters in this session (called with the lock held), made around ``record()`` where it has none."""
+        stats = self._stats.get(id(fun))
+        if stats is None or stats.fun is not fun:
+            stats = self._stats[id(fun)] = _Stats(fun, record())
+        return stats
 
     def counted(self, fun: Any) -> bool:
         """Whether a direct call of ``fun`` was counted in the session (this cell, for ``%%jaxcache``)."""
@@ -842,10 +847,8 @@ class Session(_jax_compat.TraceProbe):
         run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit), or ``untracked``: a call of jax 0.7's
         ``jax.pmap``, whose trace or hit jaxshow does not see."""
         with self._lock:
-            stats = self._stats.get(id(fun))
-            if stats is None or stats.fun is not fun:
-                record = registry.lookup(fun) or registry.record_for(fun, None, line_place=self.line_place)[0]
-                stats = self._stats[id(fun)] = _Stats(fun, record)
+            stats = self._stats_of(fun, lambda: registry.lookup(fun)
+                                   or registry.record_for(fun, None, line_place=self.line_place)[0])
             previous, stats.wrapper = stats.wrapper, wrapper
             stats.calls += 1
             if compiled_at is not None:  # nothing read per hit: the options only where they may say why it compiled
@@ -870,10 +873,7 @@ class Session(_jax_compat.TraceProbe):
         if record is None or self.paused:
             return
         with self._lock:
-            stats = self._stats.get(id(fun))
-            if stats is None or stats.fun is not fun:
-                stats = self._stats[id(fun)] = _Stats(fun, record)
-            stats.recompiled.append("")
+            self._stats_of(fun, lambda: record).recompiled.append("")
 
     def count_compiled_call(self, compiled: Any) -> None:
         """One direct call of a ``jax.stages.Compiled``: its executable ran, with no cache looked up, no trace or compile;
