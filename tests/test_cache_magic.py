@@ -194,12 +194,22 @@ def test_an_argument_passed_another_way_is_said_so(shell):
 
 def test_a_changed_pytree_node_is_named_by_its_parameter(shell):
     """'different input pytree: argument 1: now <class 'list'>, before <class 'tuple'>' named the argument by its
-    position, where every other miss names the parameter: 'pair'; a keyword's node by its name."""
+    position, where every other miss names the parameter: 'pair'; a keyword's node by its name. A node of another
+    class read as Python's repr of both classes ('now <class '__main__.Box'>, before <class 'mod.Params'>'); it now
+    names them: 'now a list, before a tuple'."""
     shell.run_cell("@jax.jit\ndef pairwise(v, pair, opts=None):\n    return v * pair[0] + pair[1]\npairwise(x, (x, x), opts={'a': x})")
     _, cap = run_captured(shell, "%%jaxcache -o rep\npairwise(x, [x, x], opts={'a': x})\npairwise(x, [x, x], opts={'a': x, 'b': x})")
     assert [[(c.where, c.now, c.before) for c in m.changes] for m in shell.user_ns["rep"].functions[0].misses] == [
-        [("pair", "<class 'list'>", "<class 'tuple'>")],
+        [("pair", "a list", "a tuple")],
         [("opts", "<class 'dict'> with 2 children", "<class 'dict'> with 1 child")]]
+    assert "1. different input pytree: pair: now a list, before a tuple\n" in cap.outputs[-1].data["text/plain"]
+    shell.run_cell("import collections\nNT = collections.namedtuple('NT', 'a b')\nclass Obj(tuple):\n    pass\n"
+                   "jax.tree_util.register_pytree_node(Obj, lambda o: (tuple(o), None), lambda _, c: Obj(c))")
+    pairs = {"p1": ("NT(x, x)", "[x, x]"), "p2": ("Obj((x, x))", "NT(x, x)"), "p3": ("collections.OrderedDict({0: x, 1: x})", "Obj((x, x))")}
+    run_captured(shell, "%%jaxcache -o rep\n" + "".join(f"{name} = jax.jit(lambda pair: pair[0])\n{name}({before})\n{name}({now})\n"
+                                                           for name, (now, before) in pairs.items()))
+    assert [[(c.where, c.now, c.before) for c in f.misses[1].changes] for f in shell.user_ns["rep"].functions] == [
+        [("pair", "an NT", "a list")], [("pair", "an Obj", "an NT")], [("pair", "a collections.OrderedDict", "an Obj")]]
 
 
 def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_only_there(shell):

@@ -23,6 +23,7 @@ _TYPE_LINE = re.compile(r"^\s*\* at (?P<where>.+?), now (?P<now>.+) and before (
 _TREE_LINE = re.compile(r"^\s*\* at (?:input path )?(?P<where>.*?), now (?P<now>.+) and before (?P<before>.+?), so (?P<why>.*)$", re.S)
 _STATIC_VALUE = re.compile(r"Static\(val=(?P<val>.*)\)", re.S)
 _METADATA = re.compile(r"^<class '(?:[\w.]+\.)?(?P<type>[\w]+)'> with pytree metadata (?P<meta>.*)$", re.S)
+_NODE_CLASS = re.compile(r"^<class '(?:(?:__main__|builtins)\.)?(?P<name>[\w.]+)'>$")
 SHORTEST_PART = 24
 """Characters a changed part of a pytree's metadata is widened to, at least, so it names what changed."""
 LONGEST_PART = 300
@@ -169,7 +170,14 @@ def class_made_anew(where: str, module: str, qualname: str) -> ArgChange:
     how = ("a cell or script defined it again" if module == "__main__"
            else "its module ran again (importlib.reload, %autoreload, %run)")
     name = qualname if module == "__main__" else f"{module}.{qualname}"
-    return ArgChange(where, f"a {name} of the class made anew when {how}", "one of the class it replaced")
+    return ArgChange(where, f"{with_article(name)} of the class made anew when {how}", "one of the class it replaced")
+
+
+def with_article(name: str) -> str:
+    """``a Box``, ``an OrderedDict``, ``an MLP``: a class's name after the article its first letter takes, as a word or,
+    in an acronym, as a letter."""
+    vowel_sounds = "AEFHILMNORSX" if name[:2].isupper() else "AEIOUaeiou"
+    return f"{'an' if name[:1] in vowel_sounds else 'a'} {name}"
 
 
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
@@ -183,6 +191,8 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
     elif md_now and md_before and md_now.group("type") == md_before.group("type"):
         texts = md_now.group("meta"), md_before.group("meta")
         where = f"{where} ({md_now.group('type')}'s pytree metadata)"
+    elif (cls_now := _NODE_CLASS.match(now)) and (cls_before := _NODE_CLASS.match(before)) and now != before:
+        return ArgChange(where, with_article(cls_now["name"]), with_article(cls_before["name"]))
     else:
         return ArgChange(where, now, before)
     return value_change(where, *texts)
