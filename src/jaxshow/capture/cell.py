@@ -441,10 +441,11 @@ def _librarys_own_trace(record: CallRecord) -> bool:
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
-    """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
+    """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line.
+    Named after the functions that compiled (the line says "N compiles: …"), or where none did, those that ran stages."""
     events = [e for r in records for e in (*r.events, *r.nested_events, *r.nested_in_trace)]
-    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(r.written for r in records)))
+    alongside = _folded(events, records, named=_as_written)
+    return alongside if alongside.count else dataclasses.replace(alongside, names=tuple(dict.fromkeys(r.written for r in records)))
 
 
 def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:
