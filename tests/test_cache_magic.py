@@ -1339,6 +1339,42 @@ def test_the_users_own_debug_logs_of_the_persistent_cache_still_print(shell, tmp
         compilation_cache.reset_cache()
 
 
+@pytest.mark.parametrize("mode", ["plain", "cell", "on"])
+@pytest.mark.parametrize("where", ["jax._src.compiler", "jax"])
+def test_a_debug_level_the_user_sets_during_the_session_prints_and_stays(shell, tmp_path, mode, where):
+    """A user who turns JAX's compiler logger (or the ``jax`` logger above it) to DEBUG inside a %%jaxcache cell, or a
+    cell while %jaxcache on: the DEBUG lines of the persistent cache were swallowed (jaxshow judged them by the level the
+    user had before the session), and setting DEBUG on the compiler logger itself was undone when the session closed
+    (jaxshow's own level was DEBUG too, so the user's looked like jaxshow's). Both now behave as without jaxshow."""
+    handler = _LevelledRecords()
+    compiler, user_logger = logging.getLogger("jax._src.compiler"), logging.getLogger(where)
+    level = user_logger.level
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    compiler.addHandler(handler)
+    cell = ("import logging\n@jax.jit\ndef g(v):\n    return jnp.sin(v) * 2\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            f"logging.getLogger({where!r}).setLevel(logging.DEBUG)\ng(jnp.ones(3));")
+    try:
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "on")
+        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "off")
+        assert handler.lines == [
+            "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
+            "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
+        ]
+        assert (user_logger.level, compiler.getEffectiveLevel()) == (logging.DEBUG, logging.DEBUG)
+    finally:
+        compiler.removeHandler(handler)
+        user_logger.setLevel(level)
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
 @pytest.mark.parametrize("mode", ["cell", "on"])
 def test_the_users_own_explain_cache_misses_and_log_compiles_lines_still_print(shell, tmp_path, mode):
     """What JAX logs because the user turned jax_explain_cache_misses or jax_log_compiles on reaches their handlers

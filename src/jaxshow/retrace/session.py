@@ -1063,23 +1063,26 @@ def _enclosing_trace(root: _Frame) -> str:
 class _LevelLeases:
     """Logger levels jaxshow lowered, shared by every open session, put back when the last one closes.
 
-    A level is put back only if it is still the one jaxshow set: a cell that
-    changed it meanwhile keeps its change.
+    jaxshow sets one below the level it wants: JAX logs at the standard levels
+    only, so the same records pass, and a level the user sets meanwhile (the
+    very one jaxshow wants, DEBUG) is told from jaxshow's. A level is put back
+    only if it is still the one jaxshow set: a cell that changed it meanwhile
+    keeps its change.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[str, list] = {}  # name -> [count, level before, effective level before, level set]
+        self._held: dict[str, list] = {}  # name -> [count, level before, level set]
 
     def lower(self, logger: logging.Logger, wanted: int) -> None:
         with self._lock:
             held = self._held.get(logger.name)
             if held is None:
-                held = self._held[logger.name] = [0, logger.level, logger.getEffectiveLevel(), None]
+                held = self._held[logger.name] = [0, logger.level, None]
             held[0] += 1
             if logger.getEffectiveLevel() > wanted:
-                logger.setLevel(wanted)
-                held[3] = wanted
+                logger.setLevel(wanted - 1)
+                held[2] = wanted - 1
 
     def release(self, logger: logging.Logger) -> None:
         with self._lock:
@@ -1089,13 +1092,17 @@ class _LevelLeases:
             held[0] -= 1
             if held[0] == 0:
                 del self._held[logger.name]
-                if held[3] is not None and logger.level == held[3]:
+                if held[2] is not None and logger.level == held[2]:
                     logger.setLevel(held[1])
 
     def user_level(self, name: str) -> int:
-        """The effective level the user had before jaxshow lowered it."""
+        """The effective level the user has now: where jaxshow's level stands, the logger's level before it, or (none
+        set) its parents'; else the one the user set since."""
+        logger = logging.getLogger(name)
         held = self._held.get(name)
-        return held[2] if held is not None else logging.getLogger(name).getEffectiveLevel()
+        if held is None or held[2] is None or logger.level != held[2]:
+            return logger.getEffectiveLevel()
+        return held[1] or logger.parent.getEffectiveLevel()
 
 
 _levels = _LevelLeases()
