@@ -588,7 +588,7 @@ class Session(_jax_compat.TraceProbe):
         with self._lock:
             others = self._open.setdefault(id(frame.fun), [])
             others.append(frame)
-            if len(others) > 1 and registry.lookup(frame.fun) is None:
+            if len(others) > 1 and _no_history(frame.fun):
                 waiting = [f for f in others if f.cached is None]
                 if waiting:
                     cached = (min(f.started for f in waiting), _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
@@ -599,7 +599,7 @@ class Session(_jax_compat.TraceProbe):
         """Note the lookup closed; for a miss of a function jaxshow keeps no history of, read JAX's cached keys first: once
         closed, another thread's lookup may start, and end, before this one's miss is recorded."""
         with self._lock:
-            if recorded and frame.cached is None and registry.lookup(frame.fun) is None:
+            if recorded and frame.cached is None and _no_history(frame.fun):
                 frame.cached = (frame.started, _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
             others = self._open.get(id(frame.fun))
             if others is not None and frame in others:
@@ -709,7 +709,7 @@ class Session(_jax_compat.TraceProbe):
             record, status = registry.record_for(fun, debug_info, key, self.line_place)
             if status == "known" and record.made > frame.started:  # first traced by a lookup that ended after this one began
                 status = "new" if record.first_status == "known" else record.first_status
-            elif status == "new":
+            elif status == "new" or (key is not None and not record.keys):  # new, or seen only hitting till now
                 remember_cached(record, fun, debug_info, key, frame.started, frame.cached)
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
@@ -1058,6 +1058,13 @@ def _enclosing_trace(root: _Frame) -> str:
         return "the traces above"
     api = _LAX_BODIES.get(traced_for)
     return f"the body of an eager jax.lax.{api}" if api else f"JAX's trace for {traced_for}"
+
+
+def _no_history(fun: Any) -> bool:
+    """Whether jaxshow keeps no signature of ``fun``: no record of it, or one made when it was seen hitting JAX's cache
+    (``%%jaxcache`` counts a hit), before any trace of it jaxshow saw."""
+    record = registry.lookup(fun)
+    return record is None or not record.keys
 
 
 class _LevelLeases:
