@@ -668,13 +668,14 @@ def test_the_cells_own_config_and_logging_changes_survive_the_magic(shell):
 
 def test_a_function_first_seen_hitting_is_compared_with_the_traces_jax_held_before(shell):
     """f traced f32[3] in a plain cell; a %%jaxcache cell saw it only hit, so jaxshow kept a record of it with no
-    signature, and never read the ones JAX held: a later trace under jax.enable_x64 was its only one, and a trace under
+    signature, and never read the ones JAX held: a later trace with jax_enable_x64 was its only one, and a trace under
     jax.default_matmul_precision was explained against it ('jax_enable_x64: now False, before True; …; x: now f32[3],
     before f64[3]'), though JAX held f32[3] with only the precision other. JAX's signatures are now read at the first
     trace jaxshow sees, as for a function first seen tracing."""
     assert shell.run_cell("y = f(x)").success
     assert run_captured(shell, "%%jaxcache\ny = f(x)")[0].success
-    assert run_captured(shell, "%%jaxcache\nwith jax.enable_x64(True):\n    y = f(jnp.ones(3, 'float64'))")[0].success
+    x64 = "jax.config.update('jax_enable_x64', True)\ny = f(jnp.ones(3, 'float64'))\njax.config.update('jax_enable_x64', False)"
+    assert run_captured(shell, "%%jaxcache\n" + x64)[0].success
     assert run_captured(shell, "%%jaxcache -o rep\nwith jax.default_matmul_precision('highest'):\n    y = f(x)")[0].success
     [miss] = shell.user_ns["rep"].functions[0].misses
     assert (miss.category, miss.summary) == ("tracing_context", "jax_default_matmul_precision: now highest, before None")
