@@ -676,6 +676,21 @@ def test_the_cells_own_config_and_logging_changes_survive_the_magic(shell):
         logger.setLevel(before[1])
 
 
+def test_a_function_first_seen_hitting_is_compared_with_the_traces_jax_held_before(shell):
+    """f traced f32[3] in a plain cell; a %%jaxcache cell saw it only hit, so jaxshow kept a record of it with no
+    signature, and never read the ones JAX held: a later trace with jax_enable_x64 was its only one, and a trace under
+    jax.default_matmul_precision was explained against it ('jax_enable_x64: now False, before True; …; x: now f32[3],
+    before f64[3]'), though JAX held f32[3] with only the precision other. JAX's signatures are now read at the first
+    trace jaxshow sees, as for a function first seen tracing."""
+    assert shell.run_cell("y = f(x)").success
+    assert run_captured(shell, "%%jaxcache\ny = f(x)")[0].success
+    x64 = "jax.config.update('jax_enable_x64', True)\ny = f(jnp.ones(3, 'float64'))\njax.config.update('jax_enable_x64', False)"
+    assert run_captured(shell, "%%jaxcache\n" + x64)[0].success
+    assert run_captured(shell, "%%jaxcache -o rep\nwith jax.default_matmul_precision('highest'):\n    y = f(x)")[0].success
+    [miss] = shell.user_ns["rep"].functions[0].misses
+    assert (miss.category, miss.summary) == ("tracing_context", "jax_default_matmul_precision: now highest, before None")
+
+
 def test_bound_methods_and_partials_count_as_their_jitted_function(shell):
     shell.run_cell(
         "class Model:\n    @partial(jax.jit, static_argnums=0)\n    def apply(self, v):\n        return v * 2\n"
@@ -1343,6 +1358,42 @@ def test_the_users_own_debug_logs_of_the_persistent_cache_still_print(shell, tmp
         for logger, level in zip(loggers, levels):
             logger.removeHandler(handler)
             logger.setLevel(level)
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
+@pytest.mark.parametrize("mode", ["plain", "cell", "on"])
+@pytest.mark.parametrize("where", ["jax._src.compiler", "jax"])
+def test_a_debug_level_the_user_sets_during_the_session_prints_and_stays(shell, tmp_path, mode, where):
+    """A user who turns JAX's compiler logger (or the ``jax`` logger above it) to DEBUG inside a %%jaxcache cell, or a
+    cell while %jaxcache on: the DEBUG lines of the persistent cache were swallowed (jaxshow judged them by the level the
+    user had before the session), and setting DEBUG on the compiler logger itself was undone when the session closed
+    (jaxshow's own level was DEBUG too, so the user's looked like jaxshow's). Both now behave as without jaxshow."""
+    handler = _LevelledRecords()
+    compiler, user_logger = logging.getLogger("jax._src.compiler"), logging.getLogger(where)
+    level = user_logger.level
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    compiler.addHandler(handler)
+    cell = ("import logging\n@jax.jit\ndef g(v):\n    return jnp.sin(v) * 2\n"
+            f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
+            f"logging.getLogger({where!r}).setLevel(logging.DEBUG)\ng(jnp.ones(3));")
+    try:
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "on")
+        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "off")
+        assert handler.lines == [
+            "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
+            "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
+        ]
+        assert (user_logger.level, compiler.getEffectiveLevel()) == (logging.DEBUG, logging.DEBUG)
+    finally:
+        compiler.removeHandler(handler)
+        user_logger.setLevel(level)
         for name, value in before.items():
             jax.config.update(name, value)
         from jax._src import compilation_cache

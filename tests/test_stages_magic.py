@@ -475,6 +475,17 @@ def test_all_and_name_options(shell):
         "(use --all or --name to show them)",)
 
 
+def test_a_call_traced_again_after_jax_clear_caches_is_not_said_to_have_another_pytree(shell):
+    """The cell cleared JAX's caches between two calls of one signature, so JAX traced the second again: 'also called'
+    read 'k with another input pytree (the same argument types, traced again)', though the pytree was the same. Two
+    traces that made the same jaxpr now say only what jaxshow can tell."""
+    run_captured(shell, "%%jaxstages -o rep\nk = jax.jit(lambda v: v * 3)\ny = k(x)\njax.clear_caches()\ny = k(x)")
+    rep = shell.user_ns["rep"]
+    assert [(r.function, r.call_site.line) for r in rep.reports] == [("<lambda>", 5)]
+    assert rep.notes == ("also called: <lambda> traced again with the same signature and jaxpr (jax.clear_caches() or its "
+                         "clear_cache() emptied JAX's cache, or another input pytree) (use --all or --name to show them)",)
+
+
 def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(shell):
     # JAX's jit guide (201/jit.md): a pytree's metadata changed between two calls of equal argument types, and JAX
     # traced again; %%jaxstages read 'called 3 times with this signature' under the first call's jaxpr and line (a

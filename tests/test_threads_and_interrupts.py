@@ -72,6 +72,31 @@ def test_a_background_threads_compile_is_alongside_not_the_headline(shell):
     assert shell.user_ns["events"] == ["noise traced"]
 
 
+def test_the_other_threads_compiles_are_named_after_the_functions_that_compiled(shell):
+    """A thread compiled one function and failed to trace another: the line read "1 compile: noise, bad", naming bad
+    among the compiles though it never compiled. The compiles now name only the functions that compiled."""
+    cell = ("%%jaxstages -o rep\ndef noise(v):\n    return jnp.tanh(v)\ndef bad(v):\n    return v @ jnp.ones(3)\n"
+            "def work():\n    jax.jit(noise)(x)\n    try:\n        jax.jit(bad)(x)\n    except TypeError:\n"
+            "        events.append('bad failed')\n"
+            "worker = threading.Thread(target=work)\nworker.start(); worker.join(30)\n"
+            "@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    rep, _ = _run(shell, cell)
+    assert shell.user_ns["events"] == ["bad failed"]
+    assert (rep.other_threads.count, rep.other_threads.names) == (1, ("noise",))
+    text = " ".join(render_text(rep).split())
+    assert f"{_seconds(rep.other_threads.seconds)}, 1 compile: noise)" in text
+
+
+def test_the_stages_of_another_thread_that_compiled_nothing_are_named(shell):
+    cell = ("%%jaxstages -o rep\ndef bad(v):\n    return v @ jnp.ones(3)\n"
+            "def work():\n    try:\n        jax.jit(bad)(x)\n    except TypeError:\n        events.append('bad failed')\n"
+            "worker = threading.Thread(target=work)\nworker.start(); worker.join(30)\n"
+            "@jax.jit\ndef step(v):\n    return v + 1\ny = step(x)")
+    rep, _ = _run(shell, cell)
+    assert (rep.other_threads.count, rep.other_threads.names) == (0, ("bad",))
+    assert f"{_seconds(rep.other_threads.seconds)}: bad)" in " ".join(render_text(rep).split())
+
+
 def test_the_cells_own_library_call_headlines_before_another_threads_function(shell):
     assert shell.run_cell("import optax\nparams = {'w': jnp.ones(23)}\nopt = optax.adam(1e-3)\nstate = opt.init(params)\n"
                           "hold = False\n" + BACKGROUND).success

@@ -221,7 +221,8 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
     arguments (n=3)``, ``f, a call that raised``, ``f, another function of that name (called at In[3]:2)``, ``f on its
     own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f,
     another call of it (called at In[3]:2)`` (where a jaxpr was not read, so what sets them apart is not known), ``f in
-    another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``.
+    another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``, ``f traced
+    again with the same signature and jaxpr (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
     for record in records:
@@ -260,7 +261,16 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         site = label(record.site)
         return "call", f"{site.file}:{site.line}" if site else None
     changed = _context_changes(record, namesakes)
-    return ("context", _first(changed)) if changed else ("pytree", None)
+    if changed:
+        return "context", _first(changed)
+    return ("again", None) if any(_same_jaxpr(s, record) for s in namesakes) else ("pytree", None)
+
+
+def _same_jaxpr(shown: CallRecord, record: CallRecord) -> bool:
+    """Whether two traces of one signature made the same jaxpr: JAX let go of the first (``jax.clear_caches()``), or the
+    input pytree changed where the jaxpr does not show it (a list for a tuple); only a jaxpr that differs tells a pytree."""
+    mine, its = record.jaxpr, shown.jaxpr
+    return len(mine.eqns) == len(its.eqns) and str(mine) == str(its)
 
 
 def _program_of(program: CallRecord, record: CallRecord) -> bool:
@@ -302,6 +312,9 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
         return f"{name} in another config context{listed}"
     if kind == "pytree":
         return f"{name} with another input pytree (the same argument types, traced again)"
+    if kind == "again":
+        return (f"{name} traced again with the same signature and jaxpr (jax.clear_caches() or its clear_cache() emptied "
+                "JAX's cache, or another input pytree)")
     return name
 
 
@@ -441,10 +454,11 @@ def _librarys_own_trace(record: CallRecord) -> bool:
 
 
 def _alongside(records: list[CallRecord]) -> HelperCompiles:
-    """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line."""
+    """JAX's stages on threads other than the cell's: they ran alongside it, so they are not part of its time line.
+    Named after the functions that compiled (the line says "N compiles: …"), or where none did, those that ran stages."""
     events = [e for r in records for e in (*r.events, *r.nested_events, *r.nested_in_trace)]
-    return HelperCompiles(count=sum(1 for e in events if e.stage == "compile"), seconds=sum(e.seconds for e in events),
-                          names=tuple(dict.fromkeys(r.written for r in records)))
+    alongside = _folded(events, records, named=_as_written)
+    return alongside if alongside.count else dataclasses.replace(alongside, names=tuple(dict.fromkeys(r.written for r in records)))
 
 
 def _user_names(record: CallRecord, traced: Any, compiled: Any) -> tuple[Any, Any]:

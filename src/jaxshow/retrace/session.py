@@ -588,7 +588,7 @@ class Session(_jax_compat.TraceProbe):
         with self._lock:
             others = self._open.setdefault(id(frame.fun), [])
             others.append(frame)
-            if len(others) > 1 and registry.lookup(frame.fun) is None:
+            if len(others) > 1 and _no_history(frame.fun):
                 waiting = [f for f in others if f.cached is None]
                 if waiting:
                     cached = (min(f.started for f in waiting), _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
@@ -599,7 +599,7 @@ class Session(_jax_compat.TraceProbe):
         """Note the lookup closed; for a miss of a function jaxshow keeps no history of, read JAX's cached keys first: once
         closed, another thread's lookup may start, and end, before this one's miss is recorded."""
         with self._lock:
-            if recorded and frame.cached is None and registry.lookup(frame.fun) is None:
+            if recorded and frame.cached is None and _no_history(frame.fun):
                 frame.cached = (frame.started, _jax_compat.cached_trace_keys(frame.fun, frame.debug_info))
             others = self._open.get(id(frame.fun))
             if others is not None and frame in others:
@@ -709,7 +709,7 @@ class Session(_jax_compat.TraceProbe):
             record, status = registry.record_for(fun, debug_info, key, self.line_place)
             if status == "known" and record.made > frame.started:  # first traced by a lookup that ended after this one began
                 status = "new" if record.first_status == "known" else record.first_status
-            elif status == "new":
+            elif status == "new" or (key is not None and not record.keys):  # new, or seen only hitting till now
                 remember_cached(record, fun, debug_info, key, frame.started, frame.cached)
             kept, from_jax = kept_before(record, frame.started, key)
             if status == "new" and from_jax:
@@ -1060,26 +1060,36 @@ def _enclosing_trace(root: _Frame) -> str:
     return f"the body of an eager jax.lax.{api}" if api else f"JAX's trace for {traced_for}"
 
 
+def _no_history(fun: Any) -> bool:
+    """Whether jaxshow keeps no signature of ``fun``: no record of it, or one made when it was seen hitting JAX's cache
+    (``%%jaxcache`` counts a hit), before any trace of it jaxshow saw."""
+    record = registry.lookup(fun)
+    return record is None or not record.keys
+
+
 class _LevelLeases:
     """Logger levels jaxshow lowered, shared by every open session, put back when the last one closes.
 
-    A level is put back only if it is still the one jaxshow set: a cell that
-    changed it meanwhile keeps its change.
+    jaxshow sets one below the level it wants: JAX logs at the standard levels
+    only, so the same records pass, and a level the user sets meanwhile (the
+    very one jaxshow wants, DEBUG) is told from jaxshow's. A level is put back
+    only if it is still the one jaxshow set: a cell that changed it meanwhile
+    keeps its change.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[str, list] = {}  # name -> [count, level before, effective level before, level set]
+        self._held: dict[str, list] = {}  # name -> [count, level before, level set]
 
     def lower(self, logger: logging.Logger, wanted: int) -> None:
         with self._lock:
             held = self._held.get(logger.name)
             if held is None:
-                held = self._held[logger.name] = [0, logger.level, logger.getEffectiveLevel(), None]
+                held = self._held[logger.name] = [0, logger.level, None]
             held[0] += 1
             if logger.getEffectiveLevel() > wanted:
-                logger.setLevel(wanted)
-                held[3] = wanted
+                logger.setLevel(wanted - 1)
+                held[2] = wanted - 1
 
     def release(self, logger: logging.Logger) -> None:
         with self._lock:
@@ -1089,13 +1099,17 @@ class _LevelLeases:
             held[0] -= 1
             if held[0] == 0:
                 del self._held[logger.name]
-                if held[3] is not None and logger.level == held[3]:
+                if held[2] is not None and logger.level == held[2]:
                     logger.setLevel(held[1])
 
     def user_level(self, name: str) -> int:
-        """The effective level the user had before jaxshow lowered it."""
+        """The effective level the user has now: where jaxshow's level stands, the logger's level before it, or (none
+        set) its parents'; else the one the user set since."""
+        logger = logging.getLogger(name)
         held = self._held.get(name)
-        return held[2] if held is not None else logging.getLogger(name).getEffectiveLevel()
+        if held is None or held[2] is None or logger.level != held[2]:
+            return logger.getEffectiveLevel()
+        return held[1] or logger.parent.getEffectiveLevel()
 
 
 _levels = _LevelLeases()
