@@ -328,6 +328,21 @@ def test_equinox_filter_jit_arguments_are_named_by_the_users_parameters(shell):
     assert [o.path for o in report.compiled.outputs] == ["(equinox's own marker)", "result"]
 
 
+def test_equinox_filter_jit_static_values_are_named_by_the_users_arguments(shell):
+    """eqx.filter_jit holds a model's functions and a Python float argument static, in one static value of its own: the
+    jax.jit station's row read 'static static (((<function scaled>,), PyTreeDef(*)), ((None, None, <custom_jvp
+    object>, …' cut at 200 characters. Each now has a row of its own by the user's argument: 'static scale 3.0'."""
+    pytest.importorskip("equinox")
+    _define(shell, "import equinox as eqx\nmlp = eqx.nn.MLP(3, 2, 4, 1, key=jax.random.key(0))\n@eqx.filter_jit\n"
+                   "def scaled(model, xs, scale, mode='a'):\n    return jax.vmap(model)(xs) * scale")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ny = scaled(mlp, jnp.ones((5, 3)), 3.0, mode='b')")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.wrapper.static_args == (("model.activation", "<jax._src.custom_derivatives.custom_jvp object>"),
+                                          ("model.final_activation", "<function <lambda>>"), ("scale", "3.0"),
+                                          ("mode", "'b'"))
+
+
 @pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])
 def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
     _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))\nf = s")
