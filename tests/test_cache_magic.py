@@ -2604,6 +2604,29 @@ def test_a_static_value_is_never_unpacked_to_look_for_equinoxs(shell):
     assert shell.user_ns["ran"] == []
 
 
+def test_an_equinox_static_leaf_that_changed_is_named_by_the_users_parameter(shell):
+    """eqx.filter_jit holds a Python float argument static, in one static value of equinox's with the model's functions:
+    a call with ``scale=3.0`` after ``2.0`` read 'different static arguments: static: now …((None, 3.0),
+    PyTreeDef(((*, *, None), {})))…, before …((None, 2.0), …)…', and another activation function in the model the same
+    way. Each now reads as the user's argument: 'scale: now 3.0, before 2.0', 'model.activation: now …'."""
+    pytest.importorskip("equinox")
+    assert shell.run_cell("import equinox as eqx\nmlp = eqx.nn.MLP(4, 1, 8, 1, key=jax.random.key(0))\n"
+                          "@eqx.filter_jit\ndef scaled(model, v, scale):\n    return jax.vmap(model)(v) * scale\n"
+                          "xs = jnp.ones((5, 4))\nout = scaled(mlp, xs, 2.0)").success
+    summaries, texts = [], []
+    for cell in ("out = scaled(mlp, xs, 3.0)",
+                 "out = scaled(eqx.nn.MLP(4, 1, 8, 1, activation=jax.nn.tanh, key=jax.random.key(0)), xs, 3.0)"):
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, cap.stderr
+        [miss] = shell.user_ns["rep"].functions[0].misses
+        summaries.append((miss.category, [(c.where, c.now, c.before) for c in miss.changes]))
+        texts.append(cap.outputs[-1].data["text/plain"])
+    assert summaries == [("static_args", [("scale", "3.0", "2.0")]),
+                         ("static_args", [("model.activation", "<PjitFunction of <function tanh>>",
+                                           "<jax._src.custom_derivatives.custom_jvp object>")])]
+    assert "    1. different static arguments: scale: now 3.0, before 2.0\n" in texts[0]
+
+
 KEYED = """
 ran = []
 class Name:

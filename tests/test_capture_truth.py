@@ -328,6 +328,44 @@ def test_equinox_filter_jit_arguments_are_named_by_the_users_parameters(shell):
     assert [o.path for o in report.compiled.outputs] == ["(equinox's own marker)", "result"]
 
 
+def test_equinox_filter_jit_static_values_are_named_by_the_users_arguments(shell):
+    """eqx.filter_jit holds a model's functions and a Python float argument static, in one static value of its own: the
+    jax.jit station's row read 'static static (((<function scaled>,), PyTreeDef(*)), ((None, None, <custom_jvp
+    object>, …' cut at 200 characters. Each now has a row of its own by the user's argument: 'static scale 3.0'."""
+    pytest.importorskip("equinox")
+    _define(shell, "import equinox as eqx\nmlp = eqx.nn.MLP(3, 2, 4, 1, key=jax.random.key(0))\n@eqx.filter_jit\n"
+                   "def scaled(model, xs, scale, mode='a'):\n    return jax.vmap(model)(xs) * scale")
+    result, _, rep = _run(shell, "%%jaxstages -o rep\ny = scaled(mlp, jnp.ones((5, 3)), 3.0, mode='b')")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.wrapper.static_args == (("model.activation", "<jax._src.custom_derivatives.custom_jvp object>"),
+                                          ("model.final_activation", "<function <lambda>>"), ("scale", "3.0"),
+                                          ("mode", "'b'"))
+
+
+def test_jaxshow_stages_of_an_eqx_filter_jit_function_holds_what_equinox_holds_static():
+    """jaxshow.stages(loss, mlp, xs) of an eqx.filter_jit function, whose call runs, read 'failed while tracing:
+    TypeError: Error interpreting argument to _JitWrapper(…) as an abstract array … of type <class
+    'jax._src.custom_derivatives.custom_jvp'> … at path model.activation': jaxshow's jax.jit around equinox's wrapper
+    traced every leaf. The leaves jax.jit cannot trace are now held in the function, as equinox holds them, and said."""
+    eqx = pytest.importorskip("equinox")
+    import jax.numpy as jnp
+
+    mlp = eqx.nn.MLP(3, 1, 4, 1, key=jax.random.key(0))
+
+    @eqx.filter_jit
+    def loss(model, xs, scale):
+        return jnp.mean(jax.vmap(model)(xs)) * scale
+
+    report = jaxshow.stages(loss, mlp, jnp.ones((5, 3)), scale=2.0)
+    assert (report.error, report.stopped_at) == (None, None)
+    assert [(a.path, a.type_str) for a in report.traced.args] == [
+        ("model.layers[0].weight", "f32[4,3]"), ("model.layers[0].bias", "f32[4]"), ("model.layers[1].weight", "f32[1,4]"),
+        ("model.layers[1].bias", "f32[1]"), ("xs", "f32[5,3]"), ("scale", "f32[]")]
+    assert report.notes[1] == ("held out of the trace, as equinox holds them static: model.activation, "
+                               "model.final_activation (no array: jax.jit cannot trace them)")
+
+
 @pytest.mark.parametrize("transform", ["jax.grad(f)(1.0)", "jax.vmap(f)(jnp.ones((2, 3)))"], ids=["grad", "vmap"])
 def test_grad_and_vmap_of_a_jitted_function_report_f(shell, transform):
     _define(shell, "@jax.jit\ndef s(v):\n    runs.append(1)\n    return jnp.sum(jnp.sin(v))\nf = s")

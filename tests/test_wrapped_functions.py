@@ -22,7 +22,7 @@ import jaxshow
 from jaxshow import _jax_compat, retrace
 from jaxshow.reprs import stable_repr
 from jaxshow.report import ArgChange
-from shellrun import run_captured
+from shellrun import run_captured, unwrapped
 
 LIBRARY = '''
 import functools
@@ -661,8 +661,8 @@ def test_eqx_filter_jit_is_reported_as_the_users_function(shell):
     headline = _row(text, "make_step: ")
     assert headline.endswith(f"(called at In[{n + 1}]:3)") and "library" not in headline
     assert _row(text, "defined at") == f"defined at       In[{n}]:1 (make_step)"
-    static = _row(text, "static static")
-    assert static.startswith("static static    (((<function make_step>,), PyTreeDef(*)), ") and "0x" not in static
+    # equinox's one static value holds make_step itself and no argument of the call's: no static row
+    assert [line for line in text.splitlines() if line.strip().startswith("static ")] == []
     cell, text = _report(shell, "def other(v):\n    return v\nw = jax.jit(other)(x)\nz = make_step(x, x, 4)\nw = jax.jit(other)(x)")
     assert [r.function for r in cell.reports] == ["other"]
     result, cap = run_captured(shell, "%%jaxstages -n make_step -o rep\nw = jax.jit(other)(x)\nz = make_step(x, x, 5)")
@@ -702,11 +702,11 @@ def test_eqx_filter_jit_retrace_over_a_new_function_in_the_model_names_that_func
         assert result.success, cap.stderr
     (stats,) = shell.user_ns["rep"].functions
     (miss,) = stats.misses
-    assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", "…<function <lambda>>… (another object)",
-                                                                       "…<function <lambda>>…"),))
-    assert ("    1. different static arguments: static: now …<function <lambda>>… (another object), before\n"
-            "       …<function <lambda>>… (made anew: make it once, outside the loop or the model's constructor)\n"
-            ) in cap.outputs[-1].data["text/plain"]
+    assert (miss.category, miss.changes) == ("static_args", (ArgChange("model.activation", "<function <lambda>> (another object)",
+                                                                       "<function <lambda>>"),))
+    assert ("1. different static arguments: model.activation: now <function <lambda>> (another object), before "
+            "<function <lambda>> (made anew: make it once, outside the loop or the model's constructor) called at"
+            ) in unwrapped(cap.outputs[-1].data["text/plain"])
 
 
 def test_jax_grad_of_a_library_jitted_function_is_the_users_compiled_program(shell):
@@ -951,9 +951,9 @@ def test_an_eqx_module_field_made_anew_that_prints_alike_is_said_to_compare_by_i
     assert result.success, cap.stderr
     (miss,) = shell.user_ns["rep"].functions[0].misses
     part = "functools.partial(<jax._src.custom_derivatives.custom_jvp object>)"
-    assert (miss.category, miss.changes) == ("static_args", (ArgChange("static", part, part),))
-    assert miss.summary == (f"static: equal as printed, unequal as compared: {part} is another object, compared by identity: "
-                            "make it once, or make it a static field that compares by value")
+    assert (miss.category, miss.changes) == ("static_args", (ArgChange("model.act", part, part),))
+    assert miss.summary == (f"model.act: equal as printed, unequal as compared: {part} is another object, compared by "
+                            "identity: make it once, or make it a static field that compares by value")
 
 
 def test_a_jit_the_users_code_made_of_a_librarys_function_is_said_to_be_the_users(shell):

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import types
 from typing import Any, Callable
 
 import jax
+import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, pmap_outside_jit, pmapped_jit
 from jaxshow.capture.stations import (
     WalkOptions,
+    argument_label,
     library_jit,
+    parameter_names,
     pmapped_defined_at,
     stageable,
     static_values,
@@ -59,10 +64,12 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
                             f"(a stage already taken): pass the jitted function, jaxshow.stages(f, *args)")
         target = stageable(fn)
         wrapped_by_jaxshow = target is None
+        held: tuple[str, ...] = ()
         if target is None:
             if not callable(fn):
                 raise TypeError(f"jaxshow.stages needs a callable, got {type(fn).__name__}")
-            target = (jax.jit(fn), (), {})
+            jitted, args, kwargs, held = _jitted(fn, args, kwargs)
+            target = (jitted, (), {})
         wrapper, lead, bound = target
         args, kwargs = (*lead, *args), {**bound, **kwargs}
         pmapped = _pmap_jit_call(wrapper, args, kwargs)
@@ -81,6 +88,9 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
             name, defined_at = found[0], SourceLocation(found[1], found[2], found[0])
         name = written(name, transforms(_jax_compat.jit_function(wrapper)))  # grad(g), as %jaxcache and %%jaxstages name it
         notes = [_wrapped_note(fn, name)] if wrapped_by_jaxshow else []
+        if held:
+            notes.append(f"held out of the trace, as {_library_of(fn)} holds them static: {', '.join(held)} (no array: "
+                         f"jax.jit cannot trace them)")
         kind = ("jax.pmap" if pmapped is not None or pmap_outside_jit(wrapper) else "jax.jit" if info is not None
                 else type(wrapper).__name__)
         return StagesReport(
@@ -114,13 +124,71 @@ def _pmap_jit_call(wrapper: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple,
     return None if found is None else (found[0], tuple(found[1]), {})
 
 
+_TRACEABLE = (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct, bool, int, float, complex)
+"""The leaves ``jax.jit`` traces as arrays; any other leaf it refuses."""
+
+
+def _jitted(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict, tuple[str, ...]]:
+    """``jax.jit`` of a callable that is no JAX wrapper, with the arguments to walk it with, and the paths of the
+    arguments' leaves held inside it (:func:`_holding_untraceable`: only for a library's jit, ``eqx.filter_jit``, which
+    holds a model's functions static itself)."""
+    holding = _holding_untraceable(fn, args, kwargs) if library_jit(fn) is not None else None
+    if holding is None:
+        return jax.jit(fn), args, kwargs, ()
+    with_held, args, kwargs, held = holding
+    return jax.jit(with_held), args, kwargs, held
+
+
+def _holding_untraceable(fn: Callable, args: tuple, kwargs: dict) -> tuple[Callable, tuple, dict, tuple[str, ...]] | None:
+    """``fn`` with the arguments' leaves ``jax.jit`` cannot trace (an ``eqx.nn.MLP``'s activation function, which
+    ``eqx.filter_jit`` holds static) held inside it, the arguments with an empty node, ``()``, in their place (no
+    ``None``, which the Traced station lists as an argument), and those leaves' paths (``model.activation``); ``None``
+    where every leaf can be traced."""
+    flat, treedef = jax.tree_util.tree_flatten_with_path((args, kwargs))
+    held = [(False, leaf) if isinstance(leaf, _TRACEABLE) else (True, leaf) for _, leaf in flat]
+    if not any(is_held for is_held, _ in held):
+        return None
+
+    @functools.wraps(fn)
+    def with_held(*given_args: Any, **given_kwargs: Any) -> Any:
+        given = iter(jax.tree_util.tree_leaves((given_args, given_kwargs)))
+        full_args, full_kwargs = jax.tree_util.tree_unflatten(treedef, [leaf if is_held else next(given) for is_held, leaf in held])
+        return fn(*full_args, **full_kwargs)
+
+    with_held.__signature__ = _signature(fn)  # type: ignore[attr-defined]  # JAX names the arguments by it
+    traced_args, traced_kwargs = jax.tree_util.tree_unflatten(treedef, [() if is_held else leaf for is_held, leaf in held])
+    names = parameter_names(with_held.__signature__)
+    paths = tuple(_argument_path(path, names) for (path, _), (is_held, _) in zip(flat, held) if is_held)
+    return with_held, traced_args, traced_kwargs, paths
+
+
+def _argument_path(path: tuple, names: tuple[str, ...]) -> str:
+    """A leaf's path in ``(args, kwargs)`` by the parameter it is passed as (``names``: the positional ones):
+    ``model.activation``, ``scale``."""
+    where, key, *rest = path
+    head = argument_label(names, key.idx) if where.idx == 0 else str(key.key)
+    return head + jax.tree_util.keystr(tuple(rest))
+
+
+def _signature(fn: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _library_of(fn: Any) -> str:
+    """The top-level package of a library's callable object's class (``equinox``)."""
+    return type_module(type(fn)).split(".")[0]
+
+
 def _wrapped_note(fn: Any, name: str) -> str:
     """Why jaxshow jitted ``fn``: it is not jitted, or it jits inside a library (flax's ``nnx.jit``), where its own
     ``jax.jit`` is called with arguments the library makes."""
     shown = _name_for_note(fn, name)
     if library_jit(fn) is None:
         return f"{shown} is not jitted: jaxshow wrapped it in jax.jit to show what JAX would do with it"
-    library = type_module(type(fn)).split(".")[0]
+    library = _library_of(fn)
     return (f"{shown} is jitted inside {library} (a {type(fn).__name__}): jaxshow wrapped it in jax.jit to show what JAX "
             f"does with it; {library}'s own jit is the inner jit of the jaxpr")
 

@@ -32,7 +32,7 @@ import jax
 from jaxshow import _jax_compat
 from jaxshow.capture.arguments import users_code
 from jaxshow.capture.carried import carried_function, closure_function, library_file, package_of
-from jaxshow.capture.equinox_args import LeafLabels, leaf_labels
+from jaxshow.capture.equinox_args import LeafLabels, leaf_labels, static_leaves
 from jaxshow.capture.helpers import held_apart, held_by_module, jax_helper, jax_own_wrapper, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
 from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
@@ -47,6 +47,7 @@ from jaxshow.capture.stations import (
     library_jit,
     library_wrapped_jit,
     placed_shardings,
+    shown_statics,
     source_location,
     stageable,
     static_arguments,
@@ -1170,7 +1171,10 @@ def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict
     of a library's jitted function that carries the user's, ``eqx.filter_jit``), trace-context config."""
     record.static_args = static_values(jit_info, args, kwargs)
     if record.jitted_by is not None:
-        record.leaf_labels = leaf_labels(tuple(value for _, value in static_arguments(jit_info, args, kwargs)))
+        statics = tuple(value for _, value in static_arguments(jit_info, args, kwargs))
+        record.leaf_labels = leaf_labels(statics)
+        if (leaves := static_leaves(statics)) is not None:  # eqx.filter_jit's one static value, as the user's arguments
+            record.static_args = shown_statics(leaves)
     if ("flax.nnx" in sys.modules and any(type(a).__name__ == "NodeStates" for a in args)
             and users_code((args, kwargs), []) is None):  # flattened again only where no flatten of the user's runs
         record.in_tree = jax.tree_util.tree_structure((args, kwargs))  # nnx.jit's: its leaves named when shown

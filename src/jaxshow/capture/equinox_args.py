@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from jax.tree_util import PyTreeDef
 
 from jaxshow import _jax_compat
-from jaxshow.reprs import safe_repr
+from jaxshow.reprs import differ, safe_repr
 
 _LEAF = re.compile(r"^dynamic_(?:no)?donate\['(first|rest)'\]\[(\d+)\]$")
 
@@ -60,6 +60,54 @@ def named_leaves(names: Iterable[str], labels: LeafLabels | None, name: str) -> 
         return {}
     found = {n: labels[1][m.group(1)].get(int(m.group(2))) for n, m in zip(names, matches) if m}
     return found if all(found.values()) else {}  # type: ignore[return-value]
+
+
+EQUINOX_STATIC = "static"
+"""The parameter of equinox's jitted function that holds the non-array leaves of the user's function and arguments."""
+
+def static_leaf_changes(key: Any, old: Any, name: str) -> tuple[tuple[str, Any, Any], ...]:
+    """``(the user's label, now, before)`` for each non-array leaf of the user's arguments that differs between two
+    tracing-cache keys of ``eqx.filter_jit``'s jitted function for ``name`` (``scale``: ``3.0``, ``2.0``), the values
+    untouched: equinox passes them in its one static value, which JAX compares whole. Empty where the keys are not both
+    equinox's for the same function and arguments' structure (another function, a leaf now an array), or no such leaf
+    differs."""
+    try:
+        return _static_leaf_changes(*map(_jax_compat.static_arg_values, (key, old)), name)
+    except Exception:  # noqa: BLE001 - another shape than equinox's: JAX's words on its static value stand
+        return ()
+
+
+def static_leaves(statics: tuple[Any, ...]) -> tuple[tuple[str, Any], ...] | None:
+    """``(the user's label, value)`` of each non-array leaf of the user's arguments in the static argument values
+    ``statics`` of a call of equinox's jitted function (``model.activation``, ``scale``), the values untouched, in
+    argument order; ``None`` where the statics are not equinox's. Never raises."""
+    try:
+        labels = leaf_labels(statics)
+        if labels is None:
+            return None
+        (_, *parts), = statics
+        return tuple((labels[1][part][i], leaf) for part, (leaves, _) in zip(("first", "rest"), parts)
+                     for i, leaf in enumerate(leaves) if leaf is not None)
+    except Exception:  # noqa: BLE001 - another shape than equinox's: its static value stands
+        return None
+
+
+def _static_leaf_changes(statics: tuple[Any, ...], old_statics: tuple[Any, ...], name: str) -> tuple[tuple[str, Any, Any], ...]:
+    labels = leaf_labels(statics)
+    if labels is None or labels[0] != name or leaf_labels(old_statics) is None:
+        return ()
+    (fun, *parts), = statics
+    (old_fun, *old_parts), = old_statics
+    if fun[0][0] is not old_fun[0][0] or any(p[1] != o[1] for p, o in zip(parts, old_parts)):
+        return ()  # another function, or arguments of another structure: JAX's words say how
+    changed = []
+    for part, (leaves, _), (old_leaves, _) in zip(("first", "rest"), parts, old_parts):
+        for i, (now, before) in enumerate(zip(leaves, old_leaves)):
+            if (now is None) != (before is None):
+                return ()  # a leaf traced once and static once: its types say more than a value
+            if now is not None and now is not before and differ(now, before):
+                changed.append((labels[1][part][i], now, before))
+    return tuple(changed)
 
 
 EQUINOX_MARKER = "(equinox's own marker)"

@@ -22,7 +22,7 @@ import threading
 import types
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import jax
 import numpy as np
@@ -214,7 +214,12 @@ def static_arguments(jit_info: Any, args: tuple, kwargs: dict) -> list[tuple[str
 
 def static_values(jit_info: Any, args: tuple, kwargs: dict) -> tuple[StaticValue, ...]:
     """The call's static arguments by parameter name, with bounded ``repr`` values free of memory addresses."""
-    return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in static_arguments(jit_info, args, kwargs)))
+    return shown_statics(static_arguments(jit_info, args, kwargs))
+
+
+def shown_statics(named_values: Iterable[tuple[str, Any]]) -> tuple[StaticValue, ...]:
+    """``(name, value)`` pairs as :data:`StaticValue`: bounded ``repr`` values free of memory addresses."""
+    return tuple(dict.fromkeys((name, *stable_repr(value, REPR_LIMIT)) for name, value in named_values))
 
 
 def dynamic_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

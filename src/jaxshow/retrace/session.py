@@ -48,13 +48,14 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.definitions import definition_note
-from jaxshow.capture.equinox_args import user_names
+from jaxshow.capture.equinox_args import EQUINOX_STATIC, static_leaf_changes, user_names
 from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placed_leaves, placement_text
 from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.stations import COMPILED_TYPE, given_options, jit_target
 from jaxshow.report import (
     MISS_CATEGORIES,
+    ArgChange,
     CacheClearReport,
     CacheMiss,
     CacheReport,
@@ -69,6 +70,7 @@ from jaxshow.report import (
     redefined_cause,
 )
 from jaxshow.irdiff import text_diff
+from jaxshow.reprs import safe_repr
 from jaxshow.retrace import fold
 from jaxshow.retrace.blame import library_blame
 from jaxshow.retrace.classify import _is_user_function, classify_miss, jax_own
@@ -86,8 +88,9 @@ from jaxshow.retrace.history import (
     registry,
     remember_cached,
 )
-from jaxshow.retrace.miss_text import (CONTEXT_POSITION, DEFINED_AT, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text,
-                                       code_replaced, enclosing_function, explained_function, miss_summary)
+from jaxshow.retrace.identity import identity_part
+from jaxshow.retrace.miss_text import (CONTEXT_POSITION, DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text,
+                                       code_replaced, enclosing_function, explained_function, miss_summary, value_change)
 
 CLEARED_BY = {"after_clear": "%jaxcache clear emptied its cache",
               "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)"}
@@ -175,6 +178,28 @@ def _graph_names(key: Any, signature: tuple[tuple[str, str], ...]) -> dict[str, 
     return graph_leaf_names(parts.treedef, [name for name, _ in signature]) if parts is not None else {}
 
 
+STATIC_LEAF_CHARS = 1_000
+"""Characters of a changed static leaf's text, at most (as many as JAX's static arguments get)."""
+
+
+def _with_static_leaves(changes: tuple[ArgChange, ...], leaves: tuple[tuple[str, Any, Any], ...]) -> tuple[ArgChange, ...]:
+    """``changes`` with equinox's one static value (``static: now …((None, 3.0), PyTreeDef(…))…``, jax <= 0.8's
+    ``static args``) as the user's arguments in it that changed (``scale: now 3.0, before 2.0``)."""
+    static = [i for i, c in enumerate(changes) if c.where in (EQUINOX_STATIC, "static args")]  # jax <= 0.8: "static args"
+    if not static:
+        return changes
+    named = tuple(_static_leaf_change(*leaf) for leaf in leaves)
+    rest = [c for i, c in enumerate(changes) if i not in static]
+    return (*rest[:static[0]], *named, *rest[static[0]:])
+
+
+def _static_leaf_change(label: str, now: Any, before: Any) -> ArgChange:
+    """One changed static leaf: its two texts, or where they print alike, the part of it that is another object."""
+    change = value_change(label, safe_repr(now, STATIC_LEAF_CHARS), safe_repr(before, STATIC_LEAF_CHARS))
+    parts = identity_part(now, before) if change.now == EQUAL_AS_PRINTED else None
+    return change if parts is None else ArgChange(label, *parts)
+
+
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, replaced: tuple[str, str] | None = None,
@@ -191,6 +216,8 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
     reloaded = reloaded and category == "redefined"
     if replaced is not None:  # its new place is the debug info that differs
         changes = (code_replaced(record.name, *reversed(replaced)), *(c for c in changes if c.where != DEFINED_AT))
+    if key is not None and old is not None and (leaves := static_leaf_changes(key, old, record.name)):
+        changes = _with_static_leaves(changes, leaves)
     signature = described[0] if described else ()
     if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
                       or (names := _pmap_names(record, signature)) or (names := _graph_names(key, signature))):
