@@ -129,6 +129,24 @@ def test_unload_with_jaxcache_on_forgets_every_trace_and_leaves_a_plain_cell(ip)
     assert "never-seen function" not in text
 
 
+def test_reload_or_unload_says_which_modes_it_ended(ip, monkeypatch):
+    """%reload_ext jaxshow with %jaxcache on (or a freeze) loads jaxshow afresh, with neither: the cells after it got no
+    report and re-traced freely, and nothing said so. The unload names what it ended; with neither on it says nothing."""
+    monkeypatch.setenv("COLUMNS", "200")
+    run_captured(ip, "%jaxcache on")
+    _, cap = run_captured(ip, "%reload_ext jaxshow")
+    assert cap.stdout == ("%jaxcache on ended: jaxshow was unloaded (%unload_ext or %reload_ext); run %jaxcache on again "
+                          "to go on.\n")
+    run_captured(ip, "%jaxcache on")
+    run_captured(ip, "%jaxcache freeze")
+    _, cap = run_captured(ip, "%unload_ext jaxshow")
+    assert cap.stdout == ("%jaxcache on and %jaxcache freeze ended: jaxshow was unloaded (%unload_ext or %reload_ext); run "
+                          "%jaxcache on and %jaxcache freeze again to go on.\n")
+    run_captured(ip, "%load_ext jaxshow")
+    _, cap = run_captured(ip, "%reload_ext jaxshow")
+    assert cap.stdout == ""
+
+
 def test_messages_and_usage_errors_wrap_at_the_terminals_width(ip, monkeypatch):
     """'%jaxcache on' printed a line of 102 columns, a usage error of %%jaxstages one of 133 and its usage 117: what
     jaxshow writes to the terminal wraps at its width, after IPython's 'UsageError: ', each option whole."""

@@ -347,11 +347,17 @@ class CacheMagics(Magics):
         return report
 
     def shutdown(self) -> None:
-        """Undo ``%jaxcache on`` and end an open cell (called on ``%unload_ext``)."""
+        """Undo ``%jaxcache on`` and a freeze, saying so, and end an open cell (called on ``%unload_ext``, and by
+        ``%reload_ext``, which loads jaxshow afresh)."""
         self.abandon()
+        ended = [name for name, active in (("%jaxcache on", self._on_session is not None),
+                                           ("%jaxcache freeze", self._freeze is not None and self._freeze.active)) if active]
         self._turn_off()
         if self._freeze is not None:
             self._freeze.stop()
+        if ended:
+            print(fitted(f"{' and '.join(ended)} ended: jaxshow was unloaded (%unload_ext or %reload_ext); "
+                         f"run {' and '.join(ended)} again to go on."))
 
     # --- cell form: the runner's protocol (cellrun.CellMagic) and run_cell_magic ---------
 
