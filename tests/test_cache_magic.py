@@ -2627,6 +2627,27 @@ def test_an_equinox_static_leaf_that_changed_is_named_by_the_users_parameter(she
     assert "    1. different static arguments: scale: now 3.0, before 2.0\n" in texts[0]
 
 
+def test_an_equinox_argument_traced_once_and_static_once_or_not_passed_is_named(shell):
+    """eqx.filter_jit of a call whose float argument became an array read 'different static arguments:
+    [0][1]['rest'][1]: now pytree leaf, before <class 'NoneType'>; static: now …((None, None), …)…, before …((None,
+    3.0), …)…' (JAX's paths into equinox's own arguments), and a keyword passed after calls without it '[0][1]['rest']:
+    now tuple of length 3, before tuple of length 2; static: …'. Each now reads as the user's argument."""
+    pytest.importorskip("equinox")
+    assert shell.run_cell("import equinox as eqx\n@eqx.filter_jit\ndef scaled2(w, v, scale, mode='a'):\n"
+                          "    return w * v * scale if mode == 'a' else w - v * scale\n"
+                          "w = jnp.ones(3)\nout = scaled2(w, x, 3.0)").success
+    found = []
+    for cell in ("out = scaled2(w, x, jnp.full((), 3.0, jnp.float32))", "out = scaled2(w, x, 3.0, mode='b')"):
+        result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+        assert result.success, cap.stderr
+        [miss] = shell.user_ns["rep"].functions[0].misses
+        found.append(([(c.where, c.now, c.before) for c in miss.changes], cap.outputs[-1].data["text/plain"]))
+    assert found[0][0] == [("scale", "traced (f32[])", "static (3.0)")]
+    assert ": scale: now traced (f32[]), before static (3.0)\n       called at In[" in found[0][1]
+    assert found[1][0] == [("mode", "'b'", "not passed")]
+    assert ": mode: now 'b', before not passed\n       called at In[" in found[1][1]
+
+
 KEYED = """
 ran = []
 class Name:

@@ -68,9 +68,9 @@ EQUINOX_STATIC = "static"
 def static_leaf_changes(key: Any, old: Any, name: str) -> tuple[tuple[str, Any, Any], ...]:
     """``(the user's label, now, before)`` for each non-array leaf of the user's arguments that differs between two
     tracing-cache keys of ``eqx.filter_jit``'s jitted function for ``name`` (``scale``: ``3.0``, ``2.0``), the values
-    untouched: equinox passes them in its one static value, which JAX compares whole. Empty where the keys are not both
-    equinox's for the same function and arguments' structure (another function, a leaf now an array), or no such leaf
-    differs."""
+    untouched: equinox passes them in its one static value, which JAX compares whole; a side is :data:`TRACED` where the
+    leaf was an array, :data:`NOT_PASSED` where its argument was not passed. Empty where the keys are not both
+    equinox's for the same function, a pytree argument's structure changed, or no such leaf differs."""
     try:
         return _static_leaf_changes(*map(_jax_compat.static_arg_values, (key, old)), name)
     except Exception:  # noqa: BLE001 - another shape than equinox's: JAX's words on its static value stand
@@ -92,22 +92,42 @@ def static_leaves(statics: tuple[Any, ...]) -> tuple[tuple[str, Any], ...] | Non
         return None
 
 
+class Side(str):
+    """A side of a static leaf's change that is no value of the user's (told apart from one by identity)."""
+
+
+TRACED = Side("traced")
+"""The leaf was an array: equinox traced it (its type is the signature's)."""
+NOT_PASSED = Side("not passed")
+"""Its argument was not passed (its default taken)."""
+_ARGUMENT = re.compile(r"^[A-Za-z_]\w*$")
+
+
 def _static_leaf_changes(statics: tuple[Any, ...], old_statics: tuple[Any, ...], name: str) -> tuple[tuple[str, Any, Any], ...]:
-    labels = leaf_labels(statics)
-    if labels is None or labels[0] != name or leaf_labels(old_statics) is None:
+    labels, old_labels = leaf_labels(statics), leaf_labels(old_statics)
+    if labels is None or old_labels is None or labels[0] != name:
         return ()
     (fun, *parts), = statics
     (old_fun, *old_parts), = old_statics
-    if fun[0][0] is not old_fun[0][0] or any(p[1] != o[1] for p, o in zip(parts, old_parts)):
-        return ()  # another function, or arguments of another structure: JAX's words say how
+    if fun[0][0] is not old_fun[0][0]:
+        return ()  # another function: JAX's words say how
+    now, before = _by_label(parts, labels), _by_label(old_parts, old_labels)
+    if any(not _ARGUMENT.match(label) for label in now.keys() ^ before.keys()):
+        return ()  # a pytree argument of another structure: JAX's words say how
     changed = []
-    for part, (leaves, _), (old_leaves, _) in zip(("first", "rest"), parts, old_parts):
-        for i, (now, before) in enumerate(zip(leaves, old_leaves)):
-            if (now is None) != (before is None):
-                return ()  # a leaf traced once and static once: its types say more than a value
-            if now is not None and now is not before and differ(now, before):
-                changed.append((labels[1][part][i], now, before))
+    for label in [*now, *(label for label in before if label not in now)]:
+        sides = now.get(label, NOT_PASSED), before.get(label, NOT_PASSED)
+        if label not in now or label not in before or (sides[0] is TRACED) != (sides[1] is TRACED):
+            changed.append((label, *sides))
+        elif sides[0] is not TRACED and sides[0] is not sides[1] and differ(*sides):
+            changed.append((label, *sides))
     return tuple(changed)
+
+
+def _by_label(parts: list[tuple[tuple, Any]], labels: LeafLabels) -> dict[str, Any]:
+    """Each leaf of the user's arguments by its label: its value where equinox holds it static, else :data:`TRACED`."""
+    return {labels[1][part][i]: TRACED if leaf is None else leaf
+            for part, (leaves, _) in zip(("first", "rest"), parts) for i, leaf in enumerate(leaves)}
 
 
 EQUINOX_MARKER = "(equinox's own marker)"

@@ -48,7 +48,7 @@ from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
 from jaxshow.capture.carried import library_file, package_of
 from jaxshow.capture.definitions import definition_note
-from jaxshow.capture.equinox_args import EQUINOX_STATIC, static_leaf_changes, user_names
+from jaxshow.capture.equinox_args import EQUINOX_STATIC, NOT_PASSED, TRACED, Side, static_leaf_changes, user_names
 from jaxshow.capture.flax_args import graph_leaf_names
 from jaxshow.capture.placement import placed_leaves, placement_text
 from jaxshow.capture.sources import is_user_file
@@ -182,22 +182,42 @@ STATIC_LEAF_CHARS = 1_000
 """Characters of a changed static leaf's text, at most (as many as JAX's static arguments get)."""
 
 
-def _with_static_leaves(changes: tuple[ArgChange, ...], leaves: tuple[tuple[str, Any, Any], ...]) -> tuple[ArgChange, ...]:
+def _with_static_leaves(changes: tuple[ArgChange, ...], leaves: tuple[tuple[str, Any, Any], ...],
+                        types: dict[str, str]) -> tuple[ArgChange, ...]:
     """``changes`` with equinox's one static value (``static: now …((None, 3.0), PyTreeDef(…))…``, jax <= 0.8's
-    ``static args``) as the user's arguments in it that changed (``scale: now 3.0, before 2.0``)."""
-    static = [i for i, c in enumerate(changes) if c.where in (EQUINOX_STATIC, "static args")]  # jax <= 0.8: "static args"
-    if not static:
+    ``static args``) as the user's arguments in it that changed (``scale: now 3.0, before 2.0``); where a leaf was an
+    array on one side, or its argument not passed, JAX's paths into equinox's arguments (``[0][1]['rest'][1]: now pytree
+    leaf, before <class 'NoneType'>``) go too: ``scale: now traced (f32[]), before static (3.0)`` says it (``types``:
+    the signature's, by the user's labels)."""
+    sides_apart = any(isinstance(side, Side) for _, *sides in leaves for side in sides)
+    gone = [i for i, c in enumerate(changes) if c.where in (EQUINOX_STATIC, "static args")  # jax <= 0.8: "static args"
+            or (sides_apart and c.where.startswith(("[0][0]", "[0][1]")))]  # equinox's dynamic parts, by JAX's path
+    if not gone:
         return changes
-    named = tuple(_static_leaf_change(*leaf) for leaf in leaves)
-    rest = [c for i, c in enumerate(changes) if i not in static]
-    return (*rest[:static[0]], *named, *rest[static[0]:])
+    named = tuple(_static_leaf_change(label, now, before, types.get(label)) for label, now, before in leaves)
+    rest = [c for i, c in enumerate(changes) if i not in gone]
+    return (*rest[:gone[0]], *named, *rest[gone[0]:])
 
 
-def _static_leaf_change(label: str, now: Any, before: Any) -> ArgChange:
-    """One changed static leaf: its two texts, or where they print alike, the part of it that is another object."""
+def _static_leaf_change(label: str, now: Any, before: Any, traced_type: str | None) -> ArgChange:
+    """One changed static leaf: its two texts, or where they print alike, the part of it that is another object; where
+    it was an array on one side, ``traced (f32[])`` and ``static (3.0)``."""
+    if isinstance(now, Side) or isinstance(before, Side):
+        beside_traced = now is TRACED or before is TRACED
+        return ArgChange(label, *(_side_text(side, traced_type, beside_traced) for side in (now, before)))
     change = value_change(label, safe_repr(now, STATIC_LEAF_CHARS), safe_repr(before, STATIC_LEAF_CHARS))
     parts = identity_part(now, before) if change.now == EQUAL_AS_PRINTED else None
     return change if parts is None else ArgChange(label, *parts)
+
+
+def _side_text(side: Any, traced_type: str | None, beside_traced: bool) -> str:
+    """``traced (f32[])``, ``not passed``, a value: ``static (3.0)`` beside a traced side, else as it prints."""
+    if side is TRACED:
+        return f"traced ({traced_type})" if traced_type else "traced"
+    if side is NOT_PASSED:
+        return "not passed"
+    value = safe_repr(side, STATIC_LEAF_CHARS)
+    return f"static ({value})" if beside_traced else value
 
 
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
@@ -216,14 +236,14 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
     reloaded = reloaded and category == "redefined"
     if replaced is not None:  # its new place is the debug info that differs
         changes = (code_replaced(record.name, *reversed(replaced)), *(c for c in changes if c.where != DEFINED_AT))
-    if key is not None and old is not None and (leaves := static_leaf_changes(key, old, record.name)):
-        changes = _with_static_leaves(changes, leaves)
     signature = described[0] if described else ()
     if signature and ((key is not None and (names := user_names((n for n, _ in signature), key, record.name)))
                       or (names := _pmap_names(record, signature)) or (names := _graph_names(key, signature))):
         # eqx.filter_jit's leaves, jax.pmap's, by the user's parameters; nnx.jit's by the variables' paths
         signature = tuple((names.get(n, n), t) for n, t in signature)
         changes = tuple(dataclasses.replace(c, where=names.get(c.where, c.where)) for c in changes)
+    if key is not None and old is not None and (leaves := static_leaf_changes(key, old, record.name)):
+        changes = _with_static_leaves(changes, leaves, dict(signature))
     if thread is not None and not (call_site or site):  # no line of the user's on that thread: JAX's site is empty too
         notes = tuple(THREAD_SITE_HINT if note == NO_SITE_HINT else note for note in notes)
     made_in = (enclosing_function(record.qualname) if category == "redefined" and not reloaded and record.made_by is None
