@@ -566,6 +566,29 @@ def test_name_history_of_a_function_made_anew_per_call_counts_the_objects_of_its
     run_captured(shell, "%jaxcache off")
 
 
+def test_a_trace_after_jax_clear_caches_is_said_to_be_one_jax_let_go(shell):
+    """g traced f32[3], then (x64 on) f64[3]; then x64 off, jax.clear_caches() and g(f32[3]) again: JAX traced it anew
+    ("never seen function"), and jaxshow, which kept both signatures, compared it with the f64 one, the only one it took
+    for visible: 'different tracing context: jax_enable_x64: now False, before True; x: now f32[3], before f64[3]'.
+    jaxshow now hears jax.clear_caches() (JAX's cache registry) and lets its kept signatures go with JAX's."""
+    shell.run_cell("def twice(v):\n    return v * 2\ng2 = jax.jit(twice)\ny = g2(jnp.ones(3))")
+    cells = ('jax.config.update("jax_enable_x64", True)\ny = g2(jnp.ones(3))',
+             'jax.config.update("jax_enable_x64", False)\njax.clear_caches()\ny = g2(jnp.ones(3))\ny = g2(jnp.ones(4))')
+    try:
+        reports = []
+        for cell in cells:
+            result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+            assert result.success, result.error_in_exec
+            reports.append(shell.user_ns["rep"].functions[0].misses)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+    assert [(m.category, m.summary) for m in reports[0]] == [
+        ("tracing_context", "jax_enable_x64: now True, before False; v: now f64[3], before f32[3]")]
+    assert [(m.category, m.summary) for m in reports[1]] == [
+        ("not_kept", "that trace of twice failed (an error, or Ctrl-C), or jax.clear_caches() ran since, so JAX traced it again"),
+        ("input_types", "v: now f32[4], before f32[3]")]
+
+
 def test_persistent_subcommand(shell):
     run_captured(shell, "%%jaxcache\nf(jnp.ones(7))")
     _, cap = run_captured(shell, "%jaxcache persistent -o state")

@@ -351,3 +351,18 @@ def test_listing_the_tracing_cache_survives_a_collection_that_frees_traced_funct
     out = subprocess.run([sys.executable, "-c", LISTING_WHILE_COLLECTING], capture_output=True, text=True, timeout=300)
     assert (out.returncode, out.stderr[-2000:]) == (0, "")
     assert out.stdout.split() == ["50", "1"]
+
+
+def test_on_caches_cleared_runs_the_callback_per_jax_clear_caches_while_its_handle_is_held():
+    """jaxshow joins JAX's cache registry to hear jax.clear_caches(); JAX holds the handle weakly, so dropping it ends
+    the callback."""
+    heard = []
+    handle = _jax_compat.on_caches_cleared(lambda: heard.append(1))
+    assert handle is not None
+    jax.clear_caches()
+    jax.clear_caches()
+    assert heard == [1, 1]
+    del handle
+    gc.collect()
+    jax.clear_caches()
+    assert heard == [1, 1]

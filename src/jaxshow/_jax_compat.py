@@ -460,6 +460,38 @@ def _listed_keys(module: Any) -> list:
         gc.enable()
 
 
+class _ClearWatch:
+    """Stands in JAX's cache registry (``jax._src.util.register_cache``) as a cache, so that ``jax.clear_caches()`` calls
+    its ``cache_clear``: the one moment JAX empties every tracing cache at once."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self._callback = callback
+
+    def cache_clear(self) -> None:
+        try:
+            self._callback()
+        except Exception:  # noqa: BLE001 - the user's jax.clear_caches() must clear every cache after this one
+            pass
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> tuple:
+        return ()
+
+
+def on_caches_cleared(callback: Callable[[], None]) -> Any:
+    """Run ``callback`` whenever ``jax.clear_caches()`` empties JAX's caches; the handle to keep (JAX holds it weakly:
+    dropped, the callback ends), or ``None`` where JAX has no cache registry to join."""
+    try:
+        from jax._src import util
+        watch = _ClearWatch(callback)
+        util.register_cache(watch, "jaxshow: forget the traces JAX let go of")
+        return watch
+    except Exception:  # noqa: BLE001 - another JAX: a cleared cache is told by the keys JAX lets go of, as before
+        return None
+
+
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
     """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 

@@ -114,6 +114,8 @@ class _Kept:
         """Whether this gone key was ``key`` (described as ``described``), as far as jaxshow can tell once JAX let go: the
         same input types and trace context (and pytree, where printed), and static values that are the very objects
         (numbers, strings and the like: equal values) it held."""
+        if self._loose is None:  # released by jax.clear_caches(): the key itself is kept
+            return self._key is not None and not differ(self._key, key)
         if self._statics is None or described is None or self.described is None:
             return False
         (types, tree, context), (old_types, old_tree, old_context) = described, self.described
@@ -148,7 +150,7 @@ class _FunctionRecord:
     __slots__ = ("fun_ref", "fun_id", "name", "jax_names", "qualname", "source_key", "defined_at", "defined_label", "defined_in", "place", "code", "made_by",
                  "traced_by_maker",
                  "inner_ref", "closes_over", "transforms", "parameters",
-                 "keys", "from_jax", "loose", "newest_since", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
+                 "keys", "from_jax", "loose", "newest_since", "released", "by_head", "entries", "traces", "last_jaxpr", "last_jaxpr_since", "made",
                  "first_status", "placed",
                  "defines", "__weakref__")
 
@@ -227,6 +229,8 @@ class _FunctionRecord:
         """How many of ``keys`` are loose (held only while JAX's cache keeps them, :class:`_Kept`)."""
         self.newest_since = 0
         """The latest ``since`` of any key kept: a lookup that started after it could find every one."""
+        self.released: deque[_Kept] = deque(maxlen=HISTORY_LIMIT)
+        """The signatures ``jax.clear_caches()`` emptied from JAX's cache: a later trace of one of them is said to be one."""
         self.by_head: dict[Any, deque[_Kept]] = {}
         self.entries: deque[Any] = deque(maxlen=HISTORY_LIMIT)
         self.traces = 0
@@ -265,6 +269,13 @@ class _FunctionRecord:
             if bucket is None:
                 bucket = self.by_head[kept.head] = deque()
             bucket.append(kept)
+
+    def release_keys(self) -> None:
+        """JAX emptied its tracing cache (``jax.clear_caches()``): no lookup finds any kept signature from now on."""
+        self.released.extend(self.keys)
+        self.keys.clear()
+        self.by_head.clear()
+        self.from_jax = self.loose = 0
 
     def keep_jaxpr(self, jaxpr: Any) -> None:
         """The newest signature's trace made ``jaxpr``; the one :data:`JAXPRS_KEPT` before it lets its own go."""
@@ -684,6 +695,12 @@ class Registry:
     def history(self, fun: Any) -> _FunctionRecord | None:
         return self.lookup(fun)
 
+    def caches_cleared(self) -> None:
+        """``jax.clear_caches()`` ran: every function's kept signatures are released (:meth:`_FunctionRecord.release_keys`)."""
+        with self._lock:
+            for record in self._by_id.values():
+                record.release_keys()
+
     def traced_records(self) -> list[_FunctionRecord]:
         """Every function object whose traces jaxshow keeps (alive or not), oldest first."""
         with self._lock:
@@ -699,6 +716,7 @@ class Registry:
 
 
 registry = Registry()
+_clear_watch = _jax_compat.on_caches_cleared(registry.caches_cleared)  # held here: JAX holds it weakly
 
 
 def remember_cached(record: _FunctionRecord, fun: Any, debug_info: Any, key: Any, since: int,
@@ -737,7 +755,7 @@ def let_go(record: _FunctionRecord, key: Any) -> str | None:
     """Where no signature of ``record`` is left to compare ``key`` with: ``"same"`` where one JAX let go of (a loose key,
     :class:`_Kept`) was ``key`` (:meth:`_Kept.was`), ``"released"`` where JAX let go of some but none is known to have
     been ``key``, ``None`` where it let go of none."""
-    gone = [kept for kept in record.keys if kept.gone()]
+    gone = [*(kept for kept in record.keys if kept.gone()), *record.released]
     if not gone:
         return None
     described = _jax_compat.describe_trace_key(key)
