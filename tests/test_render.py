@@ -23,6 +23,8 @@ from jaxshow.report import (
     CellReport,
     CompiledStation,
     CostAnalysis,
+    DumpDiff,
+    DumpFile,
     ErrorSummary,
     FunctionCacheStats,
     HelperCompiles,
@@ -588,6 +590,24 @@ def test_jaxcache_evidence_and_trace_time_output_are_clean_and_clipped():
     assert "step 500" not in text and "\x1b" not in text and "\r" not in text
     page = render.to_html(noisy)
     assert "step 499\n… 100 more lines" in page and "\x1b" not in page
+
+
+def test_one_line_left_out_reads_in_the_singular():
+    """A trace-time output, a miss's jaxpr diff and a %jaxdump diff one line over the budget read '… 1 more lines'."""
+    report = _cache_records()[0]
+    stats, miss = report.functions[0], report.functions[0].misses[0]
+    diff = TextDiff("jaxpr against the previous trace", "jaxpr", ("-a", "+b", "-c", "+d"), 2, 2)
+    one_over = dataclasses.replace(report, functions=(dataclasses.replace(
+        stats, trace_time_output=("step 0\nstep 1\nstep 2\nstep 3\n",), misses=(dataclasses.replace(miss, jaxpr_diff=diff),)),))
+    budget = render.TextBudget(max_lines=3)
+    text, page = render.to_text(one_over, budget), render.to_html(one_over, budget)
+    assert "       > step 2\n       > … 1 more line\n" in text and "step 2\n… 1 more line</code>" in page
+    assert "         +b\n         -c\n         … 1 more diff line (all in miss.jaxpr_diff.lines)\n" in text
+    assert "… 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)</span>" in page
+    files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
+    dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1,2 +1,2 @@\n-x\n+y\n z", 1, 1)
+    assert render.to_text(dump_diff, budget).endswith("  @@ -1,2 +1,2 @@\n  -x\n  +y\n  … 1 more line")
+    assert "… 1 more line (all in report.diff_text)</span>" in render.to_html(dump_diff, budget)
 
 
 def test_limits_clean_clip_and_block():

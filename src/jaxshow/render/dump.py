@@ -185,7 +185,7 @@ def _diff_html(text: str, budget: TextBudget) -> Html:
         out.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
     result = [code_block(Html("\n".join(out)))]
     if hidden:
-        result.append(muted(f"… {hidden:,} more lines (all in report.diff_text)"))
+        result.append(muted(f"… {plural(hidden, 'more line')} (all in report.diff_text)"))
     return join(result)
 
 
