@@ -2363,9 +2363,10 @@ def test_a_models_signature_is_said_by_argument(shell):
     assert result.success, cap.stderr
     text = cap.outputs[-1].data["text/plain"]
     assert [line for line in re.sub(r"\n {9}(?! )", " ", text).splitlines() if "signature traced" in line] == [
-        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in miss.signature)",
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in "
+        "report.functions[0].misses[0].signature)",
         "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True} (all 17 leaves in "
-        "miss.signature)",
+        "report.functions[0].misses[1].signature)",
     ]
     miss = shell.user_ns["rep"].functions[0].misses[1]
     assert miss.signature[0] == ("params['layers'][0]", "i32[8]") and len(miss.signature) == 17

@@ -602,7 +602,7 @@ def test_one_line_left_out_reads_in_the_singular():
     budget = render.TextBudget(max_lines=3)
     text, page = render.to_text(one_over, budget), render.to_html(one_over, budget)
     assert "       > step 2\n       > … 1 more line\n" in text and "step 2\n… 1 more line</code>" in page
-    assert "         +b\n         -c\n         … 1 more diff line (all in miss.jaxpr_diff.lines)\n" in text
+    assert "         +b\n         -c\n         … 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)\n" in text
     assert "… 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)</span>" in page
     files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
     dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1,2 +1,2 @@\n-x\n+y\n z", 1, 1)
