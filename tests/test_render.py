@@ -606,8 +606,17 @@ def test_one_line_left_out_reads_in_the_singular():
     assert "… 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)</span>" in page
     files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
     dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1,2 +1,2 @@\n-x\n+y\n z", 1, 1)
-    assert render.to_text(dump_diff, budget).endswith("  @@ -1,2 +1,2 @@\n  -x\n  +y\n  … 1 more line")
+    assert render.to_text(dump_diff, budget).endswith("  @@ -1,2 +1,2 @@\n  -x\n  +y\n  … 1 more line (all in report.diff_text)")
     assert "… 1 more line (all in report.diff_text)</span>" in render.to_html(dump_diff, budget)
+
+
+def test_a_dump_diffs_text_counts_its_lines_as_its_html_does():
+    """``%jaxdump --diff``'s text read '(+1 -1 lines)' with an ASCII minus, the HTML '+1 −1 lines' as every other diff."""
+    files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
+    dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1 +1 @@\n-x\n+y", 1, 1)
+    assert render.to_text(dump_diff).splitlines()[0] == (
+        "%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0002_jit_f_compile.mlir  (+1 −1 lines)")
+    assert "+1 −1 lines</span>" in render.to_html(dump_diff)
 
 
 def test_limits_clean_clip_and_block():

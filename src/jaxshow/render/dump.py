@@ -259,9 +259,12 @@ def _(r: DumpReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(d: DumpDiff, budget: TextBudget) -> str:
-    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines} -{d.removed_lines} lines)"]
+    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines} −{d.removed_lines} lines)"]
     if d.diff_text:
-        lines.extend("  " + piece for piece in block(d.diff_text, budget).split("\n"))
+        shown, hidden = clip_lines(d.diff_text, budget.max_lines)
+        lines.extend("  " + piece for piece in block(shown, budget, 0).split("\n"))
+        if hidden:
+            lines.append(f"  … {plural(hidden, 'more line')} (all in report.diff_text)")
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in d.notes)
     return "\n".join(lines)
 
