@@ -112,7 +112,7 @@ def test_text_form_reads_on_its_own():
             output  type    sharding
             result  f32[3]  —
           effects: none (pure)
-          primitives: sin×1"""
+          primitives, nested jaxprs included: sin×1"""
     )
     assert text.startswith(expected_head)
     assert "cost analysis, estimated before compiler optimisations (Lowered.cost_analysis):" in text
