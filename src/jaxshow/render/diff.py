@@ -32,7 +32,7 @@ def _quantity_row(q: QuantityChange) -> tuple[str, str, str, str]:
         delta = q.now - q.before
         change = ("+" if delta > 0 else "−") + _quantity(abs(delta), q.unit)
         if q.before:
-            change += f" ({delta / q.before:+.0%})"
+            change += f" ({delta / q.before:+.0%})".replace("-", "−")  # the minus sign of the change before it
     else:
         change = "—"
     return q.name, _quantity(q.before, q.unit), _quantity(q.now, q.unit), change
