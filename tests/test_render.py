@@ -617,6 +617,9 @@ def test_a_dump_diffs_text_counts_its_lines_as_its_html_does():
     assert render.to_text(dump_diff).splitlines()[0] == (
         "%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0002_jit_f_compile.mlir  (+1 −1 lines)")
     assert "+1 −1 lines</span>" in render.to_html(dump_diff)
+    large = dataclasses.replace(dump_diff, added_lines=1_234, removed_lines=5_678)
+    assert render.to_text(large).splitlines()[0].endswith("  (+1,234 −5,678 lines)")
+    assert "+1,234 −5,678 lines</span>" in render.to_html(large)
 
 
 def test_limits_clean_clip_and_block():

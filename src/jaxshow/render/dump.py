@@ -193,7 +193,7 @@ def _diff_html(text: str, budget: TextBudget) -> Html:
 def _(d: DumpDiff, budget: TextBudget) -> Html:
     parts: list[object] = [
         tag("div", tag("strong", "%jaxdump --diff"), " ", line(d.a.name, budget), " → ", line(d.b.name, budget), " ",
-            muted(f"+{d.added_lines} −{d.removed_lines} lines"), cls="js-head"),
+            muted(f"+{d.added_lines:,} −{d.removed_lines:,} lines"), cls="js-head"),
     ]
     if d.diff_text:
         parts.append(_diff_html(d.diff_text, budget))
@@ -259,7 +259,7 @@ def _(r: DumpReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(d: DumpDiff, budget: TextBudget) -> str:
-    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines} −{d.removed_lines} lines)"]
+    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines:,} −{d.removed_lines:,} lines)"]
     if d.diff_text:
         shown, hidden = clip_lines(d.diff_text, budget.max_lines)
         lines.extend("  " + piece for piece in block(shown, budget, 0).split("\n"))
