@@ -83,6 +83,15 @@ def test_cell_runs_once_value_is_out_and_counts_are_exact(shell):
     assert 'class="jaxshow"' in cap.outputs[-1].data["text/html"]
 
 
+def test_trace_time_output_one_line_over_the_budget_says_one_more_line(shell):
+    """501 lines printed while tracing, 500 shown: the line under them read '… 1 more lines'."""
+    cell = "@jax.jit\ndef chatty(v):\n    for i in range(501):\n        print(i)\n    return v\n"
+    result, cap = run_captured(shell, f"%%jaxcache\n{cell}chatty(x)")
+    assert result.success and cap.stdout.startswith("0\n1\n")
+    assert "       > 499\n       > … 1 more line\n" in cap.outputs[-1].data["text/plain"]
+    assert "499\n… 1 more line</code>" in cap.outputs[-1].data["text/html"]
+
+
 def test_the_headline_counts_the_functions_that_traced(shell):
     """flax's MNIST loop under %%jaxcache: a train_step traced in an earlier cell and hit 10 times here, beside ev
     traced 4 times and plainf once, read '5 traces of 3 jitted functions'. Its row stays in the table; the headline
@@ -2438,9 +2447,10 @@ def test_a_models_signature_is_said_by_argument(shell):
     assert result.success, cap.stderr
     text = cap.outputs[-1].data["text/plain"]
     assert [line for line in re.sub(r"\n {9}(?! )", " ", text).splitlines() if "signature traced" in line] == [
-        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in miss.signature)",
+        "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[3] (all 17 leaves in "
+        "report.functions[0].misses[0].signature)",
         "       signature traced: params: 16 arrays (i32, f32, 576 values), v: f32[]{weak_type=True} (all 17 leaves in "
-        "miss.signature)",
+        "report.functions[0].misses[1].signature)",
     ]
     miss = shell.user_ns["rep"].functions[0].misses[1]
     assert miss.signature[0] == ("params['layers'][0]", "i32[8]") and len(miss.signature) == 17

@@ -299,10 +299,21 @@ def test_loop_bodies_counted_once_are_flagged_next_to_the_costs():
     assert "loop body" not in str(plain)
 
 
+def test_the_text_says_its_primitive_counts_include_nested_jaxprs_as_the_html_does():
+    """One top-level equation (the scan) beside three primitives: the text read 'primitives: add×1, scan×1, sin×1' under
+    '② Traced: 1 equation', with no word of the nested jaxpr the HTML names."""
+    looped = jax.jit(lambda x: jax.lax.scan(lambda c, _: (jnp.sin(c) + 1.0, None), x, None, length=3)[0])
+    report = jaxshow.stages(looped, jnp.ones(2))
+    text = str(report)
+    assert "② Traced: 1 equation, 1 input → 1 output\n" in text
+    assert "\n  primitives, nested jaxprs included: add×1, scan×1, sin×1\n" in text
+    assert "1 top-level equation; primitives, nested jaxprs included: " in report._repr_html_()
+
+
 def test_a_program_without_inputs_or_primitives_says_none_instead_of_empty_headings():
     report = jaxshow.stages(jax.jit(lambda: 1.0))
     text, page = render.to_text(report), render.to_html(report)
-    assert "\n  primitives: none\n" in text and "\n  no inputs\n" in text and "    input  sharding  layout" not in text
+    assert "\n  primitives, nested jaxprs included: none\n" in text and "\n  no inputs\n" in text and "    input  sharding  layout" not in text
     assert "primitives, nested jaxprs included: none</div>" in page
     assert '<div>inputs</div><span class="js-muted"' in page and ">no inputs</span>" in page
 

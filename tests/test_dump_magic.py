@@ -178,7 +178,8 @@ def test_env_set_before_import_files_by_cell_function_text_diff_and_xla_passes(t
     assert any(x.startswith("-") and "stablehlo.sine %arg0 : tensor<3xf32>" in x for x in diff_lines)
     assert any(x.startswith("+") and "stablehlo.sine %arg0 : tensor<4xf32>" in x for x in diff_lines)
     assert not any(x.startswith(("+", "-")) and "stablehlo.constant" in x for x in diff_lines)
-    assert out["show_diff"]["text"][0].startswith("%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0003_jit_f_compile.mlir  (+")
+    assert out["show_diff"]["text"][0].splitlines()[0] == (
+        f"%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0003_jit_f_compile.mlir  (+{d['added_lines']} −{d['removed_lines']} lines)")
     assert 'style="color: #116329; background: #dafbe1;">+' in out["show_diff"]["html"][0]
 
     # bad input: plain UsageError with the usage line, nothing displayed

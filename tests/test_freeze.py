@@ -163,10 +163,10 @@ def test_freeze_with_no_name_covers_every_jitted_function_and_a_new_shape(shell)
     run_captured(shell, "%jaxcache freeze")
     result, _ = run_captured(shell, "z = other(x)\nz = other(jnp.ones(4))")
     assert str(result.error_in_exec) == (
-        "other would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function (first trace)\n"
+        "other would trace inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function (first trace)\n"
         "  first trace of other\n"
         f"  called at In[{result.execution_count}]:1\n"
-        "JAX did not trace or compile it. %jaxcache thaw lets it trace again."
+        "JAX did not trace or compile it. %jaxcache thaw lets it trace."
     )
     run_captured(shell, "%jaxcache thaw")
     run_captured(shell, "z = other(x)")
@@ -472,7 +472,7 @@ def test_a_frozen_lambda_is_a_redefinition_only_of_its_own_cells(shell):
         assert shell.run_cell(line, store_history=True, cell_id=cell_id).success
     number = shell.execution_count
     assert refused("cell-y") == [
-        "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function "
+        "<lambda> would trace inside a frozen region (%jaxcache freeze, 0 new traces allowed): never-seen function "
         "(first trace)", "  first trace of <lambda>", f"  called at In[{number}]:1"]
     assert refused("cell-x") == [
         "<lambda> would trace again inside a frozen region (%jaxcache freeze, 0 new traces allowed): re-defined function "

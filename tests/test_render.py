@@ -23,6 +23,8 @@ from jaxshow.report import (
     CellReport,
     CompiledStation,
     CostAnalysis,
+    DumpDiff,
+    DumpFile,
     ErrorSummary,
     FunctionCacheStats,
     HelperCompiles,
@@ -110,7 +112,7 @@ def test_text_form_reads_on_its_own():
             output  type    sharding
             result  f32[3]  —
           effects: none (pure)
-          primitives: sin×1"""
+          primitives, nested jaxprs included: sin×1"""
     )
     assert text.startswith(expected_head)
     assert "cost analysis, estimated before compiler optimisations (Lowered.cost_analysis):" in text
@@ -535,7 +537,7 @@ def test_ten_thousand_leaves_give_a_small_report_that_says_where_the_rest_is():
     for attribute in ("traced.args", "traced.out_info", "compiled.inputs", "compiled.outputs", "wrapper.static_args"):
         assert f"\n    … 9,950 more (all in report.{attribute})\n" in text
         assert f"… 9,950 more (all in report.{attribute})" in page
-    assert "op_49×1, …\n    9,950 more (all in report.traced.primitive_counts)\n" in text
+    assert "op_49×1, … 9,950 more (all in report.traced.primitive_counts)\n" in text
     assert "params['layer_49']" in text and "params['layer_50']" not in text + page
     more_cells = [a for t, a in _parse(page).starts if t == "td" and a.get("class") == "js-more"]
     assert [a["colspan"] for a in more_cells] == ["2", "1", "1", "1", "1"], "columns every row shares are said once"
@@ -588,6 +590,36 @@ def test_jaxcache_evidence_and_trace_time_output_are_clean_and_clipped():
     assert "step 500" not in text and "\x1b" not in text and "\r" not in text
     page = render.to_html(noisy)
     assert "step 499\n… 100 more lines" in page and "\x1b" not in page
+
+
+def test_one_line_left_out_reads_in_the_singular():
+    """A trace-time output, a miss's jaxpr diff and a %jaxdump diff one line over the budget read '… 1 more lines'."""
+    report = _cache_records()[0]
+    stats, miss = report.functions[0], report.functions[0].misses[0]
+    diff = TextDiff("jaxpr against the previous trace", "jaxpr", ("-a", "+b", "-c", "+d"), 2, 2)
+    one_over = dataclasses.replace(report, functions=(dataclasses.replace(
+        stats, trace_time_output=("step 0\nstep 1\nstep 2\nstep 3\n",), misses=(dataclasses.replace(miss, jaxpr_diff=diff),)),))
+    budget = render.TextBudget(max_lines=3)
+    text, page = render.to_text(one_over, budget), render.to_html(one_over, budget)
+    assert "       > step 2\n       > … 1 more line\n" in text and "step 2\n… 1 more line</code>" in page
+    assert "         +b\n         -c\n         … 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)\n" in text
+    assert "… 1 more diff line (all in report.functions[0].misses[0].jaxpr_diff.lines)</span>" in page
+    files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
+    dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1,2 +1,2 @@\n-x\n+y\n z", 1, 1)
+    assert render.to_text(dump_diff, budget).endswith("  @@ -1,2 +1,2 @@\n  -x\n  +y\n  … 1 more line (all in report.diff_text)")
+    assert "… 1 more line (all in report.diff_text)</span>" in render.to_html(dump_diff, budget)
+
+
+def test_a_dump_diffs_text_counts_its_lines_as_its_html_does():
+    """``%jaxdump --diff``'s text read '(+1 -1 lines)' with an ASCII minus, the HTML '+1 −1 lines' as every other diff."""
+    files = [DumpFile(f"jax_ir000{n}_jit_f_compile.mlir", "stablehlo", n, "jit_f", "f", "compile", 10, 0.0) for n in (1, 2)]
+    dump_diff = DumpDiff("/tmp/dump", *files, "stablehlo", "@@ -1 +1 @@\n-x\n+y", 1, 1)
+    assert render.to_text(dump_diff).splitlines()[0] == (
+        "%jaxdump --diff jax_ir0001_jit_f_compile.mlir → jax_ir0002_jit_f_compile.mlir  (+1 −1 lines)")
+    assert "+1 −1 lines</span>" in render.to_html(dump_diff)
+    large = dataclasses.replace(dump_diff, added_lines=1_234, removed_lines=5_678)
+    assert render.to_text(large).splitlines()[0].endswith("  (+1,234 −5,678 lines)")
+    assert "+1,234 −5,678 lines</span>" in render.to_html(large)
 
 
 def test_limits_clean_clip_and_block():
@@ -701,7 +733,7 @@ def test_a_big_modules_html_is_at_most_1_35_times_its_text():
     report = _model_report()
     page = render.to_html(report).encode()
     text = render.to_text(report, render.TextBudget(width=100)).encode()
-    assert len(text) == 186_922
+    assert len(text) == 186_946
     assert len(page) <= 1.35 * len(text), f"{len(page):,} bytes of HTML for {len(text):,} of text"
     assert page.count(b"&#x27;") == page.count(b"&quot;") == page.count(b"&gt;") == 0, "text nodes escape & and < only"
 

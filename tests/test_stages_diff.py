@@ -41,6 +41,15 @@ def _diff(shell, cell):
     return report.diffs[0], cap.outputs[-1].data
 
 
+def test_a_figure_that_shrank_says_its_change_with_one_minus_sign(shell):
+    """'−4 B (-25%)': the change in a minus sign, its percentage in a hyphen, in one cell of the table."""
+    run_captured(shell, "%%jaxstages\ny = f(jnp.ones(4), 2)")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(3), 2)")
+    assert QuantityChange("memory: arguments", 16, 12, "B") in diff.quantities
+    assert "memory: arguments  16 B    12 B    −4 B (−25%)" in data["text/plain"]
+    assert "<td>−4 B (−25%)</td>" in data["text/html"]
+
+
 def _changed(diff):
     return [piece for piece in diff.lines if piece[:1] in "+-"]
 

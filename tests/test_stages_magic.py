@@ -891,6 +891,19 @@ def test_named_plain_function_gets_a_clear_message(shell):
     assert "plain is a function, not a jax.jit wrapper" in note and "jaxshow.stages(plain" in note
 
 
+@pytest.mark.parametrize("value, said", [
+    ("3", "n is an int, not a jax.jit wrapper: JAX has no stages to show for it"),
+    ("jnp.ones(2)", "n is an ArrayImpl, not a jax.jit wrapper: JAX has no stages to show for it"),
+    ("lambda v: v", "n is a function, not a jax.jit wrapper: JAX has no stages to show for it. Wrap it with jax.jit, or call "
+                    "jaxshow.stages(n, ...), which jits it and says so"),
+])
+def test_a_named_value_that_is_no_jit_wrapper_is_said_with_its_article_and_advice_only_if_callable(shell, value, said):
+    """``--name n`` of an int read 'n is a int, … Wrap it with jax.jit, or call jaxshow.stages(n, ...)': neither can be."""
+    shell.run_cell(f"n = {value}")
+    result, _ = run_captured(shell, "%%jaxstages --name n -o rep\nr = f(x)")
+    assert result.success and said in shell.user_ns["rep"].notes
+
+
 def test_pre_optimisation_cost_is_budgeted_by_module_size(shell):
     shell.run_line_magic("config", "StagesMagics.lowered_cost_max_chars = 100")
     try:

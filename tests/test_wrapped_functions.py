@@ -828,7 +828,7 @@ def test_a_library_models_signature_is_said_by_argument(shell, library):
     assert result.success, cap.stderr
     text = re.sub(r"\n {9}(?! )", " ", cap.outputs[-1].data["text/plain"])
     leaves = len(shell.user_ns["rep"].functions[0].misses[1].signature)
-    assert f"       signature traced: {said} (all {leaves} leaves in miss.signature)\n" in text
+    assert f"       signature traced: {said} (all {leaves} leaves in report.functions[0].misses[1].signature)\n" in text
 
 
 def test_eqx_filter_jit_leaves_are_named_by_the_users_parameters(shell):

@@ -40,7 +40,7 @@ from jaxshow.magic_args import (
     written_name,
 )
 from jaxshow.progress import StageProgress
-from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport
+from jaxshow.report import CellReport, SourceLocation, StagesDiff, StagesReport, a_or_an
 from jaxshow.stagesdiff import no_previous, stages_diff
 from jaxshow.record_files import directory_problem, save_report
 
@@ -354,8 +354,10 @@ class StagesMagics(Magics):
         value = self.shell.user_ns.get(name.split(".")[0], None) if "." not in name else None
         if value is None or jit_target(value) is not None or library_jit(value) is not None:
             return None
-        return (f"{name} is a {type(value).__name__}, not a jax.jit wrapper: JAX has no stages to show for it. "
-                f"Wrap it with jax.jit, or call jaxshow.stages({name}, ...), which jits it and says so")
+        said = f"{name} is {a_or_an(type(value).__name__)}, not a jax.jit wrapper: JAX has no stages to show for it"
+        if not callable(value):  # an array or a number: nothing to jit, the name is likely the wrong one
+            return said
+        return f"{said}. Wrap it with jax.jit, or call jaxshow.stages({name}, ...), which jits it and says so"
 
     def _label_text(self, text: str) -> str:
         """Cell file names inside an IR text (jaxpr source info, ``loc(...)``, HLO metadata) -> ``In[5]``."""

@@ -435,7 +435,7 @@ def _left_out_text(f: FunctionCacheStats, budget: TextBudget) -> str:
     return paragraph("    ", left_out, "      ", budget) if f.objects > 1 else f"    {left_out}"
 
 
-def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
+def _miss_text(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> list[str]:
     budget = _miss_budget(budget)
     lines = [paragraph("    ", f"{_miss_title(i, miss, budget)}: {located(miss.summary, budget, message)}", "       ", budget)]
     if miss.call_site:
@@ -448,7 +448,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
         lines.append(paragraph("       a library re-traced: ", located(blamed, budget, message), "         ", budget))
     if miss.signature:
         leaves = _all_leaves(miss.signature)
-        said = _signature(miss.signature) + (f" ({leaves} in miss.signature)" if leaves else "")
+        said = _signature(miss.signature) + (f" ({leaves} in {attribute}.signature)" if leaves else "")
         lines.append(paragraph("       signature traced: ", message(said, budget), "         ", budget))
     if miss.same_line_hint:
         lines.append(paragraph("       ", SAME_CALL_SITE_HINT, "         ", budget))
@@ -458,7 +458,7 @@ def _miss_text(i: int, miss: CacheMiss, budget: TextBudget) -> list[str]:
     for note in miss.evidence_notes:
         lines.extend(_quoted(located(note, budget, block), "       ", budget))
     if miss.jaxpr_diff is not None:
-        lines.extend(text_diff_lines(miss.jaxpr_diff, "miss.jaxpr_diff", budget, "       "))
+        lines.extend(text_diff_lines(miss.jaxpr_diff, f"{attribute}.jaxpr_diff", budget, "       "))
     return lines
 
 
@@ -480,7 +480,7 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         for j, (i, miss) in enumerate(_numbered(f, misses)):
             if f.misses_left_out and j == f.left_out_after:
                 lines.append(_left_out_text(f, budget))
-            lines.extend(_miss_text(i, miss, budget))
+            lines.extend(_miss_text(i, miss, f"report.functions[{k}].misses[{j}]", budget))
         if more_misses:
             lines.append(f"    {more_misses}")
         if f.misses_left_out and f.left_out_after >= len(misses):

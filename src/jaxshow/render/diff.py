@@ -32,7 +32,7 @@ def _quantity_row(q: QuantityChange) -> tuple[str, str, str, str]:
         delta = q.now - q.before
         change = ("+" if delta > 0 else "−") + _quantity(abs(delta), q.unit)
         if q.before:
-            change += f" ({delta / q.before:+.0%})"
+            change += f" ({delta / q.before:+.0%})".replace("-", "−")  # the minus sign of the change before it
     else:
         change = "—"
     return q.name, _quantity(q.before, q.unit), _quantity(q.now, q.unit), change
@@ -80,7 +80,7 @@ def text_diff_html(diff: TextDiff, attribute: str, budget: TextBudget, *, open: 
         else:
             body.append(details(muted(f"⋯ {plural(len(run), 'unchanged line')}"), _diff_code(run, budget)))
     if left:
-        body.append(muted(f"… {left:,} more diff lines (all in {attribute}.lines)"))
+        body.append(muted(f"… {plural(left, 'more diff line')} (all in {attribute}.lines)"))
     return details(summary, *body, open=diff.changed if open is None else open, cls="js-diff")
 
 
@@ -96,7 +96,7 @@ def text_diff_lines(diff: TextDiff, attribute: str, budget: TextBudget, indent: 
         else:
             out.append(f"{indent}  ⋯ {plural(len(run), 'unchanged line')}")
     if left:
-        out.append(f"{indent}  … {left:,} more diff lines (all in {attribute}.lines)")
+        out.append(f"{indent}  … {plural(left, 'more diff line')} (all in {attribute}.lines)")
     return out
 
 

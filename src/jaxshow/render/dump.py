@@ -185,7 +185,7 @@ def _diff_html(text: str, budget: TextBudget) -> Html:
         out.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
     result = [code_block(Html("\n".join(out)))]
     if hidden:
-        result.append(muted(f"… {hidden:,} more lines (all in report.diff_text)"))
+        result.append(muted(f"… {plural(hidden, 'more line')} (all in report.diff_text)"))
     return join(result)
 
 
@@ -193,7 +193,7 @@ def _diff_html(text: str, budget: TextBudget) -> Html:
 def _(d: DumpDiff, budget: TextBudget) -> Html:
     parts: list[object] = [
         tag("div", tag("strong", "%jaxdump --diff"), " ", line(d.a.name, budget), " → ", line(d.b.name, budget), " ",
-            muted(f"+{d.added_lines} −{d.removed_lines} lines"), cls="js-head"),
+            muted(f"+{d.added_lines:,} −{d.removed_lines:,} lines"), cls="js-head"),
     ]
     if d.diff_text:
         parts.append(_diff_html(d.diff_text, budget))
@@ -259,9 +259,12 @@ def _(r: DumpReport, budget: TextBudget) -> str:
 
 @render.text_body.register
 def _(d: DumpDiff, budget: TextBudget) -> str:
-    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines} -{d.removed_lines} lines)"]
+    lines = [f"%jaxdump --diff {line(d.a.name, budget)} → {line(d.b.name, budget)}  (+{d.added_lines:,} −{d.removed_lines:,} lines)"]
     if d.diff_text:
-        lines.extend("  " + piece for piece in block(d.diff_text, budget).split("\n"))
+        shown, hidden = clip_lines(d.diff_text, budget.max_lines)
+        lines.extend("  " + piece for piece in block(shown, budget, 0).split("\n"))
+        if hidden:
+            lines.append(f"  … {plural(hidden, 'more line')} (all in report.diff_text)")
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in d.notes)
     return "\n".join(lines)
 

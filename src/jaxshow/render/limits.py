@@ -93,7 +93,7 @@ def block(text: str, budget: TextBudget, max_lines: int | None = None) -> str:
     """
     shown, hidden = clip_lines(clean(text), budget.max_lines if max_lines is None else max_lines)
     out = "\n".join(clip(piece, budget.max_line_chars) for piece in shown.split("\n"))
-    return f"{out}\n… {hidden:,} more lines" if hidden else out
+    return f"{out}\n… {plural(hidden, 'more line')}" if hidden else out
 
 
 def clip_lines(text: str, max_lines: int) -> tuple[str, int]:

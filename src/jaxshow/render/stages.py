@@ -595,7 +595,7 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         out.extend(f"  {said}" for said in _constants(t))
         out.append(paragraph("  effects: ", line(', '.join(t.effects), budget) if t.effects else 'none (pure)', "    ", budget))
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
-        out.append(paragraph("  primitives: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])) or "none", "    ", budget))
+        out.append(paragraph("  primitives, nested jaxprs included: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])) or "none", "    ", budget))
         if t.jaxpr_source_text:
             out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
         else:

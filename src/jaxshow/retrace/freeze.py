@@ -184,7 +184,8 @@ def _history(fun: Any, debug_info: Any, key: Any, line_place: Callable[[str, int
 
 def retrace_message(miss: CacheMiss, allowed: int) -> str:
     """The text of a :class:`RetraceError`: what changed, where it was called, and how to let it trace."""
-    lines = [f"{miss.function} would trace again inside a frozen region (%jaxcache freeze, "
+    again = "" if miss.category == "never_seen" else " again"  # a first trace is refused too: 'again' is untrue of it
+    lines = [f"{miss.function} would trace{again} inside a frozen region (%jaxcache freeze, "
              f"{allowed} new trace{'s' if allowed != 1 else ''} allowed): "
              f"{miss_title(miss.category, miss.blame is not None, miss.reloaded, miss.made_in, miss.made_by)}"]
     lines += [f"  {change_line(miss.category, c, miss.blame is not None)}" for c in miss.changes] or [f"  {miss.summary}"]
@@ -195,5 +196,5 @@ def retrace_message(miss: CacheMiss, allowed: int) -> str:
                      + (f", {effect}" if effect else ""))
     elif miss.call_site:
         lines.append(f"  called at {miss.call_site}")
-    lines.append("JAX did not trace or compile it. %jaxcache thaw lets it trace again.")
+    lines.append(f"JAX did not trace or compile it. %jaxcache thaw lets it trace{again}.")
     return "\n".join(lines)
