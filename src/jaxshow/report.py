@@ -1219,8 +1219,10 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 
 
 def a_or_an(noun: str) -> str:
-    """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'`` (by its first letter)."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+    """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'``, ``a_or_an('MLP')``
+    -> ``'an MLP'``: by the sound of its first letter, said as a word or, in an acronym, as a letter."""
+    vowel_sounds = "AEFHILMNORSX" if noun[:2].isupper() else "AEIOUaeiou"
+    return f"{'an' if noun[:1] in vowel_sounds else 'a'} {noun}"
 
 
 def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:

@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from jaxshow.report import MADE_KINDS, ArgChange, CacheMiss, MissCategory
+from jaxshow.report import MADE_KINDS, ArgChange, CacheMiss, MissCategory, a_or_an
 from jaxshow.reprs import ANOTHER_OBJECT, changed_texts, stable_text
 
 
@@ -170,14 +170,7 @@ def class_made_anew(where: str, module: str, qualname: str) -> ArgChange:
     how = ("a cell or script defined it again" if module == "__main__"
            else "its module ran again (importlib.reload, %autoreload, %run)")
     name = qualname if module == "__main__" else f"{module}.{qualname}"
-    return ArgChange(where, f"{with_article(name)} of the class made anew when {how}", "one of the class it replaced")
-
-
-def with_article(name: str) -> str:
-    """``a Box``, ``an OrderedDict``, ``an MLP``: a class's name after the article its first letter takes, as a word or,
-    in an acronym, as a letter."""
-    vowel_sounds = "AEFHILMNORSX" if name[:2].isupper() else "AEIOUaeiou"
-    return f"{'an' if name[:1] in vowel_sounds else 'a'} {name}"
+    return ArgChange(where, f"{a_or_an(name)} of the class made anew when {how}", "one of the class it replaced")
 
 
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
@@ -192,7 +185,7 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
         texts = md_now.group("meta"), md_before.group("meta")
         where = f"{where} ({md_now.group('type')}'s pytree metadata)"
     elif (cls_now := _NODE_CLASS.match(now)) and (cls_before := _NODE_CLASS.match(before)) and now != before:
-        return ArgChange(where, with_article(cls_now["name"]), with_article(cls_before["name"]))
+        return ArgChange(where, a_or_an(cls_now["name"]), a_or_an(cls_before["name"]))
     else:
         return ArgChange(where, now, before)
     return value_change(where, *texts)
