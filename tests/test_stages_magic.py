@@ -477,13 +477,18 @@ def test_all_and_name_options(shell):
 
 def test_a_call_traced_again_after_jax_clear_caches_is_not_said_to_have_another_pytree(shell):
     """The cell cleared JAX's caches between two calls of one signature, so JAX traced the second again: 'also called'
-    read 'k with another input pytree (the same argument types, traced again)', though the pytree was the same. Two
-    traces that made the same jaxpr now say only what jaxshow can tell."""
+    read 'k with another input pytree (the same argument types, traced again)', though the pytree was the same. A
+    jax.clear_caches() between them is now said (jaxshow hears it); two traces that made the same jaxpr otherwise say
+    only what jaxshow can tell."""
     run_captured(shell, "%%jaxstages -o rep\nk = jax.jit(lambda v: v * 3)\ny = k(x)\njax.clear_caches()\ny = k(x)")
     rep = shell.user_ns["rep"]
     assert [(r.function, r.call_site.line) for r in rep.reports] == [("<lambda>", 5)]
-    assert rep.notes == ("also called: <lambda> traced again with the same signature and jaxpr (jax.clear_caches() or its "
-                         "clear_cache() emptied JAX's cache, or another input pytree) (use --all or --name to show them)",)
+    assert rep.notes == ("also called: <lambda> traced again after jax.clear_caches() emptied JAX's cache (use --all or "
+                         "--name to show them)",)
+    run_captured(shell, "%%jaxstages -o rep\nk = jax.jit(lambda v: v * 3)\ny = k(x)\nk.clear_cache()\ny = k(x)")
+    assert shell.user_ns["rep"].notes == ("also called: <lambda> traced again with the same signature and jaxpr (its "
+                                          "clear_cache() emptied its cache, or another input pytree) (use --all or --name "
+                                          "to show them)",)
 
 
 def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(shell):

@@ -107,6 +107,8 @@ class CallRecord:
     cell_site: SourceLocation | None = None
     thread_id: int = 0
     jaxpr: Any = None
+    clears_before: int = 0
+    """How many times ``jax.clear_caches()`` ran in the cell before this call traced."""
     computation: Any = None
     lowered: Any = None
     compiled: Any = None
@@ -493,6 +495,9 @@ class CallCapture(_jax_compat.CallObserver):
         self._uninstall: Callable[[], None] | None = None
         self._opened_at = time.perf_counter()
         self._closed_at: float | None = None
+        self.clears = 0
+        """How many times ``jax.clear_caches()`` ran while the capture was open."""
+        self._clear_watch = _jax_compat.on_caches_cleared(self._caches_cleared)
 
     # lifecycle -------------------------------------------------------------------------
 
@@ -527,6 +532,7 @@ class CallCapture(_jax_compat.CallObserver):
         what its thread does after this is not recorded.
         """
         self._closed_at = self._closed_at or time.perf_counter()
+        self._clear_watch = None  # JAX holds it weakly: no later clear is heard
         _hooks.close(self)
         self._events.__exit__(None, None, None)
         with self._lock:
@@ -537,6 +543,9 @@ class CallCapture(_jax_compat.CallObserver):
     @property
     def closed(self) -> bool:
         return self._closed_at is not None
+
+    def _caches_cleared(self) -> None:
+        self.clears += 1
 
     # the observer (called from JAX's miss path, on the calling thread) -------------------
 
@@ -638,6 +647,7 @@ class CallCapture(_jax_compat.CallObserver):
             except Exception as exc:  # noqa: BLE001 - the call's record must still meet its dispatch, or it reads as another program
                 record.notes.append(f"jaxshow could not read where this call's arguments are placed: {type(exc).__name__}: {exc}")
         _traced_as(record, jaxpr)
+        record.clears_before = self.clears
         state.pending = record
         if record.ahead_of_time is not None:  # no dispatch follows: .lower() and .compile() may come later, or never
             record.ongoing = False

@@ -222,7 +222,7 @@ def _also_called(records: list[CallRecord], shown: list[CallRecord],
     own, not under a transformation (called at In[3]:2)`` (beside a program JAX compiled for ``f`` under one), ``f,
     another call of it (called at In[3]:2)`` (where a jaxpr was not read, so what sets them apart is not known), ``f in
     another config context (jax_default_matmul_precision='highest')``, ``f with another input pytree (…)``, ``f traced
-    again with the same signature and jaxpr (…)``.
+    again after jax.clear_caches() emptied JAX's cache``, ``f traced again with the same signature and jaxpr (…)``.
     """
     details: dict[tuple[str, str], list[str]] = {}
     for record in records:
@@ -263,6 +263,8 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     changed = _context_changes(record, namesakes)
     if changed:
         return "context", _first(changed)
+    if any(s.clears_before != record.clears_before for s in namesakes):
+        return "cleared", None
     return ("again", None) if any(_same_jaxpr(s, record) for s in namesakes) else ("pytree", None)
 
 
@@ -312,9 +314,10 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
         return f"{name} in another config context{listed}"
     if kind == "pytree":
         return f"{name} with another input pytree (the same argument types, traced again)"
+    if kind == "cleared":
+        return f"{name} traced again after jax.clear_caches() emptied JAX's cache"
     if kind == "again":
-        return (f"{name} traced again with the same signature and jaxpr (jax.clear_caches() or its clear_cache() emptied "
-                "JAX's cache, or another input pytree)")
+        return f"{name} traced again with the same signature and jaxpr (its clear_cache() emptied its cache, or another input pytree)"
     return name
 
 
