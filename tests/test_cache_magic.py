@@ -582,7 +582,8 @@ def test_a_trace_after_jax_clear_caches_is_said_to_be_one_jax_let_go(shell):
     jaxshow now hears jax.clear_caches() (JAX's cache registry) and lets its kept signatures go with JAX's."""
     shell.run_cell("def twice(v):\n    return v * 2\ng2 = jax.jit(twice)\ny = g2(jnp.ones(3))")
     cells = ('jax.config.update("jax_enable_x64", True)\ny = g2(jnp.ones(3))',
-             'jax.config.update("jax_enable_x64", False)\njax.clear_caches()\ny = g2(jnp.ones(3))\ny = g2(jnp.ones(4))')
+             'jax.config.update("jax_enable_x64", False)\njax.clear_caches()\ny = g2(jnp.ones(3))\ny = g2(jnp.ones(4))',
+             'jax.clear_caches()\ny = g2(jnp.ones(5))')
     try:
         reports = []
         for cell in cells:
@@ -594,8 +595,10 @@ def test_a_trace_after_jax_clear_caches_is_said_to_be_one_jax_let_go(shell):
     assert [(m.category, m.summary) for m in reports[0]] == [
         ("tracing_context", "jax_enable_x64: now True, before False; v: now f64[3], before f32[3]")]
     assert [(m.category, m.summary) for m in reports[1]] == [
-        ("not_kept", "that trace of twice failed (an error, or Ctrl-C), or jax.clear_caches() ran since, so JAX traced it again"),
+        ("not_kept", "jax.clear_caches() emptied JAX's cache since that trace of twice, so JAX traced it again"),
         ("input_types", "v: now f32[4], before f32[3]")]
+    assert [(m.category, m.summary) for m in reports[2]] == [
+        ("never_seen", "first trace of twice since jax.clear_caches() emptied JAX's cache")]
 
 
 def test_persistent_subcommand(shell):
@@ -1128,12 +1131,12 @@ def test_jaxcache_on_keeps_no_static_value_alive_after_jax_let_go_of_it(shell, l
         assert alive == alive_without == ((True, True) if kept_by_jax else (False, held_by_jax))
         assert "1. never-seen function (first trace): first trace of scaled called at " in texts[0]
         assert "1. different static arguments: c: now k = 2, before k = 1 called at " in texts[1]  # by value: not made anew
-        assert ("1. signature traced before, not kept by JAX: that trace of scaled failed (an error, or Ctrl-C), or "
-                "jax.clear_caches() ran since, so JAX traced it again called at ") in texts[2]
+        assert ("1. signature traced before, not kept by JAX: jax.clear_caches() emptied JAX's cache since that trace of "
+                "scaled, so JAX traced it again called at ") in texts[2]
         if let_go == "jax.clear_caches()":
             text = " ".join(run_captured(shell, "y = scaled(x, Config(2))")[1].outputs[-1].data["text/plain"].split())
-            assert ("1. never-seen function (first trace): first trace of scaled since JAX let go of its earlier traces "
-                    "(jax.clear_caches(), its clear_cache(), or a trace of it failed) called at ") in text
+            assert ("1. never-seen function (first trace): first trace of scaled since jax.clear_caches() emptied JAX's "
+                    "cache called at ") in text
     finally:
         run_captured(shell, "%jaxcache off")
 

@@ -752,14 +752,19 @@ def _visible(kept: _Kept, started: int | None, key: Any) -> bool:
 
 
 def let_go(record: _FunctionRecord, key: Any) -> str | None:
-    """Where no signature of ``record`` is left to compare ``key`` with: ``"same"`` where one JAX let go of (a loose key,
-    :class:`_Kept`) was ``key`` (:meth:`_Kept.was`), ``"released"`` where JAX let go of some but none is known to have
-    been ``key``, ``None`` where it let go of none."""
-    gone = [*(kept for kept in record.keys if kept.gone()), *record.released]
-    if not gone:
+    """Where no signature of ``record`` is left to compare ``key`` with: ``"cleared"`` where one ``jax.clear_caches()``
+    released was ``key``, ``"same"`` where one JAX let go of (a loose key, :class:`_Kept`) was (:meth:`_Kept.was`),
+    ``"released"`` where JAX let go of some but none is known to have been ``key``, ``"caches_cleared"`` where only
+    ``jax.clear_caches()`` did, ``None`` where it let go of none."""
+    gone = [kept for kept in record.keys if kept.gone()]
+    if not gone and not record.released:
         return None
     described = _jax_compat.describe_trace_key(key)
-    return "same" if any(kept.was(key, described) for kept in gone) else "released"
+    if any(kept.was(key, described) for kept in record.released):
+        return "cleared"
+    if any(kept.was(key, described) for kept in gone):
+        return "same"
+    return "released" if gone else "caches_cleared"
 
 
 def closest_key(record: _FunctionRecord, key: Any, described: tuple | None, parts: Any = None,

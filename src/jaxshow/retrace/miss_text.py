@@ -371,6 +371,8 @@ def miss_summary(category: MissCategory, changes: tuple[ArgChange, ...], functio
             f" (JAX keys a call by how its arguments are passed: pass {', '.join(moved)} the same way each time)" if moved else "")
     if category == "tracing_context":
         return "a config option or context manager differs from every earlier trace"
+    if category == "not_kept" and cleared:
+        return f"{cleared} since that trace of {function}, so JAX traced it again"
     if category == "not_kept":
         return (f"that trace of {function} failed (an error, or Ctrl-C), or jax.clear_caches() ran since, "
                 "so JAX traced it again")

@@ -92,8 +92,11 @@ from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (CONTEXT_POSITION, DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, THREAD_SITE_HINT, _miss_from_text,
                                        code_replaced, enclosing_function, explained_function, miss_summary, value_change)
 
+CACHES_CLEARED = "jax.clear_caches() emptied JAX's cache"
+"""What a trace came after, where jaxshow heard it (:meth:`Registry.caches_cleared`)."""
 CLEARED_BY = {"after_clear": "%jaxcache clear emptied its cache",
-              "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)"}
+              "released": "JAX let go of its earlier traces (jax.clear_caches(), its clear_cache(), or a trace of it failed)",
+              "caches_cleared": CACHES_CLEARED}
 """What a first trace came after, by the status of its function (:meth:`Registry.record_for`, :func:`let_go`)."""
 
 JAX_TEXT_MAX_ENTRIES = 32
@@ -223,7 +226,8 @@ def _side_text(side: Any, traced_type: str | None, beside_traced: bool) -> str:
 def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int, *,
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, replaced: tuple[str, str] | None = None,
-                 wall_time: float = 0.0, thread: str | None = None, trace_error: ErrorSummary | None = None) -> CacheMiss:
+                 wall_time: float = 0.0, thread: str | None = None, trace_error: ErrorSummary | None = None,
+                 caches_cleared: bool = False) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
     ``made_in`` the function that defines it); ``replaced``: where the function was and is defined, its code replaced
@@ -253,7 +257,8 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
         category=category,
         summary=miss_summary(category, changes, record.name, record.made_by, source, replaces=replaces, replaces_cell=replaces_cell,
                              written=record.written(record.name), reloaded=reloaded, made_in=made_in,
-                             cleared=CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker, blamed=blame is not None),
+                             cleared=CACHES_CLEARED if caches_cleared else CLEARED_BY.get(status), traced_by_maker=record.traced_by_maker,
+                             blamed=blame is not None),
         changes=changes,
         evidence=evidence,
         evidence_source=source,
@@ -346,6 +351,7 @@ class _Miss:
     """
 
     __slots__ = ("record", "status", "key", "described", "old", "kept", "from_jax", "jax_text", "call_site", "thread", "wall_time", "category",
+                 "caches_cleared",
                  "jaxprs", "jaxprs_title", "blame", "replaces", "replaces_cell", "reloaded", "replaced", "error", "_explained", "_reported")
 
     def __init__(self, record: _FunctionRecord, status: str, key: Any, described: tuple | None, old: Any, kept: int,
@@ -369,6 +375,8 @@ class _Miss:
         traced (:meth:`_FunctionRecord.replaced_code`)."""
         self.error: ErrorSummary | None = None
         """What the trace raised, if it did."""
+        self.caches_cleared = False
+        """Its signature traced before, and jax.clear_caches() let that trace go (:meth:`Registry.caches_cleared`)."""
         self._explained: CacheMiss | None = None
         self._reported: CacheMiss | None = None
 
@@ -380,7 +388,8 @@ class _Miss:
             self._explained = explain_miss(
                 self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
                 call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces, replaced=self.replaced,
-                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error)
+                replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error,
+                caches_cleared=self.caches_cleared)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
@@ -774,14 +783,16 @@ class Session(_jax_compat.TraceProbe):
             described = _jax_compat.describe_trace_key(key) if key is not None and parts is None else None  # else when explained
             old = closest_key(record, key, described, parts, frame.started) if status == "known" else None
             old_key = old.key if old is not None else None
+            released = None
             if old is None and status == "known" and not kept and key is not None:
                 released = let_go(record, key)  # its earlier signatures held objects of the user's, which JAX let go of
-                if released == "same":
+                if released in ("same", "cleared"):
                     old_key = key  # that signature itself: traced before, not kept by JAX
                 elif released is not None:
                     status = released
             miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
             miss.blame, miss.thread, miss.error = blame, thread, frame.error
+            miss.caches_cleared = released == "cleared"
             miss.replaced = replaced and tuple(self.label(at) if at else "?" for at in replaced)
             earlier = None
             if frame.jaxpr is not None and status in ("new", "same_source"):
