@@ -2671,9 +2671,10 @@ def test_an_equinox_argument_traced_once_and_static_once_or_not_passed_is_named(
     pytest.importorskip("equinox")
     assert shell.run_cell("import equinox as eqx\n@eqx.filter_jit\ndef scaled2(w, v, scale, mode='a'):\n"
                           "    return w * v * scale if mode == 'a' else w - v * scale\n"
-                          "w = jnp.ones(3)\nout = scaled2(w, x, 3.0)").success
+                          "@eqx.filter_jit\ndef scaled3(w, v, scale, mode='a'):\n    return w * v * scale if mode == 'a' else w - v * scale\n"
+                          "w = jnp.ones(3)\nout = scaled2(w, x, 3.0)\nout = scaled3(w, x, 3.0)").success
     found = []
-    for cell in ("out = scaled2(w, x, jnp.full((), 3.0, jnp.float32))", "out = scaled2(w, x, 3.0, mode='b')"):
+    for cell in ("out = scaled2(w, x, jnp.full((), 3.0, jnp.float32))", "out = scaled3(w, x, 3.0, mode='b')"):
         result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
         assert result.success, cap.stderr
         [miss] = shell.user_ns["rep"].functions[0].misses

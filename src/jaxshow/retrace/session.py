@@ -35,6 +35,7 @@ import functools
 import logging
 import os
 import sys
+import re
 import threading
 import time
 import weakref
@@ -185,6 +186,10 @@ STATIC_LEAF_CHARS = 1_000
 """Characters of a changed static leaf's text, at most (as many as JAX's static arguments get)."""
 
 
+_EQUINOX_DYNAMIC = re.compile(r"^(?:\[0\]|args)\[[01]\](?:\['(?:first|rest)'\]|$)")
+"""JAX's path into equinox's dynamic arguments (``[0][1]['rest'][1]``; jax 0.7: ``args[1]['rest'][1]``)."""
+
+
 def _with_static_leaves(changes: tuple[ArgChange, ...], leaves: tuple[tuple[str, Any, Any], ...],
                         types: dict[str, str]) -> tuple[ArgChange, ...]:
     """``changes`` with equinox's one static value (``static: now …((None, 3.0), PyTreeDef(…))…``, jax <= 0.8's
@@ -194,7 +199,7 @@ def _with_static_leaves(changes: tuple[ArgChange, ...], leaves: tuple[tuple[str,
     the signature's, by the user's labels)."""
     sides_apart = any(isinstance(side, Side) for _, *sides in leaves for side in sides)
     gone = [i for i, c in enumerate(changes) if c.where in (EQUINOX_STATIC, "static args")  # jax <= 0.8: "static args"
-            or (sides_apart and c.where.startswith(("[0][0]", "[0][1]")))]  # equinox's dynamic parts, by JAX's path
+            or (sides_apart and _EQUINOX_DYNAMIC.match(c.where))]
     if not gone:
         return changes
     named = tuple(_static_leaf_change(label, now, before, types.get(label)) for label, now, before in leaves)
