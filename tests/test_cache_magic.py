@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import html.parser
@@ -1327,15 +1328,39 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+@contextlib.contextmanager
+def _persistent_cache_restored():
+    """The persistent cache's options as they were before the block (its cells set them), and JAX's hold on the cache
+    directory let go, after it."""
+    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            jax.config.update(name, value)
+        from jax._src import compilation_cache
+        compilation_cache.reset_cache()
+
+
+def _run_in_mode(shell, mode: str, cell: str) -> None:
+    """Run ``cell`` as it is ("plain"), under ``%%jaxcache`` ("cell"), or as the one cell of a ``%jaxcache on`` ("on")."""
+    if mode == "on":
+        shell.run_line_magic("jaxcache", "on")
+    try:
+        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
+    finally:
+        if mode == "on":
+            shell.run_line_magic("jaxcache", "off")
+
+
 def test_a_jitted_callable_objects_compile_has_its_persistent_cache_verdict(shell, tmp_path):
     """JAX compiles a callable object with no __name__ as jit__unnamed_function; its row is named by its class (Scale),
     and its compile was left out of the persistent-cache table and counted as one of JAX's own helper functions."""
-    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
     cell = ("import numpy as np\nclass Scale:\n    def __call__(self, v):\n        return v * 3\n"
             f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
             "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
             "scale3 = jax.jit(Scale())\nscale3(np.ones(3, np.float32));")
-    try:
+    with _persistent_cache_restored():
         result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
         assert result.success
         rep = shell.user_ns["rep"]
@@ -1345,11 +1370,6 @@ def test_a_jitted_callable_objects_compile_has_its_persistent_cache_verdict(shel
         assert module in ("jit__unnamed_function", "jit__unnamed_wrapped_function")
         assert [(c.module, c.verdict, c.reason) for c in rep.persistent] == [(module, "written", "written to the cache directory")]
         assert not any("helper functions" in note for note in rep.notes)
-    finally:
-        for name, value in before.items():
-            jax.config.update(name, value)
-        from jax._src import compilation_cache
-        compilation_cache.reset_cache()
 
 
 class _LevelledRecords(logging.Handler):
@@ -1371,7 +1391,6 @@ def test_the_users_own_debug_logs_of_the_persistent_cache_still_print(shell, tmp
     handler = _LevelledRecords()
     loggers = [logging.getLogger(name) for name in ("jax._src.compiler", "jax._src.compilation_cache")]
     levels = [logger.level for logger in loggers]
-    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
     for logger in loggers:
         logger.setLevel(logging.DEBUG)
         logger.addHandler(handler)
@@ -1379,24 +1398,17 @@ def test_the_users_own_debug_logs_of_the_persistent_cache_still_print(shell, tmp
             f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
             "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\ng(jnp.ones(3));")
     try:
-        if mode == "on":
-            shell.run_line_magic("jaxcache", "on")
-        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
-        if mode == "on":
-            shell.run_line_magic("jaxcache", "off")
-        assert handler.lines == [
-            "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
-            "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
-            "DEBUG: Writing jit_g to persistent compilation cache",
-        ]
+        with _persistent_cache_restored():
+            _run_in_mode(shell, mode, cell)
+            assert handler.lines == [
+                "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
+                "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
+                "DEBUG: Writing jit_g to persistent compilation cache",
+            ]
     finally:
         for logger, level in zip(loggers, levels):
             logger.removeHandler(handler)
             logger.setLevel(level)
-        for name, value in before.items():
-            jax.config.update(name, value)
-        from jax._src import compilation_cache
-        compilation_cache.reset_cache()
 
 
 @pytest.mark.parametrize("mode", ["plain", "cell", "on"])
@@ -1409,30 +1421,22 @@ def test_a_debug_level_the_user_sets_during_the_session_prints_and_stays(shell, 
     handler = _LevelledRecords()
     compiler, user_logger = logging.getLogger("jax._src.compiler"), logging.getLogger(where)
     level = user_logger.level
-    before = {name: jax.config.values[name] for name in ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")}
     compiler.addHandler(handler)
     cell = ("import logging\n@jax.jit\ndef g(v):\n    return jnp.sin(v) * 2\n"
             f"jax.config.update('jax_compilation_cache_dir', {str(tmp_path)!r})\n"
             "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n"
             f"logging.getLogger({where!r}).setLevel(logging.DEBUG)\ng(jnp.ones(3));")
     try:
-        if mode == "on":
-            shell.run_line_magic("jaxcache", "on")
-        assert shell.run_cell(("%%jaxcache\n" if mode == "cell" else "") + cell, store_history=True).success
-        if mode == "on":
-            shell.run_line_magic("jaxcache", "off")
-        assert handler.lines == [
-            "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
-            "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
-        ]
-        assert (user_logger.level, compiler.getEffectiveLevel()) == (logging.DEBUG, logging.DEBUG)
+        with _persistent_cache_restored():
+            _run_in_mode(shell, mode, cell)
+            assert handler.lines == [
+                "DEBUG: PERSISTENT COMPILATION CACHE MISS for 'jit_g'",
+                "DEBUG: 'jit_g' took at least 0.00 seconds to compile (…s)",
+            ]
+            assert (user_logger.level, compiler.getEffectiveLevel()) == (logging.DEBUG, logging.DEBUG)
     finally:
         compiler.removeHandler(handler)
         user_logger.setLevel(level)
-        for name, value in before.items():
-            jax.config.update(name, value)
-        from jax._src import compilation_cache
-        compilation_cache.reset_cache()
 
 
 @pytest.mark.parametrize("mode", ["cell", "on"])

@@ -65,6 +65,7 @@ def named_leaves(names: Iterable[str], labels: LeafLabels | None, name: str) -> 
 EQUINOX_STATIC = "static"
 """The parameter of equinox's jitted function that holds the non-array leaves of the user's function and arguments."""
 
+
 def static_leaf_changes(key: Any, old: Any, name: str) -> tuple[tuple[str, Any, Any], ...]:
     """``(the user's label, now, before)`` for each non-array leaf of the user's arguments that differs between two
     tracing-cache keys of ``eqx.filter_jit``'s jitted function for ``name`` (``scale``: ``3.0``, ``2.0``), the values
@@ -86,8 +87,7 @@ def static_leaves(statics: tuple[Any, ...]) -> tuple[tuple[str, Any], ...] | Non
         if labels is None:
             return None
         (_, *parts), = statics
-        return tuple((labels[1][part][i], leaf) for part, (leaves, _) in zip(("first", "rest"), parts)
-                     for i, leaf in enumerate(leaves) if leaf is not None)
+        return tuple((label, leaf) for label, leaf in _by_label(parts, labels).items() if leaf is not TRACED)
     except Exception:  # noqa: BLE001 - another shape than equinox's: its static value stands
         return None
 
