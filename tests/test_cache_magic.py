@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import gc
 import html.parser
+import inspect
 import logging
 import os
 import re
@@ -16,6 +17,7 @@ import jax.monitoring
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
+from jax._src import config as jax_config
 
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
@@ -2238,6 +2240,37 @@ def test_a_re_trace_for_a_config_context_also_names_the_arguments_that_changed(s
             "x: now f64[3], before f32[3] called at In[") in text, text
     assert ("1. different tracing context (a config option or context manager): jax_default_matmul_precision: now "
             "highest, before None; a: now f32[8,8], before f32[4,4] called at In[") in text, text
+
+
+_DEFINES_OPTION = ("from jax._src import config as C\n"
+                   "def define(name):  # a module's option, as jax.experimental.pallas defines its own on jax 0.12\n"
+                   "    state = C.bool_state(name, False, 'a test option', include_in_jit_key=True, include_in_trace_context=True)\n"
+                   "    setattr(C, '_' + name, state)")
+
+
+@pytest.mark.skipif("include_in_trace_context" not in inspect.signature(jax_config.bool_state).parameters,
+                    reason="jax 0.7's trace context is a fixed tuple: no option can be added to it")
+def test_a_re_trace_after_a_module_defined_trace_context_options_names_them():
+    """``from jax.experimental import pallas`` on jax 0.12 adds options to JAX's trace context (and jit key): every
+    function traced before traces again. The miss read 'a config option or context manager differs from every earlier
+    trace' (the two contexts' lengths differ; jax 0.8's and 0.9's own diffs raised), and with a new shape, 'different
+    tracing context ...: v: now f32[2], before f32[3]'. In a kernel of its own: the options stay defined."""
+    from shellrun import in_a_real_kernel
+
+    _, nb = in_a_real_kernel(
+        "%load_ext jaxshow\nimport jax, jax.numpy as jnp\nf = jax.jit(lambda v: v * 2)\ng = jax.jit(lambda v: v + 1)\n"
+        "x = jnp.ones(3)\ny, z = f(x), g(x)",
+        _DEFINES_OPTION + "\ndefine('jaxshow_one')\ndefine('jaxshow_two')",
+        "%%jaxcache\ny = f(x)", "%jaxcache on", "z = g(x)", "%jaxcache off",
+        "define('jaxshow_three')", "%%jaxcache\ny = f(jnp.ones(2))")
+    title = "1. different tracing context (a config option or context manager): JAX's trace context: now also"
+    for cell in (2, 4):
+        text = " ".join(nb.cells[cell].outputs[-1]["data"]["text/plain"].split())
+        assert (f"{title} jaxshow_one (False), jaxshow_two (False), before without them (a module imported since defined "
+                f"them) called at In[{cell + 1}]:") in text, text
+    text = " ".join(nb.cells[7].outputs[-1]["data"]["text/plain"].split())
+    assert (f"{title} jaxshow_three (False), before without it (a module imported since defined it); v: now f32[2], "
+            "before f32[3] called at In[8]:2") in text, text
 
 
 def test_jaxcache_on_explains_a_re_trace_of_a_function_traced_before_it_was_on(shell):

@@ -576,3 +576,15 @@ def test_explain_shows_its_option_in_its_signature():
     assert [(p.name, p.kind.name, p.default) for p in params.values()] == [("jax_text", "KEYWORD_ONLY", "always")]
     with pytest.raises(TypeError, match="unexpected keyword argument 'jax_txt'"):
         jaxshow.explain(jax_txt="never")
+
+
+def test_options_defined_since_an_earlier_trace_read_as_one_change_named_or_counted():
+    """Options a module defined between two traces (JAX appends them to its trace context): by name where this JAX
+    names the context's positions, else counted with their values (an option a library defines outside JAX's modules,
+    on a JAX that cannot list the names)."""
+    from jaxshow.retrace.classify import _options_defined_since
+
+    assert _options_defined_since(("pallas_grid_context",), (None,)) == ArgChange(
+        "JAX's trace context", "also pallas_grid_context (None)", "without it (a module imported since defined it)")
+    assert _options_defined_since(None, (False, None)) == ArgChange(
+        "JAX's trace context", "also 2 options (False, None)", "without them (a module imported since defined them)")

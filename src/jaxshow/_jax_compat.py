@@ -1426,7 +1426,7 @@ def bound_axes(key: Any) -> tuple[tuple[str, int], ...] | None:
     or ``(name, size)`` pairs (jax 0.7). ``None`` where this JAX's context cannot be read by name."""
     try:
         names, (context, _) = trace_context_positions(), trace_key_context(key)
-        if names is None or len(names) != len(context) or "axis_env_state" not in names:
+        if names is None or len(names) < len(context) or "axis_env_state" not in names[:len(context)]:
             return None
         env = context[names.index("axis_env_state")]
         sizes = getattr(env, "axis_sizes", None)
@@ -1820,6 +1820,11 @@ def _pjit_diff(new_key: PjitTraceKey, old_key: PjitTraceKey) -> tuple[list, int]
         return _diff_once(_pjit_trace_cache()[0].diff_tracing_cache_keys, new_key.key, old_key.key, new_key.debug_info)
 
 
+CONTEXT_LENGTHS_DIFFER = ("Tracing context doesn't match, e.g. due to config or context manager.\n"
+                          "  * number of tracing context values differs: now {} and before {}")
+"""JAX's words (jax >= 0.10) for two keys whose trace contexts hold different numbers of options."""
+
+
 def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     """JAX's own explanation of why ``new_key`` misses ``old_key`` (the text of one diff).
 
@@ -1827,6 +1832,9 @@ def diff_trace_keys(new_key: Any, old_key: Any) -> str | None:
     explanation unavailable"); where its context and pytree match, a
     static-argument difference is worded as jax 0.10 words it, at the same rank.
     """
+    lengths = len(trace_key_context(new_key)[0]), len(trace_key_context(old_key)[0])
+    if lengths[0] != lengths[1]:  # a module imported between the two defined options (jax 0.8's and 0.9's diffs raise then)
+        return CONTEXT_LENGTHS_DIFFER.format(*lengths)
     if isinstance(new_key, PjitTraceKey) and isinstance(old_key, PjitTraceKey):
         try:
             if unread_statics_differ(_static_boxes(new_key), _static_boxes(old_key)):

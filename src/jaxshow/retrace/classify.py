@@ -21,12 +21,12 @@ from jaxshow import _jax_compat
 from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import argument_label, is_jax_type
-from jaxshow.report import MISS_TITLES, ArgChange, MissCategory
+from jaxshow.report import MISS_TITLES, ArgChange, MissCategory, plural
 from jaxshow.reprs import ANOTHER_OBJECT, differ
 from jaxshow.retrace.history import _FunctionRecord
 from jaxshow.retrace.identity import identity_part
 from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUNT, CLEARED_HINT, CONTEXT_POSITION,
-                                       DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, class_made_anew,
+                                       DEFINED_AT, EQUAL_AS_PRINTED, NO_SITE_HINT, NOT_PASSED, SAME_LINE_HINT, TRACE_CONTEXT, class_made_anew,
                                        input_path_name, parse_explanation, value_change)
 
 def classify_miss(
@@ -427,16 +427,28 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
         return ()
     now, _ = _jax_compat.trace_key_context(key)
     before, _ = _jax_compat.trace_key_context(old)
-    if len(now) != len(before):
+    if len(now) < len(before):
         return ()
     names = _jax_compat.trace_context_positions()
-    if names is not None and len(names) != len(now):
+    if names is not None and len(names) < len(now):
         names = None
-    return tuple(
-        ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
-        for i, (a, b) in enumerate(zip(now, before))
-        if a != b
-    )
+    changes = [ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
+               for i, (a, b) in enumerate(zip(now, before)) if a != b]
+    if len(now) > len(before):
+        changes.append(_options_defined_since(names[len(before):len(now)] if names else None, now[len(before):]))
+    return tuple(changes)
+
+
+def _options_defined_since(names: tuple[str, ...] | None, values: tuple[Any, ...]) -> ArgChange:
+    """The options a key's trace context holds past the end of an earlier key's, by name where this JAX names them:
+    JAX appends each option a module defines to its trace context as the module is imported (``jax.experimental.pallas``
+    adds ``pallas_grid_context`` on jax 0.12), so every jitted function traced before traces once more."""
+    if names is not None:
+        added = ", ".join(f"{name} ({value})" for name, value in zip(names, values))
+    else:
+        added = f"{plural(len(values), 'option')} ({', '.join(str(v) for v in values)})"
+    them = "it" if len(values) == 1 else "them"
+    return ArgChange(TRACE_CONTEXT, f"also {added}", f"without {them} (a module imported since defined {them})")
 
 
 _AXIS_TYPES = re.compile(r"axis_types=\([^()]*\), ?")

@@ -45,6 +45,8 @@ _OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
 _OLD_STATIC_HEAD = re.compile(r"different value of static (?P<what>args|kwargs):")
 CONTEXT_POSITION = "trace context "
 """Prefix of a changed trace-context value named by its position (JAX releases that do not name the option)."""
+TRACE_CONTEXT = "JAX's trace context"
+"""Where the options a module defined since an earlier trace show as one change (:func:`~jaxshow.retrace.classify._context_changes`)."""
 
 
 def explained_function(text: str) -> str | None:
