@@ -97,7 +97,7 @@ class StagesMagics(Magics):
     @cell_magic_arguments()
     @argument("--all", dest="show_all", action="store_true", help="Show every jitted call of yours the cell made, not only the last.")
     @argument("-n", "--name", metavar="FUNCTION", action=GivenOnce, meaning=name_meant,
-              help="Show every call of this jitted function, and only its (with --all too).")
+              help="Show every call of this jitted function, and no other function's (with --all too).")
     @argument("--hlo", action="store_true", help="Show the lowered module as HLO text instead of StableHLO.")
     @argument("--debug-info", action="store_true", help="Include source locations in the lowered module and the jaxpr.")
     @argument("--source", action="store_true", help="Show your source lines beside the jaxpr, StableHLO and optimised HLO, "
