@@ -2082,6 +2082,23 @@ def test_a_wrapper_jax_makes_per_call_is_titled_so(shell):
             "each call of pallas_call makes a new function object") in text
 
 
+@pytest.mark.parametrize("mode", ["cell", "on"])
+def test_a_pallas_kernel_called_inside_a_jitted_function_is_part_of_its_trace(shell, mode):
+    """``pl.pallas_call(kernel, ...)(x, y)`` inside a jitted ``add``, as Pallas's own guide writes it: each trace of add
+    makes a new pallas_call wrapper and traces it. The report had a row 'add_kernel (2 function objects)' beside add's,
+    '4 traces of 2 jitted functions', and told the user to 'make it once, outside the loop or cell', which they cannot."""
+    pl = pytest.importorskip("jax.experimental.pallas")
+    shell.user_ns["pl"] = pl
+    shell.run_cell("def add_kernel(x_ref, y_ref, o_ref):\n    o_ref[...] = x_ref[...] + y_ref[...]\n\n@jax.jit\n"
+                   "def add(v, w):\n    return pl.pallas_call(add_kernel, out_shape=jax.ShapeDtypeStruct(v.shape, v.dtype), "
+                   "interpret=True)(v, w)\nz = add(x, x)", store_history=True)
+    text = _report_text(shell, mode, "z = add(jnp.ones(4), jnp.ones(4))\nz = add(jnp.ones(5), jnp.ones(5))")
+    assert text.startswith("%jaxcache — 2 traces of 1 jitted function "), text
+    assert "add_kernel (" not in text and "make it once" not in text, text
+    assert ("note: add_kernel: traced 2 times inside add's traces, each time as a new pallas_call wrapper that trace made "
+            "(each call of pallas_call makes one): part of add's traces and compiled with them; not shown") in text, text
+
+
 def test_a_cache_hit_whose_program_raised_is_still_a_hit(shell):
     run_captured(shell, "step = jax.jit(lambda v: v + 1, donate_argnums=0)\np = jnp.ones(4)\nq = step(p)")
     result, cap = run_captured(shell, "%%jaxcache -o rep\nstep(p)")

@@ -371,8 +371,15 @@ def _made_by(fun: Any) -> str | None:
     made = transformation_code(fun)
     if made is not None:
         return TRANSFORM_NAMES[made.co_name]
-    maker = (_enclosing_code(fun) or "").lstrip("_")  # pl.pallas_call's '_pallas_call.<locals>.wrapped'
-    return maker or "JAX transformation"
+    return jax_maker(fun)
+
+
+def jax_maker(fun: Any) -> str | None:
+    """The JAX function that made ``fun``, a wrapper of the user's function that it makes per call and no
+    transformation's (``pallas_call`` for ``pl.pallas_call``'s ``_pallas_call.<locals>.wrapped``); else ``None``."""
+    if not jax_made(fun) or _jax_compat.pmapped_target(fun) is not None or transformation_code(fun) is not None:
+        return None
+    return (_enclosing_code(fun) or "").lstrip("_") or "JAX transformation"
 
 
 def _enclosing_code(fun: Any) -> str | None:

@@ -47,7 +47,7 @@ import jax
 
 from jaxshow import _jax_compat, persistent
 from jaxshow.capture import calls
-from jaxshow.capture.carried import library_file, package_of
+from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import EQUINOX_STATIC, NOT_PASSED, TRACED, Side, static_leaf_changes, user_names
 from jaxshow.capture.flax_args import graph_leaf_names
@@ -83,6 +83,7 @@ from jaxshow.retrace.history import (
     _unwrapped,
     closest_key,
     defined_in_top_level_loop,
+    jax_maker,
     kept_before,
     let_go,
     moment,
@@ -567,6 +568,10 @@ class Session(_jax_compat.TraceProbe):
         self._nested_library_traces: dict[tuple[str, str], int] = {}
         """Traces of a library's functions made inside another trace, by where (:func:`_enclosing_trace`) and library
         (equinox's and diffrax's inside diffeqsolve): part of the enclosing trace, counted in one note per where."""
+        self._made_inside: dict[tuple[str, str, str], int] = {}
+        """Traces of wrappers a JAX function made anew inside another trace of the user's (``pl.pallas_call``'s per
+        call, in a jitted function), by the user's function inside, the maker and the enclosing function: part of
+        the enclosing trace, counted in one note each."""
         self._local = threading.local()
         self._lock = threading.Lock()
         self._open: dict[int, list[_Frame]] = {}
@@ -703,6 +708,10 @@ class Session(_jax_compat.TraceProbe):
                 where = (_enclosing_trace(stack[0]), library)
                 with self._lock:
                     self._nested_library_traces[where] = self._nested_library_traces.get(where, 0) + 1
+            elif recorded and stack and (maker := jax_maker(frame.fun)) is not None and registry.lookup(frame.fun) is None:
+                where = (_wrapped_name(frame), maker, getattr(stack[-1].debug_info, "func_name", None) or "?")
+                with self._lock:
+                    self._made_inside[where] = self._made_inside.get(where, 0) + 1
             elif recorded:
                 self._record_miss(frame, key)
         except Exception as exc:  # noqa: BLE001 - the probe must never break the user's call
@@ -997,6 +1006,7 @@ class Session(_jax_compat.TraceProbe):
             notes.append(f"libraries traced {count} function{'s' if count > 1 else ''} of their own with jax.eval_shape, "
                          f"jax.make_jaxpr or .trace() ({_by_library(self._library_traces)}), which compile nothing "
                          "(flax linen and equinox check shapes so); not shown")
+        notes.extend(_made_inside_note(*where, n) for where, n in self._made_inside.items())
         for inside in dict.fromkeys(where for where, _ in self._nested_library_traces):
             by_library = {library: n for (where, library), n in self._nested_library_traces.items() if where == inside}
             count = sum(by_library.values())
@@ -1052,6 +1062,7 @@ class Session(_jax_compat.TraceProbe):
             self._positional_context = False
             self._library_traces.clear()
             self._nested_library_traces.clear()
+            self._made_inside.clear()
             self._compiled_ahead.clear()
             self._compiled_earlier.clear()
             self._jaxprs.clear()
@@ -1121,6 +1132,21 @@ def _enclosing_trace(root: _Frame) -> str:
         return "the traces above"
     api = _LAX_BODIES.get(traced_for)
     return f"the body of an eager jax.lax.{api}" if api else f"JAX's trace for {traced_for}"
+
+
+def _made_inside_note(inner: str, maker: str, outer: str, traces: int) -> str:
+    """Why the traces of ``inner`` inside ``outer``'s, each of a new wrapper ``maker`` made, have no row."""
+    if traces == 1:
+        return (f"{inner}: traced inside {outer}'s trace, as a new {maker} wrapper that trace made (each call of {maker} "
+                f"makes one): part of {outer}'s trace and compiled with it; not shown")
+    return (f"{inner}: traced {traces} times inside {outer}'s traces, each time as a new {maker} wrapper that trace made "
+            f"(each call of {maker} makes one): part of {outer}'s traces and compiled with them; not shown")
+
+
+def _wrapped_name(frame: _Frame) -> str:
+    """The name of the user's function inside a wrapper JAX made (``add_kernel`` in ``pl.pallas_call``'s ``wrapped``)."""
+    inner = closure_function(frame.fun)
+    return inner.__qualname__ if inner is not None else getattr(frame.debug_info, "func_name", None) or "?"
 
 
 def _no_history(fun: Any) -> bool:
