@@ -1221,7 +1221,7 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 def a_or_an(noun: str) -> str:
     """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'``, ``a_or_an('MLP')``
     -> ``'an MLP'``, ``a_or_an('UnitVec')`` -> ``'a UnitVec'``: by the sound of its first letter, said as a word or, in
-    an acronym, as a letter; a vowel said as a consonant (``Use…``, ``Uni…``, ``Eu…``, ``One…``) takes ``a``."""
+    an acronym, as a letter; a vowel said as a consonant (``Use…``, ``Uni…``, ``One…``) takes ``a``."""
     if noun[:2].isupper():
         vowel_sound = noun[:1] in "AEFHILMNORSX"
     else:
@@ -1229,7 +1229,7 @@ def a_or_an(noun: str) -> str:
     return f"{'an' if vowel_sound else 'a'} {noun}"
 
 
-_CONSONANT_SOUNDING = ("unic", "unif", "unio", "uniq", "unit", "univ", "unix", "use", "usu", "uti", "eu", "one", "once")
+_CONSONANT_SOUNDING = ("unic", "unif", "unio", "uniq", "unit", "univ", "unix", "use", "usu", "uti", "one", "once")
 """Beginnings of words whose vowel is said as a consonant (``a unit``, ``a user``, ``a one-hot``)."""
 
 
