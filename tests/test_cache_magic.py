@@ -607,6 +607,29 @@ def test_a_trace_after_jax_clear_caches_is_said_to_be_one_jax_let_go(shell):
         ("never_seen", "first trace of twice since jax.clear_caches() emptied JAX's cache")]
 
 
+def test_a_function_that_clears_jaxs_caches_in_its_own_trace_is_counted_traced(shell):
+    """jax.clear_caches() inside a jitted function's trace empties the tracing cache's miss counter that tells jaxshow a
+    lookup traced: three calls, each traced (JAX kept none), read 'no trace, but 3 calls compiled from an earlier trace'
+    with 'traced 0', and %jaxcache on showed no report at all. A clear on the lookup's own thread inside it now marks it
+    a miss: a hit runs no code of the user's."""
+    cell = ("@jax.jit\ndef clearing(v):\n    traces.append(1)\n    jax.clear_caches()\n    return v * 2\n"
+            "y = clearing(x)\ny = clearing(x)\ny = clearing(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1, 1, 1]
+    stats = shell.user_ns["rep"].functions[0]
+    assert (stats.function, stats.calls, stats.traced, stats.hits) == ("clearing", 3, 3, 0)
+    assert [(m.category, m.summary) for m in stats.misses] == [("never_seen", "first trace of clearing")] + [
+        ("not_kept", "jax.clear_caches() emptied JAX's cache since that trace of clearing, so JAX traced it again")] * 2
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 3 traces of 1 jitted function"
+    run_captured(shell, "%jaxcache on")
+    try:
+        _, cap = run_captured(shell, cell)
+    finally:
+        run_captured(shell, "%jaxcache off")
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 3 traces of 1 jitted function"
+
+
 def test_persistent_subcommand(shell):
     run_captured(shell, "%%jaxcache\nf(jnp.ones(7))")
     _, cap = run_captured(shell, "%jaxcache persistent -o state")
