@@ -405,3 +405,51 @@ def test_every_text_colour_reaches_wcag_aa_in_each_theme(browser, theme, scheme)
     assert dark == (theme.endswith("dark") or (theme == "default" and scheme == "dark")), f"the report is not in the {theme} theme's colours"
     low = {name: round(ratio, 2) for name, ratio in ratios.items() if ratio < 4.5}
     assert not low, f"below WCAG AA (4.5:1) in {theme}/{scheme}: {low}"
+
+
+# --- long names and values wrap inside the report ----------------------------------------------
+
+LONG_NAMES = """
+import jax, jax.numpy as jnp
+from functools import partial
+
+@partial(jax.jit, static_argnums=1)
+def scale_the_inputs_by_a_mode_with_a_name_long_enough_to_need_more_than_one_line_in_a_narrow_notebook_column(v, mode):
+    return v * 2
+
+x = jnp.ones(3)
+y = scale_the_inputs_by_a_mode_with_a_name_long_enough_to_need_more_than_one_line_in_a_narrow_notebook_column(x, "<b>&" + "z" * 200)
+"""
+OUTSIDE_THE_ROOT = """root => {
+    const right = root.getBoundingClientRect().right;
+    const scrolls = e => { for (let p = e.parentElement; p && p !== root; p = p.parentElement) {
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+    return [...root.querySelectorAll('*')].filter(e => e.getBoundingClientRect().width > 0 && !scrolls(e)
+        && e.getBoundingClientRect().right > right + 1).map(e => `${e.tagName}: ${e.textContent.slice(0, 60)}`);
+}"""
+
+
+@pytest.mark.browser
+def test_a_long_function_name_and_static_value_wrap_inside_a_narrow_report(browser, ip):
+    """A %%jaxcache report at a 600-pixel page, of a function with a 103-character name whose static string argument
+    changed (200 characters each time): the function table, the miss's line and its where/now/before table ran past
+    the report's border, the 'before' column out of sight. A long word now breaks in its cell or line (a soft wrap:
+    copied text stays whole); only code scrolls in its box."""
+    from shellrun import run_captured
+
+    assert ip.run_cell(LONG_NAMES).success
+    call = LONG_NAMES.strip().splitlines()[-1].replace('"z"', '"y"')
+    result, cap = run_captured(ip, "%%jaxcache\n" + call)
+    assert result.success, result.error_in_exec
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "long-names-600.html"
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{cap.outputs[-1].data['text/html']}</body></html>",
+                    encoding="utf-8")
+    page = browser.new_page(viewport={"width": 600, "height": 900})
+    page.goto(path.as_uri(), wait_until="load")
+    page.locator("details").evaluate_all("ds => ds.forEach(d => d.open = true)")
+    root = page.locator("div.jaxshow").first
+    outside = root.evaluate(OUTSIDE_THE_ROOT)
+    root.screenshot(path=str(ARTIFACTS / "long-names-600.png"))
+    page.close()
+    assert outside == []

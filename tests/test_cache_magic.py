@@ -222,6 +222,11 @@ def test_a_changed_pytree_node_is_named_by_its_parameter(shell):
                                                            for name, (now, before) in pairs.items()))
     assert [[(c.where, c.now, c.before) for c in f.misses[1].changes] for f in shell.user_ns["rep"].functions] == [
         [("pair", "an NT", "a list")], [("pair", "an Obj", "an NT")], [("pair", "a collections.OrderedDict", "an Obj")]]
+    # a vowel said as a consonant read 'now an UnitPair, before a list'
+    shell.run_cell("UnitPair = collections.namedtuple('UnitPair', 'a b')\nOnePair = collections.namedtuple('OnePair', 'a b')")
+    run_captured(shell, "%%jaxcache -o rep\nq1 = jax.jit(lambda pair: pair[0])\nq1([x, x])\nq1(UnitPair(x, x))\nq1(OnePair(x, x))")
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in shell.user_ns["rep"].functions[0].misses[1:]] == [
+        [("pair", "a UnitPair", "a list")], [("pair", "a OnePair", "a UnitPair")]]
 
 
 def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_only_there(shell):
@@ -602,6 +607,29 @@ def test_a_trace_after_jax_clear_caches_is_said_to_be_one_jax_let_go(shell):
         ("input_types", "v: now f32[4], before f32[3]")]
     assert [(m.category, m.summary) for m in reports[2]] == [
         ("never_seen", "first trace of twice since jax.clear_caches() emptied JAX's cache")]
+
+
+def test_a_function_that_clears_jaxs_caches_in_its_own_trace_is_counted_traced(shell):
+    """jax.clear_caches() inside a jitted function's trace empties the tracing cache's miss counter that tells jaxshow a
+    lookup traced: three calls, each traced (JAX kept none), read 'no trace, but 3 calls compiled from an earlier trace'
+    with 'traced 0', and %jaxcache on showed no report at all. A clear on the lookup's own thread inside it now marks it
+    a miss: a hit runs no code of the user's."""
+    cell = ("@jax.jit\ndef clearing(v):\n    traces.append(1)\n    jax.clear_caches()\n    return v * 2\n"
+            "y = clearing(x)\ny = clearing(x)\ny = clearing(x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["traces"] == [1, 1, 1]
+    stats = shell.user_ns["rep"].functions[0]
+    assert (stats.function, stats.calls, stats.traced, stats.hits) == ("clearing", 3, 3, 0)
+    assert [(m.category, m.summary) for m in stats.misses] == [("never_seen", "first trace of clearing")] + [
+        ("not_kept", "jax.clear_caches() emptied JAX's cache since that trace of clearing, so JAX traced it again")] * 2
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 3 traces of 1 jitted function"
+    run_captured(shell, "%jaxcache on")
+    try:
+        _, cap = run_captured(shell, cell)
+    finally:
+        run_captured(shell, "%jaxcache off")
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == "%jaxcache — 3 traces of 1 jitted function"
 
 
 def test_persistent_subcommand(shell):
@@ -2993,14 +3021,15 @@ def test_a_lambda_edited_below_an_added_line_and_then_moved_up_keeps_its_place(s
     run_captured(shell, "%jaxcache off")
 
 
-def _retraced(shell, cell: str, before_each: str = "", tries: int = 10):
+def _retraced(shell, cell: str, before_each: str = "", tries: int = 10, before_each_magic: str = "%%jaxcache\n"):
     """The ``%%jaxcache`` report of the first of up to ``tries`` runs of ``cell`` (each after ``before_each``, which
-    makes the class anew) in which JAX traced ``pmod_reload.apply`` (its ``traces`` grew), and that run's output.
+    makes the class anew, run under ``before_each_magic``) in which JAX traced ``pmod_reload.apply`` (its ``traces``
+    grew), and that run's output.
     jax >= 0.10 at times serves a call with a dataclass made anew from the trace of the class it replaced (its
     ``PyTreeDef ==`` does not compare a dataclass's type; one run in four here), with no trace: nothing to explain."""
     for _ in range(tries):
         if before_each:
-            shell.run_cell("%%jaxcache\n" + before_each, store_history=True)
+            shell.run_cell(before_each_magic + before_each, store_history=True)
         before = len(shell.user_ns["pmod_reload"].traces)
         result, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
         assert result.success, result.error_in_exec
@@ -3035,6 +3064,27 @@ def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_p
     rep, _ = _retraced(shell, cell)
     (miss,) = rep.functions[0].misses
     assert miss.summary == "p: now a Box of the class made anew when a cell or script defined it again, before one of the class it replaced"
+
+
+def test_a_pytree_class_made_anew_is_named_so_when_its_reloaded_function_traced_unseen(shell, tmp_path, monkeypatch):
+    """The reload's own call ran in a cell without %%jaxcache (the reloaded module's apply traced there, unseen), so
+    the next %%jaxcache cell's miss is a first-seen function's, explained by JAX's words alone: 'p: equal as printed,
+    unequal as compared: <class 'pmod_reload.Params'> is another object, compared by identity: make it once, or make
+    it a static field that compares by value', advice for a static value. JAX's words for two classes of one module
+    and name now read as the class made anew, as they do where jaxshow held the earlier key."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "pmod_reload.py").write_text(
+        "import dataclasses, jax\n\ntraces = []\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
+        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    traces.append(1)\n    return x * p.w\n")
+    shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
+    shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
+    rep, cap = _retraced(shell, "p = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)",
+                         before_each="importlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)", before_each_magic="")
+    (miss,) = rep.functions[0].misses
+    assert (miss.category, miss.summary) == ("input_pytree", (
+        "p: now a pmod_reload.Params of the class made anew when its module ran again (importlib.reload, %autoreload, "
+        "%run), before one of the class it replaced"))
+    assert "compared by identity" not in cap.outputs[0].data["text/plain"]
 
 
 def test_a_function_whose_code_autoreload_replaced_in_place_is_said_so(shell, tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jaxshow import _jax_compat, persistent
-from shellrun import run_captured
+from shellrun import run_captured, unwrapped
 
 LOGGERS = (_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES)
 
@@ -145,6 +145,22 @@ def test_reload_or_unload_says_which_modes_it_ended(ip, monkeypatch):
     run_captured(ip, "%load_ext jaxshow")
     _, cap = run_captured(ip, "%reload_ext jaxshow")
     assert cap.stdout == ""
+
+
+@pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache"])
+def test_a_report_cut_short_by_an_unload_in_its_cell_says_so(ip, magic):
+    """%unload_ext jaxshow inside a %%jaxstages or %%jaxcache cell ends its capture there: the report showed the calls
+    before it as the cell's all ('cell 36.2 ms = …', '1 trace of 1 jitted function'), though the cell went on to trace
+    again after it. The report now says where it ends."""
+    ip.run_cell("import jax, jax.numpy as jnp\nk = jax.jit(lambda v: v * 3)", store_history=True)
+    result, cap = run_captured(ip, f"{magic} -o rep\ny = k(jnp.ones(3))\n%unload_ext jaxshow\ny = k(jnp.ones(2))\ny.tolist()")
+    assert result.success, result.error_in_exec
+    assert result.result == [3.0, 3.0]
+    note = ("jaxshow was unloaded inside this cell (%unload_ext or %reload_ext jaxshow): the report ends there; what the "
+            "cell did after it is not in it")
+    assert ip.user_ns["rep"].notes[-1] == note
+    assert note in unwrapped(cap.outputs[-1].data["text/plain"])
+    ip.run_line_magic("load_ext", "jaxshow")
 
 
 def test_messages_and_usage_errors_wrap_at_the_terminals_width(ip, monkeypatch):

@@ -491,6 +491,18 @@ def test_a_call_traced_again_after_jax_clear_caches_is_not_said_to_have_another_
                                           "to show them)",)
 
 
+def test_a_call_that_clears_jaxs_caches_in_its_own_trace_has_its_trace_time(shell):
+    """jax.clear_caches() inside the trace emptied the miss counter by which jaxshow tells a trace from a lookup that
+    found its jaxpr, so the headline call read 'k: lower … · compile …', no trace, though JAX traced it (and timed it)."""
+    cell = ("%%jaxstages -o rep\n@jax.jit\ndef clearing(v):\n    jax.clear_caches()\n    return v * 2\n"
+            "y = clearing(x)\ny = clearing(x)")
+    _, cap = run_captured(shell, cell)
+    (report,) = shell.user_ns["rep"].reports
+    assert (report.function, report.call_site.line, report.cache_hit) == ("clearing", 7, False)
+    assert report.timings.trace_seconds is not None
+    assert cap.outputs[-1].data["text/plain"].split("\n\n")[1].startswith("clearing: trace ")
+
+
 def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(shell):
     # JAX's jit guide (201/jit.md): a pytree's metadata changed between two calls of equal argument types, and JAX
     # traced again; %%jaxstages read 'called 3 times with this signature' under the first call's jaxpr and line (a

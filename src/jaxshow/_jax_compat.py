@@ -492,6 +492,23 @@ def on_caches_cleared(callback: Callable[[], None]) -> Any:
         return None
 
 
+_clears_here = threading.local()
+
+
+def _count_clear_here() -> None:
+    _clears_here.count = clears_on_this_thread() + 1
+
+
+def clears_on_this_thread() -> int:
+    """How many times ``jax.clear_caches()`` ran on this thread since jaxshow was imported: one that ran inside a lookup
+    of JAX's tracing cache ran in its trace (a hit runs no code of the user's), which was a miss, though the clear
+    emptied the counts and entries that tell one."""
+    return getattr(_clears_here, "count", 0)
+
+
+_clear_count_watch = on_caches_cleared(_count_clear_here)  # held here: JAX holds it weakly
+
+
 def cached_trace_keys(fun: Any, debug_info: Any, other_than: Any = None) -> list | None:
     """The keys JAX's tracing cache holds for ``fun`` but ``other_than``, as the probe makes them; ``None`` where this JAX cannot say.
 
@@ -1132,7 +1149,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
             compared.__enter__()  # not a with: no frame of jaxshow's stays in the user's traceback
             token = probe.enter(fun, debug_info)
             refusing = probe.refusing(fun, debug_info) if probe.probes else None
-            before = info().misses
+            before, clears = info().misses, clears_on_this_thread()
             stack.append(0)
             missed = refused = raised = False
             result = None
@@ -1163,7 +1180,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                 nested = stack.pop()
                 delta = info().misses - before
                 retried = _after_raise(fun, (in_avals, debug_info, context, tuple(kwargs.items())), raised)
-                missed = (delta - nested > 0 or raised or retried) and not refused
+                missed = (delta - nested > 0 or raised or retried or clears_on_this_thread() != clears) and not refused
                 if stack:
                     stack[-1] += delta
                 key = (_config.trace_context(), (in_avals, debug_info, *context), {}) if missed else None
@@ -1351,7 +1368,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
             __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of a refused trace's traceback
             f = getattr(fun, "f", fun)
             entries = _pjit_entries(caches, f)
-            before = len(entries) if entries is not None else 0
+            before, clears = len(entries) if entries is not None else 0, clears_on_this_thread()
             debug_info = getattr(fun, "debug_info", None)
             key = PjitTraceKey((fun.transforms, fun.params, fun.in_type, args, _config.trace_context()), debug_info)
             compared = each_pair_compared_once()  # as in install_trace_probe
@@ -1367,7 +1384,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                 else:
                     with refusing_traces():
                         result = original(fun, *args)
-                missed = len(_pjit_entries(caches, f) or ()) > before
+                missed = len(_pjit_entries(caches, f) or ()) > before or clears_on_this_thread() != clears
                 return result
             except BaseException as exc:
                 _drop_own_frame(exc, sys._getframe())

@@ -402,7 +402,7 @@ class CacheMagics(Magics):
         self._cell = _OpenCell(session, output, freeze, notes, calls, RefusalWatch(calls).open())
         return calls
 
-    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True, notes: tuple[str, ...] = ()) -> None:
         if self._cell is None:
             return
         opened = self._cell
@@ -412,7 +412,7 @@ class CacheMagics(Magics):
         try:
             report = opened.session.report(hits_counted=True, cell_error=error, jit_disabled=opened.calls.jit_disabled_by())
             report = self._with_cell_names(report)
-            report = dataclasses.replace(report, notes=(*report.notes, *opened.notes), unseen_inside=opened.calls.unseen_helpers())
+            report = dataclasses.replace(report, notes=(*report.notes, *opened.notes, *notes), unseen_inside=opened.calls.unseen_helpers())
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),
                                  cell_error=ErrorSummary.from_exception(error) if error else None)

@@ -55,11 +55,16 @@ class CellMagic(Protocol):
     def open(self, line: str, raw_cell: str) -> Any:
         """Start capturing (before the cell runs); returns the call hook for the cell's own calls, or ``None``."""
 
-    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
-        """Stop capturing and show the report; ``ran=False`` (the cell did not compile): show nothing."""
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True, notes: tuple[str, ...] = ()) -> None:
+        """Stop capturing and show the report, with ``notes``; ``ran=False`` (the cell did not compile): show nothing."""
 
     def abandon(self) -> None:
         """Stop capturing without a report (idempotent)."""
+
+
+UNLOADED_MID_CELL = ("jaxshow was unloaded inside this cell (%unload_ext or %reload_ext jaxshow): the report ends there; "
+                     "what the cell did after it is not in it")
+"""The note of a report whose cell went on after jaxshow was unloaded in it."""
 
 
 class CellRunner:
@@ -202,7 +207,7 @@ class CellRunner:
             _calls_ended(rewriter.binding.hook, error)
         self._remove_call_hook(rewriter, after_cell=mid_cell)
         try:
-            magic.close(error, time.perf_counter() - started, ran=ran)
+            magic.close(error, time.perf_counter() - started, ran=ran, notes=(UNLOADED_MID_CELL,) if mid_cell else ())
         except KeyboardInterrupt:  # Ctrl-C after the cell, while its report was built: a line, not jaxshow's traceback
             magic.abandon()
             print(INTERRUPTED, file=sys.stderr)

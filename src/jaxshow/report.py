@@ -1220,9 +1220,17 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
 
 def a_or_an(noun: str) -> str:
     """``a_or_an('function')`` -> ``'a function'``, ``a_or_an('ArrayImpl')`` -> ``'an ArrayImpl'``, ``a_or_an('MLP')``
-    -> ``'an MLP'``: by the sound of its first letter, said as a word or, in an acronym, as a letter."""
-    vowel_sounds = "AEFHILMNORSX" if noun[:2].isupper() else "AEIOUaeiou"
-    return f"{'an' if noun[:1] in vowel_sounds else 'a'} {noun}"
+    -> ``'an MLP'``, ``a_or_an('UnitVec')`` -> ``'a UnitVec'``: by the sound of its first letter, said as a word or, in
+    an acronym, as a letter; a vowel said as a consonant (``Use…``, ``Uni…``, ``One…``) takes ``a``."""
+    if noun[:2].isupper():
+        vowel_sound = noun[:1] in "AEFHILMNORSX"
+    else:
+        vowel_sound = noun[:1] in "AEIOUaeiou" and not noun.lower().startswith(_CONSONANT_SOUNDING)
+    return f"{'an' if vowel_sound else 'a'} {noun}"
+
+
+_CONSONANT_SOUNDING = ("unic", "unif", "unio", "uniq", "unit", "univ", "unix", "use", "usu", "uti", "one", "once")
+"""Beginnings of words whose vowel is said as a consonant (``a unit``, ``a user``, ``a one-hot``)."""
 
 
 def unseen_hits(helpers: Sequence[str], *, capital: bool = False) -> str:

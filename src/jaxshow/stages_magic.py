@@ -203,7 +203,7 @@ class StagesMagics(Magics):
         notes = tuple(_UNHOOKED_NOTES[name] for name in unhooked_magics(raw_cell))
         return self._open_capture(self._parse(line, raw_cell), notes=notes)
 
-    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True) -> None:
+    def close(self, error: BaseException | None, seconds: float, *, ran: bool = True, notes: tuple[str, ...] = ()) -> None:
         opened = self._open
         self.abandon()
         if opened is None:
@@ -217,8 +217,8 @@ class StagesMagics(Magics):
             report = cell_report(capture, cell_options, cell_seconds=seconds or capture.seconds, cell_error=error,
                                  label=self._label, label_text=self._label_text, name_note=self._name_note,
                                  jit_disabled=opened.calls.jit_disabled_by(), users_functions=opened.calls.unseen_helpers())
-            if opened.notes:
-                report = dataclasses.replace(report, notes=(*report.notes, *opened.notes))
+            if opened.notes or notes:
+                report = dataclasses.replace(report, notes=(*report.notes, *opened.notes, *notes))
             diffs = self._compared(report.reports, shown=args.diff)
             if args.diff:
                 report = dataclasses.replace(report, diffs=diffs)

@@ -265,6 +265,9 @@ class _Frame:
     phase: Literal["trace", "run"]
     misses: int | None = None
     """JAX's tracing-cache misses as the trace began (:func:`_jax_compat.trace_cache_misses`), for a call's own trace."""
+    clears: int = 0
+    """``jax.clear_caches()`` calls on this thread as the trace began (:func:`_jax_compat.clears_on_this_thread`): one
+    in the trace empties the misses counted."""
     helper: tuple[Any, Any, Any] | None = None
     """``(fun, jit_info, jaxpr)`` of a call of one of JAX's own jitted helpers on the cell's thread (``jnp.sum`` under
     ``jax.grad``, :func:`~jaxshow.capture.helpers.jax_helper`; the jaxpr ``None`` while it traces): its record is made
@@ -586,7 +589,8 @@ class CallCapture(_jax_compat.CallObserver):
             record.ahead_of_time, record.traced_by_library = _ahead_of_time_api(sys._getframe(1))
             record.jit_disabled = _jax_compat.jit_disabled()
             record.ongoing = True
-            frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses())
+            frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(),
+                           clears=_jax_compat.clears_on_this_thread())
             self._report_progress("tracing", record.written)
         state.stack.append(frame)
         return frame
@@ -637,7 +641,8 @@ class CallCapture(_jax_compat.CallObserver):
             return
         if record.in_tree is not None:
             record.out_tree = out_tree  # nnx.jit's: the updated graph's leaves named when shown
-        if frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses:
+        if (frame.misses is not None and _jax_compat.trace_cache_misses() == frame.misses
+                and _jax_compat.clears_on_this_thread() == frame.clears):
             # jax >= 0.9 times its cached trace_to_jaxpr: a lookup that found the jaxpr (a new wrapper of a function
             # traced before) publishes a trace event too, though nothing was traced
             record.events[:] = [e for e in record.events if e.stage != "trace"]

@@ -12,6 +12,7 @@ values, always double-quoted, also escape ``"``. Tables use ``tr``/``td`` only
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from jaxshow.render.limits import TextBudget, line
@@ -82,12 +83,27 @@ def table(
         if isinstance(row, Html):
             body.append(Html(f'<tr><td colspan="{columns}">{row}</td></tr>'))
         else:
-            body.append(Html("<tr>" + "".join(f"<td>{cell if isinstance(cell, Html) else escape_text(line(cell, budget))}</td>"
-                                              for cell in row) + "</tr>"))
+            body.append(Html("<tr>" + "".join(_cell(cell, budget) for cell in row) + "</tr>"))
     if more:
         body.append(tag("tr", tag("td", more, cls="js-more", style=MUTED_STYLE, colspan=str(columns))))
     return tag("table", *body, cls="js-table", style=TABLE_STYLE if inline else None)
 
+
+
+LONG_WORD_CHARS = 30
+"""Characters of a table cell's longest word above which it may break anywhere (class ``js-long``): a long name or
+value then wraps in its cell, so that its table fits the page; a soft wrap, which copying leaves whole."""
+
+
+def _cell(cell: object, budget: TextBudget) -> str:
+    """One ``<td>``: ``Html`` as it is, anything else one bounded, escaped line; marked ``js-long`` where a word of its
+    text is longer than :data:`LONG_WORD_CHARS`."""
+    html = cell if isinstance(cell, Html) else escape_text(line(cell, budget))
+    words = _TAGS.sub(" ", html).split()
+    return f'<td class="js-long">{html}</td>' if max(map(len, words), default=0) > LONG_WORD_CHARS else f"<td>{html}</td>"
+
+
+_TAGS = re.compile(r"<[^>]*>")
 
 
 def muted(text: object) -> Html:

@@ -62,7 +62,7 @@ def _token_rules() -> str:
 
 
 STYLESHEET = (
-    f".jaxshow{{{_defaults(_LIGHT, 2)};"
+    f".jaxshow{{{_defaults(_LIGHT, 2)};overflow-wrap:break-word;"
     "color:var(--jp-ui-font-color0,var(--vscode-editor-foreground,var(--js-fg)));"
     "background:var(--jp-layout-color0,var(--vscode-editor-background,var(--js-bg)))}"
     f"@media (prefers-color-scheme:dark){{.jaxshow{{{_defaults(_DARK, 3)}}}}}"
@@ -76,6 +76,7 @@ STYLESHEET = (
     ".jaxshow details.js-section{margin:4px 0 4px 4px}.jaxshow details.js-section>summary{font-weight:500}"
     ".jaxshow table.js-table td{border:1px solid rgba(128,128,128,.35);padding:2px 8px;text-align:left;vertical-align:top;color:inherit;background:transparent}"
     ".jaxshow table.js-table tr.js-th td{font-weight:600;background:rgba(128,128,128,.12)}"
+    ".jaxshow table.js-table td.js-long{overflow-wrap:anywhere}"
     ".jaxshow .js-chip{display:inline-block;background:rgba(56,139,253,.15);border-radius:8px;padding:0 6px;margin:1px 2px;"
     f"font-family:{MONOSPACE};font-size:11px}}"
     ".jaxshow .js-head{font-size:14px;margin-bottom:4px}"

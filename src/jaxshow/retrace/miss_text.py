@@ -175,6 +175,13 @@ def class_made_anew(where: str, module: str, qualname: str) -> ArgChange:
     return ArgChange(where, f"{a_or_an(name)} of the class made anew when {how}", "one of the class it replaced")
 
 
+def _class_made_anew_as_printed(where: str, text: str, name: str) -> ArgChange:
+    """:func:`class_made_anew` from JAX's text of the class (``<class '__main__.Box'>``) and its ``name`` there, the
+    module left out for ``__main__``: where jaxshow holds no earlier key, whose class it could read."""
+    module, _, qualname = ("__main__", "", name) if text.startswith("<class '__main__.") else name.partition(".")
+    return class_made_anew(where, module, qualname)
+
+
 def _tree_change(where: str, now: str, before: str) -> ArgChange:
     """One changed input pytree node: of a static value or of metadata of one node type, the part that changed (a
     function made anew inside equinox's static tuple reads ``…<function <lambda>>… (another object)``); where the two
@@ -186,7 +193,9 @@ def _tree_change(where: str, now: str, before: str) -> ArgChange:
     elif md_now and md_before and md_now.group("type") == md_before.group("type"):
         texts = md_now.group("meta"), md_before.group("meta")
         where = f"{where} ({md_now.group('type')}'s pytree metadata)"
-    elif (cls_now := _NODE_CLASS.match(now)) and (cls_before := _NODE_CLASS.match(before)) and now != before:
+    elif (cls_now := _NODE_CLASS.match(now)) and (cls_before := _NODE_CLASS.match(before)):
+        if now == before:  # two classes of one module and name: JAX's words for a class made anew, as node_classes_apart finds
+            return _class_made_anew_as_printed(where, now, cls_now["name"])
         return ArgChange(where, a_or_an(cls_now["name"]), a_or_an(cls_before["name"]))
     else:
         return ArgChange(where, now, before)
