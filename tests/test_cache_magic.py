@@ -3038,17 +3038,23 @@ def _retraced(shell, cell: str, before_each: str = "", tries: int = 10, before_e
     raise AssertionError(f"JAX traced none of {tries} runs of {cell!r}")
 
 
-def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_path, monkeypatch):
-    """importlib.reload of a module with a registered dataclass makes the class anew, and a Params made after it is a
-    node of another type to JAX. The miss read 'p: equal as printed, unequal as compared: <class 'pmod_reload.Params'>
-    is another object, compared by identity: make it once, or make it a static field that compares by value', advice
-    for a static value, not for a class its module made anew."""
+def _traced_from_a_reloadable_module(shell, tmp_path, monkeypatch) -> None:
+    """``pmod_reload``, a module with a registered dataclass ``Params`` and a jitted ``apply`` that counts its traces,
+    imported and ``apply`` traced under ``%%jaxcache``."""
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "pmod_reload.py").write_text(
         "import dataclasses, jax\n\ntraces = []\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
         "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    traces.append(1)\n    return x * p.w\n")
     shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
     shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
+
+
+def test_a_pytree_class_made_anew_by_its_modules_reload_is_named_so(shell, tmp_path, monkeypatch):
+    """importlib.reload of a module with a registered dataclass makes the class anew, and a Params made after it is a
+    node of another type to JAX. The miss read 'p: equal as printed, unequal as compared: <class 'pmod_reload.Params'>
+    is another object, compared by identity: make it once, or make it a static field that compares by value', advice
+    for a static value, not for a class its module made anew."""
+    _traced_from_a_reloadable_module(shell, tmp_path, monkeypatch)
     rep, cap = _retraced(shell, "p = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)",
                          before_each="importlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)")  # the Params before
     assert shell.user_ns["y"].tolist() == [1.0, 1.0, 1.0]
@@ -3072,12 +3078,7 @@ def test_a_pytree_class_made_anew_is_named_so_when_its_reloaded_function_traced_
     unequal as compared: <class 'pmod_reload.Params'> is another object, compared by identity: make it once, or make
     it a static field that compares by value', advice for a static value. JAX's words for two classes of one module
     and name now read as the class made anew, as they do where jaxshow held the earlier key."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "pmod_reload.py").write_text(
-        "import dataclasses, jax\n\ntraces = []\n\n@jax.tree_util.register_dataclass\n@dataclasses.dataclass\nclass Params:\n"
-        "    w: jax.Array\n\n@jax.jit\ndef apply(p, x):\n    traces.append(1)\n    return x * p.w\n")
-    shell.run_cell("import importlib, pmod_reload\np = pmod_reload.Params(jnp.ones(3))", store_history=True)
-    shell.run_cell("%%jaxcache\ny = pmod_reload.apply(p, x)", store_history=True)
+    _traced_from_a_reloadable_module(shell, tmp_path, monkeypatch)
     rep, cap = _retraced(shell, "p = pmod_reload.Params(jnp.ones(3))\ny = pmod_reload.apply(p, x)",
                          before_each="importlib.reload(pmod_reload)\ny = pmod_reload.apply(p, x)", before_each_magic="")
     (miss,) = rep.functions[0].misses
