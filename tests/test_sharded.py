@@ -558,3 +558,38 @@ def test_the_lowered_cost_of_a_shard_map_program_says_its_bodies_are_counted_per
     assert result["label"] == (" before compiler optimisations (Lowered.cost_analysis), for the whole program (all 8 "
                                "devices) except inside shard_map, counted there at one shard's shapes")
     assert result["dots"] == 3 * 2 * 64 * 128 * 32
+
+
+STAGES_API_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import jax, jax.numpy as jnp, numpy as np
+    import jaxshow
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from jaxshow import render
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+    report = jaxshow.stages(jax.jit(lambda x, w, n: jnp.tanh(x @ w).sum(0) * n), x, w, np.ones(16, np.float32))
+    text = render.to_text(report).splitlines()
+    start = text.index("② Traced: 4 equations, 3 inputs → 1 output")
+    print(json.dumps({"args": [[a.path, a.spec] for a in report.traced.args],
+                      "inputs": [[p.path, p.spec] for p in report.compiled.inputs],
+                      "text": [" ".join(row.split()) for row in text[start + 1:start + 6]]}))
+    """
+)
+
+
+def test_jaxshow_stages_shows_where_the_caller_placed_each_argument_under_auto_axes():
+    # was: 'x f32[8,8] — no' and 'w f32[8,16] — no' in jaxshow.stages' Traced station (the Auto-axis types' P(None, None)),
+    # beside the Compiled station's P('data', 'model') and P('model', None); %%jaxstages showed the placements
+    result = _run(STAGES_API_SCRIPT)
+    assert result["args"] == [["x", "P('data', 'model')"], ["w", "P('model', None)"], ["n", None]]
+    assert result["inputs"][:2] == result["args"][:2]
+    assert result["text"] == [
+        "mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) (each sharding below is a spec on it)",
+        "argument type sharding donated",
+        "x f32[8,8] P('data', 'model') no",
+        "w f32[8,16] P('model', None) no",
+        "n f32[16] — no",
+    ]

@@ -2710,6 +2710,28 @@ def flat_traced(traced: Any) -> Any | None:
     return flat
 
 
+def traced_argument_shardings(traced: Any) -> tuple[Any, ...] | None:
+    """The sharding each flat argument of a ``jax.stages.Traced`` was placed with (``None`` for one with none), one per
+    jaxpr input; ``None`` where this JAX keeps neither. jax >= 0.9 keeps the arguments' types with their shardings
+    (``_meta_tys_flat``), jax 0.7-0.8 the arguments themselves (``_args_flat``); no argument is flattened again."""
+    metas = getattr(traced, "_meta_tys_flat", None)
+    if isinstance(metas, (tuple, list)):
+        return tuple(getattr(meta, "sharding", None) for meta in metas)
+    args = getattr(traced, "_args_flat", None)
+    if isinstance(args, (tuple, list)):
+        return tuple(_array_sharding(arg) for arg in args)
+    return None
+
+
+def _array_sharding(value: Any) -> Any:
+    """An array's (or a ``jax.ShapeDtypeStruct``'s) sharding, its kind read from ``type(value)`` alone; ``None`` for
+    anything else (a tracer, a NumPy array)."""
+    kind = type(value)
+    if not issubclass(kind, (jax.Array, jax.ShapeDtypeStruct)) or issubclass(kind, jax.core.Tracer):
+        return None
+    return getattr(value, "sharding", None)
+
+
 def _holds_none(tree: Any) -> bool:
     """Whether a pytree definition has a ``None`` node, read from its nodes' types (no code of the user's runs)."""
     pending = [tree]

@@ -458,11 +458,11 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
     closed = traced.jaxpr
     names, flat = arg_names_of(closed), _jax_compat.flat_traced(traced)
     leaves = _flat(flat.args_info) if flat is not None and names is not None and all(names) else None
-    args = tuple(
+    args = _with_placements(tuple(
         _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
         for path, info in (zip(names, leaves) if leaves is not None and len(leaves) == len(names)
                            else _readable_paths(names, traced.args_info))
-    )
+    ), _jax_compat.traced_argument_shardings(traced))
     try:
         results = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
         out = _flat(flat.out_info) if flat is not None and isinstance(results, (tuple, list)) and all(results) else None
@@ -476,6 +476,15 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
         out_info = _outputs_of(closed)
         notes = (f"Traced.out_info failed ({type(exc).__name__}: {exc}); outputs read from the jaxpr instead",)
     return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes, max_lines=max_lines)
+
+
+def _with_placements(args: tuple[ArgSpec, ...], shardings: tuple[Any, ...] | None) -> tuple[ArgSpec, ...]:
+    """``args`` with the mesh sharding each was placed with (one sharding per argument), as the hooks' Traced station
+    shows them: under Auto mesh axes the traced types read ``P(None, ...)`` wherever the caller placed them."""
+    if shardings is None or len(shardings) != len(args):
+        return args
+    return tuple(dataclasses.replace(spec, **dict(zip(("sharding", "spec", "mesh"), sharding_texts(sharding))))
+                 if hasattr(sharding, "spec") else spec for spec, sharding in zip(args, shardings))
 
 
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
