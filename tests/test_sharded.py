@@ -593,3 +593,46 @@ def test_jaxshow_stages_shows_where_the_caller_placed_each_argument_under_auto_a
         "w f32[8,16] P('model', None) no",
         "n f32[16] — no",
     ]
+
+
+MESH_CONTEXT_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    explicit = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    e(x)
+    ''').success
+    misses = []
+    for cell in ("%%jaxcache -o rep\\nwith set_mesh(auto):\\n    y = e(x)",
+                 "%%jaxcache -o rep\\nwith set_mesh(explicit):\\n    y = e(jax.device_put(x, NamedSharding(explicit, P('data'))))"):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        [miss] = ip.user_ns["rep"].misses
+        misses.append([miss.category, [[c.where, c.now, c.before] for c in miss.changes]])
+    print(json.dumps({"misses": misses, "text": " ".join(cap.outputs[-1].data["text/plain"].split())}))
+    """
+)
+
+
+def test_a_trace_under_another_mesh_context_names_the_meshes_as_the_mesh_line_does():
+    # was: 'abstract_mesh_context_manager: now AbstractMesh('data': 2, 'model': 4, axis_types=(Auto, Auto), device_kind=cpu,
+    # num_cores=None, platform=cpu), before AbstractMesh((), axis_types=())' (jax 0.12; 'before None' on 0.7 and 0.10)
+    result = _run(MESH_CONTEXT_SCRIPT)
+    where = "mesh context"
+    assert result["misses"] == [
+        ["tracing_context", [[where, "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))", "no mesh"]]],
+        ["tracing_context", [[where, "mesh ('data': 4, 'model': 2, axis_types=(Explicit, Explicit))",
+                              "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))"],
+                             ["a", "f32[8@data,8]", "f32[8,8]"]]],
+    ]
+    assert ("1. different tracing context (a config option or context manager): mesh context: now mesh "
+            "('data': 4, 'model': 2, axis_types=(Explicit, Explicit)), before mesh ('data': 2, 'model': 4, axis_types=(Auto, "
+            "Auto)); a: now f32[8@data,8], before f32[8,8] called at In[") in result["text"]

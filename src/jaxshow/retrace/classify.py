@@ -110,6 +110,8 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
+    if category == "tracing_context":
+        changes = tuple(_mesh_context(c) for c in changes)
     if category == "debug_info" and key is not None and old is not None:
         changes = _unsaid_parts(_debug_info_changes(key, old), key, old, record.parameters)
     if category == "never_seen":
@@ -471,6 +473,34 @@ def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
         sizes = ", ".join(f"{name!r}: {size}" for name, size in axes)
         return f"inside shard_map over mesh ({sizes}) (axis names {names} bound)"
     return f"outside shard_map (axis names {names} bound)" if axes else "outside shard_map"
+
+
+MESH_CONTEXT = "mesh context"
+"""How a change of the mesh set around a trace (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s) is named."""
+
+_MESH_DEVICES = re.compile(r", device_kind=.*, num_cores=[^,]*, platform=[^,]*$")
+_NO_MESH = ("None", "AbstractMesh((), axis_types=())")
+
+
+def _mesh_context(change: ArgChange) -> ArgChange:
+    """JAX's ``abstract_mesh_context_manager`` change said as the mesh lines say meshes: ``mesh ('data': 2, 'model': 4,
+    axis_types=(Auto, Auto))``, and ``no mesh`` for JAX's ``None`` or ``AbstractMesh((), axis_types=())``; the kind of
+    devices only where the meshes differ in nothing else."""
+    if change.where != "abstract_mesh_context_manager":
+        return change
+    now, before = (_mesh_text(text, devices=False) for text in (change.now, change.before))
+    if now == before:
+        now, before = (_mesh_text(text, devices=True) for text in (change.now, change.before))
+    return ArgChange(MESH_CONTEXT, now, before)
+
+
+def _mesh_text(text: str, *, devices: bool) -> str:
+    if text in _NO_MESH:
+        return "no mesh"
+    inner = text[len("AbstractMesh("):-1] if text.startswith("AbstractMesh(") and text.endswith(")") else None
+    if inner is None:
+        return text
+    return f"mesh ({inner if devices else _MESH_DEVICES.sub('', inner)})"
 
 
 def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
