@@ -636,3 +636,36 @@ def test_a_trace_under_another_mesh_context_names_the_meshes_as_the_mesh_line_do
     assert ("1. different tracing context (a config option or context manager): mesh context: now mesh "
             "('data': 4, 'model': 2, axis_types=(Explicit, Explicit)), before mesh ('data': 2, 'model': 4, axis_types=(Auto, "
             "Auto)); a: now f32[8@data,8], before f32[8,8] called at In[") in result["text"]
+
+
+OTHER_MESH_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    last4 = jax.make_mesh((4,), ("i",), devices=jax.devices()[4:], axis_types=(AxisType.Explicit,))
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    e(x)
+    ''').success
+    misses = []
+    for cell in ("%%jaxcache -o rep\\ny = e(jax.device_put(x, NamedSharding(last4, P('i'))))", "%%jaxcache -o rep\\ny = e(jnp.ones((8, 4)))"):
+        with capture_output():
+            assert ip.run_cell(cell).success
+        misses.extend([m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in ip.user_ns["rep"].misses)
+    print(json.dumps(misses))
+    """
+)
+
+
+def test_a_type_on_another_mesh_with_other_axis_types_is_said_with_its_mesh():
+    # was: 'a: now f32[8@i,8]({Explicit: ('i',)}), before f32[8,8]({Auto: ('data', 'model')})' and 'a: now f32[8,4]({}),
+    # before f32[8@i,8]({Explicit: ('i',)})': JAX's mesh axis types, kept where the types differ in more than their meshes
+    assert _run(OTHER_MESH_SCRIPT) == [
+        ["input_types", [["a", "f32[8@i,8] on mesh ('i': 4)", "f32[8,8] on mesh ('data': 2, 'model': 4)"]]],
+        ["input_types", [["a", "f32[8,4] (no mesh)", "f32[8@i,8] on mesh ('i': 4)"]]],
+    ]

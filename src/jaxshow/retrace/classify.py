@@ -88,7 +88,7 @@ def classify_miss(
         # JAX's words on the same arguments, and jax <= 0.8's lists of static values, which no longer align
         said = {where for c, path in switched for where in (c.where, input_path_name(path))} | {"static args", "static kwargs"}
         category, changes = "static_args", (*(c for c, _ in switched), *(c for c in changes if c.where not in said))
-    if category == "input_types" and key is not None and any(_meshes_apart(c) for c in changes):
+    if category == "input_types" and key is not None and any(_on_other_meshes(c) for c in changes):
         changes = _with_meshes(changes, key, old, record)
     if category == "input_types":
         changes = tuple(_without_shared_mesh_types(c) for c in changes)
@@ -186,6 +186,13 @@ def _meshes_apart(change: ArgChange) -> bool:
         _MESH_TYPES.search(change.now) is not None and _MESH_TYPES.sub("", change.now) == _MESH_TYPES.sub("", change.before))
 
 
+def _on_other_meshes(change: ArgChange) -> bool:
+    """Whether a type change is said with JAX's mesh axis types, other on each side (``f32[8@i,8]({Explicit: ('i',)})``,
+    ``f32[8,8]({Auto: ('data', 'model')})``): its meshes are said too (:func:`_with_meshes`), not JAX's notation."""
+    now, before = _MESH_TYPES.search(change.now), _MESH_TYPES.search(change.before)
+    return _meshes_apart(change) or (now is not None and before is not None and now.group() != before.group())
+
+
 def _without_shared_mesh_types(change: ArgChange) -> ArgChange:
     """A type change JAX writes with the same mesh axis types on both sides (``f32[8@model,8]({Explicit: ('data',
     'model')})`` and ``f32[8@data,8]({Explicit: ('data', 'model')})``), said without them: the types tell the change."""
@@ -223,13 +230,13 @@ def _told_by_meshes(changes: tuple[ArgChange, ...], key: Any, candidates: list, 
     if now is None:
         return None
     names = [name for name, _ in now[0]]
-    wanted = [names.index(c.where) for c in changes if _meshes_apart(c) and c.where in names]
+    wanted = [names.index(c.where) for c in changes if _on_other_meshes(c) and c.where in names]
     for candidate in candidates:  # by position: a key JAX kept may carry no argument names
         described = _jax_compat.describe_trace_key(candidate, mesh=True, devices=devices)
         before = [text for _, text in described[0]] if described else []
         if len(before) == len(names) and wanted and all(before[i] != now[0][i][1] for i in wanted):
             return tuple(ArgChange(c.where, now[0][names.index(c.where)][1], before[names.index(c.where)])
-                         if _meshes_apart(c) and c.where in names else c for c in changes)
+                         if _on_other_meshes(c) and c.where in names else c for c in changes)
     return None
 
 
