@@ -669,3 +669,39 @@ def test_a_type_on_another_mesh_with_other_axis_types_is_said_with_its_mesh():
         ["input_types", [["a", "f32[8@i,8] on mesh ('i': 4)", "f32[8,8] on mesh ('data': 2, 'model': 4)"]]],
         ["input_types", [["a", "f32[8,4] (no mesh)", "f32[8@i,8] on mesh ('i': 4)"]]],
     ]
+
+
+MESH_CONTEXT_STAGES_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    ''').success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages -o rep\\ny1 = e(x)\\nwith set_mesh(auto):\\n    y2 = e(x)").success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages --diff -o again\\nwith set_mesh(auto):\\n    y3 = e(jnp.ones((8, 4)))\\ny4 = e(jnp.ones((8, 4)))").success
+    rep, again = ip.user_ns["rep"], ip.user_ns["again"]
+    print(json.dumps({"notes": list(rep.notes), "context": [dict(r.trace_context)["mesh context"] for r in rep.reports],
+                      "diff": [[c.where, c.now, c.before] for c in again.diffs[0].key_changes if "mesh" in c.where]}))
+    """
+)
+
+
+def test_a_call_traced_again_under_a_mesh_context_is_said_to_be_in_another_context():
+    # was: 'also called: e traced again with the same signature and jaxpr (its clear_cache() emptied its cache, or another
+    # input pytree)': a guess that left out the mesh jax.set_mesh put around the second call, which JAX keys its traces on
+    result = _run(MESH_CONTEXT_STAGES_SCRIPT)
+    auto = "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))"
+    # the call shown is the one under the mesh (the cell's last compile); the note names the other's context
+    assert result["notes"] == ["also called: e in another config context (mesh context=no mesh) (use --all or --name to show them)"]
+    assert result["context"] == [auto]
+    # --diff of a call with no mesh around it against e's previous compile, the one under jax.set_mesh
+    assert result["diff"] == [["config mesh context", "no mesh", auto]]
