@@ -705,3 +705,42 @@ def test_a_call_traced_again_under_a_mesh_context_is_said_to_be_in_another_conte
     assert result["context"] == [auto]
     # --diff of a call with no mesh around it against e's previous compile, the one under jax.set_mesh
     assert result["diff"] == [["config mesh context", "no mesh", auto]]
+
+
+OTHER_DEVICES_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    first4, last4 = (jax.make_mesh((4,), ("i",), devices=d, axis_types=(AxisType.Auto,)) for d in (jax.devices()[:4], jax.devices()[4:]))
+    x = jnp.ones((8, 4))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+
+    @jax.jit
+    def f(a):
+        return jnp.sin(a) * 2
+    ''').success
+    cell = "y = {0}(jax.device_put(x, NamedSharding(first4, P('i'))))\\ny = {0}(jax.device_put(x, NamedSharding(last4, P('i'))))"
+    with capture_output():
+        assert ip.run_cell("%%jaxcache -o rep\\n" + cell.format("e")).success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages -o stages\\n" + cell.format("f")).success
+    [row] = ip.user_ns["rep"].functions
+    stages = ip.user_ns["stages"]
+    print(json.dumps({"recompiled": list(row.recompiled), "notes": list(stages.notes)}))
+    """
+)
+
+
+def test_a_compile_for_the_same_spec_on_a_mesh_over_other_devices_names_the_devices():
+    # was: 'a: now P('i'), before P('i') (on Mesh('i': 4, axis_types=(Auto,)))' (%jaxcache) and 'also called: f compiled
+    # again for another placement of its arguments (a P('i'))' beside the shown call's P('i') (%%jaxstages): two meshes of
+    # the same axes, one over devices 0-3 and one over 4-7, which JAX writes alike
+    result = _run(OTHER_DEVICES_SCRIPT)
+    mesh = "Mesh('i': 4, axis_types=(Auto,))"
+    assert result["recompiled"] == [f"a: now P('i') on {mesh} (devices 4, 5, 6, 7), before P('i') on {mesh} (devices 0, 1, 2, 3)"]
+    assert result["notes"] == [f"also called: f compiled again for another placement of its arguments (a P('i') on {mesh} "
+                               "(devices 0, 1, 2, 3)) (use --all or --name to show them)"]

@@ -31,7 +31,15 @@ from jaxshow import _jax_compat, irtext
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
-from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
+from jaxshow.capture.placement import (
+    mesh_devices_text,
+    mesh_summary,
+    on_shared_mesh,
+    placements,
+    sharding_texts,
+    sharding_views,
+    type_level_sharding,
+)
 from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import is_a, stable_repr
@@ -230,9 +238,10 @@ def dynamic_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple, 
             {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())})
 
 
-def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None] | None, ...] | None:
-    """The mesh shardings (:func:`sharding_texts`) of the flat arguments JAX made for a call (its consts, then the
-    dynamic leaves: one per jaxpr input); ``None`` when no argument has one.
+def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None, str] | None, ...] | None:
+    """The mesh shardings (:func:`sharding_texts`, and what the mesh's text leaves out of its devices:
+    :func:`mesh_devices_text`) of the flat arguments JAX made for a call (its consts, then the dynamic leaves: one per
+    jaxpr input); ``None`` when no argument has one.
 
     What the caller placed (``jax.device_put(x, NamedSharding(...))``) is the
     truth under Auto mesh axes, where the traced types read ``P(None, ...)``.
@@ -243,7 +252,7 @@ def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None]
     return shardings if any(shardings) else None
 
 
-def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
+def _placed(leaf: Any) -> tuple[str, str | None, str | None, str] | None:
     """A concrete array's (or an abstract argument's) mesh sharding; never a tracer's (under vmap, grad)."""
     if is_a(leaf, jax.core.Tracer) or not is_a(leaf, (jax.Array, jax.ShapeDtypeStruct)):
         return None
@@ -251,7 +260,7 @@ def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
         sharding = leaf.sharding
     except Exception:  # noqa: BLE001 - a deleted (donated) array
         return None
-    return sharding_texts(sharding) if hasattr(sharding, "spec") else None
+    return (*sharding_texts(sharding), mesh_devices_text(sharding.mesh)) if hasattr(sharding, "spec") else None
 
 
 def source_location(source_info: Any) -> SourceLocation | None:
@@ -488,7 +497,7 @@ def _with_placements(args: tuple[ArgSpec, ...], shardings: tuple[Any, ...] | Non
 
 
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
-                              shardings: tuple[tuple[str, str | None, str | None] | None, ...] | None = None,
+                              shardings: tuple[tuple[str, str | None, str | None, str] | None, ...] | None = None,
                               max_lines: int | None = None) -> TracedStation:
     """The ``Traced`` station of the jaxpr a call traced, from its flat avals and JAX's own names.
 
