@@ -352,7 +352,8 @@ class _Unreadable(NamedTuple):
 
 
 def describe_trace_context(snapshot: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
-    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name; unreadable ones left out."""
+    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name, then the mesh set around the
+    call (:data:`MESH_CONTEXT`, as :func:`_mesh_context_text` writes it); unreadable ones left out."""
     return tuple((name, _mesh_context_text(value) if name == MESH_CONTEXT else repr(value))
                  for (name, _), value in zip(_trace_context_options(), snapshot) if not isinstance(value, _Unreadable))
 
