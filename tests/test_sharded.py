@@ -573,9 +573,11 @@ STAGES_API_SCRIPT = textwrap.dedent(
     report = jaxshow.stages(jax.jit(lambda x, w, n: jnp.tanh(x @ w).sum(0) * n), x, w, np.ones(16, np.float32))
     text = render.to_text(report).splitlines()
     start = text.index("② Traced: 4 equations, 3 inputs → 1 output")
+    with_none = jaxshow.stages(jax.jit(lambda d, y: d["a"] * 2 + y), {"a": x, "b": None}, x)  # a row for the None
     print(json.dumps({"args": [[a.path, a.spec] for a in report.traced.args],
                       "inputs": [[p.path, p.spec] for p in report.compiled.inputs],
-                      "text": [" ".join(row.split()) for row in text[start + 1:start + 6]]}))
+                      "text": [" ".join(row.split()) for row in text[start + 1:start + 6]],
+                      "with_none": [a.spec for a in with_none.traced.args]}))
     """
 )
 
@@ -593,6 +595,7 @@ def test_jaxshow_stages_shows_where_the_caller_placed_each_argument_under_auto_a
         "w f32[8,16] P('model', None) no",
         "n f32[16] — no",
     ]
+    assert result["with_none"] == ["P('data', 'model')", None, "P('data', 'model')"]
 
 
 MESH_CONTEXT_SCRIPT = SHELL + textwrap.dedent(

@@ -467,11 +467,11 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
     closed = traced.jaxpr
     names, flat = arg_names_of(closed), _jax_compat.flat_traced(traced)
     leaves = _flat(flat.args_info) if flat is not None and names is not None and all(names) else None
-    args = _with_placements(tuple(
-        _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
-        for path, info in (zip(names, leaves) if leaves is not None and len(leaves) == len(names)
-                           else _readable_paths(names, traced.args_info))
-    ), _jax_compat.traced_argument_shardings(traced))
+    rows = list(zip(names, leaves) if leaves is not None and len(leaves) == len(names)
+                else _readable_paths(names, traced.args_info))
+    args = _with_placements(tuple(_spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
+                                  for path, info in rows),
+                            _jax_compat.traced_argument_shardings(traced), [info is not None for _, info in rows])
     try:
         results = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
         out = _flat(flat.out_info) if flat is not None and isinstance(results, (tuple, list)) and all(results) else None
@@ -487,13 +487,16 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
     return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes, max_lines=max_lines)
 
 
-def _with_placements(args: tuple[ArgSpec, ...], shardings: tuple[Any, ...] | None) -> tuple[ArgSpec, ...]:
-    """``args`` with the mesh sharding each was placed with (one sharding per argument), as the hooks' Traced station
-    shows them: under Auto mesh axes the traced types read ``P(None, ...)`` wherever the caller placed them."""
-    if shardings is None or len(shardings) != len(args):
+def _with_placements(args: tuple[ArgSpec, ...], shardings: tuple[Any, ...] | None, inputs: list[bool]) -> tuple[ArgSpec, ...]:
+    """``args`` with the mesh sharding each was placed with (one sharding per jaxpr input: the arguments whose
+    ``inputs`` entry is true, not a ``None`` in the pytrees), as the hooks' Traced station shows them: under Auto mesh
+    axes the traced types read ``P(None, ...)`` wherever the caller placed them."""
+    if shardings is None or len(shardings) != sum(inputs):
         return args
+    placed = iter(shardings)
+    each = [next(placed) if is_input else None for is_input in inputs]
     return tuple(dataclasses.replace(spec, **dict(zip(("sharding", "spec", "mesh"), sharding_texts(sharding))))
-                 if hasattr(sharding, "spec") else spec for spec, sharding in zip(args, shardings))
+                 if hasattr(sharding, "spec") else spec for spec, sharding in zip(args, each))
 
 
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
