@@ -2741,8 +2741,9 @@ def flat_traced(traced: Any) -> Any | None:
 
 def traced_argument_shardings(traced: Any) -> tuple[Any, ...] | None:
     """The sharding each flat argument of a ``jax.stages.Traced`` was placed with (``None`` for one with none), one per
-    jaxpr input; ``None`` where this JAX keeps neither. jax >= 0.9 keeps the arguments' types with their shardings
-    (``_meta_tys_flat``), jax 0.7-0.8 the arguments themselves (``_args_flat``); no argument is flattened again."""
+    jaxpr input; ``None`` where this JAX keeps neither. jax 0.10 and 0.12 keep the arguments' types with their shardings
+    (``_meta_tys_flat``), jax 0.7 the arguments themselves (``_args_flat``); 0.8 and 0.9 were not checked. No argument
+    is flattened again."""
     metas = getattr(traced, "_meta_tys_flat", None)
     if isinstance(metas, (tuple, list)):
         return tuple(getattr(meta, "sharding", None) for meta in metas)
