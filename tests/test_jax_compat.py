@@ -11,6 +11,7 @@ from functools import partial
 import jax
 import pytest
 import jax.numpy as jnp
+import numpy as np
 
 import jaxshow
 from jaxshow import _jax_compat, timings
@@ -47,6 +48,13 @@ def test_abstract_value_of_an_arg_info_an_array_and_a_shape_dtype_struct():
     assert _jax_compat.abstract_value(x) is x.aval
     spec = jax.ShapeDtypeStruct((2,), jnp.int32)
     assert _jax_compat.abstract_value(spec) is spec
+
+
+def test_traced_argument_shardings_are_each_flat_arguments_placement():
+    x = jnp.ones(3, jnp.float32)
+    spec = jax.ShapeDtypeStruct((2,), jnp.int32)
+    traced = jax.jit(lambda d, n: d["x"] * n + d["s"].sum()).trace({"x": x, "s": spec}, np.ones(3, np.float32))
+    assert _jax_compat.traced_argument_shardings(traced) == (None, x.sharding, None)  # d["s"], d["x"], n
 
 
 def test_jit_set_options_are_the_options_given_other_than_static_and_donated():

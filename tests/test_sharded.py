@@ -558,3 +558,192 @@ def test_the_lowered_cost_of_a_shard_map_program_says_its_bodies_are_counted_per
     assert result["label"] == (" before compiler optimisations (Lowered.cost_analysis), for the whole program (all 8 "
                                "devices) except inside shard_map, counted there at one shard's shapes")
     assert result["dots"] == 3 * 2 * 64 * 128 * 32
+
+
+STAGES_API_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import jax, jax.numpy as jnp, numpy as np
+    import jaxshow
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from jaxshow import render
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("data", "model")))
+    w = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("model", None)))
+    report = jaxshow.stages(jax.jit(lambda x, w, n: jnp.tanh(x @ w).sum(0) * n), x, w, np.ones(16, np.float32))
+    text = render.to_text(report).splitlines()
+    start = text.index("② Traced: 4 equations, 3 inputs → 1 output")
+    with_none = jaxshow.stages(jax.jit(lambda d, y: d["a"] * 2 + y), {"a": x, "b": None}, x)  # a row for the None
+    print(json.dumps({"args": [[a.path, a.spec] for a in report.traced.args],
+                      "inputs": [[p.path, p.spec] for p in report.compiled.inputs],
+                      "text": [" ".join(row.split()) for row in text[start + 1:start + 6]],
+                      "with_none": [a.spec for a in with_none.traced.args]}))
+    """
+)
+
+
+def test_jaxshow_stages_shows_where_the_caller_placed_each_argument_under_auto_axes():
+    # was: 'x f32[8,8] — no' and 'w f32[8,16] — no' in jaxshow.stages' Traced station (the Auto-axis types' P(None, None)),
+    # beside the Compiled station's P('data', 'model') and P('model', None); %%jaxstages showed the placements
+    result = _run(STAGES_API_SCRIPT)
+    assert result["args"] == [["x", "P('data', 'model')"], ["w", "P('model', None)"], ["n", None]]
+    assert result["inputs"][:2] == result["args"][:2]
+    assert result["text"] == [
+        "mesh Mesh('data': 2, 'model': 4, axis_types=(Auto, Auto)) (each sharding below is a spec on it)",
+        "argument type sharding donated",
+        "x f32[8,8] P('data', 'model') no",
+        "w f32[8,16] P('model', None) no",
+        "n f32[16] — no",
+    ]
+    assert result["with_none"] == ["P('data', 'model')", None, "P('data', 'model')"]
+
+
+MESH_CONTEXT_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    explicit = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    e(x)
+    ''').success
+    misses = []
+    for cell in ("%%jaxcache -o rep\\nwith set_mesh(auto):\\n    y = e(x)",
+                 "%%jaxcache -o rep\\nwith set_mesh(explicit):\\n    y = e(jax.device_put(x, NamedSharding(explicit, P('data'))))"):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        [miss] = ip.user_ns["rep"].misses
+        misses.append([miss.category, [[c.where, c.now, c.before] for c in miss.changes]])
+    print(json.dumps({"misses": misses, "text": " ".join(cap.outputs[-1].data["text/plain"].split())}))
+    """
+)
+
+
+def test_a_trace_under_another_mesh_context_names_the_meshes_as_the_mesh_line_does():
+    # was: 'abstract_mesh_context_manager: now AbstractMesh('data': 2, 'model': 4, axis_types=(Auto, Auto), device_kind=cpu,
+    # num_cores=None, platform=cpu), before AbstractMesh((), axis_types=())' (jax 0.12; 'before None' on 0.7 and 0.10)
+    result = _run(MESH_CONTEXT_SCRIPT)
+    where = "mesh context"
+    assert result["misses"] == [
+        ["tracing_context", [[where, "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))", "no mesh"]]],
+        ["tracing_context", [[where, "mesh ('data': 4, 'model': 2, axis_types=(Explicit, Explicit))",
+                              "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))"],
+                             ["a", "f32[8@data,8]", "f32[8,8]"]]],
+    ]
+    assert ("1. different tracing context (a config option or context manager): mesh context: now mesh "
+            "('data': 4, 'model': 2, axis_types=(Explicit, Explicit)), before mesh ('data': 2, 'model': 4, axis_types=(Auto, "
+            "Auto)); a: now f32[8@data,8], before f32[8,8] called at In[") in result["text"]
+
+
+OTHER_MESH_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    last4 = jax.make_mesh((4,), ("i",), devices=jax.devices()[4:], axis_types=(AxisType.Explicit,))
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    e(x)
+    ''').success
+    misses = []
+    for cell in ("%%jaxcache -o rep\\ny = e(jax.device_put(x, NamedSharding(last4, P('i'))))", "%%jaxcache -o rep\\ny = e(jnp.ones((8, 4)))"):
+        with capture_output():
+            assert ip.run_cell(cell).success
+        misses.extend([m.category, [[c.where, c.now, c.before] for c in m.changes]] for m in ip.user_ns["rep"].misses)
+    print(json.dumps(misses))
+    """
+)
+
+
+def test_a_type_on_another_mesh_with_other_axis_types_is_said_with_its_mesh():
+    # was: 'a: now f32[8@i,8]({Explicit: ('i',)}), before f32[8,8]({Auto: ('data', 'model')})' and 'a: now f32[8,4]({}),
+    # before f32[8@i,8]({Explicit: ('i',)})': JAX's mesh axis types, kept where the types differ in more than their meshes
+    assert _run(OTHER_MESH_SCRIPT) == [
+        ["input_types", [["a", "f32[8@i,8] on mesh ('i': 4)", "f32[8,8] on mesh ('data': 2, 'model': 4)"]]],
+        ["input_types", [["a", "f32[8,4] (no mesh)", "f32[8@i,8] on mesh ('i': 4)"]]],
+    ]
+
+
+MESH_CONTEXT_STAGES_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
+    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+    ''').success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages -o rep\\ny1 = e(x)\\nwith set_mesh(auto):\\n    y2 = e(x)").success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages --diff -o again\\nwith set_mesh(auto):\\n    y3 = e(jnp.ones((8, 4)))\\ny4 = e(jnp.ones((8, 4)))").success
+    rep, again = ip.user_ns["rep"], ip.user_ns["again"]
+    print(json.dumps({"notes": list(rep.notes), "context": [dict(r.trace_context)["mesh context"] for r in rep.reports],
+                      "diff": [[c.where, c.now, c.before] for c in again.diffs[0].key_changes if "mesh" in c.where]}))
+    """
+)
+
+
+def test_a_call_traced_again_under_a_mesh_context_is_said_to_be_in_another_context():
+    # was: 'also called: e traced again with the same signature and jaxpr (its clear_cache() emptied its cache, or another
+    # input pytree)': a guess that left out the mesh jax.set_mesh put around the second call, which JAX keys its traces on
+    result = _run(MESH_CONTEXT_STAGES_SCRIPT)
+    auto = "mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))"
+    # the call shown is the one under the mesh (the cell's last compile); the note names the other's context
+    assert result["notes"] == ["also called: e in another config context (mesh context=no mesh) (use --all or --name to show them)"]
+    assert result["context"] == [auto]
+    # --diff of a call with no mesh around it against e's previous compile, the one under jax.set_mesh
+    assert result["diff"] == [["config mesh context", "no mesh", auto]]
+
+
+OTHER_DEVICES_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    first4, last4 = (jax.make_mesh((4,), ("i",), devices=d, axis_types=(AxisType.Auto,)) for d in (jax.devices()[:4], jax.devices()[4:]))
+    x = jnp.ones((8, 4))
+
+    @jax.jit
+    def e(a):
+        return jnp.sin(a) * 2
+
+    @jax.jit
+    def f(a):
+        return jnp.sin(a) * 2
+    ''').success
+    cell = "y = {0}(jax.device_put(x, NamedSharding(first4, P('i'))))\\ny = {0}(jax.device_put(x, NamedSharding(last4, P('i'))))"
+    with capture_output():
+        assert ip.run_cell("%%jaxcache -o rep\\n" + cell.format("e")).success
+    with capture_output():
+        assert ip.run_cell("%%jaxstages -o stages\\n" + cell.format("f")).success
+    [row] = ip.user_ns["rep"].functions
+    stages = ip.user_ns["stages"]
+    print(json.dumps({"recompiled": list(row.recompiled), "notes": list(stages.notes)}))
+    """
+)
+
+
+def test_a_compile_for_the_same_spec_on_a_mesh_over_other_devices_names_the_devices():
+    # was: 'a: now P('i'), before P('i') (on Mesh('i': 4, axis_types=(Auto,)))' (%jaxcache) and 'also called: f compiled
+    # again for another placement of its arguments (a P('i'))' beside the shown call's P('i') (%%jaxstages): two meshes of
+    # the same axes, one over devices 0-3 and one over 4-7, which JAX writes alike
+    result = _run(OTHER_DEVICES_SCRIPT)
+    mesh = "Mesh('i': 4, axis_types=(Auto,))"
+    assert result["recompiled"] == [f"a: now P('i') on {mesh} (devices 4, 5, 6, 7), before P('i') on {mesh} (devices 0, 1, 2, 3)"]
+    assert result["notes"] == [f"also called: f compiled again for another placement of its arguments (a P('i') on {mesh} "
+                               "(devices 0, 1, 2, 3)) (use --all or --name to show them)"]

@@ -498,6 +498,21 @@ def test_trace_context_snapshot_follows_the_calls_context_and_is_named_later():
         k: v for k, v in before.items() if k != "jax_default_matmul_precision"}
 
 
+def test_trace_context_snapshot_has_the_mesh_set_around_the_call():
+    import jax
+    from jax.sharding import AxisType
+
+    from jaxshow import _jax_compat
+
+    mesh = jax.make_mesh((1,), ("i",), axis_types=(AxisType.Explicit,))
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
+    before = _jax_compat.trace_context_snapshot()
+    with set_mesh(mesh):
+        inside = _jax_compat.trace_context_snapshot()
+    before, inside = (dict(_jax_compat.describe_trace_context(s)) for s in (before, inside))
+    assert (before["mesh context"], inside["mesh context"]) == ("no mesh", "mesh ('i': 1, axis_types=(Explicit,))")
+
+
 def test_trace_probe_hands_over_the_traced_jaxpr():
     import jax
     import jax.numpy as jnp

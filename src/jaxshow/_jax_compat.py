@@ -309,8 +309,27 @@ def _trace_context_options() -> tuple[tuple[str, Any], ...]:
         holders = config_holders()
         names, _ = trace_context_option_names(holders)
         chosen = sorted(names) if names else [n for n in _KNOWN_TRACE_CONTEXT if n in holders]
-        _trace_context_holders = tuple((n, holders[n]) for n in chosen)
+        _trace_context_holders = (*((n, holders[n]) for n in chosen), (MESH_CONTEXT, _ContextMesh()))
     return _trace_context_holders
+
+
+MESH_CONTEXT = "mesh context"
+"""The trace context's entry for the mesh set around a call, which is no config option: :class:`_ContextMesh`."""
+
+
+class _ContextMesh:
+    """The mesh set around a call (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s), read as an option's
+    holder is: JAX keys its traces on it beside the config options, as ``abstract_mesh_context_manager``."""
+
+    @property
+    def value(self) -> Any:
+        get = getattr(jax.sharding, "get_abstract_mesh", None)
+        if get is None:  # jax 0.7
+            from jax._src import mesh as _mesh
+
+            get = _mesh.get_abstract_mesh
+        mesh = get()
+        return None if mesh is None or getattr(mesh, "empty", False) else mesh
 
 
 def trace_context_snapshot() -> tuple[Any, ...]:
@@ -333,9 +352,19 @@ class _Unreadable(NamedTuple):
 
 
 def describe_trace_context(snapshot: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
-    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name; unreadable ones left out."""
-    return tuple((name, repr(value)) for (name, _), value in zip(_trace_context_options(), snapshot)
-                 if not isinstance(value, _Unreadable))
+    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name, then the mesh set around the
+    call (:data:`MESH_CONTEXT`, as :func:`_mesh_context_text` writes it); unreadable ones left out."""
+    return tuple((name, _mesh_context_text(value) if name == MESH_CONTEXT else repr(value))
+                 for (name, _), value in zip(_trace_context_options(), snapshot) if not isinstance(value, _Unreadable))
+
+
+def _mesh_context_text(mesh: Any) -> str:
+    """``mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))`` as a mesh line names a mesh; ``no mesh`` for none."""
+    if mesh is None:
+        return "no mesh"
+    sizes = mesh_sizes(mesh)
+    types = ", ".join(getattr(t, "name", str(t)) for t in getattr(mesh, "axis_types", ()) or ())
+    return f"mesh ({sizes}, axis_types=({types}{',' if len(mesh.axis_types) == 1 else ''}))" if sizes else repr(mesh)
 
 
 # --- tracing cache and persistent compilation cache (used by retrace/, persistent.py) -------
@@ -2733,6 +2762,29 @@ def flat_traced(traced: Any) -> Any | None:
     flat._in_tree = jax.tree_util.tree_structure(((0,) * in_tree.num_leaves, {}))
     flat.out_tree = jax.tree_util.tree_structure([0] * out_tree.num_leaves)
     return flat
+
+
+def traced_argument_shardings(traced: Any) -> tuple[Any, ...] | None:
+    """The sharding each flat argument of a ``jax.stages.Traced`` was placed with (``None`` for one with none), one per
+    jaxpr input; ``None`` where this JAX keeps neither. jax 0.10 and 0.12 keep the arguments' types with their shardings
+    (``_meta_tys_flat``), jax 0.7 the arguments themselves (``_args_flat``); 0.8 and 0.9 were not checked. No argument
+    is flattened again."""
+    metas = getattr(traced, "_meta_tys_flat", None)
+    if isinstance(metas, (tuple, list)):
+        return tuple(getattr(meta, "sharding", None) for meta in metas)
+    args = getattr(traced, "_args_flat", None)
+    if isinstance(args, (tuple, list)):
+        return tuple(_array_sharding(arg) for arg in args)
+    return None
+
+
+def _array_sharding(value: Any) -> Any:
+    """An array's (or a ``jax.ShapeDtypeStruct``'s) sharding, its kind read from ``type(value)`` alone; ``None`` for
+    anything else (a tracer, a NumPy array)."""
+    kind = type(value)
+    if not issubclass(kind, (jax.Array, jax.ShapeDtypeStruct)) or issubclass(kind, jax.core.Tracer):
+        return None
+    return getattr(value, "sharding", None)
 
 
 def _holds_none(tree: Any) -> bool:

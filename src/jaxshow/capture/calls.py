@@ -102,7 +102,7 @@ class CallRecord:
     static_args: tuple[StaticValue, ...] = ()
     trace_context: tuple[Any, ...] = ()
     """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
-    arg_shardings: tuple[tuple[str, str | None, str | None] | None, ...] | None = None
+    arg_shardings: tuple[tuple[str, str | None, str | None, str] | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
     thread_id: int = 0

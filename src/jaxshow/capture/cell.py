@@ -247,7 +247,7 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     if record.failed_in is not None and all(s.failed_in is None for s in namesakes):
         return "raised", None
     if record.jaxpr is not None and any(s.jaxpr is record.jaxpr for s in namesakes):
-        return "placement", _placement(record)
+        return "placement", _placement(record, namesakes)
     types, theirs = _arg_types(record), [_arg_types(s) for s in namesakes]
     known = types is not None and None not in theirs  # a call with no jaxpr read (a hit not read back): types unknown
     if known and all(t != types for t in theirs):
@@ -341,13 +341,23 @@ def _flat_arg_names(record: CallRecord, count: int) -> tuple[str, ...]:
     return (("",) * (count - len(names)) + tuple(names))[-count:]
 
 
-def _placement(record: CallRecord) -> str | None:
-    """A call's arguments placed on a mesh, by name and spec (``x P('data', None), w P('model', None)``); ``None`` if none is."""
+def _placement(record: CallRecord, namesakes: list[CallRecord]) -> str | None:
+    """A call's arguments placed on a mesh, by name and spec (``x P('data', None), w P('model', None)``), with their one
+    mesh where the shown calls' arguments are on another (the same axes over other devices); ``None`` if none is."""
     placed = record.arg_shardings
     if not placed:
         return None
     names = _flat_arg_names(record, len(placed))
-    return _first([f"{name} {texts[1]}".strip() for name, texts in zip(names, placed) if texts is not None and texts[1]])
+    specs = _first([f"{name} {texts[1]}".strip() for name, texts in zip(names, placed) if texts is not None and texts[1]])
+    meshes = _meshes(record)
+    apart = len(meshes) == 1 and all(_meshes(s) != meshes for s in namesakes)
+    return f"{specs} on {meshes.pop()}" if apart else specs
+
+
+def _meshes(record: CallRecord) -> set[str]:
+    """The meshes a call's arguments are placed on, with their devices where JAX's text leaves out what sets them apart
+    (:func:`~jaxshow.capture.stations.placed_shardings`)."""
+    return {texts[2] + texts[3] for texts in record.arg_shardings or () if texts is not None and texts[2]}
 
 
 def _first(items: list[str], n: int = 4) -> str:

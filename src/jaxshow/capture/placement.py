@@ -14,6 +14,7 @@ mesh axis); ``sharding_texts`` writes a sharding as its spec and its mesh. Uses 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, NamedTuple, Sequence
 
 import jax
@@ -237,20 +238,30 @@ def _placed_text(leaf: PlacedLeaf, mesh: bool = False) -> str:
 
 
 MESH_ORDER_SHOWN = 16
-"""Device ids named for a mesh whose devices are not in ascending order."""
+"""Device ids named for a mesh over some devices, or not in ascending order."""
 
 
 def _mesh_text(mesh: Any) -> str:
-    """A mesh as JAX writes it, which leaves out its devices, with their order where it is not ascending: a mesh of the
-    same axes over the devices in another order is another placement, which JAX compiles for again."""
+    """A mesh as JAX writes it, which leaves out its devices, with them where they are not all devices in ascending order
+    (:func:`mesh_devices_text`)."""
+    return f"{mesh}{mesh_devices_text(mesh)}"
+
+
+@functools.lru_cache(maxsize=64)
+def mesh_devices_text(mesh: Any) -> str:
+    """What JAX's text of a mesh leaves out of its devices: `` (devices 4, 5, 6, 7)`` for a mesh over some of its
+    platform's devices, `` (its devices in the order 7, 6, …)`` for one over them in another order than ascending;
+    ``""`` for one over all of them in order, or a mesh with no devices (an ``AbstractMesh``). A mesh of the same axes
+    over other devices, or in another order, is another placement, which JAX compiles for again."""
     try:
         ids = [int(i) for i in mesh.device_ids.flat]
-    except Exception:  # noqa: BLE001 - a mesh type without device ids
-        return str(mesh)
-    if ids == sorted(ids):
-        return str(mesh)
+        every = len(jax.devices(mesh.devices.flat[0].platform))
+    except Exception:  # noqa: BLE001 - a mesh type without devices
+        return ""
     shown = ", ".join(map(str, ids[:MESH_ORDER_SHOWN])) + (", …" if len(ids) > MESH_ORDER_SHOWN else "")
-    return f"{mesh} (its devices in the order {shown})"
+    if ids != sorted(ids):
+        return f" (its devices in the order {shown})"
+    return "" if len(ids) == every else f" (devices {shown})"
 
 
 def _leaf_name(path: tuple, parameters: Sequence[str]) -> str:

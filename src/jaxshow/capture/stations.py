@@ -31,7 +31,15 @@ from jaxshow import _jax_compat, irtext
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
-from jaxshow.capture.placement import mesh_summary, on_shared_mesh, placements, sharding_texts, sharding_views, type_level_sharding
+from jaxshow.capture.placement import (
+    mesh_devices_text,
+    mesh_summary,
+    on_shared_mesh,
+    placements,
+    sharding_texts,
+    sharding_views,
+    type_level_sharding,
+)
 from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import is_a, stable_repr
@@ -230,9 +238,10 @@ def dynamic_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple, 
             {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())})
 
 
-def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None] | None, ...] | None:
-    """The mesh shardings (:func:`sharding_texts`) of the flat arguments JAX made for a call (its consts, then the
-    dynamic leaves: one per jaxpr input); ``None`` when no argument has one.
+def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None, str] | None, ...] | None:
+    """The mesh shardings (:func:`sharding_texts`, and what the mesh's text leaves out of its devices:
+    :func:`mesh_devices_text`) of the flat arguments JAX made for a call (its consts, then the dynamic leaves: one per
+    jaxpr input); ``None`` when no argument has one.
 
     What the caller placed (``jax.device_put(x, NamedSharding(...))``) is the
     truth under Auto mesh axes, where the traced types read ``P(None, ...)``.
@@ -243,7 +252,7 @@ def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None]
     return shardings if any(shardings) else None
 
 
-def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
+def _placed(leaf: Any) -> tuple[str, str | None, str | None, str] | None:
     """A concrete array's (or an abstract argument's) mesh sharding; never a tracer's (under vmap, grad)."""
     if is_a(leaf, jax.core.Tracer) or not is_a(leaf, (jax.Array, jax.ShapeDtypeStruct)):
         return None
@@ -251,7 +260,7 @@ def _placed(leaf: Any) -> tuple[str, str | None, str | None] | None:
         sharding = leaf.sharding
     except Exception:  # noqa: BLE001 - a deleted (donated) array
         return None
-    return sharding_texts(sharding) if hasattr(sharding, "spec") else None
+    return (*sharding_texts(sharding), mesh_devices_text(sharding.mesh)) if hasattr(sharding, "spec") else None
 
 
 def source_location(source_info: Any) -> SourceLocation | None:
@@ -458,11 +467,11 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
     closed = traced.jaxpr
     names, flat = arg_names_of(closed), _jax_compat.flat_traced(traced)
     leaves = _flat(flat.args_info) if flat is not None and names is not None and all(names) else None
-    args = tuple(
-        _spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
-        for path, info in (zip(names, leaves) if leaves is not None and len(leaves) == len(names)
-                           else _readable_paths(names, traced.args_info))
-    )
+    rows = list(zip(names, leaves) if leaves is not None and len(leaves) == len(names)
+                else _readable_paths(names, traced.args_info))
+    args = _with_placements(tuple(_spec_from_aval(path, info, donated=bool(getattr(info, "donated", False)))
+                                  for path, info in rows),
+                            _jax_compat.traced_argument_shardings(traced), [info is not None for _, info in rows])
     try:
         results = getattr(_jax_compat.jaxpr_debug_info(closed), "result_paths", None)
         out = _flat(flat.out_info) if flat is not None and isinstance(results, (tuple, list)) and all(results) else None
@@ -478,8 +487,20 @@ def traced_station(traced: Any, *, source_info: bool = False, max_lines: int | N
     return _jaxpr_station(closed, args, out_info, source_info=source_info, notes=notes, max_lines=max_lines)
 
 
+def _with_placements(args: tuple[ArgSpec, ...], shardings: tuple[Any, ...] | None, inputs: list[bool]) -> tuple[ArgSpec, ...]:
+    """``args`` with the mesh sharding each was placed with (one sharding per jaxpr input: the arguments whose
+    ``inputs`` entry is true, not a ``None`` in the pytrees), as the hooks' Traced station shows them: under Auto mesh
+    axes the traced types read ``P(None, ...)`` wherever the caller placed them."""
+    if shardings is None or len(shardings) != sum(inputs):
+        return args
+    placed = iter(shardings)
+    each = [next(placed) if is_input else None for is_input in inputs]
+    return tuple(dataclasses.replace(spec, **dict(zip(("sharding", "spec", "mesh"), sharding_texts(sharding))))
+                 if hasattr(sharding, "spec") else spec for spec, sharding in zip(args, each))
+
+
 def traced_station_from_jaxpr(closed: Any, donated: tuple[bool, ...], *, source_info: bool = False,
-                              shardings: tuple[tuple[str, str | None, str | None] | None, ...] | None = None,
+                              shardings: tuple[tuple[str, str | None, str | None, str] | None, ...] | None = None,
                               max_lines: int | None = None) -> TracedStation:
     """The ``Traced`` station of the jaxpr a call traced, from its flat avals and JAX's own names.
 

@@ -88,7 +88,7 @@ def classify_miss(
         # JAX's words on the same arguments, and jax <= 0.8's lists of static values, which no longer align
         said = {where for c, path in switched for where in (c.where, input_path_name(path))} | {"static args", "static kwargs"}
         category, changes = "static_args", (*(c for c, _ in switched), *(c for c in changes if c.where not in said))
-    if category == "input_types" and key is not None and any(_meshes_apart(c) for c in changes):
+    if category == "input_types" and key is not None and any(_on_other_meshes(c) for c in changes):
         changes = _with_meshes(changes, key, old, record)
     if category == "input_types":
         changes = tuple(_without_shared_mesh_types(c) for c in changes)
@@ -110,6 +110,8 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
+    if category == "tracing_context":
+        changes = tuple(_mesh_context(c) for c in changes)
     if category == "debug_info" and key is not None and old is not None:
         changes = _unsaid_parts(_debug_info_changes(key, old), key, old, record.parameters)
     if category == "never_seen":
@@ -184,6 +186,13 @@ def _meshes_apart(change: ArgChange) -> bool:
         _MESH_TYPES.search(change.now) is not None and _MESH_TYPES.sub("", change.now) == _MESH_TYPES.sub("", change.before))
 
 
+def _on_other_meshes(change: ArgChange) -> bool:
+    """Whether a type change is said with JAX's mesh axis types, other on each side (``f32[8@i,8]({Explicit: ('i',)})``,
+    ``f32[8,8]({Auto: ('data', 'model')})``): its meshes are said too (:func:`_with_meshes`), not JAX's notation."""
+    now, before = _MESH_TYPES.search(change.now), _MESH_TYPES.search(change.before)
+    return _meshes_apart(change) or (now is not None and before is not None and now.group() != before.group())
+
+
 def _without_shared_mesh_types(change: ArgChange) -> ArgChange:
     """A type change JAX writes with the same mesh axis types on both sides (``f32[8@model,8]({Explicit: ('data',
     'model')})`` and ``f32[8@data,8]({Explicit: ('data', 'model')})``), said without them: the types tell the change."""
@@ -221,13 +230,13 @@ def _told_by_meshes(changes: tuple[ArgChange, ...], key: Any, candidates: list, 
     if now is None:
         return None
     names = [name for name, _ in now[0]]
-    wanted = [names.index(c.where) for c in changes if _meshes_apart(c) and c.where in names]
+    wanted = [names.index(c.where) for c in changes if _on_other_meshes(c) and c.where in names]
     for candidate in candidates:  # by position: a key JAX kept may carry no argument names
         described = _jax_compat.describe_trace_key(candidate, mesh=True, devices=devices)
         before = [text for _, text in described[0]] if described else []
         if len(before) == len(names) and wanted and all(before[i] != now[0][i][1] for i in wanted):
             return tuple(ArgChange(c.where, now[0][names.index(c.where)][1], before[names.index(c.where)])
-                         if _meshes_apart(c) and c.where in names else c for c in changes)
+                         if _on_other_meshes(c) and c.where in names else c for c in changes)
     return None
 
 
@@ -483,6 +492,34 @@ def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
         sizes = ", ".join(f"{name!r}: {size}" for name, size in axes)
         return f"inside shard_map over mesh ({sizes}) (axis names {names} bound)"
     return f"outside shard_map (axis names {names} bound)" if axes else "outside shard_map"
+
+
+MESH_CONTEXT = "mesh context"
+"""How a change of the mesh set around a trace (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s) is named."""
+
+_MESH_DEVICES = re.compile(r", device_kind=.*, num_cores=[^,]*, platform=[^,]*$")
+_NO_MESH = ("None", "AbstractMesh((), axis_types=())")
+
+
+def _mesh_context(change: ArgChange) -> ArgChange:
+    """JAX's ``abstract_mesh_context_manager`` change said as the mesh lines say meshes: ``mesh ('data': 2, 'model': 4,
+    axis_types=(Auto, Auto))``, and ``no mesh`` for JAX's ``None`` or ``AbstractMesh((), axis_types=())``; the kind of
+    devices only where the meshes differ in nothing else."""
+    if change.where != "abstract_mesh_context_manager":
+        return change
+    now, before = (_mesh_text(text, devices=False) for text in (change.now, change.before))
+    if now == before:
+        now, before = (_mesh_text(text, devices=True) for text in (change.now, change.before))
+    return ArgChange(MESH_CONTEXT, now, before)
+
+
+def _mesh_text(text: str, *, devices: bool) -> str:
+    if text in _NO_MESH:
+        return "no mesh"
+    inner = text[len("AbstractMesh("):-1] if text.startswith("AbstractMesh(") and text.endswith(")") else None
+    if inner is None:
+        return text
+    return f"mesh ({inner if devices else _MESH_DEVICES.sub('', inner)})"
 
 
 def _named_positions(changes: tuple[ArgChange, ...]) -> tuple[ArgChange, ...]:
