@@ -497,7 +497,7 @@ def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
 MESH_CONTEXT = "mesh context"
 """How a change of the mesh set around a trace (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s) is named."""
 
-_MESH_DEVICES = re.compile(r", device_kind=.*, num_cores=[^,]*, platform=[^,]*$")
+_MESH_DEVICES = re.compile(r", device_kind=.*, num_cores=[^,]*(?:, platform=[^,]*)?$")  # no platform on jax 0.8 and 0.9
 _NO_MESH = ("None", "AbstractMesh((), axis_types=())")
 
 
