@@ -2509,7 +2509,7 @@ def dispatch_refusal(error: BaseException) -> bool:
 
 def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
     """The other values of the jit options JAX's C++ cache does not key a function's calls on (``keep_unused`` and
-    ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12), as overrides of a call's params: a call of
+    ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12.0; 0.12.1 keys ``keep_unused``), as overrides of a call's params: a call of
     ``wrapper`` may run the executable another wrapper of its function compiled with one of them. ``inline`` as a
     bool, or (jax >= 0.11, ``jax.Inline``) its two values ``jax.jit`` makes of a bool; each holds only the options that
     differ from the wrapper's; ``[]`` where unknown."""

@@ -896,22 +896,25 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _other_wrappers_lowering(self, record: CallRecord, wrapper: Any, args: tuple, kwargs: dict) -> None:
         """A C++ cache hit whose lowering for this wrapper's options holds no executable: it ran the
-        executable another ``jax.jit`` wrapper of its function compiled with other ``keep_unused`` or ``inline``, which
-        JAX's C++ cache does not key on. Its computation, the one JAX's lowering cache holds compiled; else none, and a note."""
-        for unkeyed in _jax_compat.cpp_unkeyed_variants(wrapper):
+        executable another ``jax.jit`` wrapper of its function compiled with another ``inline`` (or ``keep_unused``, before
+        jax 0.12.1), which JAX's C++ cache does not key on. Its computation, the one JAX's lowering cache holds compiled; else none, and a note."""
+        variants = _jax_compat.cpp_unkeyed_variants(wrapper)
+        unkeyed_options = " or ".join(o for o in ("keep_unused", "inline") if any(o in v for v in variants)) or "some options"
+        for unkeyed in variants:
             computation = _jax_compat.lower_cached(wrapper, args, kwargs, unkeyed)[2]
             if _jax_compat.computation_compiled(computation):
                 record.computation = computation
                 given = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in unkeyed.items())
                 record.notes.append(f"JAX ran the executable it compiled for another jax.jit wrapper of {record.name}, one "
-                                    f"with {given}: JAX's C++ cache does not key a call on keep_unused or inline, so wrappers "
+                                    f"with {given}: JAX's C++ cache does not key a call on {unkeyed_options}, so wrappers "
                                     "that differ only there share executables; ③ and ④ are that program")
                 return
         record.computation = None
         record.notes.append(f"JAX ran an executable it had compiled before, and its lowering cache holds no compiled lowering "
                             f"of this call with this wrapper's options: the executable was compiled for another jax.jit wrapper of "
-                            f"{record.name} with other keep_unused or inline (JAX's C++ cache does not key a call on them), "
-                            "or JAX let that lowering go; ③ and ④ are not shown, as jaxshow does not know that program")
+                            f"{record.name} with another {unkeyed_options} (JAX's C++ cache does not key a call on "
+                            f"{'it' if ' or ' not in unkeyed_options else 'them'}), or JAX let that lowering go; ③ and ④ are not "
+                            "shown, as jaxshow does not know that program")
 
     def record_pmap_hit(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None) -> CallRecord:
         """A direct call of ``jax.pmap``'s wrapper (jax >= 0.8) that hit JAX's cache: the hit of the jit it called, read as

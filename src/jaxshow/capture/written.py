@@ -52,9 +52,10 @@ def _peeled(fun: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _transform_name(fun: types.FunctionType) -> str:
-    """The JAX function that made the wrapper ``fun`` (``grad``, ``jacfwd``, ``vmap``), from the code it runs."""
+    """The JAX function that made the wrapper ``fun`` (``grad``, ``jacfwd``, ``vmap``), from the code it runs: its public
+    name, where a private one makes it (jax 0.12.1's ``vmap`` calls ``_vmap``, which defines ``vmap_f``)."""
     made = transformation_code(fun)
-    return made.co_qualname.partition(".<locals>")[0] if made is not None else ""
+    return made.co_qualname.partition(".<locals>")[0].lstrip("_") if made is not None else ""
 
 
 def transformation_code(fun: types.FunctionType) -> types.CodeType | None:
