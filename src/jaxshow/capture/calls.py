@@ -663,9 +663,10 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
         else:
-            record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
             helper, state.helper_traced = state.helper_traced, None
-            if record is None and helper is not None and helper[2] is jaxpr:  # JAX's own helper, dispatched in Python
+            traced = _as_traced(jaxpr, sys._getframe(1), state.pending and state.pending.jaxpr, helper and helper[2])
+            record = state.pending if state.pending is not None and state.pending.jaxpr is traced else None
+            if record is None and helper is not None and helper[2] is traced:  # JAX's own helper, dispatched in Python
                 frame = _Frame(None, nested=False, phase="run", helper=helper)  # a record once it lowers, compiles or fails
                 state.pending = None
                 state.stack.append(frame)
@@ -1097,6 +1098,15 @@ class CallCapture(_jax_compat.CallObserver):
             looked_up = misses is not None and _jax_compat.trace_cache_misses() == misses  # JAX's trace event for a cache hit
             record.notes.extend(f"jaxshow's read-back of the stations ran JAX's {e.stage} again ({e.fun_name})"
                                 for e in events if not (e.stage == "trace" and looked_up))
+
+
+def _as_traced(jaxpr: Any, frame: Any, *traced: Any) -> Any:
+    """The jaxpr a call traced to that JAX dispatches at ``frame`` as ``jaxpr``, where one of ``traced`` (this thread's
+    last traces) is: JAX lowered it to ``jaxpr`` for its high types (an ``unreduced`` sharding, jax 0.12.1); else
+    ``jaxpr``. The stack is read only where none of ``traced`` is ``jaxpr`` itself."""
+    if jaxpr is None or all(t is None for t in traced) or any(t is jaxpr for t in traced):
+        return jaxpr
+    return _jax_compat.lowered_from(frame, jaxpr) or jaxpr
 
 
 def _traced_as(record: CallRecord, jaxpr: Any) -> None:
