@@ -338,6 +338,41 @@ def _call_shown(lines: list[str], name: str) -> list[str]:
     return [re.sub(r"\d+(\.\d+)? (µs|ms|s)\b", "T", line) for line in shown]
 
 
+RECOMPILED_UNREDUCED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    def unreduced_on(devices):
+        mesh = jax.make_mesh((2,), ('i',), devices=devices)
+        with jax.set_mesh(mesh):
+            xs = jax.device_put(jnp.arange(8.), jax.P('i'))
+            return jnp.einsum('i,i->', xs, xs, out_sharding=jax.P(unreduced={'i'})), mesh
+    u01, m01 = unreduced_on(jax.devices()[:2])
+    u23, m23 = unreduced_on(jax.devices()[2:4])
+    g = jax.jit(lambda c: c)
+    ''').success
+    texts = []
+    for cell in ("%jaxcache on", "with jax.set_mesh(m01): y = g(u01)", "with jax.set_mesh(m23): y = g(u23)", "%jaxcache off"):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts.append([" ".join(o.data["text/plain"].split()) for o in cap.outputs])
+    print(json.dumps(texts))
+    """
+)
+
+
+@pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no reduced axes (0.8)")
+def test_jaxcache_on_tells_of_a_compile_without_trace_of_a_jit_of_an_unreduced_value():
+    # was (jax 0.12.1, which dispatches such a jit's jaxpr lowered to plain types): %jaxcache on said nothing of the
+    # compile for the same trace on other devices, as it says of any other argument placed otherwise
+    texts = _run(RECOMPILED_UNREDUCED_SCRIPT)
+    assert [len(t) for t in texts] == [0, 1, 1, 0]
+    assert texts[2][0].startswith(
+        "%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note) function calls traced hits cache "
+        "entries defined at -------- ----- ------ ---- ------------- ---------- <lambda> — 0 — — In[1]:9 ")
+    assert "note: <lambda>: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew" in texts[2][0]
+
+
 PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
     """
     assert ip.run_cell('''

@@ -1375,7 +1375,8 @@ class RecompileWatch(_Watch):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         entered, self._local.entered = getattr(self._local, "entered", None), None
-        call = [entered[0] if entered is not None and entered[2] is jaxpr and not entered[1] else None]
+        traced = _as_traced(jaxpr, sys._getframe(1), entered and entered[2])
+        call = [entered[0] if entered is not None and entered[2] is traced and not entered[1] else None]
         self._local.running = [*getattr(self._local, "running", ()), call]
         return call
 
