@@ -664,7 +664,8 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
         else:
             helper, state.helper_traced = state.helper_traced, None
-            traced = _as_traced(jaxpr, sys._getframe(1), state.pending and state.pending.jaxpr, helper and helper[2])
+            pending_jaxpr = state.pending.jaxpr if state.pending is not None else None
+            traced = _as_traced(jaxpr, sys._getframe(1), pending_jaxpr, helper[2] if helper is not None else None)
             record = state.pending if state.pending is not None and state.pending.jaxpr is traced else None
             if record is None and helper is not None and helper[2] is traced:  # JAX's own helper, dispatched in Python
                 frame = _Frame(None, nested=False, phase="run", helper=helper)  # a record once it lowers, compiles or fails
@@ -1375,7 +1376,7 @@ class RecompileWatch(_Watch):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         entered, self._local.entered = getattr(self._local, "entered", None), None
-        traced = _as_traced(jaxpr, sys._getframe(1), entered and entered[2])
+        traced = _as_traced(jaxpr, sys._getframe(1), entered[2] if entered is not None else None)
         call = [entered[0] if entered is not None and entered[2] is traced and not entered[1] else None]
         self._local.running = [*getattr(self._local, "running", ()), call]
         return call
