@@ -279,6 +279,100 @@ def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_write
     ]
 
 
+HIGH_TYPED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    mesh = jax.make_mesh((2,), ('i',)); jax.set_mesh(mesh)
+    x_sharded = jax.device_put(jnp.arange(8.), jax.P('i'))
+    x_unreduced = jnp.einsum('i,i->', x_sharded, x_sharded, out_sharding=jax.P(unreduced={'i'}))
+    ''').success
+    out = {}
+    for name, cell in (
+        ("argument", "%%jaxstages -o rep\\n@jax.jit\\ndef g(c): return c\\n_ = g(x_unreduced)"),
+        ("inside", "%%jaxstages -o rep\\n@jax.jit\\ndef h(a):\\n  u = jnp.einsum('i,i->', a, a, out_sharding=jax.P(unreduced={'i'}))\\n"
+                   "  return jax.reshard(u, jax.P())\\n_ = h(x_sharded)"),
+    ):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        rep = ip.user_ns["rep"]
+        out[name] = {"lines": cap.outputs[-1].data["text/plain"].splitlines(),
+                     "reports": [[r.function, r.wrapper.kind, r.under_transform] for r in rep.reports],
+                     "jitted_calls": rep.jitted_calls}
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no jax.reshard or reduced axes (0.8)")
+def test_a_jit_of_unreduced_values_jax_lowers_before_dispatch_is_one_call_of_the_users_jit():
+    # was (jax 0.12.1, which lowers such a jaxpr to plain types before it dispatches it): "g: lower · compile",
+    # "note: compiled for a transformation of g (its derivative under jax.grad, …)", "wrapper jit_p (inside a
+    # transformation)" and "also called: g on its own"; eager shard_map's _unmatch of an unreduced input read "<unknown>"
+    result = _run(HIGH_TYPED_SCRIPT)
+    assert _call_shown(result["argument"]["lines"], "g") == [
+        "cell T = trace T + lower T + compile T + the rest (running, Python) T",
+        "g: trace T · lower T · compile T (called at In[1]:4)",
+        "① jax.jit wrapper",
+        "    function         g",
+        "    wrapper          jax.jit",
+        "    defined at       In[1]:2 (g)",
+    ]
+    assert _call_shown(result["inside"]["lines"], "h") == [
+        "cell T = trace T + lower T + compile T + the rest (running, Python) T",
+        "h: trace T · lower T · compile T (called at In[1]:6)",
+        "① jax.jit wrapper",
+        "    function         h",
+        "    wrapper          jax.jit",
+        "    defined at       In[1]:2 (h)",
+    ]
+    assert [result["argument"]["reports"], result["inside"]["reports"]] == [[["g", "jax.jit", False]], [["h", "jax.jit", False]]]
+    assert [result["argument"]["jitted_calls"], result["inside"]["jitted_calls"]] == [1, 1]
+
+
+def _call_shown(lines: list[str], name: str) -> list[str]:
+    """A cell report's lines down to its one call's wrapper rows: everything above that call joined into one line (the
+    width wraps it where times are long), each time read as ``T``."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}: "))
+    shown = [" ".join(" ".join(lines[:start]).split()), *lines[start:start + 5]]
+    return [re.sub(r"\d+(\.\d+)? (µs|ms|s)\b", "T", line) for line in shown]
+
+
+RECOMPILED_UNREDUCED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    def unreduced_on(devices):
+        mesh = jax.make_mesh((2,), ('i',), devices=devices)
+        with jax.set_mesh(mesh):
+            xs = jax.device_put(jnp.arange(8.), jax.P('i'))
+            return jnp.einsum('i,i->', xs, xs, out_sharding=jax.P(unreduced={'i'})), mesh
+    u01, m01 = unreduced_on(jax.devices()[:2])
+    u23, m23 = unreduced_on(jax.devices()[2:4])
+    g = jax.jit(lambda c: c)
+    ''').success
+    texts = []
+    for cell in ("%jaxcache on", "with jax.set_mesh(m01): y = g(u01)", "with jax.set_mesh(m23): y = g(u23)", "%jaxcache off"):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        texts.append([" ".join(o.data["text/plain"].split()) for o in cap.outputs])
+    print(json.dumps(texts))
+    """
+)
+
+
+@pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no reduced axes (0.8)")
+def test_jaxcache_on_tells_of_a_compile_without_trace_of_a_jit_of_an_unreduced_value():
+    # was (jax 0.12.1, which dispatches such a jit's jaxpr lowered to plain types): %jaxcache on said nothing of the
+    # compile for the same trace on other devices, as it says of any other argument placed otherwise
+    texts = _run(RECOMPILED_UNREDUCED_SCRIPT)
+    assert [len(t) for t in texts] == [0, 1, 1, 0]
+    assert texts[2][0].startswith(
+        "%jaxcache — no trace, but 1 call compiled from an earlier trace (see the note) function calls traced hits cache "
+        "entries defined at -------- ----- ------ ---- ------------- ---------- <lambda> — 0 — — In[1]:9 ")
+    assert "note: <lambda>: 1 call compiled without a new trace: JAX reused an earlier trace and lowered it anew" in texts[2][0]
+
+
 PLACED_AGAIN_SCRIPT = SHELL + textwrap.dedent(
     """
     assert ip.run_cell('''

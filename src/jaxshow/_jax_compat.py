@@ -2614,6 +2614,22 @@ def traced_lowering(frame: Any) -> Any:
     return None
 
 
+def lowered_from(frame: Any, jaxpr: Any) -> Any:
+    """The jaxpr of high types (an argument or a value with an ``unreduced`` sharding) that JAX lowered to ``jaxpr`` before
+    dispatching it, at ``frame`` or outside it, or ``None``: ``jit_p``'s ``_to_lojax`` (its ``jaxpr`` to ``lo_jaxpr``)
+    and ``_run_python_pjit`` (``p.params["jaxpr"]`` to ``jaxpr``) of ``jax._src.pjit``, where they lower (0.12.1)."""
+    module = _pjit_module()
+    to_lojax = getattr(getattr(module, "_to_lojax", None), "__code__", None)
+    run_python = getattr(getattr(module, "_run_python_pjit", None), "__code__", None)
+    while frame is not None:
+        if frame.f_code is to_lojax and frame.f_locals.get("lo_jaxpr") is jaxpr:
+            return frame.f_locals.get("jaxpr")
+        if frame.f_code is run_python:
+            return getattr(frame.f_locals.get("p"), "params", {}).get("jaxpr") if frame.f_locals.get("jaxpr") is jaxpr else None
+        frame = frame.f_back
+    return None
+
+
 def traced_donated(traced: Any) -> tuple[bool, ...]:
     """Which arguments of a ``jax.stages.Traced``'s jaxpr are donated: its ``_params`` (jax >= 0.8) or the keywords of
     its ``_lower_callable`` (0.7); ``()`` where neither is there."""

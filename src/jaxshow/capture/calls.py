@@ -663,9 +663,11 @@ class CallCapture(_jax_compat.CallObserver):
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
         else:
-            record = state.pending if state.pending is not None and state.pending.jaxpr is jaxpr else None
             helper, state.helper_traced = state.helper_traced, None
-            if record is None and helper is not None and helper[2] is jaxpr:  # JAX's own helper, dispatched in Python
+            pending_jaxpr = state.pending.jaxpr if state.pending is not None else None
+            traced = _as_traced(jaxpr, sys._getframe(1), pending_jaxpr, helper[2] if helper is not None else None)
+            record = state.pending if state.pending is not None and state.pending.jaxpr is traced else None
+            if record is None and helper is not None and helper[2] is traced:  # JAX's own helper, dispatched in Python
                 frame = _Frame(None, nested=False, phase="run", helper=helper)  # a record once it lowers, compiles or fails
                 state.pending = None
                 state.stack.append(frame)
@@ -1102,6 +1104,15 @@ class CallCapture(_jax_compat.CallObserver):
                                 for e in events if not (e.stage == "trace" and looked_up))
 
 
+def _as_traced(jaxpr: Any, frame: Any, *traced: Any) -> Any:
+    """The jaxpr a call traced to that JAX dispatches at ``frame`` as ``jaxpr``, where one of ``traced`` (this thread's
+    last traces) is: JAX lowered it to ``jaxpr`` for its high types (an ``unreduced`` sharding, jax 0.12.1); else
+    ``jaxpr``. The stack is read only where none of ``traced`` is ``jaxpr`` itself."""
+    if jaxpr is None or all(t is None for t in traced) or any(t is jaxpr for t in traced):
+        return jaxpr
+    return _jax_compat.lowered_from(frame, jaxpr) or jaxpr
+
+
 def _traced_as(record: CallRecord, jaxpr: Any) -> None:
     """Keep the jaxpr a call traced to, and name the call from it: JAX's name for its function, or the user's function
     JAX's own wrapper ran (an exported function's ``call_exported``, ``jax.pmap``'s jit)."""
@@ -1368,7 +1379,8 @@ class RecompileWatch(_Watch):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> list:
         entered, self._local.entered = getattr(self._local, "entered", None), None
-        call = [entered[0] if entered is not None and entered[2] is jaxpr and not entered[1] else None]
+        traced = _as_traced(jaxpr, sys._getframe(1), entered[2] if entered is not None else None)
+        call = [entered[0] if entered is not None and entered[2] is traced and not entered[1] else None]
         self._local.running = [*getattr(self._local, "running", ()), call]
         return call
 
