@@ -692,20 +692,26 @@ def test_jaxshow_stages_shows_where_the_caller_placed_each_argument_under_auto_a
     assert result["with_none"] == ["P('data', 'model')", None, "P('data', 'model')"]
 
 
-MESH_CONTEXT_SCRIPT = SHELL + textwrap.dedent(
+E_ON_AUTO_MESH = textwrap.dedent(
     """
-    assert ip.run_cell('''
     import jax, jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
     auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
-    explicit = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
-    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
     x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
 
     @jax.jit
     def e(a):
         return jnp.sin(a) * 2
     e(x)
+    """
+)
+"""The cell both mesh scripts start with: ``e`` traced once for ``x`` on a 2x4 mesh of Auto axes."""
+
+MESH_CONTEXT_SCRIPT = SHELL + f"E_ON_AUTO_MESH = {E_ON_AUTO_MESH!r}\n" + textwrap.dedent(
+    """
+    assert ip.run_cell(E_ON_AUTO_MESH + '''
+    explicit = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    set_mesh = getattr(jax, "set_mesh", None) or jax.sharding.use_mesh  # jax 0.7
     ''').success
     misses = []
     for cell in ("%%jaxcache -o rep\\nwith set_mesh(auto):\\n    y = e(x)",
@@ -735,19 +741,10 @@ def test_a_trace_under_another_mesh_context_names_the_meshes_as_the_mesh_line_do
             "Auto)); a: now f32[8@data,8], before f32[8,8] called at In[") in result["text"]
 
 
-OTHER_MESH_SCRIPT = SHELL + textwrap.dedent(
+OTHER_MESH_SCRIPT = SHELL + f"E_ON_AUTO_MESH = {E_ON_AUTO_MESH!r}\n" + textwrap.dedent(
     """
-    assert ip.run_cell('''
-    import jax, jax.numpy as jnp
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-    auto = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    assert ip.run_cell(E_ON_AUTO_MESH + '''
     last4 = jax.make_mesh((4,), ("i",), devices=jax.devices()[4:], axis_types=(AxisType.Explicit,))
-    x = jax.device_put(jnp.ones((8, 8)), NamedSharding(auto, P("data", "model")))
-
-    @jax.jit
-    def e(a):
-        return jnp.sin(a) * 2
-    e(x)
     ''').success
     misses = []
     for cell in ("%%jaxcache -o rep\\ny = e(jax.device_put(x, NamedSharding(last4, P('i'))))", "%%jaxcache -o rep\\ny = e(jnp.ones((8, 4)))"):
