@@ -314,7 +314,8 @@ def _trace_context_options() -> tuple[tuple[str, Any], ...]:
 
 
 MESH_CONTEXT = "mesh context"
-"""The trace context's entry for the mesh set around a call, which is no config option: :class:`_ContextMesh`."""
+"""The trace context's entry for the mesh set around a call, which is no config option (:class:`_ContextMesh`), and how
+``%jaxcache`` names a change of it (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s)."""
 
 
 class _ContextMesh:
@@ -2507,6 +2508,10 @@ def dispatch_refusal(error: BaseException) -> bool:
     return isinstance(message, str) and message.startswith(_DISPATCH_REFUSALS)
 
 
+CPP_UNKEYED_CANDIDATES = ("keep_unused", "inline")
+"""The jit options a JAX release may leave out of its C++ cache's key (:func:`cpp_unkeyed_variants`)."""
+
+
 def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
     """The other values of the jit options JAX's C++ cache does not key a function's calls on (``keep_unused`` and
     ``inline``: not fields of ``pxla.JitGlobalCppCacheKeys``, 0.7 to 0.12.0; 0.12.1 keys ``keep_unused``), as overrides of a call's params: a call of
@@ -2521,7 +2526,7 @@ def cpp_unkeyed_variants(wrapper: Any) -> list[dict[str, Any]]:
     except Exception:  # noqa: BLE001 - no such module or record: nothing known to be shared
         return []
     choices: list[list[tuple[str, Any]]] = []
-    for name in ("keep_unused", "inline"):
+    for name in CPP_UNKEYED_CANDIDATES:
         if name in keyed or not hasattr(info, name):
             continue
         value = getattr(info, name)

@@ -901,7 +901,7 @@ class CallCapture(_jax_compat.CallObserver):
         executable another ``jax.jit`` wrapper of its function compiled with another ``inline`` (or ``keep_unused``, before
         jax 0.12.1), which JAX's C++ cache does not key on. Its computation, the one JAX's lowering cache holds compiled; else none, and a note."""
         variants = _jax_compat.cpp_unkeyed_variants(wrapper)
-        unkeyed_options = " or ".join(o for o in ("keep_unused", "inline") if any(o in v for v in variants)) or "some options"
+        unkeyed_options = " or ".join(o for o in _jax_compat.CPP_UNKEYED_CANDIDATES if any(o in v for v in variants)) or "some options"
         for unkeyed in variants:
             computation = _jax_compat.lower_cached(wrapper, args, kwargs, unkeyed)[2]
             if _jax_compat.computation_compiled(computation):

@@ -494,9 +494,6 @@ def _shard_map_side(axes: tuple[tuple[str, int], ...], inside: bool) -> str:
     return f"outside shard_map (axis names {names} bound)" if axes else "outside shard_map"
 
 
-MESH_CONTEXT = "mesh context"
-"""How a change of the mesh set around a trace (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s) is named."""
-
 _MESH_DEVICES = re.compile(r", device_kind=.*, num_cores=[^,]*(?:, platform=[^,]*)?$")  # no platform on jax 0.8 and 0.9
 _NO_MESH = ("None", "AbstractMesh((), axis_types=())")
 
@@ -510,7 +507,7 @@ def _mesh_context(change: ArgChange) -> ArgChange:
     now, before = (_mesh_text(text, devices=False) for text in (change.now, change.before))
     if now == before:
         now, before = (_mesh_text(text, devices=True) for text in (change.now, change.before))
-    return ArgChange(MESH_CONTEXT, now, before)
+    return ArgChange(_jax_compat.MESH_CONTEXT, now, before)
 
 
 def _mesh_text(text: str, *, devices: bool) -> str:

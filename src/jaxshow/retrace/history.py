@@ -369,9 +369,7 @@ def _made_by(fun: Any) -> str | None:
     if not jax_made(fun) or _jax_compat.pmapped_target(fun) is not None:  # jax.pmap builds one body per function
         return None
     made = transformation_code(fun)
-    if made is not None:
-        return TRANSFORM_NAMES[made.co_name]
-    return jax_maker(fun)
+    return TRANSFORM_NAMES[made.co_name] if made is not None else _maker_name(fun)
 
 
 def jax_maker(fun: Any) -> str | None:
@@ -379,6 +377,11 @@ def jax_maker(fun: Any) -> str | None:
     transformation's (``pallas_call`` for ``pl.pallas_call``'s ``_pallas_call.<locals>.wrapped``); else ``None``."""
     if not jax_made(fun) or _jax_compat.pmapped_target(fun) is not None or transformation_code(fun) is not None:
         return None
+    return _maker_name(fun)
+
+
+def _maker_name(fun: Any) -> str:
+    """The public name of the JAX function ``fun`` is local to (``pallas_call`` for ``_pallas_call.<locals>.wrapped``)."""
     return (_enclosing_code(fun) or "").lstrip("_") or "JAX transformation"
 
 
