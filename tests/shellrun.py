@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import atexit
+import inspect
 import re
 
 import IPython
+import pytest
+from jax._src import config as jax_config
 from IPython.utils.capture import capture_output
 
 IPYTHON_7 = IPython.version_info[0] < 8
@@ -75,3 +78,15 @@ def unwrapped(text: str) -> str:
     """``text`` with the lines jaxshow wrapped at the width joined again: a line break and the indent after it read
     as the one space they replaced."""
     return re.sub(r"\n +", " ", text)
+
+
+DEFINES_OPTION = ("from jax._src import config as C\n"
+                  "def define(name):  # a module's option, as jax.experimental.pallas defines its own on jax 0.12\n"
+                  "    state = C.bool_state(name, False, 'a test option', include_in_jit_key=True, include_in_trace_context=True)\n"
+                  "    setattr(C, '_' + name, state)")
+"""A kernel's cell that defines ``define(name)``, which adds an option to JAX's trace context (in a kernel of its own:
+the options stay defined)."""
+
+DEFINES_NO_OPTION = pytest.mark.skipif(
+    "include_in_trace_context" not in inspect.signature(jax_config.bool_state).parameters,
+    reason="jax 0.7's trace context is a fixed tuple: no option can be added to it")

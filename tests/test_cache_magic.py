@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import gc
 import html.parser
-import inspect
 import logging
 import os
 import re
@@ -17,13 +16,12 @@ import jax.monitoring
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
-from jax._src import config as jax_config
 
 import jaxshow
 from jaxshow import _jax_compat, render, retrace
 from jaxshow.capture import calls
 from jaxshow.report import CacheClearReport, CacheReport, PersistentCacheReport, TraceHistory
-from shellrun import run_captured, unwrapped, wider_lines
+from shellrun import DEFINES_NO_OPTION, DEFINES_OPTION, run_captured, unwrapped, wider_lines
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -2287,14 +2285,7 @@ def test_a_re_trace_for_a_config_context_also_names_the_arguments_that_changed(s
             "highest, before None; a: now f32[8,8], before f32[4,4] called at In[") in text, text
 
 
-_DEFINES_OPTION = ("from jax._src import config as C\n"
-                   "def define(name):  # a module's option, as jax.experimental.pallas defines its own on jax 0.12\n"
-                   "    state = C.bool_state(name, False, 'a test option', include_in_jit_key=True, include_in_trace_context=True)\n"
-                   "    setattr(C, '_' + name, state)")
-
-
-@pytest.mark.skipif("include_in_trace_context" not in inspect.signature(jax_config.bool_state).parameters,
-                    reason="jax 0.7's trace context is a fixed tuple: no option can be added to it")
+@DEFINES_NO_OPTION
 def test_a_re_trace_after_a_module_defined_trace_context_options_names_them():
     """``from jax.experimental import pallas`` on jax 0.12 adds options to JAX's trace context (and jit key): every
     function traced before traces again. The miss read 'a config option or context manager differs from every earlier
@@ -2305,7 +2296,7 @@ def test_a_re_trace_after_a_module_defined_trace_context_options_names_them():
     _, nb = in_a_real_kernel(
         "%load_ext jaxshow\nimport jax, jax.numpy as jnp\nf = jax.jit(lambda v: v * 2)\ng = jax.jit(lambda v: v + 1)\n"
         "x = jnp.ones(3)\ny, z = f(x), g(x)",
-        _DEFINES_OPTION + "\ndefine('jaxshow_one')\ndefine('jaxshow_two')",
+        DEFINES_OPTION + "\ndefine('jaxshow_one')\ndefine('jaxshow_two')",
         "%%jaxcache\ny = f(x)", "%jaxcache on", "z = g(x)", "%jaxcache off",
         "define('jaxshow_three')", "%%jaxcache\ny = f(jnp.ones(2))")
     title = "1. different tracing context (a config option or context manager): JAX's trace context: now also"

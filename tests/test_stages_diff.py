@@ -10,7 +10,7 @@ from IPython.utils.capture import capture_output
 from jaxshow import irdiff, render
 from jaxshow.report import ArgChange, QuantityChange
 from jaxshow.stagesdiff import SAME_KEY_PARTS
-from shellrun import run_captured
+from shellrun import DEFINES_NO_OPTION, DEFINES_OPTION, run_captured
 from test_browser import ARTIFACTS, EFFECTIVE_COLOURS, VSCODE_DARK, _lab_theme, _lowest_contrast, browser  # noqa: F401 (Chromium fixture)
 
 SETUP = """
@@ -127,6 +127,30 @@ def test_config_change(shell):
            "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>")
     assert _changed(stablehlo) == ["-" + dot.format("DEFAULT"), "+" + dot.format("HIGHEST")]
     assert "config jax_default_matmul_precision  'highest'  None" in data["text/plain"]
+
+
+@DEFINES_NO_OPTION
+def test_options_a_module_defined_between_two_calls_are_the_change_the_note_and_the_diff_name():
+    """A module imported between two calls that defines trace-context options (Pallas on jax 0.12) makes JAX trace
+    again. jaxshow read the list of options once: the second call's note read 'traced again with the same signature and
+    jaxpr (its clear_cache() emptied its cache, ...)' and --diff had no change. In a kernel of its own: the options stay."""
+    from shellrun import in_a_real_kernel
+
+    _, nb = in_a_real_kernel(
+        "%load_ext jaxshow\nimport jax, jax.numpy as jnp\nf = jax.jit(lambda v: v * 2)\nx = jnp.ones(3)", DEFINES_OPTION,
+        "%%jaxstages\ny = f(x)\ndefine('jaxshow_one')\ny = f(x)", "define('jaxshow_two')\ndefine('jaxshow_three')",
+        "%%jaxstages --diff\ny = f(x)")
+    text = " ".join(nb.cells[2].outputs[-1]["data"]["text/plain"].split())
+    assert ("note: also called: <lambda> in another config context (without jaxshow_one, which a module imported "
+            "between the calls defined) (use --all or --name to show them) <lambda>: trace") in text, text
+    lines = nb.cells[4].outputs[-1]["data"]["text/plain"].splitlines()
+    start = lines.index("--diff <lambda>: In[3]:4 → In[5]:2")
+    assert lines[start + 1:start + 6] == [
+        "  what JAX keys its caches on:",
+        "    where                 now    before",
+        "    config jaxshow_three  False  (not defined)",
+        "    config jaxshow_two    False  (not defined)",
+        "  jaxpr: no change (after renumbering names)"], lines[start:]
 
 
 def test_no_previous_compile_says_so(shell):

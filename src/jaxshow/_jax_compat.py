@@ -294,23 +294,27 @@ _KNOWN_TRACE_CONTEXT = (
 )
 """Options every JAX checked (0.7.0 through 0.12) keys its caches on; used where the trace context cannot be listed."""
 
-_trace_context_holders: tuple[tuple[str, Any], ...] | None = None
+_trace_context_holders: tuple[int, tuple[tuple[str, Any], ...]] = (-1, ())
+"""The options of :func:`_trace_context_options` and how many options JAX had when they were read."""
 
 
 def _trace_context_options() -> tuple[tuple[str, Any], ...]:
-    """``(option, holder)`` for each option in JAX's trace context, sorted by name (looked up once).
+    """``(option, holder)`` for each option in JAX's trace context, sorted by name, then the mesh set around the call;
+    read again only once JAX has more options (a module imported later may define some: Pallas on jax 0.12).
 
     The options come from :func:`trace_context_option_names`; where this JAX
     cannot list them, a fixed list of options that are in the trace context of
     every release checked.
     """
     global _trace_context_holders
-    if _trace_context_holders is None:
+    holders = getattr(jax.config, "_value_holders", None)
+    count = len(holders) if isinstance(holders, dict) else 0
+    if _trace_context_holders[0] != count:
         holders = config_holders()
         names, _ = trace_context_option_names(holders)
         chosen = sorted(names) if names else [n for n in _KNOWN_TRACE_CONTEXT if n in holders]
-        _trace_context_holders = (*((n, holders[n]) for n in chosen), (MESH_CONTEXT, _ContextMesh()))
-    return _trace_context_holders
+        _trace_context_holders = (count, (*((n, holders[n]) for n in chosen), (MESH_CONTEXT, _ContextMesh())))
+    return _trace_context_holders[1]
 
 
 MESH_CONTEXT = "mesh context"
@@ -333,30 +337,37 @@ class _ContextMesh:
         return None if mesh is None or getattr(mesh, "empty", False) else mesh
 
 
-def trace_context_snapshot() -> tuple[Any, ...]:
+class TraceContext(NamedTuple):
+    """The values a call saw of the options in JAX's trace context (:func:`trace_context_snapshot`), and the options."""
+
+    options: tuple[tuple[str, Any], ...]
+    values: tuple[Any, ...]
+
+
+def trace_context_snapshot() -> TraceContext:
     """The values this thread sees of the options in JAX's trace context, in :func:`_trace_context_options`' order.
 
     Cheap enough for every trace (one attribute read per option: ``State.value``
     is this thread's value); :func:`describe_trace_context` names them when a report shows them.
     """
-    out = []
-    for _, holder in _trace_context_options():
+    options, values = _trace_context_options(), []
+    for _, holder in options:
         try:
-            out.append(holder.value)
+            values.append(holder.value)
         except Exception as exc:  # noqa: BLE001 - one unreadable option, never the user's error
-            out.append(_Unreadable(exc))
-    return tuple(out)
+            values.append(_Unreadable(exc))
+    return TraceContext(options, tuple(values))
 
 
 class _Unreadable(NamedTuple):
     error: BaseException
 
 
-def describe_trace_context(snapshot: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
+def describe_trace_context(snapshot: TraceContext) -> tuple[tuple[str, str], ...]:
     """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name, then the mesh set around the
     call (:data:`MESH_CONTEXT`, as :func:`_mesh_context_text` writes it); unreadable ones left out."""
     return tuple((name, _mesh_context_text(value) if name == MESH_CONTEXT else repr(value))
-                 for (name, _), value in zip(_trace_context_options(), snapshot) if not isinstance(value, _Unreadable))
+                 for (name, _), value in zip(*snapshot) if not isinstance(value, _Unreadable))
 
 
 def _mesh_context_text(mesh: Any) -> str:

@@ -85,7 +85,7 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
             changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
-    changes += _pairs(now.trace_context, before.trace_context, "config ")
+    changes += _pairs(now.trace_context, before.trace_context, "config ", absent="(not defined)")  # a module defined it
     return tuple(changes)
 
 
@@ -127,9 +127,10 @@ def _arg_text(arg: ArgSpec, other: ArgSpec | None = None) -> str:
     return " ".join(bits)
 
 
-def _pairs(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...], prefix: str) -> list[ArgChange]:
+def _pairs(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...], prefix: str,
+           absent: str = "(absent)") -> list[ArgChange]:
     new, old = dict(now), dict(before)
-    return [ArgChange(prefix + name, new.get(name, "(absent)"), old.get(name, "(absent)"))
+    return [ArgChange(prefix + name, new.get(name, absent), old.get(name, absent))
             for name in dict.fromkeys([*new, *old]) if new.get(name) != old.get(name)]
 
 

@@ -100,7 +100,7 @@ class CallRecord:
     fun: Any = None
     jit_info: Any = None
     static_args: tuple[StaticValue, ...] = ()
-    trace_context: tuple[Any, ...] = ()
+    trace_context: _jax_compat.TraceContext = _jax_compat.TraceContext((), ())
     """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
     arg_shardings: tuple[tuple[str, str | None, str | None, str] | None, ...] | None = None
     site: SourceLocation | None = None

@@ -283,13 +283,20 @@ def _program_of(program: CallRecord, record: CallRecord) -> bool:
 
 
 def _context_changes(record: CallRecord, namesakes: list[CallRecord]) -> list[str]:
-    """The config options whose values set a call's context apart from every shown call's (``option=value``)."""
+    """The config options whose values set a call's context apart from every shown call's (``option=value``), and those
+    only one of them had (a module imported between the calls defined them)."""
     own = dict(_jax_compat.describe_trace_context(record.trace_context))
     apart = [s for s in namesakes if dict(_jax_compat.describe_trace_context(s.trace_context)) != own]
     if len(apart) < len(namesakes):
         return []
     theirs = dict(_jax_compat.describe_trace_context(apart[0].trace_context))
-    return [f"{name}={value}" for name, value in own.items() if theirs.get(name) != value]
+    changed = [f"{name}={value}" for name, value in own.items() if name in theirs and theirs[name] != value]
+    defined = "which a module imported between the calls defined"  # JAX keys on the options it has at each call
+    if added := [f"{name}={value}" for name, value in own.items() if name not in theirs]:
+        changed.append(f"also {', '.join(added)}, {defined}")
+    if missing := [name for name in theirs if name not in own]:
+        changed.append(f"without {', '.join(missing)}, {defined}")
+    return changed
 
 
 def _also_called_text(name: str, kind: str, details: list[str]) -> str:
