@@ -1948,6 +1948,27 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
 
 
+def test_a_call_jax_no_tracing_refused_is_counted_as_refused_not_as_a_hit(shell):
+    """``jax.no_tracing()`` raises in JAX's C++ cache miss, before its traces are looked up, where no hook sees the call.
+    The report read 'no cache miss: every jitted call hit the cache' over calls 2, hits 2 (jax 0.12) or 1, 1 (0.7-0.10)."""
+    result, cap = run_captured(shell, "%%jaxcache -o rep\nz = jnp.ones(7)\ny = f(x)\nwith jax.no_tracing():\n    y = f(x)\n"
+                                      "    y = f(z)\nafter = 1")
+    assert type(result.error_in_exec) is RuntimeError and str(result.error_in_exec).endswith("but 'no_tracing' is set")
+    assert shell.user_ns["traces"] == [1] and "after" not in shell.user_ns
+    [stats] = shell.user_ns["rep"].functions
+    assert (stats.calls, stats.traced, stats.hits, stats.refused) == (3, 1, 1, 1)
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert text.startswith("%jaxcache — 1 trace of 1 jitted function function calls traced hits cache entries defined at "
+                           "-------- ----- ------ ---- ------------- ---------- f 3 1 1 2 In[1]:5 "), text
+    assert ("note: f: 1 call refused by jax.no_tracing(): it missed JAX's C++ dispatch cache, and JAX raised before it looked "
+            "up its traces, so it says neither whether it would have traced nor why (not counted as hits); %jaxcache freeze "
+            "refuses traces as jax.no_tracing() does, and says what changed") in text, text
+    result, cap = run_captured(shell, "%%jaxcache\nw = jnp.zeros(9, jnp.int8)\nwith jax.no_tracing():\n    y = f(x)\n    y = f(w)")
+    assert type(result.error_in_exec) is RuntimeError
+    assert cap.outputs[-1].data["text/plain"].splitlines()[0] == (
+        "%jaxcache — no trace: 1 call hit the cache, 1 call refused by jax.no_tracing() (see the note)")
+
+
 def test_a_call_jax_refused_before_looking_up_its_cache_is_not_counted_as_a_hit(shell):
     # read '%jaxcache — no cache miss: every jitted call hit the cache' over 'f  1  0  1' (calls, traced, hits)
     result, cap = run_captured(shell, "%%jaxcache -o rep\ny = f('abc')")

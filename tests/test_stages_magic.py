@@ -1183,6 +1183,36 @@ def test_a_refused_calls_error_line_leaves_out_the_traceback_jax_wrote_into_its_
     assert "Traceback" not in text and "interactiveshell.py" not in text
 
 
+def test_a_call_jax_no_tracing_refused_is_no_cache_hit_but_a_refusal_before_any_trace(shell):
+    """``jax.no_tracing()`` raises in JAX's C++ cache miss, before its traces are looked up: the report read 'cache hit:
+    JAX did not trace, lower or compile this call', with a note that the hit raised while it ran (jax 0.12)."""
+    run_captured(shell, "y = f(x)")
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nz = jnp.ones(7)\nwith jax.no_tracing():\n    y = f(x)\n    y = f(z)")
+    assert type(result.error_in_exec) is RuntimeError and str(result.error_in_exec).endswith("but 'no_tracing' is set")
+    assert shell.user_ns["runs"] == [1]
+    refused = shell.user_ns["rep"].reports[-1]
+    assert (refused.function, refused.stopped_at, refused.traced) == ("f", "call", None)
+    text = " ".join(_report(cap).data["text/plain"].split())
+    assert ("f: failed while dispatching, before any trace (called at In[3]:5) RuntimeError: re-tracing function f at "
+            "In[1]:5 for `jit`, but 'no_tracing' is set note: JAX refused the call before tracing it: jax.no_tracing() was "
+            "in effect, and the call missed JAX's C++ dispatch cache (JAX raised before it looked up its traces, so it says "
+            "neither whether it would have traced nor why; %jaxcache freeze refuses traces as jax.no_tracing() does, and says "
+            "what changed): nothing was traced, lowered or compiled") in text, text
+    assert "cache hit" not in text
+
+
+@pytest.mark.skipif(not hasattr(jax, "no_execution"), reason="jax.no_execution is new in jax 0.8")
+def test_a_program_jax_no_execution_kept_from_running_is_said_so(shell):
+    """``jax.no_execution()`` lets JAX trace, lower and compile, then refuses to run the program. The note read 'it failed
+    while running or while its arguments were placed (a callback, a runtime check, memory, a deleted input, ...)'."""
+    result, cap = run_captured(shell, "%%jaxstages -o rep\nz = jnp.ones(5)\nwith jax.no_execution():\n    y = f(z)")
+    assert type(result.error_in_exec) is RuntimeError and "no_execution" in str(result.error_in_exec)
+    assert shell.user_ns["runs"] == [1] and "y" not in shell.user_ns
+    [report] = shell.user_ns["rep"].reports
+    assert (report.function, report.stopped_at, report.traced is not None, report.compiled is not None) == ("f", "run", True, True)
+    assert report.notes == ("the program compiled; JAX did not run it: jax.no_execution() was in effect",)
+
+
 def test_a_refused_call_the_cell_caught_is_not_blamed_for_the_cells_later_error(shell):
     shell.run_cell("@partial(jax.jit, static_argnames='n')\ndef power(v, n):\n    return v ** len(n)", store_history=True)
     result, cap = run_captured(shell, "%%jaxstages -o rep\ntry:\n    power(x, n=[1])\nexcept ValueError:\n    pass\n{}['k']")

@@ -3258,6 +3258,23 @@ def raised_reading_jit_call(error: BaseException) -> bool:
     hidden, not removed), or from the unfiltered traceback it attaches in ``remove_frames`` mode; ``False`` where JAX
     removed them (``quiet_remove_frames``).
     """
+    return _raised_in_pjit(error, ("_infer_params", "_trace_for_jit"))
+
+
+def refused_by_no_tracing(error: BaseException) -> bool:
+    """Whether ``error`` is ``jax.no_tracing()``'s refusal of a jitted call that missed JAX's C++ cache, raised in
+    ``pjit._cpp_pjit``'s ``cache_miss`` before JAX looks up its traces (0.7 to 0.12), read as
+    :func:`raised_reading_jit_call` reads its frames."""
+    return (isinstance(error, RuntimeError) and str(error).endswith("but 'no_tracing' is set")
+            and _raised_in_pjit(error, ("cache_miss",)))
+
+
+def refused_to_run(error: BaseException) -> bool:
+    """Whether ``error`` is ``jax.no_execution()``'s refusal to run a compiled program (``ExecuteReplicated``, jax >= 0.8)."""
+    return isinstance(error, RuntimeError) and str(error).endswith("but the no_execution config option is set")
+
+
+def _raised_in_pjit(error: BaseException, functions: tuple[str, ...]) -> bool:
     pjit_file = os.path.join(JAX_DIR, "_src", "pjit.py")
     tracebacks = [error.__traceback__]
     if type(error.__cause__).__name__ == "UnfilteredStackTrace":
@@ -3265,7 +3282,7 @@ def raised_reading_jit_call(error: BaseException) -> bool:
     for tb in tracebacks:
         while tb is not None:
             code = tb.tb_frame.f_code
-            if code.co_name in ("_infer_params", "_trace_for_jit") and os.path.abspath(code.co_filename) == pjit_file:
+            if code.co_name in functions and os.path.abspath(code.co_filename) == pjit_file:
                 return True
             tb = tb.tb_next
     return False

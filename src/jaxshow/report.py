@@ -657,6 +657,10 @@ RELOADED_TITLE = "re-defined function (its module reloaded or run again)"
 """The ``redefined`` title where the function is at the top of a module of the user's, which ran again (:attr:`CacheMiss.reloaded`)."""
 
 
+NO_TRACING_INSTEAD = "%jaxcache freeze refuses traces as jax.no_tracing() does, and says what changed"
+"""Where a ``jax.no_tracing()`` refusal is named: the mode that refuses traces and explains each."""
+
+
 def jit_disabled_note(cause: str) -> str:
     """What a report says where jit was disabled in its cell (``cause``: how) and no direct call of it said so."""
     return (f"jit was disabled in this cell ({cause}): jitted functions called from inside your helpers ran op by op, "
@@ -804,6 +808,9 @@ class FunctionCacheStats:
     """Of a folded row (``objects > 1``): where the misses left out were called, and how many at each site."""
     jit_disabled: int = 0
     """Calls that ran op by op under ``jax.disable_jit()``: counted in ``calls``, neither traced nor hits."""
+    refused: int = 0
+    """Calls ``jax.no_tracing()`` refused (they missed JAX's C++ cache; JAX raised before it looked up its traces):
+    counted in ``calls``, neither traced nor hits."""
     untracked_calls: int = 0
     """Calls of jax 0.7's ``jax.pmap``, which traces and compiles outside ``jax.jit``'s path, where jaxshow sees neither:
     counted in ``calls``, neither traced nor hits."""

@@ -55,7 +55,7 @@ from jaxshow.capture.stations import (
     type_module,
 )
 from jaxshow.capture.written import transforms, written
-from jaxshow.report import SourceLocation, a_or_an
+from jaxshow.report import NO_TRACING_INSTEAD, SourceLocation, a_or_an
 from jaxshow.reprs import is_a
 from jaxshow.timings import EventCollector, StageEvent, keep_listening
 
@@ -1017,13 +1017,13 @@ class CallCapture(_jax_compat.CallObserver):
         return record
 
     def record_refused(self, wrapper: Any, args: tuple, kwargs: dict, site: SourceLocation | None,
-                       error: BaseException | None, unhashable: str | None = None) -> CallRecord:
+                       error: BaseException | None, unhashable: str | None = None, no_tracing: bool = False) -> CallRecord:
         """A direct call JAX's C++ dispatch refused before any trace (a static argument it cannot hash or compare, a pytree whose
-        flatten raised), where no hook runs.
+        flatten raised, ``jax.no_tracing()`` where the call missed its C++ cache), where no hook runs.
 
         ``error`` is ``None`` where the cell caught it; JAX refused the call for
         certain all the same, for the static argument ``unhashable`` names
-        (``s is a list, which has no hash``).
+        (``s is a list, which has no hash``), or ``no_tracing``.
         """
         record, info = self._direct_record("jit", wrapper, site)
         record.error, record.failed_in, record.ongoing, record.caught_refusal = error, "call", False, error is None
@@ -1032,7 +1032,10 @@ class CallCapture(_jax_compat.CallObserver):
             record.static_args = static_values(info, args, kwargs)
         except Exception:  # noqa: BLE001 - the name and values are niceties; the error is the user's own
             pass
-        why = f", as it refuses every call whose static argument {unhashable}" if error is None else ""
+        why = f", as it refuses every call whose static argument {unhashable}" if error is None and unhashable else ""
+        if no_tracing:
+            why = (": jax.no_tracing() was in effect, and the call missed JAX's C++ dispatch cache (JAX raised before it "
+                   f"looked up its traces, so it says neither whether it would have traced nor why; {NO_TRACING_INSTEAD})")
         record.notes.append(f"JAX refused the call before tracing it{why}: nothing was traced, lowered or compiled")
         return record
 
@@ -1771,16 +1774,21 @@ class DirectCalls:
             statics = [value for _, value in named]
             at_call = self._raised_at(pending, error) if error is not None else None
             unhashable = next((_unhashable_text(name, value) for name, value in named if _unhashable(value)), None)
-            if unhashable is not None or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
+            no_tracing = error is not None and _jax_compat.refused_by_no_tracing(error)
+            if unhashable is not None or no_tracing or (at_call is not None and _refused(error, at_call.tb_next)):  # type: ignore[arg-type]
                 if self.capture is not None and at_call is not None:
                     code = self._codes[pending.key[0]]
-                    self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]), error)
+                    self.capture.record_refused(pending.wrapper, args, kwargs, pending.site or SourceLocation(code.co_filename, pending.key[1]),
+                                                error, no_tracing=no_tracing)
                 elif self.capture is not None:  # the cell caught it: refused for certain all the same
                     first = self._first.get(pending.key)
                     if first is not None and first.caught_refusal:
                         first.repeat_hits += 1
                     else:
-                        self._first[pending.key] = self.capture.record_refused(pending.wrapper, args, kwargs, pending.site, None, unhashable)
+                        self._first[pending.key] = self.capture.record_refused(pending.wrapper, args, kwargs, pending.site, None, unhashable,
+                                                                               no_tracing)
+                if no_tracing and self.counter is not None:  # JAX looked the call up and refused it: counted, not as a hit
+                    self.counter.after(pending.wrapper, pending.token, error=error)
                 return
             if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
                 users = users_code(dynamic_arguments(info, args, kwargs), statics)

@@ -679,6 +679,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     elif record.failed_in == "compile" and any(e.stage == "compile" for e in record.events):
         notes.append("its compile is timed though it failed: JAX times its compile step however it ends (an XLA error, or "
                      "Ctrl-C, which Python takes only once XLA returns); JAX kept no executable, and the program did not run")
+    elif record.failed_in == "run" and _jax_compat.refused_to_run(record.error):
+        notes.append("the program compiled; JAX did not run it: jax.no_execution() was in effect")
     elif record.failed_in == "run":
         notes.append("the program compiled; it failed while running or while its arguments were placed (a callback, a runtime "
                      "check, memory, a deleted input, a transfer jax.transfer_guard disallows)")

@@ -91,11 +91,14 @@ def _headline(report: CacheReport) -> str:
         return f"no trace, but {plural(recompiled, 'call')} compiled from an earlier trace (see the note)"
     disabled = sum(f.jit_disabled for f in report.functions)
     compiled = sum(f.compiled_calls for f in report.functions)
-    if traced == 0 and (disabled or compiled):
+    refused = sum(f.refused for f in report.functions)
+    if traced == 0 and (disabled or compiled or refused):
         hits = sum(f.hits or 0 for f in report.functions)
         ran = ", ".join(([f"{plural(disabled, 'call')} ran op by op under jax.disable_jit()"] if disabled else [])
-                        + ([f"{plural(compiled, 'call')} ran a jax.stages.Compiled"] if compiled else [])) + " (see the note)"
-        return f"no cache miss: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
+                        + ([f"{plural(compiled, 'call')} ran a jax.stages.Compiled"] if compiled else [])
+                        + ([f"{plural(refused, 'call')} refused by jax.no_tracing()"] if refused else [])) + " (see the note)"
+        lead = "no trace" if refused else "no cache miss"  # a refused call missed JAX's C++ cache
+        return f"{lead}: {plural(hits, 'call')} hit the cache, {ran}" if hits else f"no trace: {ran}"
     if traced == 0:
         return "no cache miss: every jitted call hit the cache"
     tracing = [f for f in report.functions if f.traced]  # the rows of functions every call of which hit are not theirs

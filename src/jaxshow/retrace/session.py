@@ -56,6 +56,7 @@ from jaxshow.capture.sources import is_user_file
 from jaxshow.capture.stations import COMPILED_TYPE, given_options, jit_target
 from jaxshow.report import (
     MISS_CATEGORIES,
+    NO_TRACING_INSTEAD,
     ArgChange,
     CacheClearReport,
     CacheMiss,
@@ -424,7 +425,7 @@ class _Stats:
     """
 
     __slots__ = ("fun", "record", "wrapper", "traced", "calls", "traced_calls", "traced_ahead", "hits", "recompiled", "options_changed",
-                 "jit_disabled", "untracked", "first", "last", "left_out", "output")
+                 "jit_disabled", "refused", "untracked", "first", "last", "left_out", "output")
 
     def __init__(self, fun: Any, record: _FunctionRecord) -> None:
         self.fun = fun
@@ -441,6 +442,8 @@ class _Stats:
         self.options_changed = ""
         """Of the last call that compiled without tracing: how its wrapper's options differ from the call's before."""
         self.jit_disabled = 0
+        self.refused = 0
+        """Calls ``jax.no_tracing()`` refused: they missed JAX's C++ cache, and JAX raised before it looked up its traces."""
         self.untracked = 0
         """Calls of jax 0.7's ``jax.pmap``, whose traces and hits jaxshow does not see."""
         self.first: list[_Miss] = []
@@ -474,6 +477,7 @@ class _Stats:
             recompiled=tuple(self.recompiled),
             recompiled_options=self.options_changed,
             jit_disabled=self.jit_disabled,
+            refused=self.refused,
             untracked_calls=self.untracked,
             cache_size=_jax_compat.cache_size(self.wrapper) if self.wrapper is not None else None,
             misses=tuple(m.reported(printed) for m in (*self.first, *self.last)),
@@ -914,10 +918,10 @@ class Session(_jax_compat.TraceProbe):
         return any(e.module in modules and on == thread for e, on in zip(self._logs.compiles[events:], self._logs.threads[events:]))
 
     def count_call(self, wrapper: Any, fun: Any, traced: bool, compiled_at: str | None = None, jit_disabled: bool = False,
-                   untracked: bool = False) -> None:
+                   untracked: bool = False, refused: bool = False) -> None:
         """One direct call: traced, a hit, (``compiled_at``, where its arguments were placed) compiled from a reused trace,
-        run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit), or ``untracked``: a call of jax 0.7's
-        ``jax.pmap``, whose trace or hit jaxshow does not see."""
+        run op by op under ``jax.disable_jit()`` (no cache looked up: not a hit), ``untracked``: a call of jax 0.7's
+        ``jax.pmap``, whose trace or hit jaxshow does not see, or ``refused`` by ``jax.no_tracing()``: not a hit."""
         with self._lock:
             stats = self._stats_of(fun, lambda: registry.lookup(fun)
                                    or registry.record_for(fun, None, line_place=self.line_place)[0])
@@ -930,6 +934,8 @@ class Session(_jax_compat.TraceProbe):
                 stats.options_changed = options_change(options, before)
             elif untracked:
                 stats.untracked += 1
+            elif refused:
+                stats.refused += 1
             elif jit_disabled and not traced:
                 stats.jit_disabled += 1
             elif not traced:
@@ -1033,6 +1039,11 @@ class Session(_jax_compat.TraceProbe):
             if f.jit_disabled:
                 notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
+            if f.refused:
+                notes.append(f"{f.qualname}: {plural(f.refused, 'call')} refused by jax.no_tracing(): "
+                             f"{'it' if f.refused == 1 else 'they'} missed JAX's C++ dispatch cache, and JAX raised before it "
+                             f"looked up its traces, so it says neither whether it would have traced nor why (not counted as "
+                             f"hits); {NO_TRACING_INSTEAD}")
             if f.untracked_calls:
                 notes.append(f"{f.qualname}: {plural(f.untracked_calls, 'call')} of jax.pmap, which on jax {jax.__version__} traces "
                              "and compiles outside jax.jit's path: jaxshow sees neither its traces nor its cache hits, so "
@@ -1380,6 +1391,9 @@ class CallCounter(calls.CallCounter):
         if target is None:  # nothing to count it on: looking it up would run the user's code again
             return
         traced = self.session.traced_count(target) > traced_before
+        if error is not None and not traced and _jax_compat.refused_by_no_tracing(error):
+            self.session.count_call(wrapper, target, False, refused=True)
+            return
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
             return
         if error is not None and not traced and _jax_compat.raised_reading_jit_call(error):
