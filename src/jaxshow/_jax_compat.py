@@ -2674,6 +2674,16 @@ def computation_compiled(computation: Any) -> bool:
     return computation_executable(computation) is not None
 
 
+def compiled_from(computation: Any, executable: Any) -> bool:
+    """Whether ``executable`` (a ``jax.stages.Compiled``'s) was compiled from the lowered ``computation``: the executable
+    it caches, or one its ``compile(compiler_options=..., device_assignment=...)`` made, which JAX keeps only in the
+    ``Compiled`` it returns; that one is handed the computation's own ``all_args_info`` (0.7 to 0.12)."""
+    if computation_executable(computation) is executable:
+        return True
+    arguments = _all_args_info(computation)
+    return arguments is not None and arguments is _all_args_info(executable)
+
+
 def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, ...]) -> Any:
     """A public ``jax.stages.Lowered`` around a computation JAX lowered for a transformed call (``grad``, ``vmap``).
 
