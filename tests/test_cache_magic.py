@@ -126,6 +126,25 @@ def test_every_category_in_a_real_shell(shell):
     assert by_name["<lambda>"][1] == "redefined"
 
 
+@pytest.mark.skipif(not hasattr(jax, "new_ref"), reason="jax.new_ref arrived after jax 0.7")
+def test_a_ref_argument_is_one_trace_of_the_users_function(shell):
+    """A jitted function given a ``jax.new_ref``: jax 0.12 traces the user's jaxpr once more, through its cached
+    trace_to_jaxpr, to discharge the Ref (``_eval_jaxpr_discharge_state``, under the user's debug info). That was a
+    second row, '_eval_jaxpr_discharge_state' defined at JAX's discharge.py, and its re-trace was 'a new
+    functools.partial wrapper, made per call: make it once, outside the loop or cell'."""
+    shell.run_cell("@jax.jit\ndef accumulate(ref, v):\n    ref[...] += v\n    return ref[...].sum()\n"
+                   "counter = jax.new_ref(jnp.zeros(3))", store_history=True)
+    run_captured(shell, "%%jaxcache\naccumulate(counter, x)")
+    result, cap = run_captured(shell, "%%jaxcache -o rep\naccumulate(counter, jnp.ones(3, jnp.int32))")
+    assert result.result.tolist() == 6.0
+    rep = shell.user_ns["rep"]
+    assert [(fs.function, fs.traced) for fs in rep.functions] == [("accumulate", 1)]
+    assert [m.summary for m in rep.functions[0].misses] == ["v: now i32[3], before f32[3]"]
+    text = cap.outputs[-1].data["text/plain"]
+    assert text.startswith("%jaxcache — 1 trace of 1 jitted function\n")
+    assert "functools.partial" not in text
+
+
 def test_an_operator_on_an_array_is_jaxs_own_call(shell):
     """``-x`` calls the jit JAX's ``jnp.negative`` ufunc holds: it was a row of the user's jitted functions, 'negative',
     defined at JAX's ufuncs.py, since JAX's module holds the ufunc, not that jit, under the name."""

@@ -1026,6 +1026,38 @@ def test_ahead_of_time_lowering_in_the_cell_is_the_calls_own(shell):
     assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
 
 
+OPTIONS = "{'xla_cpu_enable_fast_math': False}"
+
+
+def test_a_compile_with_compiler_options_in_the_cell_is_the_calls_own(shell):
+    """``f.lower(x).compile(compiler_options=...)`` then ``compiled(x)``: JAX keeps an executable compiled with options
+    only in the Compiled it returns, not on the lowering. The report read '(.lower()); not compiled' beside 'compile
+    ... ms', '④ Compiled: not read back', and a second report of the call: 'a call of a jax.stages.Compiled made before
+    this cell', 'jit options not known'."""
+    cell = f"%%jaxstages --all -o rep\ncompiled = f.lower(jnp.ones(11)).compile(compiler_options={OPTIONS})\ny = compiled(jnp.ones(11))"
+    result, _, rep = _run(shell, cell)
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.function == "f" and _fully_staged(report)
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert report.notes[:2] == ("lowered ahead of time in the cell (.lower()); compiled too",
+                                "then called through the jax.stages.Compiled made of it: its executable ran, with no trace, "
+                                "lowering or compile")
+    assert report.compiled.optimized_hlo_text == label_cells(shell, shell.user_ns["compiled"].as_text())
+
+
+def test_a_compile_with_compiler_options_not_called_says_where_its_executable_is(shell):
+    """The same compile, its Compiled not called in the cell: the note read 'not compiled' beside 'compile ... ms'."""
+    result, _, rep = _run(shell, f"%%jaxstages -o rep\ncompiled = f.lower(jnp.ones(11)).compile(compiler_options={OPTIONS})")
+    assert result.success, result.error_in_exec
+    [report] = rep.reports
+    assert report.timings.stages_run == ("trace", "lower", "compile")
+    assert report.compiled is None
+    assert report.notes[0] == ("lowered ahead of time in the cell (.lower()); compiled too, with compiler_options or "
+                               "device_assignment given to .compile(), so JAX keeps the executable only in the "
+                               "jax.stages.Compiled it returned: ④ is read from it when the cell calls it")
+
+
 def test_ahead_of_time_lowering_of_a_scan_is_the_calls_own(shell):
     # JAX's host-offloading notebook: f.lower(args).compile() of a function with jax.lax.scan read 'scanned: trace
     # 26.0 ms' and '(10 compiles of JAX's own helpers folded away: ..., scanned, ...)': lowering the scan traces JAX's

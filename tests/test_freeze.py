@@ -68,6 +68,19 @@ def test_freeze_a_loop_of_1000_hits_runs_with_no_error_and_no_trace(shell):
     assert cap.stderr == ""
 
 
+@pytest.mark.skipif(not hasattr(__import__("jax"), "new_ref"), reason="jax.new_ref arrived after jax 0.7")
+def test_a_ref_functions_first_call_after_its_trace_is_not_refused(shell):
+    """``accumulate.trace(counter, v)`` before ``%jaxcache freeze``, then ``accumulate(counter, v)``: JAX's tracing cache
+    holds the user's trace; the call's discharge of the Ref traces only JAX's own ``_eval_jaxpr_discharge_state``
+    (jax 0.12). It raised 'accumulate would trace inside a frozen region: never-seen function (first trace)'."""
+    shell.run_cell("@jax.jit\ndef accumulate(ref, v):\n    ref[...] += v\n    return ref[...].sum()\n"
+                   "counter = jax.new_ref(jnp.zeros(3))\nt = accumulate.trace(counter, x)", store_history=True)
+    run_captured(shell, "%jaxcache freeze")
+    result, _ = run_captured(shell, "accumulate(counter, x)")
+    assert result.success, result.error_in_exec
+    assert result.result.tolist() == 3.0
+
+
 def test_a_refused_retrace_raises_retrace_error_naming_the_parameter_and_the_line(shell):
     # cold: jaxshow did not see step(x, 2) trace (SETUP ran before any %jaxcache); the refusal is explained
     # against the keys JAX's own cache holds, on every JAX (jax >= 0.11 and <= 0.8 give no words for it)

@@ -2685,6 +2685,16 @@ def computation_compiled(computation: Any) -> bool:
     return computation_executable(computation) is not None
 
 
+def compiled_from(computation: Any, executable: Any) -> bool:
+    """Whether ``executable`` (a ``jax.stages.Compiled``'s) was compiled from the lowered ``computation``: the executable
+    it caches, or one its ``compile(compiler_options=..., device_assignment=...)`` made, which JAX keeps only in the
+    ``Compiled`` it returns; that one is handed the computation's own ``all_args_info`` (0.7 to 0.12)."""
+    if computation_executable(computation) is executable:
+        return True
+    arguments = _all_args_info(computation)
+    return arguments is not None and arguments is _all_args_info(executable)
+
+
 def lowered_from_computation(computation: Any, jaxpr: Any, donated: tuple[bool, ...]) -> Any:
     """A public ``jax.stages.Lowered`` around a computation JAX lowered for a transformed call (``grad``, ``vmap``).
 
@@ -2868,13 +2878,23 @@ def jit_info_function(jit_info: Any) -> tuple[str, str | None]:
 
 
 def evaluates_closed_jaxpr(fun: Any) -> bool:
-    """Whether ``fun``, a plain function of JAX's own, closes over a jaxpr it evaluates: JAX traces such a function with
-    the debug info of the user's function whose jaxpr it is, though none of the user's code runs again (checkify's
-    ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped``, 0.10 to 0.12; ``_transpose_jaxpr_fancy.<locals>.transposed``, the
-    backward pass of a jitted call under ``jax.grad``, 0.12). ``False`` where ``jax._src.core`` has neither jaxpr type."""
-    closure = fun.__closure__ if type(fun) is types.FunctionType and fun.__code__.co_filename.startswith(JAX_DIR) else None
+    """Whether ``fun``, a plain function of JAX's own, closes over a jaxpr it evaluates, or a ``functools.partial`` of
+    one given a jaxpr: JAX traces such a function with the debug info of the user's function whose jaxpr it is, though
+    none of the user's code runs again (checkify's ``jaxpr_to_checkify_jaxpr.<locals>.fun_wrapped``, 0.10 to 0.12;
+    ``_transpose_jaxpr_fancy.<locals>.transposed``, the backward pass of a jitted call under ``jax.grad``, 0.12;
+    ``partial(_eval_jaxpr_discharge_state, jaxpr, ...)``, the discharge of a ``jax.Ref`` argument, 0.12).
+    ``False`` where ``jax._src.core`` has neither jaxpr type."""
+    if type(fun) is functools.partial and _is_jax_function(fun.func):
+        kinds = _jaxpr_types()
+        return bool(kinds) and any(isinstance(arg, kinds) for arg in fun.args)
+    closure = fun.__closure__ if _is_jax_function(fun) else None
     kinds = _jaxpr_types() if closure else ()
     return bool(kinds) and any(_cell_filled(cell) and isinstance(cell.cell_contents, kinds) for cell in closure)
+
+
+def _is_jax_function(fun: Any) -> bool:
+    """Whether ``fun`` is a plain function defined in JAX's own files."""
+    return type(fun) is types.FunctionType and fun.__code__.co_filename.startswith(JAX_DIR)
 
 
 @functools.cache

@@ -945,8 +945,11 @@ class CallCapture(_jax_compat.CallObserver):
         the cell (``f.lower(x).compile()``) is called on the record of its lowering; one that raised (``caught``: whether
         the cell caught its error) is noted there."""
         executable = _jax_compat.compiled_executable(compiled)
-        made = self._ahead_of_time(
-            lambda r: r.computation is not None and _jax_compat.computation_executable(r.computation) is executable)
+        made = self._ahead_of_time(lambda r: r.computation is not None and _jax_compat.compiled_from(r.computation, executable))
+        if (made is not None and made.compiled is None and _stations_shown(made)
+                and not _jax_compat.computation_compiled(made.computation)):
+            # compiled with compiler_options or a device_assignment: JAX keeps that executable only in this Compiled
+            made.compiled = self._quiet_rebuild(made, functools.partial(_jax_compat.flat_compiled, compiled))
         if made is not None and caught is not None:
             made.compiled_raised.append(caught)
             return made

@@ -610,6 +610,12 @@ def labelled_stations(stations: Stations, walk: WalkOptions, label_text: Callabl
     return Stations(traced, lowered, compiled)
 
 
+COMPILED_WITH_OPTIONS = ("compiled too, with compiler_options or device_assignment given to .compile(), so JAX keeps the "
+                         "executable only in the jax.stages.Compiled it returned: ④ is read from it when the cell calls it")
+"""The note's end for a lowering ahead of time whose ``.compile()`` JAX did not cache on it, and whose Compiled the cell
+did not call."""
+
+
 def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                   label: Callable[[SourceLocation | None], SourceLocation | None] = lambda loc: loc,
                   label_text: Callable[[str], str] = lambda text: text, *, compiled_later: bool = False,
@@ -623,7 +629,8 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         compiled = ("not compiled by .compile(): a later call compiled it" if compiled_later else
-                    "compiled too" if record.compiled is not None else "not compiled")
+                    "compiled too" if record.compiled is not None else
+                    COMPILED_WITH_OPTIONS if "compile" in record.stages_run and record.failed_in != "compile" else "not compiled")
         if record.continued == "Traced" and record.compiled is not None and not _compiled(record):
             compiled = "compiled before this cell (its Compiled station is the executable JAX kept)"
         how = "exported with jax.export in the cell (traced and lowered)" if record.ahead_of_time == "jax.export" else (
