@@ -1199,6 +1199,13 @@ def test_a_call_jax_no_tracing_refused_is_no_cache_hit_but_a_refusal_before_any_
             "neither whether it would have traced nor why; %jaxcache freeze refuses traces as jax.no_tracing() does, and says "
             "what changed): nothing was traced, lowered or compiled") in text, text
     assert "cache hit" not in text
+    # refused inside the trace of the cell's call (a jitted call in a no_tracing block of its body): that call traced
+    shell.run_cell("inner = jax.jit(lambda v: v * 2)\n@jax.jit\ndef outer(v):\n    with jax.no_tracing():\n"
+                   "        return inner(v) + 1", store_history=True)
+    result, cap = run_captured(shell, "%%jaxstages -o rep\ny = outer(z)")
+    assert type(result.error_in_exec) is RuntimeError
+    [outer] = shell.user_ns["rep"].reports
+    assert (outer.function, outer.stopped_at, outer.notes) == ("outer", "trace", ())
 
 
 @pytest.mark.skipif(not hasattr(jax, "no_execution"), reason="jax.no_execution is new in jax 0.8")

@@ -3284,9 +3284,10 @@ def raised_reading_jit_call(error: BaseException) -> bool:
 def refused_by_no_tracing(error: BaseException) -> bool:
     """Whether ``error`` is ``jax.no_tracing()``'s refusal of a jitted call that missed JAX's C++ cache, raised in
     ``pjit._cpp_pjit``'s ``cache_miss`` before JAX looks up its traces (0.7 to 0.12), read as
-    :func:`raised_reading_jit_call` reads its frames."""
+    :func:`raised_reading_jit_call` reads its frames: none of them traces (a call inside the trace of the call
+    refused)."""
     return (isinstance(error, RuntimeError) and str(error).endswith("but 'no_tracing' is set")
-            and _raised_in_pjit(error, ("cache_miss",)))
+            and _raised_in_pjit(error, ("cache_miss",)) and not raised_reading_jit_call(error))
 
 
 def refused_to_run(error: BaseException) -> bool:
