@@ -9,6 +9,7 @@ import html.parser
 import logging
 import os
 import re
+import sys
 
 import IPython
 import jax
@@ -1133,6 +1134,24 @@ def test_a_hit_of_a_callable_object_runs_no_getattr_of_the_users(shell):
     assert "%jaxcache — no cache miss: every jitted call hit the cache" in cap.outputs[-1].data["text/plain"]
     assert counts["jaxshow"] == counts["plain"]
     assert counts["plain"][1] == 0
+
+
+@pytest.mark.parametrize("failing", [
+    "bad(x)",  # raised while tracing
+    "cb(x).block_until_ready()",  # raised while running
+])
+def test_a_cell_whose_call_raised_keeps_no_function_of_its_alive_through_the_traceback(shell, failing):
+    """IPython keeps a cell's error (``sys.last_traceback``) until the next one. The frame of jaxshow's tracing-cache
+    probe in it held the cell's ``%jaxcache`` session, and with it every jitted function the cell traced and the
+    arrays they close over: deleted, they stayed alive (as they do not after the plain cell)."""
+    shell.run_cell("import gc, weakref\nw = jnp.arange(1000.0)\nkept = jax.jit(lambda v: v * w.sum())\n"
+                   "bad = jax.jit(lambda v: v @ jnp.ones((5, 5)))\n"
+                   "cb = jax.jit(lambda v: jax.pure_callback(lambda a: 1 / 0, jax.ShapeDtypeStruct(v.shape, v.dtype), v))\n"
+                   "refs = weakref.ref(kept), weakref.ref(w)", store_history=True)
+    result, _ = run_captured(shell, f"%%jaxcache\ny = kept(jnp.ones(3))\n{failing}")
+    assert not result.success and sys.last_traceback is not None
+    shell.run_cell("del kept, w, y\ngc.collect()", store_history=True)
+    assert [ref() for ref in shell.user_ns["refs"]] == [None, None]
 
 
 CONFIG = """

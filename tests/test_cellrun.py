@@ -281,6 +281,23 @@ def test_the_magic_called_inside_its_own_cell_runs_under_that_cells_capture(ip):
     assert [r.traced.args[0].type_str for r in ip.user_ns["rep"].reports] == ["f32[35]", "f32[36]"]
 
 
+@pytest.mark.parametrize("outer, inner", [("%%jaxstages --all", "%%jaxcache"), ("%%jaxcache", "%%jaxstages --all")])
+def test_the_other_magics_cell_run_inside_the_magics_cell_gets_its_own_report(ip, outer, inner):
+    """``get_ipython().run_cell('%%jaxcache ...')`` in a %%jaxstages cell, or the other way round: the inner cell's
+    magic line was made a comment and its calls went into the outer report only; the magic it named showed nothing."""
+    ip.run_cell("import jax, jax.numpy as jnp\nsq = jax.jit(lambda v: v * v)", store_history=True)
+    result, cap = run_captured(ip, f"{outer} -o rep\na = sq(jnp.ones(45))\n"
+                                   f"get_ipython().run_cell('{inner} -o inner\\nb = sq(jnp.ones(46))')\nc = sq(jnp.ones(47))")
+    assert result.success and ip.user_ns["b"].shape == (46,)
+    inner_report, outer_report = ip.user_ns["inner"], ip.user_ns["rep"]
+    assert [o.data["text/plain"] for o in cap.outputs] == [render_text(inner_report), render_text(outer_report)]
+    stages, cache = (outer_report, inner_report) if outer.startswith("%%jaxstages") else (inner_report, outer_report)
+    assert [m.signature for m in cache.misses] == ([(("v", "f32[46]"),)] if cache is inner_report
+                                                   else [(("v", "f32[45]"),), (("v", "f32[46]"),), (("v", "f32[47]"),)])
+    assert [r.traced.args[0].type_str for r in stages.reports] == (["f32[46]"] if stages is inner_report
+                                                                    else ["f32[45]", "f32[46]", "f32[47]"])
+
+
 @pytest.mark.parametrize("magic, raised, said", [
     ("jaxstages", "KeyboardInterrupt", "the cell raised KeyboardInterrupt (its traceback is in the cell's output)"),
     ("jaxstages", "SystemExit(3)", "the cell raised SystemExit: 3 (IPython showed it without its traceback: %tb prints that)"),

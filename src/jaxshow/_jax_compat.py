@@ -1229,6 +1229,7 @@ def _install_trace_cache_wrapper(probe: _TraceProbes) -> Callable[[], None] | No
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key)
                 compared.__exit__(None, None, None)
+                del token, refusing  # this frame outlives the call in its error's traceback: it keeps no session alive
 
         def __getattr__(self, name):
             return getattr(original, name)
@@ -1442,6 +1443,7 @@ def _install_pjit_trace_probe(probe: _TraceProbes) -> Callable[[], None] | None:
                     probe.traced(token, traced_jaxpr(result))
                 probe.exit(token, missed, key if missed else None)
                 compared.__exit__(None, None, None)
+                del token, refusing  # as in install_trace_probe's wrapper
 
         def __getattr__(self, name):
             return getattr(original, name)
@@ -2429,6 +2431,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         except BaseException as exc:
             _quietly(observer.trace_ended, token, None, None, exc, None)
             _drop_own_frame(exc, sys._getframe())
+            del token  # this frame outlives the call in its error's traceback: it keeps no capture or session alive
             raise
         _quietly(observer.trace_ended, token, result[0].params["jaxpr"], result[1], None, getattr(result[0], "out_tree", None))
         return result
@@ -2442,6 +2445,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
         except BaseException as exc:
             _quietly(observer.run_ended, token, None, exc)
             _drop_own_frame(exc, sys._getframe())
+            del token  # as in entry
             raise
         _quietly(observer.run_ended, token, out[1], None)
         return out
@@ -2486,6 +2490,7 @@ def install_call_hooks(observer: CallObserver) -> Callable[[], None] | None:
             raise
         finally:
             _quietly(observer.rerun_ended, token)
+            del token  # as in entry
 
     hooks = [(module, entry_name, entry, original_entry), (module, "_pjit_call_impl_python", run, original_run),
              (module, "_resolve_and_lower", lower, original_lower)]

@@ -131,6 +131,11 @@ class CellRunner:
                 return None
         return None
 
+    def capturing_for_another(self, magic: CellMagic) -> bool:
+        """Whether a capture of another of jaxshow's magics is open: a cell that names ``magic`` runs inside that
+        magic's cell (``get_ipython().run_cell("%%jaxcache ...")`` in a ``%%jaxstages`` cell)."""
+        return self._active is not None and self._active[0] is not magic
+
     def line_place(self, where: str, line: int) -> tuple[str, int] | None:
         """Line ``line`` of the cell compiled to file ``where``, or labelled ``where`` (``In[5]``), as the front end names
         cells: ``(the cell's id, the line's id)``, which the line keeps when its cell is edited and run again
@@ -389,6 +394,8 @@ class _FirstLineTransform:
         index, magic, options = found
         if not magic.accepts(options, "".join(lines[index + 1:])) or _cell_magic_follows(lines[index + 1:]):
             return lines  # IPython calls the registered magic: a usage error, or a body that starts with a cell magic
+        if self._runner.capturing_for_another(magic):
+            return lines  # a cell run inside the other magic's cell: the registered magic reports on it, as run_cell_magic
         self.commented = "# " + lines[index].rstrip("\n") + "\n"
         return [*lines[:index], self.commented, *_dedented(lines[index + 1:])]
 
