@@ -629,7 +629,9 @@ class CallCapture(_jax_compat.CallObserver):
         if frame is not None and frame.record is None and frame.helper is not None:
             if error is None:  # served from JAX's caches so far: still no record
                 self._closed(frame)
-                state.pending, state.helper_traced = None, (*frame.helper[:2], jaxpr)
+                # the pending trace stays: JAX traces its helpers while it lowers a jaxpr of high types (an unreduced
+                # value in a scan's carry) between the user's trace and its dispatch
+                state.helper_traced = (*frame.helper[:2], jaxpr)
                 return
             self._helper_made(frame)
         record = self._closed(frame)
