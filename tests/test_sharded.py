@@ -330,6 +330,72 @@ def test_a_jit_of_unreduced_values_jax_lowers_before_dispatch_is_one_call_of_the
     assert [result["argument"]["jitted_calls"], result["inside"]["jitted_calls"]] == [1, 1]
 
 
+SCANNED_UNREDUCED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    jax.set_mesh(jax.make_mesh((2,), ('X',)))
+    ws = jax.device_put(jnp.float32(0.), jax.P(reduced={'X'}))
+    xs = jax.device_put(jnp.ones((5, 4)), jax.P(None, 'X'))
+    ''').success
+    cell = '''%%jaxstages -o rep
+    @jax.jit
+    def step(ws, xs):
+      def body(acc, x):
+        return acc + jnp.einsum('i,i->', x, x, out_sharding=jax.P(unreduced={'X'})), None
+      acc, _ = jax.lax.scan(body, jax.reshard(jnp.zeros_like(ws), jax.P(unreduced={'X'})), xs)
+      return jax.reshard(acc, jax.P())
+    _ = step(ws, xs)
+    '''
+    out = {}
+    for name, cell in (("called", cell), ("lowered", "%%jaxstages -o rep\\nt = step.lower(ws, xs).compile()")):
+        with capture_output() as cap:
+            assert ip.run_cell(cell).success
+        rep = ip.user_ns["rep"]
+        out[name] = {"lines": cap.outputs[-1].data["text/plain"].splitlines(),
+                     "reports": [[r.function, r.wrapper.kind, r.under_transform] for r in rep.reports],
+                     "jitted_calls": rep.jitted_calls}
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no jax.reshard or reduced axes (0.8)")
+def test_a_jit_whose_scan_carries_an_unreduced_value_is_one_call_of_the_users_jit():
+    # was (jax 0.12.1, whose lowering of the scan's unreduced carry to plain types traces JAX's own helpers between
+    # the trace of step and its dispatch): "step: lower · compile", "note: compiled for a transformation of step",
+    # "wrapper jit_p (inside a transformation)" and "also called: step on its own"; its trace read "your other calls"
+    result = _run(SCANNED_UNREDUCED_SCRIPT)["called"]
+    shown = _call_shown(result["lines"], "step")
+    assert shown[1:] == [
+        "step: trace T · lower T · compile T (called at In[1]:8)",
+        "① jax.jit wrapper",
+        "    function         step",
+        "    wrapper          jax.jit",
+        "    defined at       In[1]:2 (step)",
+    ]
+    assert ["your other calls" in shown[0], "also called" in shown[0]] == [False, False]
+    assert [result["reports"], result["jitted_calls"]] == [[["step", "jax.jit", False]], 1]
+
+
+@pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no jax.reshard or reduced axes (0.8)")
+def test_a_lower_of_a_jit_of_high_types_is_the_cells_own_ahead_of_time_lowering():
+    # was (jax 0.12.1, whose Traced.lower() lowers its jaxpr of high types to plain types first): two rows, "also traced,
+    # not called: step (.lower())" and "step: lowering cache hit", "note: lowered from a jax.stages.Traced made before
+    # this cell", its jaxpr the plain-typed one
+    result = _run(SCANNED_UNREDUCED_SCRIPT)["lowered"]
+    shown = _call_shown(result["lines"], "step")
+    assert shown == [
+        "cell T = the rest (running, Python) T",
+        "step: cache hit: JAX did not trace, lower or compile this call (called at In[1]:2)",
+        "  note: lowered ahead of time in the cell (.lower()); compiled too",
+        "① jax.jit wrapper",
+        "    function         step",
+        "    wrapper          jax.jit",
+    ]
+    assert [result["reports"], result["jitted_calls"]] == [[["step", "jax.jit", False]], 0]
+
+
 def _call_shown(lines: list[str], name: str) -> list[str]:
     """A cell report's lines down to its one call's wrapper rows: everything above that call joined into one line (the
     width wraps it where times are long), each time read as ``T``."""

@@ -2637,16 +2637,22 @@ def traced_lowering(frame: Any) -> Any:
 
 def lowered_from(frame: Any, jaxpr: Any) -> Any:
     """The jaxpr of high types (an argument or a value with an ``unreduced`` sharding) that JAX lowered to ``jaxpr`` before
-    dispatching it, at ``frame`` or outside it, or ``None``: ``jit_p``'s ``_to_lojax`` (its ``jaxpr`` to ``lo_jaxpr``)
-    and ``_run_python_pjit`` (``p.params["jaxpr"]`` to ``jaxpr``) of ``jax._src.pjit``, where they lower (0.12.1)."""
+    dispatching or lowering it, at ``frame`` or outside it, or ``None``: ``jit_p``'s ``_to_lojax`` (its ``jaxpr`` to
+    ``lo_jaxpr``) and ``_run_python_pjit`` (``p.params["jaxpr"]`` to ``jaxpr``) of ``jax._src.pjit``, and
+    ``Traced.lower`` (its ``jaxpr`` to its ``lojax.jaxpr``), where they lower (0.12.1)."""
     module = _pjit_module()
     to_lojax = getattr(getattr(module, "_to_lojax", None), "__code__", None)
     run_python = getattr(getattr(module, "_run_python_pjit", None), "__code__", None)
+    traced_lower = getattr(getattr(jax.stages.Traced, "lower", None), "__code__", None)
     while frame is not None:
         if frame.f_code is to_lojax and frame.f_locals.get("lo_jaxpr") is jaxpr:
             return frame.f_locals.get("jaxpr")
         if frame.f_code is run_python:
             return getattr(frame.f_locals.get("p"), "params", {}).get("jaxpr") if frame.f_locals.get("jaxpr") is jaxpr else None
+        if frame.f_code is traced_lower:
+            traced = frame.f_locals.get("self")
+            lojax = getattr(traced, "_lojax", None)
+            return getattr(traced, "jaxpr", None) if getattr(lojax, "jaxpr", None) is jaxpr else None
         frame = frame.f_back
     return None
 

@@ -629,7 +629,9 @@ class CallCapture(_jax_compat.CallObserver):
         if frame is not None and frame.record is None and frame.helper is not None:
             if error is None:  # served from JAX's caches so far: still no record
                 self._closed(frame)
-                state.pending, state.helper_traced = None, (*frame.helper[:2], jaxpr)
+                # the pending trace stays: JAX traces its helpers while it lowers a jaxpr of high types (an unreduced
+                # value in a scan's carry) between the user's trace and its dispatch
+                state.helper_traced = (*frame.helper[:2], jaxpr)
                 return
             self._helper_made(frame)
         record = self._closed(frame)
@@ -695,7 +697,8 @@ class CallCapture(_jax_compat.CallObserver):
 
     def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
         if not self._local.stack:  # an ahead-of-time Traced.lower(): the call traced to this jaxpr, whichever came last
-            self._local.lowering = self._ahead_of_time(lambda r: r.jaxpr is jaxpr) or self._continued(
+            traced = _jax_compat.lowered_from(sys._getframe(1), jaxpr) or jaxpr  # its high types lowered (0.12.1)
+            self._local.lowering = self._ahead_of_time(lambda r: r.jaxpr is traced) or self._continued(
                 "Traced", sys._getframe(1), jaxpr=jaxpr, donated=donated)
 
     def lowered(self, computation: Any, error: BaseException | None) -> None:
