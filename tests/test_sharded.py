@@ -279,20 +279,10 @@ def test_specs_with_reduced_and_unreduced_axes_are_read_and_written_as_jax_write
     ]
 
 
-HIGH_TYPED_SCRIPT = SHELL + textwrap.dedent(
+EACH_CELLS_REPORT = textwrap.dedent(
     """
-    assert ip.run_cell('''
-    import jax, jax.numpy as jnp
-    mesh = jax.make_mesh((2,), ('i',)); jax.set_mesh(mesh)
-    x_sharded = jax.device_put(jnp.arange(8.), jax.P('i'))
-    x_unreduced = jnp.einsum('i,i->', x_sharded, x_sharded, out_sharding=jax.P(unreduced={'i'}))
-    ''').success
     out = {}
-    for name, cell in (
-        ("argument", "%%jaxstages -o rep\\n@jax.jit\\ndef g(c): return c\\n_ = g(x_unreduced)"),
-        ("inside", "%%jaxstages -o rep\\n@jax.jit\\ndef h(a):\\n  u = jnp.einsum('i,i->', a, a, out_sharding=jax.P(unreduced={'i'}))\\n"
-                   "  return jax.reshard(u, jax.P())\\n_ = h(x_sharded)"),
-    ):
+    for name, cell in cells:
         with capture_output() as cap:
             assert ip.run_cell(cell).success
         rep = ip.user_ns["rep"]
@@ -302,6 +292,25 @@ HIGH_TYPED_SCRIPT = SHELL + textwrap.dedent(
     print(json.dumps(out))
     """
 )
+"""The end of a script that runs its ``cells`` (``(name, cell)``) and prints each one's report: its text lines, each
+report's function, wrapper kind and whether it was under a transformation, and the jitted calls counted."""
+
+
+HIGH_TYPED_SCRIPT = SHELL + textwrap.dedent(
+    """
+    assert ip.run_cell('''
+    import jax, jax.numpy as jnp
+    mesh = jax.make_mesh((2,), ('i',)); jax.set_mesh(mesh)
+    x_sharded = jax.device_put(jnp.arange(8.), jax.P('i'))
+    x_unreduced = jnp.einsum('i,i->', x_sharded, x_sharded, out_sharding=jax.P(unreduced={'i'}))
+    ''').success
+    cells = (
+        ("argument", "%%jaxstages -o rep\\n@jax.jit\\ndef g(c): return c\\n_ = g(x_unreduced)"),
+        ("inside", "%%jaxstages -o rep\\n@jax.jit\\ndef h(a):\\n  u = jnp.einsum('i,i->', a, a, out_sharding=jax.P(unreduced={'i'}))\\n"
+                   "  return jax.reshard(u, jax.P())\\n_ = h(x_sharded)"),
+    )
+    """
+) + EACH_CELLS_REPORT
 
 
 @pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no jax.reshard or reduced axes (0.8)")
@@ -347,17 +356,9 @@ SCANNED_UNREDUCED_SCRIPT = SHELL + textwrap.dedent(
       return jax.reshard(acc, jax.P())
     _ = step(ws, xs)
     '''
-    out = {}
-    for name, cell in (("called", cell), ("lowered", "%%jaxstages -o rep\\nt = step.lower(ws, xs).compile()")):
-        with capture_output() as cap:
-            assert ip.run_cell(cell).success
-        rep = ip.user_ns["rep"]
-        out[name] = {"lines": cap.outputs[-1].data["text/plain"].splitlines(),
-                     "reports": [[r.function, r.wrapper.kind, r.under_transform] for r in rep.reports],
-                     "jitted_calls": rep.jitted_calls}
-    print(json.dumps(out))
+    cells = (("called", cell), ("lowered", "%%jaxstages -o rep\\nt = step.lower(ws, xs).compile()"))
     """
-)
+) + EACH_CELLS_REPORT
 
 
 @pytest.mark.skipif(jax.__version_info__ < (0, 10), reason=f"jax {jax.__version__} has no jax.reshard or reduced axes (0.8)")
