@@ -153,6 +153,23 @@ def test_options_a_module_defined_between_two_calls_are_the_change_the_note_and_
         "  jaxpr: no change (after renumbering names)"], lines[start:]
 
 
+def test_a_trace_under_a_transformation_is_compared_by_argument_position_and_not_on_config(shell):
+    """``jax.grad(total)`` traces total again under the transformation, with its arguments unnamed (``args[0]``) and its
+    config context unread. --diff read 'args[0]  f32[3]  (absent)', 'v  (absent)  f32[3]' and a row per config option,
+    'config jax_enable_x64  (not defined)  False', …: changes that did not happen."""
+    shell.run_cell("@jax.jit\ndef total(v):\n    return jnp.sum(v * 2)\nv = jnp.ones(3)", store_history=True)
+    run_captured(shell, "%%jaxstages\ny = total(v)")
+    result, cap = run_captured(shell, "%%jaxstages --all --diff -o rep\ng = jax.grad(total)(v)")
+    assert result.success, result.error_in_exec
+    called, traced = shell.user_ns["rep"].diffs[:2]  # total called by jax.grad; its trace under the transformation
+    assert (called.key_changes, called.config_compared) == ((), True)
+    assert (traced.key_changes, traced.config_compared, traced.notes) == ((), False, ())
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    start = lines.index("--diff total: In[4]:2 → In[4]:2: no change")
+    assert lines[start + 1] == ("  same arguments and static values (the config context of a trace under a transformation "
+                                "is not read)")
+
+
 def test_no_previous_compile_says_so(shell):
     diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = f(jnp.ones(3), 2)")
     assert diff.previous_missing.startswith("no earlier compile of f in this session")

@@ -555,6 +555,8 @@ class StagesDiff(_Displayable):
     quantities: tuple[QuantityChange, ...] = ()
     previous_missing: str | None = None
     notes: tuple[str, ...] = ()
+    config_compared: bool = True
+    """Whether both compiles' config contexts were read (a trace under a transformation's is not)."""
 
     @property
     def changed(self) -> bool:

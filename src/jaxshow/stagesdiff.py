@@ -8,6 +8,8 @@ figures. Pure: reads report records only; no JAX, no IPython.
 
 from __future__ import annotations
 
+import dataclasses
+
 from jaxshow import irdiff
 from jaxshow.report import ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport
 
@@ -61,7 +63,8 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
                          now.compiled.optimized_hlo_text if now.compiled else None),
     )
     changes = key_changes(before, now)
-    if not changes and now.timings.trace_seconds is not None:
+    config_compared = bool(now.trace_context and before.trace_context)  # a trace under a transformation has it unread
+    if not changes and now.timings.trace_seconds is not None and config_compared:
         notes.append(SAME_KEY_PARTS)
     return StagesDiff(
         function=now.function,
@@ -71,22 +74,32 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
         texts=texts,
         quantities=quantity_changes(before, now),
         notes=tuple(notes),
+        config_compared=config_compared,
     )
 
 
 def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...]:
     """The differences in what JAX keys its caches on: arguments, static values, trace-context options."""
     changes: list[ArgChange] = []
-    old_args = {a.path: a for a in before.traced.args} if before.traced else {}
-    new_args = {a.path: a for a in now.traced.args} if now.traced else {}
+    old_list, new_list = (before.traced.args if before.traced else ()), (now.traced.args if now.traced else ())
+    if len(old_list) == len(new_list) and (_unnamed(old_list) or _unnamed(new_list)):  # a trace under a transformation
+        named = new_list if _unnamed(old_list) else old_list  # its arguments are args[0], …: paired by position
+        old_list, new_list = ([dataclasses.replace(a, path=n.path) for a, n in zip(args, named)] for args in (old_list, new_list))
+    old_args, new_args = {a.path: a for a in old_list}, {a.path: a for a in new_list}
     for path in dict.fromkeys([*new_args, *old_args]):
         a, b = new_args.get(path), old_args.get(path)
         if a is None or b is None or _arg_text(a) != _arg_text(b):
             changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
-    changes += _pairs(now.trace_context, before.trace_context, "config ", absent="(not defined)")  # a module defined it
+    if now.trace_context and before.trace_context:  # a trace under a transformation has it unread: not compared
+        changes += _pairs(now.trace_context, before.trace_context, "config ", absent="(not defined)")  # a module defined it
     return tuple(changes)
+
+
+def _unnamed(args: tuple) -> bool:
+    """Whether a trace's arguments carry JAX's positions only (``args[0]``, …), as one under a transformation does."""
+    return bool(args) and all(a.path.startswith("args[") for a in args)
 
 
 def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityChange, ...]:

@@ -21,6 +21,12 @@ _PLUS_STYLE = "background: rgba(46, 160, 67, 0.22);"
 _MINUS_STYLE = "background: rgba(248, 81, 73, 0.22);"
 
 
+def _same_key_parts(d: StagesDiff) -> str:
+    if d.config_compared:
+        return "same arguments, static values and config"
+    return "same arguments and static values (the config context of a trace under a transformation is not read)"
+
+
 def _quantity(value: float | None, unit: str) -> str:
     if value is None:
         return "not reported"
@@ -123,7 +129,7 @@ def stages_diff_html(d: StagesDiff, attribute: str, budget: TextBudget) -> Html:
         parts.append(details("what JAX keys its caches on", table(("where", "now", "before"), [(c.where, c.now, c.before) for c in changes],
                                                                  budget, more=more), open=True))
     else:
-        parts.append(tag("div", muted("same arguments, static values and config")))
+        parts.append(tag("div", muted(_same_key_parts(d))))
     parts.extend(text_diff_html(t, f"{attribute}.texts[{i}]", budget) for i, t in enumerate(d.texts))
     if d.quantities:
         parts.append(details("cost and memory", table(("figure", "before", "now", "change"), [_quantity_row(q) for q in d.quantities], budget),
@@ -147,7 +153,7 @@ def stages_diff_text(d: StagesDiff, attribute: str, budget: TextBudget) -> str:
         out.append("  what JAX keys its caches on:")
         out.extend(text_table([(c.where, c.now, c.before) for c in changes], ("where", "now", "before"), budget, indent="    ", more=more))
     else:
-        out.append("  same arguments, static values and config")
+        out.append(f"  {_same_key_parts(d)}")
     for i, t in enumerate(d.texts):
         out.extend(text_diff_lines(t, f"{attribute}.texts[{i}]", budget, "  "))
     if d.quantities:
