@@ -63,7 +63,7 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
                          now.compiled.optimized_hlo_text if now.compiled else None),
     )
     changes = key_changes(before, now)
-    config_compared = bool(now.trace_context and before.trace_context)  # a trace under a transformation has it unread
+    config_compared = _contexts_read(before, now)
     if not changes and now.timings.trace_seconds is not None and config_compared:
         notes.append(SAME_KEY_PARTS)
     return StagesDiff(
@@ -92,9 +92,14 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
             changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
-    if now.trace_context and before.trace_context:  # a trace under a transformation has it unread: not compared
+    if _contexts_read(before, now):
         changes += _pairs(now.trace_context, before.trace_context, "config ", absent="(not defined)")  # a module defined it
     return tuple(changes)
+
+
+def _contexts_read(before: StagesReport, now: StagesReport) -> bool:
+    """Whether both compiles' config contexts were read: a trace under a transformation's is not, and is not compared."""
+    return bool(before.trace_context and now.trace_context)
 
 
 def _unnamed(args: tuple) -> bool:

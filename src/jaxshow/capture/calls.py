@@ -1438,9 +1438,10 @@ class CallCounter:
         raise NotImplementedError
 
     def after(self, wrapper: Any, token: Any, maybe_refused: bool = False,
-              error: BaseException | None = None) -> None:  # pragma: no cover - interface
+              error: BaseException | None = None, refused: bool = False) -> None:  # pragma: no cover - interface
         """The call returned, or raised ``error``; ``maybe_refused``: it raised an error the cell caught, and JAX may have
-        refused it before any cache lookup (counted only if it traced)."""
+        refused it before any cache lookup (counted only if it traced); ``refused``: ``error`` is ``jax.no_tracing()``'s
+        refusal (:func:`jaxshow._jax_compat.refused_by_no_tracing`)."""
         raise NotImplementedError
 
 
@@ -1794,7 +1795,7 @@ class DirectCalls:
                         self._first[pending.key] = self.capture.record_refused(pending.wrapper, args, kwargs, pending.site, None, unhashable,
                                                                                no_tracing)
                 if no_tracing and self.counter is not None:  # JAX looked the call up and refused it: counted, not as a hit
-                    self.counter.after(pending.wrapper, pending.token, error=error)
+                    self.counter.after(pending.wrapper, pending.token, error=error, refused=True)
                 return
             if at_call is None:  # the cell caught the call's error: refused over code of the user's, if any ran, or a hit that raised
                 users = users_code(dynamic_arguments(info, args, kwargs), statics)

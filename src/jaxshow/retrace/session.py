@@ -1374,7 +1374,7 @@ class CallCounter(calls.CallCounter):
                 _jax_compat.jit_disabled())
 
     def after(self, wrapper: Any, token: tuple[int, int, Any, bool] | str | None, maybe_refused: bool = False,
-              error: BaseException | None = None) -> None:
+              error: BaseException | None = None, refused: bool = False) -> None:
         if token is None:  # JAX's own function (jnp.sin called eagerly): its traces are never recorded, so not counted
             return
         if type(token) is str:  # a jax.stages.Compiled ran its executable
@@ -1391,7 +1391,7 @@ class CallCounter(calls.CallCounter):
         if target is None:  # nothing to count it on: looking it up would run the user's code again
             return
         traced = self.session.traced_count(target) > traced_before
-        if error is not None and not traced and _jax_compat.refused_by_no_tracing(error):
+        if refused and not traced:  # jax.no_tracing() refused it: counted, not as a hit
             self.session.count_call(wrapper, target, False, refused=True)
             return
         if maybe_refused and not traced:  # perhaps no call JAX made: not counted as a hit
