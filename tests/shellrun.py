@@ -83,9 +83,12 @@ def unwrapped(text: str) -> str:
 DEFINES_OPTION = ("from jax._src import config as C\n"
                   "def define(name):  # a module's option, as jax.experimental.pallas defines its own on jax 0.12\n"
                   "    state = C.bool_state(name, False, 'a test option', include_in_jit_key=True, include_in_trace_context=True)\n"
+                  "    setattr(C, '_' + name, state)\n"
+                  "def define_state(name):  # a State no option lists (jax.config has no such name), as Pallas's fuser's\n"
+                  "    state = C.State(name, False, 'a test state', include_in_jit_key=True, include_in_trace_context=True)\n"
                   "    setattr(C, '_' + name, state)")
-"""A kernel's cell that defines ``define(name)``, which adds an option to JAX's trace context (in a kernel of its own:
-the options stay defined)."""
+"""A kernel's cell that defines ``define(name)``, which adds an option to JAX's trace context, and ``define_state(name)``,
+which adds a value no option of ``jax.config`` names (in a kernel of its own: they stay defined)."""
 
 DEFINES_NO_OPTION = pytest.mark.skipif(
     "include_in_trace_context" not in inspect.signature(jax_config.bool_state).parameters,

@@ -2317,11 +2317,13 @@ def _report_text(shell, mode: str, cell: str) -> str:
     (X64, "jax_enable_x64", "True", "False"),
     ("jax.numpy_rank_promotion('raise')", "jax_numpy_rank_promotion", "raise", "allow"),
     ("jax.default_matmul_precision('highest')", "jax_default_matmul_precision", "highest", "None"),
+    ("jax.experimental.xla_metadata.set_xla_metadata(foo='bar')", "xla_metadata_context_manager", "{'foo': 'bar'}", "None"),
 ])
 def test_a_re_trace_for_a_config_context_names_the_option_on_every_jax(shell, mode, context, option, now, before):
     """jax 0.7's explanation gives the context's position only ('[5]: now True and before False'); the option is named
-    on every JAX, with no note that this JAX does not name it."""
-    shell.run_cell("import jax.experimental\ny = f(x)", store_history=True)
+    on every JAX, with no note that this JAX does not name it. ``set_xla_metadata``'s value is its dict: it read
+    '<jax._src.xla_metadata_lib.XlaMetadata object at 0x7f…>'."""
+    shell.run_cell("import jax.experimental.xla_metadata\ny = f(x)", store_history=True)
     cell = f"with {context}:\n    y = f(x)"
     text = _report_text(shell, mode, cell)
     assert (f"1. different tracing context (a config option or context manager): {option}: now {now}, before {before} "

@@ -129,16 +129,36 @@ def test_config_change(shell):
     assert "config jax_default_matmul_precision  'highest'  None" in data["text/plain"]
 
 
+
+def test_a_context_no_config_option_names_is_the_change_the_diff_and_the_note_name(shell):
+    """``jax.experimental.xla_metadata.set_xla_metadata`` sets a value of JAX's trace context that no option of
+    jax.config names (so do ``compute_on``, a ``with mesh:`` and Pallas's states): JAX traces again. jaxshow read only
+    the options: --diff read 'same arguments, static values and config' and guessed at pytree metadata, and a second
+    call in the cell read 'traced again with the same signature and jaxpr (its clear_cache() emptied its cache, ...)'."""
+    shell.run_cell("from jax.experimental.xla_metadata import set_xla_metadata", store_history=True)
+    run_captured(shell, "%%jaxstages\ny = mm(jnp.ones((2, 2)))")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\nwith set_xla_metadata(foo='bar'):\n    y = mm(jnp.ones((2, 2)))")
+    assert diff.key_changes == (ArgChange("config xla_metadata_context_manager", "{'foo': 'bar'}", "None"),)
+    assert diff.notes == ()
+    assert "    config xla_metadata_context_manager  {'foo': 'bar'}  None\n" in data["text/plain"]
+    result, cap = run_captured(shell, "%%jaxstages\nz = jnp.ones(3)\ny = mm(z)\nwith set_xla_metadata(foo='bar'):\n    y = mm(z)")
+    assert result.success, result.error_in_exec
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("note: also called: mm in another config context (xla_metadata_context_manager=None) (use --all or --name to "
+            "show them) mm: trace") in text, text
+
 @DEFINES_NO_OPTION
 def test_options_a_module_defined_between_two_calls_are_the_change_the_note_and_the_diff_name():
     """A module imported between two calls that defines trace-context options (Pallas on jax 0.12) makes JAX trace
     again. jaxshow read the list of options once: the second call's note read 'traced again with the same signature and
-    jaxpr (its clear_cache() emptied its cache, ...)' and --diff had no change. In a kernel of its own: the options stay."""
+    jaxpr (its clear_cache() emptied its cache, ...)' and --diff had no change. A value that no option of jax.config
+    names (jaxshow_three, a bare State as Pallas's fuser defines while a call lowers) was never read: --diff left it out.
+    In a kernel of its own: the options stay."""
     from shellrun import in_a_real_kernel
 
     _, nb = in_a_real_kernel(
         "%load_ext jaxshow\nimport jax, jax.numpy as jnp\nf = jax.jit(lambda v: v * 2)\nx = jnp.ones(3)", DEFINES_OPTION,
-        "%%jaxstages\ny = f(x)\ndefine('jaxshow_one')\ny = f(x)", "define('jaxshow_two')\ndefine('jaxshow_three')",
+        "%%jaxstages\ny = f(x)\ndefine('jaxshow_one')\ny = f(x)", "define('jaxshow_two')\ndefine_state('jaxshow_three')",
         "%%jaxstages --diff\ny = f(x)")
     text = " ".join(nb.cells[2].outputs[-1]["data"]["text/plain"].split())
     assert ("note: also called: <lambda> in another config context (without jaxshow_one, which a module imported "
@@ -537,6 +557,24 @@ def test_trace_context_snapshot_follows_the_calls_context_and_is_named_later():
     assert (before["jax_default_matmul_precision"], inside["jax_default_matmul_precision"]) == ("None", "'highest'")
     assert {k: v for k, v in inside.items() if k != "jax_default_matmul_precision"} == {
         k: v for k, v in before.items() if k != "jax_default_matmul_precision"}
+
+
+def test_trace_context_snapshot_is_jaxs_whole_trace_context_each_position_named():
+    import jax
+    from jax._src import config as jax_config
+    from jax.experimental.xla_metadata import set_xla_metadata
+
+    from jaxshow import _jax_compat
+
+    before = _jax_compat.trace_context_snapshot()
+    with set_xla_metadata(foo="bar"):
+        inside = _jax_compat.trace_context_snapshot()
+    assert before.values == tuple(jax_config.trace_context())
+    assert before.options == _jax_compat.trace_context_positions()
+    before, inside = (dict(_jax_compat.describe_trace_context(s)) for s in (before, inside))
+    assert (before["xla_metadata_context_manager"], inside["xla_metadata_context_manager"]) == ("None", "{'foo': 'bar'}")
+    assert (before["axis_env_state"], before["mesh_context_manager"], before["mesh context"]) == ("no axes bound", "no mesh", "no mesh")
+    assert list(before)[-1] == "mesh context" and list(before)[:-1] == sorted(list(before)[:-1])
 
 
 def test_trace_context_snapshot_has_the_mesh_set_around_the_call():

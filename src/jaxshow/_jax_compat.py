@@ -287,92 +287,81 @@ def _probed_trace_context_positions(length: int) -> tuple[str, ...] | None:
     return tuple(names) if all(names) else None  # type: ignore[arg-type]
 
 
-_KNOWN_TRACE_CONTEXT = (
-    "jax_enable_x64", "jax_default_matmul_precision", "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",
-    "jax_default_device", "jax_dynamic_shapes", "jax_threefry_partitionable", "jax_softmax_custom_jvp",
-    "jax_debug_key_reuse", "jax_disable_jit",
-)
-"""Options every JAX checked (0.7.0 through 0.12) keys its caches on; used where the trace context cannot be listed."""
-
-_trace_context_holders: tuple[int, tuple[tuple[str, Any], ...]] = (-1, ())
-"""The options of :func:`_trace_context_options` and how many options JAX had when they were read."""
+_context_names: tuple[int, tuple[str, ...] | None] = (-1, None)
+"""The names of the positions of JAX's trace-context tuple (:func:`trace_context_positions`), and the tuple's length when
+they were read: JAX only appends to it, as a module imported later defines more (Pallas's, on jax 0.12, while a call
+lowers)."""
 
 
-def _trace_context_options() -> tuple[tuple[str, Any], ...]:
-    """``(option, holder)`` for each option in JAX's trace context, sorted by name, then the mesh set around the call;
-    read again only once JAX has more options (a module imported later may define some: Pallas on jax 0.12).
-
-    The options come from :func:`trace_context_option_names`; where this JAX
-    cannot list them, a fixed list of options that are in the trace context of
-    every release checked.
-    """
-    global _trace_context_holders
-    holders = getattr(jax.config, "_value_holders", None)
-    count = len(holders) if isinstance(holders, dict) else 0
-    if _trace_context_holders[0] != count:
-        holders = config_holders()
-        names, _ = trace_context_option_names(holders)
-        chosen = sorted(names) if names else [n for n in _KNOWN_TRACE_CONTEXT if n in holders]
-        _trace_context_holders = (count, (*((n, holders[n]) for n in chosen), (MESH_CONTEXT, _ContextMesh())))
-    return _trace_context_holders[1]
+def _context_position_names(length: int) -> tuple[str, ...]:
+    """A name for each of the first ``length`` positions of JAX's trace context: JAX's own (``jax_enable_x64``,
+    ``xla_metadata_context_manager``), else ``trace context [i]``; read again only when the tuple grows."""
+    global _context_names
+    if _context_names[0] != length:
+        names = trace_context_positions()
+        _context_names = (length, tuple(names[:length]) if names is not None and len(names) >= length else None)
+    return _context_names[1] or tuple(f"trace context [{i}]" for i in range(length))
 
 
 MESH_CONTEXT = "mesh context"
-"""The trace context's entry for the mesh set around a call, which is no config option (:class:`_ContextMesh`), and how
-``%jaxcache`` names a change of it (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s)."""
-
-
-class _ContextMesh:
-    """The mesh set around a call (``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s), read as an option's
-    holder is: JAX keys its traces on it beside the config options, as ``abstract_mesh_context_manager``."""
-
-    @property
-    def value(self) -> Any:
-        get = getattr(jax.sharding, "get_abstract_mesh", None)
-        if get is None:  # jax 0.7
-            from jax._src import mesh as _mesh
-
-            get = _mesh.get_abstract_mesh
-        mesh = get()
-        return None if mesh is None or getattr(mesh, "empty", False) else mesh
+"""How jaxshow names the trace context's ``abstract_mesh_context_manager``, the mesh set around a call
+(``jax.set_mesh``, ``jax.sharding.use_mesh``, a ``shard_map``'s), in ``%jaxcache`` and ``%%jaxstages``."""
 
 
 class TraceContext(NamedTuple):
-    """The values a call saw of the options in JAX's trace context (:func:`trace_context_snapshot`), and the options."""
+    """JAX's trace context as a call saw it (:func:`trace_context_snapshot`): a name for each position, and the values."""
 
-    options: tuple[tuple[str, Any], ...]
+    options: tuple[str, ...]
     values: tuple[Any, ...]
 
 
 def trace_context_snapshot() -> TraceContext:
-    """The values this thread sees of the options in JAX's trace context, in :func:`_trace_context_options`' order.
-
-    Cheap enough for every trace (one attribute read per option: ``State.value``
-    is this thread's value); :func:`describe_trace_context` names them when a report shows them.
-    """
-    options, values = _trace_context_options(), []
-    for _, holder in options:
-        try:
-            values.append(holder.value)
-        except Exception as exc:  # noqa: BLE001 - one unreadable option, never the user's error
-            values.append(_Unreadable(exc))
-    return TraceContext(options, tuple(values))
-
-
-class _Unreadable(NamedTuple):
-    error: BaseException
+    """JAX's trace context as this thread sees it: the tuple JAX's caches key each trace on (every config option in it,
+    and the states no option names: ``set_xla_metadata``, ``compute_on``, the mesh, a user context), with a name for
+    each position. One call into JAX: cheap enough for every trace; :func:`describe_trace_context` writes it out when a
+    report shows it. Empty where this JAX's trace context cannot be read."""
+    try:
+        values = tuple(_trace_context_now())
+    except Exception:  # noqa: BLE001 - a JAX without one: nothing to compare, as for a trace under a transformation
+        return TraceContext((), ())
+    return TraceContext(_context_position_names(len(values)), values)
 
 
 def describe_trace_context(snapshot: TraceContext) -> tuple[tuple[str, str], ...]:
-    """``(option, repr of its value)`` for a :func:`trace_context_snapshot`, sorted by name, then the mesh set around the
-    call (:data:`MESH_CONTEXT`, as :func:`_mesh_context_text` writes it); unreadable ones left out."""
-    return tuple((name, _mesh_context_text(value) if name == MESH_CONTEXT else repr(value))
-                 for (name, _), value in zip(*snapshot) if not isinstance(value, _Unreadable))
+    """``(name, value as text)`` for a :func:`trace_context_snapshot`, sorted by name, then the mesh set around the call
+    (:data:`MESH_CONTEXT`): meshes as :func:`_mesh_context_text` writes them, the axes bound as ``axes ('i': 4)``,
+    anything else as its ``repr`` (one that raises named by its type)."""
+    described = sorted(_context_entry(name, value) for name, value in zip(*snapshot))
+    return tuple(sorted(described, key=lambda entry: entry[0] == MESH_CONTEXT))
+
+
+def _context_entry(name: str, value: Any) -> tuple[str, str]:
+    if name == "abstract_mesh_context_manager":
+        return MESH_CONTEXT, _mesh_context_text(value)
+    if name == "mesh_context_manager":  # the concrete mesh of ``with mesh:``
+        return name, _mesh_context_text(value)
+    if name == "axis_env_state":  # an AxisEnv (jax >= 0.8), whose default repr holds its address; pairs on jax 0.7
+        try:
+            sizes = getattr(value, "axis_sizes", None)
+            axes = [(str(n), int(size)) for n, size in (sizes.items() if sizes is not None else value)]
+            return name, "axes (" + ", ".join(f"{n!r}: {size}" for n, size in axes) + ")" if axes else "no axes bound"
+        except Exception:  # noqa: BLE001 - an environment of another shape: its repr
+            pass
+    return name, safe_repr(context_value(name, value), 200)
+
+
+def context_value(name: str, value: Any) -> Any:
+    """What a trace-context value is shown as: ``set_xla_metadata``'s dict (``{'foo': 'bar'}``), not the object that holds
+    it, whose repr is its address; any other value itself."""
+    if name == "xla_metadata_context_manager" and isinstance(getattr(value, "val", None), dict):
+        return value.val
+    return value
 
 
 def _mesh_context_text(mesh: Any) -> str:
-    """``mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))`` as a mesh line names a mesh; ``no mesh`` for none."""
-    if mesh is None:
+    """``mesh ('data': 2, 'model': 4, axis_types=(Auto, Auto))`` as a mesh line names a mesh; ``no mesh`` for none (JAX's
+    ``None``, ``()`` or empty mesh)."""
+    if mesh is None or (isinstance(mesh, tuple) and not mesh) or getattr(mesh, "empty", False):
         return "no mesh"
     sizes = mesh_sizes(mesh)
     types = ", ".join(getattr(t, "name", str(t)) for t in getattr(mesh, "axis_types", ()) or ())

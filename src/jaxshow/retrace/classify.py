@@ -110,6 +110,8 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
+    if category == "tracing_context" and key is not None and old is not None:
+        changes = _context_values_shown(changes, key, old)
     if category == "tracing_context":
         changes = tuple(_mesh_context(c) for c in changes)
     if category == "debug_info" and key is not None and old is not None:
@@ -441,11 +443,32 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
     names = _jax_compat.trace_context_positions()
     if names is not None and len(names) < len(now):
         names = None
-    changes = [ArgChange(names[i] if names else f"{CONTEXT_POSITION}[{i}]", str(a), str(b))
+    changes = [_context_change(names[i] if names else f"{CONTEXT_POSITION}[{i}]", a, b)
                for i, (a, b) in enumerate(zip(now, before)) if a != b]
     if len(now) > len(before):
         changes.append(_options_defined_since(names[len(before):len(now)] if names else None, now[len(before):]))
     return tuple(changes)
+
+
+def _context_change(name: str, now: Any, before: Any) -> ArgChange:
+    return ArgChange(name, str(_jax_compat.context_value(name, now)), str(_jax_compat.context_value(name, before)))
+
+
+def _context_values_shown(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """JAX's words on a trace-context value it writes as its holder's default repr (``set_xla_metadata``'s: ``<...XlaMetadata
+    object at 0x7f…>``) said from the two keys' values instead, as :func:`_jax_compat.context_value` shows them."""
+    names = _jax_compat.trace_context_positions()
+    (now, _), (before, _) = _jax_compat.trace_key_context(key), _jax_compat.trace_key_context(old)
+    if names is None:
+        return changes
+    shown = []
+    for change in changes:
+        i = names.index(change.where) if change.where in names else None
+        if i is not None and i < min(len(now), len(before)) and any(
+                _jax_compat.context_value(change.where, value) is not value for value in (now[i], before[i])):
+            change = _context_change(change.where, now[i], before[i])
+        shown.append(change)
+    return tuple(shown)
 
 
 def _options_defined_since(names: tuple[str, ...] | None, values: tuple[Any, ...]) -> ArgChange:
