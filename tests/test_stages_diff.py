@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import IPython
+import jax
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -146,6 +147,37 @@ def test_a_context_no_config_option_names_is_the_change_the_diff_and_the_note_na
     text = " ".join(cap.outputs[-1].data["text/plain"].split())
     assert ("note: also called: mm in another config context (xla_metadata_context_manager=None) (use --all or --name to "
             "show them) mm: trace") in text, text
+
+
+@pytest.mark.skipif(not hasattr(jax, "make_user_context"), reason="jax.make_user_context is new in jax 0.8")
+def test_each_user_context_is_its_own_change_in_the_diff_and_in_jaxcache():
+    """Each ``jax.make_user_context`` adds a value to JAX's trace context, every one named ``user_context`` (JAX makes
+    one of its own on jax >= 0.10). --diff of a call under another value of one read 'same arguments, static values and
+    config'; %jaxcache read 'user_context: now None, before 1; user_context: now 5, before 0'. The second and later
+    of a name are numbered; jax 0.8 and 0.9 cannot name a user's context, whose position is shown. In a kernel of its
+    own: the contexts stay in JAX's trace context."""
+    from shellrun import in_a_real_kernel
+
+    _, nb = in_a_real_kernel(
+        "%load_ext jaxshow\nimport jax, jax.numpy as jnp\nfrom jax._src import config as C\nf = jax.jit(lambda v: v * 2)\n"
+        "g = jax.jit(lambda v: v + 1)\nx = jnp.ones(3)\nn = len(C.trace_context())\n"
+        "mine = jax.make_user_context(default_value=None)\nyours = jax.make_user_context(default_value=0)\n"
+        "y = g(x)\nprint(n, hasattr(C, 'trace_context_names'))",
+        "%%jaxstages\nwith mine(1):\n    y = f(x)", "%%jaxstages --diff\nwith mine(2), yours(5):\n    y = f(x)",
+        "%%jaxcache\nwith mine(1), yours(5):\n    y = g(x)")
+    n, listed = nb.cells[0].outputs[0]["text"].split()
+    names = ("user_context 2", "user_context 3") if listed == "True" else (f"trace context [{n}]", f"trace context [{int(n) + 1}]")
+    lines = nb.cells[2].outputs[-1]["data"]["text/plain"].splitlines()
+    start = lines.index("--diff <lambda>: In[2]:3 → In[3]:3")
+    assert lines[start + 1:start + 5] == [
+        "  what JAX keys its caches on:",
+        f"    where{' ' * (len(names[0]) + 4)}now  before",
+        f"    config {names[0]}  2    1",
+        f"    config {names[1]}  5    0"], lines[start:]
+    text = " ".join(nb.cells[3].outputs[-1]["data"]["text/plain"].split())
+    assert (f"1. different tracing context (a config option or context manager): {names[0]}: now 1, before None; "
+            f"{names[1]}: now 5, before 0 called at In[4]:3") in text, text
+
 
 @DEFINES_NO_OPTION
 def test_options_a_module_defined_between_two_calls_are_the_change_the_note_and_the_diff_name():

@@ -240,25 +240,42 @@ def trace_context_names() -> tuple[str, ...] | None:
 
 def trace_context_positions() -> tuple[str, ...] | None:
     """The name of each position of JAX's trace-context tuple: :func:`trace_context_names` (jax >= 0.10.2), else
-    found by :func:`_probed_trace_context_positions`; ``None`` where not every position can be named."""
+    found by :func:`_probed_trace_context_positions`, where a position no holder in JAX's modules shows in (a user's
+    ``jax.make_user_context``) is named by its place, ``trace context [i]``; ``None`` where this JAX cannot be probed.
+    A name JAX gives more than one position (each ``jax.make_user_context`` is a ``user_context``) is numbered from its
+    second (``user_context 2``): a position added later renames none before it."""
     listed = trace_context_names()
-    if listed is not None:
-        return listed
-    try:
-        from jax._src import config as _config
+    if listed is None:
+        try:
+            from jax._src import config as _config
 
-        return _probed_trace_context_positions(len(_config.trace_context()))
-    except Exception:  # noqa: BLE001 - a trace context of another shape
-        return None
+            listed = _probed_trace_context_positions(len(_config.trace_context()))
+        except Exception:  # noqa: BLE001 - a trace context of another shape
+            return None
+    return _numbered_repeats(listed) if listed is not None else None
+
+
+def _numbered_repeats(names: tuple[str | None, ...]) -> tuple[str, ...]:
+    """``names`` with a repeated one numbered from its second, and ``trace context [i]`` for a position with none."""
+    seen: dict[str, int] = {}
+    numbered = []
+    for i, name in enumerate(names):
+        if name is None:
+            numbered.append(f"trace context [{i}]")
+            continue
+        seen[name] = seen.get(name, 0) + 1
+        numbered.append(name if seen[name] == 1 else f"{name} {seen[name]}")
+    return tuple(numbered)
 
 
 @functools.lru_cache(maxsize=4)
-def _probed_trace_context_positions(length: int) -> tuple[str, ...] | None:
+def _probed_trace_context_positions(length: int) -> tuple[str | None, ...] | None:
     """Each position of a trace context of ``length`` values named by setting each of JAX's config holders in turn to
     a fresh object, on this thread, and seeing where the object shows: the option's name (``jax_enable_x64``), else
     the global holding it (``mesh_context_manager``), as ``trace_context_names`` names them on jax >= 0.10.2.
     ``Config.swap_local`` stores the value and returns the one before it: no option's hook runs and nothing is
-    traced, so JAX sees no change (a few ms, once per length: a module imported later may add an option)."""
+    traced, so JAX sees no change (a few ms, once per length: a module imported later may add an option). ``None`` for a
+    position no holder in JAX's modules shows in (a ``jax.make_user_context`` of the user's)."""
     from jax._src import config as _config
 
     holder_type = getattr(getattr(_config, "config_ext", None), "Config", None)
@@ -284,7 +301,7 @@ def _probed_trace_context_positions(length: int) -> tuple[str, ...] | None:
                 if value is marker and names[index] is None:
                     name = getattr(holder, "_name", None) or getattr(holder, "name", None)
                     names[index] = name if isinstance(name, str) and name else global_name
-    return tuple(names) if all(names) else None  # type: ignore[arg-type]
+    return tuple(names)
 
 
 _context_names: tuple[int, tuple[str, ...] | None] = (-1, None)
@@ -299,8 +316,8 @@ def _context_position_names(length: int) -> tuple[str, ...]:
     global _context_names
     if _context_names[0] != length:
         names = trace_context_positions()
-        _context_names = (length, tuple(names[:length]) if names is not None and len(names) >= length else None)
-    return _context_names[1] or tuple(f"trace context [{i}]" for i in range(length))
+        _context_names = (length, names[:length] if names is not None and len(names) >= length else None)
+    return _context_names[1] or _numbered_repeats((None,) * length)
 
 
 MESH_CONTEXT = "mesh context"

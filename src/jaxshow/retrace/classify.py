@@ -110,6 +110,8 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
+    if category == "tracing_context" and key is not None and len({c.where for c in changes}) < len(changes):
+        changes = _context_changes(key, old) or changes  # JAX names two positions alike: each make_user_context's
     if category == "tracing_context" and key is not None and old is not None:
         changes = _context_values_shown(changes, key, old)
     if category == "tracing_context":
