@@ -110,8 +110,8 @@ def classify_miss(
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
-    if category == "tracing_context" and key is not None and len({c.where for c in changes}) < len(changes):
-        changes = _context_changes(key, old) or changes  # JAX names two positions alike: each make_user_context's
+    if category == "tracing_context" and key is not None and _said_ambiguously(changes):
+        changes = _context_changes(key, old) or changes
     if category == "tracing_context" and key is not None and old is not None:
         changes = _context_values_shown(changes, key, old)
     if category == "tracing_context":
@@ -454,6 +454,13 @@ def _context_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
 
 def _context_change(name: str, now: Any, before: Any) -> ArgChange:
     return ArgChange(name, str(_jax_compat.context_value(name, now)), str(_jax_compat.context_value(name, before)))
+
+
+def _said_ambiguously(changes: tuple[ArgChange, ...]) -> bool:
+    """Whether JAX's words name a trace-context value by a name it gives several positions (each ``jax.make_user_context``
+    is a ``user_context``): jaxshow's own comparison names them apart (``user_context 2``)."""
+    names = set(_jax_compat.trace_context_positions() or ())
+    return any(f"{c.where} 2" in names for c in changes)
 
 
 def _context_values_shown(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
