@@ -602,7 +602,7 @@ def test_trace_context_snapshot_is_jaxs_whole_trace_context_each_position_named(
     with set_xla_metadata(foo="bar"):
         inside = _jax_compat.trace_context_snapshot()
     assert before.values == tuple(jax_config.trace_context())
-    assert before.options == _jax_compat.trace_context_positions()
+    assert before.names == _jax_compat.trace_context_positions()
     before, inside = (dict(_jax_compat.describe_trace_context(s)) for s in (before, inside))
     assert (before["xla_metadata_context_manager"], inside["xla_metadata_context_manager"]) == ("None", "{'foo': 'bar'}")
     assert (before["axis_env_state"], before["mesh_context_manager"], before["mesh context"]) == ("no axes bound", "no mesh", "no mesh")

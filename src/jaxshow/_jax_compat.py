@@ -328,7 +328,7 @@ MESH_CONTEXT = "mesh context"
 class TraceContext(NamedTuple):
     """JAX's trace context as a call saw it (:func:`trace_context_snapshot`): a name for each position, and the values."""
 
-    options: tuple[str, ...]
+    names: tuple[str, ...]
     values: tuple[Any, ...]
 
 

@@ -286,7 +286,7 @@ def _context_changes(record: CallRecord, namesakes: list[CallRecord]) -> list[st
     """The config options whose values set a call's context apart from every shown call's (``option=value``), and those
     only one of them had (a module imported between the calls defined them); none where a call's context was not read
     (a trace under a transformation)."""
-    if not record.trace_context.options or not all(s.trace_context.options for s in namesakes):
+    if not record.trace_context.names or not all(s.trace_context.names for s in namesakes):
         return []
     own = dict(_jax_compat.describe_trace_context(record.trace_context))
     apart = [s for s in namesakes if dict(_jax_compat.describe_trace_context(s.trace_context)) != own]

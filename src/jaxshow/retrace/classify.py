@@ -108,10 +108,10 @@ def classify_miss(
                 changes = _classes_made_anew(changes, key, old)
     elif category == "tracing_context" and all(c.where.startswith(CONTEXT_POSITION) for c in changes):
         changes = (_context_changes(key, old) if key is not None else ()) or _named_positions(changes)
-    if category == "tracing_context" and key is not None and old is not None:
-        changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
     if category == "tracing_context" and key is not None and _said_ambiguously(changes):
         changes = _context_changes(key, old) or changes
+    if category == "tracing_context" and key is not None and old is not None:
+        changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
     if category == "tracing_context" and key is not None and old is not None:
         changes = _context_values_shown(changes, key, old)
     if category == "tracing_context":
