@@ -90,19 +90,49 @@ def test_static_argument_change(shell):
     assert "  ⋯ 6 unchanged lines" in data["text/plain"]
 
 
-def test_a_change_in_an_arguments_pytree_metadata_is_named_as_a_possible_cause(shell):
-    # flax NNX: model.scale = 2.0 (a static attribute, in the GraphDef nnx.jit passes as pytree metadata) re-traced
-    # train_step; --diff listed no key change and blamed only static values' == and re-defined functions.
+def test_a_change_in_an_arguments_pytree_metadata_is_the_change_the_diff_names(shell):
+    # A dataclass's meta field (flax NNX's static attributes in the GraphDef nnx.jit passes, a TrainState's tx) is pytree
+    # metadata: model.scale = 2.0 re-traced h, and --diff listed no key change and blamed only static values' == and
+    # re-defined functions. The argument's structure, which JAX's key holds, now shows it.
     shell.run_cell("import dataclasses\n@partial(jax.tree_util.register_dataclass, data_fields=['w'], meta_fields=['scale'])\n"
                    "@dataclasses.dataclass\nclass Model:\n    w: jax.Array\n    scale: float\n"
                    "@jax.jit\ndef h(m, x):\n    return m.w * x * m.scale\n")
     run_captured(shell, "%%jaxstages\ny = h(Model(jnp.ones(2), 1.0), jnp.ones(2))")
     diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = h(Model(jnp.ones(2), 2.0), jnp.ones(2))")
-    assert diff.key_changes == () and diff.notes == (
-        "JAX traced again, though the arguments, the static values as printed and the config are the same. JAX's cache key "
-        "also holds the metadata of the arguments' pytree nodes (a flax NNX module's static attributes, a dataclass's meta "
-        "fields, a TrainState's tx), compares static values with == and hash, not by their repr (a field the repr leaves out), "
-        "and a re-defined function is a new object; %jaxcache on asks JAX itself why a call traced",)
+    assert diff.key_changes == (ArgChange("pytree m", "CustomNode(Model[(2.0,)], [*]), by position",
+                                          "CustomNode(Model[(1.0,)], [*]), by position"),)
+    assert diff.notes == ()
+
+
+def test_how_the_arguments_were_passed_is_the_change_the_diff_names(shell):
+    """JAX keys a call on the pytree of its (args, kwargs): f(x) then f(x=x), f(x, None) or f(x, ()) each trace again.
+    --diff read 'no change: same arguments, static values and config' for each, and guessed at pytree metadata."""
+    shell.run_cell("@jax.jit\ndef k(x, y=None):\n    return x * 2\nz = jnp.ones(3)", store_history=True)
+    run_captured(shell, "%%jaxstages\ny = k(z)")
+    cells = {"k(x=z)": [("pytree x", "by keyword", "by position")],
+             "k(z, None)": [("pytree x", "by position", "by keyword"), ("pytree y", "None, by position", "(not passed)")],
+             "k(z, y=None)": [("pytree y", "None, by keyword", "None, by position")],
+             "k(z, ())": [("pytree y", "(), by position", "None, by keyword")]}
+    for call, changes in cells.items():
+        diff, data = _diff(shell, f"%%jaxstages --diff -o rep\ny = {call}")
+        assert diff.key_changes == tuple(ArgChange(*c) for c in changes), call
+        assert diff.notes == (), call
+    assert "    pytree y  (), by position  None, by keyword\n" in data["text/plain"]
+
+
+def test_a_long_pytree_change_is_shown_around_where_the_two_first_differ():
+    """A flax NNX module's GraphDef is thousands of characters: the row showed the first 300 of each, alike, and the
+    difference past them was out of sight."""
+    from jaxshow.stagesdiff import PYTREE_EXCERPT, _around_first_difference
+
+    head = "CustomNode(GraphDef[" + "NodeDef(type='Linear'), " * 40
+    now, before = head + "num_attributes=14, " + "x" * 500, head + "num_attributes=13, " + "x" * 500
+    change = _around_first_difference(ArgChange("pytree m", now, before))
+    start = len(head) + len("num_attributes=1") - PYTREE_EXCERPT // 3
+    assert (change.now, change.before) == ("…" + now[start:start + PYTREE_EXCERPT] + "…", "…" + before[start:start + PYTREE_EXCERPT] + "…")
+    assert "num_attributes=14" in change.now and "num_attributes=13" in change.before
+    short = ArgChange("pytree y", "(), by position", "None, by keyword")
+    assert _around_first_difference(short) is short
 
 
 def test_a_static_value_whose_repr_hides_the_change_is_not_called_the_same(shell):
@@ -112,7 +142,7 @@ def test_a_static_value_whose_repr_hides_the_change_is_not_called_the_same(shell
     diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
     assert diff.key_changes == ()
     assert diff.notes == (SAME_KEY_PARTS,)
-    assert "  note: JAX traced again, though the arguments, the static values as printed and the config are the\n" in data["text/plain"]
+    assert "  note: JAX traced again, though the arguments, how they were passed, the static values as printed\n" in data["text/plain"]
     _, cap = run_captured(shell, "%%jaxstages --diff -o rep\ny = g(jnp.ones(2), Cfg(3))")
     assert shell.user_ns["rep"].diffs[0].notes[0].startswith("this call was a cache hit"), "a hit says so instead"
     assert len(shell.user_ns["rep"].diffs[0].notes) == 1

@@ -444,7 +444,10 @@ class StagesReport(_Displayable):
     linked: LinkedViews | None = None
     """The linked source and IR views (``--source``), or ``None``."""
     trace_context: tuple[tuple[str, str], ...] = ()
-    """The config options in JAX's trace context (part of its cache key) as the call saw them: ``("jax_enable_x64", "True")``."""
+    """JAX's trace context (part of its cache key) as the call saw it, by name: ``("jax_enable_x64", "True")``."""
+    passed: tuple[tuple[str, str], ...] = ()
+    """How the call passed each argument JAX flattens, part of its cache key too: ``("x", "by keyword")``,
+    ``("y", "None, by position")``; empty where not read (a trace under a transformation)."""
     caught_refusal: bool = False
     """JAX refused the call for certain before any trace (a static value it cannot hash), and the cell caught the error."""
     continued: Literal["Traced", "Lowered", "Compiled"] | None = None

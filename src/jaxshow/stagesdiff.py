@@ -18,11 +18,11 @@ _MEMORY = (("arguments", "argument_size_bytes"), ("outputs", "output_size_bytes"
            ("peak", "peak_memory_bytes"))
 
 
-SAME_KEY_PARTS = ("JAX traced again, though the arguments, the static values as printed and the config are the same. "
-                  "JAX's cache key also holds the metadata of the arguments' pytree nodes (a flax NNX module's static "
-                  "attributes, a dataclass's meta fields, a TrainState's tx), compares static values with == and hash, "
-                  "not by their repr (a field the repr leaves out), and a re-defined function is a new object; "
-                  "%jaxcache on asks JAX itself why a call traced")
+SAME_KEY_PARTS = ("JAX traced again, though the arguments, how they were passed, the static values as printed and the "
+                  "config are the same. JAX's cache key also holds the metadata of pytree nodes that your own code "
+                  "flattens or prints (jaxshow does not run it to compare them), compares static values with == and hash, not by "
+                  "their repr (a field the repr leaves out), and a re-defined function is a new object; %jaxcache on asks "
+                  "JAX itself why a call traced")
 """The note of a re-trace whose shown key parts did not change."""
 
 
@@ -79,7 +79,7 @@ def stages_diff(before: StagesReport, now: StagesReport) -> StagesDiff:
 
 
 def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...]:
-    """The differences in what JAX keys its caches on: arguments, static values, trace-context options."""
+    """The differences in what JAX keys its caches on: arguments, how they were passed, static values, trace context."""
     changes: list[ArgChange] = []
     old_list, new_list = (before.traced.args if before.traced else ()), (now.traced.args if now.traced else ())
     if len(old_list) == len(new_list) and (_unnamed(old_list) or _unnamed(new_list)):  # a trace under a transformation
@@ -90,6 +90,8 @@ def key_changes(before: StagesReport, now: StagesReport) -> tuple[ArgChange, ...
         a, b = new_args.get(path), old_args.get(path)
         if a is None or b is None or _arg_text(a) != _arg_text(b):
             changes.append(ArgChange(path, _arg_text(a, b) if a else "(absent)", _arg_text(b, a) if b else "(absent)"))
+    if before.passed and now.passed:
+        changes += [_around_first_difference(c) for c in _pairs(now.passed, before.passed, "pytree ", absent="(not passed)")]
     changes += _pairs(now.wrapper.static_args, before.wrapper.static_args, "static ")
     changes += _other_objects(now, before, {c.where for c in changes})
     if _contexts_read(before, now):
@@ -150,6 +152,26 @@ def _pairs(now: tuple[tuple[str, str], ...], before: tuple[tuple[str, str], ...]
     new, old = dict(now), dict(before)
     return [ArgChange(prefix + name, new.get(name, absent), old.get(name, absent))
             for name in dict.fromkeys([*new, *old]) if new.get(name) != old.get(name)]
+
+
+PYTREE_EXCERPT = 160
+"""Characters of each side shown of a changed argument pytree longer than that, around where the two first differ."""
+
+
+def _around_first_difference(change: ArgChange) -> ArgChange:
+    """A change of two long pytree texts (a flax NNX module's GraphDef) as the part of each around where they first
+    differ: ``…num_attributes=14, metadata=Linear…``, with ``…`` where cut."""
+    now, before = change.now, change.before
+    if max(len(now), len(before)) <= PYTREE_EXCERPT:
+        return change
+    start = next((i for i, (a, b) in enumerate(zip(now, before)) if a != b), min(len(now), len(before)))
+    start = max(0, start - PYTREE_EXCERPT // 3)
+
+    def excerpt(text: str) -> str:
+        end = start + PYTREE_EXCERPT
+        return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+    return ArgChange(change.where, excerpt(now), excerpt(before))
 
 
 def _other_objects(now: StagesReport, before: StagesReport, changed: set[str]) -> list[ArgChange]:

@@ -14,14 +14,17 @@ Never imports IPython.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import types
 from typing import Any
 
 import jax
+import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.sources import is_user_file
+from jaxshow.reprs import runs_users_repr
 
 
 def users_flatten(node: Any) -> str | None:
@@ -106,6 +109,59 @@ def looks_up_plainly(obj: Any) -> bool:
 
 def _stop(node: Any) -> bool:
     return users_flatten(node) is not None
+
+
+def _prints_users_code(tree: Any) -> bool:
+    """Whether printing the pytree structure ``tree`` runs a ``__repr__`` of the user's: a dict key's, a dataclass's meta
+    field's (JAX runs them once, to name the arguments)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        data = node.node_data()
+        if data is not None and runs_users_repr(data[1]):
+            return True
+        pending.extend(node.children())
+    return False
+
+
+_PLAIN_NODES = (list, tuple, type(None))
+_PLAIN_LEAVES = (jax.Array, np.ndarray, np.generic, int, float, complex)
+
+STRUCTURE_LIMIT = 20_000
+"""Characters kept of an argument's pytree structure (:func:`structure_text`); a longer one ends with a digest of it all."""
+
+
+def structure_text(value: Any) -> str | None:
+    """``value``'s pytree structure, which JAX's cache key holds (``None``, ``(*, *)``, ``{'b': *, 'w': *}``; ``*`` for one
+    leaf), read without running the user's code: a node whose flatten is the user's stands as one leaf. ``None`` where
+    it cannot be read. Only a tree with more than arrays, numbers and JAX's containers with plain keys is walked for a
+    ``__repr__`` of the user's before it is printed."""
+    unusual = []
+
+    def stop(node: Any) -> bool:
+        if _stop(node):
+            return True
+        kind = type(node)
+        if kind is dict:
+            if any(type(k) is not str for k in node):
+                unusual.append(kind)
+        elif kind not in _PLAIN_NODES and not isinstance(node, _PLAIN_LEAVES):
+            unusual.append(kind)
+        return False
+
+    try:
+        tree = jax.tree_util.tree_structure(value, is_leaf=stop)
+        if unusual and _prints_users_code(tree):
+            return None
+        text = str(tree)
+    except Exception:  # noqa: BLE001 - a value JAX cannot flatten: JAX's own error is the user's
+        return None
+    if text.startswith("PyTreeDef(") and text.endswith(")"):
+        text = text[len("PyTreeDef("):-1]
+    if len(text) <= STRUCTURE_LIMIT:
+        return text
+    digest = hashlib.blake2s(text.encode(), digest_size=4).hexdigest()
+    return f"{text[:STRUCTURE_LIMIT]}… ({len(text):,} characters, digest {digest})"
 
 
 def _users(code: types.CodeType | None, namespace: str | None = None) -> str | None:

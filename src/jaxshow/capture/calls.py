@@ -51,6 +51,7 @@ from jaxshow.capture.stations import (
     source_location,
     stageable,
     static_arguments,
+    passed_arguments,
     static_values,
     type_module,
 )
@@ -101,7 +102,9 @@ class CallRecord:
     jit_info: Any = None
     static_args: tuple[StaticValue, ...] = ()
     trace_context: _jax_compat.TraceContext = _jax_compat.TraceContext((), ())
-    """The values of JAX's trace-context options the call saw (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
+    """JAX's trace context as the call saw it (:func:`jaxshow._jax_compat.trace_context_snapshot`)."""
+    passed: tuple[tuple[str, str], ...] = ()
+    """How the call passed each argument JAX flattens (:func:`jaxshow.capture.stations.passed_arguments`)."""
     arg_shardings: tuple[tuple[str, str | None, str | None, str] | None, ...] | None = None
     site: SourceLocation | None = None
     cell_site: SourceLocation | None = None
@@ -1217,6 +1220,7 @@ def _read_arguments(record: CallRecord, jit_info: Any, args: tuple, kwargs: dict
             and users_code((args, kwargs), []) is None):  # flattened again only where no flatten of the user's runs
         record.in_tree = jax.tree_util.tree_structure((args, kwargs))  # nnx.jit's: its leaves named when shown
     record.trace_context = _jax_compat.trace_context_snapshot()
+    record.passed = passed_arguments(jit_info, args, kwargs)
 
 
 def finish_ahead_of_time(record: CallRecord) -> None:

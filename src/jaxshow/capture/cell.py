@@ -722,6 +722,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         transformed_by=record.transformed_by if record.path == "jit" else None,
         linked=linked,
         trace_context=_jax_compat.describe_trace_context(record.trace_context),
+        passed=record.passed,
         caught_refusal=record.caught_refusal,
         continued=record.continued,  # type: ignore[arg-type]
     )

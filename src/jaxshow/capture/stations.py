@@ -28,6 +28,7 @@ import jax
 import numpy as np
 
 from jaxshow import _jax_compat, irtext
+from jaxshow.capture.arguments import structure_text
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
 from jaxshow.capture.linked import linked_views, located_stablehlo
@@ -236,6 +237,23 @@ def dynamic_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple, 
     static = set(positions(options.get("static_argnums", ()), len(args)))
     return (tuple(a for i, a in enumerate(args) if i not in static),
             {k: v for k, v in kwargs.items() if k not in options.get("static_argnames", ())})
+
+
+def passed_arguments(jit_info: Any, args: tuple, kwargs: dict) -> tuple[tuple[str, str], ...]:
+    """How the call passed each argument JAX flattens, by parameter name: ``by position`` or ``by keyword``, after the
+    pytree structure of one that is no single leaf (``None, by position``; ``{'b': *, 'w': *}, by keyword``). JAX keys
+    its traces on both, as the pytree of ``(args, kwargs)``."""
+    options = _jax_compat.jit_options_of_info(jit_info) or {}
+    names = parameter_names(getattr(jit_info, "fun_signature", None))
+    static = set(positions(options.get("static_argnums", ()), len(args)))
+    passed = [(argument_label(names, i), _passed(value, "by position")) for i, value in enumerate(args) if i not in static]
+    passed += [(name, _passed(value, "by keyword")) for name, value in kwargs.items() if name not in options.get("static_argnames", ())]
+    return tuple(passed)
+
+
+def _passed(value: Any, how: str) -> str:
+    structure = structure_text(value)
+    return how if structure in (None, "*") else f"{structure}, {how}"
 
 
 def placed_shardings(args_flat: Any) -> tuple[tuple[str, str | None, str | None, str] | None, ...] | None:
