@@ -145,7 +145,7 @@ def structure_text(value: Any) -> str | None:
         if kind is dict:
             if any(type(k) is not str for k in node):
                 unusual.append(kind)
-        elif kind not in _PLAIN_NODES and not isinstance(node, _PLAIN_LEAVES):
+        elif kind not in _PLAIN_NODES and not issubclass(kind, _PLAIN_LEAVES):  # type(): a proxy's __class__ is its code
             unusual.append(kind)
         return False
 
