@@ -118,6 +118,11 @@ def test_how_the_arguments_were_passed_is_the_change_the_diff_names(shell):
         assert diff.key_changes == tuple(ArgChange(*c) for c in changes), call
         assert diff.notes == (), call
     assert "    pytree y  (), by position  None, by keyword\n" in data["text/plain"]
+    result, cap = run_captured(shell, "%%jaxstages\ny = k(z, None)\ny = k(z, [])")  # in one cell: the note on the other call
+    assert result.success, result.error_in_exec
+    text = " ".join(cap.outputs[-1].data["text/plain"].split())
+    assert ("note: also called: k with another input pytree (y: None, by position) (use --all or --name to show them) k: "
+            "trace") in text, text
 
 
 def test_a_long_pytree_change_is_shown_around_where_the_two_first_differ():

@@ -536,8 +536,8 @@ def test_calls_jax_traced_apart_are_reports_apart_though_their_types_are_equal(s
     run_captured(shell, "%%jaxstages -o rep\na = calc(C(2, True), 3)\nb = calc(C(2, False), 3)")
     (report,) = shell.user_ns["rep"].reports
     assert (report.call_site.file, report.call_site.line, report.cache_hit) == (f"In[{number + 1}]", 3, True)
-    assert shell.user_ns["rep"].notes == ("also called: calc with another input pytree (the same argument types, traced "
-                                          "again) (use --all or --name to show them)",)
+    assert shell.user_ns["rep"].notes == ("also called: calc with another input pytree (c: CustomNode(C[(True,)], [*]), by "
+                                          "position) (use --all or --name to show them)",)
     run_captured(shell, "%%jaxstages -o rep\nwith jax.default_matmul_precision('highest'):\n    y = mm(m, m)\ny = mm(m, m)")
     (report,) = shell.user_ns["rep"].reports
     assert (report.call_site.line, report.notes) == (4, ())

@@ -257,6 +257,8 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
         return "signature", _types_apart(record, placed, [_arg_types(s, meshes=True) for s in namesakes])
     if record.static_args and all(s.static_args != record.static_args for s in namesakes):
         return "static", _first([f"{name}={value}" for name, value, _ in record.static_args])
+    if record.passed and all(s.passed and s.passed != record.passed for s in namesakes):
+        return "pytree", _first(_passed_apart(record.passed, namesakes[0].passed))
     if not known:
         site = label(record.site)
         return "call", f"{site.file}:{site.line}" if site else None
@@ -266,6 +268,13 @@ def _set_apart(record: CallRecord, namesakes: list[CallRecord],
     if any(s.clears_before != record.clears_before for s in namesakes):
         return "cleared", None
     return ("again", None) if any(_same_jaxpr(s, record) for s in namesakes) else ("pytree", None)
+
+
+def _passed_apart(mine: tuple[tuple[str, str], ...], theirs: tuple[tuple[str, str], ...]) -> list[str]:
+    """How a call passed its arguments where a shown call passed them otherwise: ``x: by keyword``, ``y: not passed``."""
+    own, other = dict(mine), dict(theirs)
+    return ([f"{name}: {how}" for name, how in mine if other.get(name) != how]
+            + [f"{name}: not passed" for name in other if name not in own])
 
 
 def _same_jaxpr(shown: CallRecord, record: CallRecord) -> bool:
@@ -323,7 +332,7 @@ def _also_called_text(name: str, kind: str, details: list[str]) -> str:
     if kind == "context":
         return f"{name} in another config context{listed}"
     if kind == "pytree":
-        return f"{name} with another input pytree (the same argument types, traced again)"
+        return f"{name} with another input pytree" + (listed or " (the same argument types, traced again)")
     if kind == "cleared":
         return f"{name} traced again after jax.clear_caches() emptied JAX's cache"
     if kind == "again":
