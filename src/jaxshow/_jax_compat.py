@@ -32,6 +32,7 @@ import jax
 import jax.monitoring
 
 from jaxshow.installed import is_installed
+from jaxshow.report import CONTEXT_POSITION
 from jaxshow.reprs import (compared_by_parts, differ, each_pair_compared_once, once_per_pair, runs_users_eq, runs_users_repr,
                            safe_repr, weak_ref)
 
@@ -261,7 +262,7 @@ def _numbered_repeats(names: tuple[str | None, ...]) -> tuple[str, ...]:
     numbered = []
     for i, name in enumerate(names):
         if name is None:
-            numbered.append(f"trace context [{i}]")
+            numbered.append(f"{CONTEXT_POSITION}[{i}]")
             continue
         seen[name] = seen.get(name, 0) + 1
         numbered.append(name if seen[name] == 1 else f"{name} {seen[name]}")

@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple, Sequence
 
+CONTEXT_POSITION = "trace context "
+"""Prefix of a trace-context value named by its position, ``trace context [5]``: in JAX's words on jax <= 0.8, and where
+this JAX cannot name a position (a user's ``jax.make_user_context`` on jax 0.8 and 0.9)."""
+
 Stage = Literal["trace", "lower", "compile", "run", "call"]
 STAGES: tuple[Stage, ...] = ("trace", "lower", "compile")
 """The stages JAX reports timings for; ``"run"`` (executing the compiled program) and ``"call"`` (JAX's dispatch, before any

@@ -46,12 +46,12 @@ from jaxshow.capture.stations import (
     jit_target,
     library_jit,
     library_wrapped_jit,
+    passed_arguments,
     placed_shardings,
     shown_statics,
     source_location,
     stageable,
     static_arguments,
-    passed_arguments,
     static_values,
     type_module,
 )

@@ -111,9 +111,7 @@ def classify_miss(
     if category == "tracing_context" and key is not None and _said_ambiguously(changes):
         changes = _context_changes(key, old) or changes
     if category == "tracing_context" and key is not None and old is not None:
-        changes = _unsaid_parts(_shard_map_context(changes, key, old), key, old, record.parameters)
-    if category == "tracing_context" and key is not None and old is not None:
-        changes = _context_values_shown(changes, key, old)
+        changes = _unsaid_parts(_context_values_shown(_shard_map_context(changes, key, old), key, old), key, old, record.parameters)
     if category == "tracing_context":
         changes = tuple(_mesh_context(c) for c in changes)
     if category == "debug_info" and key is not None and old is not None:

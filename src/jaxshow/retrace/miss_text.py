@@ -14,7 +14,7 @@ import os
 import re
 import time
 
-from jaxshow.report import MADE_KINDS, ArgChange, CacheMiss, MissCategory, a_or_an
+from jaxshow.report import CONTEXT_POSITION, MADE_KINDS, ArgChange, CacheMiss, MissCategory, a_or_an
 from jaxshow.reprs import ANOTHER_OBJECT, changed_texts, stable_text
 
 
@@ -43,8 +43,6 @@ THREAD_SITE_HINT = ("(JAX's same-line hint compares call sites, and a call on a 
 _OLD_CONTEXT_LINE = re.compile(r"^\s*\[(?P<i>\d+)\]: now (?P<now>.*) and before (?P<before>.*?)(?:, and)?$")
 _OLD_STATIC_LINE = re.compile(r"^\s*now (?P<now>.*) and before (?P<before>.*)$")
 _OLD_STATIC_HEAD = re.compile(r"different value of static (?P<what>args|kwargs):")
-CONTEXT_POSITION = "trace context "
-"""Prefix of a changed trace-context value named by its position (JAX releases that do not name the option)."""
 TRACE_CONTEXT = "JAX's trace context"
 """Where the options a module defined since an earlier trace show as one change (:func:`~jaxshow.retrace.classify._context_changes`)."""
 
