@@ -6,6 +6,7 @@ Not run by pytest. Usage::
     python benchmarks/jaxcache_overhead.py scale      # only the "10, 100, 1,000 signatures" case
     python benchmarks/jaxcache_overhead.py hot        # only the hot loop (off, %jaxcache on, %jaxcache freeze)
     python benchmarks/jaxcache_overhead.py static     # only a miss of a function with a static object, at 1,000 signatures
+    python benchmarks/jaxcache_overhead.py new        # only the first trace of a new function, with 300 to 36,000 cache entries
 
 Each configuration (JAX's flag off with jaxshow off; jaxshow's ``on`` mode, i.e.
 the session ``%jaxcache on`` starts; JAX's own ``jax_explain_cache_misses``)
@@ -46,6 +47,9 @@ HOT_ROUNDS = 7
 SCALE_LEVELS = (10, 100, 1_000)
 SCALE_ROUNDS = 12
 SCALE_MISSES = 6  # per mode, per round
+CACHE_SIZES = (300, 9_000, 36_000)  # entries in JAX's tracing cache, all functions together
+NEW_ROUNDS = 6
+NEW_FUNCTIONS = 5  # per mode, per round
 
 
 def fill(f) -> int:
@@ -254,6 +258,44 @@ def static_object() -> None:
           f"%jaxcache on {on * 1e3:.2f} ms, {on / plain:.2f}x")
 
 
+def new_functions() -> None:
+    """The first trace of a new function under ``%jaxcache on`` with 300, 9,000 and 36,000 entries in JAX's tracing cache.
+
+    A session asks which keys JAX's cache holds for a function it keeps no history of (traces made before it
+    looked); listing that cache is O(entries), all functions together. Per round, a block of plain first traces and
+    a block under one open session, in alternating order; the session's first is not counted (it lists the cache once).
+    """
+    filler = jax.jit(lambda x: x * 2 + 1)  # three entries a shape: it, and jax.numpy's multiply and add
+    filled = 0
+    print(f"the first trace of a new function (medians of {NEW_ROUNDS * NEW_FUNCTIONS} each):")
+    print(f"  {'cache entries':>14} {'plain':>10} {'%jaxcache on':>13} {'ratio':>7}")
+    for size in CACHE_SIZES:
+        while filled < size // 3:
+            filled += 1
+            filler.trace(jax.ShapeDtypeStruct((filled,), jnp.float32))
+        samples = {"plain": [], "on": []}
+        session = retrace.Session(jax_text="when_cheap")
+        for r in range(NEW_ROUNDS):
+            for mode in (("plain", "on"), ("on", "plain"))[r % 2]:
+                if mode == "on":
+                    session.start()
+                try:
+                    for i in range(NEW_FUNCTIONS + 1):
+                        def f(x):
+                            return x * 2 + 1
+
+                        f = jax.jit(f)
+                        t = time.perf_counter()
+                        f.trace(jax.ShapeDtypeStruct((5,), jnp.float32))
+                        if i:
+                            samples[mode].append(time.perf_counter() - t)
+                finally:
+                    if mode == "on":
+                        session.stop()
+        plain, on = statistics.median(samples["plain"]), statistics.median(samples["on"])
+        print(f"  {size:>14,} {plain * 1e3:7.2f} ms {on * 1e3:10.2f} ms {on / plain:6.2f}x")
+
+
 def main() -> None:
     logging.getLogger("jax._src.interpreters.partial_eval").addHandler(logging.NullHandler())
     logging.getLogger("jax._src.interpreters.partial_eval").propagate = False
@@ -266,6 +308,8 @@ def main() -> None:
         static_object()
     if only in ([], ["hot"]):
         hot_loop()
+    if only in ([], ["new"]):
+        new_functions()
 
 
 if __name__ == "__main__":

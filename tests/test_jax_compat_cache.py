@@ -10,6 +10,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 from jaxshow import _jax_compat, retrace
 
@@ -316,6 +317,55 @@ def test_a_loose_trace_key_is_the_key_while_jax_keeps_it_and_none_after():
     jax.clear_caches()
     gc.collect()
     assert loose() is None
+
+
+def _types_of(keys):
+    return [_jax_compat.describe_trace_key(k)[0][0][1] for k in keys]
+
+
+@pytest.mark.skipif(_jax_compat._trace_cache_module() is None,
+                    reason="jax <= 0.8: each function's keys are a dict of its own, read without listing the cache")
+def test_a_function_that_held_no_key_is_answered_without_listing_jaxs_tracing_cache_again(monkeypatch):
+    """Listing JAX's tracing cache costs O(entries), all functions together, and a ``%jaxcache`` session asks at the
+    first miss of every new function. Once listed while the probe is installed, a function that held no key then and
+    whose lookups did not end since holds none: no listing. One that held keys, or was looked up since, is listed; so is
+    every function after the probe was removed (its lookups went unseen), even once it is installed again."""
+    listings = []
+    listed = _jax_compat._listed_keys
+    monkeypatch.setattr(_jax_compat, "_listed_keys", lambda module: listings.append(1) or listed(module))
+    S = jax.ShapeDtypeStruct
+
+    def before(v):
+        return v + 1
+
+    def fresh(v):
+        return v * 3
+
+    def unseen(v):
+        return v - 1
+
+    jax.jit(before).trace(S((2,), jnp.float32))
+    remove = _jax_compat.install_trace_probe(_Recorder())
+    try:
+        assert _types_of(_jax_compat.cached_trace_keys(before, None)) == ["f32[2]"]
+        assert len(listings) == 1
+        assert _jax_compat.cached_trace_keys(fresh, None) == []
+        assert len(listings) == 1
+        jax.jit(fresh).trace(S((4,), jnp.float32))
+        assert _types_of(_jax_compat.cached_trace_keys(fresh, None)) == ["f32[4]"]
+        assert len(listings) == 2
+        assert _types_of(_jax_compat.cached_trace_keys(before, None)) == ["f32[2]"]
+        assert _jax_compat.cached_trace_keys(unseen, None) == []
+        assert len(listings) == 3
+    finally:
+        remove()
+    jax.jit(unseen).trace(S((5,), jnp.float32))  # no probe installed: JAX's cache gains a key no one saw
+    remove = _jax_compat.install_trace_probe(_Recorder())
+    try:
+        assert _types_of(_jax_compat.cached_trace_keys(unseen, None)) == ["f32[5]"]
+        assert len(listings) == 4
+    finally:
+        remove()
 
 
 LISTING_WHILE_COLLECTING = """

@@ -489,6 +489,39 @@ def test_when_cheap_switches_to_bounded_history_once_jax_would_compare_many_keys
     assert last.category == "input_types" and last.summary == f"x: now f32[{n}], before f32[{n - 1}]"
 
 
+def test_a_function_traced_before_the_session_is_known_after_new_functions_were_answered_without_listing():
+    """A session (JAX's own text off) lists JAX's tracing cache at the first miss of a function it keeps no history
+    of, to find the traces made before it looked; later new functions are answered without listing it again. A function
+    traced before the session still reads as a change of its earlier signature, not a first trace."""
+    retrace.registry.clear()
+    S = jax.ShapeDtypeStruct
+
+    def made_before(v):
+        return v + 1
+
+    def first(v):
+        return v * 2
+
+    def second(v):
+        return v * 3
+
+    made_before = jax.jit(made_before)
+    made_before.trace(S((2,), jnp.float32))
+    session = retrace.Session(jax_text="never").start()
+    try:
+        jax.jit(first).trace(S((2,), jnp.float32))
+        jax.jit(second).trace(S((2,), jnp.float32))
+        made_before.trace(S((3,), jnp.float32))
+    finally:
+        session.stop()
+    misses = {f.function: [(m.category, m.summary) for m in f.misses] for f in session.report().functions}
+    assert misses == {
+        "first": [("never_seen", "first trace of first")],
+        "second": [("never_seen", "first trace of second")],
+        "made_before": [("input_types", "v: now f32[3], before f32[2]")],
+    }
+
+
 def _varied_misses(misses_kept):
     """A function that misses for every reason; each run uses a new one (the registry forgets the last)."""
     retrace.registry.clear()
