@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 
@@ -48,8 +50,9 @@ def test_stages_report_puts_trip_counts_and_the_estimate_next_to_the_cost():
     text = " ".join(str(report).split())  # the note wraps at the terminal's width
     note = ("note: the program has loops (scan of length 12; XLA's loops run 12 times (known_trip_count)): XLA's cost "
             "analysis counts each loop body once, not once per iteration, so its FLOPs and bytes leave out the repeats. "
-            "Counting each body by its trip count, the matrix multiplies alone come to about 98.30 kFLOP (an estimate "
-            "from the jaxpr, whole program)")
+            "Counting each body by its trip count, the matrix multiplies and convolutions alone come to about 98.30 kFLOP "
+            "(an estimate "
+"from the jaxpr, whole program)")
     assert note in text
     assert "low by about the trip count" not in text and "98.30 kFLOP" in report._repr_html_()
 
@@ -58,6 +61,112 @@ def test_a_program_without_loops_has_no_estimate():
     report = jaxshow.stages(jax.jit(lambda a, b: a @ b), jnp.ones((4, 4)), jnp.ones((4, 4)))
     assert (report.traced.loops, report.traced.dot_flops_estimate, report.compiled.loop_trip_counts) == ((), None, ())
     assert "the program has loops" not in str(report)
+
+
+
+@jax.jit
+def _inner(a, b):
+    return a @ b
+
+
+def _scoped(x, ws):
+    """(4,8) @ (8,8) matmuls, 512 FLOPs each: one in a named scope, one in a nested jit, two in a scan's scoped body."""
+    with jax.named_scope("encoder"):
+        with jax.named_scope("dense"):
+            x = jnp.tanh(x @ ws[0])
+        x = _inner(x, ws[1])
+
+    def body(c, w):
+        with jax.named_scope("block"):
+            return c @ w, None
+
+    x, _ = jax.lax.scan(body, x, jnp.stack([ws[2], ws[2]]))
+    return x.sum()
+
+
+SCOPED_ARGS = (jnp.ones((4, 8)), [jnp.ones((8, 8))] * 3)
+
+
+def test_matmul_flops_are_counted_by_named_scope_nested_jit_and_loop_body():
+    contents = jaxpr_contents(jax.make_jaxpr(_scoped)(*SCOPED_ARGS).jaxpr)
+    assert dict(contents.flops_by_scope) == {"encoder/dense": 512, "encoder/jit(_inner)": 512, "block": 2 * 512}
+    assert contents.dot_flops == 4 * 512
+    backward = jaxpr_contents(jax.make_jaxpr(jax.grad(_scoped))(*SCOPED_ARGS).jaxpr)
+    assert dict(backward.flops_by_scope) == {  # JAX's names for the forward and the backward pass, as in the HLO's op_name
+        "jvp(encoder)/dense": 512, "jvp(encoder)/jit(_inner)": 512, "jvp()/block": 1024,
+        "transpose(jvp(encoder))/dense": 512, "transpose(jvp(encoder))/jit(_inner)": 512, "transpose(jvp())/block": 1024}
+
+
+def test_a_convolution_counts_every_kernel_tap_of_every_output():
+    def conv(x, k):
+        return jax.lax.conv_general_dilated(x, k, (2, 2), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                            feature_group_count=2)
+
+    x, k = jnp.ones((2, 8, 16, 16)), jnp.ones((32, 4, 3, 3))
+    contents = jaxpr_contents(jax.make_jaxpr(conv)(x, k).jaxpr)
+    assert contents.dot_flops == 2 * (2 * 32 * 7 * 7) * (4 * 3 * 3)  # each output: 4 input features (of 8, 2 groups) × 3×3
+    assert contents.dot_flops == jax.jit(conv).lower(x, k).cost_analysis()["flops"]  # no padding: XLA counts the same
+
+
+def test_the_traced_station_shows_flops_by_named_scope_costliest_first(tmp_path):
+    report = jaxshow.stages(jax.jit(_scoped), *SCOPED_ARGS)
+    assert report.traced.flops_by_scope == (("block", 1024.0), ("encoder/dense", 512.0), ("encoder/jit(_inner)", 512.0))
+    text = str(report)
+    title = ("matrix multiplies and convolutions by named scope, 2.05 kFLOP in all (an estimate from the jaxpr: 2·M·N·K a "
+             "matrix multiply, every kernel tap of a convolution, loop bodies times their trip count)")
+    assert title + ":" in " ".join(text.split())
+    lines = text.split("\n")
+    header = lines.index("    scope                FLOPs       share")
+    assert lines[header:header + 4] == ["    scope                FLOPs       share",
+                    "    block                1.02 kFLOP  50%",
+                    "    encoder/dense        512 FLOP    25%",
+                    "    encoder/jit(_inner)  512 FLOP    25%"]
+    html = report._repr_html_()
+    assert f"<summary>{title}</summary>" in html
+    assert "<tr><td>encoder/jit(_inner)</td><td>512 FLOP</td><td>25%</td></tr>" in html
+    jaxshow.save(report, tmp_path)
+    (saved_json,) = tmp_path.glob("*.json")
+    saved = json.loads(saved_json.read_text())["traced"]["flops_by_scope"]
+    assert saved == {"block": 1024.0, "encoder/dense": 512.0, "encoder/jit(_inner)": 512.0}
+
+
+def test_flops_by_scope_are_left_out_with_one_scope_and_summed_past_the_rows_shown():
+    plain = jaxshow.stages(jax.jit(lambda a, b: a @ b @ b), jnp.ones((4, 4)), jnp.ones((4, 4)))
+    assert plain.traced.flops_by_scope == () and "by named scope" not in str(plain)
+
+    def mostly_unscoped(a, b):
+        with jax.named_scope("tiny"):
+            b = b[:2, :2] @ b[:2, :2]  # 16 FLOPs beside 131,072: under 1%, no split worth a table
+        return a @ a.T, b
+
+    unsplit = jaxshow.stages(jax.jit(mostly_unscoped), jnp.ones((32, 64)), jnp.ones((4, 4)))
+    assert unsplit.traced.flops_by_scope == () and "by named scope" not in str(unsplit)
+
+    def many(x, w):
+        for i in range(14):
+            with jax.named_scope(f"layer{i:02d}"):
+                x = x @ w
+        return x @ w
+
+    report = jaxshow.stages(jax.jit(many), jnp.ones((2, 4)), jnp.ones((4, 4)))
+    assert len(report.traced.flops_by_scope) == 15
+    lines = str(report).split("\n")
+    header = lines.index("    scope    FLOPs    share")
+    assert lines[header + 1:header + 3] == ["    layer00  64 FLOP  7%", "    layer01  64 FLOP  7%"]
+    assert lines[header + 12:header + 14] == [  # the one outside any scope comes last of the equal ones
+        "    layer11  64 FLOP  7%", "    … 3 more scopes, 192 FLOP (20%) (all in report.traced.flops_by_scope)"]
+    assert report.traced.flops_by_scope[-1] == ("", 64.0)
+
+
+
+def test_the_two_passes_of_a_gradient_are_scopes_jax_names_and_the_report_explains():
+    loss = jax.grad(lambda w, x: ((x @ w) ** 2).sum())  # forward (4,8)@(8,8); backward for w: (8,4)@(4,8)
+    report = jaxshow.stages(jax.jit(loss), jnp.ones((8, 8)), jnp.ones((4, 8)))
+    assert report.traced.flops_by_scope == (("jvp()", 512.0), ("transpose(jvp())", 512.0))
+    legend = ("jvp(…): the forward pass of a jax.grad, jax.vjp or jax.jvp; transpose(jvp(…)): the backward pass of a "
+              "jax.grad or jax.vjp")
+    assert legend in " ".join(str(report).split())
+    assert legend in report._repr_html_()
 
 
 HLO = """HloModule jit_step

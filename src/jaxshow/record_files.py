@@ -161,6 +161,7 @@ def _analyses(report: StagesReport, text_files: list[str]) -> dict[str, Any]:
                 data[station].pop(field, None)
     if data.get("traced") is not None:
         data["traced"]["primitive_counts"] = dict(data["traced"]["primitive_counts"])
+        data["traced"]["flops_by_scope"] = dict(data["traced"]["flops_by_scope"])
     for station in ("lowered", "compiled"):
         cost = (data.get(station) or {}).get("cost")
         if cost is not None:

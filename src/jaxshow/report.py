@@ -193,7 +193,11 @@ class TracedStation:
     notes: tuple[str, ...] = ()
     loops: tuple[LoopInfo, ...] = ()
     dot_flops_estimate: float | None = None
-    """Matrix-multiply FLOPs (``2·M·N·K`` per ``dot_general``), each loop body counted by its trip count; an estimate."""
+    """FLOPs of the matrix multiplies (``2·M·N·K`` per ``dot_general``) and convolutions, each loop body counted by its
+    trip count; an estimate, given where the program has loops."""
+    flops_by_scope: tuple[tuple[str, float], ...] = ()
+    """Those FLOPs by named scope (``jax.named_scope``, a nested ``jax.jit`` as ``jit(name)``, JAX's ``jvp(...)`` and
+    ``transpose(...)`` around the backward pass's), costliest first, ``""`` for none; given where there are two or more."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 XLA's cost analysis counts a loop body once, not once per iteration, so a
 ``scan`` over 12 layers reads 12 times too cheap. :func:`jaxpr_contents`
 finds the loops (a ``scan``'s ``length``; a ``while`` has no count before
-compilation) and estimates the matrix-multiply FLOPs with each body counted
-by its trip count. :func:`collectives` and :func:`loop_trip_counts` read the
+compilation) and estimates the FLOPs of the matrix multiplies and convolutions with each body counted
+by its trip count, in all and by named scope (``jax.named_scope``, a nested ``jax.jit``): XLA gives one
+figure per module. :func:`collectives` and :func:`loop_trip_counts` read the
 optimised HLO text. Uses JAX objects (jaxprs), never IPython.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jaxshow import _jax_compat
@@ -38,21 +39,30 @@ class JaxprContents:
     primitive_counts: Counter
     loops: tuple[LoopInfo, ...]
     dot_flops: float
+    """FLOPs of the matrix multiplies and convolutions, loop bodies times their trip count."""
     equation_weights: tuple[int, ...] = ()
     """Per top-level equation, 1 plus the equations nested in it: about the lines it prints as."""
+    flops_by_scope: Counter = field(default_factory=Counter)
+    """:attr:`dot_flops` by named scope (:func:`_scope`; ``""`` outside any)."""
 
 
 def jaxpr_contents(jaxpr: Any) -> JaxprContents:
-    """Primitive counts (each equation once), loops, and ``dot_general`` FLOPs with loop bodies times their trip count.
+    """Primitive counts (each equation once), loops, and the FLOPs of ``dot_general`` and ``conv_general_dilated``
+    with loop bodies times their trip count, in all and by named scope.
 
     A ``cond`` adds its costliest branch; a ``while`` body counts once (its
     trip count is unknown until XLA compiles it); a ``shard_map`` body, traced
     at one shard's shapes, times its number of shards, so the FLOPs are the
-    whole program's.
+    whole program's. A jaxpr nested in several equations (a ``jax.numpy``
+    function's, cached by JAX) is counted once and added to each.
     """
+    return _contents(jaxpr, {})
+
+
+def _contents(jaxpr: Any, seen: dict[int, tuple[Any, JaxprContents]]) -> JaxprContents:
     counts: Counter = Counter()
     loops: Counter = Counter()
-    flops = 0.0
+    by_scope: Counter = Counter()
     weights = []
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
@@ -64,20 +74,46 @@ def jaxpr_contents(jaxpr: Any) -> JaxprContents:
         elif name == "while":
             loops[("while", None)] += 1
         elif name == "dot_general":
-            flops += _dot_flops(eqn)
+            by_scope[_scope("", eqn)] += _dot_flops(eqn)
+        elif name == "conv_general_dilated":
+            by_scope[_scope("", eqn)] += _conv_flops(eqn)
         elif name == "shard_map":  # its body's shapes are one shard's
             times = _jax_compat.shard_map_shards(eqn.params)
-        inner = [jaxpr_contents(sub) for param in eqn.params.values() for sub in subjaxprs(param)]
+        inner = []
+        for param in eqn.params.values():
+            for sub in subjaxprs(param):
+                if id(sub) not in seen:
+                    seen[id(sub)] = (sub, _contents(sub, seen))  # ``sub`` held with it: no id is reused meanwhile
+                inner.append(seen[id(sub)][1])
         for contents in inner:
             counts.update(contents.primitive_counts)
             for loop in contents.loops:
                 loops[(loop.primitive, loop.trip_count)] += loop.count
         weights.append(1 + sum(sum(c.equation_weights) for c in inner))
-        if inner:
-            branch_flops = [c.dot_flops for c in inner]
-            flops += times * (max(branch_flops) if name == "cond" else sum(branch_flops))
+        costly = [max(inner, key=lambda c: c.dot_flops)] if name == "cond" and inner else inner
+        if any(c.flops_by_scope for c in costly):
+            inside = _scope("", eqn)  # the inner jaxpr's scopes count from here
+            if name in ("jit", "pjit") and "name" in eqn.params:
+                inside = _scope(inside, f"jit({eqn.params['name']})")
+            for contents in costly:
+                for where, flops in contents.flops_by_scope.items():
+                    by_scope[_scope(inside, where)] += times * flops
     ordered = sorted(loops.items(), key=lambda kv: (kv[0][0], kv[0][1] is None, kv[0][1] or 0))
-    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), flops, tuple(weights))
+    by_scope = Counter({where: flops for where, flops in by_scope.items() if flops})
+    return JaxprContents(counts, tuple(LoopInfo(p, n, c) for (p, n), c in ordered), float(sum(by_scope.values())),
+                         tuple(weights), by_scope)
+
+
+def _scope(outer: str, inner: Any) -> str:
+    """``inner`` (a scope, or an equation: its name stack as JAX writes it in the HLO's ``op_name``, such as
+    ``encoder/dense``, ``transpose(jvp(encoder))/dense`` in the backward pass) under ``outer``: an equation's name stack
+    counts from the jaxpr it is in, a nested ``jax.jit``'s from the equation that calls it, as ``jit(inner)``."""
+    if not isinstance(inner, str):
+        try:
+            inner = str(inner.source_info.name_stack)
+        except Exception:  # noqa: BLE001 - an equation without JAX's source info: its jaxpr's scope
+            inner = ""
+    return f"{outer}/{inner}" if outer and inner else outer or inner
 
 
 def collectives(hlo_text: str | None) -> tuple[CollectiveCount, ...]:
@@ -137,6 +173,17 @@ def _dot_flops(eqn: Any) -> float:
         lhs_shape = eqn.invars[0].aval.shape
         out_shape = eqn.outvars[0].aval.shape
         return 2.0 * math.prod(out_shape) * math.prod(lhs_shape[d] for d in contract)
+    except Exception:  # noqa: BLE001 - symbolic shapes, unusual avals: this equation adds nothing
+        return 0.0
+
+
+def _conv_flops(eqn: Any) -> float:
+    """``2 · (output elements) · (kernel elements per output feature)`` for one ``conv_general_dilated``: every kernel
+    tap counted, also where it meets padding (XLA's cost analysis leaves those out)."""
+    try:
+        rhs_shape = eqn.invars[1].aval.shape
+        out_features = rhs_shape[eqn.params["dimension_numbers"].rhs_spec[0]]
+        return 2.0 * math.prod(eqn.outvars[0].aval.shape) * math.prod(rhs_shape) / out_features
     except Exception:  # noqa: BLE001 - symbolic shapes, unusual avals: this equation adds nothing
         return 0.0
 

@@ -41,7 +41,7 @@ from jaxshow.capture.placement import (
     sharding_views,
     type_level_sharding,
 )
-from jaxshow.capture.programs import collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
+from jaxshow.capture.programs import JaxprContents, collectives, jaxpr_contents, left_out_line, loop_trip_counts, printed_part
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.reprs import is_a, stable_repr
 from jaxshow.report import (
@@ -590,7 +590,17 @@ def _jaxpr_station(closed: Any, args: tuple[ArgSpec, ...], out_info: tuple[ArgSp
         notes=notes,
         loops=contents.loops,
         dot_flops_estimate=contents.dot_flops if contents.loops else None,
+        flops_by_scope=_flops_by_scope(contents),
     )
+
+
+def _flops_by_scope(contents: JaxprContents) -> tuple[tuple[str, float], ...]:
+    """The FLOPs by named scope, costliest first (outside any scope last of equals), where two scopes or more hold 1%
+    of them each: JAX's ``jnp.einsum`` names a scope by its subscripts, which alone is no split worth a table."""
+    scopes = contents.flops_by_scope
+    if sum(1 for flops in scopes.values() if flops >= contents.dot_flops / 100) < 2:
+        return ()
+    return tuple(sorted(scopes.items(), key=lambda kv: (-kv[1], kv[0] == "", kv[0])))
 
 
 def normalise_cost(raw: Any, *, optimized: bool) -> CostAnalysis | None:

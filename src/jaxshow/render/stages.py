@@ -53,6 +53,10 @@ NOT_READ_FROM_CACHES = "not read from JAX's caches (see the note)"
 NOT_READ_BACK = "not read back (see the note)"
 """A station whose stage JAX timed, never read (jax 0.7's ``jax.pmap``; both forms)."""
 _STAGE_OF = {"Traced": "trace", "Lowered": "lower", "Compiled": "compile"}
+SCOPE_HEADER = ("scope", "FLOPs", "share")
+SCOPE_ROWS = 12
+"""Named scopes shown by their FLOPs; the rest are summed in one line."""
+NO_SCOPE = "(no named scope)"
 ARG_HEADER = ("argument", "type", "sharding", "donated")
 OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
@@ -158,7 +162,7 @@ def _loop_warning(report: StagesReport) -> str | None:
     text = (f"the program has loops ({'; '.join(found)}): XLA's cost analysis counts each loop body once, "
             "not once per iteration, so its FLOPs and bytes leave out the repeats")
     if report.traced.dot_flops_estimate:
-        text += (f". Counting each body by its trip count, the matrix multiplies alone come to about "
+        text += (f". Counting each body by its trip count, the matrix multiplies and convolutions alone come to about "
                  f"{format_count(report.traced.dot_flops_estimate, 'FLOP')} (an estimate from the jaxpr, whole program"
                  f"{'; while loops counted once' if any(loop.primitive == 'while' for loop in report.traced.loops) else ''})")
     return text
@@ -388,6 +392,7 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
                      _arg_facts(t.out_info)) if t.out_info else muted("no outputs"),
         tag("div", "effects: ", line(", ".join(t.effects), budget) if t.effects else muted("none (pure)")),
         tag("div", f"{plural(t.equation_count, 'top-level equation')}; primitives, nested jaxprs included: ", Html(" ".join(chips)) if chips else "none"),
+        *([_scopes_html(t, budget)] if t.flops_by_scope else []),
         _ir_html("jaxpr", t.jaxpr_text, "jaxpr", "report.traced.jaxpr_text", budget),
     ]
     for i, said in enumerate(_constants(t)):
@@ -398,6 +403,39 @@ def _traced_html(t: TracedStation, budget: TextBudget) -> Html:
     if t.jaxpr_source_text:
         body.append(_ir_html("jaxpr with source locations", t.jaxpr_source_text, "jaxpr", "report.traced.jaxpr_source_text", budget))
     return _station("②", "Traced", _traced_summary(t), body, open=max(len(t.args), len(t.out_info)) <= FOLD_ROWS)
+
+
+def _scope_table(t: TracedStation) -> tuple[str, list[tuple[str, str, str]], str | None]:
+    """The title, rows and closing line of the FLOPs by named scope, the same in both forms."""
+    total = sum(flops for _, flops in t.flops_by_scope)
+    title = (f"matrix multiplies and convolutions by named scope, {format_count(total, 'FLOP')} in all (an estimate from "
+             f"the jaxpr: 2·M·N·K a matrix multiply, every kernel tap of a convolution, loop bodies times their trip count)")
+
+    def share(flops: float) -> str:
+        return f"{flops / total:.0%}" if flops >= total / 100 else "<1%"
+
+    rows = [(where or NO_SCOPE, format_count(flops, "FLOP"), share(flops)) for where, flops in t.flops_by_scope[:SCOPE_ROWS]]
+    rest = t.flops_by_scope[SCOPE_ROWS:]
+    more = None
+    if rest:
+        flops = sum(f for _, f in rest)
+        more = (f"… {len(rest):,} more scopes, {format_count(flops, 'FLOP')} ({share(flops)}) "
+                "(all in report.traced.flops_by_scope)")
+    return title, rows, more
+
+
+def _scope_legend(t: TracedStation) -> str | None:
+    """What JAX's names for the two passes of a derivative mean, where the scopes shown carry them."""
+    if not any("jvp(" in where for where, _ in t.flops_by_scope[:SCOPE_ROWS]):
+        return None
+    return "jvp(…): the forward pass of a jax.grad, jax.vjp or jax.jvp; transpose(jvp(…)): the backward pass of a jax.grad or jax.vjp"
+
+
+def _scopes_html(t: TracedStation, budget: TextBudget) -> Html:
+    title, rows, more = _scope_table(t)
+    legend = _scope_legend(t)
+    return details(line(title, budget), table(SCOPE_HEADER, rows, budget, more=more), *([muted(legend)] if legend else []),
+                   open=True)
 
 
 def _traced_summary(t: TracedStation) -> str:
@@ -596,6 +634,12 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         out.append(paragraph("  effects: ", line(', '.join(t.effects), budget) if t.effects else 'none (pure)', "    ", budget))
         primitives, more_primitives = limit_rows(t.primitive_counts, budget, "report.traced.primitive_counts")
         out.append(paragraph("  primitives, nested jaxprs included: ", ", ".join([f"{line(name, budget)}×{n}" for name, n in primitives] + ([more_primitives] if more_primitives else [])) or "none", "    ", budget))
+        if t.flops_by_scope:
+            title, rows, more = _scope_table(t)
+            out.append(paragraph("  ", title + ":", "    ", budget))
+            out.append(_text_rows(SCOPE_HEADER, rows, budget, more))
+            if (legend := _scope_legend(t)) is not None:
+                out.append(paragraph("    ", legend, "      ", budget))
         if t.jaxpr_source_text:
             out.append(_text_ir("jaxpr with source locations", t.jaxpr_source_text, "report.traced.jaxpr_source_text", budget).rstrip("\n"))
         else:
