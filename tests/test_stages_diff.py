@@ -51,6 +51,27 @@ def test_a_figure_that_shrank_says_its_change_with_one_minus_sign(shell):
     assert "<td>−4 B (−25%)</td>" in data["text/html"]
 
 
+SCOPED = """
+@jax.jit
+def net(x, w):
+    with jax.named_scope("encoder"):
+        x = x @ w
+    with jax.named_scope("head"):
+        return x @ w
+"""
+
+
+def test_the_named_scopes_whose_flops_changed_are_figures_of_the_diff(shell):
+    """A wider encoder input: the FLOPs of each scope, before and now, beside XLA's one figure for the module."""
+    shell.run_cell(SCOPED, store_history=True)
+    run_captured(shell, "%%jaxstages\ny = net(jnp.ones((4, 8)), jnp.ones((8, 8)))")
+    diff, data = _diff(shell, "%%jaxstages --diff -o rep\ny = net(jnp.ones((6, 8)), jnp.ones((8, 8)))")
+    assert [q for q in diff.quantities if q.name.startswith("FLOPs in")] == [
+        QuantityChange("FLOPs in encoder (estimate)", 512, 768, "FLOP"), QuantityChange("FLOPs in head (estimate)", 512, 768, "FLOP")]
+    assert "FLOPs in encoder (estimate)  512 FLOP    768 FLOP    +256 FLOP (+50%)" in data["text/plain"]
+    assert "<td>FLOPs in head (estimate)</td>" in data["text/html"]
+
+
 def _changed(diff):
     return [piece for piece in diff.lines if piece[:1] in "+-"]
 

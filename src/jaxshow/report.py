@@ -200,6 +200,10 @@ class TracedStation:
     ``transpose(...)`` around the backward pass's), costliest first, ``""`` for none; given where there are two or more."""
 
 
+NO_SCOPE = "(no named scope)"
+"""How :attr:`TracedStation.flops_by_scope` names the equations outside any named scope."""
+
+
 @dataclass(frozen=True, slots=True)
 class CostAnalysis:
     """XLA's cost estimate; ``entries`` keeps every key JAX returned."""

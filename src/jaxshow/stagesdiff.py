@@ -11,11 +11,15 @@ from __future__ import annotations
 import dataclasses
 
 from jaxshow import irdiff
-from jaxshow.report import ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport
+from jaxshow.report import NO_SCOPE, ArgChange, ArgSpec, MemoryStats, QuantityChange, StagesDiff, StagesReport
 
 _MEMORY = (("arguments", "argument_size_bytes"), ("outputs", "output_size_bytes"), ("aliased", "alias_size_bytes"),
            ("temporaries", "temp_size_bytes"), ("generated code", "generated_code_size_bytes"),
            ("peak", "peak_memory_bytes"))
+
+
+SCOPES_DIFFED = 8
+"""Named scopes whose FLOPs changed shown in the diff's cost table."""
 
 
 SAME_KEY_PARTS = ("JAX traced again, though the arguments, how they were passed, the static values as printed and the "
@@ -120,6 +124,7 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
             a, b = getattr(old_cost, attr), getattr(new_cost, attr)
             if a != b:
                 out.append(QuantityChange(name, a, b, unit))
+    out.extend(_scope_changes(before, now))
     if before.compiled is not None and now.compiled is not None and before.compiled.optimized_hlo_text and now.compiled.optimized_hlo_text:
         old_counts = {c.kind: c.count for c in before.compiled.collectives}
         new_counts = {c.kind: c.count for c in now.compiled.collectives}
@@ -133,6 +138,19 @@ def quantity_changes(before: StagesReport, now: StagesReport) -> tuple[QuantityC
             if a != b:
                 out.append(QuantityChange(f"memory: {name}", a, b, "B"))
     return tuple(out)
+
+
+def _scope_changes(before: StagesReport, now: StagesReport) -> list[QuantityChange]:
+    """The named scopes whose matmul and convolution FLOPs changed, the largest change first (at most
+    :data:`SCOPES_DIFFED`), where both compiles split them by scope (a scope one of them lacks had none there)."""
+    old = dict(before.traced.flops_by_scope) if before.traced else {}
+    new = dict(now.traced.flops_by_scope) if now.traced else {}
+    if not old or not new:
+        return []
+    changed = [(where, old.get(where, 0.0), new.get(where, 0.0)) for where in {*old, *new}
+               if old.get(where, 0.0) != new.get(where, 0.0)]
+    changed.sort(key=lambda c: (-abs(c[2] - c[1]), c[0]))
+    return [QuantityChange(f"FLOPs in {where or NO_SCOPE} (estimate)", a, b, "FLOP") for where, a, b in changed[:SCOPES_DIFFED]]
 
 
 def _arg_text(arg: ArgSpec, other: ArgSpec | None = None) -> str:

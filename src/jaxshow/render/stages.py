@@ -20,6 +20,7 @@ from jaxshow.render.placement import placement_html, placement_text
 from jaxshow.render.plain import paragraph, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
+    NO_SCOPE,
     ArgSpec,
     CellReport,
     CompiledStation,
@@ -56,7 +57,6 @@ _STAGE_OF = {"Traced": "trace", "Lowered": "lower", "Compiled": "compile"}
 SCOPE_HEADER = ("scope", "FLOPs", "share")
 SCOPE_ROWS = 12
 """Named scopes shown by their FLOPs; the rest are summed in one line."""
-NO_SCOPE = "(no named scope)"
 ARG_HEADER = ("argument", "type", "sharding", "donated")
 OUT_HEADER = ("output", "type", "sharding")
 MEMORY_ROWS = (
