@@ -690,3 +690,14 @@ def test_effect_input_is_the_argument_or_constant_a_refs_effect_is_on():
         return
     assert sorted((type(e).__name__, str(_jax_compat.effect_input(e, closed))) for e in closed.effects) == [
         ("ReadEffect", "const"), ("WriteEffect", "0"), ("WriteEffect", "const")]
+
+
+def test_symbolic_dimensions_are_read_from_a_lowered_computations_flat_types():
+    from jax import export
+
+    b, n = export.symbolic_shape("b, n")
+    lowered = jax.jit(lambda x, y: (x * 2, y.sum())).lower(jax.ShapeDtypeStruct((b, 8), jnp.float32),
+                                                           jax.ShapeDtypeStruct((n, b), jnp.float32))
+    assert _jax_compat.symbolic_dimensions(lowered) == ("b", "n")
+    assert _jax_compat.symbolic_dimensions(jax.jit(lambda x: x).lower(jnp.ones(3))) == ()
+    assert _jax_compat.symbolic_dimensions(object()) == ()  # no computation to read: none found

@@ -2792,6 +2792,20 @@ def _program_avals(program: Any) -> tuple[tuple, list]:
     return tuple(_all_args_info(program).in_avals), list(outputs)
 
 
+def symbolic_dimensions(lowered: Any) -> tuple[str, ...]:
+    """The symbolic dimensions (``jax.export.symbolic_shape``'s ``b``) of a ``jax.stages.Lowered``'s inputs and
+    outputs, each once, read from its computation's flat types (``Lowered.args_info`` would unflatten the user's pytree
+    classes, running their code); empty where every dimension is a number, or the types cannot be read."""
+    from jax import export  # jax 0.7 loads it only when asked
+
+    try:
+        in_avals, out_avals = _program_avals(lowered._lowering)
+        dims = [d for aval in (*in_avals, *out_avals) for d in getattr(aval, "shape", ())]
+        return tuple(dict.fromkeys(str(d) for d in dims if export.is_symbolic_dim(d)))
+    except Exception:  # noqa: BLE001 - a Lowered of another shape: none found
+        return ()
+
+
 def program_debug_info(program: Any) -> Any:
     """The ``DebugInfo`` of the function a lowered computation or compiled executable was traced from; ``None`` where
     this JAX keeps none."""

@@ -173,14 +173,17 @@ def _analyses(report: StagesReport, text_files: list[str]) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """JSON-ready: tuples become lists, non-finite floats become strings (JSON has no NaN)."""
+    """JSON-ready: tuples become lists, non-finite floats become strings (JSON has no NaN), and so does any other
+    object (a symbolic dimension of ``jax.export``'s, ``b``, in a shape)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    return value
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    return str(value)
 
 
 def _html_page(record: object, budget: TextBudget) -> str:

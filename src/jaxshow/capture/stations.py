@@ -650,6 +650,11 @@ def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: boo
     station says why.
     """
     text = lowered.as_text(dialect, debug_info=debug_info)
+    symbolic = _jax_compat.symbolic_dimensions(lowered)
+    if symbolic:
+        reason = (f"not computed for a module with symbolic dimensions ({', '.join(symbolic)}: jax.export's shape "
+                  "polymorphism): XLA's cost analysis needs every dimension known (jaxlib 0.12 ends the process on it)")
+        return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
     if cost_max_chars is not None and len(text) > cost_max_chars:
         reason = (f"not computed for a module of {len(text):,} characters (over {cost_max_chars:,}): it needs a "
                   "StableHLO-to-HLO conversion; the compiled cost is XLA's after optimisation, and "
