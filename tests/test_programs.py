@@ -112,8 +112,8 @@ def test_the_traced_station_shows_flops_by_named_scope_costliest_first(tmp_path)
     report = jaxshow.stages(jax.jit(_scoped), *SCOPED_ARGS)
     assert report.traced.flops_by_scope == (("block", 1024.0), ("encoder/dense", 512.0), ("encoder/jit(_inner)", 512.0))
     text = str(report)
-    title = ("matrix multiplies and convolutions by named scope, 2.05 kFLOP in all (an estimate from the jaxpr: 2·M·N·K a "
-             "matrix multiply, every kernel tap of a convolution, loop bodies times their trip count)")
+    title = ("matrix multiplies and convolutions by named scope, 2.05 kFLOP in all (an estimate from the jaxpr: 2·M·N·K "
+             "per matrix multiply, every kernel tap of a convolution, each loop body times its trip count)")
     assert title + ":" in " ".join(text.split())
     lines = text.split("\n")
     header = lines.index("    scope                FLOPs       share")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import os
 import re
 import secrets
@@ -173,16 +174,18 @@ def _analyses(report: StagesReport, text_files: list[str]) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """JSON-ready: tuples become lists, non-finite floats become strings (JSON has no NaN), and so does any other
-    object (a symbolic dimension of ``jax.export``'s, ``b``, in a shape)."""
+    """JSON-ready: tuples become lists, NumPy's numbers Python's, non-finite floats strings (JSON has no NaN), and so
+    does any other object (a symbolic dimension of ``jax.export``'s, ``b``, in a shape)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if value is None or type(value) in (str, int, float, bool):
+    if value is None or type(value) in (str, bool):
         return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value) if math.isfinite(value) else str(float(value))
     return str(value)
 
 

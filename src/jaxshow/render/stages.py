@@ -409,7 +409,7 @@ def _scope_table(t: TracedStation) -> tuple[str, list[tuple[str, str, str]], str
     """The title, rows and closing line of the FLOPs by named scope, the same in both forms."""
     total = sum(flops for _, flops in t.flops_by_scope)
     title = (f"matrix multiplies and convolutions by named scope, {format_count(total, 'FLOP')} in all (an estimate from "
-             f"the jaxpr: 2·M·N·K a matrix multiply, every kernel tap of a convolution, loop bodies times their trip count)")
+             f"the jaxpr: 2·M·N·K per matrix multiply, every kernel tap of a convolution, each loop body times its trip count)")
 
     def share(flops: float) -> str:
         return f"{flops / total:.0%}" if flops >= total / 100 else "<1%"
