@@ -198,3 +198,17 @@ def test_the_report_quotes_the_first_lines_of_each_collective():
         "5  %ag-start = (f32[8]{0}, f32[16]{0}) all-gather-start(f32[8]{0} %all-reduce), dimensions={0}",
         "8  ROOT %all-reduce.1 = f32[16]{0} all-reduce(f32[16]{0} %ag-done), replica_groups={{0,1}}, to_apply=%add",
     ]
+
+
+def test_a_scope_name_is_escaped_in_html_and_a_table_too_wide_for_the_terminal_reads_as_sentences():
+    def f(x, w):
+        with jax.named_scope("<b>evil</b>&"):
+            x = x @ w
+        with jax.named_scope("x" * 300):
+            return x @ w
+
+    report = jaxshow.stages(jax.jit(f), jnp.ones((4, 4)), jnp.ones((4, 4)))
+    assert "<tr><td>&lt;b>evil&lt;/b>&amp;</td><td>128 FLOP</td><td>50%</td></tr>" in report._repr_html_()
+    lines = str(report).split("\n")
+    at = lines.index("    <b>evil</b>&: 128 FLOP, 50%")
+    assert lines[at + 1].startswith("    " + "x" * 100) and lines[at + 2] == "        (300 chars): 128 FLOP, 50%"

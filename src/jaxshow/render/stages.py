@@ -17,7 +17,7 @@ from jaxshow.render.memory import buffers_html, buffers_text, memory_html, memor
 from jaxshow.render.linked import linked_html, linked_text
 from jaxshow.render.markup import Html, code_block, details, join, muted, table, tag
 from jaxshow.render.placement import placement_html, placement_text
-from jaxshow.render.plain import paragraph, text_table
+from jaxshow.render.plain import paragraph, table_or_sentences, text_table
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     NO_SCOPE,
@@ -637,7 +637,8 @@ def _stages_text(report: StagesReport, budget: TextBudget) -> str:
         if t.flops_by_scope:
             title, rows, more = _scope_table(t)
             out.append(paragraph("  ", title + ":", "    ", budget))
-            out.append(_text_rows(SCOPE_HEADER, rows, budget, more))
+            out.extend(table_or_sentences(rows, SCOPE_HEADER, budget, lambda r: f"{r[0]}: {r[1]}, {r[2]}", indent="    ",
+                                          more=more))
             if (legend := _scope_legend(t)) is not None:
                 out.append(paragraph("    ", legend, "      ", budget))
         if t.jaxpr_source_text:
