@@ -43,7 +43,7 @@ class JaxprContents:
     equation_weights: tuple[int, ...] = ()
     """Per top-level equation, 1 plus the equations nested in it: about the lines it prints as."""
     flops_by_scope: Counter = field(default_factory=Counter)
-    """:attr:`dot_flops` by named scope (:func:`_scope`; ``""`` outside any)."""
+    """:attr:`dot_flops` by named scope (:func:`_name_stack`, joined by :func:`_scope`; ``""`` outside any)."""
 
 
 def jaxpr_contents(jaxpr: Any) -> JaxprContents:
@@ -74,9 +74,9 @@ def _contents(jaxpr: Any, seen: dict[int, tuple[Any, JaxprContents]]) -> JaxprCo
         elif name == "while":
             loops[("while", None)] += 1
         elif name == "dot_general":
-            by_scope[_scope("", eqn)] += _dot_flops(eqn)
+            by_scope[_name_stack(eqn)] += _dot_flops(eqn)
         elif name == "conv_general_dilated":
-            by_scope[_scope("", eqn)] += _conv_flops(eqn)
+            by_scope[_name_stack(eqn)] += _conv_flops(eqn)
         elif name == "shard_map":  # its body's shapes are one shard's
             times = _jax_compat.shard_map_shards(eqn.params)
         inner = []
@@ -92,7 +92,7 @@ def _contents(jaxpr: Any, seen: dict[int, tuple[Any, JaxprContents]]) -> JaxprCo
         weights.append(1 + sum(sum(c.equation_weights) for c in inner))
         costly = [max(inner, key=lambda c: c.dot_flops)] if name == "cond" and inner else inner
         if any(c.flops_by_scope for c in costly):
-            inside = _scope("", eqn)  # the inner jaxpr's scopes count from here
+            inside = _name_stack(eqn)  # the inner jaxpr's scopes count from here
             if name in ("jit", "pjit") and "name" in eqn.params:
                 inside = _scope(inside, f"jit({eqn.params['name']})")
             for contents in costly:
@@ -104,15 +104,18 @@ def _contents(jaxpr: Any, seen: dict[int, tuple[Any, JaxprContents]]) -> JaxprCo
                          tuple(weights), by_scope)
 
 
-def _scope(outer: str, inner: Any) -> str:
-    """``inner`` (a scope, or an equation: its name stack as JAX writes it in the HLO's ``op_name``, such as
-    ``encoder/dense``, ``transpose(jvp(encoder))/dense`` in the backward pass) under ``outer``: an equation's name stack
-    counts from the jaxpr it is in, a nested ``jax.jit``'s from the equation that calls it, as ``jit(inner)``."""
-    if not isinstance(inner, str):
-        try:
-            inner = str(inner.source_info.name_stack)
-        except Exception:  # noqa: BLE001 - an equation without JAX's source info: its jaxpr's scope
-            inner = ""
+def _name_stack(eqn: Any) -> str:
+    """An equation's name stack as JAX writes it in the HLO's ``op_name`` (``encoder/dense``,
+    ``transpose(jvp(encoder))/dense`` in the backward pass), counted from the jaxpr the equation is in; ``""`` for none."""
+    try:
+        return str(eqn.source_info.name_stack)
+    except Exception:  # noqa: BLE001 - an equation without JAX's source info: its jaxpr's scope
+        return ""
+
+
+def _scope(outer: str, inner: str) -> str:
+    """Scope ``inner`` under ``outer``: a nested jaxpr's scopes count from the equation that holds it (a nested
+    ``jax.jit``'s from ``jit(inner)``)."""
     return f"{outer}/{inner}" if outer and inner else outer or inner
 
 
