@@ -646,22 +646,28 @@ def lowered_station(lowered: Any, *, dialect: str = "stablehlo", debug_info: boo
     """Record the ``Lowered`` stage: module text and the pre-optimisation cost estimate.
 
     ``Lowered.cost_analysis`` converts the module to HLO first (about a second
-    per MB of text); above ``cost_max_chars`` it is not computed and the
-    station says why.
+    per MB of text); above ``cost_max_chars``, or for a module with symbolic
+    dimensions, it is not computed and the station says why.
     """
     text = lowered.as_text(dialect, debug_info=debug_info)
+    cost, reason = None, _cost_not_asked(lowered, text, cost_max_chars)
+    if reason is None:
+        cost, reason = _pre_optimisation_cost(lowered, text, backend or backend_name())
+    return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
+
+
+def _cost_not_asked(lowered: Any, text: str, cost_max_chars: int | None) -> str | None:
+    """Why XLA is not asked for a module's pre-optimisation cost (symbolic dimensions; a module over
+    ``cost_max_chars``), else ``None``."""
     symbolic = _jax_compat.symbolic_dimensions(lowered)
     if symbolic:
-        reason = (f"not computed for a module with symbolic dimensions ({', '.join(symbolic)}: jax.export's shape "
-                  "polymorphism): XLA's cost analysis needs every dimension known (jaxlib 0.12 ends the process on it)")
-        return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
+        return (f"not computed for a module with symbolic dimensions ({', '.join(symbolic)}: jax.export's shape "
+                "polymorphism): XLA's cost analysis needs every dimension known (jaxlib 0.12 ends the process on it)")
     if cost_max_chars is not None and len(text) > cost_max_chars:
-        reason = (f"not computed for a module of {len(text):,} characters (over {cost_max_chars:,}): it needs a "
-                  "StableHLO-to-HLO conversion; the compiled cost is XLA's after optimisation, and "
-                  "jaxshow.stages() computes this one")
-        return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=None, cost_unavailable=reason)
-    cost, reason = _pre_optimisation_cost(lowered, text, backend or backend_name())
-    return LoweredStation(dialect=dialect, module_text=text, debug_info=debug_info, cost=cost, cost_unavailable=reason)
+        return (f"not computed for a module of {len(text):,} characters (over {cost_max_chars:,}): it needs a "
+                "StableHLO-to-HLO conversion; the compiled cost is XLA's after optimisation, and "
+                "jaxshow.stages() computes this one")
+    return None
 
 
 def _pre_optimisation_cost(lowered: Any, text: str, backend: str) -> tuple[CostAnalysis | None, str | None]:
