@@ -116,3 +116,14 @@ def test_nnx_jit_leaves_under_a_list_are_named_by_index():
     reaches it, ``model.layers[0].kernel``."""
     assert _run()["sequential"] == ["model.layers[0].bias", "model.layers[0].kernel", "model.layers[1].bias",
                                     "model.layers[1].kernel", "x"]
+
+
+def test_nnx_jit_wrapper_is_named_as_flax_made_it():
+    """``@nnx.jit`` makes a ``jax.jit`` of flax's ``JitFn``, which wraps the user's function: the wrapper station read
+    'wrapper jax.jit', as for a ``jax.jit`` the user wrote. It now says whose jit it is and whose its options are."""
+    stages = _run()["stages"]
+    start = next(i for i, row in enumerate(stages) if row.startswith("    wrapper "))
+    assert stages[start:start + 3] == [
+        "    wrapper          jax.jit of flax's JitFn around predict: the options below are the ones flax",
+        "                     passed",
+        "    defined at       In[1]:11 (predict)"]

@@ -34,8 +34,10 @@ from jaxshow.capture.stations import (
     arg_names_of,
     defined_at_of,
     jit_target,
+    library_wrapped,
     pmapped_defined_at,
     qualname_of,
+    type_module,
     with_unused_donations,
     wrapper_station,
 )
@@ -805,6 +807,11 @@ def _wrapper_kind(record: CallRecord) -> str:
     if record.jitted_by is not None:
         library, name = record.jitted_by, record.name
         return f"jax.jit of {library}'s own function around {name}: the options below are {library}'s, not {name}'s"
+    if record.through_library is not None and library_wrapped(record.fun) is not None:
+        # flax's nnx.jit, called through flax's code: a jax.jit of its JitFn, which wraps the user's function
+        kind = type(record.fun)
+        library = type_module(kind).split(".")[0]
+        return f"jax.jit of {library}'s {kind.__name__} around {record.name}: the options below are the ones {library} passed"
     return "jax.jit"
 
 
