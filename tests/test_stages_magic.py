@@ -1446,3 +1446,33 @@ def test_each_manual_fits_an_80_column_terminal_where_argparse_does_not_wrap_it(
     usage = re.search(r"::\n\n.*?\n\n", manual, re.S).group()  # argparse's, at the width it found
     written = re.split(r"\n(?:positional arguments|options):\n", manual.replace(usage, ""))[0]
     assert max(len(line) for line in written.splitlines()) <= 80, max(written.splitlines(), key=len)
+
+
+def test_python_api_in_a_shell_names_cells_as_the_magics_do(ip):
+    """``jaxshow.stages()`` and ``jaxshow.explain()`` called in a notebook named a cell by the file IPython compiled it
+    to (``<ipython-input-2-…>``; ``/tmp/ipykernel_…/….py`` in Jupyter) where ``%%jaxstages`` and ``%jaxcache`` say
+    ``In[2]``: in the definition, the call site, the linked source, JAX's quoted explanation and the HLO's metadata."""
+    ip.run_cell("import jax, jax.numpy as jnp, jaxshow", store_history=True)
+    ip.run_cell("@jax.jit\ndef f(x):\n    return x * 2", store_history=True)
+    assert ip.run_cell("rep = jaxshow.stages_with(source=True)(f, jnp.ones(3))", store_history=True).success
+    rep = ip.user_ns["rep"]
+    assert str(rep.wrapper.defined_at) == "In[2]:1 (f)"
+    assert [source.name for source in rep.linked.sources] == ["In[2]"]
+    hlo = rep.compiled.optimized_hlo_text
+    assert ('"In[2]"' in hlo) and "ipython-input" not in hlo  # source_file="In[2]", or the FileNames table (jax >= 0.8)
+    assert ip.run_cell("with jaxshow.explain() as ex:\n    f(jnp.ones(4))", store_history=True).success
+    stats, = ip.user_ns["ex"].report.functions
+    miss, = stats.misses
+    assert (stats.defined_at, miss.call_site, miss.category) == ("In[2]:1", "In[4]:2", "input_types")
+    assert "TRACING CACHE MISS at In[4]:2:4 (<module>)" in miss.evidence and "for f defined at In[2]:1" in miss.evidence
+    assert "ipython-input" not in miss.evidence
+    # outside a shell, the files are named as Python names them
+    assert jaxshow_outside_a_shell() == "<string>:2 (g)"
+
+
+def jaxshow_outside_a_shell() -> str:
+    import subprocess
+    import sys
+    script = ("import jax, jaxshow\nexec(compile('import jax\\ndef g(x):\\n    return x', '<string>', 'exec'))\n"
+              "print(jaxshow.stages(jax.jit(g), 1.0).wrapper.defined_at)")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()

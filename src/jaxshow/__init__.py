@@ -8,6 +8,9 @@ as text in a terminal.
 
 from __future__ import annotations
 
+import functools
+import sys
+
 from jaxshow.report import (
     ArgSpec,
     CellReport,
@@ -60,16 +63,25 @@ __all__ = [
 
 def stages(fn, /, *args, **kwargs):
     """Walk ``fn(*args, **kwargs)`` through JAX's stages ahead of time; see :func:`jaxshow.capture.aot.stages`."""
-    from jaxshow.capture.aot import stages as _stages
-
-    return _stages(fn, *args, **kwargs)
+    return stages_with()(fn, *args, **kwargs)
 
 
 def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source: bool = False):
     """``jaxshow.stages`` with options: ``jaxshow.stages_with(dialect="hlo")(f, x)``; see :func:`jaxshow.capture.aot.stages_with`."""
     from jaxshow.capture.aot import stages_with as _stages_with
 
-    return _stages_with(dialect=dialect, debug_info=debug_info, source=source)
+    return _stages_with(dialect=dialect, debug_info=debug_info, source=source, **_cell_names())
+
+
+def _cell_names() -> dict:
+    """Where IPython runs this, its names for its cells (``In[4]``, as tracebacks and the magics say), for the Python API's
+    reports; elsewhere none."""
+    shell = _running_shell()
+    if shell is None:
+        return {}
+    from jaxshow import cellrun
+
+    return {"label": functools.partial(cellrun.label_location, shell), "label_text": functools.partial(cellrun.label_cells, shell)}
 
 
 def save(report, directory):
@@ -97,6 +109,15 @@ def config_report(filter=None, *, changed=False, kind=None):  # noqa: A002
     return _config_report(filter, changed=changed, kind=kind)
 
 
+def _running_shell():
+    """The IPython shell this code runs in, else ``None`` (jaxshow's IPython layer is imported only where IPython is)."""
+    if "IPython" not in sys.modules:
+        return None
+    from jaxshow.cellrun import running_shell
+
+    return running_shell()
+
+
 def explain(*, jax_text: str = "always"):
     """Explain every trace of a jitted function inside a ``with`` block; see :func:`jaxshow.retrace.explain`.
 
@@ -105,7 +126,14 @@ def explain(*, jax_text: str = "always"):
     """
     from jaxshow.retrace import explain as _explain
 
-    return _explain(jax_text=jax_text)
+    shell = _running_shell()
+    if shell is None:
+        return _explain(jax_text=jax_text)
+    from jaxshow import cellrun
+
+    return _explain(jax_text=jax_text, named=functools.partial(cellrun.with_cell_names, shell),
+                    is_cell_file=cellrun.is_cell_file(shell), cell_line=cellrun.cell_line(shell),
+                    label=functools.partial(cellrun.label_cells, shell))
 
 
 def dump_report(name=None, **kwargs):

@@ -23,9 +23,10 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RecompileWatch, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, skipped_cell,
+                             with_cell_names,
                               stacked_magic, unhooked_magics, unregister_events)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, silenced, usage
-from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, TraceHistory, a_or_an
+from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, a_or_an
 from jaxshow.retrace.freeze import Freeze
 
 SUBCOMMANDS_HINT = "(subcommands: on | off | persistent | clear NAME | freeze [NAME...] | thaw [NAME...] | NAME)"
@@ -321,30 +322,7 @@ class CacheMagics(Magics):
             print(f"jaxshow: could not build the %jaxcache report: {type(exc).__name__}: {exc}")
 
     def _with_cell_names(self, report: Any) -> Any:
-        """Cell file names read ``In[5]`` in call sites, definitions, JAX's quoted explanations and the cell's error."""
-        name = functools.partial(label_cells, self.shell)
-        if isinstance(report, CacheReport):
-            functions = tuple(
-                dataclasses.replace(
-                    f,
-                    defined_at=f.defined_at and name(f.defined_at),
-                    misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence),
-                                                     evidence_notes=tuple(map(name, m.evidence_notes)),
-                                                     summary=name(m.summary),
-                                                     blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)),
-                                                     jaxpr_diff=m.jaxpr_diff and dataclasses.replace(m.jaxpr_diff, stage=name(m.jaxpr_diff.stage)))
-                                 for m in f.misses),
-                    folded_sites=tuple((name(site), n) for site, n in f.folded_sites),
-                )
-                for f in report.functions
-            )
-            error = report.cell_error
-            if error is not None:
-                error = dataclasses.replace(error, message=name(error.message))
-            return dataclasses.replace(report, functions=functions, cell_error=error)
-        if isinstance(report, TraceHistory):
-            return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
-        return report
+        return with_cell_names(self.shell, report)
 
     def shutdown(self) -> None:
         """Undo ``%jaxcache on`` and a freeze, saying so, and end an open cell (called on ``%unload_ext``, and by

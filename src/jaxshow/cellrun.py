@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import difflib
+import functools
 import itertools
 import linecache
 import re
@@ -35,6 +37,8 @@ import time
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence
 
 from IPython.core.inputtransformer2 import leading_indent
+
+from jaxshow.report import CacheReport, SourceLocation, TraceHistory
 
 HOOK_NAME = "__jaxshow_calls__"
 INTERRUPTED = "jaxshow: report interrupted (KeyboardInterrupt); the cell itself had already ended"
@@ -663,6 +667,52 @@ def cell_number_of(shell: Any, where: str) -> int | None:
     """The number of the shell's cell compiled to file ``where``, or labelled ``where`` (``In[5]``); ``None`` for any other."""
     match = _CELL_LABEL.fullmatch(where) or _CELL_LABEL.fullmatch(cell_label(shell, where) or "")
     return int(match.group(1)) if match else None
+
+
+def label_location(shell: Any, location: SourceLocation | None) -> SourceLocation | None:
+    """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
+    if location is None:
+        return None
+    name = cell_label(shell, location.file)
+    return dataclasses.replace(location, file=name) if name else location
+
+
+def running_shell() -> Any | None:
+    """The IPython shell this code runs in (a notebook's kernel, terminal IPython), else ``None``; asked only where
+    IPython is imported already."""
+    ipython = sys.modules.get("IPython")
+    try:
+        return ipython.get_ipython() if ipython is not None else None
+    except Exception:  # noqa: BLE001 - a shell that cannot be asked is none to name cells by
+        return None
+
+
+def with_cell_names(shell: Any, report: Any) -> Any:
+    """A ``%jaxcache`` report (:class:`CacheReport`, :class:`TraceHistory`) with the shell's cell file names read ``In[5]``
+    in call sites, definitions, JAX's quoted explanations and the cell's error."""
+    name = functools.partial(label_cells, shell)
+    if isinstance(report, CacheReport):
+        functions = tuple(
+            dataclasses.replace(
+                f,
+                defined_at=f.defined_at and name(f.defined_at),
+                misses=tuple(dataclasses.replace(m, call_site=m.call_site and name(m.call_site), evidence=name(m.evidence),
+                                                 evidence_notes=tuple(map(name, m.evidence_notes)),
+                                                 summary=name(m.summary),
+                                                 blame=m.blame and dataclasses.replace(m.blame, user_line=name(m.blame.user_line)),
+                                                 jaxpr_diff=m.jaxpr_diff and dataclasses.replace(m.jaxpr_diff, stage=name(m.jaxpr_diff.stage)))
+                             for m in f.misses),
+                folded_sites=tuple((name(site), n) for site, n in f.folded_sites),
+            )
+            for f in report.functions
+        )
+        error = report.cell_error
+        if error is not None:
+            error = dataclasses.replace(error, message=name(error.message))
+        return dataclasses.replace(report, functions=functions, cell_error=error)
+    if isinstance(report, TraceHistory):
+        return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
+    return report
 
 
 def is_cell_file(shell: Any) -> Callable[[str], bool]:

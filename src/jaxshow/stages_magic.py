@@ -19,11 +19,12 @@ from traitlets import Bool, Float, Integer
 
 from jaxshow import render
 from jaxshow.capture.calls import CallCapture, DirectCalls
-from jaxshow.capture.cell import CellOptions, cell_report, labelled_stations
+from jaxshow.capture.cell import CellOptions, cell_report
+from jaxshow.capture.labels import labelled_stations
 from jaxshow.capture.placement import process_index
 from jaxshow.capture.prefetch import PrefetchOptions, Stations
 from jaxshow.capture.stations import CallName, WalkOptions, jit_target, library_jit
-from jaxshow.cellrun import (cell_label, cell_line, cell_number_of, label_cells, run_cell, run_magic_cell, stacked_magic, unhooked_magics,
+from jaxshow.cellrun import (cell_line, cell_number_of, label_cells, label_location, run_cell, run_magic_cell, stacked_magic, unhooked_magics,
                               unregister_events)
 from jaxshow.magic_args import (
     GivenOnce,
@@ -364,9 +365,5 @@ class StagesMagics(Magics):
         return label_cells(self.shell, text) if ("<ipython-input-" in text or "ipykernel_" in text) else text
 
     def _label(self, location: SourceLocation | None) -> SourceLocation | None:
-        """``/tmp/ipykernel_1/123.py`` or ``<ipython-input-5-…>`` -> ``In[5]``, as tracebacks say."""
-        if location is None:
-            return None
-        name = cell_label(self.shell, location.file)
-        return dataclasses.replace(location, file=name) if name else location
+        return label_location(self.shell, location)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import types
@@ -12,6 +13,8 @@ import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, pmap_outside_jit, pmapped_jit
+from jaxshow.capture.labels import Label, LabelText, file_label, labelled_stations, labelled_wrapper, unlabelled, unlabelled_text
+from jaxshow.capture.prefetch import Stations
 from jaxshow.capture.stations import (
     WalkOptions,
     argument_label,
@@ -48,13 +51,15 @@ def stages(fn: Callable, /, *args: Any, **kwargs: Any) -> StagesReport:
     return stages_with()(fn, *args, **kwargs)
 
 
-def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source: bool = False) -> Callable[..., StagesReport]:
+def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source: bool = False,
+                label: Label = unlabelled, label_text: LabelText = unlabelled_text) -> Callable[..., StagesReport]:
     """:func:`stages` with options: ``stages_with(dialect="hlo")(f, x)``.
 
     Args:
       dialect: ``"stablehlo"`` (default) or ``"hlo"`` for the lowered module.
       debug_info: include source locations in the lowered module and the jaxpr.
       source: also show the linked views: your source lines beside the jaxpr, StableHLO and optimised HLO lines they made.
+      label, label_text: the front end's names for its cells (:mod:`jaxshow.capture.labels`), where a shell runs.
     """
     options = WalkOptions(dialect=dialect, debug_info=debug_info, source=source)
 
@@ -76,7 +81,7 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
         if pmapped is not None:  # walked as %%jaxstages shows a pmap call: the jit it calls, with its flat arguments
             wrapper, args, kwargs = pmapped
         with CallCapture() as capture:
-            result = walk_stations(wrapper, args, kwargs, options)
+            result = walk_stations(wrapper, args, kwargs, options, functools.partial(file_label, label=label))
         info = _jax_compat.jit_info(wrapper)
         name = _jax_compat.jit_info_function(info)[0] if info is not None else str(getattr(wrapper, "__name__", "?"))
         defined_at = None
@@ -93,17 +98,17 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
                          f"jax.jit cannot trace them)")
         kind = ("jax.pmap" if pmapped is not None or pmap_outside_jit(wrapper) else "jax.jit" if info is not None
                 else type(wrapper).__name__)
+        traced, lowered, compiled = labelled_stations(Stations(result.traced, result.lowered, result.compiled), options, label_text)
         return StagesReport(
             function=name,
-            wrapper=wrapper_station(info, name=name, kind=kind,
-                                    static_args=static_values(info, args, kwargs), wrapped_by_jaxshow=wrapped_by_jaxshow,
-                                    defined_at=defined_at),
-            traced=result.traced,
-            lowered=result.lowered,
-            compiled=result.compiled,
+            wrapper=labelled_wrapper(wrapper_station(info, name=name, kind=kind, static_args=static_values(info, args, kwargs),
+                                                     wrapped_by_jaxshow=wrapped_by_jaxshow, defined_at=defined_at), label),
+            traced=traced,
+            lowered=lowered,
+            compiled=compiled,
             timings=timings_from_events([e for r in capture.records for e in r.events]),
             stopped_at=result.stopped_at,
-            error=result.error,
+            error=result.error and dataclasses.replace(result.error, message=label_text(result.error.message)),
             notes=tuple(notes + result.notes),
             executed=False,
             linked=result.linked,

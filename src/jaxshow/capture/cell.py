@@ -24,8 +24,9 @@ from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import named_leaves, output_names as equinox_output_names
 from jaxshow.capture.flax_args import graph_leaf_names, graph_output_names
 from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
-from jaxshow.capture.linked import default_file_label, linked_views, located_stablehlo
-from jaxshow.capture.prefetch import Stations, stations_of
+from jaxshow.capture.labels import file_label, labelled_error, labelled_stations, labelled_wrapper
+from jaxshow.capture.linked import linked_views, located_stablehlo
+from jaxshow.capture.prefetch import stations_of
 from jaxshow.capture.programs import functions_run_by
 from jaxshow.capture.sources import is_jax_file
 from jaxshow.capture.stations import (
@@ -51,7 +52,6 @@ from jaxshow.report import (
     LoweredStation,
     SourceLocation,
     StagesReport,
-    WrapperStation,
     jit_disabled_note,
     unseen_hits,
 )
@@ -184,7 +184,7 @@ def cell_report(capture: CallCapture, options: CellOptions, *, cell_seconds: flo
         ahead_of_time=_folded([e for r in own_ahead for e in r.events], own_ahead, named=_as_written),
         other_threads=_alongside([r for r in capture.records if r.thread_id != main and (r.events or r.nested_events or r.nested_in_trace)]),
         notes=tuple(notes),
-        cell_error=_labelled_error(cell_error, None, label_text),
+        cell_error=labelled_error(cell_error, None, label_text),
     )
     capture.release()
     return report
@@ -612,18 +612,6 @@ def _defined_at(record: CallRecord) -> SourceLocation | None:
     return defined_at_of(record.jaxpr) if record.jit_info is None else None
 
 
-def labelled_stations(stations: Stations, walk: WalkOptions, label_text: Callable[[str], str]) -> Stations:
-    """``stations`` with the cell file names inside their IR texts labelled by ``label_text``, as a report shows them."""
-    traced, lowered, compiled = stations
-    if traced is not None and traced.jaxpr_source_text:
-        traced = dataclasses.replace(traced, jaxpr_source_text=label_text(traced.jaxpr_source_text))
-    if lowered is not None and walk.debug_info:
-        lowered = dataclasses.replace(lowered, module_text=label_text(lowered.module_text))
-    if compiled is not None and compiled.optimized_hlo_text:
-        compiled = dataclasses.replace(compiled, optimized_hlo_text=label_text(compiled.optimized_hlo_text))
-    return Stations(traced, lowered, compiled)
-
-
 COMPILED_WITH_OPTIONS = ("compiled too, with compiler_options or device_assignment given to .compile(), so JAX keeps the "
                          "executable only in the jax.stages.Compiled it returned: ④ is read from it when the cell calls it")
 """The note's end for a lowering ahead of time whose ``.compile()`` JAX did not cache on it, and whose Compiled the cell
@@ -688,7 +676,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
         notes.append("stations read from JAX's caches in the call's own context")
     if record.fun is not None and (note := definition_note(record.fun, record.written)) is not None:
         notes.append(note)
-    error = _labelled_error(record.error, record.failed_in, label_text)
+    error = labelled_error(record.error, record.failed_in, label_text)
     if (found := _jax_compat.special_value_found(record.error)) is not None:
         program, value = found
         flag = "jax_debug_nans" if value == "nan" else "jax_debug_infs"
@@ -707,7 +695,7 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
                      "check, memory, a deleted input, a transfer jax.transfer_guard disallows)")
     return StagesReport(
         function=record.written,
-        wrapper=_labelled_wrapper(wrapper_station(
+        wrapper=labelled_wrapper(wrapper_station(
             None if record.exported else record.jit_info, name=record.written,
             qualname=written(_qualname(record), record.transforms),
             kind=_wrapper_kind(record),
@@ -778,18 +766,11 @@ def _linked(record: CallRecord, lowered: LoweredStation | None, compiled: Compil
     """The linked views of a record, from the JAX objects taken inside the call; a failure is a note."""
     try:
         return linked_views(record.jaxpr, located_stablehlo(record.lowered, lowered), compiled.optimized_hlo_text if compiled else None,
-                            functools.partial(_file_label, label=label),
+                            functools.partial(file_label, label=label),
                             jaxpr_max_lines)
     except Exception as exc:  # noqa: BLE001 - jaxshow's failure is a note, never the cell's outcome
         notes.append(f"jaxshow could not link the source to the IR: {type(exc).__name__}: {exc}")
         return None
-
-
-def _labelled_error(error: BaseException | None, stage: str | None, label_text: Callable[[str], str]) -> ErrorSummary | None:
-    if error is None:
-        return None
-    summary = ErrorSummary.from_exception(error, stage)  # type: ignore[arg-type]
-    return dataclasses.replace(summary, message=label_text(summary.message))
 
 
 def _wrapper_kind(record: CallRecord) -> str:
@@ -813,10 +794,6 @@ def _wrapper_kind(record: CallRecord) -> str:
         library = type_module(kind).split(".")[0]
         return f"jax.jit of {library}'s {kind.__name__} around {record.name}: the options below are the ones {library} passed"
     return "jax.jit"
-
-
-def _labelled_wrapper(wrapper: WrapperStation, label: Callable[[SourceLocation | None], SourceLocation | None]) -> WrapperStation:
-    return dataclasses.replace(wrapper, defined_at=label(wrapper.defined_at)) if wrapper.defined_at else wrapper
 
 
 EAGER_SHARD_MAP = ("_prim_applier", "_match", "_unmatch")
@@ -863,15 +840,9 @@ def _loop_bodies(record: CallRecord, label: Callable[[SourceLocation | None], So
     bodies = []
     for name, file, line in functions_run_by(record.jaxpr, EAGER_CONTROL_FLOW) if record.jaxpr is not None else ():
         if not is_jax_file(file):
-            where = _file_label(file, label)
+            where = file_label(file, label)
             bodies.append(f"{name} ({where}:{line})" if line else f"{name} ({where})")
     return tuple(dict.fromkeys(bodies))
-
-
-def _file_label(file: str, label: Callable[[SourceLocation | None], SourceLocation | None]) -> str:
-    """``In[4]`` for a cell's file (as ``label`` names it), else the file's path."""
-    shown = label(SourceLocation(file, 0))
-    return shown.file if shown is not None and shown.file != file else default_file_label(file)
 
 
 def _library_hits(capture: CallCapture, records: list[CallRecord]) -> list[tuple[LibraryCalls, str]]:

@@ -31,7 +31,7 @@ from jaxshow import _jax_compat, irtext
 from jaxshow.capture.arguments import structure_text
 from jaxshow.capture.buffers import entry_buffers
 from jaxshow.capture.carried import library_file
-from jaxshow.capture.linked import linked_views, located_stablehlo
+from jaxshow.capture.linked import FileLabel, default_file_label, linked_views, located_stablehlo
 from jaxshow.capture.placement import (
     mesh_devices_text,
     mesh_summary,
@@ -932,11 +932,12 @@ def with_unused_donations(traced: TracedStation | None, lowered: LoweredStation 
         f"{'it' if len(unused) == 1 else 'them'} (JAX warned: 'Some donated buffers were not usable')")
 
 
-def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _WalkResult:
+def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions,
+                  file_label: FileLabel = default_file_label) -> _WalkResult:
     """Trace, lower and compile the JAX wrapper ``fn`` for ``args``, ahead of time.
 
     Each step is recorded as soon as it succeeds, so a failure leaves the
-    stations reached and the stage that failed.
+    stations reached and the stage that failed. ``file_label`` names a file in the linked views (``In[4]``).
     """
     result = _WalkResult()
     stage: Stage = "trace"
@@ -969,5 +970,5 @@ def walk_stations(fn: Any, args: tuple, kwargs: dict, options: WalkOptions) -> _
         result.linked = linked_views(traced.jaxpr if result.traced else None,
                                      located_stablehlo(lowered, result.lowered) if result.lowered else None,
                                      result.compiled.optimized_hlo_text if result.compiled else None,
-                                     jaxpr_max_lines=options.jaxpr_max_lines)
+                                     file_label, options.jaxpr_max_lines)
     return result

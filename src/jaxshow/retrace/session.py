@@ -1296,8 +1296,9 @@ class _LogCapture:
 class Explanation:
     """What ``with jaxshow.explain() as ex:`` yields; ``ex.report`` is filled when the block ends."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, named: Callable[[CacheReport], CacheReport] = lambda report: report) -> None:
         self._session = session
+        self._named = named
         self.report: CacheReport | None = None
 
     @property
@@ -1309,14 +1310,15 @@ class Explanation:
         return self._current().functions
 
     def _current(self) -> CacheReport:
-        return self.report if self.report is not None else self._session.report()
+        return self.report if self.report is not None else self._named(self._session.report())
 
     def __repr__(self) -> str:
         return f"<Explanation {self._current()._summary()}>"
 
 
 @contextmanager
-def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
+def explain(*, jax_text: str = "always", named: Callable[[CacheReport], CacheReport] = lambda report: report,
+            **cells: Any) -> Iterator[Explanation]:
     """Explain every trace of a jitted function made inside the block.
 
     Turns on ``jax_explain_cache_misses`` for the block (restoring the previous
@@ -1332,6 +1334,8 @@ def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
             compares each miss with every cached key; ``"when_cheap"`` uses it
             only while the tracing cache is small and otherwise jaxshow's bounded
             history; ``"never"`` uses jaxshow's history only.
+        named, cells: the front end's names for its cells, where a shell runs: the report with its cell files
+            named (``In[4]``), and :class:`Session`'s ``is_cell_file``, ``cell_line`` and ``label``.
 
     Returns:
         A context manager yielding an :class:`Explanation`; its ``report`` (a
@@ -1344,8 +1348,8 @@ def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
         for miss in ex.report.misses:
             print(miss.category, miss.summary)
     """
-    session = Session(jax_text=jax_text).start()
-    explanation = Explanation(session)
+    session = Session(jax_text=jax_text, **cells).start()
+    explanation = Explanation(session, named)
     error: BaseException | None = None
     try:
         yield explanation
@@ -1354,7 +1358,7 @@ def explain(*, jax_text: str = "always") -> Iterator[Explanation]:
         raise
     finally:
         session.stop()
-        explanation.report = session.report(cell_error=error if isinstance(error, Exception) else None)
+        explanation.report = named(session.report(cell_error=error if isinstance(error, Exception) else None))
 
 
 class CallCounter(calls.CallCounter):
