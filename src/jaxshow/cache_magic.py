@@ -23,8 +23,7 @@ from jaxshow import persistent, retrace
 from jaxshow.capture.calls import DirectCalls, RecompileWatch, RefusalWatch, pmapped_jit
 from jaxshow.capture.stations import jit_target
 from jaxshow.cellrun import (INTERRUPTED, cell_line, is_body_of, is_cell_file, label_cells, run_cell, run_magic_cell, skipped_cell,
-                             with_cell_names,
-                              stacked_magic, unhooked_magics, unregister_events)
+                              stacked_magic, unhooked_magics, unregister_events, with_cell_names)
 from jaxshow.magic_args import GivenOnce, dotted_name, fitted, fitted_errors, output_can_be_silenced, output_name_error, parse_options, silenced, usage
 from jaxshow.report import CacheClearReport, CacheReport, ErrorSummary, a_or_an
 from jaxshow.retrace.freeze import Freeze
@@ -153,7 +152,7 @@ class CacheMagics(Magics):
         report = self._line(args.words, args.max_traces)
         if report is None:
             return None
-        report = self._with_cell_names(report)
+        report = with_cell_names(self.shell, report)
         if not silent:
             display(report)
         if args.output:
@@ -315,14 +314,11 @@ class CacheMagics(Magics):
             report = session.report(hits_counted=False, cell_error=error if isinstance(error, BaseException) else None)
             self._observed_compiles.extend(report.persistent)
             if report.functions:
-                display(self._with_cell_names(report))
+                display(with_cell_names(self.shell, report))
         except KeyboardInterrupt:  # Ctrl-C after the cell, while its report was built
             print(INTERRUPTED, file=sys.stderr)
         except Exception as exc:  # noqa: BLE001 - never disturb the cell
             print(f"jaxshow: could not build the %jaxcache report: {type(exc).__name__}: {exc}")
-
-    def _with_cell_names(self, report: Any) -> Any:
-        return with_cell_names(self.shell, report)
 
     def shutdown(self) -> None:
         """Undo ``%jaxcache on`` and a freeze, saying so, and end an open cell (called on ``%unload_ext``, and by
@@ -389,7 +385,7 @@ class CacheMagics(Magics):
             return
         try:
             report = opened.session.report(hits_counted=True, cell_error=error, jit_disabled=opened.calls.jit_disabled_by())
-            report = self._with_cell_names(report)
+            report = with_cell_names(self.shell, report)
             report = dataclasses.replace(report, notes=(*report.notes, *opened.notes, *notes), unseen_inside=opened.calls.unseen_helpers())
         except Exception as exc:  # noqa: BLE001 - jaxshow's failure must not mask the cell's outcome
             report = CacheReport(functions=(), notes=(f"jaxshow could not build the report: {type(exc).__name__}: {exc}",),

@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence
 
 from IPython.core.inputtransformer2 import leading_indent
 
+from jaxshow.capture.labels import labelled_summary
 from jaxshow.report import CacheReport, SourceLocation, TraceHistory
 
 HOOK_NAME = "__jaxshow_calls__"
@@ -706,10 +707,7 @@ def with_cell_names(shell: Any, report: Any) -> Any:
             )
             for f in report.functions
         )
-        error = report.cell_error
-        if error is not None:
-            error = dataclasses.replace(error, message=name(error.message))
-        return dataclasses.replace(report, functions=functions, cell_error=error)
+        return dataclasses.replace(report, functions=functions, cell_error=labelled_summary(report.cell_error, name))
     if isinstance(report, TraceHistory):
         return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
     return report

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import types
@@ -13,7 +12,8 @@ import numpy as np
 
 from jaxshow import _jax_compat
 from jaxshow.capture.calls import CallCapture, pmap_outside_jit, pmapped_jit
-from jaxshow.capture.labels import Label, LabelText, file_label, labelled_stations, labelled_wrapper, unlabelled, unlabelled_text
+from jaxshow.capture.labels import (Label, LabelText, file_label, labelled_stations, labelled_summary, labelled_wrapper, unlabelled,
+                                    unlabelled_text)
 from jaxshow.capture.prefetch import Stations
 from jaxshow.capture.stations import (
     WalkOptions,
@@ -108,7 +108,7 @@ def stages_with(*, dialect: str = "stablehlo", debug_info: bool = False, source:
             compiled=compiled,
             timings=timings_from_events([e for r in capture.records for e in r.events]),
             stopped_at=result.stopped_at,
-            error=result.error and dataclasses.replace(result.error, message=label_text(result.error.message)),
+            error=labelled_summary(result.error, label_text),
             notes=tuple(notes + result.notes),
             executed=False,
             linked=result.linked,

@@ -40,8 +40,12 @@ def labelled_wrapper(wrapper: WrapperStation, label: Label) -> WrapperStation:
 def labelled_error(error: BaseException | None, stage: str | None, label_text: LabelText) -> ErrorSummary | None:
     if error is None:
         return None
-    summary = ErrorSummary.from_exception(error, stage)  # type: ignore[arg-type]
-    return dataclasses.replace(summary, message=label_text(summary.message))
+    return labelled_summary(ErrorSummary.from_exception(error, stage), label_text)  # type: ignore[arg-type]
+
+
+def labelled_summary(summary: ErrorSummary | None, label_text: LabelText) -> ErrorSummary | None:
+    """An error's summary with the cell file names in its message labelled."""
+    return summary and dataclasses.replace(summary, message=label_text(summary.message))
 
 
 def labelled_stations(stations: Stations, walk: Any, label_text: LabelText) -> Stations:
