@@ -306,6 +306,42 @@ def test_static_argument_change_names_the_parameter_and_both_values(shell):
     assert "2. different static arguments: mode: now 3, before 2\n" in text
 
 
+def test_a_recursive_jit_is_explained_against_the_trace_it_ran_inside(shell):
+    """``fact(x, n)`` calling ``fact(x, n - 1)`` (a static ``n``) traces each level inside the trace above it, which JAX's
+    cache holds only once it ends: JAX says "never seen function" for each; jaxshow read that as the function's first
+    trace four times over. Each inner trace is said against the trace it ran inside; the outermost, which ends last, is
+    the first."""
+    shell.run_cell("@partial(jax.jit, static_argnums=1)\ndef fact(v, n):\n    return v if n <= 1 else n * fact(v, n - 1)")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\nfact(x, 4)")
+    [row] = shell.user_ns["rep"].functions
+    assert [(m.category, m.summary, m.call_site) for m in row.misses] == [
+        ("static_args", "n: now 1, before 2", "In[2]:3 in fact"),
+        ("static_args", "n: now 2, before 3", "In[2]:3 in fact"),
+        ("static_args", "n: now 3, before 4", "In[2]:3 in fact"),
+        ("never_seen", "first trace of fact", "In[2]:2"),
+    ]
+    note = ("(JAX's cache held no signature of fact yet: this call ran inside fact's own trace (a recursive call), whose key "
+            "JAX's cache holds only once that trace ends. What differs is said against that trace's signature.)")
+    assert [note in m.evidence_notes for m in row.misses] == [True, True, True, False]
+    text = cap.outputs[-1].data["text/plain"]
+    assert "    3. different static arguments: n: now 3, before 4\n       called at In[2]:3 in fact\n" in text
+
+
+def test_a_jit_recursing_on_smaller_shapes_is_explained_against_the_enclosing_shape(shell):
+    """``f`` calling itself on ``x.sum(0)`` until one axis is left: each inner trace's shape is said against the shape of
+    the trace it ran inside; a later call of another shape is compared with every signature JAX's cache holds."""
+    shell.run_cell("@jax.jit\ndef down(v):\n    return v.sum() if v.ndim == 1 else down(v.sum(0))")
+    _, cap = run_captured(shell, "%%jaxcache -o rep\ndown(jnp.ones((2, 3, 4)))\ndown(jnp.ones((5, 4)))")
+    [row] = shell.user_ns["rep"].functions
+    assert [(m.category, m.summary) for m in row.misses[:3]] == [
+        ("input_types", "v: now f32[4], before f32[3,4]"),
+        ("input_types", "v: now f32[3,4], before f32[2,3,4]"),
+        ("never_seen", "first trace of down"),
+    ]
+    assert row.misses[3].category == "input_types" and row.misses[3].summary.startswith("v: now f32[5,4], before f32[")
+    assert row.traced == 4
+
+
 def test_an_argument_made_static_by_another_jit_says_static_and_traced(shell):
     """``jax.jit(g, static_argnames=['n'])`` of a ``g`` jitted before without: JAX's words differ by version (jax 0.10:
     'argument 1: now <class 'jax._src.tree_util.Static'>, before pytree leaf'; jax 0.12: 'same types, different debug

@@ -30,7 +30,8 @@ from jaxshow.retrace.miss_text import (BY_KEYWORD, BY_POSITION, BY_POSITION_COUN
                                        input_path_name, parse_explanation, value_change)
 
 def classify_miss(
-    record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0
+    record: _FunctionRecord, status: str, key: Any, jax_text: str | None, old: Any, kept: int, from_jax: int = 0,
+    inside_own: bool = False,
 ) -> tuple[MissCategory, tuple[ArgChange, ...], str, str, tuple[str, ...], bool, str | None]:
     """Why a trace of ``record``'s function missed:
     ``(category, changes, evidence, evidence_source, evidence_notes, same_line_hint, call_site)``.
@@ -44,6 +45,7 @@ def classify_miss(
     trace missed (``None`` and 0 for a function not seen before), so the
     answer is the same whenever it is asked. ``evidence`` is JAX's text as JAX
     wrote it, or jaxshow's diff; ``evidence_notes`` are jaxshow's own sentences about JAX's text.
+    ``inside_own``: the trace ran inside the function's own trace, not yet in JAX's cache, whose key is ``old``.
     """
     source = "none"
     evidence = ""
@@ -61,12 +63,15 @@ def classify_miss(
             evidence, source = _url_apart(jax_text), "jax"
             jax_category, jax_changes, _, site = parse_explanation(jax_text)
             closer = f"The most similar earlier signature differs thus:\n  {_url_apart(text.strip())})"
-            if jax_category == "other":
+            if inside_own:
+                notes.append(_inside_own_note(record.name))
+            elif jax_category == "other":
                 notes.append(f"(JAX gave no reason. {closer}")
             elif (jax_category, {c.where for c in jax_changes}) != (category, {c.where for c in changes}):  # not a mere value
                 notes.append(f"(JAX explained it against another earlier signature: {MISS_TITLES[jax_category]}. {closer}")
         else:
-            evidence = f"  for {record.name} defined at {record.defined_at}\n  {_compared_with(kept, from_jax)}:\n  {_url_apart(text)}"
+            compared = f"the signature of the trace of {record.name} it ran inside" if inside_own else _compared_with(kept, from_jax)
+            evidence = f"  for {record.name} defined at {record.defined_at}\n  {compared}:\n  {_url_apart(text)}"
             source = "jaxshow"
     elif jax_text is not None:
         evidence, source = _url_apart(jax_text), "jax"
@@ -144,6 +149,13 @@ def _debug_info_changes(key: Any, old: Any) -> tuple[ArgChange, ...]:
 def _url_apart(text: str) -> str:
     """JAX's words with a space before the link it appends with none (``f32[3]{weak_type=True}https://docs.jax.dev/…``)."""
     return re.sub(r"(?<=\S)(?=https?://)", " ", text)
+
+
+def _inside_own_note(function: str) -> str:
+    """jaxshow's sentence on JAX's "never seen function" for a trace inside the function's own trace (a recursive call)."""
+    return (f"(JAX's cache held no signature of {function} yet: this call ran inside {function}'s own trace (a recursive "
+            "call), whose key JAX's cache holds only once that trace ends. What differs is said against that trace's "
+            "signature.)")
 
 
 def _compared_with(kept: int, from_jax: int) -> str:

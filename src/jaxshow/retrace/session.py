@@ -234,13 +234,15 @@ def explain_miss(record: _FunctionRecord, status: str, key: Any, jax_text: str |
                  described: tuple | None, call_site: str | None, blame: LibraryBlame | None, reloaded: bool,
                  replaces: str | None = None, replaces_cell: bool = False, replaced: tuple[str, str] | None = None,
                  wall_time: float = 0.0, thread: str | None = None, trace_error: ErrorSummary | None = None,
-                 caches_cleared: bool = False) -> CacheMiss:
+                 caches_cleared: bool = False, inside_own: bool = False) -> CacheMiss:
     """A miss explained in the words every report and a freeze's :class:`RetraceError` use: :func:`classify_miss`'s
     category and evidence, the summary, and why a re-defined function was made anew (its module ran again, or
     ``made_in`` the function that defines it); ``replaced``: where the function was and is defined, its code replaced
-    in place since it last traced; ``thread``: the thread it ran on, where not the cell's."""
+    in place since it last traced; ``thread``: the thread it ran on, where not the cell's; ``inside_own``: it traced inside
+    the function's own trace, whose key is ``old`` (a recursive call)."""
     try:
-        category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax)
+        category, changes, evidence, source, notes, same_line, site = classify_miss(record, status, key, jax_text, old, kept, from_jax,
+                                                                                    inside_own)
     except Exception as exc:  # noqa: BLE001 - a user object in the key (a static value's repr, __eq__) must not lose the trace
         category, changes, evidence, source, same_line, site = "other", (), "", "none", False, None
         notes = (f"jaxshow could not explain this miss: {type(exc).__name__}: {exc}",)
@@ -287,7 +289,7 @@ class _Frame:
     """One lookup in JAX's tracing cache, open on this thread."""
 
     __slots__ = ("fun", "debug_info", "jax_text", "output", "flag_context", "jaxpr", "error", "librarys", "librarys_own", "started",
-                 "ended", "cached")
+                 "ended", "cached", "enclosing", "inside")
 
     def __init__(self, fun: Any, debug_info: Any, librarys: bool = False, librarys_own: bool = False) -> None:
         self.started = moment()
@@ -309,6 +311,12 @@ class _Frame:
         self.jax_text: str | None = None
         self.output: list[str] = []
         self.flag_context = None
+        self.enclosing: _Frame | None = None
+        """The lookup of the same function open on this thread as this one started: this one traces inside its trace (a
+        recursive call), whose key JAX's cache holds only once that trace ends."""
+        self.inside: list[_Miss] = []
+        """The misses of lookups that ran inside this one's trace and found no earlier key: compared with this one's key
+        when it ends (:meth:`Session.exit`)."""
 
 
 class _Tee:
@@ -392,11 +400,14 @@ class _Miss:
         if self._explained is None:
             if self.described is None and self.key is not None:
                 self.described = _jax_compat.describe_trace_key(self.key)
+            status, kept, inside_own = self.status, self.kept, self.status == "inside_own"
+            if inside_own:  # compared with the enclosing trace's key, the one earlier signature there was
+                status, kept = ("known", 1) if self.old is not None else ("new", 0)
             self._explained = explain_miss(
-                self.record, self.status, self.key, self.jax_text, self.old, self.kept, self.from_jax, described=self.described,
+                self.record, status, self.key, self.jax_text, self.old, kept, self.from_jax, described=self.described,
                 call_site=self.call_site, blame=self.blame, reloaded=self.reloaded, replaces=self.replaces, replaced=self.replaced,
                 replaces_cell=self.replaces_cell, wall_time=self.wall_time, thread=self.thread, trace_error=self.error,
-                caches_cleared=self.caches_cleared)
+                caches_cleared=self.caches_cleared, inside_own=inside_own and self.old is not None)
             self.category = self._explained.category
             self.key = self.old = self.jax_text = None  # explained: the raw facts are no longer needed
         return self._explained
@@ -640,6 +651,7 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack = []
         librarys = library_file(getattr(debug_info, "func_filename", None))
         frame = _Frame(fun, debug_info, librarys, librarys and calls.traced_only_by_library(sys._getframe(1)))
+        frame.enclosing = next((open_ for open_ in reversed(stack) if open_.fun is fun), None)
         if self.jax_text == "always" or (self.jax_text == "when_cheap" and self._jax_text_is_cheap(fun)):
             # JAX's flag on for this lookup only, never for the whole cell: the cell's own reads of
             # it, and its compiles' log levels, stay what the user set (user_explains_cache_misses)
@@ -696,6 +708,10 @@ class Session(_jax_compat.TraceProbe):
                 stack.pop()
             recorded = (missed and not frame.librarys_own and getattr(frame.debug_info, "traced_for", "jit") == "jit"
                         and not (stack and frame.librarys))
+            for miss in frame.inside:
+                miss.old = key if recorded else None  # the enclosing trace's own key, now in JAX's cache
+                miss.explained()
+            frame.inside = []
             self._close_lookup(frame, recorded)
             if not stack:
                 self._remove_tee()
@@ -808,12 +824,14 @@ class Session(_jax_compat.TraceProbe):
                     old_key = key  # that signature itself: traced before, not kept by JAX
                 elif released is not None:
                     status = released
-            miss = _Miss(record, status, key, described, old_key, kept, from_jax, frame.jax_text, call_site, time.time())
+            inside = frame.enclosing is not None and not kept and status in ("new", "same_source")
+            miss = _Miss(record, "inside_own" if inside else status, key, described, old_key, kept, from_jax, frame.jax_text, call_site,
+                         time.time())
             miss.blame, miss.thread, miss.error = blame, thread, frame.error
             miss.caches_cleared = released == "cleared"
             miss.replaced = replaced and tuple(self.label(at) if at else "?" for at in replaced)
             earlier = None
-            if frame.jaxpr is not None and status in ("new", "same_source"):
+            if frame.jaxpr is not None and status in ("new", "same_source") and not inside:
                 earlier = registry.previous_definition(record, self.is_cell_file)
                 if earlier is not None and status == "new" and not self._edited(record):
                     earlier.let_go_if_unused()
@@ -822,7 +840,9 @@ class Session(_jax_compat.TraceProbe):
                     miss.replaces = earlier.defined_label or earlier.defined_at or "?"
                     miss.replaces_cell = earlier.defined_in is not None and self.is_cell_file(earlier.defined_in)
             miss.reloaded = module_ran_again(record, status, self.is_cell_file)
-            if (old is not None and not old.loose and parts is not None and old.parts is not None
+            if inside:
+                frame.enclosing.inside.append(miss)  # explained when the enclosing trace ends, against its key
+            elif (old is not None and not old.loose and parts is not None and old.parts is not None
                     and _jax_compat.only_types_differ(parts, old.parts)):
                 miss.category = "input_types"  # explained when shown; one whose keys hold objects, at once (to let them go)
             else:
