@@ -751,6 +751,25 @@ def test_a_library_function_another_library_jits_is_defined_where_it_is(shell, t
         sys.modules.pop("fakesolver", None)
 
 
+def test_a_librarys_jitted_function_the_user_calls_is_not_blamed_on_the_library(shell, tmp_path):
+    # diffrax.diffeqsolve (an eqx.filter_jit function) called with y0 of another shape read 'a library re-traced:
+    # In[1]:4 called diffrax._integrate.diffeqsolve (…/equinox/_jit.py:209), which passed y0 differently to
+    # diffeqsolve': the user's line passed y0, through the library's jit wrapper
+    solver = tmp_path / "site-packages" / "fakeintegrate.py"
+    solver.write_text("import fakelib\n\n\n@fakelib.JitWrapped\ndef integrate(y0):\n    return y0 * 3\n")
+    try:
+        _define(shell, "import fakeintegrate")
+        run_captured(shell, "y = fakeintegrate.integrate(x)")
+        result, _ = run_captured(shell, "%%jaxcache -o rep\ny = fakeintegrate.integrate(jnp.ones(7))")
+        [stats] = shell.user_ns["rep"].functions
+        [miss] = stats.misses
+        assert (stats.function, miss.category, miss.summary) == ("integrate", "input_types", "y0: now f32[7], before f32[3]")
+        assert miss.blame is None and miss.call_site == f"In[{result.execution_count}]:2"
+        assert "a library re-traced" not in str(shell.user_ns["rep"])
+    finally:
+        sys.modules.pop("fakeintegrate", None)
+
+
 def test_jaxcache_counts_a_librarys_traces_inside_another_trace_in_one_note(shell):
     # %%jaxcache over one diffrax.diffeqsolve call listed '84 traces of 81 jitted functions', equinox's and diffrax's
     # internal lambdas traced inside diffeqsolve's trace, each a 're-defined function', in 300 KB of text
