@@ -19,7 +19,8 @@ def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: 
     """Blame for a trace of ``function`` (defined in the file ``defined_in``) seen from ``frame`` out, or ``None``.
 
     ``None`` when the function is the user's own, no frame of a library
-    lies between the user's line and the trace, or the library function the user's line called is the traced one. Otherwise the innermost frame
+    lies between the user's line and the trace, or the library function the
+    user's line called is the traced one. Otherwise the innermost frame
     in the user's own code (a cell magic's body too, at its line of the cell
     as ``cell_line`` reads it), the outermost library frame it called (the
     library function the user called) and that function's current line.
@@ -33,8 +34,9 @@ def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: 
         if in_cell is not None or is_user_file(code.co_filename):
             called = frame_function(entry) if entry is not None else None
             if called is None or called.rpartition(".")[2] == function:
-                return None  # no library between, or the user's line called the jitted function itself (through the
-                # library's jit wrapper, as diffrax.diffeqsolve under eqx.filter_jit): the arguments are the user's
+                # no library between, or the user's line called the jitted function itself, through the library's jit
+                # wrapper (diffrax.diffeqsolve under eqx.filter_jit): the arguments are the user's
+                return None
             return LibraryBlame(
                 user_line=f"{in_cell[0]}:{in_cell[1]}" if in_cell is not None else f"{code.co_filename}:{frame.f_lineno}",
                 library_function=called,
