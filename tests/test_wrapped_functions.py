@@ -786,6 +786,23 @@ def test_jaxcache_counts_a_librarys_traces_inside_another_trace_in_one_note(shel
     assert any(n.startswith("1 trace of libraries' own jitted functions made inside the traces above (1 fakelib)") for n in rep.notes)
 
 
+def test_a_users_function_a_library_jits_recursing_is_explained_as_its_own_traces(shell):
+    # an eqx.filter_jit function calling itself (pw(x, n - 1)) read '1 trace' and '3 traces of libraries' own jitted
+    # functions made inside the traces above (3 equinox)': the inner traces, each inside the one above, are the user's
+    _define(shell, "@fakelib.own_jit\ndef halve(v):\n    return v if v.shape[0] == 1 else halve(v[: v.shape[0] // 2]) * 2")
+    result, _ = run_captured(shell, "%%jaxcache -o rep\ny = halve(jnp.ones(4))")
+    assert result.success
+    rep = shell.user_ns["rep"]
+    [stats] = rep.functions
+    assert (stats.function, stats.traced) == ("halve", 3)
+    assert [(m.category, m.summary) for m in stats.misses] == [
+        ("input_types", "x: now f32[1], before f32[2]"),
+        ("input_types", "x: now f32[2], before f32[4]"),
+        ("never_seen", "first trace of halve"),
+    ]
+    assert not any("libraries' own jitted functions" in n for n in rep.notes)
+
+
 def test_a_users_function_a_library_jits_is_not_blamed_on_the_library(shell):
     # jax.grad(loss) of an eqx.filter_jit loss read 'a library re-traced: In[4]:6 called equinox._jit._JitWrapper.__call__
     # (…), which made a new loss function object': the user's own loss, placed in equinox by JAX's debug info

@@ -706,8 +706,11 @@ class Session(_jax_compat.TraceProbe):
             stack = self._local.stack
             if stack and stack[-1] is frame:
                 stack.pop()
+            # a library's jitted function traced inside another trace is part of it, unless it is that function's own
+            # (eqx.filter_jit recursing): then it is the user's function again
+            librarys_inner = bool(stack) and frame.librarys and frame.enclosing is None
             recorded = (missed and not frame.librarys_own and getattr(frame.debug_info, "traced_for", "jit") == "jit"
-                        and not (stack and frame.librarys))
+                        and not librarys_inner)
             for miss in frame.inside:
                 miss.old = key if recorded else None  # the enclosing trace's own key, now in JAX's cache
                 miss.explained()
@@ -723,7 +726,7 @@ class Session(_jax_compat.TraceProbe):
                 library = package_of(frame.debug_info.func_filename)
                 with self._lock:
                     self._library_traces[library] = self._library_traces.get(library, 0) + 1
-            elif missed and stack and frame.librarys:
+            elif missed and librarys_inner:
                 library = package_of(frame.debug_info.func_filename)
                 where = (_enclosing_trace(stack[0]), library)
                 with self._lock:
