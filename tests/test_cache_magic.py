@@ -2022,6 +2022,27 @@ def test_hits_and_calls_under_disable_jit_are_told_apart(shell):
     assert "f: 1 call ran op by op: jax.disable_jit() was in effect" in text
 
 
+def test_two_functions_of_one_name_are_told_apart_in_their_sections_and_notes(shell):
+    """Two ``jax.jit(lambda …)`` in a cell (chex.fake_jit runs calls under jax.disable_jit()): their sections read
+    '<lambda>:' twice and the notes '<lambda>: 1 call ran op by op' twice, the notes with no cell number to tell which."""
+    cell = ("%%jaxcache -o rep\ntimes3 = jax.jit(lambda v: v * 3)\nplus1 = jax.jit(lambda v: v + 1)\n"
+            "with jax.disable_jit():\n    y = times3(1.0); y = plus1(1.0)\ny = times3(x); y = plus1(x)")
+    result, cap = run_captured(shell, cell)
+    assert result.success, result.error_in_exec
+    n = shell.execution_count - 1
+    rep = shell.user_ns["rep"]
+    assert [(f.qualname, f.defined_at, f.calls, f.traced, f.jit_disabled) for f in rep.functions] == [
+        ("<lambda>", f"In[{n}]:2", 2, 1, 1), ("<lambda>", f"In[{n}]:3", 2, 1, 1)]
+    lines = cap.outputs[-1].data["text/plain"].splitlines()
+    assert [l for l in lines if l.startswith("  <lambda> (")] == [f"  <lambda> (defined at In[{n}]:2):", f"  <lambda> (defined at In[{n}]:3):"]
+    said = " ".join(cap.outputs[-1].data["text/plain"].split())
+    for line in (2, 3):
+        assert (f"note: <lambda> (defined at In[{n}]:{line}): 1 call ran op by op: jax.disable_jit() was in effect, so JAX "
+                "did not look up its cache, trace or compile it (not counted as hits)") in said
+    html = cap.outputs[-1].data["text/html"]
+    assert html.count("&lt;lambda> (defined at ") == 4, "two section headings and two notes"
+
+
 def test_a_call_jax_no_tracing_refused_is_counted_as_refused_not_as_a_hit(shell):
     """``jax.no_tracing()`` raises in JAX's C++ cache miss, before its traces are looked up, where no hook sees the call.
     The report read 'no cache miss: every jitted call hit the cache' over calls 2, hits 2 (jax 0.12) or 1, 1 (0.7-0.10)."""

@@ -690,7 +690,7 @@ def running_shell() -> Any | None:
 
 def with_cell_names(shell: Any, report: Any) -> Any:
     """A ``%jaxcache`` report (:class:`CacheReport`, :class:`TraceHistory`) with the shell's cell file names read ``In[5]``
-    in call sites, definitions, JAX's quoted explanations and the cell's error."""
+    in call sites, definitions, JAX's quoted explanations, the notes and the cell's error."""
     name = functools.partial(label_cells, shell)
     if isinstance(report, CacheReport):
         functions = tuple(
@@ -707,7 +707,8 @@ def with_cell_names(shell: Any, report: Any) -> Any:
             )
             for f in report.functions
         )
-        return dataclasses.replace(report, functions=functions, cell_error=labelled_summary(report.cell_error, name))
+        return dataclasses.replace(report, functions=functions, notes=tuple(map(name, report.notes)),
+                                   cell_error=labelled_summary(report.cell_error, name))
     if isinstance(report, TraceHistory):
         return dataclasses.replace(report, defined_at=report.defined_at and name(report.defined_at))
     return report

@@ -842,6 +842,14 @@ class FunctionCacheStats:
     """Traces the user's code made ahead of time (``.lower()``, ``.trace()``, ``jax.make_jaxpr``): no calls."""
 
 
+def told_apart(f: FunctionCacheStats, functions: Sequence[FunctionCacheStats]) -> str:
+    """``f.qualname``, with ``(defined at In[1]:4)`` after it where another of ``functions`` has that name (two
+    ``<lambda>`` rows, a function defined again in another cell)."""
+    if f.defined_at and any(g.qualname == f.qualname and g.defined_at != f.defined_at for g in functions):
+        return f"{f.qualname} (defined at {f.defined_at})"
+    return f.qualname
+
+
 PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
 
 

@@ -26,6 +26,7 @@ from jaxshow.report import (
     format_bytes,
     miss_title,
     plural,
+    told_apart,
     unseen_hits,
 )
 
@@ -118,7 +119,7 @@ def _unseen_note(report: CacheReport) -> str | None:
     unseen = report.unseen_inside and (elsewhere or not report.functions or any(f.calls is None for f in report.functions))
     if not elsewhere:
         return unseen_hits(report.unseen_inside) if unseen else None
-    traces = ", ".join(f"{f.qualname}'s {plural(n, 'trace')} made by {'a call' if n == 1 else 'calls'} elsewhere"
+    traces = ", ".join(f"{told_apart(f, report.functions)}'s {plural(n, 'trace')} made by {'a call' if n == 1 else 'calls'} elsewhere"
                        for f, n in elsewhere)
     counted = f"calls and hits count the calls written in the cell, not {traces}"
     return f"{counted}. {unseen_hits(report.unseen_inside, capital=True)}" if unseen else counted
@@ -132,6 +133,13 @@ def _named(f: FunctionCacheStats, budget: TextBudget) -> str:
     """The row's function: ``body (120 function objects)`` for a folded row."""
     name = line(f.qualname, budget)
     return f"{name} ({plural(f.objects, 'function object')})" if f.objects > 1 else name
+
+
+def _heading(f: FunctionCacheStats, report: CacheReport, budget: TextBudget, place: Place = located) -> list[str]:
+    """A function's section heading: :func:`_named`, and where another row has its name, where it was defined."""
+    if told_apart(f, report.functions) == f.qualname:
+        return [_named(f, budget)]
+    return [_named(f, budget), " (defined at ", place(f.defined_at, budget, line), ")"]
 
 
 def _function_rows(functions: Sequence[FunctionCacheStats], budget: TextBudget, place: Place = located) -> list[tuple[str, ...]]:
@@ -253,7 +261,7 @@ def _miss_html(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> H
     return tag("div", tag("div", tag("strong", _miss_title(i, miss, budget))), *body, style="margin: 4px 0 6px 8px;")
 
 
-def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
+def _function_html(k: int, f: FunctionCacheStats, report: CacheReport, budget: TextBudget) -> Html:
     misses, more = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
     body: list[object] = []
     for j, (i, m) in enumerate(_numbered(f, misses)):
@@ -274,7 +282,7 @@ def _function_html(k: int, f: FunctionCacheStats, budget: TextBudget) -> Html:
                 style=NOTE_STYLE,
             )
         )
-    summary = join([_named(f, budget), " ", muted(f"traced {f.traced}×" + (f", {plural(f.hits, 'hit')}" if f.hits is not None else ""))])
+    summary = join([*_heading(f, report, budget, located_html), " ", muted(f"traced {f.traced}×" + (f", {plural(f.hits, 'hit')}" if f.hits is not None else ""))])
     return details(summary, *body, open=True)
 
 
@@ -285,7 +293,7 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
         functions, more = limit_rows(report.functions, budget, "report.functions")
         parts.append(table(_FUNCTION_HEADER, _function_rows(functions, budget, located_html), budget, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
-    parts.extend(_function_html(k, f, budget) for k, f in sections)
+    parts.extend(_function_html(k, f, report, budget) for k, f in sections)
     if more_sections:
         parts.append(muted(more_sections))
     if report.persistent:
@@ -478,7 +486,7 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         lines.extend(text_table(_function_rows(functions, budget), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     for k, f in sections:
-        lines.append(f"  {_named(f, budget)}:")
+        lines.append(f"  {''.join(_heading(f, report, budget))}:")
         misses, more_misses = limit_rows(f.misses, budget, f"report.functions[{k}].misses")
         for j, (i, miss) in enumerate(_numbered(f, misses)):
             if f.misses_left_out and j == f.left_out_after:

@@ -70,6 +70,7 @@ from jaxshow.report import (
     jit_disabled_note,
     plural,
     redefined_cause,
+    told_apart,
 )
 from jaxshow.irdiff import text_diff
 from jaxshow.reprs import safe_repr
@@ -1047,9 +1048,10 @@ class Session(_jax_compat.TraceProbe):
                 "'trace context [i]' is its position in the tuple of jax._src.config.trace_context()"
             )
         for f in functions:
+            name = told_apart(f, functions)
             if f.recompiled:
                 notes.append(
-                    f"{f.qualname}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
+                    f"{name}: {plural(len(f.recompiled), 'call')} compiled without a new trace: JAX reused an "
                     "earlier trace and lowered it anew for what it does not trace for: an argument's sharding or device, or "
                     "that jax.device_put committed it to its device"
                     + (f" (the last such call's arguments: {f.recompiled[-1]})" if f.recompiled[-1] else
@@ -1060,19 +1062,19 @@ class Session(_jax_compat.TraceProbe):
                     "jax.make_jaxpr or .trace(), which trace it and compile nothing"
                     + (f"; the last such call's jax.jit wrapper {f.recompiled_options}" if f.recompiled_options else ""))
             if f.jit_disabled:
-                notes.append(f"{f.qualname}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
+                notes.append(f"{name}: {plural(f.jit_disabled, 'call')} ran op by op: jax.disable_jit() was in effect, so JAX "
                              f"did not look up its cache, trace or compile {'it' if f.jit_disabled == 1 else 'them'} (not counted as hits)")
             if f.refused:
-                notes.append(f"{f.qualname}: {plural(f.refused, 'call')} refused by jax.no_tracing(): "
+                notes.append(f"{name}: {plural(f.refused, 'call')} refused by jax.no_tracing(): "
                              f"{'it' if f.refused == 1 else 'they'} missed JAX's C++ dispatch cache, and JAX raised before it "
                              f"looked up its traces, so it says neither whether it would have traced nor why (not counted as "
                              f"hits); {NO_TRACING_INSTEAD}")
             if f.untracked_calls:
-                notes.append(f"{f.qualname}: {plural(f.untracked_calls, 'call')} of jax.pmap, which on jax {jax.__version__} traces "
+                notes.append(f"{name}: {plural(f.untracked_calls, 'call')} of jax.pmap, which on jax {jax.__version__} traces "
                              "and compiles outside jax.jit's path: jaxshow sees neither its traces nor its cache hits, so "
                              f"{'it is' if f.untracked_calls == 1 else 'they are'} counted as neither")
             if f.compiled_calls:
-                notes.append(f"{f.qualname}: {plural(f.compiled_calls, 'call')} of a jax.stages.Compiled ran its executable, compiled "
+                notes.append(f"{name}: {plural(f.compiled_calls, 'call')} of a jax.stages.Compiled ran its executable, compiled "
                              f"ahead of time: JAX did not look up its cache, trace or compile {'it' if f.compiled_calls == 1 else 'them'} "
                              "(not counted as hits)")
         if not hits_counted:
