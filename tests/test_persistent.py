@@ -194,9 +194,10 @@ def test_gates_and_verdicts_read_as_sentences_where_their_table_does_not_fit():
                           "    %jaxcache on) to see what each compile did"]
 
 
-def _run(body: str, tmp_path, *args: str) -> dict:
-    """``body`` in a fresh process (JAX's persistent cache is opened once a process); the last line it prints, as JSON."""
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
+def _run(body: str, tmp_path, *args: str, env: dict[str, str] | None = None) -> dict:
+    """``body`` in a fresh process (JAX's persistent cache is opened once a process), with ``env`` added to the
+    environment; the last line it prints, as JSON."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(body), str(tmp_path), *args], capture_output=True, text=True,
                          env=env, timeout=120)
@@ -249,6 +250,38 @@ def test_a_write_that_left_nothing_on_disk_is_not_said_to_be_written(tmp_path):
     assert out["compiles"] == [["jit_work", "skipped", persistent.NOT_ON_DISK]] and out["not_opened"] is None
     line = "Writing jit_f to persistent compilation cache with key 'jit_f-abc'"
     assert persistent.parse_compile_log(line) == persistent.CompileLogEvent("written", "jit_f", "written to the cache directory", key="jit_f-abc")
+
+
+DISABLED = textwrap.dedent(
+    """
+    import json, os, sys
+    import jax
+    jax.config.update("jax_enable_compilation_cache", False)
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jaxshow")
+    shell.run_cell("import jax, jax.numpy as jnp\\nx = jnp.ones(3)\\ntwice = jax.jit(lambda v: v * 2)")
+    from IPython.utils.capture import capture_output
+    with capture_output() as cap:
+        shell.run_cell("%%jaxcache -o rep\\ny = twice(x)\\ny = twice(jax.device_put(x, jax.devices()[1]))\\ny = twice(x)")
+    [row] = shell.user_ns["rep"].functions
+    print(json.dumps({"counts": [row.calls, row.traced, row.hits, len(row.recompiled)],
+                      "compiles": [[c.module, c.verdict, c.reason] for c in shell.user_ns["rep"].persistent],
+                      "text": " ".join(cap.outputs[-1].data["text/plain"].split())}))
+    """
+)
+
+
+def test_a_process_that_does_not_use_the_persistent_cache_still_sees_its_compiles(tmp_path):
+    # With jax_enable_compilation_cache False at JAX's first compile, JAX logs nothing about the cache, and jaxshow read
+    # compiles only from those lines: a call JAX compiled again for an argument on another device counted as a hit
+    # (calls 3, traced 1, hits 2), with no note, no persistent-cache verdict and no count of JAX's own compiles.
+    out = _run(DISABLED, tmp_path, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
+    assert out["counts"] == [3, 1, 1, 1]
+    assert out["compiles"] == [["jit__lambda", "not_cached", persistent.NOT_USED]] * 2
+    assert ("jit__lambda ×2 not cached JAX does not use the persistent cache in this process: jax_enable_compilation_cache "
+            "was False at its first compile, or this backend cannot store executables") in out["text"]
+    assert "note: <lambda>: 1 call compiled without a new trace: JAX reused an earlier trace" in out["text"]
 
 
 ONCE = textwrap.dedent(

@@ -218,7 +218,23 @@ def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> t
 
 def module_name(function: str) -> str:
     """The module JAX compiles ``jax.jit(function)`` as: ``jit(<lambda>)`` sanitised and right-stripped, ``jit__lambda``."""
-    return re.sub(r"[^\w.-]", "_", f"jit({function})").rstrip("_")
+    return _sanitised(f"jit({function})")
+
+
+def _sanitised(name: str) -> str:
+    return re.sub(r"[^\w.-]", "_", name).rstrip("_")
+
+
+NOT_USED = ("JAX does not use the persistent cache in this process: jax_enable_compilation_cache was False at its first "
+            "compile, or this backend cannot store executables")
+"""Each compile's verdict where JAX decided not to use the cache (it then logs nothing about it)."""
+UNLOGGED = "JAX compiled it without a look at the persistent cache (it logged nothing about the cache)"
+
+
+def unlogged_compile(fun_name: str) -> CompileLogEvent:
+    """A compile JAX logged nothing about the persistent cache for, from its ``jax.monitoring`` event (``jit(f)``)."""
+    reason = NOT_USED if _jax_compat.persistent_cache_use_decided() is False else UNLOGGED
+    return CompileLogEvent("not_cached", _sanitised(fun_name), reason)
 
 
 def _directory() -> str | None:

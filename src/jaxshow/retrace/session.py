@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator
 
 import jax
 
-from jaxshow import _jax_compat, persistent
+from jaxshow import _jax_compat, persistent, timings
 from jaxshow.capture import calls
 from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.definitions import definition_note
@@ -1255,6 +1255,9 @@ class _LogCapture:
         """The thread that logged each of ``compiles``: JAX compiles a call on its own thread."""
         self._lock = threading.Lock()
         self._loggers: list[logging.Logger] = []
+        self._stages: timings.EventCollector | None = None
+        self._seen: dict[int, int] = {}
+        """Per thread, how many of ``compiles`` there were at its last compile's ``jax.monitoring`` event."""
 
     def start(self) -> None:
         names = [_jax_compat.explain_logger_name(), *persistent.LOGGER_NAMES]
@@ -1263,17 +1266,39 @@ class _LogCapture:
             self._loggers.append(logger)
             logger.addFilter(self._filter)
             _levels.lower(logger, logging.WARNING if name == names[0] else logging.DEBUG)
+        self._stages = timings.EventCollector(on_event=self._compiled)
+        self._stages.__enter__()
 
     def clear(self) -> None:
         with self._lock:
             self.compiles.clear()
             self.threads.clear()
+            self._seen.clear()
 
     def stop(self) -> None:
+        if self._stages is not None:
+            self._stages.__exit__(None, None, None)
+            self._stages = None
         for logger in reversed(self._loggers):
             logger.removeFilter(self._filter)
             _levels.release(logger)
         self._loggers.clear()
+
+    def _compiled(self, event: timings.StageEvent) -> None:
+        """A compile ended (its ``jax.monitoring`` event, after JAX's cache lines): where its thread logged no line about
+        the persistent cache since its last compile (a process that does not use the cache logs none), one that says so,
+        so it is seen as the others are (a call that compiled again, its verdict, a compile ahead of time)."""
+        if event.stage != "compile" or self.session.paused:
+            return
+        with self._lock:
+            logged = event.thread_id in self.threads[self._seen.get(event.thread_id, 0):]
+            if not logged:
+                unlogged = persistent.unlogged_compile(event.fun_name)
+                self.compiles.append(unlogged)
+                self.threads.append(event.thread_id)
+            self._seen[event.thread_id] = len(self.compiles)
+        if not logged:
+            self.session._compiling_ahead(unlogged.module, sys._getframe(1))
 
     def _user_threshold(self, name: str) -> int:
         return _levels.user_level(name)
