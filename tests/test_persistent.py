@@ -284,6 +284,35 @@ def test_a_process_that_does_not_use_the_persistent_cache_still_sees_its_compile
     assert "note: <lambda>: 1 call compiled without a new trace: JAX reused an earlier trace" in out["text"]
 
 
+LOGS_OFF = textwrap.dedent(
+    """
+    import json, logging, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+    logging.disable(logging.CRITICAL)
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, 8)))
+    written = sorted(p.name.split("-")[0] for p in (pathlib.Path(sys.argv[1]) / "cache").glob("jit_work-*"))
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.reason] for c in ex.report.persistent], "written": written}))
+    """
+)
+
+
+def test_a_compile_whose_cache_lines_logging_hides_has_no_verdict_but_not_known(tmp_path):
+    # logging.disable(logging.CRITICAL) hides JAX's persistent-cache lines: the compile was seen only by its jax.monitoring
+    # event, and 'not cached' would be wrong, JAX having written the entry.
+    out = _run(LOGS_OFF, tmp_path)
+    assert out["written"] == ["jit_work"]
+    assert out["compiles"] == [["jit_work", "unknown", persistent.LOGS_OFF]]
+
+
 ONCE = textwrap.dedent(
     """
     import json, pathlib, sys

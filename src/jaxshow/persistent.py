@@ -210,7 +210,7 @@ def split_compiles(events: list[CompileLogEvent], function_names: set[str]) -> t
     mine = [v for v in verdicts if v.module in wanted]
     if _directory() is None:
         mine = [PersistentCompile(v.module, "not_cached", NO_DIRECTORY, v.compile_seconds)
-                if v.verdict == "skipped" or v.reason == NO_CACHE_THEN else v for v in mine]
+                if v.verdict in ("skipped", "unknown") or v.reason == NO_CACHE_THEN else v for v in mine]
     elif _jax_compat.persistent_cache_open_failed():
         mine = [dataclasses.replace(v, reason=OPEN_FAILED) if v.reason == NO_CACHE_THEN else v for v in mine]
     return mine, [v.module for v in verdicts if v.module not in wanted]
@@ -228,13 +228,20 @@ def _sanitised(name: str) -> str:
 NOT_USED = ("JAX does not use the persistent cache in this process: jax_enable_compilation_cache was False at its first "
             "compile, or this backend cannot store executables")
 """Each compile's verdict where JAX decided not to use the cache (it then logs nothing about it)."""
-UNLOGGED = "JAX compiled it without a look at the persistent cache (it logged nothing about the cache)"
+LOGS_OFF = ("JAX's log lines about the persistent cache, which jaxshow reads its verdicts from, are turned off "
+            "(logging.disable, or a disabled logger)")
+"""The reason of a compile whose verdict is not known: the loggers of :data:`LOGGER_NAMES` pass nothing on."""
+UNLOGGED = "JAX logged nothing about the persistent cache for it"
 
 
 def unlogged_compile(fun_name: str) -> CompileLogEvent:
     """A compile JAX logged nothing about the persistent cache for, from its ``jax.monitoring`` event (``jit(f)``)."""
-    reason = NOT_USED if _jax_compat.persistent_cache_use_decided() is False else UNLOGGED
-    return CompileLogEvent("not_cached", _sanitised(fun_name), reason)
+    module = _sanitised(fun_name)
+    if _jax_compat.persistent_cache_use_decided() is False:
+        return CompileLogEvent("not_cached", module, NOT_USED)
+    if any(logger.disabled or not logger.isEnabledFor(logging.DEBUG) for logger in map(logging.getLogger, LOGGER_NAMES)):
+        return CompileLogEvent("unknown", module, LOGS_OFF)
+    return CompileLogEvent("not_cached", module, UNLOGGED)
 
 
 def _directory() -> str | None:

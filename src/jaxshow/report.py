@@ -850,7 +850,7 @@ def told_apart(f: FunctionCacheStats, functions: Sequence[FunctionCacheStats]) -
     return f.qualname
 
 
-PersistentVerdict = Literal["written", "skipped", "hit", "not_cached"]
+PersistentVerdict = Literal["written", "skipped", "hit", "not_cached", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,7 @@ MISS_CHANGE_ROWS = 10
 MISS_EVIDENCE_LINES = 40
 """Rows of changed values and lines of evidence shown per miss (fewer if the budget says so); the record holds them all."""
 
-VERDICT_WORDS = {"written": "written", "skipped": "not written", "hit": "read from disk", "not_cached": "not cached"}
+VERDICT_WORDS = {"written": "written", "skipped": "not written", "hit": "read from disk", "not_cached": "not cached", "unknown": "not known"}
 
 
 NOT_TRACED_NOR_CALLED = "no jitted function of yours was traced, nor called by the cell's top-level code"
