@@ -413,6 +413,25 @@ def test_a_function_is_named_as_the_report_names_it_where_the_namespace_tells_it
     assert f"\n{heading}\n" in cap.outputs[0].data["text/plain"]
 
 
+def test_a_variable_names_the_jitted_function_it_holds(ip, dumping_in_process):
+    """``%jaxdump step`` where ``step = jax.jit(train)`` read "no dump file, counter or function named 'step'", and so did
+    ``%jaxdump f`` for ``f = jax.jit(lambda …)``: the files are named by the function, which the user did not name so.
+    Where two lambdas share the module name ``jit__lambda``, a note says their files are listed together."""
+    assert run_captured(ip, f"import jax, numpy as np\njax.config.update('jax_dump_ir_to', {str(dumping_in_process)!r})")[0].success
+    cell = ("def train(v):\n    return v * 2\nstep = jax.jit(train)\nf = jax.jit(lambda v: v + 1)\ng = jax.jit(lambda v: v - 1)\n"
+            "step(np.ones(3, np.float32)); f(np.ones(2, np.float32)); g(np.ones(4, np.float32));")
+    assert run_captured(ip, cell)[0].success
+    result, cap = run_captured(ip, "%jaxdump step -o one")
+    assert result.success, result.error_in_exec
+    assert [(f.function, f.module) for f in ip.user_ns["one"].files] == [("train", "jit_train")]
+    assert "note: step compiles as" not in cap.outputs[0].data["text/plain"]
+    result, cap = run_captured(ip, "%jaxdump f -o one")
+    assert result.success, result.error_in_exec
+    assert [(f.function, f.module) for f in ip.user_ns["one"].files] == [("_lambda", "jit__lambda")] * 2
+    assert ("note: f compiles as the module jit__lambda, as 1 other jitted function of yours does: the files listed are all "
+            "of theirs, which their names do not tell apart (a def with a name of its own does)") in " ".join(cap.outputs[0].data["text/plain"].split())
+
+
 def test_thousands_of_files_and_a_10mb_module_stay_bounded(tmp_path):
     for i in range(2000):
         (tmp_path / f"jax_ir{i:04d}_jit_fn{i % 400}_compile.mlir").write_text("module {}\n")

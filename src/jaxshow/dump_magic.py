@@ -151,7 +151,8 @@ class DumpMagics(Magics):
             else:
                 report = dumps.dump_report(args.name, directory=directory, cells=self.cell_spans(), loaded_at=self._loaded_at,
                                            hits=tuple(self._watcher.hits), label_text=label, read_max_bytes=self.read_max_bytes,
-                                           namespace=self.shell.user_ns.values())
+                                           namespace=self.shell.user_ns.values(),
+                                           bound=self.shell.user_ns.get(args.name) if args.name and args.name.isidentifier() else None)
         except (LookupError, ValueError) as exc:
             raise UsageError(f"{exc.args[0] if exc.args else exc}\n{usage_line}") from None
         except OSError as exc:

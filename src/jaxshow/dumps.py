@@ -308,6 +308,33 @@ def report_names(values: Iterable[object]) -> tuple[tuple[str, str], ...]:
     return tuple((group, name) for group, names in found.items() if any(names.values()) for name in names)
 
 
+def _group_of_wrapper(value: object) -> str | None:
+    """The group a ``jax.jit`` wrapper's files are under (``f = jax.jit(lambda …)``: ``_lambda``), or ``None`` for any
+    other value. Told by type only, as :func:`report_names`."""
+    if type(value) is not _jax_compat.jit_wrapper_type():
+        return None
+    fun = _jax_compat.jit_function(value)
+    inner = innermost(fun)
+    if type(inner) is types.FunctionType:
+        return _group_of_function(inner.__name__)
+    return _group_of_function(_jax_compat.UNNAMED_FUNCTION_NAMES[0]) if inspect.getattr_static(fun, "__name__", None) is None else None
+
+
+def _bound_group(name: str, bound: object, values: Sequence[object], notes: list[str]) -> str | None:
+    """The group of the jitted function the user's namespace binds ``name`` to, noting the other jitted functions whose
+    files share its module name (two lambdas both compile as ``jit__lambda``)."""
+    group = _group_of_wrapper(bound)
+    if group is None:
+        return None
+    others = {id(_jax_compat.jit_function(v)) for v in values if v is not bound and _group_of_wrapper(v) == group}
+    others.discard(id(_jax_compat.jit_function(bound)))
+    if others:
+        notes.append(f"{name} compiles as the module jit_{group}, as {plural(len(others), 'other jitted function')} of yours "
+                     f"{'does' if len(others) == 1 else 'do'}: the files listed are all of theirs, which their names do not "
+                     f"tell apart (a def with a name of its own does)")
+    return group
+
+
 def _xla_file_order(file: XlaDumpFile) -> tuple[int, str]:
     """XLA's files of one module: the HLO before and after optimisation first, then the passes, the rest, unknown last."""
     return _XLA_KIND_ORDER.get(file.kind, len(_XLA_KIND_ORDER)), file.name
@@ -489,6 +516,7 @@ def dump_report(
     label_text: Callable[[str], str] | None = None,
     read_max_bytes: int = READ_MAX_BYTES,
     namespace: Iterable[object] = (),
+    bound: object = None,
 ) -> DumpReport:
     """How dumping is set, and the dump files by function and by cell; with ``name``, that function's (or file's) texts.
 
@@ -503,6 +531,8 @@ def dump_report(
         read_max_bytes: at most this much of each shown file is read.
         namespace: the user's namespace's values; a file of a jitted function among them is never counted
             as JAX's own operation, though JAX has one of that name.
+        bound: what the user's namespace binds ``name`` to: a jitted function's files are those of its function's
+            name (``f = jax.jit(lambda …)``: ``jit__lambda``'s).
 
     Raises:
         LookupError: ``name`` matches no file, counter or function (the message lists what exists).
@@ -554,6 +584,8 @@ def dump_report(
     texts: tuple[DumpText, ...] = ()
     if name is not None:
         groups = [group for group, as_named in names if as_named == name]  # grad(g): g's files; Scale: jit__unnamed_…'s
+        if (group := _bound_group(name, bound, values, notes)) is not None and not select(name, files, xla_modules)[0]:
+            groups.insert(0, group)
         picked = next((group for group in groups if any(_matches_function(f, group) for f in files)), groups[0] if groups else name)
         chosen, xla_chosen = select(picked, files, xla_modules)
         of_function = [f for f in files if _matches_function(f, picked)] if not chosen else []
