@@ -265,6 +265,28 @@ def test_changed_lists_exactly_the_update(ip, debug_nans):
     assert "jax_debug_nans  True   False    config.update" in text
 
 
+def test_an_environment_variable_set_after_import_is_said_to_be_unread(ip, monkeypatch):
+    """``os.environ['JAX_DEBUG_NANS'] = '1'`` in a cell after ``import jax`` read 'jax_debug_nans False default', with
+    nothing on the variable JAX never read; set before import (or matching the value) it is the value's source, and says
+    nothing."""
+    monkeypatch.setenv("JAX_DEBUG_NANS", "1")
+    result, cap = run_captured(ip, "%jaxconfig debug_nans -o rep")
+    assert result.success, result.error_in_exec
+    [option] = ip.user_ns["rep"].options
+    assert (option.value_repr, option.source, option.env_vars, option.env_unread) == (
+        "False", "default", (("JAX_DEBUG_NANS", "1"),), ("JAX_DEBUG_NANS",))
+    note = ("JAX_DEBUG_NANS='1' is set, but jax_debug_nans is False: JAX reads JAX_DEBUG_NANS once, at import (it was set "
+            "after that, or jax.config.update set another value since); jax.config.update('jax_debug_nans', …) sets it now")
+    assert _below_headline(cap.outputs[0].data["text/plain"])[2:5] == [
+        "  JAX_DEBUG_NANS='1' is set, but jax_debug_nans is False: JAX reads JAX_DEBUG_NANS once, at import",
+        "    (it was set after that, or jax.config.update set another value since);",
+        "    jax.config.update('jax_debug_nans', …) sets it now"]
+    assert note in cap.outputs[0].data["text/html"]
+    monkeypatch.setenv("JAX_DEBUG_NANS", "0")
+    ip.run_line_magic("jaxconfig", "debug_nans -o rep;")
+    assert ip.user_ns["rep"].options[0].env_unread == ()
+
+
 def test_changed_names_the_options_that_change_cache_keys(ip, debug_nans):
     with _enable_x64(True):
         ip.run_line_magic("jaxconfig", "--changed -o rep;")

@@ -159,6 +159,7 @@ def _option(
         source=source,
         global_value_repr=safe_repr(global_value, VALUE_REPR_CHARS) if context else None,
         env_vars=env_vars,
+        env_unread=tuple(var for var, text in env_vars if text is not None and _unread(text, global_value)),
         in_trace_context=None if in_trace is None else name in in_trace,
         in_jit_key=None if (jit_key_unavailable or definition is None) else definition.include_in_jit_key,
         backend_start=backend_start,  # type: ignore[arg-type]
@@ -184,6 +185,14 @@ def _source(global_value: Any, context: bool, is_default: bool | None,
     if any(text is not None and env_gives(text, global_value) for _, text in env_vars):
         return "environment"
     return "set" if is_default is False else "unknown"
+
+
+def _unread(text: str, value: Any) -> bool:
+    """Whether an environment variable's ``text`` now is not what the option's global ``value`` came from: told only
+    where :func:`env_gives` can read the value's type (an empty text, a list or a path object are left alone)."""
+    if not text.strip() or not (value is None or isinstance(value, (bool, int, float, str, enum.Enum))):
+        return False
+    return value is None or not env_gives(text, value)
 
 
 def env_gives(text: str, value: Any) -> bool:

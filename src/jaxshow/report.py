@@ -1009,6 +1009,9 @@ class ConfigOption:
     """The global value under an active context manager (``source == "context"``), else ``None``."""
     env_vars: tuple[tuple[str, str | None], ...] = ()
     """The environment variables JAX reads for this option at import, each with its text now (``None``: unset)."""
+    env_unread: tuple[str, ...] = ()
+    """Of ``env_vars``, those set now to a text that does not give the global value: set after import, when JAX no longer
+    reads them, or overridden by ``jax.config.update`` since."""
     in_trace_context: bool | None = None
     in_jit_key: bool | None = None
     backend_start: BackendStart | None = None

@@ -140,6 +140,14 @@ def _changed_line(report: ConfigReport) -> str | None:
             f"cache at its next call (a value kept the whole session costs nothing): {', '.join(costly)}")
 
 
+def _unread_env(report: ConfigReport) -> list[str]:
+    """An environment variable set now that the option's value did not come from: read at import, set after it."""
+    return [f"{var}={text!r} is set, but {o.name} is {o.global_value_repr or o.value_repr}: JAX reads {var} once, at import "
+            f"(it was set after that, or jax.config.update set another value since); jax.config.update({o.name!r}, …) "
+            "sets it now"
+            for o in report.options for var, text in o.env_vars if var in o.env_unread]
+
+
 def _caveats(report: ConfigReport) -> list[str]:
     notes = []
     if report.trace_context_unavailable:
@@ -184,6 +192,7 @@ def _(report: ConfigReport, budget: TextBudget) -> Html:
     ]
     if changed := _changed_line(report):
         parts.append(tag("div", changed, style=NOTE_STYLE))
+    parts.extend(tag("div", message(n, budget), style=NOTE_STYLE) for n in _unread_env(report))
     if report.options:
         options, more = limit_rows(report.options, budget, "report.options")
         head = tag("thead", tag("tr", *(tag("th", h) for h in HEADER)))
@@ -207,6 +216,7 @@ def _(report: ConfigReport, budget: TextBudget) -> str:
              paragraph("  ", _backend(report), "    ", budget)]
     if changed := _changed_line(report):
         lines.append(paragraph("  ", changed, "    ", budget))
+    lines.extend(paragraph("  ", message(n, budget), "    ", budget) for n in _unread_env(report))
     options, more = limit_rows(report.options, budget, "report.options")
     if options:
         table = text_table([_row(o, report) for o in options], HEADER, budget, indent="  ", rule=True, more=more)
