@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -12,6 +13,9 @@ from traitlets.config import Config
 # The text form wraps at the terminal's width, and the tests assert lines as wrapped at 100 columns (the width when
 # there is no terminal): pinned, so that a run in an 80-column terminal, or with COLUMNS set, asserts the same lines.
 os.environ["COLUMNS"] = "100"
+# jaxshow keeps the parts of the persistent-cache keys it sees (jaxshow.keyparts) under ~/.cache/jaxshow: the tests', and
+# their subprocesses', in a folder of their own.
+os.environ["JAXSHOW_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxshow-test-keys-")
 
 
 @pytest.fixture

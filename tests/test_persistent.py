@@ -313,6 +313,48 @@ def test_a_compile_whose_cache_lines_logging_hides_has_no_verdict_but_not_known(
     assert out["compiles"] == [["jit_work", "unknown", persistent.LOGS_OFF]]
 
 
+KEYS = textwrap.dedent(
+    """
+    import json, pathlib, sys
+    import jax, jax.numpy as jnp
+    import jaxshow
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
+
+    @jax.jit
+    def work(x):
+        return jnp.sin(x) @ x.T
+
+    with jaxshow.explain() as ex:
+        work(jnp.ones((8, int(sys.argv[2]))))
+    print(json.dumps({"compiles": [[c.module, c.verdict, c.missed] for c in ex.report.persistent],
+                      "text": " ".join(str(ex.report).split())}))
+    """
+)
+
+
+def test_a_compile_that_finds_no_entry_says_how_its_key_differs_from_the_ones_there(tmp_path):
+    # A second process with another XLA_FLAGS read 'written: written to the cache directory', next to the first process's
+    # entry of jit_work, with no word on why that one was not used: JAX's key hashes XLA_FLAGS and the compile options.
+    store = {"JAXSHOW_CACHE_DIR": str(tmp_path / "store")}
+    first = _run(KEYS, tmp_path, "8", env=store)
+    assert first["compiles"] == [["jit_work", "written", ""]]
+    [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
+    written = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.stat().st_mtime))
+    out = _run(KEYS, tmp_path, "8", env={**store, "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"})
+    missed = (f"the directory holds 1 other entry of jit_work (written {written}), whose key differs from this one in XLA_FLAGS "
+              "(now --xla_cpu_enable_fast_math=true, then none) and the compile options")
+    assert out["compiles"] == [["jit_work", "written", missed]]
+    assert f"jit_work: not found, though {missed}" in out["text"]
+    out = _run(KEYS, tmp_path, "4", env=store)  # another signature: the program differs, nearest of the two
+    assert out["compiles"][0][2].startswith("the directory holds 2 other entries of jit_work; the nearest (written ")
+    assert out["compiles"][0][2].endswith(") differs from this one in the program (another signature, or edited code)")
+    out = _run(KEYS, tmp_path, "2", env={"JAXSHOW_CACHE_DIR": str(tmp_path / "empty")})  # no parts kept: said so
+    assert out["compiles"][0][2].startswith("the directory holds 3 other entries of jit_work (the newest written ")
+    assert out["compiles"][0][2].endswith("), whose keys differ from this one in a part jaxshow cannot name: it names them "
+                                          "for entries written while it watched a compile (%%jaxcache, %jaxcache on)")
+
+
 ONCE = textwrap.dedent(
     """
     import json, pathlib, sys

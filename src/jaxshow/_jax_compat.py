@@ -37,6 +37,15 @@ from jaxshow.reprs import (compared_by_parts, differ, each_pair_compared_once, o
                            safe_repr, weak_ref)
 
 JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+
+def jaxlib_version() -> str:
+    """jaxlib's version (``jaxlib.version.__version__``, public), ``""`` where it cannot be read."""
+    try:
+        from jaxlib import version
+    except ImportError:
+        return ""
+    return str(getattr(version, "__version__", ""))
 JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__)) + os.sep
 """The installed jax package's directory (with a trailing separator): JAX's own source files are under it."""
 JAXSHOW_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

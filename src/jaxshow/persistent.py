@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import jax
 
-from jaxshow import _jax_compat
+from jaxshow import _jax_compat, keyparts
 from jaxshow.report import PersistentCacheReport, PersistentCompile, PersistentGate
 
 LOGGER_NAMES = ("jax._src.compiler", "jax._src.compilation_cache")
@@ -50,7 +50,7 @@ def directory_now() -> str:
 
 
 _HIT = re.compile(r"^Persistent compilation cache hit for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
-_MISS = re.compile(r"^PERSISTENT COMPILATION CACHE MISS for '(?P<m>[^']*)'")
+_MISS = re.compile(r"^PERSISTENT COMPILATION CACHE MISS for '(?P<m>[^']*)'(?: with key '(?P<k>[^']*)')?")
 _TOO_FAST = re.compile(
     r"^Not writing persistent cache entry for '(?P<m>[^']*)' because it took < (?P<min>[\d.]+) seconds to compile \((?P<s>[\d.]+)s\)"
 )
@@ -85,7 +85,7 @@ def parse_compile_log(message: str) -> CompileLogEvent | None:
     if m := _HIT.match(message):
         return CompileLogEvent("hit", m.group("m"), EARLIER_PROCESS, key=m.group("k") or "")
     if m := _MISS.match(message):
-        return CompileLogEvent("miss", m.group("m"))
+        return CompileLogEvent("miss", m.group("m"), key=m.group("k") or "")
     if m := _TOO_FAST.match(message):
         reason = f"took < {float(m.group('min')):.2f} s to compile ({float(m.group('s')):.2f} s); jax_persistent_cache_min_compile_time_secs"
         return CompileLogEvent("skipped", m.group("m"), reason, float(m.group("s")))
@@ -119,23 +119,28 @@ def compiles_from_events(events: list[CompileLogEvent]) -> list[PersistentCompil
     verdicts: list[PersistentCompile] = []
     pending: str | None = None
     seconds: float | None = None
+    missed = ""  # why the pending lookup found no entry, where other entries of its module are there
     for e in events:
         if e.kind == "miss":
             if pending is not None:
-                verdicts.append(PersistentCompile(pending, "not_cached", "looked up, not found, and not written", seconds))
-            pending, seconds = e.module, None
+                verdicts.append(PersistentCompile(pending, "not_cached", LOOKED_UP, seconds, missed))
+            pending, seconds, missed = e.module, None, e.reason
         elif e.kind == "slow_enough":
             seconds = e.compile_seconds
         elif e.kind == "hit":
             verdicts.append(PersistentCompile(e.module or "?", "hit", e.reason))
         else:
             module = e.module or pending or "?"
-            verdicts.append(PersistentCompile(module, e.kind, e.reason, e.compile_seconds if e.compile_seconds is not None else seconds))  # type: ignore[arg-type]
+            verdicts.append(PersistentCompile(module, e.kind, e.reason, e.compile_seconds if e.compile_seconds is not None else seconds,  # type: ignore[arg-type]
+                                              missed if module == pending else ""))
             if module == pending:
-                pending, seconds = None, None
+                pending, seconds, missed = None, None, ""
     if pending is not None:
-        verdicts.append(PersistentCompile(pending, "not_cached", "looked up, not found, and not written", seconds))
+        verdicts.append(PersistentCompile(pending, "not_cached", LOOKED_UP, seconds, missed))
     return verdicts
+
+
+LOOKED_UP = "looked up, not found, and not written"
 
 
 NOT_ON_DISK = ("JAX went to write it, and it is not in the cache directory: the write failed (JAX's warning 'Error writing persistent "
@@ -164,6 +169,7 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
         return events
     limited = _max_size() != -1
     started = _process_started()
+    listings: dict[str, dict[str, list[tuple[str, float]]]] = {}  # each directory listed once, for the misses
     out = []
     for e in events:
         entry = os.path.join(e.directory or directory, e.key + CACHE_SUFFIX)
@@ -173,6 +179,10 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
             e = CompileLogEvent("skipped", e.module, CHECKED if _config_value("jax_compilation_cache_check_contents") else UNREADABLE)
         elif e.kind == "hit" and e.key and started is not None and _mtime(entry) > started + START_SLACK_SECONDS:
             e = dataclasses.replace(e, reason=THIS_PROCESS)
+        elif e.kind == "miss" and e.key and e.module:
+            place = e.directory or directory
+            held = listings[place] if place in listings else listings.setdefault(place, keyparts.entries(place))
+            e = dataclasses.replace(e, reason=keyparts.why_missed(e.key, e.module, held, keyparts.recall(e.key)))
         out.append(e)
     return out
 

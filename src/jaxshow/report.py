@@ -861,6 +861,9 @@ class PersistentCompile:
     verdict: PersistentVerdict
     reason: str = ""
     compile_seconds: float | None = None
+    missed: str = ""
+    """Why its lookup found no entry where the directory holds other entries of its module: in which parts of JAX's key
+    the nearest one differs (:mod:`jaxshow.keyparts`); ``""`` where none are there."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -298,7 +298,8 @@ def _(report: CacheReport, budget: TextBudget) -> Html:
         parts.append(muted(more_sections))
     if report.persistent:
         compiles, more = limit_rows(_compile_rows(report.persistent), budget, "report.persistent")
-        parts.append(details("persistent compilation cache", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
+        parts.append(details("persistent compilation cache", table(_COMPILE_HEADER, compiles, budget, more=more),
+                             *(tag("div", message(m, budget), style=NOTE_STYLE) for m in _missed(report.persistent)), open=True))
     if report.cell_error:
         parts.append(tag("div", _raised(report, budget), style=ERROR_STYLE))
     parts.extend(tag("div", muted(located_html(n, budget, message))) for n in _notes(report))
@@ -405,7 +406,8 @@ def _(p: PersistentCacheReport, budget: TextBudget) -> Html:
     ]
     if p.compiles:
         compiles, more = limit_rows(_compile_rows(p.compiles), budget, "report.compiles")
-        parts.append(details("compiles seen in %%jaxcache cells", table(_COMPILE_HEADER, compiles, budget, more=more), open=True))
+        parts.append(details("compiles seen in %%jaxcache cells", table(_COMPILE_HEADER, compiles, budget, more=more),
+                             *(tag("div", message(m, budget), style=NOTE_STYLE) for m in _missed(p.compiles)), open=True))
     else:
         parts.append(muted(_NO_COMPILE))
     parts.extend(tag("div", message(n, budget), style=NOTE_STYLE) for n in p.notes)
@@ -473,6 +475,11 @@ def _miss_text(i: int, miss: CacheMiss, attribute: str, budget: TextBudget) -> l
     return lines
 
 
+def _missed(compiles: Sequence[PersistentCompile]) -> list[str]:
+    """For each module whose lookup found no entry though others of it are in the directory, why (once per text)."""
+    return list(dict.fromkeys(f"{c.module}: not found, though {c.missed}" for c in compiles if c.missed))
+
+
 def _compile_lines(rows: list[tuple[str, str, str]], budget: TextBudget, more: str | None) -> list[str]:
     """The persistent cache's verdicts as a table, or a sentence each where the table is wider than the terminal."""
     return table_or_sentences(rows, _COMPILE_HEADER, budget, lambda r: f"{r[0]}: {r[1]} · {r[2]}", indent="    ", rule=True, more=more)
@@ -506,6 +513,7 @@ def _(report: CacheReport, budget: TextBudget) -> str:
         compiles, more = limit_rows(_compile_rows(report.persistent), budget, "report.persistent")
         lines.append("  persistent compilation cache:")
         lines.extend(_compile_lines(compiles, budget, more))
+        lines.extend(paragraph("    ", message(m, budget), "      ", budget) for m in _missed(report.persistent))
     if report.cell_error:
         lines.append(paragraph("  ", _raised(report, budget), "    ", budget))
     lines.extend(paragraph("  note: ", located(n, budget, message), "    ", budget) for n in _notes(report))
@@ -549,6 +557,7 @@ def _(p: PersistentCacheReport, budget: TextBudget) -> str:
         compiles, more = limit_rows(_compile_rows(p.compiles), budget, "report.compiles")
         lines.append("  compiles seen in %%jaxcache cells:")
         lines.extend(_compile_lines(compiles, budget, more))
+        lines.extend(paragraph("    ", message(m, budget), "      ", budget) for m in _missed(p.compiles))
     else:
         lines.append(paragraph("  ", _NO_COMPILE, "    ", budget))
     lines.extend(paragraph("  note: ", message(n, budget), "    ", budget) for n in p.notes)

@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator
 
 import jax
 
-from jaxshow import _jax_compat, persistent, timings
+from jaxshow import _jax_compat, keyparts, persistent, timings
 from jaxshow.capture import calls
 from jaxshow.capture.carried import closure_function, library_file, package_of
 from jaxshow.capture.definitions import definition_note
@@ -1255,6 +1255,9 @@ class _LogCapture:
         """The thread that logged each of ``compiles``: JAX compiles a call on its own thread."""
         self._lock = threading.Lock()
         self._loggers: list[logging.Logger] = []
+        self._key_lines: dict[int, list[tuple[str, str]]] = {}
+        """Per thread, JAX's lines on the parts of the persistent-cache key it is computing (:mod:`jaxshow.keyparts`)."""
+        self._key_logger: logging.Logger | None = None
         self._stages: timings.EventCollector | None = None
         self._seen: dict[int, int] = {}
         """Per thread, how many of ``compiles`` there were at its last compile's ``jax.monitoring`` event."""
@@ -1266,8 +1269,17 @@ class _LogCapture:
             self._loggers.append(logger)
             logger.addFilter(self._filter)
             _levels.lower(logger, logging.WARNING if name == names[0] else logging.DEBUG)
+        self._watch_key_parts()
         self._stages = timings.EventCollector(on_event=self._compiled)
         self._stages.__enter__()
+
+    def _watch_key_parts(self) -> None:
+        """Take JAX's lines on the parts of each persistent-cache key, once a cache directory is set (JAX then hashes each
+        part twice, to log its own hash: a cost paid only where there are entries to compare)."""
+        if self._key_logger is None and persistent.directory_now():
+            self._key_logger = logging.getLogger(keyparts.KEY_LOGGER)
+            self._key_logger.addFilter(self._filter)
+            _levels.lower(self._key_logger, logging.DEBUG)
 
     def clear(self) -> None:
         with self._lock:
@@ -1279,6 +1291,10 @@ class _LogCapture:
         if self._stages is not None:
             self._stages.__exit__(None, None, None)
             self._stages = None
+        if self._key_logger is not None:
+            self._key_logger.removeFilter(self._filter)
+            _levels.release(self._key_logger)
+            self._key_logger = None
         for logger in reversed(self._loggers):
             logger.removeFilter(self._filter)
             _levels.release(logger)
@@ -1290,6 +1306,7 @@ class _LogCapture:
         so it is seen as the others are (a call that compiled again, its verdict, a compile ahead of time)."""
         if event.stage != "compile" or self.session.paused:
             return
+        self._watch_key_parts()  # a directory set since the session started: the next compiles' keys
         with self._lock:
             logged = event.thread_id in self.threads[self._seen.get(event.thread_id, 0):]
             if not logged:
@@ -1325,10 +1342,20 @@ class _LogCapture:
             if message.startswith("TRACING CACHE MISS"):
                 self.session._note_jax_text(message)
                 return self._user_would_see(record, None)
+            if (part := keyparts.key_line(message)) is not None:
+                with self._lock:  # a key's first part starts its lines (a key computed with no lookup after it, none)
+                    lines = self._key_lines[record.thread] = [] if part[0] == "computation" else self._key_lines.get(record.thread, [])
+                    lines.append(part)
+                return record.levelno >= self._user_threshold(record.name)
             event = persistent.parse_compile_log(message)
             if event is not None:
                 if event.key:  # its entry's place, resolved now: JAX writes it next, under the working directory of now
                     event = dataclasses.replace(event, directory=persistent.directory_now())
+                    with self._lock:
+                        lines = self._key_lines.pop(record.thread, None)
+                    if lines:  # the key JAX just computed, whose lookup this line tells
+                        keyparts.remember(keyparts.KeyParts(event.key, {p: h for p, h in lines if p != "flag"},
+                                                            _jax_compat.jaxlib_version(), tuple(dict.fromkeys(h for p, h in lines if p == "flag"))))
                 with self._lock:  # the two lists stay in step when threads compile at once
                     self.compiles.append(event)
                     self.threads.append(record.thread)
