@@ -318,6 +318,7 @@ KEYS = textwrap.dedent(
     import json, pathlib, sys
     import jax, jax.numpy as jnp
     import jaxshow
+    from jaxshow import persistent
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
 
@@ -328,7 +329,7 @@ KEYS = textwrap.dedent(
     with jaxshow.explain() as ex:
         work(jnp.ones((8, int(sys.argv[2]))))
     print(json.dumps({"compiles": [[c.module, c.verdict, c.missed] for c in ex.report.persistent],
-                      "text": " ".join(str(ex.report).split())}))
+                      "text": " ".join(str(ex.report).split()), "store": persistent.report().key_store}))
     """
 )
 
@@ -337,8 +338,13 @@ def test_a_compile_that_finds_no_entry_says_how_its_key_differs_from_the_ones_th
     # A second process with another XLA_FLAGS read 'written: written to the cache directory', next to the first process's
     # entry of jit_work, with no word on why that one was not used: JAX's key hashes XLA_FLAGS and the compile options.
     store = {"JAXSHOW_CACHE_DIR": str(tmp_path / "store")}
+    path = tmp_path / "store" / "persistent-keys.jsonl"
+    assert _run("import json\nfrom jaxshow import persistent\nprint(json.dumps({'store': persistent.report().key_store}))", tmp_path,
+                env=store)["store"] == f"none yet ({path})"
     first = _run(KEYS, tmp_path, "8", env=store)
     assert first["compiles"] == [["jit_work", "written", ""]]
+    keys = {json.loads(line)["key"] for line in path.read_text().splitlines()}
+    assert any(k.startswith("jit_work-") for k in keys) and first["store"] == f"{path} ({len(keys)} keys)"
     [entry] = (tmp_path / "cache").glob("jit_work-*-cache")
     written = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.stat().st_mtime))
     out = _run(KEYS, tmp_path, "8", env={**store, "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"})

@@ -111,6 +111,15 @@ def recall(key: str) -> KeyParts | None:
         return _known.get(key)
 
 
+def store_summary() -> str:
+    """``/home/u/.cache/jaxshow/persistent-keys.jsonl (12 keys)``, or that none is kept there yet."""
+    path = store_path()
+    recall("")  # the store read, once
+    with _lock:
+        count = len(_known)
+    return f"{path} ({count} key{'' if count == 1 else 's'})" if count else f"none yet ({path})"
+
+
 def _read(path: str) -> list[KeyParts]:
     try:
         with open(path, encoding="utf-8") as f:

@@ -384,6 +384,7 @@ def report(compiles: tuple[PersistentCompile, ...] = ()) -> PersistentCacheRepor
         enabled=enabled,
         initialized=initialized,
         not_opened=not_opened,
+        key_store=keyparts.store_summary(),
         gates=gates(),
         entry_count=count,
         total_bytes=total,

@@ -974,6 +974,9 @@ class PersistentCacheReport(_Displayable):
     notes: tuple[str, ...] = ()
     not_opened: str | None = None
     """Why JAX holds no open cache in this process and will not open one by itself; ``None`` where it does, or yet may."""
+    key_store: str = ""
+    """Where jaxshow keeps the parts of the keys it saw, to say why a later lookup missed (:mod:`jaxshow.keyparts`),
+    and how many."""
 
     def _summary(self) -> str:
         where = self.directory or "no directory"

@@ -393,6 +393,8 @@ def _persistent_rows(p: PersistentCacheReport) -> list[tuple[str, str]]:
         if p.newest_entry:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(p.newest_mtime)) if p.newest_mtime else "?"
             facts.append(("newest entry", f"{p.newest_entry} ({stamp})"))
+    if p.key_store:
+        facts.append(("key parts kept by jaxshow", p.key_store))
     return facts
 
 
