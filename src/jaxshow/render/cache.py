@@ -12,7 +12,7 @@ from jaxshow.render.groups import SIGNATURE_LEAVES, signature_parts
 from jaxshow.render.limits import TextBudget, block, limit_rows, line, message
 from jaxshow.render.markup import Html, code_block, details, escape, join, muted, table, tag
 from jaxshow.render.paths import Place, located, located_html
-from jaxshow.render.plain import paragraph, table_or_sentences, text_table
+from jaxshow.render.plain import paragraph, table_or_sentences
 from jaxshow.render.style import ERROR_STYLE, NOTE_STYLE
 from jaxshow.report import (
     CacheClearReport,
@@ -148,6 +148,15 @@ def _function_rows(functions: Sequence[FunctionCacheStats], budget: TextBudget, 
 
 
 _FUNCTION_HEADER = ("function", "calls", "traced", "hits", "cache entries", "defined at")
+
+
+def _function_sentence(row: tuple[str, ...]) -> str:
+    """A row of the functions' table as a sentence, for a terminal narrower than the table (a library's long names and
+    paths): ``JAXTrainer.train_step: traced 1 · defined at /…/keras/src/backend/jax/trainer.py:73``."""
+    name, calls, traced, hits, entries, where = row
+    counts = [f"{label} {value}" for label, value in (("calls", calls), ("traced", traced), ("hits", hits),
+                                                        ("cache entries", entries)) if value != "—"]
+    return f"{name}: {', '.join(counts)}" + (f" · defined at {where}" if where != "—" else "")
 _COMPILE_HEADER = ("module", "verdict", "why")
 _HISTORY_HEADER = ("when", "signature", "why it traced", "details")
 _GATE_HEADER = ("option", "value", "meaning")
@@ -492,7 +501,8 @@ def _(report: CacheReport, budget: TextBudget) -> str:
     lines = [paragraph("%jaxcache — ", _headline(report), "  ", budget)]
     functions, more = limit_rows(report.functions, budget, "report.functions")
     if functions:
-        lines.extend(text_table(_function_rows(functions, budget), _FUNCTION_HEADER, budget, indent="  ", rule=True, more=more))
+        lines.extend(table_or_sentences(_function_rows(functions, budget), _FUNCTION_HEADER, budget, _function_sentence,
+                                        indent="  ", rule=True, more=more))
     sections, more_sections = limit_rows(_misses_of(report), budget, "report.functions")
     for k, f in sections:
         lines.append(f"  {''.join(_heading(f, report, budget))}:")
