@@ -836,6 +836,30 @@ def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
     assert miss.blame is not None and miss.blame.library_function == "fakelib.solve"
 
 
+def test_a_library_function_under_a_decorator_of_the_library_is_blamed_by_its_own_name(shell, tmp_path):
+    # keras's Model.fit is wrapped by keras's filter_traceback decorator: a re-trace of its train_step for the last,
+    # shorter batch read 'a library re-traced: In[5]:2 called keras.src.utils.traceback_utils.filter_traceback.<locals>.
+    # error_handler (…traceback_utils.py:117)', the decorator's wrapper, not the method the user called
+    trainer = tmp_path / "site-packages" / "faketrainer.py"
+    trainer.write_text(
+        "import functools\nimport jax\n\n\ndef filter_traceback(fn):\n    @functools.wraps(fn)\n"
+        "    def error_handler(*args, **kwargs):\n        return fn(*args, **kwargs)\n    return error_handler\n\n\n"
+        "@jax.jit\ndef train_step(batch):\n    return batch.sum()\n\n\nclass Trainer:\n    @filter_traceback\n"
+        "    def fit(self, data, size):\n        for at in range(0, len(data), size):\n            train_step(data[at:at + size])\n")
+    try:
+        _define(shell, "import faketrainer")
+        result, _ = run_captured(shell, "%%jaxcache -o rep\nfaketrainer.Trainer().fit(jnp.ones(5), 2)")
+        assert result.success, result.error_in_exec
+        [stats] = shell.user_ns["rep"].functions
+        first, shorter = stats.misses
+        assert (shorter.category, shorter.summary) == ("input_types", "batch: now f32[1], before f32[2]")
+        assert (shorter.blame.library_function, shorter.blame.library_line) == ("faketrainer.Trainer.fit", f"{trainer}:21")
+        assert (f"a library re-traced: In[{result.execution_count}]:2 called faketrainer.Trainer.fit ({trainer}:21), which "
+                "passed batch differently to train_step") in " ".join(str(shell.user_ns["rep"]).split())
+    finally:
+        sys.modules.pop("faketrainer", None)
+
+
 @pytest.mark.parametrize("library", ["flax", "equinox"])
 def test_a_library_models_signature_is_said_by_argument(shell, library):
     """flax's ``nnx.jit`` and ``eqx.filter_jit`` pass the model as a leaf per parameter, under flax's names
