@@ -839,7 +839,8 @@ def test_a_library_wrapper_object_is_blamed_under_the_function_it_wraps(shell):
 def test_a_library_function_under_a_decorator_of_the_library_is_blamed_by_its_own_name(shell, tmp_path):
     # keras's Model.fit is wrapped by keras's filter_traceback decorator: a re-trace of its train_step for the last,
     # shorter batch read 'a library re-traced: In[5]:2 called keras.src.utils.traceback_utils.filter_traceback.<locals>.
-    # error_handler (…traceback_utils.py:117)', the decorator's wrapper, not the method the user called
+    # error_handler (…traceback_utils.py:117)', the decorator's wrapper, not the method the user called; %%jaxstages'
+    # note on unseen hits named it too
     trainer = tmp_path / "site-packages" / "faketrainer.py"
     trainer.write_text(
         "import functools\nimport jax\n\n\ndef filter_traceback(fn):\n    @functools.wraps(fn)\n"
@@ -856,6 +857,10 @@ def test_a_library_function_under_a_decorator_of_the_library_is_blamed_by_its_ow
         assert (shorter.blame.library_function, shorter.blame.library_line) == ("faketrainer.Trainer.fit", f"{trainer}:21")
         assert (f"a library re-traced: In[{result.execution_count}]:2 called faketrainer.Trainer.fit ({trainer}:21), which "
                 "passed batch differently to train_step") in " ".join(str(shell.user_ns["rep"]).split())
+        result, _ = run_captured(shell, "%%jaxstages -o rep\nfaketrainer.Trainer().fit(jnp.ones(7), 3)")
+        assert result.success, result.error_in_exec
+        assert shell.user_ns["rep"].reports[-1].notes[-1] == ("called at least once with this signature in the cell (calls "
+                                                               "from inside faketrainer.Trainer.fit that hit JAX's cache are not seen)")
     finally:
         sys.modules.pop("faketrainer", None)
 

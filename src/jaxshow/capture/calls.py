@@ -35,7 +35,7 @@ from jaxshow.capture.carried import carried_function, closure_function, library_
 from jaxshow.capture.equinox_args import LeafLabels, leaf_labels, static_leaves
 from jaxshow.capture.helpers import held_apart, held_by_module, jax_helper, jax_own_wrapper, may_call_jit
 from jaxshow.capture.prefetch import Prefetcher, PrefetchOptions
-from jaxshow.capture.sources import frame_function, is_jax_file, is_library_file, is_user_file
+from jaxshow.capture.sources import called_frame, frame_function, is_jax_file, is_library_file, is_user_file
 from jaxshow.capture.stations import (
     COMPILED_TYPE,
     JIT_TYPE,
@@ -327,7 +327,8 @@ def _sites(frame: Any, cell_line: CellLine) -> tuple[SourceLocation | None, Sour
     """``(innermost frame in the user's code, outermost frame in a cell)`` of the stack from ``frame`` out, each line as
     the cell shows it (``cell_line``), and the library function the user's innermost frame called on the way (``None``
     where the user's code called JAX itself): a call from there that JAX serves from its C++ cache is never seen."""
-    site = cell = through = None
+    site = cell = None
+    through: list[Any] = []  # the library frames before the user's innermost one, innermost first
     while frame is not None:
         filename = frame.f_code.co_filename
         in_cell = _in_cell(frame, cell_line)
@@ -337,9 +338,9 @@ def _sites(frame: Any, cell_line: CellLine) -> tuple[SourceLocation | None, Sour
         elif site is None and is_user_file(filename):
             site = _location(frame)
         elif site is None and is_library_file(filename):
-            through = frame
+            through.append(frame)
         frame = frame.f_back
-    return site, cell, frame_function(through) if through is not None else None
+    return site, cell, frame_function(called_frame(through)) if through else None
 
 
 _AHEAD_OF_TIME_NAMES = {"make_jaxpr_f": "jax.make_jaxpr", "eval_shape": "jax.eval_shape", "jit_eval_shape": ".eval_shape()",

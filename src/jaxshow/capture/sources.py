@@ -19,6 +19,7 @@ import functools
 import os
 import stat
 import sys
+import types
 from typing import Any
 
 from jaxshow import _jax_compat
@@ -102,3 +103,20 @@ def frame_function(frame: Any) -> str:
         if type(wrapped_name) is str and type(wrapped_module) is str:
             return f"{wrapped_module}.{wrapped_name}"
     return f"{module}.{name}" if isinstance(module, str) else name
+
+
+def called_frame(entries: list[Any]) -> Any:
+    """Of the library frames between the user's line and a call, innermost first, the frame of the function the user's
+    line called: the outermost, or, where that is a decorator's wrapper (keras's
+    ``filter_traceback.<locals>.error_handler`` around ``Model.fit``), the function it wraps; ``None`` for none."""
+    at = len(entries) - 1
+    while at > 0 and _wraps(entries[at], entries[at - 1]):
+        at -= 1
+    return entries[at] if entries else None
+
+
+def _wraps(frame: Any, inner: Any) -> bool:
+    """Whether ``frame`` runs a function defined inside another that calls a function it closes over, ``inner``'s."""
+    if "<locals>" not in frame_function(frame):
+        return False
+    return any(type(value) is types.FunctionType and value.__code__ is inner.f_code for value in frame.f_locals.values())

@@ -8,11 +8,10 @@ library, JAX or jaxshow). A library frame is one in a file
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 from jaxshow.capture.calls import CellLine, no_cell
-from jaxshow.capture.sources import frame_function, is_library_file, is_user_file
+from jaxshow.capture.sources import called_frame, frame_function, is_library_file, is_user_file
 from jaxshow.report import LibraryBlame
 
 
@@ -33,7 +32,7 @@ def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: 
         code = frame.f_code
         in_cell = cell_line(frame)
         if in_cell is not None or is_user_file(code.co_filename):
-            entry = _called(entries)
+            entry = called_frame(entries)
             called = frame_function(entry) if entry is not None else None
             if called is None or called.rpartition(".")[2] == function:
                 # no library between, or the user's line called the jitted function itself, through the library's jit
@@ -50,18 +49,3 @@ def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: 
         frame = frame.f_back
     return None
 
-
-def _called(entries: list[Any]) -> Any:
-    """The library function the user's line called: the outermost library frame, or, where that is a decorator's wrapper
-    (keras's ``filter_traceback.<locals>.error_handler`` around ``Model.fit``), the function it wraps."""
-    at = len(entries) - 1
-    while at > 0 and _wraps(entries[at], entries[at - 1]):
-        at -= 1
-    return entries[at] if entries else None
-
-
-def _wraps(frame: Any, inner: Any) -> bool:
-    """Whether ``frame`` runs a function defined inside another that calls a function it closes over, ``inner``'s."""
-    if "<locals>" not in frame_function(frame):
-        return False
-    return any(type(value) is types.FunctionType and value.__code__ is inner.f_code for value in frame.f_locals.values())
