@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 KEY_LOGGER = "jax._src.cache_key"
 """Where JAX logs, at DEBUG, the hash of each part of a persistent-cache key it computes."""
+STORE_ENV = "JAXSHOW_CACHE_DIR"
+"""A folder to keep the store in instead of ``~/.cache/jaxshow``."""
 STORE_MAX_BYTES = 4_000_000
 """The store is cut to its newer half when it grows past this."""
 
@@ -59,9 +61,6 @@ def key_line(message: str) -> tuple[str, str] | None:
     if m := _FLAG.match(message):
         return "flag", m.group("f")
     return None
-
-
-STORE_ENV = "JAXSHOW_CACHE_DIR"
 
 
 def store_path() -> str:
@@ -112,7 +111,7 @@ def recall(key: str) -> KeyParts | None:
 
 
 def store_summary() -> str:
-    """``/home/u/.cache/jaxshow/persistent-keys.jsonl (12 keys)``, or that none is kept there yet."""
+    """``~/.cache/jaxshow/persistent-keys.jsonl (12 keys)`` (the whole path), or that none is kept there yet."""
     path = store_path()
     recall("")  # the store read, once
     with _lock:
