@@ -23,7 +23,8 @@ from jaxshow.capture.carried import closure_function
 from jaxshow.capture.definitions import definition_note
 from jaxshow.capture.equinox_args import named_leaves, output_names as equinox_output_names
 from jaxshow.capture.flax_args import graph_leaf_names, graph_output_names
-from jaxshow.capture.calls import CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, CallCapture, CallRecord, LibraryCalls, finish_ahead_of_time
+from jaxshow.capture.calls import (CONTROL_FLOW, EAGER_CONTROL_FLOW, TRACED_ONLY, USER_CODE_HELPERS, CallCapture, CallRecord,
+                                   LibraryCalls, finish_ahead_of_time)
 from jaxshow.capture.labels import file_label, labelled_error, labelled_stations, labelled_wrapper
 from jaxshow.capture.linked import linked_views, located_stablehlo
 from jaxshow.capture.prefetch import stations_of
@@ -813,7 +814,8 @@ def _no_call_note(names: tuple[str, ...], *, raised: bool, library_calls: bool =
     unseen: said too.
     """
     sharded = [n for n in EAGER_SHARD_MAP if n in names]
-    what = ["eager jax.numpy operations"] if any(n not in EAGER_SHARD_MAP for n in names) else []
+    what = ["eager jax.numpy operations"] if any(n not in EAGER_SHARD_MAP and n not in USER_CODE_HELPERS for n in names) else []
+    what.extend(f"{n}: {USER_CODE_HELPERS[n]}" for n in dict.fromkeys(names) if n in USER_CODE_HELPERS)
     if sharded:
         what.append(f"{', '.join(sharded)}: jax.shard_map run outside jit, which runs the function it maps (yours too, if any) "
                     "one operation at a time on each device's block and splits and joins the arrays; under jax.jit it "

@@ -1132,6 +1132,8 @@ def helpers_note(modules: list[str]) -> str:
     kinds = {persistent.module_name(kind): kind for kind in calls.EAGER_CONTROL_FLOW}
     loops = [kinds[m] for m in modules if m in kinds]
     exported = modules.count(_EXPORTED_CALL)
+    running = {persistent.module_name(name): name for name in calls.USER_CODE_HELPERS}
+    yours = [running[m] for m in modules if m in running]
     said = []
     if loops:
         what = "eager jax.lax loop or branch" if len(loops) == 1 else "eager jax.lax loops and branches"
@@ -1139,8 +1141,10 @@ def helpers_note(modules: list[str]) -> str:
     if exported:
         said.append(f"{plural(exported, 'program')} exported with jax.export, run by Exported.call (in JAX's own "
                     "call_exported; %%jaxstages shows its stations)")
-    if len(modules) > len(loops) + exported:
-        said.append(f"{len(modules) - len(loops) - exported} of its own helper functions (eager jax.numpy operations)")
+    said.extend(f"{name} {'once' if yours.count(name) == 1 else f'{yours.count(name)} times'} ({calls.USER_CODE_HELPERS[name]})"
+                for name in dict.fromkeys(yours))
+    if len(modules) > len(loops) + exported + len(yours):
+        said.append(f"{len(modules) - len(loops) - exported - len(yours)} of its own helper functions (eager jax.numpy operations)")
     return f"JAX also compiled {' and '.join(said)}; not shown"
 
 
