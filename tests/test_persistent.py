@@ -361,6 +361,36 @@ def test_a_compile_that_finds_no_entry_says_how_its_key_differs_from_the_ones_th
                                           "for entries written while it watched a compile (%%jaxcache, %jaxcache on)")
 
 
+ON_FIRST = textwrap.dedent(
+    """
+    import json, sys
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jaxshow")
+    shell.run_line_magic("jaxcache", "on")
+    shell.run_cell("import jax, jax.numpy as jnp\\nx = jnp.ones(3)\\n@jax.jit\\ndef f(v):\\n    return jnp.sin(v) * 2")
+    shell.run_cell(f"jax.config.update('jax_compilation_cache_dir', {sys.argv[1] + '/cache'!r})\\n"
+                   "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)")
+    with capture_output() as cap:
+        shell.run_cell("y = f(x)")  # the first compile since the directory was set
+    print(json.dumps({"text": " ".join(cap.outputs[-1].data["text/plain"].split())}))
+    """
+)
+
+
+def test_the_key_of_the_first_compile_after_the_directory_is_set_under_on_mode_is_kept(tmp_path):
+    # %jaxcache on, then the directory set in a later cell (the usual order): the first compile after it, the training
+    # step, had its key's parts left out (they were taken from the next compile on), and a restarted kernel with other
+    # XLA_FLAGS read 'a part jaxshow cannot name' for it
+    store = {"JAXSHOW_CACHE_DIR": str(tmp_path / "store")}
+    _run(ON_FIRST, tmp_path, env=store)
+    out = _run(ON_FIRST, tmp_path, env={**store, "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"})
+    assert ("jit_f: not found, though the directory holds 1 other entry of jit_f (written ") in out["text"]
+    assert ("), whose key differs from this one in XLA_FLAGS (now --xla_cpu_enable_fast_math=true, then none) and the compile "
+            "options") in out["text"]
+
+
 ONCE = textwrap.dedent(
     """
     import json, pathlib, sys

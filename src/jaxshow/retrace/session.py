@@ -1307,10 +1307,12 @@ class _LogCapture:
     def _compiled(self, event: timings.StageEvent) -> None:
         """A compile ended (its ``jax.monitoring`` event, after JAX's cache lines): where its thread logged no line about
         the persistent cache since its last compile (a process that does not use the cache logs none), one that says so,
-        so it is seen as the others are (a call that compiled again, its verdict, a compile ahead of time)."""
+        so it is seen as the others are (a call that compiled again, its verdict, a compile ahead of time). A lowering
+        ended: its compile comes next, whose key's parts are taken where a cache directory was set since."""
+        if event.stage == "lower" and not self.session.paused:
+            self._watch_key_parts()  # a directory set since the session started: this lowering's compile's key
         if event.stage != "compile" or self.session.paused:
             return
-        self._watch_key_parts()  # a directory set since the session started: the next compiles' keys
         with self._lock:
             logged = event.thread_id in self.threads[self._seen.get(event.thread_id, 0):]
             if not logged:
