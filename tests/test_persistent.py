@@ -284,19 +284,26 @@ def test_a_process_that_does_not_use_the_persistent_cache_still_sees_its_compile
     assert "note: <lambda>: 1 call compiled without a new trace: JAX reused an earlier trace" in out["text"]
 
 
-LOGS_OFF = textwrap.dedent(
+WORK = textwrap.dedent(
     """
-    import json, logging, pathlib, sys
+    import json, pathlib, sys
     import jax, jax.numpy as jnp
     import jaxshow
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
-    logging.disable(logging.CRITICAL)
 
     @jax.jit
     def work(x):
         return jnp.sin(x) @ x.T
+    """
+)
+"""A child's start: the cache in ``argv[1]/cache``, written whatever the compile time, and a jitted ``work``."""
 
+
+LOGS_OFF = WORK + textwrap.dedent(
+    """
+    import logging
+    logging.disable(logging.CRITICAL)
     with jaxshow.explain() as ex:
         work(jnp.ones((8, 8)))
     written = sorted(p.name.split("-")[0] for p in (pathlib.Path(sys.argv[1]) / "cache").glob("jit_work-*"))
@@ -313,19 +320,9 @@ def test_a_compile_whose_cache_lines_logging_hides_has_no_verdict_but_not_known(
     assert out["compiles"] == [["jit_work", "unknown", persistent.LOGS_OFF]]
 
 
-KEYS = textwrap.dedent(
+KEYS = WORK + textwrap.dedent(
     """
-    import json, pathlib, sys
-    import jax, jax.numpy as jnp
-    import jaxshow
     from jaxshow import persistent
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
-
-    @jax.jit
-    def work(x):
-        return jnp.sin(x) @ x.T
-
     with jaxshow.explain() as ex:
         work(jnp.ones((8, int(sys.argv[2]))))
     print(json.dumps({"compiles": [[c.module, c.verdict, c.missed] for c in ex.report.persistent],
@@ -485,18 +482,8 @@ def test_the_environment_variable_set_after_jax_was_imported_is_said_to_be_too_l
     assert _child(tmp_path, env_dir=True)["source"] == "environment variable JAX_COMPILATION_CACHE_DIR"  # set before import
 
 
-AGAIN = textwrap.dedent(
+AGAIN = WORK + textwrap.dedent(
     """
-    import json, pathlib, sys
-    import jax, jax.numpy as jnp
-    import jaxshow
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
-    jax.config.update("jax_compilation_cache_dir", str(pathlib.Path(sys.argv[1]) / "cache"))
-
-    @jax.jit
-    def work(x):
-        return jnp.sin(x) @ x.T
-
     with jaxshow.explain() as ex:
         work(jnp.ones((8, 8)))
         jax.clear_caches()
