@@ -13,7 +13,7 @@ import time
 import jax
 import pytest
 
-from jaxshow import persistent
+from jaxshow import keyparts, persistent
 from jaxshow.report import PersistentCompile
 
 CHILD = textwrap.dedent(
@@ -636,3 +636,22 @@ def test_a_relative_cache_directory_is_said_to_follow_the_working_directory(tmp_
             f"the moment, so here {here}; after an os.chdir or %cd it uses another directory, which it does not make (its "
             "writes fail): give an absolute path") in out["notes"]
     assert [p.name.split("-")[0] for p in (tmp_path / "relcache").iterdir()] == ["jit_work"]
+
+
+def test_the_key_store_is_kept_only_under_an_absolute_folder_and_read_back(tmp_path, monkeypatch):
+    # a relative $JAXSHOW_CACHE_DIR (or no home folder) would have made a folder under the kernel's working directory
+    monkeypatch.setattr(keyparts, "_known", {})
+    monkeypatch.setattr(keyparts, "_loaded_from", None)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JAXSHOW_CACHE_DIR", "relative")
+    parts = keyparts.KeyParts("jit_f-" + "0" * 64, {"computation": "aa", "XLA flags": "bb"}, "0.10.2", ("--xla_a=1",))
+    keyparts.remember(parts)
+    assert keyparts.store_path() == "" and list(tmp_path.iterdir()) == []
+    assert keyparts.store_summary() == "none (no home folder to keep them in; $JAXSHOW_CACHE_DIR names one)"
+    monkeypatch.setenv("JAXSHOW_CACHE_DIR", str(tmp_path / "store"))
+    monkeypatch.setattr(keyparts, "_known", {})
+    keyparts.remember(parts)
+    monkeypatch.setattr(keyparts, "_known", {})  # a later process: read back from the file
+    monkeypatch.setattr(keyparts, "_loaded_from", None)
+    assert keyparts.recall(parts.key) == parts
+    assert keyparts.store_summary() == f"{tmp_path / 'store' / 'persistent-keys.jsonl'} (1 key)"

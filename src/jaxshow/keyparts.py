@@ -65,10 +65,10 @@ def key_line(message: str) -> tuple[str, str] | None:
 
 def store_path() -> str:
     """The file the parts are kept in: ``persistent-keys.jsonl`` in ``$JAXSHOW_CACHE_DIR``, else in ``jaxshow`` under
-    ``$XDG_CACHE_HOME`` or ``~/.cache``."""
+    ``$XDG_CACHE_HOME`` or ``~/.cache``; ``""`` where that is no absolute path (no home folder): none is kept."""
     folder = os.environ.get(STORE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "jaxshow")
-    return os.path.join(folder, "persistent-keys.jsonl")
+    return os.path.join(folder, "persistent-keys.jsonl") if os.path.isabs(folder) else ""
 
 
 _lock = threading.Lock()
@@ -83,6 +83,8 @@ def remember(parts: KeyParts) -> None:
             return
         _known[parts.key] = parts
         path = store_path()
+        if not path:
+            return
         line = json.dumps({"key": parts.key, "parts": parts.parts, "jaxlib": parts.jaxlib, "flags": list(parts.flags),
                            "time": time.time()})
         try:
@@ -116,10 +118,14 @@ def store_summary() -> str:
     recall("")  # the store read, once
     with _lock:
         count = len(_known)
+    if not path:
+        return f"none (no home folder to keep them in; ${STORE_ENV} names one)"
     return f"{path} ({count} key{'' if count == 1 else 's'})" if count else f"none yet ({path})"
 
 
 def _read(path: str) -> list[KeyParts]:
+    if not path:
+        return []
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.readlines()
