@@ -48,4 +48,3 @@ def library_blame(frame: Any, function: str, defined_in: str | None, cell_line: 
             entries.append(frame)
         frame = frame.f_back
     return None
-
