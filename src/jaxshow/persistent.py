@@ -181,8 +181,9 @@ def _against_disk(events: list[CompileLogEvent]) -> list[CompileLogEvent]:
             e = dataclasses.replace(e, reason=THIS_PROCESS)
         elif e.kind == "miss" and e.key and e.module:
             place = e.directory or directory
-            held = listings[place] if place in listings else listings.setdefault(place, keyparts.entries(place))
-            e = dataclasses.replace(e, reason=keyparts.why_missed(e.key, e.module, held, keyparts.recall(e.key)))
+            if place not in listings:
+                listings[place] = keyparts.entries(place)
+            e = dataclasses.replace(e, reason=keyparts.why_missed(e.key, e.module, listings[place], keyparts.recall(e.key)))
         out.append(e)
     return out
 
