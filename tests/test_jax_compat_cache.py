@@ -416,3 +416,21 @@ def test_on_caches_cleared_runs_the_callback_per_jax_clear_caches_while_its_hand
     gc.collect()
     jax.clear_caches()
     assert heard == [1, 1]
+
+
+@pytest.mark.parametrize("session_on", [False, True])
+def test_an_error_in_one_of_jaxs_operations_reads_as_without_jaxshow(session_on):
+    matmul = jax.jit(lambda a, b: jnp.matmul(a, b))
+    session = retrace.Session(jax_text="never").start() if session_on else None
+    try:
+        with pytest.raises(TypeError) as caught:
+            matmul(jnp.ones((2, 3)), jnp.ones((4, 5)))
+    finally:
+        if session is not None:
+            session.stop()
+    frames, tb = [], caught.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    assert _jax_compat.__file__ not in frames
+    assert "dot_general requires contracting dimensions to have the same shape, got (3,) and (4,)." == str(caught.value)
