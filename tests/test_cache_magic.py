@@ -260,9 +260,27 @@ def test_a_pytree_metadata_change_is_compared_with_the_signature_that_differs_on
     _, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
     [row] = shell.user_ns["rep"].functions
     assert [[(c.where, c.now, c.before) for c in m.changes] for m in row.misses] == [
-        [], [("v", "f32[4]", "f32[3]")], [("net (Net's pytree metadata)", "('eval',)", "('train',)")]]
-    assert ("3. different input pytree: net (Net's pytree metadata): now ('eval',), before ('train',)\n"
+        [], [("v", "f32[4]", "f32[3]")], [("net.mode (a static field of Net)", "'eval'", "'train'")]]
+    assert ("3. different input pytree: net.mode (a static field of Net): now 'eval', before 'train'\n"
             in cap.outputs[-1].data["text/plain"])
+
+
+def test_a_dataclasss_static_field_that_changed_is_named(shell):
+    """A dataclass's static fields are its pytree metadata, one tuple of their values: a miss read 'cfg (Cfg's pytree
+    metadata): now ('relu', 2, 0.5), before ('relu', 1, 0.5)', leaving the user to count which field. Each static field
+    that differs is named, in the order JAX registered them (here not their order in the class)."""
+    shell.run_cell("import dataclasses\n"
+                   "@partial(jax.tree_util.register_dataclass, data_fields=['w'], meta_fields=['act', 'rate', 'depth'])\n"
+                   "@dataclasses.dataclass\nclass Cfg:\n    w: jax.Array\n    depth: int\n    rate: float\n    act: str\n"
+                   "@jax.jit\ndef run(cfg, v):\n    return v * cfg.w * cfg.depth * cfg.rate")
+    cell = "w = x.sum()\nrun(Cfg(w, 1, 0.5, 'relu'), x)\nrun(Cfg(w, 2, 0.5, 'relu'), x)\nrun(Cfg(w, 3, 0.25, 'relu'), x)"
+    _, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
+    [row] = shell.user_ns["rep"].functions
+    assert [[(c.where, c.now, c.before) for c in m.changes] for m in row.misses[1:]] == [
+        [("cfg.depth (a static field of Cfg)", "2", "1")],
+        [("cfg.rate (a static field of Cfg)", "0.25", "0.5"), ("cfg.depth (a static field of Cfg)", "3", "2")]]
+    assert ("3. different input pytree: cfg.rate (a static field of Cfg): now 0.25, before 0.5; cfg.depth (a static "
+            "field of Cfg): now 3, before 2 called at") in " ".join(cap.outputs[-1].data["text/plain"].split())
 
 
 def test_many_arrays_cast_alike_are_said_together(shell):
@@ -2939,7 +2957,7 @@ def test_a_pytree_metadatas_own_repr_runs_under_jaxcache_only_where_jax_runs_it_
     shell.run_line_magic("jaxcache", "off")
     assert ran == expected == []
     text = " ".join(" ".join(o.data["text/plain"] for o in cap.outputs).split())
-    assert "1. different input pytree: t (Tagged's pytree metadata): now k = 2, before k = 1 " in text
+    assert "1. different input pytree: t.tag (a static field of Tagged): now k = 2, before k = 1 " in text
 
 
 def test_with_the_users_own_flag_jax_explains_a_pytree_miss_in_its_own_words(shell):

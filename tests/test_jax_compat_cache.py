@@ -434,3 +434,30 @@ def test_an_error_in_one_of_jaxs_operations_reads_as_without_jaxshow(session_on)
         tb = tb.tb_next
     assert _jax_compat.__file__ not in frames
     assert "dot_general requires contracting dimensions to have the same shape, got (3,) and (4,)." == str(caught.value)
+
+
+def test_dataclass_static_fields_reads_the_order_jax_registered():
+    import dataclasses
+
+    @partial(jax.tree_util.register_dataclass, data_fields=["w"], meta_fields=["b", "a"])
+    @dataclasses.dataclass
+    class Both:
+        w: jax.Array
+        a: int
+        b: str
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Marked:
+        w: jax.Array
+        n: int = dataclasses.field(metadata=dict(static=True), default=1)
+
+    class Node:
+        pass
+
+    jax.tree_util.register_pytree_node(Node, lambda n: ((), None), lambda _, c: Node())
+    assert _jax_compat.dataclass_static_fields(Both) == ("b", "a")
+    assert jax.tree_util.tree_structure(Both(jnp.ones(1), 1, "x")).node_data()[1] == ("x", 1)
+    assert _jax_compat.dataclass_static_fields(Marked) == ("n",)
+    assert _jax_compat.dataclass_static_fields(Node) is None
+    assert _jax_compat.dataclass_static_fields(dict) is None

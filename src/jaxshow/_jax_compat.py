@@ -1852,6 +1852,39 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
     return None
 
 
+def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[str, str, str], ...]] | None:
+    """The class of the first pytree node whose metadata differs between two tracing-cache keys' inputs, where that
+    metadata is a dataclass's static fields (:func:`dataclass_static_fields`), with each field that differs as ``(name,
+    now, before)``, shown by :func:`safe_repr`; ``None`` where the first such node is of another kind, or a key
+    cannot be read."""
+    try:
+        for data, old_data in _paired_nodes(new_key, old_key):
+            if data is None or old_data is None or data[0] is not old_data[0] or not differ(data[1], old_data[1]):
+                continue
+            names = dataclass_static_fields(data[0])
+            if names is None or not (len(names) == len(data[1]) == len(old_data[1])):
+                return None
+            return data[0], tuple((name, *_value_reprs(now, before))
+                                  for name, now, before in zip(names, data[1], old_data[1]) if differ(now, before))
+    except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
+        return None
+    return None
+
+
+def dataclass_static_fields(kind: type) -> tuple[str, ...] | None:
+    """The static fields of a class ``jax.tree_util.register_dataclass`` registered (flax's ``struct.dataclass`` does),
+    in the order of the pytree metadata they make: its ``meta_fields``, which the unflatten JAX registers holds
+    (``jax._src.tree_util._registry``, 0.7 to 0.12; no public reader). ``None`` for any other node type."""
+    from jax._src import tree_util
+
+    unflatten = getattr(getattr(tree_util, "_registry", {}).get(kind), "from_iter", None)
+    code = getattr(unflatten, "__code__", None)
+    if getattr(code, "co_name", None) != "unflatten_func" or "meta_fields" not in code.co_freevars:
+        return None
+    names = unflatten.__closure__[code.co_freevars.index("meta_fields")].cell_contents
+    return tuple(names) if isinstance(names, tuple) and all(isinstance(n, str) for n in names) else None
+
+
 def _paired_nodes(new_key: Any, old_key: Any) -> Iterator[tuple[Any, Any]]:
     """The node data of two tracing-cache keys' input pytrees at each place, ``(now, before)`` (``None`` for a leaf),
     depth first over at most 10,000 places, read without rebuilding or flattening a node; a place's children only

@@ -101,6 +101,8 @@ def classify_miss(
         changes = _name_static_args(changes, key, old if text else None, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
+        if category == "input_pytree" and key is not None and old is not None:
+            changes = _static_fields(changes, key, old)
         if old is not None and any(_prints_alike(c) for c in changes):
             changes = _name_identity_part(changes, key, old, record.parameters)
         if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
@@ -359,6 +361,23 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     elif where == "static kwargs" and found[2] is not None and 0 <= found[2] - len(positions) < len(keywords):
         where = keywords[found[2] - len(positions)]
     return (*changes[:first], ArgChange(where, *parts), *changes[first + 1:])
+
+
+def _static_fields(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
+    """A change of a dataclass node's pytree metadata (``c (Cfg's pytree metadata): now ('relu', 3, 2.0), before
+    ('relu', 3, 1.0)``, the values of its static fields) as each static field that differs, by name: ``c.scale (a static
+    field of Cfg): now 2.0, before 1.0`` (``jax.tree_util.register_dataclass``, flax's ``struct.dataclass``)."""
+    found = _jax_compat.static_fields_apart(key, old)
+    if found is None or not found[1]:
+        return changes
+    kind, fields = found
+    suffix = f" ({kind.__name__}'s pytree metadata)"
+    first = next((i for i, c in enumerate(changes) if c.where.endswith(suffix)), None)  # the node found: JAX's first
+    if first is None:
+        return changes
+    node = changes[first].where.removesuffix(suffix)
+    named = (value_change(f"{node}.{name} (a static field of {kind.__name__})", now, before) for name, now, before in fields)
+    return (*changes[:first], *named, *changes[first + 1:])
 
 
 def _classes_made_anew(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
