@@ -270,15 +270,20 @@ def test_a_dataclasss_static_field_that_changed_is_named(shell):
     metadata): now ('relu', 2, 0.5), before ('relu', 1, 0.5)', leaving the user to count which field. Each static field
     that differs is named, in the order JAX registered them (here not their order in the class)."""
     shell.run_cell("import dataclasses\n"
+                   "class Act:\n    def __init__(self, k): self.k = k\n    def __eq__(self, o): return isinstance(o, Act) and o.k == self.k\n"
+                   "    def __hash__(self): return hash(self.k)\n"
                    "@partial(jax.tree_util.register_dataclass, data_fields=['w'], meta_fields=['act', 'rate', 'depth'])\n"
-                   "@dataclasses.dataclass\nclass Cfg:\n    w: jax.Array\n    depth: int\n    rate: float\n    act: str\n"
+                   "@dataclasses.dataclass\nclass Cfg:\n    w: jax.Array\n    depth: int\n    rate: float\n    act: Act\n"
                    "@jax.jit\ndef run(cfg, v):\n    return v * cfg.w * cfg.depth * cfg.rate")
-    cell = "w = x.sum()\nrun(Cfg(w, 1, 0.5, 'relu'), x)\nrun(Cfg(w, 2, 0.5, 'relu'), x)\nrun(Cfg(w, 3, 0.25, 'relu'), x)"
+    cell = ("w = x.sum()\nrun(Cfg(w, 1, 0.5, Act('relu')), x)\nrun(Cfg(w, 2, 0.5, Act('relu')), x)\n"
+            "run(Cfg(w, 3, 0.25, Act('relu')), x)\nrun(Cfg(w, 4, 0.25, Act('gelu')), x)")
     _, cap = run_captured(shell, "%%jaxcache -o rep\n" + cell)
     [row] = shell.user_ns["rep"].functions
     assert [[(c.where, c.now, c.before) for c in m.changes] for m in row.misses[1:]] == [
         [("cfg.depth (a static field of Cfg)", "2", "1")],
-        [("cfg.rate (a static field of Cfg)", "0.25", "0.5"), ("cfg.depth (a static field of Cfg)", "3", "2")]]
+        [("cfg.rate (a static field of Cfg)", "0.25", "0.5"), ("cfg.depth (a static field of Cfg)", "3", "2")],
+        # an object that prints alike, as what differs in it, though another field changed too
+        [("cfg.act (a static field of Cfg)", "k = 'gelu'", "k = 'relu'"), ("cfg.depth (a static field of Cfg)", "4", "3")]]
     assert ("3. different input pytree: cfg.rate (a static field of Cfg): now 0.25, before 0.5; cfg.depth (a static "
             "field of Cfg): now 3, before 2 called at") in " ".join(cap.outputs[-1].data["text/plain"].split())
 

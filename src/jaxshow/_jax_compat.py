@@ -1852,11 +1852,11 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
     return None
 
 
-def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[str, str, str], ...]] | None:
+def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[str, Any, Any, str, str], ...]] | None:
     """The class of the first pytree node whose metadata differs between two tracing-cache keys' inputs, where that
     metadata is a dataclass's static fields (:func:`dataclass_static_fields`), with each field that differs as ``(name,
-    now, before)``, shown by :func:`safe_repr`; ``None`` where the first such node is of another kind, or a key
-    cannot be read."""
+    now, before, now's text, before's text)``: the user's values, unread, and their texts by :func:`safe_repr`;
+    ``None`` where the first such node is of another kind, or a key cannot be read."""
     try:
         for data, old_data in _paired_nodes(new_key, old_key):
             if data is None or old_data is None or data[0] is not old_data[0] or not differ(data[1], old_data[1]):
@@ -1864,7 +1864,7 @@ def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[s
             names = dataclass_static_fields(data[0])
             if names is None or not (len(names) == len(data[1]) == len(old_data[1])):
                 return None
-            return data[0], tuple((name, *_value_reprs(now, before))
+            return data[0], tuple((name, now, before, *_value_reprs(now, before))
                                   for name, now, before in zip(names, data[1], old_data[1]) if differ(now, before))
     except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
         return None

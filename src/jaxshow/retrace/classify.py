@@ -101,10 +101,10 @@ def classify_miss(
         changes = _name_static_args(changes, key, old if text else None, record.parameters)
     if category in ("static_args", "input_pytree"):
         changes = _name_positional_count(changes, record.parameters)
-        if category == "input_pytree" and key is not None and old is not None:
-            changes = _static_fields(changes, key, old)
         if old is not None and any(_prints_alike(c) for c in changes):
             changes = _name_identity_part(changes, key, old, record.parameters)
+        if category == "input_pytree" and key is not None and old is not None:
+            changes = _static_fields(changes, key, old)
         if text and key is not None:  # jaxshow's comparison with old: JAX's diff stops at its first difference
             changes = _unsaid_parts(changes, key, old, record.parameters)
         if category == "input_pytree" and _all_static(changes, key, old, record.parameters):
@@ -376,8 +376,20 @@ def _static_fields(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[
     if first is None:
         return changes
     node = changes[first].where.removesuffix(suffix)
-    named = (value_change(f"{node}.{name} (a static field of {kind.__name__})", now, before) for name, now, before in fields)
+    named = (_field_change(f"{node}.{name} (a static field of {kind.__name__})", *field) for name, *field in fields)
     return (*changes[:first], *named, *changes[first + 1:])
+
+
+def _field_change(where: str, now: Any, before: Any, now_text: str, before_text: str) -> ArgChange:
+    """A static field's change, as the part that changed; for two values that print alike, the part of them that is
+    another object or that their repr hid (:func:`identity_part`), as :func:`_name_identity_part` finds it."""
+    change = value_change(where, now_text, before_text)
+    if not _prints_alike(change):
+        return change
+    parts = identity_part(now, before)
+    if parts is None or (change.now != EQUAL_AS_PRINTED and parts[0] == parts[1]):
+        return change
+    return ArgChange(where, *parts)
 
 
 def _classes_made_anew(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
