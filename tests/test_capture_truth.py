@@ -464,6 +464,32 @@ def test_callback_error_summary_names_the_callbacks_exception(shell):
     assert "RuntimeError: callback boom" in report.error.message
 
 
+@pytest.mark.parametrize("callback", ["jax.debug.callback(host, v)", "jax.pure_callback(host, jax.ShapeDtypeStruct((), v.dtype), v)"])
+def test_a_jitted_call_a_host_callback_makes_is_the_users_own(shell, callback):
+    # A host callback that calls a jitted function as the program runs (the first, compiling call): the call went under
+    # "JAX's own helpers" ('3 compiles of JAX's own helpers folded away: convert_element_type, broadcast_in_dim, scaled'),
+    # its trace, lowering and compile counted as work inside the call that ran the callback
+    defined = _define(shell, "import numpy as np\n@jax.jit\ndef scaled(v):\n    return v * 10\n"
+                             "def host(v):\n    return np.asarray(scaled(v).sum())\n"
+                             f"@jax.jit\ndef withcb(v):\n    return {callback}, v + 1")
+    result, cap, rep = _run(shell, "%%jaxstages -o rep --all\nout = withcb(x)\njax.block_until_ready(out)")
+    assert result.success, result.error_in_exec
+    assert [r.function for r in rep.reports] == ["withcb", "scaled"]
+    outer, inner = rep.reports
+    assert "scaled" not in rep.helper_compiles.names
+    assert inner.call_site == SourceLocation(f"In[{defined.execution_count}]", 6, "host")
+    assert (inner.cell_site.file, inner.cell_site.line) == (f"In[{result.execution_count}]", 2)
+    assert inner.notes == (
+        "made by your host callback as withcb's program ran (jax.debug.callback, jax.pure_callback or io_callback): "
+        "compiled on its own, not part of withcb's program",
+        "called at least once with this signature in the cell (calls from inside host that hit JAX's cache are not seen)")
+    t = inner.timings
+    assert [s is not None and s > 0 for s in (t.trace_seconds, t.lowering_seconds, t.compile_seconds)] == [True] * 3
+    assert outer.notes == () and outer.timings.compile_seconds > 0
+    _, _, rep = _run(shell, "%%jaxstages -o rep\nout = withcb(x + 1)\njax.block_until_ready(out)")  # by default: the cell's call
+    assert [r.function for r in rep.reports] == ["withcb"]
+
+
 @pytest.mark.parametrize("magic", ["%%jaxstages", "%%jaxcache", "%jaxcache on"])
 def test_a_callbacks_error_reads_as_without_jaxshow(shell, magic):
     # jaxlib writes the whole Python stack into the message as the callback raises, jaxshow's hooks on it

@@ -701,3 +701,19 @@ def test_symbolic_dimensions_are_read_from_a_lowered_computations_flat_types():
     assert _jax_compat.symbolic_dimensions(lowered) == ("b", "n")
     assert _jax_compat.symbolic_dimensions(jax.jit(lambda x: x).lower(jnp.ones(3))) == ()
     assert _jax_compat.symbolic_dimensions(object()) == ()  # no computation to read: none found
+
+
+def test_host_callback_frame_finds_jaxs_entry_into_a_callback_and_stops_at_outer():
+    import sys as _sys
+
+    found = []
+
+    def host(v):
+        here = _sys._getframe()
+        found.append((_jax_compat.host_callback_frame(here, None) is not None,
+                      _jax_compat.host_callback_frame(here, here.f_back) is not None))
+
+    jax.jit(lambda v: jax.debug.callback(host, v) or v)(jnp.ones(2)).block_until_ready()
+    jax.effects_barrier()
+    assert found == [(True, False)]
+    assert _jax_compat.host_callback_frame(_sys._getframe(), None) is None

@@ -2695,6 +2695,21 @@ def pytree_flatten_code(kind: type) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
+_CALLBACK_FILE = os.path.join(JAX_DIR, "_src", "callback.py")
+
+
+def host_callback_frame(frame: Any, outer: Any) -> Any:
+    """The frame where JAX's runtime entered a host callback (``jax.debug.callback``, ``jax.pure_callback``,
+    ``io_callback``: ``_wrapped_callback`` in ``jax/_src/callback.py``, 0.7 to 0.12), on the stack from ``frame`` out
+    before ``outer`` (``None``: to the end); ``None`` where there is none."""
+    while frame is not None and frame is not outer:
+        code = frame.f_code
+        if code.co_name == "_wrapped_callback" and code.co_filename == _CALLBACK_FILE:
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def computation_compiling(frame: Any) -> Any:
     """The lowered computation whose ``compile()`` runs at ``frame`` or outside it (``Lowered.compile()`` calls it),
     or ``None``: ``MeshComputation.compile`` of ``jax._src.interpreters.pxla``, 0.7 to 0.12."""

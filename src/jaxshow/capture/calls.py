@@ -162,6 +162,8 @@ class CallRecord:
     """The cell ended while another thread was still inside this call: its stages are not all known, and it is never walked."""
     rerun_of: str | None = None
     """Made while JAX ran this function de-optimized after ``jax_debug_nans`` found a nan in its output: JAX's call, not the cell's."""
+    callback_of: str | None = None
+    """Made by a host callback of the user's (``jax.debug.callback``, ``jax.pure_callback``) that this call's program ran."""
     users_jit: bool = False
     """A function of JAX's in a ``jax.jit`` the user's code made (``jax.jit(jax.random.normal, static_argnums=1)``): the user's call."""
     exported: bool = False
@@ -278,11 +280,21 @@ class _Frame:
     from its caches, or dispatches in Python from them (jax 0.8), cost no record."""
     computation: Any = None
     """Such a call's lowering, found in JAX's cache before its record is made (a compile that follows makes it)."""
+    caller: Any = None
+    """The Python frame of JAX's that began this frame's work: a host callback entered above it runs the user's code."""
 
 
 CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
 """Where a frame's line is in a notebook cell as the user sees it: ``(cell file, line, the outermost frame that line
 stands for)``, or ``None`` for a frame of no cell; the front end knows (``%%time``'s body is its cell's next lines)."""
+
+
+def _jaxs_frame(frame: Any) -> Any:
+    """The first frame from ``frame`` out that is not jaxshow's: JAX's, which called the hook, on the stack for as long
+    as the work it began goes on."""
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("jaxshow."):
+        frame = frame.f_back
+    return frame
 
 
 def no_cell(frame: Any) -> None:
@@ -450,6 +462,9 @@ def _location(frame: Any) -> SourceLocation:
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.stack: list[_Frame] = []
+        self.suspended: list[list[_Frame]] = []
+        """The stacks set aside while a call's program runs a host callback of the user's (``jax.debug.callback``,
+        ``jax.pure_callback``) on this thread: the calls that callback makes are the user's own, not parts of that call."""
         self.pending: CallRecord | None = None
         self.helper_traced: tuple[Any, Any, Any] | None = None
         """``(fun, jit_info, jaxpr)`` of the last call of JAX's own helper this thread traced with no record made: its
@@ -565,8 +580,18 @@ class CallCapture(_jax_compat.CallObserver):
         """On the prefetch worker: whatever JAX does there is jaxshow's own, never a record."""
         self._local.busy = True
 
+    def _set_aside_for_callback(self, caller: Any) -> None:
+        """Set this thread's stack aside where the work starting at ``caller`` is a host callback's, which the program
+        of the call on top of the stack is running: the callback is the user's code, and its calls are its own."""
+        state = self._local
+        if state.stack and _jax_compat.host_callback_frame(caller, state.stack[-1].caller) is not None:
+            state.suspended.append(state.stack)
+            state.stack = []
+
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> _Frame:
         state = self._local
+        caller = _jaxs_frame(sys._getframe(1))
+        self._set_aside_for_callback(caller)
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
         elif state.lowering is not None:
@@ -598,6 +623,7 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(),
                            clears=_jax_compat.clears_on_this_thread())
             self._report_progress("tracing", record.written)
+        frame.caller = caller
         state.stack.append(frame)
         return frame
 
@@ -610,9 +636,13 @@ class CallCapture(_jax_compat.CallObserver):
 
     def _closed(self, frame: _Frame | None) -> CallRecord | None:
         """Take ``frame`` off this thread's stack; its record, unless it was a nested frame."""
-        stack = self._local.stack
-        if stack and stack[-1] is frame:
-            stack.pop()
+        state = self._local
+        if state.stack and state.stack[-1] is frame:
+            state.stack.pop()
+        elif frame is not None and (aside := next((i for i, s in enumerate(state.suspended) if frame in s), None)) is not None:
+            # the host callbacks its program ran returned: its stack is this thread's again, as it was below the frame
+            stack = state.suspended[aside]
+            state.stack, state.suspended = stack[:stack.index(frame)], state.suspended[:aside]
         return None if frame is None or frame.nested else frame.record
 
     def _helper_made(self, frame: _Frame) -> CallRecord:
@@ -668,6 +698,8 @@ class CallCapture(_jax_compat.CallObserver):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
         state = self._local
+        caller = _jaxs_frame(sys._getframe(1))
+        self._set_aside_for_callback(caller)
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
         else:
@@ -676,7 +708,7 @@ class CallCapture(_jax_compat.CallObserver):
             traced = _as_traced(jaxpr, sys._getframe(1), pending_jaxpr, helper[2] if helper is not None else None)
             record = state.pending if state.pending is not None and state.pending.jaxpr is traced else None
             if record is None and helper is not None and helper[2] is traced:  # JAX's own helper, dispatched in Python
-                frame = _Frame(None, nested=False, phase="run", helper=helper)  # a record once it lowers, compiles or fails
+                frame = _Frame(None, nested=False, phase="run", helper=helper, caller=caller)  # a record once it lowers, compiles or fails
                 state.pending = None
                 state.stack.append(frame)
                 return frame
@@ -698,6 +730,7 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(record, nested=False, phase="run")
             self._report_progress("lowering", record.written)
         state.pending = None
+        frame.caller = caller
         state.stack.append(frame)
         return frame
 
@@ -1090,6 +1123,8 @@ class CallCapture(_jax_compat.CallObserver):
         with self._lock:
             record = CallRecord(seq=len(self.records) + self.dropped, path=path, thread_id=threading.get_ident())  # type: ignore[arg-type]
             record.rerun_of = state.reruns[-1] if state.reruns else None
+            if state.suspended and not state.stack and (running := state.suspended[-1][0].record) is not None:
+                record.callback_of = running.written
             if len(self.records) < MAX_RECORDS:
                 self.records.append(record)
             else:

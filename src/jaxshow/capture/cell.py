@@ -457,8 +457,9 @@ def _more_programs(others: list[CallRecord], shown: list[CallRecord]) -> list[Ca
 
 
 def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | None:
-    """The call a report shows by default: the cell's own thread's last call of the user's, else of a library's; a
-    call before a lowering ahead of time before a trace alone.
+    """The call a report shows by default: the cell's own thread's last call of the user's, else of a library's, not
+    one a host callback made while another call's program ran; a call before a lowering ahead of time before a trace
+    alone.
 
     A thread the cell did not start (a data loader, an async checkpoint) may
     compile while the cell runs; its calls headline only a cell whose own thread made none.
@@ -466,6 +467,7 @@ def _headline(candidates: list[CallRecord], main_thread: int) -> CallRecord | No
     own = [r for r in candidates if r.thread_id == main_thread]
     pool = own or candidates
     pool = [r for r in pool if r.kind == "user"] or pool
+    pool = [r for r in pool if r.callback_of is None] or pool  # a call's host callback made these as its program ran
     best = max(map(_called_rank, pool), default=0)
     return next((r for r in reversed(pool) if _called_rank(r) == best), None)
 
@@ -629,6 +631,9 @@ def stages_report(record: CallRecord, walk: WalkOptions, main_thread: int,
     ``raised_first``: the cell raised, and JAX compiled nothing after this call.
     """
     notes = list(record.notes)
+    if record.callback_of is not None:
+        notes.append(f"made by your host callback as {record.callback_of}'s program ran (jax.debug.callback, "
+                     f"jax.pure_callback or io_callback): compiled on its own, not part of {record.callback_of}'s program")
     if record.path == "jit" and record.lowered is None and record.computation is not None:
         finish_ahead_of_time(record)
         compiled = ("not compiled by .compile(): a later call compiled it" if compiled_later else
