@@ -3353,3 +3353,14 @@ def test_a_function_whose_code_starts_on_a_line_that_does_not_define_it_is_said_
     run_captured(shell, "import importlib\nimportlib.reload(stepmod_moved)")
     run_captured(shell, "%%jaxcache -o rep\ny = stepmod_moved.step(x)")
     assert shell.user_ns["rep"].notes == ()
+
+
+def test_a_miss_on_weak_typing_alone_says_what_weakly_typed_means(shell):
+    """'x: now f32[]{weak_type=False}, before f32[]{weak_type=True}' told a Python float from an array in JAX's notation
+    alone: the miss now says so in words."""
+    run_captured(shell, "%%jaxcache -o rep\nscale = jax.jit(lambda v: v * 2)\nscale(1.0)\nscale(jnp.float32(1.0))\nscale(jnp.ones(2))")
+    first, weak, shape = shell.user_ns["rep"].functions[0].misses
+    assert weak.summary == ("v: now f32[]{weak_type=False}, before f32[]{weak_type=True} (only weak typing differs: a Python "
+                            "scalar such as 1.0 is weakly typed, an array or jnp.float32(1.0) is not, and JAX traces the two "
+                            "apart; pass one kind each time)")
+    assert shape.summary == "v: now f32[2], before f32[]"

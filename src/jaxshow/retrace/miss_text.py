@@ -418,7 +418,15 @@ def _type_changes(changes: tuple[ArgChange, ...]) -> str:
     others = [c for c in changes if c.where not in grouped]
     parts += [change_line("input_types", c) for c in others[:CHANGES_LISTED]]
     more = len(others) - CHANGES_LISTED
-    return "; ".join(parts) + (f"; … {more} more change{'s' if more > 1 else ''} (all in miss.changes)" if more > 0 else "")
+    weak = any(c.now != c.before and _WEAK_TYPE.sub("", c.now) == _WEAK_TYPE.sub("", c.before) for c in changes)
+    return ("; ".join(parts) + (f"; … {more} more change{'s' if more > 1 else ''} (all in miss.changes)" if more > 0 else "")
+            + (f" ({WEAKLY_TYPED})" if weak else ""))
+
+
+_WEAK_TYPE = re.compile(r"\{weak_type=(?:True|False)\}")
+WEAKLY_TYPED = ("only weak typing differs: a Python scalar such as 1.0 is weakly typed, an array or jnp.float32(1.0) is "
+                "not, and JAX traces the two apart; pass one kind each time")
+"""Said after a miss's changed types where one differs from its earlier type in JAX's ``weak_type`` alone."""
 
 
 def enclosing_function(qualname: str) -> str | None:
