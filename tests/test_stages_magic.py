@@ -439,6 +439,15 @@ def test_odeints_solver_is_said_to_run_the_users_function_not_to_be_a_numpy_oper
             "in it); not shown") in shell.user_ns["rep"].notes
 
 
+def test_jnp_piecewise_is_said_to_run_the_users_functions(shell):
+    # jnp.piecewise jits _piecewise with the user's functions as a static argument: said as an eager jax.numpy operation
+    shell.run_cell("def neg(v):\n    return -v * 2\nxs = jnp.linspace(-1.0, 1.0, 5)", store_history=True)
+    run_captured(shell, "%%jaxstages -o rep\nys = jnp.piecewise(xs, [xs < 0], [neg, lambda v: v ** 2])")
+    note = next(n for n in shell.user_ns["rep"].notes if n.startswith("no jitted call of yours"))
+    assert note == ("no jitted call of yours seen in this cell; the cell ran normally. JAX compiled its own helpers (eager "
+                    "jax.numpy operations; _piecewise: jnp.piecewise's body, which JAX jits with your functions in it)")
+
+
 def test_a_cell_that_raised_systemexit_is_not_said_to_show_its_traceback(shell):
     # IPython prints 'An exception has occurred, use %tb to see the full traceback.' and 'SystemExit: 3', no traceback
     with pytest.warns(UserWarning, match="To exit: use 'exit'"):  # IPython's, as without the magic

@@ -416,7 +416,8 @@ CONTROL_FLOW = {"jax.lax.scan": "scan", "jax.lax.fori_loop": "scan or while", "j
 EAGER_CONTROL_FLOW = ("scan", "while", "cond")
 """JAX's control-flow primitives, named so when run outside jit (``jax.lax.scan``, ``fori_loop``, ``while_loop``,
 ``map``, ``cond``, ``switch``): each compiles the functions it runs inside it."""
-USER_CODE_HELPERS = {"_odeint_wrapper": "jax.experimental.ode.odeint's solver, which JAX jits with your function in it"}
+USER_CODE_HELPERS = {"_odeint_wrapper": "jax.experimental.ode.odeint's solver, which JAX jits with your function in it",
+                     "_piecewise": "jnp.piecewise's body, which JAX jits with your functions in it"}
 """JAX's own jitted functions that run the user's code (a function passed as a static argument), by name, in words."""
 
 
