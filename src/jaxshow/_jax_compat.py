@@ -1844,12 +1844,10 @@ def unequal_node_data(new_key: Any, old_key: Any) -> tuple[Any, Any, int | None]
         for index, (now, before) in enumerate(zip(static_arg_values(new_key), static_arg_values(old_key))):
             if differ(now, before):
                 return now, before, index
-        for data, old_data in _paired_nodes(new_key, old_key):
-            if data is not None and old_data is not None and data[0] is old_data[0] and differ(data[1], old_data[1]):
-                return data[1], old_data[1], None
+        nodes = _unequal_metadata(new_key, old_key)
+        return (nodes[0][1], nodes[1][1], None) if nodes is not None else None
     except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
         return None
-    return None
 
 
 def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[str, Any, Any, str, str], ...]] | None:
@@ -1858,16 +1856,25 @@ def static_fields_apart(new_key: Any, old_key: Any) -> tuple[type, tuple[tuple[s
     now, before, now's text, before's text)``: the user's values, unread, and their texts by :func:`safe_repr`;
     ``None`` where the first such node is of another kind, or a key cannot be read."""
     try:
-        for data, old_data in _paired_nodes(new_key, old_key):
-            if data is None or old_data is None or data[0] is not old_data[0] or not differ(data[1], old_data[1]):
-                continue
-            names = dataclass_static_fields(data[0])
-            if names is None or not (len(names) == len(data[1]) == len(old_data[1])):
-                return None
-            return data[0], tuple((name, now, before, *_value_reprs(now, before))
-                                  for name, now, before in zip(names, data[1], old_data[1]) if differ(now, before))
+        nodes = _unequal_metadata(new_key, old_key)
+        if nodes is None:
+            return None
+        (kind, meta), (_, old_meta) = nodes
+        names = dataclass_static_fields(kind)
+        if names is None or not (len(names) == len(meta) == len(old_meta)):
+            return None
+        return kind, tuple((name, now, before, *_value_reprs(now, before))
+                           for name, now, before in zip(names, meta, old_meta) if differ(now, before))
     except Exception:  # noqa: BLE001 - a user's __eq__ that raises, or a key of another shape: nothing found
         return None
+
+
+def _unequal_metadata(new_key: Any, old_key: Any) -> tuple[tuple[type, Any], tuple[type, Any]] | None:
+    """The node data ``(class, metadata)``, now and before, of the first pytree node of one class at one place of two
+    tracing-cache keys' inputs whose metadata compare unequal (:func:`_paired_nodes`); ``None`` where none differs."""
+    for data, old_data in _paired_nodes(new_key, old_key):
+        if data is not None and old_data is not None and data[0] is old_data[0] and differ(data[1], old_data[1]):
+            return data, old_data
     return None
 
 
@@ -3380,6 +3387,18 @@ def jit_function(wrapper: Any) -> Any:
     return getattr(wrapper, "_fun", None)
 
 
+def outside_jaxshow(frame: Any) -> Any:
+    """The first frame from ``frame`` out that is not in jaxshow's files (past its hooks and probes)."""
+    while frame is not None and _jaxshows_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+@functools.lru_cache(maxsize=1024)
+def _jaxshows_file(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(JAXSHOW_DIR)
+
+
 def jit_caller(frame: Any) -> Any:
     """The frame that called the ``jax.jit`` wrapper whose trace is under way at ``frame``, else ``None``.
 
@@ -3389,11 +3408,10 @@ def jit_caller(frame: Any) -> Any:
     another frame comes first: the trace is not that call's own (``.trace()``,
     ``jax.make_jaxpr``; a jvp JAX traces for a call under ``jax.grad``).
     """
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):
-        frame = frame.f_back
+    frame = outside_jaxshow(frame)
     seen = set()
     while frame is not None and frame.f_code.co_name != "cache_miss":
-        if not os.path.abspath(frame.f_code.co_filename).startswith(JAXSHOW_DIR):  # jaxshow's entry hook, where installed
+        if not _jaxshows_file(frame.f_code.co_filename):  # jaxshow's entry hook, where installed
             seen.add(frame.f_code.co_filename)
         if len(seen) > 1:
             return None

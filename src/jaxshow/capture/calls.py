@@ -289,14 +289,6 @@ CellLine = Callable[[Any], "tuple[str, int, Any] | None"]
 stands for)``, or ``None`` for a frame of no cell; the front end knows (``%%time``'s body is its cell's next lines)."""
 
 
-def _jaxs_frame(frame: Any) -> Any:
-    """The first frame from ``frame`` out that is not jaxshow's: JAX's, which called the hook, on the stack for as long
-    as the work it began goes on."""
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("jaxshow."):
-        frame = frame.f_back
-    return frame
-
-
 def no_cell(frame: Any) -> None:
     """The :data:`CellLine` with no notebook: no frame is a cell's."""
     return None
@@ -591,7 +583,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def trace_started(self, fun: Any, jit_info: Any, args: tuple, kwargs: dict) -> _Frame:
         state = self._local
-        caller = _jaxs_frame(sys._getframe(1))
+        caller = _jax_compat.outside_jaxshow(sys._getframe(1))  # JAX's frame that called the hook
         self._set_aside_for_callback(caller)
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="trace")
@@ -624,8 +616,12 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(record, nested=False, phase="trace", misses=_jax_compat.trace_cache_misses(),
                            clears=_jax_compat.clears_on_this_thread())
             self._report_progress("tracing", record.written)
+        return self._pushed(frame, caller)
+
+    def _pushed(self, frame: _Frame, caller: Any) -> _Frame:
+        """``frame`` on top of this thread's stack, its work begun at ``caller`` (JAX's frame that called the hook)."""
         frame.caller = caller
-        state.stack.append(frame)
+        self._local.stack.append(frame)
         return frame
 
     def _report_progress(self, stage: str | None, name: str, failed_in: str | None = None) -> None:
@@ -699,7 +695,7 @@ class CallCapture(_jax_compat.CallObserver):
 
     def run_started(self, jaxpr: Any, name: str, donated: tuple[bool, ...]) -> _Frame:
         state = self._local
-        caller = _jaxs_frame(sys._getframe(1))
+        caller = _jax_compat.outside_jaxshow(sys._getframe(1))  # JAX's frame that called the hook
         self._set_aside_for_callback(caller)
         if state.stack:
             frame = _Frame(state.stack[0].record, nested=True, phase="run")
@@ -709,10 +705,8 @@ class CallCapture(_jax_compat.CallObserver):
             traced = _as_traced(jaxpr, sys._getframe(1), pending_jaxpr, helper[2] if helper is not None else None)
             record = state.pending if state.pending is not None and state.pending.jaxpr is traced else None
             if record is None and helper is not None and helper[2] is traced:  # JAX's own helper, dispatched in Python
-                frame = _Frame(None, nested=False, phase="run", helper=helper, caller=caller)  # a record once it lowers, compiles or fails
-                state.pending = None
-                state.stack.append(frame)
-                return frame
+                state.pending = None  # a record once it lowers, compiles or fails
+                return self._pushed(_Frame(None, nested=False, phase="run", helper=helper), caller)
             if record is None:
                 keep_listening()
                 record = self._new_record("transform", sys._getframe(2))
@@ -731,9 +725,7 @@ class CallCapture(_jax_compat.CallObserver):
             frame = _Frame(record, nested=False, phase="run")
             self._report_progress("lowering", record.written)
         state.pending = None
-        frame.caller = caller
-        state.stack.append(frame)
-        return frame
+        return self._pushed(frame, caller)
 
     def lower_started(self, jaxpr: Any, donated: tuple[bool, ...]) -> None:
         if not self._local.stack:  # an ahead-of-time Traced.lower(): the call traced to this jaxpr, whichever came last

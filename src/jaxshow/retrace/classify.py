@@ -351,8 +351,8 @@ def _name_identity_part(changes: tuple[ArgChange, ...], key: Any, old: Any, name
     found = _jax_compat.unequal_node_data(key, old)
     parts = identity_part(found[0], found[1]) if found is not None else None
     first = next(i for i, c in enumerate(changes) if _prints_alike(c))
-    if parts is None or (changes[first].now != EQUAL_AS_PRINTED and parts[0] == parts[1]):
-        return changes  # an object compared by identity, printed with its address: made anew, as its text says
+    if not _part_named(changes[first], parts):
+        return changes
     where = changes[first].where
     positions = _jax_compat.static_arg_positions(key) or ()
     keywords = _jax_compat.static_kwarg_names(key)
@@ -387,9 +387,14 @@ def _field_change(where: str, now: Any, before: Any, now_text: str, before_text:
     if not _prints_alike(change):
         return change
     parts = identity_part(now, before)
-    if parts is None or (change.now != EQUAL_AS_PRINTED and parts[0] == parts[1]):
-        return change
-    return ArgChange(where, *parts)
+    return ArgChange(where, *parts) if _part_named(change, parts) else change
+
+
+def _part_named(change: ArgChange, parts: tuple[str, str] | None) -> bool:
+    """Whether :func:`identity_part`'s ``parts`` say more than ``change``, two values that print alike: not where nothing
+    was found, nor where the two print alike but for an address and the part found prints alike too (an object compared
+    by identity, printed with its address: made anew, as its text says)."""
+    return parts is not None and (change.now == EQUAL_AS_PRINTED or parts[0] != parts[1])
 
 
 def _classes_made_anew(changes: tuple[ArgChange, ...], key: Any, old: Any) -> tuple[ArgChange, ...]:
